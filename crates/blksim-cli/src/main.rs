@@ -1,0 +1,2 @@
+//! The `blksim` command: run fio jobs on a simulated machine.
+fn main() {}

@@ -1,0 +1,113 @@
+//! What a run reports: per-job statistics in fio's terms, plus what fio
+//! cannot see (CPU time by context, interrupts, IPIs, devices).
+
+use super::histogram::LatencyStat;
+use crate::workload::JobConfig;
+
+/// Statistics of one direction of one job, over the measured period (after ramp).
+#[derive(Clone, Debug, Default)]
+pub struct DirStats {
+    pub total_ios: u64,
+    pub io_bytes: u64,
+    /// Submission latency (fio's slat): from fio queueing the I/O to the
+    /// kernel accepting it. Empty for sync engines.
+    pub slat: LatencyStat,
+    /// Completion latency (fio's clat): from submission to fio seeing the completion.
+    pub clat: LatencyStat,
+    /// Total latency (fio's lat) = slat + clat.
+    pub lat: LatencyStat,
+    /// Bandwidth in bytes/s, one sample per `sample_interval_ns` (fio's bw log, 500 ms).
+    pub bw_samples: Vec<u64>,
+    /// IOPS, one sample per interval.
+    pub iops_samples: Vec<u64>,
+}
+
+/// One job's results.
+#[derive(Clone, Debug)]
+pub struct JobStats {
+    pub config: JobConfig,
+    /// fio's per-direction order: read, write, trim.
+    pub dirs: [DirStats; 3],
+    /// Measured run time (after ramp) in ns.
+    pub runtime_ns: u64,
+    /// Virtual time at which the job started and ended, ns.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// CPU time of the job's own task, ns: user and system (as getrusage reports it).
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    /// Voluntary + involuntary context switches of the job's task.
+    pub ctx: u64,
+    /// fio's `IO depths` distribution: counts for depth buckets 1,2,4,8,16,32,>=64.
+    pub iodepth_level: [u64; 7],
+    /// Submit batch sizes: buckets 0,4,8,16,32,64,>=64 (fio's io_u_submit).
+    pub iodepth_submit: [u64; 7],
+    /// Completion batch sizes, same buckets.
+    pub iodepth_complete: [u64; 7],
+    /// The CPU the job's task ran on.
+    pub cpu: u32,
+}
+
+/// Time spent by one logical CPU, by context, ns. The five add up to the run's elapsed time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuTime {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub hardirq_ns: u64,
+    pub softirq_ns: u64,
+    pub idle_ns: u64,
+}
+
+impl CpuTime {
+    pub fn total_ns(&self) -> u64 {
+        self.user_ns + self.sys_ns + self.hardirq_ns + self.softirq_ns + self.idle_ns
+    }
+}
+
+/// One row of `/proc/interrupts`: an IRQ (or a system vector such as PMN) and its count per CPU.
+#[derive(Clone, Debug)]
+pub struct InterruptRow {
+    /// `"145"` for a device IRQ, `"PMN"`, `"CAL"`, `"LOC"`-style names for system vectors.
+    pub label: String,
+    pub per_cpu: Vec<u64>,
+    /// Chip column, e.g. `"IR-PCI-MSIX-0000:01:00.0"` or `"INTEL-IR-POST"`; empty for system vectors.
+    pub chip: String,
+    /// Last column: the action (e.g. `"nvme0q3"`) or the description (`"Posted MSI notification event"`).
+    pub name: String,
+}
+
+/// Disk statistics as `/proc/diskstats` and fio's "Disk stats" show them.
+#[derive(Clone, Debug, Default)]
+pub struct DiskStats {
+    pub name: String,
+    /// [read, write].
+    pub ios: [u64; 2],
+    pub sectors: [u64; 2],
+    pub merges: [u64; 2],
+    /// Milliseconds spent on I/Os of each direction (sum over I/Os).
+    pub ticks_ms: [u64; 2],
+    pub in_queue_ms: u64,
+    /// Percentage of elapsed time with at least one I/O in flight.
+    pub util_pct: f64,
+    /// I/Os completed per second by the device over the whole run.
+    pub iops: f64,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub jobs: Vec<JobStats>,
+    /// Per logical CPU.
+    pub cpu_time: Vec<CpuTime>,
+    pub interrupts: Vec<InterruptRow>,
+    /// IPIs received per CPU (function-call IPIs for remote completion, wake-ups).
+    pub ipis_per_cpu: Vec<u64>,
+    pub disks: Vec<DiskStats>,
+    /// Virtual time simulated, ns.
+    pub sim_time_ns: u64,
+    /// Events processed by the event loop.
+    pub events: u64,
+    pub seed: u64,
+    /// Bandwidth/IOPS sample interval, ns.
+    pub sample_interval_ns: u64,
+}

@@ -1,0 +1,213 @@
+//! The workload the model runs: jobs as fio describes them, already resolved
+//! (inheritance, units, clones, CPU masks done by the job-file parser).
+
+/// One data direction, in fio's order (read, write, trim).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Direction {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+impl Direction {
+    pub const ALL: [Direction; 3] = [Direction::Read, Direction::Write, Direction::Trim];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// fio's `rw=` pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwKind {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// `rw`/`readwrite`: sequential mixed reads and writes.
+    ReadWrite,
+    RandRw,
+    TrimWrite,
+    RandTrimWrite,
+}
+
+impl RwKind {
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwKind::RandRead | RwKind::RandWrite | RwKind::RandTrim | RwKind::RandRw | RwKind::RandTrimWrite
+        )
+    }
+    /// fio's name, as printed in the job header line (`rw=randread`).
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            RwKind::Read => "read",
+            RwKind::Write => "write",
+            RwKind::Trim => "trim",
+            RwKind::RandRead => "randread",
+            RwKind::RandWrite => "randwrite",
+            RwKind::RandTrim => "randtrim",
+            RwKind::ReadWrite => "rw",
+            RwKind::RandRw => "randrw",
+            RwKind::TrimWrite => "trimwrite",
+            RwKind::RandTrimWrite => "randtrimwrite",
+        }
+    }
+}
+
+/// The ioengine a job uses, with the engine options that change the I/O path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IoEngine {
+    /// `sync` (read/write) and `psync` (pread/pwrite): one blocking syscall per I/O.
+    Sync,
+    Psync,
+    /// `pvsync2`: preadv2/pwritev2, optionally RWF_HIPRI (polled).
+    Pvsync2 { hipri: bool },
+    Libaio,
+    IoUring(IoUringOptions),
+    /// `io_uring_cmd` with `cmd_type=nvme`: NVMe passthrough on the char device.
+    IoUringCmd(IoUringOptions),
+    /// fio's `null` engine: no kernel I/O at all.
+    Null,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IoUringOptions {
+    /// IORING_SETUP_IOPOLL (`hipri`).
+    pub hipri: bool,
+    /// `fixedbufs`: READ_FIXED/WRITE_FIXED on pre-registered buffers.
+    pub fixedbufs: bool,
+    /// `registerfiles`: IOSQE_FIXED_FILE.
+    pub registerfiles: bool,
+    /// `sqthread_poll`: IORING_SETUP_SQPOLL.
+    pub sqthread_poll: bool,
+    /// `sqthread_poll_cpu`, if set.
+    pub sqthread_poll_cpu: Option<u32>,
+}
+
+impl IoEngine {
+    pub fn fio_name(&self) -> &'static str {
+        match self {
+            IoEngine::Sync => "sync",
+            IoEngine::Psync => "psync",
+            IoEngine::Pvsync2 { .. } => "pvsync2",
+            IoEngine::Libaio => "libaio",
+            IoEngine::IoUring(_) => "io_uring",
+            IoEngine::IoUringCmd(_) => "io_uring_cmd",
+            IoEngine::Null => "null",
+        }
+    }
+    /// Synchronous engines have no submission latency (fio prints no slat).
+    pub fn is_sync(&self) -> bool {
+        matches!(self, IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. })
+    }
+}
+
+/// One fio job (a clone of a `numjobs` job is a job of its own).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobConfig {
+    /// The section name (clones share it).
+    pub name: String,
+    /// Reporting group (fio's `groupid`).
+    pub group_id: u32,
+    /// Index of the stonewall phase: jobs of phase k start when every job of
+    /// phase k-1 has finished.
+    pub phase: u32,
+    pub rw: RwKind,
+    /// Percentage of reads in mixed workloads (`rwmixread`).
+    pub rwmixread: u32,
+    /// Block size per direction (read, write, trim), bytes.
+    pub bs: [u64; 3],
+    pub iodepth: u32,
+    /// Resolved: never 0 and never above iodepth.
+    pub iodepth_batch_submit: u32,
+    /// 0 means reap without waiting.
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub iodepth_low: u32,
+    pub ioengine: IoEngine,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// CPUs the job may run on (already split per job for `cpus_allowed_policy=split`);
+    /// `None` means any CPU.
+    pub cpus_allowed: Option<Vec<u32>>,
+    /// Block devices the job does I/O to (`filename`, `:`-separated), e.g. `/dev/nvme0n1`.
+    pub filenames: Vec<String>,
+    /// Bytes of I/O region per file (`size`); `None` = the whole device.
+    pub size: Option<u64>,
+    /// Start offset in bytes (`offset`).
+    pub offset: u64,
+    /// `runtime` in ns; `None` = no limit.
+    pub runtime_ns: Option<u64>,
+    /// `time_based`: keep going until the runtime is over.
+    pub time_based: bool,
+    /// `ramp_time` in ns: I/O done but not counted.
+    pub ramp_time_ns: u64,
+    /// `startdelay` in ns.
+    pub startdelay_ns: u64,
+    pub norandommap: bool,
+    /// `rate_iops` per direction, 0 = unlimited.
+    pub rate_iops: [u64; 3],
+    /// `number_ios`: stop after this many I/Os (0 = no limit).
+    pub number_ios: u64,
+    /// `loops`.
+    pub loops: u32,
+    /// `group_reporting`: the job's group is reported as one block.
+    pub group_reporting: bool,
+    /// `thread`: jobs are threads, not processes (only changes output wording).
+    pub thread: bool,
+    /// `gtod_reduce`: no latency statistics.
+    pub gtod_reduce: bool,
+    /// `clat_percentiles`, `lat_percentiles`, `slat_percentiles`.
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    /// `percentile_list`, in percent.
+    pub percentile_list: Vec<f64>,
+}
+
+impl JobConfig {
+    /// A job with fio's defaults for everything but the name.
+    pub fn new(name: &str) -> JobConfig {
+        JobConfig {
+            name: name.to_string(),
+            group_id: 0,
+            phase: 0,
+            rw: RwKind::Read,
+            rwmixread: 50,
+            bs: [4096; 3],
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 1,
+            iodepth_low: 1,
+            ioengine: IoEngine::Psync,
+            direct: false,
+            cpus_allowed: None,
+            filenames: Vec::new(),
+            size: None,
+            offset: 0,
+            runtime_ns: None,
+            time_based: false,
+            ramp_time_ns: 0,
+            startdelay_ns: 0,
+            norandommap: false,
+            rate_iops: [0; 3],
+            number_ios: 0,
+            loops: 1,
+            group_reporting: false,
+            thread: false,
+            gtod_reduce: false,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+        }
+    }
+}
+
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
