@@ -1,0 +1,9 @@
+//! The machine: topology, cost table and profiles.
+
+pub mod costs;
+pub mod profile;
+pub mod topology;
+
+pub use costs::{Cost, Costs};
+pub use profile::{builtin, builtin_names, load_profile, DeviceKind, DeviceSpec, Machine, NvmeParams, ProfileSource, RootPort};
+pub use topology::Topology;

@@ -1,0 +1,360 @@
+//! Machine profiles: TOML text in, a validated `Machine` out. `extends`
+//! overlays one profile on another (tables merge key by key, arrays and
+//! values replace); unknown keys are errors.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::costs::{Cost, Costs};
+use super::topology::Topology;
+
+/// Built-in profiles: (name, TOML text).
+pub const BUILTIN: &[(&str, &str)] = &[("spr-gen5", include_str!("../../../../profiles/spr-gen5.toml"))];
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    name: String,
+    description: String,
+    #[serde(default)]
+    extends: Option<String>,
+    cpu: RawCpu,
+    #[serde(default)]
+    iommu: RawIommu,
+    #[serde(default)]
+    root_port: Vec<RawRootPort>,
+    #[serde(default)]
+    device_model: BTreeMap<String, RawDevice>,
+    #[serde(default)]
+    device: Vec<RawDevice>,
+    costs: BTreeMap<String, Cost>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCpu {
+    sockets: u32,
+    cores_per_socket: u32,
+    threads_per_core: u32,
+    numa_nodes_per_socket: u32,
+    llc_per_socket: u32,
+    smt_throughput: f64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIommu {
+    #[serde(default)]
+    posting_capable: bool,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRootPort {
+    name: String,
+    socket: u32,
+    msi_service_ns: Cost,
+}
+
+/// A device or a device model: every field optional so a device can take the
+/// rest from its `model`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDevice {
+    name: Option<String>,
+    model: Option<String>,
+    kind: Option<String>,
+    root_port: Option<String>,
+    capacity_gib: Option<u64>,
+    max_queues: Option<u32>,
+    max_queue_entries: Option<u32>,
+    iops_max_read: Option<u64>,
+    iops_max_write: Option<u64>,
+    media_units: Option<u32>,
+    read_latency_ns: Option<u64>,
+    write_latency_ns: Option<u64>,
+    read_ns_per_kib: Option<u64>,
+    write_ns_per_kib: Option<u64>,
+    latency_sigma: Option<f64>,
+    fetch_ns: Option<u64>,
+    link_mb_per_s: Option<u64>,
+}
+
+impl RawDevice {
+    /// Fill the unset fields from `base`.
+    fn or(self, base: &RawDevice) -> RawDevice {
+        macro_rules! pick { ($($f:ident),*) => { RawDevice { $($f: self.$f.or_else(|| base.$f.clone()),)* } } }
+        pick!(name, model, kind, root_port, capacity_gib, max_queues, max_queue_entries, iops_max_read, iops_max_write,
+              media_units, read_latency_ns, write_latency_ns, read_ns_per_kib, write_ns_per_kib, latency_sigma,
+              fetch_ns, link_mb_per_s)
+    }
+}
+
+/// A root port (PCIe / IIO stack) through which devices' MSIs pass.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootPort {
+    pub name: String,
+    pub socket: u32,
+    /// Service time per interrupt message (ordering behind DMA), ns.
+    pub msi_service_ns: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum DeviceKind {
+    Nvme(NvmeParams),
+    NullBlk,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NvmeParams {
+    pub capacity_bytes: u64,
+    pub max_queues: u32,
+    pub max_queue_entries: u32,
+    pub iops_max: [u64; 2],
+    pub media_units: u32,
+    pub latency_ns: [u64; 2],
+    pub ns_per_kib: [u64; 2],
+    pub latency_sigma: f64,
+    pub fetch_ns: u64,
+    pub link_mb_per_s: u64,
+    /// Index into `Machine::root_ports`.
+    pub root_port: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceSpec {
+    /// Block device name, e.g. `nvme0n1` (jobs name it `/dev/nvme0n1`).
+    pub name: String,
+    pub kind: DeviceKind,
+}
+
+/// A resolved, validated machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    pub name: String,
+    pub description: String,
+    pub topology: Topology,
+    pub posting_capable: bool,
+    pub root_ports: Vec<RootPort>,
+    pub devices: Vec<DeviceSpec>,
+    pub costs: Costs,
+}
+
+/// Looks up profiles by name for `extends`: the built-ins, then whatever the caller knows.
+pub trait ProfileSource {
+    fn profile_text(&self, name: &str) -> Option<String>;
+}
+
+/// Only the built-in profiles.
+pub struct Builtins;
+
+impl ProfileSource for Builtins {
+    fn profile_text(&self, name: &str) -> Option<String> {
+        BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| t.to_string())
+    }
+}
+
+/// Parse and resolve a profile's TOML text (`origin` names it in errors).
+pub fn load_profile(text: &str, origin: &str, source: &dyn ProfileSource) -> Result<Machine, String> {
+    let merged = merged_value(text, origin, source, 0)?;
+    let raw: RawProfile = merged.try_into().map_err(|e: toml::de::Error| format!("{origin}: {}", e.message()))?;
+    resolve(raw).map_err(|e| format!("{origin}: {e}"))
+}
+
+/// A built-in profile by name.
+pub fn builtin(name: &str) -> Result<Machine, String> {
+    let text = Builtins
+        .profile_text(name)
+        .ok_or_else(|| format!("unknown machine '{name}'; built-in machines: {}", builtin_names().join(", ")))?;
+    load_profile(&text, name, &Builtins)
+}
+
+pub fn builtin_names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
+fn merged_value(text: &str, origin: &str, source: &dyn ProfileSource, depth: u32) -> Result<toml::Value, String> {
+    if depth > 8 {
+        return Err(format!("{origin}: `extends` chain is too deep (a cycle?)"));
+    }
+    let mut value: toml::Value = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+    let parent = value.get("extends").and_then(|v| v.as_str()).map(str::to_string);
+    if let Some(parent) = parent {
+        let parent_text = source
+            .profile_text(&parent)
+            .ok_or_else(|| format!("{origin}: extends unknown machine '{parent}'"))?;
+        let mut base = merged_value(&parent_text, &parent, source, depth + 1)?;
+        if let Some(t) = value.as_table_mut() {
+            t.remove("extends");
+        }
+        overlay(&mut base, value);
+        value = base;
+    }
+    Ok(value)
+}
+
+/// Tables merge key by key; anything else replaces.
+fn overlay(base: &mut toml::Value, over: toml::Value) {
+    match (base, over) {
+        (toml::Value::Table(b), toml::Value::Table(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) if slot.is_table() && v.is_table() => overlay(slot, v),
+                    _ => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
+}
+
+fn resolve(raw: RawProfile) -> Result<Machine, String> {
+    let c = &raw.cpu;
+    if c.sockets == 0 || c.cores_per_socket == 0 || c.threads_per_core == 0 || c.threads_per_core > 2 {
+        return Err("cpu: sockets and cores_per_socket must be >= 1 and threads_per_core 1 or 2".into());
+    }
+    if c.numa_nodes_per_socket == 0 || c.cores_per_socket % c.numa_nodes_per_socket != 0 {
+        return Err("cpu: numa_nodes_per_socket must divide cores_per_socket".into());
+    }
+    if c.llc_per_socket == 0 || c.cores_per_socket % c.llc_per_socket != 0 {
+        return Err("cpu: llc_per_socket must divide cores_per_socket".into());
+    }
+    if !(1.0..=2.0).contains(&c.smt_throughput) {
+        return Err(format!("cpu: smt_throughput must be within 1.0..2.0, got {}", c.smt_throughput));
+    }
+    let topology = Topology::new(
+        c.sockets,
+        c.cores_per_socket,
+        c.threads_per_core,
+        c.numa_nodes_per_socket,
+        c.llc_per_socket,
+        c.smt_throughput,
+    );
+    let mut root_ports = Vec::new();
+    for rp in &raw.root_port {
+        if rp.socket >= c.sockets {
+            return Err(format!("root_port '{}': socket {} does not exist", rp.name, rp.socket));
+        }
+        rp.msi_service_ns.check(&format!("root_port '{}' msi_service_ns", rp.name))?;
+        root_ports.push(RootPort { name: rp.name.clone(), socket: rp.socket, msi_service_ns: rp.msi_service_ns.ns });
+    }
+    let mut devices = Vec::new();
+    for (i, d) in raw.device.iter().enumerate() {
+        let d = match &d.model {
+            Some(m) => {
+                let base = raw.device_model.get(m).ok_or_else(|| format!("device #{}: unknown model '{m}'", i + 1))?;
+                d.clone().or(base)
+            }
+            None => d.clone(),
+        };
+        let name = d.name.clone().ok_or_else(|| format!("device #{}: missing `name`", i + 1))?;
+        if devices.iter().any(|x: &DeviceSpec| x.name == name) {
+            return Err(format!("device '{name}' is defined twice"));
+        }
+        let kind = match d.kind.as_deref() {
+            Some("nvme") => DeviceKind::Nvme(nvme_params(&name, &d, &root_ports)?),
+            Some("null_blk") => DeviceKind::NullBlk,
+            Some(k) => return Err(format!("device '{name}': unknown kind '{k}' (expected nvme or null_blk)")),
+            None => return Err(format!("device '{name}': missing `kind`")),
+        };
+        devices.push(DeviceSpec { name, kind });
+    }
+    let costs = Costs::from_table(&raw.costs)?;
+    Ok(Machine {
+        name: raw.name,
+        description: raw.description,
+        topology,
+        posting_capable: raw.iommu.posting_capable,
+        root_ports,
+        devices,
+        costs,
+    })
+}
+
+fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<NvmeParams, String> {
+    fn need<T: Clone>(name: &str, field: &str, v: &Option<T>) -> Result<T, String> {
+        v.clone().ok_or_else(|| format!("device '{name}': nvme needs `{field}`"))
+    }
+    let rp_name = need(name, "root_port", &d.root_port)?;
+    let root_port = root_ports
+        .iter()
+        .position(|r| r.name == rp_name)
+        .ok_or_else(|| format!("device '{name}': unknown root_port '{rp_name}'"))?;
+    let p = NvmeParams {
+        capacity_bytes: need(name, "capacity_gib", &d.capacity_gib)? << 30,
+        max_queues: need(name, "max_queues", &d.max_queues)?,
+        max_queue_entries: need(name, "max_queue_entries", &d.max_queue_entries)?,
+        iops_max: [need(name, "iops_max_read", &d.iops_max_read)?, need(name, "iops_max_write", &d.iops_max_write)?],
+        media_units: need(name, "media_units", &d.media_units)?,
+        latency_ns: [need(name, "read_latency_ns", &d.read_latency_ns)?, need(name, "write_latency_ns", &d.write_latency_ns)?],
+        ns_per_kib: [need(name, "read_ns_per_kib", &d.read_ns_per_kib)?, need(name, "write_ns_per_kib", &d.write_ns_per_kib)?],
+        latency_sigma: need(name, "latency_sigma", &d.latency_sigma)?,
+        fetch_ns: need(name, "fetch_ns", &d.fetch_ns)?,
+        link_mb_per_s: need(name, "link_mb_per_s", &d.link_mb_per_s)?,
+        root_port,
+    };
+    if p.max_queues == 0 || p.media_units == 0 || p.iops_max.contains(&0) || p.link_mb_per_s == 0 {
+        return Err(format!("device '{name}': max_queues, media_units, iops_max_* and link_mb_per_s must be > 0"));
+    }
+    if !(2..=65536).contains(&p.max_queue_entries) {
+        return Err(format!("device '{name}': max_queue_entries must be within 2..65536"));
+    }
+    if !(0.0..=2.0).contains(&p.latency_sigma) {
+        return Err(format!("device '{name}': latency_sigma must be within 0..2"));
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct WithChild(&'static str);
+    impl ProfileSource for WithChild {
+        fn profile_text(&self, name: &str) -> Option<String> {
+            if name == "child" { Some(self.0.to_string()) } else { Builtins.profile_text(name) }
+        }
+    }
+
+    #[test]
+    fn builtin_profile_resolves() {
+        let m = builtin("spr-gen5").unwrap();
+        assert_eq!(m.topology.cpu_count(), 128);
+        assert_eq!(m.devices.iter().filter(|d| matches!(d.kind, DeviceKind::Nvme(_))).count(), 8);
+        assert!(m.costs.syscall_ns > 0);
+    }
+
+    #[test]
+    fn extends_overrides_one_field_and_keeps_the_rest() {
+        let text = "name = \"small\"\ndescription = \"d\"\nextends = \"spr-gen5\"\n[cpu]\ncores_per_socket = 8\n[costs]\nsyscall_ns = { ns = 300, min = 34, max = 400, note = \"x\" }\n";
+        let m = load_profile(text, "small.toml", &Builtins).unwrap();
+        assert_eq!(m.name, "small");
+        assert_eq!(m.topology.cpu_count(), 16);
+        assert_eq!(m.costs.syscall_ns, 300);
+        assert_eq!(m.costs.irq_entry_ns, builtin("spr-gen5").unwrap().costs.irq_entry_ns);
+    }
+
+    #[test]
+    fn unknown_key_is_an_error_naming_it() {
+        let text = "name = \"x\"\ndescription = \"d\"\nextends = \"spr-gen5\"\n[cpu]\ncorez = 3\n";
+        let e = load_profile(text, "x.toml", &Builtins).unwrap_err();
+        assert!(e.contains("corez"), "{e}");
+    }
+
+    #[test]
+    fn cost_outside_its_range_is_an_error() {
+        let text = "name = \"x\"\ndescription = \"d\"\nextends = \"spr-gen5\"\n[costs]\nsyscall_ns = { ns = 5000, min = 34, max = 400, note = \"x\" }\n";
+        let e = load_profile(text, "x.toml", &Builtins).unwrap_err();
+        assert!(e.contains("syscall_ns") && e.contains("34"), "{e}");
+    }
+
+    #[test]
+    fn extends_chain_through_a_user_profile() {
+        let src = WithChild("name = \"child\"\ndescription = \"c\"\nextends = \"spr-gen5\"\n[cpu]\nthreads_per_core = 1\n");
+        let m = load_profile("name = \"g\"\ndescription = \"g\"\nextends = \"child\"\n", "g", &src).unwrap();
+        assert_eq!(m.topology.cpu_count(), 64);
+    }
+}
