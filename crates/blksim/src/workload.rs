@@ -211,3 +211,10 @@ impl JobConfig {
 pub const DEFAULT_PERCENTILES: [f64; 17] = [
     1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
 ];
+
+impl JobConfig {
+    /// Does the pattern issue trims?
+    pub fn rw_has_trim(&self) -> bool {
+        matches!(self.rw, RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite)
+    }
+}

@@ -2,8 +2,9 @@
 
 pub mod costs;
 pub mod profile;
+pub mod cpu;
 pub mod topology;
 
 pub use costs::{Cost, Costs};
-pub use profile::{builtin, builtin_names, load_profile, DeviceKind, DeviceSpec, Machine, NvmeParams, ProfileSource, RootPort};
+pub use profile::{builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, Machine, NvmeParams, ProfileSource, RootPort};
 pub use topology::Topology;

@@ -17,8 +17,6 @@ pub const BUILTIN: &[(&str, &str)] = &[("spr-gen5", include_str!("../../../../pr
 struct RawProfile {
     name: String,
     description: String,
-    #[serde(default)]
-    extends: Option<String>,
     cpu: RawCpu,
     #[serde(default)]
     iommu: RawIommu,

@@ -1,0 +1,208 @@
+//! A job's state: its configuration, the I/Os it holds at each stage, the
+//! step it is executing, and its statistics.
+
+use std::collections::VecDeque;
+
+use crate::machine::cpu::Acct;
+use crate::sim::Rng;
+use crate::stats::DirStats;
+use crate::workload::{Direction, IoEngine, JobConfig};
+
+/// The step a job is executing (or why it is not on a CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobState {
+    /// Not started yet (its phase has not begun, or startdelay).
+    NotStarted,
+    /// User: fio prepares `items` io_us.
+    Prep,
+    /// Sys: the submitting syscall (io_submit / io_uring_enter / pread...).
+    Submit,
+    /// Sys: entering a reaping syscall (io_getevents / io_uring_enter(GETEVENTS)).
+    ReapEnter,
+    /// Sys: the syscall copies `items` completions out.
+    Collect,
+    /// Sys: schedule() out before sleeping.
+    SleepOut,
+    /// Off CPU, waiting for completions.
+    Sleeping,
+    /// Sys: schedule() in after a wake-up.
+    WakeIn,
+    /// Sys: spinning on poll queues (open-ended until a CQE is seen).
+    PollSpin,
+    /// Sys: reaping `items` CQEs found by polling.
+    PollReap,
+    /// User: fio accounts `items` completions.
+    Account,
+    /// Finished.
+    Done,
+}
+
+pub struct Job {
+    pub index: u32,
+    pub cfg: JobConfig,
+    /// The CPU the job's task runs on.
+    pub cpu: u32,
+    /// Devices it does I/O to, round-robin.
+    pub devs: Vec<u16>,
+    pub next_dev: usize,
+    pub rng: Rng,
+    pub state: JobState,
+    pub remaining_ns: u64,
+    pub acct: Acct,
+    pub items: u32,
+    /// Cost of effects applied at the end of a step, charged in the next one.
+    pub debt_ns: u64,
+    /// Prepared io_us not yet committed.
+    pub queued: Vec<u32>,
+    /// Committed and not yet reaped by fio.
+    pub inflight: u32,
+    /// Completions visible to fio's reap (aio ring events, posted CQEs, sync results).
+    pub ready: VecDeque<u32>,
+    /// io_uring: completions whose task_work has not run yet (CQE not posted).
+    pub tw_pending: VecDeque<u32>,
+    /// io_uring: completions polled by another ring's poller, visible at our next poll.
+    pub iopoll_done: VecDeque<u32>,
+    /// Completions fio is accounting in the current Account step.
+    pub reaping: Vec<u32>,
+    /// While sleeping: how many completions wake us.
+    pub wait_for: u32,
+    /// No more I/O will be issued.
+    pub done_issuing: bool,
+    pub start_ns: u64,
+    pub ramp_end_ns: u64,
+    pub end_ns: u64,
+    pub finish_ns: u64,
+    /// Bytes issued so far and the limit (size x loops; u64::MAX if time based).
+    pub bytes_issued: u64,
+    pub bytes_limit: u64,
+    pub ios_issued: u64,
+    /// Sequential offset per device.
+    pub seq_offset: Vec<u64>,
+    /// Hardware queues this job polls (dev, hctx).
+    pub poll_queues: Vec<(u16, u16)>,
+    // Statistics.
+    pub dirs: [DirStats; 3],
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    pub ctx: u64,
+    pub iodepth_level: [u64; 7],
+    pub iodepth_submit: [u64; 7],
+    pub iodepth_complete: [u64; 7],
+    pub next_sample_ns: u64,
+    pub sample_bytes: [u64; 3],
+    pub sample_ios: [u64; 3],
+}
+
+impl Job {
+    pub fn new(index: u32, cfg: JobConfig, cpu: u32, devs: Vec<u16>, rng: Rng) -> Job {
+        let n = devs.len();
+        Job {
+            index,
+            cfg,
+            cpu,
+            devs,
+            next_dev: 0,
+            rng,
+            state: JobState::NotStarted,
+            remaining_ns: 0,
+            acct: Acct::User,
+            items: 0,
+            debt_ns: 0,
+            queued: Vec::new(),
+            inflight: 0,
+            ready: VecDeque::new(),
+            tw_pending: VecDeque::new(),
+            iopoll_done: VecDeque::new(),
+            reaping: Vec::new(),
+            wait_for: 0,
+            done_issuing: false,
+            start_ns: 0,
+            ramp_end_ns: 0,
+            end_ns: u64::MAX,
+            finish_ns: 0,
+            bytes_issued: 0,
+            bytes_limit: u64::MAX,
+            ios_issued: 0,
+            seq_offset: vec![0; n],
+            poll_queues: Vec::new(),
+            dirs: Default::default(),
+            usr_ns: 0,
+            sys_ns: 0,
+            ctx: 0,
+            iodepth_level: [0; 7],
+            iodepth_submit: [0; 7],
+            iodepth_complete: [0; 7],
+            next_sample_ns: u64::MAX,
+            sample_bytes: [0; 3],
+            sample_ios: [0; 3],
+        }
+    }
+
+    /// io_us fio holds: queued, in flight, completed but not reaped.
+    pub fn cur_depth(&self) -> u32 {
+        self.queued.len() as u32 + self.inflight
+    }
+
+    pub fn is_uring(&self) -> bool {
+        matches!(self.cfg.ioengine, IoEngine::IoUring(_) | IoEngine::IoUringCmd(_))
+    }
+
+    /// IOPOLL (io_uring hipri) or RWF_HIPRI (pvsync2 hipri).
+    pub fn hipri(&self) -> bool {
+        match &self.cfg.ioengine {
+            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => o.hipri,
+            IoEngine::Pvsync2 { hipri } => *hipri,
+            _ => false,
+        }
+    }
+
+    /// The direction of the next I/O (rwmixread for mixed workloads).
+    pub fn next_dir(&mut self) -> Direction {
+        use crate::workload::RwKind::*;
+        match self.cfg.rw {
+            Read | RandRead => Direction::Read,
+            Write | RandWrite => Direction::Write,
+            Trim | RandTrim => Direction::Trim,
+            ReadWrite | RandRw => {
+                if self.rng.below(100) < self.cfg.rwmixread as u64 {
+                    Direction::Read
+                } else {
+                    Direction::Write
+                }
+            }
+            TrimWrite | RandTrimWrite => {
+                if self.ios_issued % 2 == 0 {
+                    Direction::Trim
+                } else {
+                    Direction::Write
+                }
+            }
+        }
+    }
+}
+
+/// fio's io_u_map index for a depth (1, 2, 4, 8, 16, 32, >=64).
+pub fn depth_bucket(depth: u32) -> usize {
+    match depth {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
+}
+
+/// fio's submit/complete map index for a batch size (0, 4, 8, 16, 32, 64, >=64).
+pub fn batch_bucket(n: u32) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}

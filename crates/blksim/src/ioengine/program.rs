@@ -1,0 +1,553 @@
+//! fio's I/O loop as a state machine on the job's CPU (fio backend.c
+//! `do_io`: queue io_us, commit every `iodepth_batch_submit`, reap when the
+//! queue is full), with each engine's system calls and kernel work.
+
+use super::job::{batch_bucket, depth_bucket, JobState};
+use crate::machine::cpu::{Acct, Running};
+use crate::run::{Event, Sim};
+use crate::workload::IoEngine;
+
+/// Scheduler time slice before a CPU-bound task yields to another runnable one.
+const SCHED_SLICE_NS: u64 = 3_000_000;
+/// A spin with no end in sight: ended by a poke when a completion appears.
+const SPIN_NS: u64 = u64::MAX / 4;
+
+impl Sim {
+    fn job_set(&mut self, j: u32, state: JobState, cost_ns: u64, acct: Acct, items: u32) {
+        let job = &mut self.jobs[j as usize];
+        job.state = state;
+        job.acct = acct;
+        job.items = items;
+        job.remaining_ns = if cost_ns >= SPIN_NS { SPIN_NS } else { cost_ns + std::mem::take(&mut job.debt_ns) };
+    }
+
+    /// The job's phase began: put its task on its CPU.
+    pub fn job_start(&mut self, j: u32) {
+        let now = self.q.now_ns();
+        let interval = self.sample_interval_ns;
+        let job = &mut self.jobs[j as usize];
+        job.start_ns = now;
+        job.ramp_end_ns = now + job.cfg.ramp_time_ns;
+        job.next_sample_ns = job.ramp_end_ns + interval;
+        if let Some(rt) = job.cfg.runtime_ns {
+            job.end_ns = job.ramp_end_ns + rt;
+        }
+        let cpu = job.cpu;
+        self.cpus[cpu as usize].runqueue.push_back(j);
+        self.cpu_kick(cpu);
+    }
+
+    /// The CPU picked the job's task from its run queue.
+    pub fn task_switched_in(&mut self, j: u32) {
+        self.jobs[j as usize].ctx += 1;
+        match self.jobs[j as usize].state {
+            JobState::NotStarted => {
+                self.job_next(j);
+                self.jobs[j as usize].remaining_ns += self.costs.context_switch_ns;
+            }
+            JobState::Sleeping => {
+                let tw = self.jobs[j as usize].tw_pending.len() as u32;
+                let cost = self.costs.context_switch_ns + tw as u64 * self.costs.io_uring_cqe_ns;
+                self.job_set(j, JobState::WakeIn, cost, Acct::Sys, tw);
+            }
+            _ => self.jobs[j as usize].remaining_ns += self.costs.context_switch_ns,
+        }
+    }
+
+    /// Per-I/O kernel cost of submitting `bytes` with this job's engine.
+    fn submit_cost(&self, j: u32, bytes: u32) -> u64 {
+        let c = &self.costs;
+        let pages = (bytes as u64).div_ceil(4096);
+        let block = c.bio_submit_ns + c.nvme_queue_rq_ns + c.dma_map_ns;
+        let pin = pages * c.page_pin_ns;
+        block
+            + match &self.jobs[j as usize].cfg.ioengine {
+                IoEngine::Libaio => c.aio_submit_ns + pin,
+                IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
+                    c.io_uring_sqe_ns
+                        + if o.registerfiles { 0 } else { c.fget_fput_ns }
+                        + if o.fixedbufs { 0 } else { pin }
+                }
+                IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
+                IoEngine::Null => 0,
+            }
+    }
+
+    /// Cost, in the completing context, of handing `req` to its engine.
+    pub fn engine_complete_cost(&self, req: u32) -> u64 {
+        let job = &self.jobs[self.reqs.reqs[req as usize].job as usize];
+        match job.cfg.ioengine {
+            IoEngine::Libaio => self.costs.aio_complete_ns,
+            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.llist_add_ns,
+            _ => 0,
+        }
+    }
+
+    /// Decide the job's next step after the previous one ended (fio's do_io loop).
+    fn job_next(&mut self, j: u32) {
+        let now = self.q.now_ns();
+        let prep_ns = self.costs.fio_prep_ns + self.costs.fio_clock_ns;
+        let job = &mut self.jobs[j as usize];
+        if !job.done_issuing
+            && (now >= job.end_ns
+                || job.bytes_issued >= job.bytes_limit
+                || (job.cfg.number_ios > 0 && job.ios_issued >= job.cfg.number_ios))
+        {
+            job.done_issuing = true;
+        }
+        let depth = job.cur_depth();
+        let queued = job.queued.len() as u32;
+        let full = depth >= job.cfg.iodepth;
+        if queued > 0 && (queued >= job.cfg.iodepth_batch_submit || full || job.done_issuing) {
+            return self.job_submit(j);
+        }
+        if !job.done_issuing && !full {
+            let want = (job.cfg.iodepth_batch_submit - queued).min(job.cfg.iodepth - depth).max(1);
+            let cost = want as u64 * prep_ns;
+            return self.job_set(j, JobState::Prep, cost, Acct::User, want);
+        }
+        if depth > 0 || !job.ready.is_empty() {
+            return self.job_reap(j);
+        }
+        job.state = JobState::Done;
+        job.finish_ns = now;
+        self.job_finished(j);
+    }
+
+    /// Prepare `n` io_us: pick direction, device and offset.
+    fn job_prep(&mut self, j: u32, n: u32) {
+        let now = self.q.now_ns();
+        for _ in 0..n {
+            let job = &mut self.jobs[j as usize];
+            if job.done_issuing || job.bytes_issued >= job.bytes_limit {
+                break;
+            }
+            let dir = job.next_dir();
+            let bytes = job.cfg.bs[dir.index()];
+            let di = job.next_dev;
+            job.next_dev = (job.next_dev + 1) % job.devs.len();
+            let dev = job.devs[di];
+            let region = job.cfg.size.unwrap_or(self.devs[dev as usize].capacity_bytes).max(bytes);
+            let blocks = region / bytes;
+            let offset = job.cfg.offset
+                + if job.cfg.rw.is_random() {
+                    job.rng.below(blocks) * bytes
+                } else {
+                    let o = job.seq_offset[di];
+                    job.seq_offset[di] = (o + bytes) % (blocks * bytes);
+                    o
+                };
+            job.bytes_issued += bytes;
+            job.ios_issued += 1;
+            let req = self.reqs.alloc();
+            let r = &mut self.reqs.reqs[req as usize];
+            r.job = j;
+            r.dir = dir;
+            r.bytes = bytes as u32;
+            r.offset = offset;
+            r.dev = dev;
+            r.t_start_ns = now;
+            r.polled = false;
+            r.waiting_tag = false;
+            self.jobs[j as usize].queued.push(req);
+        }
+    }
+
+    /// Commit the queued io_us with the engine's submitting syscall.
+    fn job_submit(&mut self, j: u32) {
+        let job = &self.jobs[j as usize];
+        let mut cost = if matches!(job.cfg.ioengine, IoEngine::Null) { 0 } else { self.costs.syscall_ns };
+        for &req in &job.queued {
+            cost += self.submit_cost(j, self.reqs.reqs[req as usize].bytes);
+        }
+        if !matches!(job.cfg.ioengine, IoEngine::Null) {
+            cost += self.costs.doorbell_ns;
+        }
+        let mut tw = 0;
+        if job.is_uring() && !job.hipri() {
+            // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
+            tw = job.tw_pending.len() as u32;
+            cost += tw as u64 * self.costs.io_uring_cqe_ns;
+        }
+        self.job_set(j, JobState::Submit, cost, Acct::Sys, tw);
+    }
+
+    /// The submitting syscall ends: requests reach the driver and the device.
+    fn job_submitted(&mut self, cpu: u32, j: u32) {
+        let now = self.q.now_ns();
+        let reqs = std::mem::take(&mut self.jobs[j as usize].queued);
+        let n = reqs.len() as u32;
+        let hipri = self.jobs[j as usize].hipri();
+        let is_null = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null);
+        let sync = self.jobs[j as usize].cfg.ioengine.is_sync();
+        for &req in &reqs {
+            let r = &mut self.reqs.reqs[req as usize];
+            // Sync engines take the issue time before the syscall (fio's FIO_SYNCIO).
+            r.t_issue_ns = if sync { r.t_start_ns } else { now };
+            r.submit_cpu = cpu;
+            if is_null {
+                self.jobs[j as usize].ready.push_back(req);
+                continue;
+            }
+            let dev = r.dev;
+            let (hctx, polled) = self.devs[dev as usize].hctx_for(cpu, hipri);
+            let r = &mut self.reqs.reqs[req as usize];
+            r.hctx = hctx;
+            r.polled = polled;
+            if self.get_tag(dev, hctx, req) {
+                self.nvme_issue(dev, hctx, &[req]);
+            }
+        }
+        let tw = self.jobs[j as usize].items;
+        let job = &mut self.jobs[j as usize];
+        for _ in 0..tw {
+            let r = job.tw_pending.pop_front().unwrap();
+            job.ready.push_back(r);
+        }
+        job.inflight += n;
+        let depth = job.cur_depth();
+        job.iodepth_level[depth_bucket(depth)] += n as u64;
+        job.iodepth_submit[batch_bucket(n)] += 1;
+        // Reuse the allocation for the next batch.
+        let mut reqs = reqs;
+        reqs.clear();
+        self.jobs[j as usize].queued = reqs;
+    }
+
+    /// How many completions to wait for and take (fio's wait_for_completions).
+    fn reap_bounds(&self, j: u32) -> (u32, u32) {
+        let job = &self.jobs[j as usize];
+        let depth = job.cur_depth().max(1);
+        let min = job.cfg.iodepth_batch_complete_min.min(depth).max(1);
+        let max = job.cfg.iodepth_batch_complete_max.max(min).min(depth);
+        (min, max)
+    }
+
+    fn job_reap(&mut self, j: u32) {
+        let (min, max) = self.reap_bounds(j);
+        let sys = self.costs.syscall_ns;
+        let job = &mut self.jobs[j as usize];
+        job.wait_for = min;
+        let engine = job.cfg.ioengine.clone();
+        match engine {
+            IoEngine::Null => {
+                let k = (job.ready.len() as u32).min(max);
+                self.job_account(j, k)
+            }
+            IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => {
+                if !job.ready.is_empty() {
+                    self.job_account(j, 1)
+                } else if job.hipri() {
+                    self.job_poll(j)
+                } else {
+                    self.job_set(j, JobState::SleepOut, self.costs.context_switch_ns, Acct::Sys, 0)
+                }
+            }
+            IoEngine::Libaio => self.job_set(j, JobState::ReapEnter, sys, Acct::Sys, 0),
+            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => {
+                if job.ready.len() as u32 >= min {
+                    let k = (job.ready.len() as u32).min(max);
+                    self.job_account(j, k)
+                } else {
+                    let tw = job.tw_pending.len() as u32;
+                    let cost = sys + tw as u64 * self.costs.io_uring_cqe_ns;
+                    self.job_set(j, JobState::ReapEnter, cost, Acct::Sys, tw)
+                }
+            }
+        }
+    }
+
+    /// fio accounts `k` completions from `ready`.
+    fn job_account(&mut self, j: u32, k: u32) {
+        let c = &self.costs;
+        let cost = c.fio_clock_ns + k as u64 * c.fio_reap_ns;
+        let job = &mut self.jobs[j as usize];
+        for _ in 0..k {
+            let r = job.ready.pop_front().unwrap();
+            job.reaping.push(r);
+        }
+        self.job_set(j, JobState::Account, cost, Acct::User, k);
+    }
+
+    /// Start or continue polling the job's poll queues (IOPOLL / RWF_HIPRI).
+    fn job_poll(&mut self, j: u32) {
+        let visible: u32 = self.jobs[j as usize]
+            .poll_queues
+            .iter()
+            .map(|&(d, h)| self.devs[d as usize].queues[h as usize].cq.len() as u32)
+            .sum();
+        if visible > 0 || !self.jobs[j as usize].iopoll_done.is_empty() || !self.jobs[j as usize].ready.is_empty() {
+            let c = &self.costs;
+            let per = c.nvme_cqe_ns + c.blk_complete_batch_ns + if self.jobs[j as usize].is_uring() { c.io_uring_cqe_ns } else { 0 };
+            let cost = c.poll_ns + visible as u64 * per;
+            self.job_set(j, JobState::PollReap, cost, Acct::Sys, visible);
+        } else {
+            self.job_set(j, JobState::PollSpin, SPIN_NS, Acct::Sys, 0);
+            for i in 0..self.jobs[j as usize].poll_queues.len() {
+                let (d, h) = self.jobs[j as usize].poll_queues[i];
+                self.devs[d as usize].queues[h as usize].pollers.push(j);
+            }
+        }
+    }
+
+    fn job_unregister_poller(&mut self, j: u32) {
+        for i in 0..self.jobs[j as usize].poll_queues.len() {
+            let (d, h) = self.jobs[j as usize].poll_queues[i];
+            self.devs[d as usize].queues[h as usize].pollers.retain(|&p| p != j);
+        }
+    }
+
+    /// A completion the spinning job can see appeared: its spin ends after one more poll.
+    pub fn poll_poke(&mut self, j: u32) {
+        if self.jobs[j as usize].state != JobState::PollSpin || self.jobs[j as usize].remaining_ns < SPIN_NS {
+            return;
+        }
+        let cpu = self.jobs[j as usize].cpu;
+        let running = self.cpus[cpu as usize].running == Running::Task(j);
+        if running {
+            self.cpu_charge(cpu);
+        }
+        self.jobs[j as usize].remaining_ns = self.costs.poll_ns;
+        if running {
+            self.cpu_dispatch(cpu);
+        }
+    }
+
+    /// Hand a completed request to its engine (from irq, softirq or a poller on `cpu`).
+    /// Returns the cost of wake-ups it caused.
+    pub fn engine_complete(&mut self, cpu: u32, req: u32) -> u64 {
+        let r = &self.reqs.reqs[req as usize];
+        let j = r.job;
+        let polled = r.polled;
+        let job = &mut self.jobs[j as usize];
+        if polled && job.is_uring() {
+            // IOPOLL: marked done; its own ring sees it at its next poll.
+            if self.polling_job == Some(j) {
+                job.ready.push_back(req);
+            } else {
+                job.iopoll_done.push_back(req);
+                self.poll_poke(j);
+            }
+            return 0;
+        }
+        let have = if job.is_uring() {
+            job.tw_pending.push_back(req);
+            job.tw_pending.len()
+        } else {
+            job.ready.push_back(req);
+            job.ready.len()
+        } as u32;
+        match job.state {
+            JobState::Sleeping if have >= job.wait_for => self.wake(cpu, j),
+            JobState::PollSpin => {
+                self.poll_poke(j);
+                0
+            }
+            _ => 0,
+        }
+    }
+
+    /// try_to_wake_up of a sleeping job's task from `cpu`. Returns the waker's cost.
+    fn wake(&mut self, cpu: u32, j: u32) -> u64 {
+        let job = &mut self.jobs[j as usize];
+        job.wait_for = u32::MAX;
+        let target = job.cpu;
+        let mut cost = self.costs.wakeup_ns;
+        if target != cpu && !self.cpus[target as usize].busy() {
+            self.cpus[target as usize].ipis += 1;
+            cost += self.costs.ipi_send_ns;
+            self.q.after(self.costs.ipi_latency_ns, Event::TaskWoken { job: j });
+        } else {
+            self.cpus[target as usize].runqueue.push_back(j);
+            if target != cpu {
+                // The target is busy: it notices at its next scheduling point.
+                if self.cpus[target as usize].running == Running::Idle {
+                    self.cpu_kick(target);
+                }
+            }
+        }
+        cost
+    }
+
+    /// A woken task's IPI arrived at its idle CPU.
+    pub fn task_woken(&mut self, j: u32) {
+        let cpu = self.jobs[j as usize].cpu;
+        self.cpus[cpu as usize].runqueue.push_back(j);
+        self.cpu_kick(cpu);
+    }
+
+    /// The job's current step on `cpu` ended.
+    pub fn task_step_done(&mut self, cpu: u32, j: u32) {
+        let now = self.q.now_ns();
+        let state = self.jobs[j as usize].state;
+        let items = self.jobs[j as usize].items;
+        match state {
+            JobState::Prep => {
+                self.job_prep(j, items);
+                self.job_next(j);
+            }
+            JobState::Submit => {
+                self.job_submitted(cpu, j);
+                if self.jobs[j as usize].cfg.ioengine.is_sync() {
+                    self.job_reap(j);
+                } else {
+                    self.job_next(j);
+                }
+            }
+            JobState::ReapEnter => {
+                let min = self.jobs[j as usize].wait_for;
+                let job = &mut self.jobs[j as usize];
+                for _ in 0..items {
+                    let r = job.tw_pending.pop_front().unwrap();
+                    job.ready.push_back(r);
+                }
+                if job.hipri() {
+                    while let Some(r) = job.iopoll_done.pop_front() {
+                        job.ready.push_back(r);
+                    }
+                    if job.ready.len() as u32 >= min {
+                        let k = self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32);
+                        self.job_account(j, k);
+                    } else {
+                        self.job_poll(j);
+                    }
+                } else if job.ready.len() as u32 >= min {
+                    self.job_collect(j);
+                } else {
+                    self.job_set(j, JobState::SleepOut, self.costs.context_switch_ns, Acct::Sys, 0);
+                }
+            }
+            JobState::SleepOut => {
+                let job = &mut self.jobs[j as usize];
+                let min = job.wait_for;
+                let uring = job.is_uring();
+                let have = job.ready.len() as u32 + if uring { job.tw_pending.len() as u32 } else { 0 };
+                if have >= min {
+                    // The completion came in before the task slept: no sleep.
+                    let tw = job.tw_pending.len() as u32;
+                    let cost = tw as u64 * self.costs.io_uring_cqe_ns;
+                    self.job_set(j, JobState::WakeIn, cost, Acct::Sys, tw);
+                } else {
+                    job.wait_for = min - job.ready.len() as u32;
+                    job.state = JobState::Sleeping;
+                    job.remaining_ns = 0;
+                    self.cpus[cpu as usize].current = None;
+                }
+            }
+            JobState::WakeIn => {
+                let job = &mut self.jobs[j as usize];
+                for _ in 0..items {
+                    let r = job.tw_pending.pop_front().unwrap();
+                    job.ready.push_back(r);
+                }
+                self.job_collect(j);
+            }
+            JobState::Collect => {
+                let k = items;
+                self.job_account(j, k);
+            }
+            JobState::PollSpin => {
+                self.job_unregister_poller(j);
+                self.job_poll(j);
+            }
+            JobState::PollReap => {
+                self.polling_job = Some(j);
+                let mut debt = 0;
+                let mut left = items;
+                for i in 0..self.jobs[j as usize].poll_queues.len() {
+                    let (d, h) = self.jobs[j as usize].poll_queues[i];
+                    while left > 0 {
+                        let Some(req) = self.devs[d as usize].queues[h as usize].cq.pop_front() else { break };
+                        left -= 1;
+                        debt += self.end_request(cpu, req);
+                    }
+                }
+                self.polling_job = None;
+                let job = &mut self.jobs[j as usize];
+                job.debt_ns += debt;
+                while let Some(r) = job.iopoll_done.pop_front() {
+                    job.ready.push_back(r);
+                }
+                let min = job.wait_for.min(job.cur_depth()).max(1);
+                if job.ready.len() as u32 >= min {
+                    let k = if job.cfg.ioengine.is_sync() { 1 } else { self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32) };
+                    self.job_account(j, k);
+                } else {
+                    self.job_poll(j);
+                }
+            }
+            JobState::Account => {
+                self.job_accounted(j);
+                self.job_next(j);
+            }
+            JobState::NotStarted | JobState::Sleeping | JobState::Done => unreachable!("{state:?} has no step"),
+        }
+        // Leave the CPU if the task sleeps or ended; yield after a time slice.
+        let st = self.jobs[j as usize].state;
+        let c = &mut self.cpus[cpu as usize];
+        if st == JobState::Sleeping || st == JobState::Done {
+            c.current = None;
+        } else if !c.runqueue.is_empty() && now - c.task_since_ns >= SCHED_SLICE_NS {
+            c.current = None;
+            c.runqueue.push_back(j);
+        }
+    }
+
+    /// The reaping syscall copies completions out (libaio) or fio reads the CQ ring (io_uring, sync).
+    fn job_collect(&mut self, j: u32) {
+        let (_, max) = self.reap_bounds(j);
+        let job = &self.jobs[j as usize];
+        let k = (job.ready.len() as u32).min(max).max(1);
+        if matches!(job.cfg.ioengine, IoEngine::Libaio) {
+            let cost = k as u64 * self.costs.aio_getevents_ns;
+            self.job_set(j, JobState::Collect, cost, Acct::Sys, k);
+        } else {
+            self.job_account(j, k);
+        }
+    }
+
+    /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.
+    fn job_accounted(&mut self, j: u32) {
+        let now = self.q.now_ns();
+        let interval = self.sample_interval_ns;
+        let reaping = std::mem::take(&mut self.jobs[j as usize].reaping);
+        let job = &mut self.jobs[j as usize];
+        let k = reaping.len() as u32;
+        job.inflight -= k;
+        job.iodepth_complete[batch_bucket(k)] += 1;
+        // fio takes one timestamp for the batch, at the start of the reap.
+        let t_reap = now.saturating_sub(self.costs.fio_reap_ns * k as u64);
+        let measured = t_reap >= job.ramp_end_ns;
+        while measured && t_reap >= job.next_sample_ns {
+            for d in 0..3 {
+                job.dirs[d].bw_samples.push(job.sample_bytes[d] * 1_000_000_000 / interval);
+                job.dirs[d].iops_samples.push(job.sample_ios[d] * 1_000_000_000 / interval);
+            }
+            job.sample_bytes = [0; 3];
+            job.sample_ios = [0; 3];
+            job.next_sample_ns += interval;
+        }
+        for &req in &reaping {
+            let r = self.reqs.reqs[req as usize];
+            if measured {
+                let d = r.dir.index();
+                let s = &mut job.dirs[d];
+                s.total_ios += 1;
+                s.io_bytes += r.bytes as u64;
+                if !job.cfg.gtod_reduce {
+                    if !job.cfg.ioengine.is_sync() {
+                        s.slat.record(r.t_issue_ns - r.t_start_ns);
+                    }
+                    s.clat.record(t_reap - r.t_issue_ns);
+                    s.lat.record(t_reap - r.t_start_ns);
+                }
+                job.sample_bytes[d] += r.bytes as u64;
+                job.sample_ios[d] += 1;
+            }
+            self.reqs.free(req);
+        }
+        let mut reaping = reaping;
+        reaping.clear();
+        self.jobs[j as usize].reaping = reaping;
+    }
+}

@@ -1,0 +1,194 @@
+//! Interrupts: device IRQs and their vectors, MSI delivery through the root
+//! port and interrupt remapping to the target CPU's local APIC, IPIs, and the
+//! interrupt-context frames (hardirq handlers, BLOCK_SOFTIRQ).
+
+use crate::block::Placement;
+use crate::machine::cpu::{Frame, FrameKind, Stage, CALL_FUNCTION_SINGLE_VECTOR};
+use crate::run::{Event, Sim};
+
+/// A device interrupt (one per interrupt-driven NVMe queue).
+pub struct Irq {
+    /// Linux IRQ number, as `/proc/interrupts` shows it.
+    pub number: u32,
+    pub dev: u16,
+    pub queue: u16,
+    /// Target CPU (effective affinity) and vector there.
+    pub cpu: u32,
+    pub vector: u8,
+    /// Action name, e.g. `nvme0q1`.
+    pub name: String,
+    /// Handler invocations per CPU.
+    pub count: Vec<u64>,
+}
+
+/// A root port's interrupt-message path: a FIFO server with a service time per MSI.
+#[derive(Clone, Debug, Default)]
+pub struct RootPortState {
+    pub free_at_ns: u64,
+    pub service_ns: u64,
+    pub busy_ns: u64,
+    pub msis: u64,
+}
+
+/// First vector handed to device IRQs on each CPU.
+pub const FIRST_DEVICE_VECTOR: u8 = 0x21;
+/// Last device vector (0xea: 0xeb and up are system vectors).
+pub const LAST_DEVICE_VECTOR: u8 = 0xea;
+
+/// MSI counters for the exactly-once invariant.
+#[derive(Clone, Debug, Default)]
+pub struct MsiCounters {
+    /// Messages the devices sent.
+    pub sent: u64,
+    /// Messages that found their vector already pending in IRR and merged.
+    pub merged: u64,
+    /// Messages that set IRR and were later delivered to a handler.
+    pub delivered: u64,
+}
+
+impl Sim {
+    /// A device raises the MSI of `irq`: the root port serves it in order, then
+    /// interrupt remapping sends the vector to its CPU.
+    pub fn msi_send(&mut self, irq: u32) {
+        let now = self.q.now_ns();
+        let (cpu, vector, dev) = {
+            let i = &self.irqs[irq as usize];
+            (i.cpu, i.vector, i.dev)
+        };
+        let rp = &mut self.root_ports[self.devs[dev as usize].root_port];
+        let depart = now.max(rp.free_at_ns) + rp.service_ns;
+        rp.free_at_ns = depart;
+        rp.busy_ns += rp.service_ns;
+        rp.msis += 1;
+        self.msi.sent += 1;
+        self.q.at(depart + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
+    }
+
+    /// An interrupt message reaches a CPU's local APIC.
+    pub fn interrupt_arrived(&mut self, cpu: u32, vector: u8) {
+        let c = &mut self.cpus[cpu as usize];
+        if c.irr_set(vector) {
+            if vector != CALL_FUNCTION_SINGLE_VECTOR {
+                self.msi.merged += 1;
+            }
+            return;
+        }
+        if c.irqs_enabled() {
+            self.cpu_kick(cpu);
+        }
+    }
+
+    /// Send a CALL_FUNCTION_SINGLE IPI to `target` (remote completion).
+    pub fn ipi_send(&mut self, target: u32) {
+        self.cpus[target as usize].ipis += 1;
+        self.q.after(self.costs.ipi_latency_ns, Event::InterruptArrived { cpu: target, vector: CALL_FUNCTION_SINGLE_VECTOR });
+    }
+
+    /// The CPU takes `vector` (IRR -> handler): push its frame. Caller has charged the CPU.
+    pub fn interrupt_enter(&mut self, cpu: u32, vector: u8) {
+        let kind = if vector == CALL_FUNCTION_SINGLE_VECTOR {
+            self.cpus[cpu as usize].cal_count += 1;
+            FrameKind::CallFunctionIpi
+        } else {
+            let irq = self.vector_irq[cpu as usize * 256 + vector as usize];
+            assert!(irq != u32::MAX, "vector {vector:#x} on CPU {cpu} has no IRQ");
+            self.irqs[irq as usize].count[cpu as usize] += 1;
+            self.msi.delivered += 1;
+            FrameKind::DeviceIrq { irq }
+        };
+        let mut frame = Frame::new(kind);
+        self.frame_begin(cpu, &mut frame);
+        self.cpus[cpu as usize].frames.push(frame);
+    }
+
+    /// Set the cost of a frame's current stage.
+    fn frame_begin(&mut self, cpu: u32, f: &mut Frame) {
+        let c = &self.costs;
+        let cost = match (f.kind, f.stage) {
+            (FrameKind::DeviceIrq { irq }, Stage::Entry | Stage::Work) => {
+                let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+                let n = self.devs[dev as usize].queues[queue as usize].cq.len() as u32;
+                f.items = n;
+                let entry = if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns } else { 0 };
+                entry + self.drain_cost(cpu, dev, queue, n)
+            }
+            (FrameKind::DeviceIrq { .. }, Stage::Exit) => c.irq_exit_ns,
+            (FrameKind::CallFunctionIpi, _) => c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns,
+            (FrameKind::Softirq { restarts }, _) => {
+                let list = &self.cpus[cpu as usize].done_list;
+                f.items = list.len() as u32;
+                let entry = if restarts == 0 { c.softirq_entry_ns } else { 0 };
+                entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
+            }
+        };
+        f.remaining_ns = cost + std::mem::take(&mut f.debt_ns);
+    }
+
+    /// CPU cost of draining the first `n` CQEs of a queue on `cpu`.
+    fn drain_cost(&self, cpu: u32, dev: u16, queue: u16, n: u32) -> u64 {
+        let c = &self.costs;
+        let cq = &self.devs[dev as usize].queues[queue as usize].cq;
+        let mut cost = 0;
+        for &req in cq.iter().take(n as usize) {
+            cost += c.nvme_cqe_ns
+                + match self.placement(cpu, req) {
+                    Placement::Batched => c.blk_complete_batch_ns + self.engine_complete_cost(req),
+                    Placement::Inline => c.blk_complete_ns + self.engine_complete_cost(req),
+                    Placement::Remote | Placement::LocalSoftirq => c.llist_add_ns,
+                };
+        }
+        cost
+    }
+
+    /// The step of the frame on top of `cpu` ended: apply its effects and move on.
+    pub fn frame_step_done(&mut self, cpu: u32) {
+        let mut f = self.cpus[cpu as usize].frames.pop().expect("frame");
+        let debt;
+        match f.kind {
+            FrameKind::DeviceIrq { irq } => match f.stage {
+                Stage::Entry | Stage::Work => {
+                    let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+                    debt = self.nvme_drain(cpu, dev, queue, f.items);
+                    let more = !self.devs[dev as usize].queues[queue as usize].cq.is_empty();
+                    let found = f.items > 0 || f.stage == Stage::Work;
+                    f.stage = if more { Stage::Work } else { Stage::Exit };
+                    f.debt_ns = debt + if !more && found { self.costs.cq_doorbell_ns } else { 0 };
+                }
+                Stage::Exit => return self.irq_exit(cpu),
+            },
+            FrameKind::CallFunctionIpi => {
+                if !self.cpus[cpu as usize].done_list.is_empty() {
+                    self.cpus[cpu as usize].softirq_pending = true;
+                }
+                return self.irq_exit(cpu);
+            }
+            FrameKind::Softirq { restarts } => {
+                debt = self.block_softirq(cpu, f.items);
+                let c = &mut self.cpus[cpu as usize];
+                c.softirq_pending = !c.done_list.is_empty();
+                if !c.softirq_pending && debt == 0 {
+                    return;
+                }
+                // __do_softirq restarts while work is pending (MAX_SOFTIRQ_RESTART bounds it;
+                // past that the kernel defers to ksoftirqd, modelled as further passes).
+                f.kind = FrameKind::Softirq { restarts: restarts.saturating_add(1) };
+                f.stage = Stage::Work;
+                f.debt_ns = debt;
+                c.softirq_pending = false;
+            }
+        }
+        self.frame_begin(cpu, &mut f);
+        self.cpus[cpu as usize].frames.push(f);
+    }
+
+    /// irq_exit: run pending softirqs unless nested in another interrupt context.
+    fn irq_exit(&mut self, cpu: u32) {
+        let c = &mut self.cpus[cpu as usize];
+        if c.softirq_pending && c.frames.is_empty() {
+            c.softirq_pending = false;
+            let mut f = Frame::new(FrameKind::Softirq { restarts: 0 });
+            self.frame_begin(cpu, &mut f);
+            self.cpus[cpu as usize].frames.push(f);
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! A run: build the simulated system from machine + settings + jobs + seed,
+//! run the event loop until every job has finished, and report.
+
+use crate::block::{QueueMap, RequestPool};
+use crate::device::{Device, HwQueue, NvmeState};
+use crate::ioengine::{Job, JobState};
+use crate::irq::{Irq, MsiCounters, RootPortState, FIRST_DEVICE_VECTOR, LAST_DEVICE_VECTOR};
+use crate::machine::cpu::Cpu;
+use crate::machine::{Costs, DeviceKind, Machine};
+use crate::settings::Settings;
+use crate::sim::{EventQueue, Rng};
+use crate::stats::{CpuTime, DiskStats, InterruptRow, JobStats, RunReport};
+use crate::workload::{IoEngine, JobConfig};
+
+/// Something that happened at an instant; the doc says source and target.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// The step running on a CPU reached its end (stale if `gen` moved on).
+    CpuStep { cpu: u32, gen: u64 },
+    /// A device wrote the CQE of `req` into its completion queue.
+    CqeWritten { dev: u16, req: u32 },
+    /// An interrupt message (MSI or IPI) reached a CPU's local APIC.
+    InterruptArrived { cpu: u32, vector: u8 },
+    /// A wake-up IPI reached the idle CPU of a woken job.
+    TaskWoken { job: u32 },
+    /// A job's start time (its phase began, plus startdelay) came.
+    JobStarted { job: u32 },
+}
+
+/// Bad input the model found (e.g. a job naming a device the machine lacks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelError {
+    /// The job (index into the jobs given) the error is about, if any.
+    pub job: Option<usize>,
+    pub message: String,
+}
+
+/// Counts that let tests check exactly-once invariants.
+#[derive(Clone, Debug, Default)]
+pub struct Invariants {
+    pub ios_issued: u64,
+    pub ios_reaped: u64,
+    pub requests_live: u64,
+    pub msi: MsiCounters,
+    /// MSIs still pending in some IRR at the end.
+    pub msi_pending: u64,
+}
+
+pub struct Sim {
+    pub q: EventQueue<Event>,
+    pub machine: Machine,
+    pub costs: Costs,
+    pub cpus: Vec<Cpu>,
+    pub devs: Vec<Device>,
+    pub irqs: Vec<Irq>,
+    /// (cpu * 256 + vector) -> IRQ index, `u32::MAX` if none.
+    pub vector_irq: Vec<u32>,
+    pub root_ports: Vec<RootPortState>,
+    pub reqs: RequestPool,
+    pub jobs: Vec<Job>,
+    pub msi: MsiCounters,
+    /// Slowdown of a thread whose SMT sibling is busy, permille.
+    pub smt_slow_pm: u64,
+    pub sample_interval_ns: u64,
+    /// The job whose poller is reaping right now (IOPOLL completions go straight to its ring).
+    pub polling_job: Option<u32>,
+    phase: u32,
+    phases: u32,
+    jobs_left: usize,
+    seed: u64,
+}
+
+fn err(job: usize, message: String) -> ModelError {
+    ModelError { job: Some(job), message }
+}
+
+/// Run `jobs` on `machine` with `settings` and `seed`.
+pub fn run(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<(RunReport, Invariants), ModelError> {
+    let mut sim = Sim::build(machine, settings, jobs, seed)?;
+    sim.run_loop()?;
+    Ok(sim.report())
+}
+
+impl Sim {
+    pub fn build(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<Sim, ModelError> {
+        let topo = &machine.topology;
+        let ncpus = topo.cpu_count() as usize;
+        if settings.nvme_write_queues > 0 {
+            return Err(ModelError { job: None, message: "nvme.write_queues is not modelled yet (only 0)".into() });
+        }
+        let cpus: Vec<Cpu> = (0..ncpus as u32).map(|i| Cpu::new(i, topo.cpus[i as usize].sibling)).collect();
+        // CPUs in group_cpus_evenly order: per core, its threads together.
+        let mut spread_order: Vec<u32> = (0..ncpus as u32).collect();
+        spread_order.sort_by_key(|&c| (topo.cpus[c as usize].node, topo.cpus[c as usize].core, c));
+        let mut sim = Sim {
+            q: EventQueue::default(),
+            machine: machine.clone(),
+            costs: machine.costs.clone(),
+            cpus,
+            devs: Vec::new(),
+            irqs: Vec::new(),
+            vector_irq: vec![u32::MAX; ncpus * 256],
+            root_ports: machine
+                .root_ports
+                .iter()
+                .map(|r| RootPortState { service_ns: r.msi_service_ns, ..Default::default() })
+                .collect(),
+            reqs: RequestPool::default(),
+            jobs: Vec::new(),
+            msi: MsiCounters::default(),
+            smt_slow_pm: (2000.0 / topo.smt_throughput).round() as u64,
+            sample_interval_ns: 500_000_000,
+            polling_job: None,
+            phase: 0,
+            phases: 0,
+            jobs_left: 0,
+            seed,
+        };
+        let mut next_vector = vec![FIRST_DEVICE_VECTOR; ncpus];
+        let mut nvme_instance = 0;
+        for spec in &machine.devices {
+            let qs = settings.queue(&spec.name);
+            match &spec.kind {
+                DeviceKind::Nvme(p) => {
+                    let nr_io = (ncpus as u32 + settings.nvme_poll_queues).min(p.max_queues).max(1);
+                    let poll = settings.nvme_poll_queues.min(nr_io - 1);
+                    let nr_irq = nr_io - poll;
+                    let depth = settings.nvme_io_queue_depth.min(p.max_queue_entries) - 1;
+                    let tags = match qs.nr_requests {
+                        Some(n) if n > depth => {
+                            return Err(ModelError {
+                                job: None,
+                                message: format!(
+                                    "/sys/block/{}/queue/nr_requests={n} exceeds the tag depth {depth} (nvme.io_queue_depth - 1)",
+                                    spec.name
+                                ),
+                            })
+                        }
+                        Some(n) => n,
+                        None => depth,
+                    };
+                    let map = QueueMap::spread(&spread_order, ncpus, nr_irq);
+                    let poll_map = (poll > 0).then(|| QueueMap::spread(&spread_order, ncpus, poll));
+                    let dev_index = sim.devs.len() as u16;
+                    let mut queues = Vec::new();
+                    for qi in 0..nr_io {
+                        let mut hq = HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() };
+                        if qi < nr_irq {
+                            let cpu = map.first_cpu[qi as usize];
+                            let vector = next_vector[cpu as usize];
+                            if vector > LAST_DEVICE_VECTOR {
+                                return Err(ModelError { job: None, message: format!("CPU {cpu} ran out of interrupt vectors") });
+                            }
+                            next_vector[cpu as usize] += 1;
+                            let irq = sim.irqs.len() as u32;
+                            sim.irqs.push(Irq {
+                                number: 128 + irq,
+                                dev: dev_index,
+                                queue: qi as u16,
+                                cpu,
+                                vector,
+                                name: format!("nvme{nvme_instance}q{}", qi + 1),
+                                count: vec![0; ncpus],
+                            });
+                            sim.vector_irq[cpu as usize * 256 + vector as usize] = irq;
+                            hq.irq = irq;
+                        } else {
+                            hq.polled = true;
+                        }
+                        queues.push(hq);
+                    }
+                    sim.devs.push(Device {
+                        name: spec.name.clone(),
+                        instance: nvme_instance,
+                        root_port: p.root_port,
+                        queues,
+                        map,
+                        poll_map,
+                        nr_irq_queues: nr_irq as u16,
+                        queue_settings: qs,
+                        capacity_bytes: p.capacity_bytes,
+                        nvme: Some(NvmeState::new(p.clone(), Rng::stream(seed, &format!("dev/{}", spec.name)))),
+                        disk: Default::default(),
+                    });
+                    nvme_instance += 1;
+                }
+                DeviceKind::NullBlk => {
+                    // Placeholder device so names resolve; jobs on it are refused below.
+                    sim.devs.push(Device {
+                        name: spec.name.clone(),
+                        instance: 0,
+                        root_port: 0,
+                        queues: Vec::new(),
+                        map: QueueMap::spread(&spread_order, ncpus, 1),
+                        poll_map: None,
+                        nr_irq_queues: 0,
+                        queue_settings: qs,
+                        capacity_bytes: 0,
+                        nvme: None,
+                        disk: Default::default(),
+                    });
+                }
+            }
+        }
+        let mut load = vec![0u32; ncpus];
+        for (i, cfg) in jobs.iter().enumerate() {
+            sim.add_job(i, cfg, &mut load)?;
+        }
+        sim.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
+        Ok(sim)
+    }
+
+    fn add_job(&mut self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<(), ModelError> {
+        let ncpus = self.cpus.len() as u32;
+        let is_null = matches!(cfg.ioengine, IoEngine::Null);
+        if !is_null && !cfg.direct {
+            return Err(err(i, "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1".into()));
+        }
+        if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &cfg.ioengine {
+            if o.sqthread_poll {
+                return Err(err(i, "sqthread_poll (SQPOLL) is not modelled yet".into()));
+            }
+        }
+        if matches!(cfg.ioengine, IoEngine::IoUringCmd(_)) {
+            return Err(err(i, "ioengine=io_uring_cmd (NVMe passthrough) is not modelled yet".into()));
+        }
+        if cfg.rw_has_trim() {
+            return Err(err(i, format!("rw={}: trim is not modelled yet", cfg.rw.fio_name())));
+        }
+        if cfg.rate_iops.iter().any(|r| *r > 0) {
+            return Err(err(i, "rate_iops is not modelled yet".into()));
+        }
+        if cfg.iodepth == 0 {
+            return Err(err(i, "iodepth must be at least 1".into()));
+        }
+        let mut devs = Vec::new();
+        if !is_null {
+            if cfg.filenames.is_empty() {
+                return Err(err(i, "no filename: blksim jobs need filename=/dev/DEVICE naming a block device of the machine".into()));
+            }
+            for f in &cfg.filenames {
+                let name = f.strip_prefix("/dev/").unwrap_or(f);
+                let d = self.devs.iter().position(|d| d.name == name).ok_or_else(|| {
+                    let names: Vec<String> = self.devs.iter().map(|d| format!("/dev/{}", d.name)).collect();
+                    err(i, format!("filename={f}: machine '{}' has no such block device (it has {})", self.machine.name, names.join(", ")))
+                })?;
+                if self.devs[d].nvme.is_none() {
+                    return Err(err(i, format!("filename={f}: null_blk is not modelled yet")));
+                }
+                devs.push(d as u16);
+            }
+        }
+        let allowed: Vec<u32> = match &cfg.cpus_allowed {
+            Some(list) => {
+                if let Some(bad) = list.iter().find(|c| **c >= ncpus) {
+                    return Err(err(i, format!("cpus_allowed: CPU {bad} does not exist (machine has {ncpus} CPUs)")));
+                }
+                list.clone()
+            }
+            None => (0..ncpus).collect(),
+        };
+        if allowed.is_empty() {
+            return Err(err(i, "cpus_allowed is empty".into()));
+        }
+        // The least-loaded allowed CPU (first on ties), as the scheduler would spread.
+        let cpu = *allowed.iter().min_by_key(|&&c| (load[c as usize], c)).unwrap();
+        load[cpu as usize] += 1;
+        let index = self.jobs.len() as u32;
+        let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.seed, &format!("job/{i}")));
+        if !cfg.time_based || cfg.runtime_ns.is_none() {
+            let region: u64 = match cfg.size {
+                Some(s) => s,
+                None => devs.iter().map(|&d| self.devs[d as usize].capacity_bytes).sum(),
+            };
+            job.bytes_limit = region.saturating_mul(cfg.loops.max(1) as u64);
+        }
+        if job.hipri() {
+            for &d in &devs {
+                let (hctx, polled) = self.devs[d as usize].hctx_for(cpu, true);
+                if polled {
+                    job.poll_queues.push((d, hctx));
+                }
+            }
+        }
+        self.jobs.push(job);
+        Ok(())
+    }
+
+    fn start_phase(&mut self) {
+        while self.phase < self.phases {
+            let members: Vec<u32> =
+                self.jobs.iter().filter(|j| j.cfg.phase == self.phase).map(|j| j.index).collect();
+            if members.is_empty() {
+                self.phase += 1;
+                continue;
+            }
+            self.jobs_left = members.len();
+            for j in members {
+                let delay = self.jobs[j as usize].cfg.startdelay_ns;
+                self.q.after(delay, Event::JobStarted { job: j });
+            }
+            return;
+        }
+    }
+
+    /// A job ended: when its whole phase has, the next phase starts.
+    pub fn job_finished(&mut self, _j: u32) {
+        self.jobs_left -= 1;
+        if self.jobs_left == 0 {
+            self.phase += 1;
+            self.start_phase();
+        }
+    }
+
+    fn all_done(&self) -> bool {
+        self.phase >= self.phases
+    }
+
+    pub fn run_loop(&mut self) -> Result<(), ModelError> {
+        self.start_phase();
+        while !self.all_done() {
+            let Some(ev) = self.q.pop() else {
+                let stuck: Vec<String> = self
+                    .jobs
+                    .iter()
+                    .filter(|j| j.state != JobState::Done && j.cfg.phase == self.phase)
+                    .map(|j| format!("{}#{} in {:?}", j.cfg.name, j.index, j.state))
+                    .collect();
+                return Err(ModelError { job: None, message: format!("internal error: the simulation stalled ({})", stuck.join(", ")) });
+            };
+            match ev {
+                Event::CpuStep { cpu, gen } => self.cpu_step_done(cpu, gen),
+                Event::CqeWritten { dev, req } => self.cqe_written(dev, req),
+                Event::InterruptArrived { cpu, vector } => self.interrupt_arrived(cpu, vector),
+                Event::TaskWoken { job } => self.task_woken(job),
+                Event::JobStarted { job } => self.job_start(job),
+            }
+        }
+        Ok(())
+    }
+
+    fn report(mut self) -> (RunReport, Invariants) {
+        let end = self.q.now_ns();
+        for c in 0..self.cpus.len() as u32 {
+            self.cpu_charge(c);
+        }
+        let ncpus = self.cpus.len();
+        let jobs = self
+            .jobs
+            .iter()
+            .map(|j| JobStats {
+                config: j.cfg.clone(),
+                dirs: j.dirs.clone(),
+                runtime_ns: j.finish_ns.saturating_sub(j.ramp_end_ns),
+                start_ns: j.start_ns,
+                end_ns: j.finish_ns,
+                usr_ns: j.usr_ns,
+                sys_ns: j.sys_ns,
+                ctx: j.ctx,
+                iodepth_level: j.iodepth_level,
+                iodepth_submit: j.iodepth_submit,
+                iodepth_complete: j.iodepth_complete,
+                cpu: j.cpu,
+            })
+            .collect();
+        let mut interrupts: Vec<InterruptRow> = self
+            .irqs
+            .iter()
+            .map(|irq| {
+                let dev = &self.devs[irq.dev as usize];
+                InterruptRow {
+                    label: irq.number.to_string(),
+                    per_cpu: irq.count.clone(),
+                    chip: format!("IR-PCI-MSIX-0000:{:02x}:00.0 {}-edge", 0x10 + dev.instance, irq.queue + 1),
+                    name: irq.name.clone(),
+                }
+            })
+            .collect();
+        interrupts.push(InterruptRow {
+            label: "CAL".into(),
+            per_cpu: self.cpus.iter().map(|c| c.cal_count).collect(),
+            chip: String::new(),
+            name: "Function call interrupts".into(),
+        });
+        let disks = self
+            .devs
+            .iter()
+            .filter(|d| d.disk.ios.iter().sum::<u64>() > 0)
+            .map(|d| DiskStats {
+                name: d.name.clone(),
+                ios: d.disk.ios,
+                sectors: d.disk.sectors,
+                merges: [0, 0],
+                ticks_ms: [d.disk.ticks_ns[0] / 1_000_000, d.disk.ticks_ns[1] / 1_000_000],
+                in_queue_ms: (d.disk.ticks_ns[0] + d.disk.ticks_ns[1]) / 1_000_000,
+                util_pct: if end > 0 { d.busy_ns(end) as f64 * 100.0 / end as f64 } else { 0.0 },
+                iops: if end > 0 { (d.disk.ios[0] + d.disk.ios[1]) as f64 * 1e9 / end as f64 } else { 0.0 },
+            })
+            .collect();
+        let msi_pending = self
+            .cpus
+            .iter()
+            .map(|c| {
+                (0..256u32)
+                    .filter(|v| c.irr[(v / 64) as usize] >> (v % 64) & 1 == 1 && self.vector_irq[c.id as usize * 256 + *v as usize] != u32::MAX)
+                    .count() as u64
+            })
+            .sum();
+        let inv = Invariants {
+            ios_issued: self.jobs.iter().map(|j| j.ios_issued).sum(),
+            ios_reaped: self.jobs.iter().map(|j| j.ios_issued - j.inflight as u64 - j.queued.len() as u64).sum(),
+            requests_live: self.reqs.live,
+            msi: self.msi.clone(),
+            msi_pending,
+        };
+        let report = RunReport {
+            jobs,
+            cpu_time: self.cpus.iter().map(|c| c.time.clone()).collect::<Vec<CpuTime>>(),
+            interrupts,
+            ipis_per_cpu: self.cpus.iter().map(|c| c.ipis).collect(),
+            disks,
+            sim_time_ns: end,
+            events: self.q.processed,
+            seed: self.seed,
+            sample_interval_ns: self.sample_interval_ns,
+        };
+        let _ = ncpus;
+        (report, inv)
+    }
+}

@@ -1,0 +1,197 @@
+//! Kernel settings under their real names: the kernel command line
+//! (`nvme.poll_queues=4`), sysfs writes (`/sys/block/DEV/queue/rq_affinity=2`)
+//! and module parameters. Unknown knobs and out-of-range values are errors.
+
+use std::collections::BTreeMap;
+
+/// The I/O scheduler of a request queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    None,
+}
+
+/// `/sys/block/DEV/queue/*` of one device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueSettings {
+    /// 0, 1 (default) or 2.
+    pub rq_affinity: u8,
+    pub scheduler: Scheduler,
+    /// 0 (default), 1 (only simple one-hit merges), 2 (no merges).
+    pub nomerges: u8,
+    /// `nr_requests`: `None` = the driver's tag depth.
+    pub nr_requests: Option<u32>,
+}
+
+impl Default for QueueSettings {
+    fn default() -> Self {
+        QueueSettings { rq_affinity: 1, scheduler: Scheduler::None, nomerges: 0, nr_requests: None }
+    }
+}
+
+/// null_blk module parameters (`null_blk.irqmode=2` ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NullBlkSettings {
+    pub submit_queues: u32,
+    /// 0 none (complete in the submitter's context), 1 softirq, 2 timer.
+    pub irqmode: u8,
+    pub completion_nsec: u64,
+    pub hw_queue_depth: u32,
+}
+
+impl Default for NullBlkSettings {
+    fn default() -> Self {
+        NullBlkSettings { submit_queues: 1, irqmode: 1, completion_nsec: 10_000, hw_queue_depth: 64 }
+    }
+}
+
+/// Every knob, resolved with the kernel's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// `nvme.poll_queues`.
+    pub nvme_poll_queues: u32,
+    /// `nvme.write_queues`.
+    pub nvme_write_queues: u32,
+    /// `nvme.io_queue_depth` (2..4095, default 1024).
+    pub nvme_io_queue_depth: u32,
+    pub null_blk: NullBlkSettings,
+    /// Per device name (e.g. `nvme0n1`); devices not named here have the defaults.
+    pub queues: BTreeMap<String, QueueSettings>,
+    /// The command line and writes as given, for the report.
+    pub given: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            nvme_poll_queues: 0,
+            nvme_write_queues: 0,
+            nvme_io_queue_depth: 1024,
+            null_blk: NullBlkSettings::default(),
+            queues: BTreeMap::new(),
+            given: Vec::new(),
+        }
+    }
+}
+
+fn parse_num(knob: &str, value: &str, lo: u64, hi: u64) -> Result<u64, String> {
+    let v: u64 = value.trim().parse().map_err(|_| format!("{knob}: expected an integer, got '{value}'"))?;
+    if v < lo || v > hi {
+        return Err(format!("{knob}={v} is out of range (expected {lo}..{hi})"));
+    }
+    Ok(v)
+}
+
+impl Settings {
+    pub fn queue(&self, device: &str) -> QueueSettings {
+        self.queues.get(device).cloned().unwrap_or_default()
+    }
+
+    /// Apply a kernel command line: whitespace-separated `name=value` words.
+    pub fn apply_cmdline(&mut self, cmdline: &str) -> Result<(), String> {
+        for word in cmdline.split_whitespace() {
+            let (name, value) = word.split_once('=').ok_or_else(|| {
+                format!("kernel command line: '{word}' is not name=value")
+            })?;
+            self.apply_param(name, value)?;
+            self.given.push(word.to_string());
+        }
+        Ok(())
+    }
+
+    fn apply_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+        match name {
+            "nvme.poll_queues" => self.nvme_poll_queues = parse_num(name, value, 0, 4096)? as u32,
+            "nvme.write_queues" => self.nvme_write_queues = parse_num(name, value, 0, 4096)? as u32,
+            "nvme.io_queue_depth" => self.nvme_io_queue_depth = parse_num(name, value, 2, 4095)? as u32,
+            "null_blk.submit_queues" => self.null_blk.submit_queues = parse_num(name, value, 1, 4096)? as u32,
+            "null_blk.irqmode" => self.null_blk.irqmode = parse_num(name, value, 0, 2)? as u8,
+            "null_blk.completion_nsec" => self.null_blk.completion_nsec = parse_num(name, value, 0, 10_000_000_000)?,
+            "null_blk.hw_queue_depth" => self.null_blk.hw_queue_depth = parse_num(name, value, 1, 65536)? as u32,
+            "intremap" => {
+                return Err(format!(
+                    "intremap={value}: posted MSI is not modelled yet; blksim runs remappable MSI (the default)"
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "unknown kernel parameter '{name}' (known: nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
+                     null_blk.submit_queues, null_blk.irqmode, null_blk.completion_nsec, null_blk.hw_queue_depth)"
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply one `PATH=VALUE` write (`/sys/block/nvme0n1/queue/rq_affinity=2`,
+    /// `/sys/module/nvme/parameters/poll_queues=4`). `devices` are the machine's block devices.
+    pub fn apply_write(&mut self, assignment: &str, devices: &[String]) -> Result<(), String> {
+        let (path, value) =
+            assignment.split_once('=').ok_or_else(|| format!("--set '{assignment}': expected PATH=VALUE"))?;
+        let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+        match parts.as_slice() {
+            ["", "sys", "block", dev, "queue", attr] => {
+                if !devices.iter().any(|d| d == dev) {
+                    return Err(format!("{path}: no block device '{dev}' on this machine (devices: {})", devices.join(", ")));
+                }
+                let mut q = self.queue(dev);
+                match *attr {
+                    "rq_affinity" => q.rq_affinity = parse_num(path, value, 0, 2)? as u8,
+                    "nomerges" => q.nomerges = parse_num(path, value, 0, 2)? as u8,
+                    "nr_requests" => q.nr_requests = Some(parse_num(path, value, 4, 65536)? as u32),
+                    "scheduler" => {
+                        q.scheduler = match value.trim() {
+                            "none" => Scheduler::None,
+                            "mq-deadline" | "bfq" | "kyber" => {
+                                return Err(format!("{path}={value}: the {value} scheduler is not modelled yet (only none)"))
+                            }
+                            v => return Err(format!("{path}: unknown scheduler '{v}' (expected none)")),
+                        }
+                    }
+                    a => {
+                        return Err(format!(
+                            "{path}: unknown queue attribute '{a}' (known: rq_affinity, scheduler, nomerges, nr_requests)"
+                        ))
+                    }
+                }
+                self.queues.insert(dev.to_string(), q);
+            }
+            ["", "sys", "module", module, "parameters", param] => self.apply_param(&format!("{module}.{param}"), value)?,
+            _ => {
+                return Err(format!(
+                    "--set '{path}': unknown knob (expected /sys/block/DEV/queue/ATTR or /sys/module/MOD/parameters/PARAM)"
+                ))
+            }
+        }
+        self.given.push(assignment.to_string());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmdline_and_sysfs_set_knobs() {
+        let mut s = Settings::default();
+        s.apply_cmdline("nvme.poll_queues=4 nvme.io_queue_depth=256").unwrap();
+        s.apply_write("/sys/block/nvme0n1/queue/rq_affinity=2", &["nvme0n1".into()]).unwrap();
+        assert_eq!(s.nvme_poll_queues, 4);
+        assert_eq!(s.nvme_io_queue_depth, 256);
+        assert_eq!(s.queue("nvme0n1").rq_affinity, 2);
+        assert_eq!(s.queue("nvme1n1").rq_affinity, 1);
+    }
+
+    #[test]
+    fn out_of_range_and_unknown_knobs_are_errors() {
+        let mut s = Settings::default();
+        let e = s.apply_write("/sys/block/nvme0n1/queue/rq_affinity=3", &["nvme0n1".into()]).unwrap_err();
+        assert!(e.contains("out of range") && e.contains("0..2"), "{e}");
+        let e = s.apply_cmdline("nvme.io_queue_depth=5000").unwrap_err();
+        assert!(e.contains("2..4095"), "{e}");
+        let e = s.apply_cmdline("nvme.bogus=1").unwrap_err();
+        assert!(e.contains("unknown kernel parameter 'nvme.bogus'"), "{e}");
+        let e = s.apply_write("/sys/block/sdz/queue/rq_affinity=1", &["nvme0n1".into()]).unwrap_err();
+        assert!(e.contains("no block device 'sdz'"), "{e}");
+    }
+}
