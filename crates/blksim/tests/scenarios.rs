@@ -7,12 +7,154 @@ use blksim::settings::Settings;
 use blksim::workload::{IoEngine, RwKind};
 use common::*;
 
+fn iops(r: &blksim::stats::RunReport, job: usize) -> f64 {
+    let j = &r.jobs[job];
+    j.dirs[0].total_ios as f64 / (j.runtime_ns as f64 / 1e9)
+}
+
 #[test]
-fn smoke_libaio_randread() {
+fn libaio_randread_completes_every_io() {
     let m = small_machine(4);
     let j = job("r", IoEngine::Libaio, RwKind::RandRead, 4096, 32, "nvme0n1", 20);
     let (r, inv) = run_checked(&m, &Settings::default(), &[j], 1);
-    let iops = r.jobs[0].dirs[0].total_ios as f64 / (r.jobs[0].runtime_ns as f64 / 1e9);
-    eprintln!("iops={iops:.0} events={} inv={inv:?}", r.events);
-    assert!(iops > 10_000.0);
+    assert!(inv.ios_issued > 1000);
+    assert!(iops(&r, 0) > 10_000.0);
+}
+
+#[test]
+fn psync_qd1_latency_is_device_time_plus_path_costs() {
+    let m = small_machine_with(2, "[device_model.pm1743]\nlatency_sigma = 0.0\n");
+    let mut j = job("r", IoEngine::Psync, RwKind::RandRead, 4096, 1, "nvme0n1", 5);
+    j.cpus_allowed = Some(vec![0]);
+    let (r, _) = run_checked(&m, &Settings::default(), &[j], 1);
+    let c = &m.costs;
+    let blksim::machine::DeviceKind::Nvme(p) = &m.devices[0].kind else { panic!() };
+    let device = p.fetch_ns + 1_000_000_000 / p.iops_max[0] + p.latency_ns[0] + 4096 * 1000 / p.link_mb_per_s;
+    let submit = c.syscall_ns + c.fget_fput_ns + c.page_pin_ns + c.bio_submit_ns + c.nvme_queue_rq_ns + c.dma_map_ns + c.doorbell_ns;
+    let msi = m.root_ports[0].msi_service_ns + c.msi_latency_ns;
+    let irq = c.irq_entry_ns + c.apic_eoi_ns + c.nvme_cqe_ns + c.blk_complete_batch_ns + c.irq_exit_ns + c.cq_doorbell_ns + c.wakeup_ns;
+    let back = c.context_switch_ns + c.fio_clock_ns;
+    let expected = submit + device + msi + irq + back;
+    let clat = &r.jobs[0].dirs[0].clat;
+    assert_eq!(clat.min_ns, expected, "clat = submit {submit} + device {device} + msi {msi} + irq {irq} + wake {back}");
+    assert_eq!(clat.max_ns, expected);
+}
+
+#[test]
+fn iops_rise_with_iodepth_and_flatten_at_the_device_limit() {
+    let m = small_machine_with(2, "[device_model.pm1743]\niops_max_read = 150000\n");
+    let mut last = 0.0;
+    let mut seen = Vec::new();
+    for qd in [1, 2, 4, 8, 16, 64] {
+        let mut j = job("r", IoEngine::Libaio, RwKind::RandRead, 4096, qd, "nvme0n1", 20);
+        j.cpus_allowed = Some(vec![0]);
+        let (r, _) = run_checked(&m, &Settings::default(), &[j], 1);
+        let v = iops(&r, 0);
+        seen.push((qd, v as u64));
+        assert!(v >= last * 0.98, "IOPS fell from {last} to {v} at QD{qd}: {seen:?}");
+        last = v;
+    }
+    assert!(seen[0].1 < 20_000, "QD1 is latency bound: {seen:?}");
+    let top = seen.last().unwrap().1 as f64;
+    assert!((top - 150_000.0).abs() / 150_000.0 < 0.03, "QD64 sits at the device limit: {seen:?}");
+    let qd16 = seen[4].1 as f64;
+    assert!((top - qd16).abs() / top < 0.05, "flat past the knee: {seen:?}");
+}
+
+#[test]
+fn polled_io_raises_no_interrupt_and_keeps_the_cpu_busy() {
+    let m = small_machine(4);
+    let mut s = Settings::default();
+    s.apply_cmdline("nvme.poll_queues=1").unwrap();
+    let mut j = job("p", uring(true), RwKind::RandRead, 4096, 32, "nvme0n1", 10);
+    j.cpus_allowed = Some(vec![1]);
+    j.iodepth_batch_submit = 8;
+    j.iodepth_batch_complete_min = 1;
+    j.iodepth_batch_complete_max = 8;
+    let (r, inv) = run_checked(&m, &s, &[j], 1);
+    assert!(inv.ios_issued > 1000);
+    assert_eq!(inv.msi.sent, 0, "no MSI from a poll queue");
+    let device_irqs: u64 = r.interrupts.iter().filter(|row| row.label != "CAL").flat_map(|row| row.per_cpu.iter()).sum();
+    assert_eq!(device_irqs, 0);
+    let t = &r.cpu_time[1];
+    let busy = r.sim_time_ns - t.idle_ns;
+    assert!(busy as f64 / r.sim_time_ns as f64 > 0.99, "polling CPU busy {busy} of {}", r.sim_time_ns);
+    assert_eq!(t.hardirq_ns, 0);
+}
+
+/// One queue for all CPUs: its IRQ lands on CPU 0, the job runs on CPU 2.
+fn remote_completion(rq_affinity: &str, engine: IoEngine, qd: u32) -> (blksim::stats::RunReport, u64) {
+    let m = small_machine_with(4, "[device_model.pm1743]\nmax_queues = 1\n");
+    let mut s = Settings::default();
+    s.apply_write(&format!("/sys/block/nvme0n1/queue/rq_affinity={rq_affinity}"), &["nvme0n1".into()]).unwrap();
+    let mut j = job("r", engine, RwKind::RandRead, 4096, qd, "nvme0n1", 10);
+    j.cpus_allowed = Some(vec![2]);
+    let (r, inv) = run_checked(&m, &s, &[j], 1);
+    (r, inv.ios_issued)
+}
+
+fn cal(r: &blksim::stats::RunReport, cpu: usize) -> u64 {
+    r.interrupts.iter().find(|row| row.label == "CAL").unwrap().per_cpu[cpu]
+}
+
+#[test]
+fn rq_affinity_2_sends_an_ipi_per_io_completed_off_its_cpu() {
+    let (r, ios) = remote_completion("2", IoEngine::Psync, 1);
+    assert!(ios > 100);
+    // QD1: every completion finds the submitter's done list empty and sends one IPI.
+    assert_eq!(cal(&r, 2), ios);
+    assert_eq!(r.ipis_per_cpu[2], ios, "only completion IPIs (the task's CPU is never idle-woken remotely)");
+    assert!(r.cpu_time[2].softirq_ns > 0, "completions run in BLOCK_SOFTIRQ on the submitter");
+    assert_eq!(r.cpu_time[0].softirq_ns, 0);
+}
+
+#[test]
+fn rq_affinity_0_and_1_in_one_llc_send_none() {
+    for v in ["0", "1"] {
+        let (r, ios) = remote_completion(v, IoEngine::Libaio, 16);
+        assert!(ios > 100);
+        assert_eq!(cal(&r, 2), 0, "rq_affinity={v}");
+    }
+}
+
+#[test]
+fn rq_affinity_2_batches_ipis_at_depth() {
+    let (r, ios) = remote_completion("2", IoEngine::Libaio, 32);
+    let ipis = cal(&r, 2);
+    assert!(ipis > 0 && ipis <= ios, "{ipis} IPIs for {ios} I/Os");
+}
+
+#[test]
+fn same_seed_same_result_other_seed_differs() {
+    let m = small_machine(4);
+    let j = job("r", IoEngine::Libaio, RwKind::RandRead, 4096, 16, "nvme0n1", 10);
+    let a = format!("{:?}", run_checked(&m, &Settings::default(), &[j.clone()], 7).0);
+    let b = format!("{:?}", run_checked(&m, &Settings::default(), &[j.clone()], 7).0);
+    let c = format!("{:?}", run_checked(&m, &Settings::default(), &[j], 8).0);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn jobs_on_many_devices_and_cpus_keep_every_invariant() {
+    let m = server();
+    let mut jobs = Vec::new();
+    for d in 0..4 {
+        for k in 0..4 {
+            let mut j = job("multi", IoEngine::Libaio, RwKind::RandRead, 4096, 16, &format!("nvme{d}n1"), 5);
+            j.cpus_allowed = Some(vec![d * 8 + k]);
+            jobs.push(j);
+        }
+    }
+    let (r, _) = run_checked(&m, &Settings::default(), &jobs, 3);
+    assert_eq!(r.disks.len(), 4);
+}
+
+#[test]
+fn a_job_on_an_unknown_device_is_an_error_naming_it() {
+    let m = small_machine(2);
+    let j = job("r", IoEngine::Libaio, RwKind::RandRead, 4096, 1, "sdz", 1);
+    let e = blksim::run(&m, &Settings::default(), &[j], 1).unwrap_err();
+    assert_eq!(e.job, Some(0));
+    assert!(e.message.contains("/dev/sdz") && e.message.contains("/dev/nvme0n1"), "{}", e.message);
 }

@@ -16,6 +16,14 @@ pub fn small_machine(cores: u32) -> Machine {
     load_profile(&text, "small", &Builtins).unwrap()
 }
 
+/// `small_machine` with extra profile TOML overlaid (e.g. device model fields).
+pub fn small_machine_with(cores: u32, extra: &str) -> Machine {
+    let text = format!(
+        "name = \"small\"\ndescription = \"test\"\nextends = \"spr-gen5\"\n[cpu]\ncores_per_socket = {cores}\nthreads_per_core = 1\n{extra}"
+    );
+    load_profile(&text, "small", &Builtins).unwrap()
+}
+
 pub fn server() -> Machine {
     builtin("spr-gen5").unwrap()
 }
