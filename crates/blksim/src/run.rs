@@ -17,7 +17,9 @@ use crate::workload::{IoEngine, JobConfig};
 pub enum Event {
     /// The step running on a CPU reached its end (stale if `gen` moved on).
     CpuStep { cpu: u32, gen: u64 },
-    /// A device wrote the CQE of `req` into its completion queue.
+    /// A device sent the CQE write of `req` towards its root port.
+    CqeSent { dev: u16, req: u32 },
+    /// The CQE of `req` reached host memory.
     CqeWritten { dev: u16, req: u32 },
     /// An interrupt message (MSI or IPI) reached a CPU's local APIC.
     InterruptArrived { cpu: u32, vector: u8 },
@@ -330,6 +332,7 @@ impl Sim {
             };
             match ev {
                 Event::CpuStep { cpu, gen } => self.cpu_step_done(cpu, gen),
+                Event::CqeSent { dev, req } => self.cqe_sent(dev, req),
                 Event::CqeWritten { dev, req } => self.cqe_written(dev, req),
                 Event::InterruptArrived { cpu, vector } => self.interrupt_arrived(cpu, vector),
                 Event::TaskWoken { job } => self.task_woken(job),

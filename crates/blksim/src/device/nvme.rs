@@ -73,11 +73,25 @@ impl Sim {
             let nvme = d.nvme.as_mut().expect("nvme device");
             let done = nvme.service(now, dir, bytes);
             debug_assert_eq!(self.reqs.reqs[req as usize].hctx, hctx);
-            self.q.at(done, Event::CqeWritten { dev, req });
+            self.q.at(done, Event::CqeSent { dev, req });
         }
     }
 
-    /// The device wrote a CQE: visible to the driver now; raise the queue's MSI
+    /// The device sent a CQE write upstream. Posted writes from the root port
+    /// are ordered: the CQE lands behind every earlier write and interrupt
+    /// message of the port, and its MSI follows right behind it.
+    pub fn cqe_sent(&mut self, dev: u16, req: u32) {
+        let now = self.q.now_ns();
+        let rp = &self.root_ports[self.devs[dev as usize].root_port];
+        if rp.free_at_ns > now {
+            let at = rp.free_at_ns;
+            self.q.at(at, Event::CqeWritten { dev, req });
+        } else {
+            self.cqe_written(dev, req);
+        }
+    }
+
+    /// A CQE is in host memory, visible to the driver; raise the queue's MSI
     /// unless it is a poll queue.
     pub fn cqe_written(&mut self, dev: u16, req: u32) {
         let hctx = self.reqs.reqs[req as usize].hctx;
