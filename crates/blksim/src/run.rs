@@ -8,15 +8,13 @@ use crate::irq::{Irq, MsiCounters, RootPortState, FIRST_DEVICE_VECTOR, LAST_DEVI
 use crate::machine::cpu::Cpu;
 use crate::machine::{Costs, DeviceKind, Machine};
 use crate::settings::Settings;
-use crate::sim::{EventQueue, Rng};
+use crate::sim::{EventQueue, Popped, Rng};
 use crate::stats::{CpuTime, DiskStats, InterruptRow, JobStats, RunReport};
 use crate::workload::{IoEngine, JobConfig};
 
 /// Something that happened at an instant; the doc says source and target.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
-    /// The step running on a CPU reached its end (stale if `gen` moved on).
-    CpuStep { cpu: u32, gen: u64 },
     /// A device sent the CQE write of `req` towards its root port.
     CqeSent { dev: u16, req: u32 },
     /// The CQE of `req` reached host memory.
@@ -95,7 +93,7 @@ impl Sim {
         let mut spread_order: Vec<u32> = (0..ncpus as u32).collect();
         spread_order.sort_by_key(|&c| (topo.cpus[c as usize].node, topo.cpus[c as usize].core, c));
         let mut sim = Sim {
-            q: EventQueue::default(),
+            q: EventQueue::new(ncpus),
             machine: machine.clone(),
             costs: machine.costs.clone(),
             cpus,
@@ -330,8 +328,15 @@ impl Sim {
                     .collect();
                 return Err(ModelError { job: None, message: format!("internal error: the simulation stalled ({})", stuck.join(", ")) });
             };
+            let ev = match ev {
+                // A CPU's timer: the step running on it reached its end.
+                Popped::Timer(cpu) => {
+                    self.cpu_step_done(cpu);
+                    continue;
+                }
+                Popped::Event(ev) => ev,
+            };
             match ev {
-                Event::CpuStep { cpu, gen } => self.cpu_step_done(cpu, gen),
                 Event::CqeSent { dev, req } => self.cqe_sent(dev, req),
                 Event::CqeWritten { dev, req } => self.cqe_written(dev, req),
                 Event::InterruptArrived { cpu, vector } => self.interrupt_arrived(cpu, vector),

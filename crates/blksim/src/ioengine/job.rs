@@ -64,6 +64,10 @@ pub struct Job {
     pub iopoll_done: VecDeque<u32>,
     /// Completions fio is accounting in the current Account step.
     pub reaping: Vec<u32>,
+    /// When fio took the timestamp of the batch it is accounting.
+    pub reap_ns: u64,
+    /// io_us whose preparation was already charged (fio preps right after accounting).
+    pub prepaid: u32,
     /// While sleeping: how many completions wake us.
     pub wait_for: u32,
     /// No more I/O will be issued.
@@ -114,6 +118,8 @@ impl Job {
             tw_pending: VecDeque::new(),
             iopoll_done: VecDeque::new(),
             reaping: Vec::new(),
+            reap_ns: 0,
+            prepaid: 0,
             wait_for: 0,
             done_issuing: false,
             start_ns: 0,

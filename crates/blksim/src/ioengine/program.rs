@@ -103,9 +103,17 @@ impl Sim {
         }
         if !job.done_issuing && !full {
             let want = (job.cfg.iodepth_batch_submit - queued).min(job.cfg.iodepth - depth).max(1);
+            if job.prepaid > 0 {
+                // Prepared within the accounting step that just ended.
+                let n = want.min(job.prepaid);
+                job.prepaid = 0;
+                self.job_prep(j, n);
+                return self.job_next(j);
+            }
             let cost = want as u64 * prep_ns;
             return self.job_set(j, JobState::Prep, cost, Acct::User, want);
         }
+        job.prepaid = 0;
         if depth > 0 || !job.ready.is_empty() {
             return self.job_reap(j);
         }
@@ -243,7 +251,16 @@ impl Sim {
                     self.job_set(j, JobState::SleepOut, self.costs.context_switch_ns, Acct::Sys, 0)
                 }
             }
-            IoEngine::Libaio => self.job_set(j, JobState::ReapEnter, sys, Acct::Sys, 0),
+            IoEngine::Libaio => {
+                if job.ready.len() as u32 >= min {
+                    // io_getevents finds enough events at once: one syscall step.
+                    let k = (job.ready.len() as u32).min(max);
+                    let cost = sys + k as u64 * self.costs.aio_getevents_ns;
+                    self.job_set(j, JobState::Collect, cost, Acct::Sys, k)
+                } else {
+                    self.job_set(j, JobState::ReapEnter, sys, Acct::Sys, 0)
+                }
+            }
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => {
                 if job.ready.len() as u32 >= min {
                     let k = (job.ready.len() as u32).min(max);
@@ -260,11 +277,21 @@ impl Sim {
     /// fio accounts `k` completions from `ready`.
     fn job_account(&mut self, j: u32, k: u32) {
         let c = &self.costs;
-        let cost = c.fio_clock_ns + k as u64 * c.fio_reap_ns;
+        let mut cost = c.fio_clock_ns + k as u64 * c.fio_reap_ns;
+        let prep_ns = c.fio_prep_ns + c.fio_clock_ns;
+        let now = self.q.now_ns();
         let job = &mut self.jobs[j as usize];
+        job.reap_ns = now + c.fio_clock_ns;
         for _ in 0..k {
             let r = job.ready.pop_front().unwrap();
             job.reaping.push(r);
+        }
+        // fio goes straight on to queue the next io_us: charge their preparation
+        // in the same user-time step (job_next applies it).
+        if !job.done_issuing && job.queued.is_empty() {
+            let room = job.cfg.iodepth - (job.cur_depth() - k);
+            job.prepaid = job.cfg.iodepth_batch_submit.min(room);
+            cost += job.prepaid as u64 * prep_ns;
         }
         self.job_set(j, JobState::Account, cost, Acct::User, k);
     }
@@ -516,7 +543,7 @@ impl Sim {
         job.inflight -= k;
         job.iodepth_complete[batch_bucket(k)] += 1;
         // fio takes one timestamp for the batch, at the start of the reap.
-        let t_reap = now.saturating_sub(self.costs.fio_reap_ns * k as u64);
+        let t_reap = job.reap_ns;
         let measured = t_reap >= job.ramp_end_ns;
         while measured && t_reap >= job.next_sample_ns {
             for d in 0..3 {

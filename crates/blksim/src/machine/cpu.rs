@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use crate::run::{Event, Sim};
+use crate::run::Sim;
 use crate::stats::CpuTime;
 
 /// Which account a step's time goes to.
@@ -86,8 +86,6 @@ pub struct Cpu {
     pub running: Running,
     /// When the running entity last started or was last charged.
     pub since_ns: u64,
-    /// Generation of the scheduled step-end event; a stale event is ignored.
-    pub gen: u64,
     /// Current slowdown in permille (1000 = full speed; more when the SMT sibling is busy).
     pub slow_pm: u64,
     pub time: CpuTime,
@@ -115,7 +113,6 @@ impl Cpu {
             runqueue: VecDeque::new(),
             running: Running::Idle,
             since_ns: 0,
-            gen: 0,
             slow_pm: 1000,
             time: CpuTime::default(),
             irr: [0; 4],
@@ -244,12 +241,11 @@ impl Sim {
         };
         c.running = running;
         c.since_ns = now;
-        c.gen += 1;
-        if running != Running::Idle {
-            let end = now.saturating_add(wall_ns(remaining, c.slow_pm));
-            if end < u64::MAX / 2 {
-                self.q.at(end, Event::CpuStep { cpu, gen: c.gen });
-            }
+        let end = now.saturating_add(wall_ns(remaining, c.slow_pm));
+        if running != Running::Idle && end < u64::MAX / 2 {
+            self.q.set_timer(cpu, end);
+        } else {
+            self.q.clear_timer(cpu);
         }
         let busy = running != Running::Idle;
         if busy != was_busy {
@@ -266,8 +262,7 @@ impl Sim {
             if self.cpus[c as usize].slow_pm != slow {
                 self.cpu_charge(c);
                 self.cpus[c as usize].slow_pm = slow;
-                let cc = &mut self.cpus[c as usize];
-                cc.gen += 1;
+                let cc = &self.cpus[c as usize];
                 let remaining = match cc.running {
                     Running::Idle => continue,
                     Running::Frame => cc.frames.last().unwrap().remaining_ns,
@@ -275,18 +270,14 @@ impl Sim {
                 };
                 let end = self.q.now_ns().saturating_add(wall_ns(remaining, slow));
                 if end < u64::MAX / 2 {
-                    let gen = cc.gen;
-                    self.q.at(end, Event::CpuStep { cpu: c, gen });
+                    self.q.set_timer(c, end);
                 }
             }
         }
     }
 
     /// The step running on `cpu` has ended.
-    pub fn cpu_step_done(&mut self, cpu: u32, gen: u64) {
-        if self.cpus[cpu as usize].gen != gen {
-            return;
-        }
+    pub fn cpu_step_done(&mut self, cpu: u32) {
         self.cpu_charge(cpu);
         match self.cpus[cpu as usize].running {
             Running::Idle => {}

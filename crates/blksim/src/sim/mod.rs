@@ -4,7 +4,7 @@
 pub mod queue;
 pub mod rng;
 
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Popped};
 pub use rng::Rng;
 
 /// Nanoseconds in one second.

@@ -1,5 +1,8 @@
-//! The event queue: a binary min-heap on (time, sequence), so events at equal
-//! times run in the order they were scheduled.
+//! The event queue: a binary min-heap on (time, sequence) for one-off events,
+//! plus one re-armable timer slot per CPU kept in a tournament tree, so a
+//! CPU's rescheduled step replaces its old end instead of leaving a stale
+//! event behind. Everything at equal times runs in the order it was
+//! scheduled.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -28,21 +31,66 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
-    seq: u64,
-    now_ns: u64,
-    /// Events popped so far.
-    pub processed: u64,
+/// What `pop` returns: a one-off event, or a timer slot that fired.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Popped<E> {
+    Event(E),
+    Timer(u32),
 }
 
-impl<E> Default for EventQueue<E> {
-    fn default() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now_ns: 0, processed: 0 }
+/// Timer slots in a tournament tree: each inner node holds its subtree's earliest slot.
+struct Timers {
+    leaves: usize,
+    key: Vec<(u64, u64)>,
+    tree: Vec<u32>,
+}
+
+const NONE: (u64, u64) = (u64::MAX, u64::MAX);
+
+impl Timers {
+    fn new(n: usize) -> Timers {
+        let leaves = n.max(1).next_power_of_two();
+        let mut t = Timers { leaves, key: vec![NONE; leaves], tree: vec![0; 2 * leaves] };
+        for i in 0..leaves {
+            t.tree[leaves + i] = i as u32;
+        }
+        for node in (1..leaves).rev() {
+            t.tree[node] = t.tree[2 * node];
+        }
+        t
+    }
+
+    fn set(&mut self, slot: u32, key: (u64, u64)) {
+        self.key[slot as usize] = key;
+        let mut node = (self.leaves + slot as usize) / 2;
+        while node >= 1 {
+            let (a, b) = (self.tree[2 * node], self.tree[2 * node + 1]);
+            self.tree[node] = if self.key[a as usize] <= self.key[b as usize] { a } else { b };
+            node /= 2;
+        }
+    }
+
+    fn min(&self) -> (u32, (u64, u64)) {
+        let slot = if self.leaves == 1 { 0 } else { self.tree[1] };
+        (slot, self.key[slot as usize])
     }
 }
 
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    timers: Timers,
+    seq: u64,
+    now_ns: u64,
+    /// Events and timers popped so far.
+    pub processed: u64,
+}
+
 impl<E> EventQueue<E> {
+    /// A queue with `timer_slots` re-armable timers.
+    pub fn new(timer_slots: usize) -> EventQueue<E> {
+        EventQueue { heap: BinaryHeap::with_capacity(1024), timers: Timers::new(timer_slots), seq: 0, now_ns: 0, processed: 0 }
+    }
+
     pub fn now_ns(&self) -> u64 {
         self.now_ns
     }
@@ -60,24 +108,40 @@ impl<E> EventQueue<E> {
         self.at(self.now_ns + delay_ns, event);
     }
 
-    /// The next event, advancing the clock to its time.
-    pub fn pop(&mut self) -> Option<E> {
-        let e = self.heap.pop()?;
-        self.now_ns = e.time_ns;
-        self.processed += 1;
-        Some(e.event)
+    /// Arm timer `slot` to fire at `time_ns`, replacing whatever it held.
+    pub fn set_timer(&mut self, slot: u32, time_ns: u64) {
+        let time_ns = time_ns.max(self.now_ns);
+        self.timers.set(slot, (time_ns, self.seq));
+        self.seq += 1;
     }
 
-    pub fn peek_time_ns(&self) -> Option<u64> {
-        self.heap.peek().map(|e| e.time_ns)
+    pub fn clear_timer(&mut self, slot: u32) {
+        self.timers.set(slot, NONE);
     }
 
-    pub fn len(&self) -> usize {
-        self.heap.len()
+    /// The next event or timer, advancing the clock to its time.
+    pub fn pop(&mut self) -> Option<Popped<E>> {
+        let (slot, key) = self.timers.min();
+        let heap_key = self.heap.peek().map(|e| (e.time_ns, e.seq));
+        match heap_key {
+            Some(h) if h < key => {
+                let e = self.heap.pop().unwrap();
+                self.now_ns = e.time_ns;
+                self.processed += 1;
+                Some(Popped::Event(e.event))
+            }
+            _ if key != NONE => {
+                self.timers.set(slot, NONE);
+                self.now_ns = key.0;
+                self.processed += 1;
+                Some(Popped::Timer(slot))
+            }
+            _ => None,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.timers.min().1 == NONE
     }
 }
 
@@ -87,13 +151,28 @@ mod tests {
 
     #[test]
     fn events_at_equal_times_run_in_insertion_order() {
-        let mut q = EventQueue::default();
+        let mut q = EventQueue::new(0);
         q.at(10, "b");
         q.at(5, "a");
         q.at(10, "c");
         q.at(10, "d");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(order, vec!["a", "b", "c", "d"]);
+        let want: Vec<_> = ["a", "b", "c", "d"].into_iter().map(Popped::Event).collect();
+        assert_eq!(order, want);
         assert_eq!(q.now_ns(), 10);
+    }
+
+    #[test]
+    fn a_rearmed_timer_fires_once_at_its_new_time_in_order_with_events() {
+        let mut q = EventQueue::new(3);
+        q.set_timer(1, 50);
+        q.at(20, "e1");
+        q.set_timer(1, 20); // replaces 50; scheduled after e1, so runs after it
+        q.set_timer(2, 10);
+        q.set_timer(0, 30);
+        q.clear_timer(0);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|p| (q.now_ns(), p))).collect();
+        assert_eq!(order, vec![(10, Popped::Timer(2)), (20, Popped::Event("e1")), (20, Popped::Timer(1))]);
+        assert!(q.is_empty());
     }
 }
