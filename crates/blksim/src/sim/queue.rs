@@ -65,7 +65,13 @@ impl Timers {
         let mut node = (self.leaves + slot as usize) / 2;
         while node >= 1 {
             let (a, b) = (self.tree[2 * node], self.tree[2 * node + 1]);
-            self.tree[node] = if self.key[a as usize] <= self.key[b as usize] { a } else { b };
+            let winner = if self.key[a as usize] <= self.key[b as usize] { a } else { b };
+            let old = self.tree[node];
+            self.tree[node] = winner;
+            // Above here nothing changes if the same other slot still wins.
+            if winner == old && winner != slot {
+                break;
+            }
             node /= 2;
         }
     }
@@ -119,7 +125,8 @@ impl<E> EventQueue<E> {
         self.timers.set(slot, NONE);
     }
 
-    /// The next event or timer, advancing the clock to its time.
+    /// The next event or timer, advancing the clock to its time. A timer that
+    /// fires stays armed at its time: the caller re-arms or clears it.
     pub fn pop(&mut self) -> Option<Popped<E>> {
         let (slot, key) = self.timers.min();
         let heap_key = self.heap.peek().map(|e| (e.time_ns, e.seq));
@@ -131,7 +138,6 @@ impl<E> EventQueue<E> {
                 Some(Popped::Event(e.event))
             }
             _ if key != NONE => {
-                self.timers.set(slot, NONE);
                 self.now_ns = key.0;
                 self.processed += 1;
                 Some(Popped::Timer(slot))
@@ -171,7 +177,13 @@ mod tests {
         q.set_timer(2, 10);
         q.set_timer(0, 30);
         q.clear_timer(0);
-        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|p| (q.now_ns(), p))).collect();
+        let mut order = Vec::new();
+        while let Some(p) = q.pop() {
+            if let Popped::Timer(slot) = p {
+                q.clear_timer(slot);
+            }
+            order.push((q.now_ns(), p));
+        }
         assert_eq!(order, vec![(10, Popped::Timer(2)), (20, Popped::Event("e1")), (20, Popped::Timer(1))]);
         assert!(q.is_empty());
     }
