@@ -23,6 +23,8 @@ pub enum Event {
     InterruptArrived { cpu: u32, vector: u8 },
     /// A wake-up IPI reached the idle CPU of a woken job.
     TaskWoken { job: u32 },
+    /// An hrtimer armed by null_blk (irqmode=2) for `req` expired on `cpu`.
+    HrtimerExpired { cpu: u32, req: u32 },
     /// A job's start time (its phase began, plus startdelay) came.
     JobStarted { job: u32 },
 }
@@ -180,23 +182,41 @@ impl Sim {
                         queue_settings: qs,
                         capacity_bytes: p.capacity_bytes,
                         nvme: Some(NvmeState::new(p.clone(), Rng::stream(seed, &format!("dev/{}", spec.name)))),
+                        null_blk: None,
                         disk: Default::default(),
                     });
                     nvme_instance += 1;
                 }
                 DeviceKind::NullBlk => {
-                    // Placeholder device so names resolve; jobs on it are refused below.
+                    let nb = settings.null_blk.clone();
+                    let nr = nb.submit_queues.min(ncpus as u32).max(1);
+                    let tags = match qs.nr_requests {
+                        Some(n) if n > nb.hw_queue_depth => {
+                            return Err(ModelError {
+                                job: None,
+                                message: format!(
+                                    "/sys/block/{}/queue/nr_requests={n} exceeds null_blk.hw_queue_depth={}",
+                                    spec.name, nb.hw_queue_depth
+                                ),
+                            })
+                        }
+                        Some(n) => n,
+                        None => nb.hw_queue_depth,
+                    };
+                    let queues = (0..nr).map(|_| HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() }).collect();
                     sim.devs.push(Device {
                         name: spec.name.clone(),
                         instance: 0,
                         root_port: 0,
-                        queues: Vec::new(),
-                        map: QueueMap::spread(&spread_order, ncpus, 1),
+                        queues,
+                        map: QueueMap::spread(&spread_order, ncpus, nr),
                         poll_map: None,
-                        nr_irq_queues: 0,
+                        nr_irq_queues: nr as u16,
                         queue_settings: qs,
-                        capacity_bytes: 0,
+                        // null_blk's default gb=250.
+                        capacity_bytes: 250 << 30,
                         nvme: None,
+                        null_blk: Some(nb),
                         disk: Default::default(),
                     });
                 }
@@ -244,9 +264,6 @@ impl Sim {
                     let names: Vec<String> = self.devs.iter().map(|d| format!("/dev/{}", d.name)).collect();
                     err(i, format!("filename={f}: machine '{}' has no such block device (it has {})", self.machine.name, names.join(", ")))
                 })?;
-                if self.devs[d].nvme.is_none() {
-                    return Err(err(i, format!("filename={f}: null_blk is not modelled yet")));
-                }
                 devs.push(d as u16);
             }
         }
@@ -341,6 +358,7 @@ impl Sim {
                 Event::CqeWritten { dev, req } => self.cqe_written(dev, req),
                 Event::InterruptArrived { cpu, vector } => self.interrupt_arrived(cpu, vector),
                 Event::TaskWoken { job } => self.task_woken(job),
+                Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
                 Event::JobStarted { job } => self.job_start(job),
             }
         }
@@ -384,6 +402,12 @@ impl Sim {
                 }
             })
             .collect();
+        interrupts.push(InterruptRow {
+            label: "LOC".into(),
+            per_cpu: self.cpus.iter().map(|c| c.loc_count).collect(),
+            chip: String::new(),
+            name: "Local timer interrupts".into(),
+        });
         interrupts.push(InterruptRow {
             label: "CAL".into(),
             per_cpu: self.cpus.iter().map(|c| c.cal_count).collect(),

@@ -158,3 +158,36 @@ fn a_job_on_an_unknown_device_is_an_error_naming_it() {
     assert_eq!(e.job, Some(0));
     assert!(e.message.contains("/dev/sdz") && e.message.contains("/dev/nvme0n1"), "{}", e.message);
 }
+
+fn null_blk_run(params: &str, engine: IoEngine, qd: u32) -> (blksim::stats::RunReport, blksim::Invariants) {
+    let m = small_machine(2);
+    let mut s = Settings::default();
+    s.apply_cmdline(params).unwrap();
+    let mut j = job("n", engine, RwKind::RandRead, 512, qd, "nullb0", 2);
+    j.cpus_allowed = Some(vec![1]);
+    run_checked(&m, &s, &[j], 1)
+}
+
+#[test]
+fn null_blk_irqmode_0_completes_inline_without_interrupts_or_softirq() {
+    let (r, inv) = null_blk_run("null_blk.irqmode=0", IoEngine::Libaio, 4);
+    assert!(inv.ios_issued > 1000);
+    assert_eq!(r.cpu_time[1].softirq_ns + r.cpu_time[1].hardirq_ns, 0);
+    assert!(r.interrupts.iter().all(|row| row.per_cpu.iter().all(|n| *n == 0)));
+}
+
+#[test]
+fn null_blk_irqmode_1_completes_in_block_softirq_on_the_submitter() {
+    let (r, _) = null_blk_run("null_blk.irqmode=1", IoEngine::Libaio, 4);
+    assert!(r.cpu_time[1].softirq_ns > 0);
+    assert_eq!(r.cpu_time[0].softirq_ns, 0);
+}
+
+#[test]
+fn null_blk_irqmode_2_completes_from_a_timer_after_completion_nsec() {
+    let (r, inv) = null_blk_run("null_blk.irqmode=2 null_blk.completion_nsec=20000", IoEngine::Psync, 1);
+    let loc = r.interrupts.iter().find(|row| row.label == "LOC").unwrap();
+    assert_eq!(loc.per_cpu[1], inv.ios_issued, "one timer interrupt per I/O at QD1");
+    let clat = &r.jobs[0].dirs[0].clat;
+    assert!(clat.min_ns > 20_000 && clat.max_ns < 25_000, "clat {}..{}", clat.min_ns, clat.max_ns);
+}

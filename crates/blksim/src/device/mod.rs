@@ -1,5 +1,6 @@
 //! Block devices: the hardware queues blk-mq sees and the device models behind them.
 
+pub mod null_blk;
 pub mod nvme;
 
 use std::collections::VecDeque;
@@ -51,6 +52,8 @@ pub struct Device {
     pub queue_settings: QueueSettings,
     pub capacity_bytes: u64,
     pub nvme: Option<NvmeState>,
+    /// null_blk's module parameters, for a null_blk device.
+    pub null_blk: Option<crate::settings::NullBlkSettings>,
     pub disk: DiskCounters,
 }
 
@@ -90,5 +93,37 @@ impl Device {
     /// Busy time up to `now`, counting a busy period still open.
     pub fn busy_ns(&self, now: u64) -> u64 {
         self.disk.busy_ns + if self.disk.inflight > 0 { now - self.disk.busy_since_ns } else { 0 }
+    }
+}
+
+impl crate::run::Sim {
+    /// The driver's `queue_rq` cost per request on `dev`.
+    pub fn driver_queue_rq_cost(&self, dev: u16) -> u64 {
+        let c = &self.costs;
+        if self.devs[dev as usize].nvme.is_some() {
+            c.nvme_queue_rq_ns + c.dma_map_ns
+        } else {
+            c.null_queue_rq_ns
+        }
+    }
+
+    /// The driver's cost to start a batch on `dev` (the NVMe SQ doorbell).
+    pub fn driver_commit_cost(&self, dev: u16) -> u64 {
+        if self.devs[dev as usize].nvme.is_some() {
+            self.costs.doorbell_ns
+        } else {
+            0
+        }
+    }
+
+    /// Hand `req` (holding a tag of `hctx`) to the driver on `cpu`. Returns the
+    /// cost of work the driver did inline (null_blk irqmode=0 completions).
+    pub fn driver_issue(&mut self, cpu: u32, dev: u16, hctx: u16, req: u32) -> u64 {
+        if self.devs[dev as usize].nvme.is_some() {
+            self.nvme_issue(dev, hctx, &[req]);
+            0
+        } else {
+            self.null_blk_issue(cpu, dev, req)
+        }
     }
 }

@@ -55,10 +55,11 @@ impl Sim {
     }
 
     /// Per-I/O kernel cost of submitting `bytes` with this job's engine.
-    fn submit_cost(&self, j: u32, bytes: u32) -> u64 {
+    fn submit_cost(&self, j: u32, req: u32) -> u64 {
         let c = &self.costs;
-        let pages = (bytes as u64).div_ceil(4096);
-        let block = c.bio_submit_ns + c.nvme_queue_rq_ns + c.dma_map_ns;
+        let r = &self.reqs.reqs[req as usize];
+        let pages = (r.bytes as u64).div_ceil(4096);
+        let block = c.bio_submit_ns + self.driver_queue_rq_cost(r.dev);
         let pin = pages * c.page_pin_ns;
         block
             + match &self.jobs[j as usize].cfg.ioengine {
@@ -166,10 +167,18 @@ impl Sim {
         let job = &self.jobs[j as usize];
         let mut cost = if matches!(job.cfg.ioengine, IoEngine::Null) { 0 } else { self.costs.syscall_ns };
         for &req in &job.queued {
-            cost += self.submit_cost(j, self.reqs.reqs[req as usize].bytes);
+            cost += self.submit_cost(j, req);
         }
         if !matches!(job.cfg.ioengine, IoEngine::Null) {
-            cost += self.costs.doorbell_ns;
+            // One doorbell per device the batch goes to (plugged: queue_rqs).
+            for (i, &d) in job.devs.iter().enumerate() {
+                if job.devs[..i].contains(&d) {
+                    continue;
+                }
+                if job.queued.iter().any(|&r| self.reqs.reqs[r as usize].dev == d) {
+                    cost += self.driver_commit_cost(d);
+                }
+            }
         }
         let mut tw = 0;
         if job.is_uring() && !job.hipri() {
@@ -203,7 +212,8 @@ impl Sim {
             r.hctx = hctx;
             r.polled = polled;
             if self.get_tag(dev, hctx, req) {
-                self.nvme_issue(dev, hctx, &[req]);
+                let debt = self.driver_issue(cpu, dev, hctx, req);
+                self.jobs[j as usize].debt_ns += debt;
             }
         }
         let tw = self.jobs[j as usize].items;
@@ -535,7 +545,6 @@ impl Sim {
 
     /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.
     fn job_accounted(&mut self, j: u32) {
-        let now = self.q.now_ns();
         let interval = self.sample_interval_ns;
         let reaping = std::mem::take(&mut self.jobs[j as usize].reaping);
         let job = &mut self.jobs[j as usize];

@@ -3,7 +3,7 @@
 //! interrupt-context frames (hardirq handlers, BLOCK_SOFTIRQ).
 
 use crate::block::Placement;
-use crate::machine::cpu::{Frame, FrameKind, Stage, CALL_FUNCTION_SINGLE_VECTOR};
+use crate::machine::cpu::{Frame, FrameKind, Stage, CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR};
 use crate::run::{Event, Sim};
 
 /// A device interrupt (one per interrupt-driven NVMe queue).
@@ -34,6 +34,11 @@ pub struct RootPortState {
 pub const FIRST_DEVICE_VECTOR: u8 = 0x21;
 /// Last device vector (0xea: 0xeb and up are system vectors).
 pub const LAST_DEVICE_VECTOR: u8 = 0xea;
+
+/// `MAX_SOFTIRQ_RESTART`: passes of `__do_softirq` before deferring to ksoftirqd.
+pub const MAX_SOFTIRQ_RESTART: u8 = 10;
+/// `MAX_SOFTIRQ_TIME`: 2 ms.
+pub const MAX_SOFTIRQ_TIME_NS: u64 = 2_000_000;
 
 /// MSI counters for the exactly-once invariant.
 #[derive(Clone, Debug, Default)]
@@ -68,7 +73,7 @@ impl Sim {
     pub fn interrupt_arrived(&mut self, cpu: u32, vector: u8) {
         let c = &mut self.cpus[cpu as usize];
         if c.irr_set(vector) {
-            if vector != CALL_FUNCTION_SINGLE_VECTOR {
+            if vector != CALL_FUNCTION_SINGLE_VECTOR && vector != LOCAL_TIMER_VECTOR {
                 self.msi.merged += 1;
             }
             return;
@@ -89,6 +94,9 @@ impl Sim {
         let kind = if vector == CALL_FUNCTION_SINGLE_VECTOR {
             self.cpus[cpu as usize].cal_count += 1;
             FrameKind::CallFunctionIpi
+        } else if vector == LOCAL_TIMER_VECTOR {
+            self.cpus[cpu as usize].loc_count += 1;
+            FrameKind::LocalTimer
         } else {
             let irq = self.vector_irq[cpu as usize * 256 + vector as usize];
             assert!(irq != u32::MAX, "vector {vector:#x} on CPU {cpu} has no IRQ");
@@ -96,9 +104,24 @@ impl Sim {
             self.msi.delivered += 1;
             FrameKind::DeviceIrq { irq }
         };
-        let mut frame = Frame::new(kind);
+        self.frame_push(cpu, kind);
+    }
+
+    fn frame_push(&mut self, cpu: u32, kind: FrameKind) {
+        let mut frame = Frame::new(kind, self.q.now_ns());
         self.frame_begin(cpu, &mut frame);
         self.cpus[cpu as usize].frames.push(frame);
+    }
+
+    /// ksoftirqd gets the CPU: run the pending BLOCK_SOFTIRQ work in its thread.
+    pub fn ksoftirqd_run(&mut self, cpu: u32) {
+        self.frame_push(cpu, FrameKind::Ksoftirqd);
+    }
+
+    /// An hrtimer for `req` expired on `cpu` (null_blk irqmode=2).
+    pub fn hrtimer_expired(&mut self, cpu: u32, req: u32) {
+        self.cpus[cpu as usize].timer_expired.push_back(req);
+        self.interrupt_arrived(cpu, LOCAL_TIMER_VECTOR);
     }
 
     /// Set the cost of a frame's current stage.
@@ -114,10 +137,20 @@ impl Sim {
             }
             (FrameKind::DeviceIrq { .. }, Stage::Exit) => c.irq_exit_ns,
             (FrameKind::CallFunctionIpi, _) => c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns,
-            (FrameKind::Softirq { restarts }, _) => {
+            (FrameKind::Softirq { .. } | FrameKind::Ksoftirqd, _) => {
                 let list = &self.cpus[cpu as usize].done_list;
                 f.items = list.len() as u32;
-                let entry = if restarts == 0 { c.softirq_entry_ns } else { 0 };
+                let entry = match (f.kind, f.stage) {
+                    (FrameKind::Ksoftirqd, Stage::Entry) => c.context_switch_ns + c.softirq_entry_ns,
+                    (_, Stage::Entry) => c.softirq_entry_ns,
+                    _ => 0,
+                };
+                entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
+            }
+            (FrameKind::LocalTimer, _) => {
+                let list = &self.cpus[cpu as usize].timer_expired;
+                f.items = list.len() as u32;
+                let entry = if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 };
                 entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
             }
         };
@@ -162,19 +195,42 @@ impl Sim {
                 }
                 return self.irq_exit(cpu);
             }
-            FrameKind::Softirq { restarts } => {
+            FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => {
                 debt = self.block_softirq(cpu, f.items);
+                let now = self.q.now_ns();
                 let c = &mut self.cpus[cpu as usize];
-                c.softirq_pending = !c.done_list.is_empty();
-                if !c.softirq_pending && debt == 0 {
+                let pending = !c.done_list.is_empty();
+                c.softirq_pending = false;
+                if !pending && debt == 0 {
                     return;
                 }
-                // __do_softirq restarts while work is pending (MAX_SOFTIRQ_RESTART bounds it;
-                // past that the kernel defers to ksoftirqd, modelled as further passes).
-                f.kind = FrameKind::Softirq { restarts: restarts.saturating_add(1) };
+                if let FrameKind::Softirq { restarts } = f.kind {
+                    // __do_softirq restarts while work is pending, up to
+                    // MAX_SOFTIRQ_RESTART passes or MAX_SOFTIRQ_TIME; then ksoftirqd.
+                    if pending && (restarts + 1 >= MAX_SOFTIRQ_RESTART || now - f.since_ns >= MAX_SOFTIRQ_TIME_NS) {
+                        c.ksoftirqd_pending = true;
+                        if debt == 0 {
+                            return;
+                        }
+                        f.items = 0;
+                    }
+                    f.kind = FrameKind::Softirq { restarts: restarts + 1 };
+                }
                 f.stage = Stage::Work;
                 f.debt_ns = debt;
-                c.softirq_pending = false;
+            }
+            FrameKind::LocalTimer => {
+                let mut d = 0;
+                for _ in 0..f.items {
+                    let req = self.cpus[cpu as usize].timer_expired.pop_front().unwrap();
+                    d += self.end_request(cpu, req);
+                }
+                debt = d;
+                if debt == 0 && self.cpus[cpu as usize].timer_expired.is_empty() {
+                    return self.irq_exit(cpu);
+                }
+                f.stage = Stage::Work;
+                f.debt_ns = debt;
             }
         }
         self.frame_begin(cpu, &mut f);
@@ -186,9 +242,7 @@ impl Sim {
         let c = &mut self.cpus[cpu as usize];
         if c.softirq_pending && c.frames.is_empty() {
             c.softirq_pending = false;
-            let mut f = Frame::new(FrameKind::Softirq { restarts: 0 });
-            self.frame_begin(cpu, &mut f);
-            self.cpus[cpu as usize].frames.push(f);
+            self.frame_push(cpu, FrameKind::Softirq { restarts: 0 });
         }
     }
 }

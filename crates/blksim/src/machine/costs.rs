@@ -97,6 +97,8 @@ costs! {
     bio_submit_ns,
     /// nvme_queue_rq per request.
     nvme_queue_rq_ns,
+    /// null_blk's queue_rq per request.
+    null_queue_rq_ns,
     /// DMA map + unmap per request.
     dma_map_ns,
     /// SQ tail doorbell write, once per batch.

@@ -25,6 +25,11 @@ pub enum FrameKind {
     CallFunctionIpi,
     /// `__do_softirq` running BLOCK_SOFTIRQ; `restarts` counts passes.
     Softirq { restarts: u8 },
+    /// ksoftirqd running the softirq work deferred past the restart bound
+    /// (or raised from task context).
+    Ksoftirqd,
+    /// LOCAL_TIMER_VECTOR: hrtimers expired (null_blk irqmode=2 completions).
+    LocalTimer,
 }
 
 /// Stage of a frame's program.
@@ -49,15 +54,17 @@ pub struct Frame {
     /// Cost of effects applied at the end of a step, charged in the next one.
     pub debt_ns: u64,
     pub acct: Acct,
+    /// When the frame was entered (for MAX_SOFTIRQ_TIME).
+    pub since_ns: u64,
 }
 
 impl Frame {
-    pub fn new(kind: FrameKind) -> Frame {
+    pub fn new(kind: FrameKind, now_ns: u64) -> Frame {
         let acct = match kind {
-            FrameKind::Softirq { .. } => Acct::Softirq,
+            FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => Acct::Softirq,
             _ => Acct::Hardirq,
         };
-        Frame { kind, stage: Stage::Entry, remaining_ns: 0, items: 0, debt_ns: 0, acct }
+        Frame { kind, stage: Stage::Entry, remaining_ns: 0, items: 0, debt_ns: 0, acct, since_ns: now_ns }
     }
 
     pub fn is_hardirq(&self) -> bool {
@@ -75,6 +82,8 @@ pub enum Running {
 
 /// CALL_FUNCTION_SINGLE_VECTOR.
 pub const CALL_FUNCTION_SINGLE_VECTOR: u8 = 0xfb;
+/// LOCAL_TIMER_VECTOR.
+pub const LOCAL_TIMER_VECTOR: u8 = 0xec;
 
 pub struct Cpu {
     pub id: u32,
@@ -95,6 +104,12 @@ pub struct Cpu {
     pub softirq_pending: bool,
     /// `blk_cpu_done`: requests to complete in BLOCK_SOFTIRQ here.
     pub done_list: VecDeque<u32>,
+    /// ksoftirqd was woken: softirq work waits for it.
+    pub ksoftirqd_pending: bool,
+    /// Requests whose hrtimer expired, for the local timer interrupt.
+    pub timer_expired: VecDeque<u32>,
+    /// Local timer interrupts taken.
+    pub loc_count: u64,
     /// When the current task was switched in (for its time slice).
     pub task_since_ns: u64,
     /// IPIs received.
@@ -118,6 +133,9 @@ impl Cpu {
             irr: [0; 4],
             softirq_pending: false,
             done_list: VecDeque::new(),
+            ksoftirqd_pending: false,
+            timer_expired: VecDeque::new(),
+            loc_count: 0,
             task_since_ns: 0,
             ipis: 0,
             cal_count: 0,
@@ -221,6 +239,12 @@ impl Sim {
             }
             let Some(vector) = c.irr_take_highest() else { break };
             self.interrupt_enter(cpu, vector);
+        }
+        let c = &mut self.cpus[cpu as usize];
+        if c.frames.is_empty() && c.ksoftirqd_pending {
+            // ksoftirqd is runnable: the scheduler runs it before the task goes on.
+            c.ksoftirqd_pending = false;
+            self.ksoftirqd_run(cpu);
         }
         let c = &mut self.cpus[cpu as usize];
         if c.frames.is_empty() && c.current.is_none() {
