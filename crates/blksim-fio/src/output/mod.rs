@@ -1,5 +1,19 @@
 //! fio's output formats written from a simulated run: normal text, JSON, json+,
 //! and the `/proc/interrupts`-style table.
+//!
+//! Times: the simulated run starts at the Unix epoch, so dates are virtual and
+//! deterministic. A report is dated at the end of the simulated run
+//! (`sim_time_ns` after 1970-01-01 00:00:00 UTC), as fio dates its report when
+//! the run ends; a job's `job_start` is its start in ms after the epoch.
+
+mod blksim_json;
+pub mod fmt;
+mod group;
+mod interrupts;
+mod json;
+mod json_print;
+mod normal;
+mod stats;
 
 use blksim::stats::RunReport;
 
@@ -12,21 +26,31 @@ pub enum OutputFormat {
     JsonPlus,
 }
 
+/// The version line of the normal output and the JSON `fio version`: blksim's
+/// own, saying which fio's formats it writes.
+pub const VERSION_LINE: &str = concat!("blksim-", env!("CARGO_PKG_VERSION"), " (fio-3.42 compatible)");
+
 /// fio's normal (human) output.
 pub fn write_normal(report: &RunReport, jobs: &JobFile) -> String {
-    let _ = (report, jobs);
-    unimplemented!("normal output")
+    normal::write(report, jobs)
 }
 
 /// fio's `--output-format=json` (or json+ with `plus`), with the extra top-level `blksim` object:
 /// what the report holds beyond fio, merged with `extra` (resolved machine, settings, wall time).
 pub fn write_json(report: &RunReport, jobs: &JobFile, plus: bool, extra: serde_json::Value) -> String {
-    let _ = (report, jobs, plus, extra);
-    unimplemented!("json output")
+    json::write(report, jobs, plus, extra)
 }
 
 /// The `/proc/interrupts`-style table.
 pub fn write_interrupts(report: &RunReport) -> String {
-    let _ = report;
-    unimplemented!("interrupts table")
+    interrupts::write(report)
+}
+
+/// Virtual time of the report, ns after the epoch: the end of the simulated run.
+fn report_time_ns(report: &RunReport) -> u64 {
+    report.sim_time_ns
+}
+
+fn report_time_secs(report: &RunReport) -> u64 {
+    report_time_ns(report) / 1_000_000_000
 }

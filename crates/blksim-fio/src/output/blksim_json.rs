@@ -1,0 +1,74 @@
+//! The extra top-level `blksim` object of the JSON output: what fio cannot
+//! see (CPU time by context, interrupts, IPIs, devices, simulation counters),
+//! then the caller's `extra` keys (resolved machine, settings, wall time).
+
+use blksim::stats::{CpuTime, RunReport};
+use serde_json::{json, Map, Value};
+
+use super::json_print::float;
+
+pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
+    let mut obj = Map::new();
+    let cpus = report.cpu_time.iter().enumerate().map(|(cpu, time)| cpu_object(cpu, time)).collect();
+    obj.insert("cpu_time".into(), Value::Array(cpus));
+    let rows = report.interrupts.iter().map(|row| {
+        json!({
+            "label": row.label,
+            "per_cpu": row.per_cpu,
+            "total": row.per_cpu.iter().sum::<u64>(),
+            "chip": row.chip,
+            "name": row.name,
+        })
+    });
+    obj.insert("interrupts".into(), Value::Array(rows.collect()));
+    obj.insert("ipis_per_cpu".into(), json!(report.ipis_per_cpu));
+    let disks = report.disks.iter().map(|disk| {
+        json!({
+            "name": disk.name,
+            "iops": float(disk.iops),
+            "util_pct": float(disk.util_pct),
+        })
+    });
+    obj.insert("disks".into(), Value::Array(disks.collect()));
+    obj.insert("sim_time_ns".into(), json!(report.sim_time_ns));
+    obj.insert("events".into(), json!(report.events));
+    obj.insert("seed".into(), json!(report.seed));
+    merge_extra(&mut obj, extra);
+    obj
+}
+
+/// One CPU's time by context, in ns and as a share of its total.
+fn cpu_object(cpu: usize, time: &CpuTime) -> Value {
+    let total = time.total_ns();
+    let pct = |ns: u64| float(if total == 0 { 0.0 } else { ns as f64 * 100.0 / total as f64 });
+    json!({
+        "cpu": cpu,
+        "user_ns": time.user_ns,
+        "sys_ns": time.sys_ns,
+        "hardirq_ns": time.hardirq_ns,
+        "softirq_ns": time.softirq_ns,
+        "idle_ns": time.idle_ns,
+        "user_pct": pct(time.user_ns),
+        "sys_pct": pct(time.sys_ns),
+        "hardirq_pct": pct(time.hardirq_ns),
+        "softirq_pct": pct(time.softirq_ns),
+        "idle_pct": pct(time.idle_ns),
+    })
+}
+
+/// `extra`'s keys go after the report's, in their order; a key the report
+/// already has is replaced in place. `null` adds nothing; any other
+/// non-object goes under the key `extra`.
+fn merge_extra(obj: &mut Map<String, Value>, extra: Value) {
+    match extra {
+        Value::Null => {}
+        Value::Object(map) => {
+            for (key, value) in map {
+                obj.insert(key, value);
+            }
+        }
+        other => {
+            obj.insert("extra".into(), other);
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! fio's report aggregation (`stat.c` __show_run_stats, sum_thread_stats,
+//! sum_group_stats): jobs into reported blocks (one per job, or one per group
+//! with `group_reporting`) and per-group run statistics.
+
+use blksim::stats::{JobStats, LatencyStat, RunReport};
+use blksim::workload::JobConfig;
+
+use super::stats::{IoStat, LatBuckets};
+use crate::job::JobFile;
+
+/// One direction of a reported block (fio's per-ddir fields of `thread_stat`).
+#[derive(Clone, Debug, Default)]
+pub struct DirBlock {
+    pub total_ios: u64,
+    pub io_bytes: u64,
+    /// Milliseconds; 0 when the direction did no I/O.
+    pub runtime_ms: u64,
+    pub slat: LatencyStat,
+    pub clat: LatencyStat,
+    pub lat: LatencyStat,
+    /// KiB/s samples, as fio's bw_stat.
+    pub bw: IoStat,
+    pub iops: IoStat,
+}
+
+/// One reported block: a job, or a group merged by `group_reporting` (fio's `thread_stat`).
+#[derive(Clone, Debug)]
+pub struct Block<'a> {
+    /// Name, group, pid and start time come from the first member.
+    pub name: String,
+    pub group_id: u32,
+    pub pid: u32,
+    pub job_start_ms: u64,
+    pub members: u32,
+    /// The last member's configuration: fio copies percentile settings and the
+    /// latency depth from each member in turn, so the last one wins.
+    pub config: &'a JobConfig,
+    /// The last member's own options (fio's `opt_lists[j]`).
+    pub options: &'a [(String, String)],
+    pub dirs: [DirBlock; 3],
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    pub ctx: u64,
+    /// Sum of the members' run times, ns (fio's total_run_time).
+    pub total_run_ns: u64,
+    pub iodepth_level: [u64; 7],
+    pub iodepth_submit: [u64; 7],
+    pub iodepth_complete: [u64; 7],
+    pub lat_buckets: LatBuckets,
+}
+
+impl Block<'_> {
+    pub fn total_ios(&self) -> u64 {
+        self.dirs.iter().map(|d| d.total_ios).sum()
+    }
+    pub fn io_bytes(&self) -> u64 {
+        self.dirs.iter().map(|d| d.io_bytes).sum()
+    }
+    /// Percentage of the block's run time spent in user and system mode.
+    pub fn cpu_percent(&self) -> (f64, f64) {
+        if self.total_run_ns == 0 {
+            return (0.0, 0.0);
+        }
+        let runtime = self.total_run_ns as f64;
+        (self.usr_ns as f64 * 100.0 / runtime, self.sys_ns as f64 * 100.0 / runtime)
+    }
+}
+
+/// A job's simulated pid: blksim has no processes, so a stable made-up number.
+fn job_pid(thread_number: usize) -> u32 {
+    1000 + thread_number as u32
+}
+
+/// Milliseconds of a direction's run time: fio's runtime[ddir] is set only for
+/// directions that moved data. A simulated run can be shorter than a
+/// millisecond; it counts as 1 ms so its I/O is still reported.
+fn dir_runtime_ms(job: &JobStats, io_bytes: u64) -> u64 {
+    if io_bytes == 0 {
+        0
+    } else {
+        (job.runtime_ns / 1_000_000).max(1)
+    }
+}
+
+/// The job's whole run time (fio's total_run_time), ns.
+fn job_total_run_ns(job: &JobStats) -> u64 {
+    if job.end_ns > job.start_ns {
+        job.end_ns - job.start_ns
+    } else {
+        job.runtime_ns
+    }
+}
+
+fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)]) -> Block<'a> {
+    Block {
+        name: job.config.name.clone(),
+        group_id: job.config.group_id,
+        pid: job_pid(index + 1),
+        job_start_ms: job.start_ns / 1_000_000,
+        members: 0,
+        config: &job.config,
+        options,
+        dirs: Default::default(),
+        usr_ns: 0,
+        sys_ns: 0,
+        ctx: 0,
+        total_run_ns: 0,
+        iodepth_level: [0; 7],
+        iodepth_submit: [0; 7],
+        iodepth_complete: [0; 7],
+        lat_buckets: LatBuckets::default(),
+    }
+}
+
+fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(String, String)]) {
+    let config = &job.config;
+    let with_lat = !config.gtod_reduce;
+    let with_slat = with_lat && !config.ioengine.is_sync();
+    for (sum, dir) in block.dirs.iter_mut().zip(&job.dirs) {
+        if with_slat {
+            sum.slat.merge(&dir.slat);
+        }
+        if with_lat {
+            sum.clat.merge(&dir.clat);
+            sum.lat.merge(&dir.lat);
+            block.lat_buckets.add(&LatBuckets::from_histogram(&dir.clat));
+        }
+        sum.bw.pure_sum(&IoStat::from_samples(dir.bw_samples.iter().map(|b| b / 1024)));
+        sum.iops.pure_sum(&IoStat::from_samples(dir.iops_samples.iter().copied()));
+        sum.io_bytes += dir.io_bytes;
+        sum.total_ios += dir.total_ios;
+        sum.runtime_ms = sum.runtime_ms.max(dir_runtime_ms(job, dir.io_bytes));
+    }
+    block.usr_ns += job.usr_ns;
+    block.sys_ns += job.sys_ns;
+    block.ctx += job.ctx;
+    block.total_run_ns += job_total_run_ns(job);
+    for k in 0..7 {
+        block.iodepth_level[k] += job.iodepth_level[k];
+        block.iodepth_submit[k] += job.iodepth_submit[k];
+        block.iodepth_complete[k] += job.iodepth_complete[k];
+    }
+    block.config = config;
+    block.options = options;
+    block.members += 1;
+}
+
+/// The reported blocks in fio's order. A job joins the block before it when it
+/// has `group_reporting` and the same group id as the job before it
+/// (`__show_run_stats`). Report jobs pair with `jobs.jobs` by index.
+pub fn blocks<'a>(report: &'a RunReport, jobs: &'a JobFile) -> Vec<Block<'a>> {
+    let mut out: Vec<Block<'a>> = Vec::new();
+    let mut last_group = None;
+    for (index, job) in report.jobs.iter().enumerate() {
+        let options = jobs.jobs.get(index).map_or(&[][..], |p| p.options.as_slice());
+        let joins = job.config.group_reporting && last_group == Some(job.config.group_id);
+        if out.is_empty() || !joins {
+            out.push(new_block(job, index, options));
+        }
+        add_member(out.last_mut().expect("a block was just pushed"), job, options);
+        last_group = Some(job.config.group_id);
+    }
+    out
+}
+
+/// fio's `group_run_stats` for one reporting group, per direction.
+#[derive(Clone, Debug, Default)]
+pub struct GroupStats {
+    pub group_id: u32,
+    /// Run time in ms of the shortest and longest block.
+    pub min_run: [u64; 3],
+    pub max_run: [u64; 3],
+    /// Bandwidth in bytes/s of the slowest and fastest block.
+    pub min_bw: [u64; 3],
+    pub max_bw: [u64; 3],
+    pub io_bytes: [u64; 3],
+    /// Aggregate bandwidth, bytes/s: all bytes over the longest run time.
+    pub agg: [u64; 3],
+}
+
+/// Run statistics of groups 0..=highest group id, in order (empty groups included, as fio does).
+pub fn group_stats(blocks: &[Block]) -> Vec<GroupStats> {
+    let highest = blocks.iter().map(|b| b.group_id).max();
+    let count = highest.map_or(0, |g| g as usize + 1);
+    let mut groups: Vec<GroupStats> = (0..count)
+        .map(|g| GroupStats { group_id: g as u32, min_bw: [u64::MAX; 3], min_run: [u64::MAX; 3], ..Default::default() })
+        .collect();
+    for block in blocks {
+        let group = &mut groups[block.group_id as usize];
+        for (d, dir) in block.dirs.iter().enumerate() {
+            if dir.runtime_ms == 0 {
+                continue;
+            }
+            group.min_run[d] = group.min_run[d].min(dir.runtime_ms);
+            group.max_run[d] = group.max_run[d].max(dir.runtime_ms);
+            let bw = dir.io_bytes * 1000 / dir.runtime_ms;
+            group.min_bw[d] = group.min_bw[d].min(bw);
+            group.max_bw[d] = group.max_bw[d].max(bw);
+            group.io_bytes[d] += dir.io_bytes;
+        }
+    }
+    for group in &mut groups {
+        for d in 0..3 {
+            group.agg[d] = (group.io_bytes[d] * 1000).checked_div(group.max_run[d]).unwrap_or(0);
+        }
+    }
+    groups
+}
+
+/// fio's `convert_agg_kbytes_percent`: a block's mean bandwidth (KiB/s, truncated
+/// to an int as fio passes it) as a share of its group's aggregate, at most 100.
+pub fn percent_of_agg(group: &GroupStats, dir: usize, mean_kib: f64) -> f64 {
+    let agg = group.agg[dir];
+    if agg <= 1024 {
+        return 100.0;
+    }
+    let mean = mean_kib as i32;
+    (f64::from(mean) * 100.0 / (agg as f64 / 1024.0)).min(100.0)
+}

@@ -1,0 +1,324 @@
+//! fio's normal (human) output: job header lines, then per block
+//! `show_thread_status_normal`/`show_ddir_status`, `show_group_stats` and
+//! `print_disk_util`, with fio's format strings.
+
+use std::fmt::Write;
+
+use blksim::stats::{LatencyStat, RunReport};
+use blksim::workload::JobConfig;
+
+use super::fmt::{ctime, num2str, percentile_precision, scale_down_ns, scale_lat, N2sUnit};
+use super::group::{self, Block, GroupStats};
+use super::stats::{calc_lat, depth_percentages, lat_percentages};
+use super::{report_time_secs, VERSION_LINE};
+use crate::job::JobFile;
+
+/// fio's `io_ddir_name` for read, write, trim.
+const DIR_NAMES: [&str; 3] = ["read", "write", "trim"];
+/// fio's `sig_figs` default; blksim has no `significant_figures` option.
+const SIG_FIGS: usize = 4;
+/// fio's `kb_base` default (1024, so binary units come first).
+const KB_BASE: f64 = 1024.0;
+
+pub fn write(report: &RunReport, jobs: &JobFile) -> String {
+    let mut out = String::new();
+    write_job_headers(&mut out, report, jobs);
+    out.push_str(VERSION_LINE);
+    out.push('\n');
+    write_starting(&mut out, report);
+    out.push('\n');
+
+    let blocks = group::blocks(report, jobs);
+    let groups = group::group_stats(&blocks);
+    let time = ctime(report_time_secs(report));
+    for block in &blocks {
+        write_block(&mut out, block, &groups[block.group_id as usize], &time);
+    }
+    for group in &groups {
+        write_group(&mut out, group);
+    }
+    write_disk_stats(&mut out, report);
+    out
+}
+
+/// One line per job as fio's `add_job` prints it; clones of a `numjobs` job
+/// print `...` once instead.
+fn write_job_headers(out: &mut String, report: &RunReport, jobs: &JobFile) {
+    let mut clone_index = 0;
+    for (i, job) in report.jobs.iter().enumerate() {
+        let is_clone = i > 0 && is_clone_of_previous(report, jobs, i);
+        clone_index = if is_clone { clone_index + 1 } else { 0 };
+        match clone_index {
+            0 => write_job_header(out, &job.config),
+            1 => out.push_str("...\n"),
+            _ => {}
+        }
+    }
+}
+
+/// Clones share their section (file and line) in the job file; without one, their name.
+fn is_clone_of_previous(report: &RunReport, jobs: &JobFile, i: usize) -> bool {
+    match (jobs.jobs.get(i - 1), jobs.jobs.get(i)) {
+        (Some(prev), Some(this)) => prev.file == this.file && prev.line == this.line,
+        _ => report.jobs[i - 1].config.name == report.jobs[i].config.name,
+    }
+}
+
+fn write_job_header(out: &mut String, config: &JobConfig) {
+    let bs = config.bs.map(|b| num2str(b, SIG_FIGS, 1, true, N2sUnit::Byte));
+    let _ = writeln!(
+        out,
+        "{}: (g={}): rw={}, bs=(R) {}-{}, (W) {}-{}, (T) {}-{}, ioengine={}, iodepth={}",
+        config.name,
+        config.group_id,
+        config.rw.fio_name(),
+        bs[0],
+        bs[0],
+        bs[1],
+        bs[1],
+        bs[2],
+        bs[2],
+        config.ioengine.fio_name(),
+        config.iodepth
+    );
+}
+
+fn write_starting(out: &mut String, report: &RunReport) {
+    let threads = report.jobs.iter().filter(|j| j.config.thread).count();
+    let processes = report.jobs.len() - threads;
+    out.push_str("Starting ");
+    if threads > 0 {
+        let _ = write!(out, "{} thread{}", threads, if threads > 1 { "s" } else { "" });
+    }
+    if processes > 0 {
+        if threads > 0 {
+            out.push_str(" and ");
+        }
+        let _ = write!(out, "{} process{}", processes, if processes > 1 { "es" } else { "" });
+    }
+    out.push('\n');
+}
+
+/// fio's `show_thread_status_normal`.
+fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) {
+    if block.io_bytes() == 0 && block.total_ios() == 0 {
+        return;
+    }
+    let _ = write!(out, "{}: (groupid={}, jobs={}): err= 0: pid={}: {}", block.name, block.group_id, block.members, block.pid, time);
+    for d in 0..3 {
+        if block.dirs[d].io_bytes > 0 {
+            write_dir(out, block, group, d);
+        }
+    }
+    write_lat_buckets(out, block);
+
+    let (usr, sys) = block.cpu_percent();
+    let _ = writeln!(out, "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf=0, minf=0", block.ctx);
+    let total = block.total_ios();
+    let d = depth_percentages(&block.iodepth_level, total);
+    let _ = writeln!(
+        out,
+        "  IO depths    : 1={:3.1}%, 2={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, >=64={:3.1}%",
+        d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+    );
+    for (label, counts) in [("submit  ", &block.iodepth_submit), ("complete", &block.iodepth_complete)] {
+        let d = depth_percentages(counts, counts.iter().sum());
+        let _ = writeln!(
+            out,
+            "     {label}  : 0={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, 64={:3.1}%, >=64={:3.1}%",
+            d[0], d[1], d[2], d[3], d[4], d[5], d[6]
+        );
+    }
+    let ios = block.dirs.each_ref().map(|d| d.total_ios);
+    let _ = writeln!(out, "     issued rwts: total={},{},{},0 short=0,0,0,0 dropped=0,0,0,0", ios[0], ios[1], ios[2]);
+    // blksim has no latency_target: target and window are 0, the percentile 100.
+    let (target, target_unit) = scale_down_ns(0);
+    let (window, window_unit) = scale_down_ns(0);
+    let _ = writeln!(
+        out,
+        "     latency   : target={target:.2}{target_unit}, window={window:.2}{window_unit}, percentile={:.2}%, depth={}",
+        100.0, block.config.iodepth
+    );
+}
+
+/// fio's `show_ddir_status` for a read, write or trim direction.
+fn write_dir(out: &mut String, block: &Block, group: &GroupStats, d: usize) {
+    let dir = &block.dirs[d];
+    let runtime = dir.runtime_ms;
+    if runtime == 0 {
+        return;
+    }
+    let bw = 1000 * dir.io_bytes / runtime;
+    let iops = 1000 * dir.total_ios / runtime;
+    let _ = writeln!(
+        out,
+        "  {}: IOPS={}, BW={} ({})({}/{}msec)",
+        DIR_NAMES[d],
+        num2str(iops, SIG_FIGS, 1, false, N2sUnit::None),
+        num2str(bw, SIG_FIGS, 1, true, N2sUnit::BytePerSec),
+        num2str(bw, SIG_FIGS, 1, false, N2sUnit::BytePerSec),
+        num2str(dir.io_bytes, SIG_FIGS, 1, true, N2sUnit::Byte),
+        runtime
+    );
+    for (name, stat) in [("slat", &dir.slat), ("clat", &dir.clat), (" lat", &dir.lat)] {
+        if let Some((min, max, mean, dev)) = calc_lat(stat) {
+            write_lat_line(out, name, min, max, mean, dev);
+        }
+    }
+    let config = block.config;
+    for (on, name, stat) in [
+        (config.slat_percentiles, "slat", &dir.slat),
+        (config.clat_percentiles, "clat", &dir.clat),
+        (config.lat_percentiles, "lat", &dir.lat),
+    ] {
+        if on && stat.n > 0 {
+            write_percentiles(out, name, stat, &config.percentile_list);
+        }
+    }
+    if let Some((min, max, mean, dev)) = dir.bw.calc() {
+        let per = group::percent_of_agg(group, d, mean);
+        let (mut min, mut max, mut mean, mut dev, mut unit) = (min, max, mean, dev, "KiB");
+        if mean > KB_BASE * KB_BASE {
+            min = (min as f64 / KB_BASE) as u64;
+            max = (max as f64 / KB_BASE) as u64;
+            mean /= KB_BASE;
+            dev /= KB_BASE;
+            unit = "MiB";
+        }
+        let _ = writeln!(
+            out,
+            "   bw ({unit:>5}/s): min={min:5}, max={max:5}, per={per:3.2}%, avg={mean:5.2}, stdev={dev:5.2}, samples={}",
+            dir.bw.samples
+        );
+    }
+    if let Some((min, max, mean, dev)) = dir.iops.calc() {
+        let _ = writeln!(
+            out,
+            "   iops        : min={min:5}, max={max:5}, avg={mean:5.2}, stdev={dev:5.2}, samples={}",
+            dir.iops.samples
+        );
+    }
+}
+
+/// fio's `display_lat`.
+fn write_lat_line(out: &mut String, name: &str, min: u64, max: u64, mean: f64, dev: f64) {
+    let (unit, min, max, mean, dev) = scale_lat(min, max, mean, dev);
+    let _ = writeln!(
+        out,
+        "    {name} ({unit}): min={}, max={}, avg={mean:5.2}, stdev={dev:5.2}",
+        num2str(min, 6, 1, false, N2sUnit::None),
+        num2str(max, 6, 1, false, N2sUnit::None)
+    );
+}
+
+/// fio's `show_clat_percentiles`: a unit for the whole block, values rounded up
+/// to it, as many per line as fit in 80 columns.
+fn write_percentiles(out: &mut String, name: &str, stat: &LatencyStat, list: &[f64]) {
+    let values = stat.percentiles(list);
+    if values.is_empty() {
+        return;
+    }
+    let minv = values.iter().map(|v| v.1).min().unwrap_or(0);
+    let maxv = values.iter().map(|v| v.1).max().unwrap_or(0);
+    let (scale_down, divisor, unit) = if minv > 2_000_000 && maxv > 99_999_999 {
+        (2, 1_000_000, "msec")
+    } else if minv > 2000 && maxv > 99_999 {
+        (1, 1000, "usec")
+    } else {
+        (0, 1, "nsec")
+    };
+    let _ = write!(out, "    {name} percentiles ({unit}):\n     |");
+
+    let precision = percentile_precision(list);
+    // (int)(log10(0) + 1) is INT_MIN in C, so an all-zero block keeps width 5.
+    let time_width = ((((maxv / divisor) as f64).log10() + 1.0) as i32).max(5) as usize;
+    let per_line = 73 / (precision + 10 + time_width);
+    let last = values.len() - 1;
+    for (j, &(pct, value)) in values.iter().enumerate() {
+        if j != 0 && j % per_line == 0 {
+            out.push_str("     |");
+        }
+        let mut value = value;
+        for _ in 0..scale_down {
+            value = value.div_ceil(1000);
+        }
+        let sep = if j == last { '\n' } else { ',' };
+        let _ = write!(out, " {pct:>w$.p$}th=[{value:>time_width$}]{sep}", w = precision + 3, p = precision);
+        if j == last {
+            break;
+        }
+        if j % per_line == per_line - 1 {
+            out.push('\n');
+        }
+    }
+}
+
+/// fio's `show_latencies`: the coarse completion-latency buckets, 0% left out, 5 per line.
+fn write_lat_buckets(out: &mut String, block: &Block) {
+    const RANGES: [&str; 12] = ["2=", "4=", "10=", "20=", "50=", "100=", "250=", "500=", "750=", "1000=", "2000=", ">=2000="];
+    let total = block.total_ios();
+    let buckets = &block.lat_buckets;
+    for (unit, counts) in [("nsec", &buckets.nsec[..]), ("usec", &buckets.usec[..]), ("msec", &buckets.msec[..])] {
+        let shown: Vec<(&str, f64)> = lat_percentages(counts, total)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, pct)| *pct > 0.0)
+            .map(|(i, pct)| (RANGES[i], pct))
+            .collect();
+        for line in shown.chunks(5) {
+            let items: Vec<String> = line.iter().map(|(range, pct)| format!("{range}{pct:3.2}%")).collect();
+            let _ = writeln!(out, "  lat ({unit})   : {}", items.join(", "));
+        }
+    }
+}
+
+/// fio's `show_group_stats`.
+fn write_group(out: &mut String, group: &GroupStats) {
+    const NAMES: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
+    let _ = writeln!(out, "\nRun status group {} (all jobs):", group.group_id);
+    let rate = |v: u64, pow2: bool| num2str(v, SIG_FIGS, 1, pow2, N2sUnit::BytePerSec);
+    for (d, name) in NAMES.iter().enumerate() {
+        if group.max_run[d] == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{name}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+            rate(group.agg[d], true),
+            rate(group.agg[d], false),
+            rate(group.min_bw[d], true),
+            rate(group.max_bw[d], true),
+            rate(group.min_bw[d], false),
+            rate(group.max_bw[d], false),
+            num2str(group.io_bytes[d], SIG_FIGS, 1, true, N2sUnit::Byte),
+            num2str(group.io_bytes[d], SIG_FIGS, 1, false, N2sUnit::Byte),
+            group.min_run[d],
+            group.max_run[d]
+        );
+    }
+}
+
+/// fio's `show_disk_util` and `print_disk_util` (no slave aggregation).
+fn write_disk_stats(out: &mut String, report: &RunReport) {
+    if report.disks.is_empty() {
+        return;
+    }
+    out.push_str("\nDisk stats (read/write):\n");
+    for disk in &report.disks {
+        let _ = writeln!(
+            out,
+            "  {}: ios={}/{}, sectors={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%",
+            disk.name,
+            disk.ios[0],
+            disk.ios[1],
+            disk.sectors[0],
+            disk.sectors[1],
+            disk.merges[0],
+            disk.merges[1],
+            disk.ticks_ms[0],
+            disk.ticks_ms[1],
+            disk.in_queue_ms,
+            disk.util_pct.min(100.0)
+        );
+    }
+}
