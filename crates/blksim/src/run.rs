@@ -9,7 +9,7 @@ use crate::machine::cpu::Cpu;
 use crate::machine::{Costs, DeviceKind, Machine};
 use crate::settings::Settings;
 use crate::sim::{EventQueue, Popped, Rng};
-use crate::stats::{CpuTime, DiskStats, InterruptRow, JobStats, RunReport};
+use crate::stats::{CpuTime, DiskStats, InterruptRow, JobStats, MsiCpuStats, RunReport};
 use crate::workload::{IoEngine, JobConfig};
 
 /// Something that happened at an instant; the doc says source and target.
@@ -21,6 +21,8 @@ pub enum Event {
     CqeWritten { dev: u16, req: u32 },
     /// An interrupt message (MSI or IPI) reached a CPU's local APIC.
     InterruptArrived { cpu: u32, vector: u8 },
+    /// The IOMMU's posting of a device MSI (vector on cpu) left root port `port`.
+    MsiPosted { cpu: u32, vector: u8, port: u16 },
     /// A wake-up IPI reached the idle CPU of a woken job.
     TaskWoken { job: u32 },
     /// An hrtimer armed by null_blk (irqmode=2) for `req` expired on `cpu`.
@@ -64,6 +66,9 @@ pub struct Sim {
     /// Slowdown of a thread whose SMT sibling is busy, permille.
     pub smt_slow_pm: u64,
     pub sample_interval_ns: u64,
+    /// Device MSIs are posted (`intremap=posted_msi`).
+    pub posting: bool,
+    pub max_posted_msi_coalescing_loop: u32,
     /// The job whose poller is reaping right now (IOPOLL completions go straight to its ring).
     pub polling_job: Option<u32>,
     phase: u32,
@@ -87,6 +92,12 @@ impl Sim {
     pub fn build(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<Sim, ModelError> {
         let topo = &machine.topology;
         let ncpus = topo.cpu_count() as usize;
+        if settings.posting() && !machine.posting_capable {
+            return Err(ModelError {
+                job: None,
+                message: format!("intremap=posted_msi: machine '{}' has no IOMMU that can post interrupts (iommu.posting_capable)", machine.name),
+            });
+        }
         if settings.nvme_write_queues > 0 {
             return Err(ModelError { job: None, message: "nvme.write_queues is not modelled yet (only 0)".into() });
         }
@@ -113,6 +124,8 @@ impl Sim {
             smt_slow_pm: (2000.0 / topo.smt_throughput).round() as u64,
             sample_interval_ns: 500_000_000,
             polling_job: None,
+            posting: settings.posting(),
+            max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
             phase: 0,
             phases: 0,
             jobs_left: 0,
@@ -358,6 +371,7 @@ impl Sim {
                 Event::CqeWritten { dev, req } => self.cqe_written(dev, req),
                 Event::InterruptArrived { cpu, vector } => self.interrupt_arrived(cpu, vector),
                 Event::TaskWoken { job } => self.task_woken(job),
+                Event::MsiPosted { cpu, vector, port } => self.msi_posted(cpu, vector, port as usize),
                 Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
                 Event::JobStarted { job } => self.job_start(job),
             }
@@ -402,6 +416,14 @@ impl Sim {
                 }
             })
             .collect();
+        if self.posting {
+            interrupts.push(InterruptRow {
+                label: "PMN".into(),
+                per_cpu: self.cpus.iter().map(|c| c.pmn).collect(),
+                chip: String::new(),
+                name: "Posted MSI notification event".into(),
+            });
+        }
         interrupts.push(InterruptRow {
             label: "LOC".into(),
             per_cpu: self.cpus.iter().map(|c| c.loc_count).collect(),
@@ -429,15 +451,28 @@ impl Sim {
                 iops: if end > 0 { (d.disk.ios[0] + d.disk.ios[1]) as f64 * 1e9 / end as f64 } else { 0.0 },
             })
             .collect();
+        // Device vectors still pending at the end: in an IRR, a PIR, or a frame's harvest.
         let msi_pending = self
             .cpus
             .iter()
             .map(|c| {
-                (0..256u32)
+                let irr = (0..256u32)
                     .filter(|v| c.irr[(v / 64) as usize] >> (v % 64) & 1 == 1 && self.vector_irq[c.id as usize * 256 + *v as usize] != u32::MAX)
-                    .count() as u64
+                    .count() as u64;
+                irr + crate::irq::posted::pir_count(&c.pi_desc.pir)
+                    + c.frames.iter().map(|f| crate::irq::posted::pir_count(&f.pir)).sum::<u64>()
             })
             .sum();
+        let msi_per_cpu = self
+            .cpus
+            .iter()
+            .map(|c| MsiCpuStats {
+                device_msis: c.device_msis,
+                notifications: c.notifications_sent,
+                pmn: c.pmn,
+                device_irqs: self.irqs.iter().map(|i| i.count[c.id as usize]).sum(),
+            })
+            .collect();
         let inv = Invariants {
             ios_issued: self.jobs.iter().map(|j| j.ios_issued).sum(),
             ios_reaped: self.jobs.iter().map(|j| j.ios_issued - j.inflight as u64 - j.queued.len() as u64).sum(),
@@ -450,6 +485,8 @@ impl Sim {
             cpu_time: self.cpus.iter().map(|c| c.time.clone()).collect::<Vec<CpuTime>>(),
             interrupts,
             ipis_per_cpu: self.cpus.iter().map(|c| c.ipis).collect(),
+            posted_msi: self.posting,
+            msi_per_cpu,
             disks,
             sim_time_ns: end,
             events: self.q.processed,

@@ -47,6 +47,12 @@ impl Default for NullBlkSettings {
 /// Every knob, resolved with the kernel's defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
+    /// `intremap=posted_msi`: post device MSIs (needs an IOMMU that can post).
+    pub posted_msi: bool,
+    /// `intremap=nopost`: posting disabled even if asked for.
+    pub intremap_nopost: bool,
+    /// The kernel's `MAX_POSTED_MSI_COALESCING_LOOP` (3).
+    pub max_posted_msi_coalescing_loop: u32,
     /// `nvme.poll_queues`.
     pub nvme_poll_queues: u32,
     /// `nvme.write_queues`.
@@ -63,6 +69,9 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
+            posted_msi: false,
+            intremap_nopost: false,
+            max_posted_msi_coalescing_loop: 3,
             nvme_poll_queues: 0,
             nvme_write_queues: 0,
             nvme_io_queue_depth: 1024,
@@ -82,6 +91,11 @@ fn parse_num(knob: &str, value: &str, lo: u64, hi: u64) -> Result<u64, String> {
 }
 
 impl Settings {
+    /// Are PCI MSIs posted? (`intremap=posted_msi` without `nopost`.)
+    pub fn posting(&self) -> bool {
+        self.posted_msi && !self.intremap_nopost
+    }
+
     pub fn queue(&self, device: &str) -> QueueSettings {
         self.queues.get(device).cloned().unwrap_or_default()
     }
@@ -107,15 +121,33 @@ impl Settings {
             "null_blk.irqmode" => self.null_blk.irqmode = parse_num(name, value, 0, 2)? as u8,
             "null_blk.completion_nsec" => self.null_blk.completion_nsec = parse_num(name, value, 0, 10_000_000_000)?,
             "null_blk.hw_queue_depth" => self.null_blk.hw_queue_depth = parse_num(name, value, 1, 65536)? as u32,
+            // intremap takes a comma-separated list (on, off, nosid, no_x2apic_optout, nopost, posted_msi).
             "intremap" => {
-                return Err(format!(
-                    "intremap={value}: posted MSI is not modelled yet; blksim runs remappable MSI (the default)"
-                ))
+                for opt in value.split(',') {
+                    match opt {
+                        "posted_msi" => self.posted_msi = true,
+                        "nopost" => self.intremap_nopost = true,
+                        "on" | "nosid" | "no_x2apic_optout" => {}
+                        "off" => {
+                            return Err("intremap=off: running without interrupt remapping is not modelled".into())
+                        }
+                        o => {
+                            return Err(format!(
+                                "intremap: unknown option '{o}' (expected on, nosid, no_x2apic_optout, nopost, posted_msi)"
+                            ))
+                        }
+                    }
+                }
+            }
+            // MAX_POSTED_MSI_COALESCING_LOOP is a build-time constant in the kernel (3); blksim lets
+            // experiments change it under this name.
+            "blksim.max_posted_msi_coalescing_loop" => {
+                self.max_posted_msi_coalescing_loop = parse_num(name, value, 1, 64)? as u32
             }
             _ => {
                 return Err(format!(
-                    "unknown kernel parameter '{name}' (known: nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
-                     null_blk.submit_queues, null_blk.irqmode, null_blk.completion_nsec, null_blk.hw_queue_depth)"
+                    "unknown kernel parameter '{name}' (known: intremap, nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
+                     blksim.max_posted_msi_coalescing_loop, null_blk.submit_queues, null_blk.irqmode, null_blk.completion_nsec, null_blk.hw_queue_depth)"
                 ))
             }
         }
@@ -180,6 +212,17 @@ mod tests {
         assert_eq!(s.nvme_io_queue_depth, 256);
         assert_eq!(s.queue("nvme0n1").rq_affinity, 2);
         assert_eq!(s.queue("nvme1n1").rq_affinity, 1);
+    }
+
+    #[test]
+    fn intremap_takes_a_list_and_nopost_wins() {
+        let mut s = Settings::default();
+        s.apply_cmdline("intremap=on,posted_msi").unwrap();
+        assert!(s.posting());
+        s.apply_cmdline("intremap=nopost").unwrap();
+        assert!(!s.posting());
+        assert!(s.apply_cmdline("intremap=bogus").unwrap_err().contains("bogus"));
+        assert!(s.apply_cmdline("blksim.max_posted_msi_coalescing_loop=0").unwrap_err().contains("1..64"));
     }
 
     #[test]

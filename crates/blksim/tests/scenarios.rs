@@ -191,3 +191,24 @@ fn null_blk_irqmode_2_completes_from_a_timer_after_completion_nsec() {
     let clat = &r.jobs[0].dirs[0].clat;
     assert!(clat.min_ns > 20_000 && clat.max_ns < 25_000, "clat {}..{}", clat.min_ns, clat.max_ns);
 }
+
+#[test]
+fn posted_mode_keeps_every_invariant_and_coalesces_under_load() {
+    let m = small_machine(4);
+    let mut s = Settings::default();
+    s.apply_cmdline("intremap=posted_msi").unwrap();
+    let mut jobs = Vec::new();
+    for cpu in 0..4 {
+        let mut j = job("p", IoEngine::Libaio, RwKind::RandRead, 4096, 64, "nvme0n1", 20);
+        j.cpus_allowed = Some(vec![cpu]);
+        jobs.push(j);
+    }
+    let (r, inv) = run_checked(&m, &s, &jobs, 1);
+    let msis: u64 = r.msi_per_cpu.iter().map(|c| c.device_msis).sum();
+    let pmn: u64 = r.msi_per_cpu.iter().map(|c| c.pmn).sum();
+    let notes: u64 = r.msi_per_cpu.iter().map(|c| c.notifications).sum();
+    assert_eq!(msis, inv.msi.sent);
+    assert_eq!(pmn, notes, "every notification is handled once");
+    assert!(pmn > 0 && (msis as f64 / pmn as f64) > 1.5, "coalescing: {msis} MSIs, {pmn} notifications");
+    assert!(r.interrupts.iter().any(|row| row.label == "PMN"));
+}

@@ -2,8 +2,12 @@
 //! port and interrupt remapping to the target CPU's local APIC, IPIs, and the
 //! interrupt-context frames (hardirq handlers, BLOCK_SOFTIRQ).
 
+pub mod posted;
+
 use crate::block::Placement;
-use crate::machine::cpu::{Frame, FrameKind, Stage, CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR};
+use crate::machine::cpu::{
+    Frame, FrameKind, Stage, CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR,
+};
 use crate::run::{Event, Sim};
 
 /// A device interrupt (one per interrupt-driven NVMe queue).
@@ -55,6 +59,9 @@ impl Sim {
     /// A device raises the MSI of `irq`: the root port serves it in order, then
     /// interrupt remapping sends the vector to its CPU.
     pub fn msi_send(&mut self, irq: u32) {
+        if self.posting {
+            return self.msi_post(irq);
+        }
         let now = self.q.now_ns();
         let (cpu, vector, dev) = {
             let i = &self.irqs[irq as usize];
@@ -66,6 +73,7 @@ impl Sim {
         rp.busy_ns += rp.service_ns;
         rp.msis += 1;
         self.msi.sent += 1;
+        self.cpus[cpu as usize].device_msis += 1;
         self.q.at(depart + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
     }
 
@@ -73,7 +81,7 @@ impl Sim {
     pub fn interrupt_arrived(&mut self, cpu: u32, vector: u8) {
         let c = &mut self.cpus[cpu as usize];
         if c.irr_set(vector) {
-            if vector != CALL_FUNCTION_SINGLE_VECTOR && vector != LOCAL_TIMER_VECTOR {
+            if vector < POSTED_MSI_NOTIFICATION_VECTOR {
                 self.msi.merged += 1;
             }
             return;
@@ -97,6 +105,9 @@ impl Sim {
         } else if vector == LOCAL_TIMER_VECTOR {
             self.cpus[cpu as usize].loc_count += 1;
             FrameKind::LocalTimer
+        } else if vector == POSTED_MSI_NOTIFICATION_VECTOR {
+            self.cpus[cpu as usize].pmn += 1;
+            FrameKind::PostedNotification
         } else {
             let irq = self.vector_irq[cpu as usize * 256 + vector as usize];
             assert!(irq != u32::MAX, "vector {vector:#x} on CPU {cpu} has no IRQ");
@@ -147,6 +158,7 @@ impl Sim {
                 };
                 entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
             }
+            (FrameKind::PostedNotification, _) => self.posted_begin(cpu, f),
             (FrameKind::LocalTimer, _) => {
                 let list = &self.cpus[cpu as usize].timer_expired;
                 f.items = list.len() as u32;
@@ -218,6 +230,11 @@ impl Sim {
                 }
                 f.stage = Stage::Work;
                 f.debt_ns = debt;
+            }
+            FrameKind::PostedNotification => {
+                if !self.posted_step_done(cpu, &mut f) {
+                    return self.irq_exit(cpu);
+                }
             }
             FrameKind::LocalTimer => {
                 let mut d = 0;

@@ -30,6 +30,8 @@ pub enum FrameKind {
     Ksoftirqd,
     /// LOCAL_TIMER_VECTOR: hrtimers expired (null_blk irqmode=2 completions).
     LocalTimer,
+    /// POSTED_MSI_NOTIFICATION_VECTOR: demultiplex the PIR (`sysvec_posted_msi_notification`).
+    PostedNotification,
 }
 
 /// Stage of a frame's program.
@@ -56,6 +58,11 @@ pub struct Frame {
     pub acct: Acct,
     /// When the frame was entered (for MAX_SOFTIRQ_TIME).
     pub since_ns: u64,
+    /// Posted notification: vectors harvested and not yet handled.
+    pub pir: [u64; 4],
+    /// Posted notification: harvest passes done; `final_pass` once ON is cleared.
+    pub passes: u32,
+    pub final_pass: bool,
 }
 
 impl Frame {
@@ -64,7 +71,18 @@ impl Frame {
             FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => Acct::Softirq,
             _ => Acct::Hardirq,
         };
-        Frame { kind, stage: Stage::Entry, remaining_ns: 0, items: 0, debt_ns: 0, acct, since_ns: now_ns }
+        Frame {
+            kind,
+            stage: Stage::Entry,
+            remaining_ns: 0,
+            items: 0,
+            debt_ns: 0,
+            acct,
+            since_ns: now_ns,
+            pir: [0; 4],
+            passes: 0,
+            final_pass: false,
+        }
     }
 
     pub fn is_hardirq(&self) -> bool {
@@ -84,6 +102,21 @@ pub enum Running {
 pub const CALL_FUNCTION_SINGLE_VECTOR: u8 = 0xfb;
 /// LOCAL_TIMER_VECTOR.
 pub const LOCAL_TIMER_VECTOR: u8 = 0xec;
+/// POSTED_MSI_NOTIFICATION_VECTOR.
+pub const POSTED_MSI_NOTIFICATION_VECTOR: u8 = 0xeb;
+
+/// The posted-interrupt descriptor of one CPU (`struct pi_desc`).
+#[derive(Clone, Debug, Default)]
+pub struct PiDesc {
+    /// Posted interrupt requests, one bit per vector.
+    pub pir: [u64; 4],
+    /// Outstanding notification.
+    pub on: bool,
+    /// Suppress notification (the host never sets it; tests do).
+    pub sn: bool,
+    /// The IOMMU wrote the line last (the CPU's next atomic pays a transfer), or the CPU did.
+    pub iommu_owns_line: bool,
+}
 
 pub struct Cpu {
     pub id: u32,
@@ -110,6 +143,13 @@ pub struct Cpu {
     pub timer_expired: VecDeque<u32>,
     /// Local timer interrupts taken.
     pub loc_count: u64,
+    pub pi_desc: PiDesc,
+    /// Posted MSI notifications handled (`PMN` in /proc/interrupts).
+    pub pmn: u64,
+    /// Notifications the IOMMU sent to this CPU.
+    pub notifications_sent: u64,
+    /// Device MSIs aimed at this CPU.
+    pub device_msis: u64,
     /// When the current task was switched in (for its time slice).
     pub task_since_ns: u64,
     /// IPIs received.
@@ -136,6 +176,10 @@ impl Cpu {
             ksoftirqd_pending: false,
             timer_expired: VecDeque::new(),
             loc_count: 0,
+            pi_desc: PiDesc::default(),
+            pmn: 0,
+            notifications_sent: 0,
+            device_msis: 0,
             task_since_ns: 0,
             ipis: 0,
             cal_count: 0,

@@ -76,6 +76,19 @@ pub struct InterruptRow {
     pub name: String,
 }
 
+/// Interrupt delivery seen from one CPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MsiCpuStats {
+    /// Device MSIs aimed at this CPU.
+    pub device_msis: u64,
+    /// Posted-MSI notifications the IOMMU sent it (0 in remappable mode).
+    pub notifications: u64,
+    /// Notification handler runs (`PMN`).
+    pub pmn: u64,
+    /// Device interrupt handler runs (the device IRQ rows, summed).
+    pub device_irqs: u64,
+}
+
 /// Disk statistics as `/proc/diskstats` and fio's "Disk stats" show them.
 #[derive(Clone, Debug, Default)]
 pub struct DiskStats {
@@ -102,6 +115,10 @@ pub struct RunReport {
     pub interrupts: Vec<InterruptRow>,
     /// IPIs received per CPU (function-call IPIs for remote completion, wake-ups).
     pub ipis_per_cpu: Vec<u64>,
+    /// Device MSIs are posted (`intremap=posted_msi`).
+    pub posted_msi: bool,
+    /// Per CPU: MSIs, notifications, handler runs.
+    pub msi_per_cpu: Vec<MsiCpuStats>,
     pub disks: Vec<DiskStats>,
     /// Virtual time simulated, ns.
     pub sim_time_ns: u64,

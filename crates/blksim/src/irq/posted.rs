@@ -1,0 +1,165 @@
+//! Posted MSI, "Coalesced Interrupt Delivery" (kernel-mechanisms §1): the
+//! IOMMU posts a device MSI into the target CPU's PIR and sends one
+//! notification only when ON was clear; the notification handler harvests
+//! the PIR up to MAX_POSTED_MSI_COALESCING_LOOP - 1 times, clears ON,
+//! harvests once more, sends one EOI, and softirqs run once at its exit.
+
+use crate::machine::cpu::{Stage, POSTED_MSI_NOTIFICATION_VECTOR};
+use crate::run::{Event, Sim};
+
+impl Sim {
+    /// The root port forwards a device MSI for posting: the PIR update
+    /// occupies the port like any posted write and lands when it leaves.
+    pub fn msi_post(&mut self, irq: u32) {
+        let now = self.q.now_ns();
+        let (cpu, vector, dev) = {
+            let i = &self.irqs[irq as usize];
+            (i.cpu, i.vector, i.dev)
+        };
+        let port = self.devs[dev as usize].root_port;
+        let rp = &mut self.root_ports[port];
+        let depart = now.max(rp.free_at_ns) + self.costs.pir_post_ns;
+        rp.free_at_ns = depart;
+        rp.busy_ns += self.costs.pir_post_ns;
+        rp.msis += 1;
+        self.msi.sent += 1;
+        self.cpus[cpu as usize].device_msis += 1;
+        self.q.at(depart, Event::MsiPosted { cpu, vector, port: port as u16 });
+    }
+
+    /// The IOMMU's posting reaches the descriptor: PIR bit set, and a
+    /// notification if ON was clear and SN clear.
+    pub fn msi_posted(&mut self, cpu: u32, vector: u8, port: usize) {
+        let now = self.q.now_ns();
+        let transfer = self.costs.cacheline_transfer_ns;
+        let d = &mut self.cpus[cpu as usize].pi_desc;
+        let mut extra = 0;
+        if !d.iommu_owns_line {
+            // The CPU touched the line last: the IOMMU's atomic pulls it back.
+            extra = transfer;
+            d.iommu_owns_line = true;
+        }
+        let (w, b) = ((vector >> 6) as usize, vector & 63);
+        if d.pir[w] >> b & 1 == 1 {
+            self.msi.merged += 1;
+        }
+        d.pir[w] |= 1 << b;
+        let notify = !d.on && !d.sn;
+        if notify {
+            d.on = true;
+        }
+        let rp = &mut self.root_ports[port];
+        if extra > 0 {
+            rp.free_at_ns = rp.free_at_ns.max(now) + extra;
+            rp.busy_ns += extra;
+        }
+        if notify {
+            let depart = now.max(rp.free_at_ns) + rp.service_ns;
+            rp.free_at_ns = depart;
+            rp.busy_ns += rp.service_ns;
+            self.cpus[cpu as usize].notifications_sent += 1;
+            self.q.at(depart + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector: POSTED_MSI_NOTIFICATION_VECTOR });
+        }
+    }
+
+    /// `pi_harvest_pir`: take the posted vectors (xchg of each non-zero word).
+    /// Returns the harvest's CPU cost; the vectors go into the frame on top.
+    fn pir_harvest(&mut self, cpu: u32, pir: &mut [u64; 4]) -> u64 {
+        let c = &mut self.cpus[cpu as usize];
+        let mut cost = self.costs.pir_harvest_ns;
+        let d = &mut c.pi_desc;
+        if d.pir.iter().any(|w| *w != 0) {
+            if d.iommu_owns_line {
+                cost += self.costs.cacheline_transfer_ns;
+                d.iommu_owns_line = false;
+            }
+            for (dst, src) in pir.iter_mut().zip(d.pir.iter_mut()) {
+                *dst |= std::mem::take(src);
+            }
+        }
+        cost
+    }
+
+    /// Cost of the current stage of a posted-notification frame, and its harvests.
+    pub fn posted_begin(&mut self, cpu: u32, f: &mut crate::machine::cpu::Frame) -> u64 {
+        let c = &self.costs;
+        match f.stage {
+            Stage::Entry => c.irq_entry_ns,
+            Stage::Work => {
+                // Handle the lowest pending vector: its flow handler and driver handler.
+                let v = lowest_vector(&f.pir).expect("harvested vector");
+                let irq = self.vector_irq[cpu as usize * 256 + v as usize];
+                let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+                let n = self.devs[dev as usize].queues[queue as usize].cq.len() as u32;
+                f.items = n;
+                c.posted_msi_demux_ns + self.drain_cost(cpu, dev, queue, n)
+            }
+            Stage::Exit => c.apic_eoi_ns + c.irq_exit_ns,
+        }
+    }
+
+    /// A step of a posted-notification frame ended. Returns `false` when the frame is done.
+    pub fn posted_step_done(&mut self, cpu: u32, f: &mut crate::machine::cpu::Frame) -> bool {
+        let loop_passes = self.max_posted_msi_coalescing_loop - 1;
+        match f.stage {
+            Stage::Entry => {
+                // for (i = 1; i < MAX_POSTED_MSI_COALESCING_LOOP; i++) if (!harvest) break;
+                if loop_passes > 0 {
+                    f.passes = 1;
+                    f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
+                    if lowest_vector(&f.pir).is_some() {
+                        f.stage = Stage::Work;
+                        return true;
+                    }
+                }
+            }
+            Stage::Work => {
+                let v = lowest_vector(&f.pir).unwrap();
+                f.pir[(v >> 6) as usize] &= !(1 << (v & 63));
+                let irq = self.vector_irq[cpu as usize * 256 + v as usize];
+                // Each demultiplexed MSI still counts on its own IRQ's row.
+                self.irqs[irq as usize].count[cpu as usize] += 1;
+                self.msi.delivered += 1;
+                let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+                f.debt_ns += self.nvme_drain(cpu, dev, queue, f.items);
+                if f.items > 0 {
+                    f.debt_ns += self.costs.cq_doorbell_ns;
+                }
+                if lowest_vector(&f.pir).is_some() {
+                    return true;
+                }
+                // The pass is done: harvest again while the loop allows.
+                if !f.final_pass && f.passes < loop_passes {
+                    f.passes += 1;
+                    f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
+                    if lowest_vector(&f.pir).is_some() {
+                        return true;
+                    }
+                }
+            }
+            Stage::Exit => return false,
+        }
+        if !f.final_pass {
+            // Clear ON (re-arming notifications), then one more harvest for
+            // posts that raced with the clear.
+            f.final_pass = true;
+            self.cpus[cpu as usize].pi_desc.on = false;
+            f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
+            if lowest_vector(&f.pir).is_some() {
+                f.stage = Stage::Work;
+                return true;
+            }
+        }
+        f.stage = Stage::Exit;
+        true
+    }
+}
+
+fn lowest_vector(pir: &[u64; 4]) -> Option<u8> {
+    pir.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| (i as u32 * 64 + w.trailing_zeros()) as u8)
+}
+
+/// Which posted MSIs a frame has in hand, for the exactly-once count.
+pub fn pir_count(pir: &[u64; 4]) -> u64 {
+    pir.iter().map(|w| w.count_ones() as u64).sum()
+}
