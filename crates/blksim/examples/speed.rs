@@ -48,6 +48,9 @@ fn main() {
         ios as f64 / (sim_ms as f64 / 1000.0) / 1e6 / drives as f64,
         busy * 100.0
     );
+    for p in &r.interrupt_path {
+        println!("  {}: {} messages, {:.1}% busy", p.name, p.messages, p.busy_pct);
+    }
     println!(
         "simulated {} ms: {} I/Os ({:.2} M IOPS), {} events in {:.3} s wall: {:.2} M events/s, {:.2} M simulated I/Os per wall second",
         sim_ms,

@@ -4,12 +4,12 @@
 use crate::block::{QueueMap, RequestPool};
 use crate::device::{Device, HwQueue, NvmeState};
 use crate::ioengine::{Job, JobState};
-use crate::irq::{Irq, MsiCounters, RootPortState, FIRST_DEVICE_VECTOR, LAST_DEVICE_VECTOR};
+use crate::irq::{IommuState, Irq, MsiCounters, RootPortState, FIRST_DEVICE_VECTOR, LAST_DEVICE_VECTOR};
 use crate::machine::cpu::Cpu;
 use crate::machine::{Costs, DeviceKind, Machine};
 use crate::settings::Settings;
 use crate::sim::{EventQueue, Popped, Rng};
-use crate::stats::{CpuTime, DiskStats, InterruptRow, JobStats, MsiCpuStats, RunReport};
+use crate::stats::{CpuTime, DiskStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport};
 use crate::workload::{IoEngine, JobConfig};
 
 /// Something that happened at an instant; the doc says source and target.
@@ -17,8 +17,10 @@ use crate::workload::{IoEngine, JobConfig};
 pub enum Event {
     /// A device sent the CQE write of `req` towards its root port.
     CqeSent { dev: u16, req: u32 },
-    /// The CQE of `req` reached host memory.
-    CqeWritten { dev: u16, req: u32 },
+    /// The CQE write of `req` (after its read data) reached the device's root port.
+    CqeAtPort { dev: u16, req: u32 },
+    /// A root port finished the MSI that held the writes behind it.
+    RootPortFree { port: u16 },
     /// An interrupt message (MSI or IPI) reached a CPU's local APIC.
     InterruptArrived { cpu: u32, vector: u8 },
     /// The IOMMU's posting of a device MSI (vector on cpu) left root port `port`.
@@ -60,6 +62,8 @@ pub struct Sim {
     /// (cpu * 256 + vector) -> IRQ index, `u32::MAX` if none.
     pub vector_irq: Vec<u32>,
     pub root_ports: Vec<RootPortState>,
+    /// The interrupt-remapping unit of each socket.
+    pub iommus: Vec<IommuState>,
     pub reqs: RequestPool,
     pub jobs: Vec<Job>,
     pub msi: MsiCounters,
@@ -77,6 +81,14 @@ pub struct Sim {
     seed: u64,
 }
 
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
 fn err(job: usize, message: String) -> ModelError {
     ModelError { job: Some(job), message }
 }
@@ -92,7 +104,7 @@ impl Sim {
     pub fn build(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<Sim, ModelError> {
         let topo = &machine.topology;
         let ncpus = topo.cpu_count() as usize;
-        if settings.posting() && !machine.posting_capable {
+        if settings.posting() && !machine.iommu.posting_capable {
             return Err(ModelError {
                 job: None,
                 message: format!("intremap=posted_msi: machine '{}' has no IOMMU that can post interrupts (iommu.posting_capable)", machine.name),
@@ -116,7 +128,14 @@ impl Sim {
             root_ports: machine
                 .root_ports
                 .iter()
-                .map(|r| RootPortState { service_ns: r.msi_service_ns, ..Default::default() })
+                .map(|r| RootPortState { service_ns: r.msi_service_ns, socket: r.socket as usize, ..Default::default() })
+                .collect(),
+            iommus: (0..topo.sockets)
+                .map(|_| IommuState {
+                    remap_ns: machine.iommu.remap_service_ns,
+                    post_ns: machine.iommu.post_service_ns,
+                    ..Default::default()
+                })
                 .collect(),
             reqs: RequestPool::default(),
             jobs: Vec::new(),
@@ -368,7 +387,8 @@ impl Sim {
             };
             match ev {
                 Event::CqeSent { dev, req } => self.cqe_sent(dev, req),
-                Event::CqeWritten { dev, req } => self.cqe_written(dev, req),
+                Event::CqeAtPort { dev, req } => self.cqe_at_port(dev, req),
+                Event::RootPortFree { port } => self.root_port_free(port as usize),
                 Event::InterruptArrived { cpu, vector } => self.interrupt_arrived(cpu, vector),
                 Event::TaskWoken { job } => self.task_woken(job),
                 Event::MsiPosted { cpu, vector, port } => self.msi_posted(cpu, vector, port as usize),
@@ -487,6 +507,17 @@ impl Sim {
             ipis_per_cpu: self.cpus.iter().map(|c| c.ipis).collect(),
             posted_msi: self.posting,
             msi_per_cpu,
+            interrupt_path: self
+                .root_ports
+                .iter()
+                .zip(&self.machine.root_ports)
+                .map(|(s, p)| PathStats { name: p.name.clone(), messages: s.msis, busy_pct: pct(s.busy_ns, end) })
+                .chain(self.iommus.iter().enumerate().map(|(i, s)| PathStats {
+                    name: format!("iommu{i}"),
+                    messages: s.messages,
+                    busy_pct: pct(s.busy_ns, end),
+                }))
+                .collect(),
             disks,
             sim_time_ns: end,
             events: self.q.processed,

@@ -31,7 +31,7 @@ fn psync_qd1_latency_is_device_time_plus_path_costs() {
     let blksim::machine::DeviceKind::Nvme(p) = &m.devices[0].kind else { panic!() };
     let device = p.fetch_ns + 1_000_000_000 / p.iops_max[0] + p.latency_ns[0] + 4096 * 1000 / p.link_mb_per_s;
     let submit = c.syscall_ns + c.fget_fput_ns + c.page_pin_ns + c.bio_submit_ns + c.nvme_queue_rq_ns + c.dma_map_ns + c.doorbell_ns;
-    let msi = m.root_ports[0].msi_service_ns + c.msi_latency_ns;
+    let msi = m.root_ports[0].msi_service_ns + m.iommu.remap_service_ns + c.msi_latency_ns;
     let irq = c.irq_entry_ns + c.apic_eoi_ns + c.nvme_cqe_ns + c.blk_complete_batch_ns + c.irq_exit_ns + c.cq_doorbell_ns + c.wakeup_ns;
     let back = c.context_switch_ns + c.fio_clock_ns;
     let expected = submit + device + msi + irq + back;

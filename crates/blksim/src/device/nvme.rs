@@ -89,22 +89,53 @@ impl Sim {
         }
     }
 
-    /// The device sent a CQE write upstream. Posted writes from the root port
-    /// are ordered: the CQE lands behind every earlier write and interrupt
-    /// message of the port, and its MSI follows right behind it.
+    /// The device finished a command: for a read, its data crosses the link
+    /// (in media-completion order), then the CQE write goes upstream.
     pub fn cqe_sent(&mut self, dev: u16, req: u32) {
         let now = self.q.now_ns();
         let r = &self.reqs.reqs[req as usize];
-        let d = &mut self.devs[dev as usize];
-        let mut at = now;
         if r.dir == Direction::Read {
-            at = d.nvme.as_mut().expect("nvme").read_link_done(now, r.bytes as u64);
+            let bytes = r.bytes as u64;
+            let at = self.devs[dev as usize].nvme.as_mut().expect("nvme").read_link_done(now, bytes);
+            if at > now {
+                return self.q.at(at, Event::CqeAtPort { dev, req });
+            }
         }
-        at = at.max(self.root_ports[d.root_port].free_at_ns);
-        if at > now {
-            self.q.at(at, Event::CqeWritten { dev, req });
+        self.cqe_at_port(dev, req);
+    }
+
+    /// A CQE write reaches its root port. Posted writes are ordered: it waits
+    /// behind the port's earlier writes and MSIs.
+    pub fn cqe_at_port(&mut self, dev: u16, req: u32) {
+        let now = self.q.now_ns();
+        let port = self.devs[dev as usize].root_port;
+        let rp = &mut self.root_ports[port];
+        if rp.free_at_ns > now || !rp.waiting.is_empty() {
+            rp.waiting.push_back((dev, req));
+            if !rp.wake_pending {
+                rp.wake_pending = true;
+                let at = rp.free_at_ns.max(now);
+                self.q.at(at, Event::RootPortFree { port: port as u16 });
+            }
         } else {
             self.cqe_written(dev, req);
+        }
+    }
+
+    /// A root port finished its last message: let the writes behind it go,
+    /// until the next MSI holds the port again.
+    pub fn root_port_free(&mut self, port: usize) {
+        let now = self.q.now_ns();
+        self.root_ports[port].wake_pending = false;
+        while self.root_ports[port].free_at_ns <= now {
+            let Some((dev, req)) = self.root_ports[port].waiting.pop_front() else { return };
+            self.cqe_written(dev, req);
+        }
+        let rp = &mut self.root_ports[port];
+        if !rp.waiting.is_empty() {
+            rp.wake_pending = true;
+            let at = rp.free_at_ns;
+            self.q.at(at, Event::RootPortFree { port: port as u16 });
         }
     }
 

@@ -25,13 +25,30 @@ pub struct Irq {
     pub count: Vec<u64>,
 }
 
-/// A root port's interrupt-message path: a FIFO server with a service time per MSI.
+/// A root port's upstream write path: posted writes leave in order; an MSI
+/// holds the writes behind it until the IOMMU has taken it and the port has
+/// finished it (`service_ns`).
 #[derive(Clone, Debug, Default)]
 pub struct RootPortState {
+    pub socket: usize,
+    /// CQE writes held behind the port's last MSI, in order.
+    pub waiting: std::collections::VecDeque<(u16, u32)>,
+    /// A `RootPortFree` event is scheduled.
+    pub wake_pending: bool,
     pub free_at_ns: u64,
     pub service_ns: u64,
     pub busy_ns: u64,
     pub msis: u64,
+}
+
+/// A socket's interrupt-remapping unit: one interrupt message at a time.
+#[derive(Clone, Debug, Default)]
+pub struct IommuState {
+    pub messages: u64,
+    pub free_at_ns: u64,
+    pub remap_ns: u64,
+    pub post_ns: u64,
+    pub busy_ns: u64,
 }
 
 /// First vector handed to device IRQs on each CPU.
@@ -62,19 +79,35 @@ impl Sim {
         if self.posting {
             return self.msi_post(irq);
         }
-        let now = self.q.now_ns();
         let (cpu, vector, dev) = {
             let i = &self.irqs[irq as usize];
             (i.cpu, i.vector, i.dev)
         };
-        let rp = &mut self.root_ports[self.devs[dev as usize].root_port];
-        let depart = now.max(rp.free_at_ns) + rp.service_ns;
-        rp.free_at_ns = depart;
-        rp.busy_ns += rp.service_ns;
-        rp.msis += 1;
+        let port = self.devs[dev as usize].root_port;
+        let remap_ns = self.iommus[self.root_ports[port].socket].remap_ns;
+        let taken = self.interrupt_write(port, remap_ns);
         self.msi.sent += 1;
         self.cpus[cpu as usize].device_msis += 1;
-        self.q.at(depart + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
+        self.q.at(taken + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
+    }
+
+    /// An MSI write reaches root port `port` behind the port's earlier
+    /// writes; the socket's IOMMU takes one message at a time (`iommu_ns`),
+    /// then the port finishes the message (`service_ns`) before letting the
+    /// writes behind it go. Returns when the port is done with it.
+    pub fn interrupt_write(&mut self, port: usize, iommu_ns: u64) -> u64 {
+        let now = self.q.now_ns();
+        let rp = &mut self.root_ports[port];
+        let io = &mut self.iommus[rp.socket];
+        let taken = now.max(rp.free_at_ns).max(io.free_at_ns) + iommu_ns;
+        io.free_at_ns = taken;
+        io.busy_ns += iommu_ns;
+        io.messages += 1;
+        let done = taken + rp.service_ns;
+        rp.busy_ns += done - now.max(rp.free_at_ns);
+        rp.free_at_ns = done;
+        rp.msis += 1;
+        done
     }
 
     /// An interrupt message reaches a CPU's local APIC.

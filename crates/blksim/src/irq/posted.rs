@@ -8,23 +8,19 @@ use crate::machine::cpu::{Stage, POSTED_MSI_NOTIFICATION_VECTOR};
 use crate::run::{Event, Sim};
 
 impl Sim {
-    /// The root port forwards a device MSI for posting: the PIR update
-    /// occupies the port like any posted write and lands when it leaves.
+    /// A device MSI on a posted IRTE: it crosses the root port and the IOMMU
+    /// like any interrupt write, and the IOMMU posts it instead of delivering it.
     pub fn msi_post(&mut self, irq: u32) {
-        let now = self.q.now_ns();
         let (cpu, vector, dev) = {
             let i = &self.irqs[irq as usize];
             (i.cpu, i.vector, i.dev)
         };
         let port = self.devs[dev as usize].root_port;
-        let rp = &mut self.root_ports[port];
-        let depart = now.max(rp.free_at_ns) + self.costs.pir_post_ns;
-        rp.free_at_ns = depart;
-        rp.busy_ns += self.costs.pir_post_ns;
-        rp.msis += 1;
+        let post_ns = self.iommus[self.root_ports[port].socket].post_ns;
+        let taken = self.interrupt_write(port, post_ns);
         self.msi.sent += 1;
         self.cpus[cpu as usize].device_msis += 1;
-        self.q.at(depart, Event::MsiPosted { cpu, vector, port: port as u16 });
+        self.q.at(taken, Event::MsiPosted { cpu, vector, port: port as u16 });
     }
 
     /// The IOMMU's posting reaches the descriptor: PIR bit set, and a
@@ -48,17 +44,16 @@ impl Sim {
         if notify {
             d.on = true;
         }
-        let rp = &mut self.root_ports[port];
+        let io = &mut self.iommus[self.root_ports[port].socket];
         if extra > 0 {
-            rp.free_at_ns = rp.free_at_ns.max(now) + extra;
-            rp.busy_ns += extra;
+            io.free_at_ns = io.free_at_ns.max(now) + extra;
+            io.busy_ns += extra;
         }
         if notify {
-            let depart = now.max(rp.free_at_ns) + rp.service_ns;
-            rp.free_at_ns = depart;
-            rp.busy_ns += rp.service_ns;
+            // The IOMMU sends the notification itself, outside the device's
+            // write stream: nothing waits behind it.
             self.cpus[cpu as usize].notifications_sent += 1;
-            self.q.at(depart + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector: POSTED_MSI_NOTIFICATION_VECTOR });
+            self.q.at(now + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector: POSTED_MSI_NOTIFICATION_VECTOR });
         }
     }
 

@@ -109,8 +109,6 @@ costs! {
     irq_exit_ns,
     /// One local APIC EOI.
     apic_eoi_ns,
-    /// IOMMU posting one MSI into a PIR (atomic OR on the descriptor), at the root port.
-    pir_post_ns,
     /// One PIR harvest in the notification handler: read 4 words, xchg the non-zero ones.
     pir_harvest_ns,
     /// Running one demultiplexed vector's flow handler (vector_irq lookup, handle_edge_irq).

@@ -18,7 +18,6 @@ struct RawProfile {
     name: String,
     description: String,
     cpu: RawCpu,
-    #[serde(default)]
     iommu: RawIommu,
     #[serde(default)]
     root_port: Vec<RawRootPort>,
@@ -40,11 +39,13 @@ struct RawCpu {
     smt_throughput: f64,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawIommu {
     #[serde(default)]
     posting_capable: bool,
+    remap_service_ns: Cost,
+    post_service_ns: Cost,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -127,13 +128,24 @@ pub struct DeviceSpec {
     pub kind: DeviceKind,
 }
 
+/// The interrupt-remapping unit of each socket.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Iommu {
+    /// IRQ_POSTING_CAP: `intremap=posted_msi` can take effect.
+    pub posting_capable: bool,
+    /// Remapping and delivering one interrupt message to a LAPIC, ns.
+    pub remap_service_ns: u64,
+    /// Posting one MSI into a PIR, ns.
+    pub post_service_ns: u64,
+}
+
 /// A resolved, validated machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Machine {
     pub name: String,
     pub description: String,
     pub topology: Topology,
-    pub posting_capable: bool,
+    pub iommu: Iommu,
     pub root_ports: Vec<RootPort>,
     pub devices: Vec<DeviceSpec>,
     pub costs: Costs,
@@ -260,12 +272,18 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
         };
         devices.push(DeviceSpec { name, kind });
     }
+    raw.iommu.remap_service_ns.check("iommu.remap_service_ns")?;
+    raw.iommu.post_service_ns.check("iommu.post_service_ns")?;
     let costs = Costs::from_table(&raw.costs)?;
     Ok(Machine {
         name: raw.name,
         description: raw.description,
         topology,
-        posting_capable: raw.iommu.posting_capable,
+        iommu: Iommu {
+            posting_capable: raw.iommu.posting_capable,
+            remap_service_ns: raw.iommu.remap_service_ns.ns,
+            post_service_ns: raw.iommu.post_service_ns.ns,
+        },
         root_ports,
         devices,
         costs,

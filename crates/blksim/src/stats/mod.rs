@@ -4,4 +4,4 @@ pub mod histogram;
 pub mod report;
 
 pub use histogram::LatencyStat;
-pub use report::{CpuTime, DirStats, DiskStats, InterruptRow, JobStats, MsiCpuStats, RunReport};
+pub use report::{CpuTime, DirStats, DiskStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport};

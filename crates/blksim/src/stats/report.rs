@@ -89,6 +89,16 @@ pub struct MsiCpuStats {
     pub device_irqs: u64,
 }
 
+/// A shared interrupt-path resource (a root port or a socket's IOMMU): how busy it was.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PathStats {
+    pub name: String,
+    /// Interrupt messages through it.
+    pub messages: u64,
+    /// Share of the run it was busy, %.
+    pub busy_pct: f64,
+}
+
 /// Disk statistics as `/proc/diskstats` and fio's "Disk stats" show them.
 #[derive(Clone, Debug, Default)]
 pub struct DiskStats {
@@ -119,6 +129,8 @@ pub struct RunReport {
     pub posted_msi: bool,
     /// Per CPU: MSIs, notifications, handler runs.
     pub msi_per_cpu: Vec<MsiCpuStats>,
+    /// Root ports, then each socket's IOMMU.
+    pub interrupt_path: Vec<PathStats>,
     pub disks: Vec<DiskStats>,
     /// Virtual time simulated, ns.
     pub sim_time_ns: u64,
