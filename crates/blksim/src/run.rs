@@ -368,7 +368,7 @@ impl Sim {
     pub fn run_loop(&mut self) -> Result<(), ModelError> {
         self.start_phase();
         while !self.all_done() {
-            let Some(ev) = self.q.pop() else {
+            let Some(popped) = self.q.pop() else {
                 let stuck: Vec<String> = self
                     .jobs
                     .iter()
@@ -377,26 +377,35 @@ impl Sim {
                     .collect();
                 return Err(ModelError { job: None, message: format!("internal error: the simulation stalled ({})", stuck.join(", ")) });
             };
-            let ev = match ev {
-                // A CPU's timer: the step running on it reached its end.
-                Popped::Timer(cpu) => {
-                    self.cpu_step_done(cpu);
-                    continue;
-                }
-                Popped::Event(ev) => ev,
-            };
-            match ev {
-                Event::CqeSent { dev, req } => self.cqe_sent(dev, req),
-                Event::CqeAtPort { dev, req } => self.cqe_at_port(dev, req),
-                Event::RootPortFree { port } => self.root_port_free(port as usize),
-                Event::InterruptArrived { cpu, vector } => self.interrupt_arrived(cpu, vector),
-                Event::TaskWoken { job } => self.task_woken(job),
-                Event::MsiPosted { cpu, vector, port } => self.msi_posted(cpu, vector, port as usize),
-                Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
-                Event::JobStarted { job } => self.job_start(job),
-            }
+            self.handle(popped);
         }
         Ok(())
+    }
+
+    /// Run every event due up to `until_ns` (tests drive the model this way).
+    pub fn run_until(&mut self, until_ns: u64) {
+        while self.q.peek_time_ns().is_some_and(|t| t <= until_ns) {
+            let popped = self.q.pop().unwrap();
+            self.handle(popped);
+        }
+    }
+
+    fn handle(&mut self, popped: Popped<Event>) {
+        let ev = match popped {
+            // A CPU's timer: the step running on it reached its end.
+            Popped::Timer(cpu) => return self.cpu_step_done(cpu),
+            Popped::Event(ev) => ev,
+        };
+        match ev {
+            Event::CqeSent { dev, req } => self.cqe_sent(dev, req),
+            Event::CqeAtPort { dev, req } => self.cqe_at_port(dev, req),
+            Event::RootPortFree { port } => self.root_port_free(port as usize),
+            Event::InterruptArrived { cpu, vector } => self.interrupt_arrived(cpu, vector),
+            Event::TaskWoken { job } => self.task_woken(job),
+            Event::MsiPosted { cpu, vector, port } => self.msi_posted(cpu, vector, port as usize),
+            Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
+            Event::JobStarted { job } => self.job_start(job),
+        }
     }
 
     fn report(mut self) -> (RunReport, Invariants) {

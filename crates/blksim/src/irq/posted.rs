@@ -158,3 +158,120 @@ fn lowest_vector(pir: &[u64; 4]) -> Option<u8> {
 pub fn pir_count(pir: &[u64; 4]) -> u64 {
     pir.iter().map(|w| w.count_ones() as u64).sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::machine::{load_profile, Builtins};
+    use crate::run::{Event, Sim};
+    use crate::settings::Settings;
+
+    /// A 2-CPU machine in posted mode; `extra` overlays the profile.
+    fn sim(extra: &str) -> Sim {
+        let text = format!(
+            "name = \"t\"\ndescription = \"t\"\nextends = \"spr-gen5\"\n[cpu]\ncores_per_socket = 2\nthreads_per_core = 1\n{extra}"
+        );
+        let m = load_profile(&text, "t", &Builtins).unwrap();
+        let mut s = Settings::default();
+        s.apply_cmdline("intremap=posted_msi").unwrap();
+        Sim::build(&m, &s, &[], 1).unwrap()
+    }
+
+    /// The device IRQs whose vectors live on CPU 0 (one per drive).
+    fn irqs_on_cpu0(s: &Sim) -> Vec<u32> {
+        (0..s.irqs.len() as u32).filter(|&i| s.irqs[i as usize].cpu == 0).collect()
+    }
+
+    fn post_at(s: &mut Sim, t: u64, irq: u32) {
+        let (cpu, vector) = (s.irqs[irq as usize].cpu, s.irqs[irq as usize].vector);
+        s.q.at(t, Event::MsiPosted { cpu, vector, port: 0 });
+    }
+
+    fn handled(s: &Sim, irq: u32) -> u64 {
+        s.irqs[irq as usize].count[0]
+    }
+
+    #[test]
+    fn posted_burst_sends_one_notification() {
+        let mut s = sim("");
+        let irqs = irqs_on_cpu0(&s);
+        assert!(irqs.len() >= 8);
+        for &i in &irqs {
+            post_at(&mut s, 0, i);
+        }
+        s.run_until(1_000_000);
+        assert_eq!(s.cpus[0].notifications_sent, 1);
+        assert_eq!(s.cpus[0].pmn, 1);
+        for &i in &irqs {
+            assert_eq!(handled(&s, i), 1, "each posted MSI is handled exactly once");
+        }
+        assert!(!s.cpus[0].pi_desc.on, "ON is clear again after the handler");
+        assert_eq!(s.cpus[0].pi_desc.pir, [0; 4]);
+    }
+
+    #[test]
+    fn repeated_msi_of_one_vector_merges_in_the_pir() {
+        let mut s = sim("");
+        let i = irqs_on_cpu0(&s)[0];
+        for _ in 0..5 {
+            post_at(&mut s, 0, i);
+        }
+        s.run_until(1_000_000);
+        assert_eq!(handled(&s, i), 1);
+        assert_eq!(s.msi.merged, 4);
+    }
+
+    #[test]
+    fn msi_posted_after_the_last_loop_harvest_is_caught_by_the_final_harvest() {
+        let mut s = sim("");
+        let irqs = irqs_on_cpu0(&s);
+        let (a, c, b) = (irqs[0], irqs[1], irqs[2]);
+        let k = &s.costs;
+        let (l, e, d, h) = (k.msi_latency_ns, k.irq_entry_ns, k.posted_msi_demux_ns, k.pir_harvest_ns);
+        // A notifies; the handler harvests A at l+e (pass 1), C lands while A is handled and is
+        // harvested by pass 2, B lands while C is handled, after the last loop harvest.
+        post_at(&mut s, 0, a);
+        post_at(&mut s, l + e + 1, c);
+        post_at(&mut s, l + e + (d + h) + 1, b);
+        s.run_until(1_000_000);
+        assert_eq!(s.cpus[0].notifications_sent, 1, "B found ON set: no notification");
+        assert_eq!(s.cpus[0].pmn, 1);
+        assert_eq!((handled(&s, a), handled(&s, c), handled(&s, b)), (1, 1, 1));
+    }
+
+    #[test]
+    fn msi_posted_after_on_is_cleared_notifies_again() {
+        let mut s = sim("");
+        let irqs = irqs_on_cpu0(&s);
+        post_at(&mut s, 0, irqs[0]);
+        post_at(&mut s, 100_000, irqs[1]);
+        s.run_until(1_000_000);
+        assert_eq!(s.cpus[0].notifications_sent, 2);
+        assert_eq!(s.cpus[0].pmn, 2);
+    }
+
+    #[test]
+    fn with_sn_set_nothing_is_notified() {
+        let mut s = sim("");
+        s.cpus[0].pi_desc.sn = true;
+        let i = irqs_on_cpu0(&s)[0];
+        post_at(&mut s, 0, i);
+        s.run_until(1_000_000);
+        assert_eq!(s.cpus[0].notifications_sent, 0);
+        assert_eq!(s.cpus[0].pmn, 0);
+        assert_eq!(handled(&s, i), 0);
+        assert_ne!(s.cpus[0].pi_desc.pir, [0; 4], "the MSI waits in the PIR");
+    }
+
+    #[test]
+    fn max_loops_one_goes_straight_to_the_final_harvest() {
+        let text = "name = \"t\"\ndescription = \"t\"\nextends = \"spr-gen5\"\n[cpu]\ncores_per_socket = 2\nthreads_per_core = 1\n";
+        let m = load_profile(text, "t", &Builtins).unwrap();
+        let mut st = Settings::default();
+        st.apply_cmdline("intremap=posted_msi blksim.max_posted_msi_coalescing_loop=1").unwrap();
+        let mut s = Sim::build(&m, &st, &[], 1).unwrap();
+        let i = irqs_on_cpu0(&s)[0];
+        post_at(&mut s, 0, i);
+        s.run_until(1_000_000);
+        assert_eq!((s.cpus[0].pmn, handled(&s, i)), (1, 1));
+    }
+}

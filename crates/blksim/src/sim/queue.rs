@@ -146,6 +146,17 @@ impl<E> EventQueue<E> {
         }
     }
 
+    /// When the next event or timer is due.
+    pub fn peek_time_ns(&self) -> Option<u64> {
+        let t = self.timers.min().1;
+        let h = self.heap.peek().map(|e| (e.time_ns, e.seq));
+        match h {
+            Some(h) if h < t => Some(h.0),
+            _ if t != NONE => Some(t.0),
+            _ => None,
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty() && self.timers.min().1 == NONE
     }
