@@ -162,7 +162,10 @@ fn describe(m: &Machine) -> String {
         "cpu: {} socket(s) x {} cores x {} threads = {} CPUs; {} NUMA node(s)/socket; {} LLC(s)/socket; SMT throughput {}\n",
         t.sockets, t.cores_per_socket, t.threads_per_core, t.cpu_count(), t.numa_nodes_per_socket, t.llc_per_socket, t.smt_throughput
     );
-    s += &format!("iommu: posting capable: {}\n", m.posting_capable);
+    s += &format!(
+        "iommu: posting capable: {}, remap_service_ns {}, post_service_ns {}\n",
+        m.iommu.posting_capable, m.iommu.remap_service_ns, m.iommu.post_service_ns
+    );
     for r in &m.root_ports {
         s += &format!("root port {}: socket {}, msi_service_ns {}\n", r.name, r.socket, r.msi_service_ns);
     }
