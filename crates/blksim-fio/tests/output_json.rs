@@ -172,7 +172,7 @@ mod json_output {
         let blksim = &doc["blksim"];
         assert_eq!(
             keys(blksim),
-            ["cpu_time", "interrupts", "ipis_per_cpu", "disks", "sim_time_ns", "events", "seed", "machine", "settings", "wall_time_s"]
+            ["cpu_time", "interrupts", "ipis_per_cpu", "disks", "msi", "interrupt_path", "sim_time_ns", "events", "seed", "machine", "settings", "wall_time_s"]
         );
         let cpu0 = &blksim["cpu_time"][0];
         assert_eq!(cpu0["cpu"], 0);
@@ -182,6 +182,11 @@ mod json_output {
         assert_eq!(blksim["interrupts"][1], json!({"label": "146", "per_cpu": [20000, 0], "total": 20000, "chip": "IR-PCI-MSIX-0000:01:00.0", "name": "nvme0q1"}));
         assert_eq!(blksim["ipis_per_cpu"], json!([0, 12]));
         assert_eq!(blksim["disks"][0], json!({"name": "nvme0n1", "iops": 10000.0, "util_pct": 70.0}));
+        assert_eq!(blksim["msi"]["mode"], "remappable");
+        assert_eq!(blksim["msi"]["total"]["device_msis"], 20000);
+        assert_eq!(blksim["msi"]["total"]["device_msis_per_sec"], 10000.0);
+        assert_eq!(blksim["msi"]["per_cpu"].as_array().unwrap().len(), 1, "idle CPUs are left out");
+        assert_eq!(blksim["interrupt_path"][0]["busy_pct"], 40.0);
         assert_eq!(blksim["sim_time_ns"], 2 * SEC);
         assert_eq!(blksim["events"], 123_456);
         assert_eq!(blksim["seed"], 42);

@@ -1,4 +1,19 @@
 //! fio job files: parsed natively with fio's semantics into resolved jobs.
+//!
+//! `ini` reads sections, comments and includes; `subst` does fio's
+//! substitutions; `value` reads values; `options` is the table of every fio
+//! option with blksim's decision (modelled, no-op, rejected); `engine` sorts
+//! ioengines; `settings` holds a job's values; `resolve` builds the jobs.
+
+mod engine;
+mod ini;
+mod options;
+mod resolve;
+mod settings;
+mod subst;
+#[cfg(test)]
+mod tests;
+mod value;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +36,8 @@ pub struct ParseContext {
 #[derive(Clone, Debug, Default)]
 pub struct JobFile {
     /// Options set in `[global]` sections, as written (name, value; value empty for a bare flag), in file order.
+    /// As in fio's JSON `global options`: fio's name for the option (aliases resolved), the value after
+    /// `${VAR}`/keyword substitution, and only the last job file's globals (fio resets them per file).
     pub global_options: Vec<(String, String)>,
     /// Every job, clones of `numjobs` included, in fio's order.
     pub jobs: Vec<ParsedJob>,
@@ -30,7 +47,8 @@ pub struct JobFile {
 #[derive(Clone, Debug)]
 pub struct ParsedJob {
     pub config: JobConfig,
-    /// Options set in the job's own section, as written (for fio's JSON `job options`).
+    /// Options set in the job's own section, as written (for fio's JSON `job options`): fio's name
+    /// for the option, the value after substitution (empty for a bare flag), included files' options in place.
     pub options: Vec<(String, String)>,
     pub file: PathBuf,
     /// Line of the section header.
@@ -39,12 +57,52 @@ pub struct ParsedJob {
 
 /// Parse job files (several files: the template resets per file and later files start with a stonewall).
 pub fn parse_job_files(paths: &[PathBuf], ctx: &ParseContext) -> Result<JobFile, InputError> {
-    let _ = (paths, ctx);
-    unimplemented!("job parser")
+    let Some(first) = paths.first() else {
+        return Err(InputError { file: PathBuf::from("-"), line: 0, message: "no job file given".into() });
+    };
+    let mut builder = resolve::Builder::new(ctx);
+    for path in paths {
+        // fio reads bytes; a stray non-UTF-8 byte should not make the file unreadable.
+        let bytes = std::fs::read(path).map_err(|e| InputError {
+            file: path.clone(),
+            line: 0,
+            message: format!("cannot read job file: {e}"),
+        })?;
+        builder.add_file(&String::from_utf8_lossy(&bytes), path)?;
+    }
+    builder.finish(first)
 }
 
 /// Parse one job file's text; `file` names it in errors and resolves `include`.
 pub fn parse_job_text(text: &str, file: &Path, ctx: &ParseContext) -> Result<JobFile, InputError> {
-    let _ = (text, file, ctx);
-    unimplemented!("job parser")
+    let mut builder = resolve::Builder::new(ctx);
+    builder.add_file(text, file)?;
+    builder.finish(file)
+}
+
+/// What blksim does with a fio option.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionStatus {
+    /// Mapped into `JobConfig`.
+    Modelled,
+    /// Accepted and ignored; the reason says why it does not change a simulated run.
+    NoOp(&'static str),
+    /// Rejected with this reason (some options are accepted at their default value).
+    Rejected(&'static str),
+    /// Deprecated: fio itself rejects it.
+    Deprecated,
+}
+
+/// blksim's decision on option `name` (a name or alias, case-sensitive):
+/// a general fio option, or else an option of `ioengine` when that is an
+/// engine blksim simulates. `None`: fio does not know the option ("Bad option").
+pub fn option_status(name: &str, ioengine: Option<&str>) -> Option<OptionStatus> {
+    let table = ioengine.and_then(|e| engine::classify(e).ok()).map(|e| e.option_table().specs()).unwrap_or(&[]);
+    let spec = options::find(options::GENERAL, name).or_else(|| options::find(table, name))?;
+    Some(match (spec.kind, spec.decision) {
+        (options::Kind::Deprecated, _) => OptionStatus::Deprecated,
+        (_, options::Decision::Model(_)) => OptionStatus::Modelled,
+        (_, options::Decision::NoOp(why)) => OptionStatus::NoOp(why),
+        (_, options::Decision::Reject { why, .. }) => OptionStatus::Rejected(why),
+    })
 }

@@ -30,11 +30,57 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
         })
     });
     obj.insert("disks".into(), Value::Array(disks.collect()));
+    obj.insert("msi".into(), msi_object(report));
+    let path = report.interrupt_path.iter().map(|p| {
+        json!({
+            "name": p.name,
+            "messages": p.messages,
+            "busy_pct": float(p.busy_pct),
+        })
+    });
+    obj.insert("interrupt_path".into(), Value::Array(path.collect()));
     obj.insert("sim_time_ns".into(), json!(report.sim_time_ns));
     obj.insert("events".into(), json!(report.events));
     obj.insert("seed".into(), json!(report.seed));
     merge_extra(&mut obj, extra);
     obj
+}
+
+/// Device MSIs, posted-MSI notifications and handler runs, per CPU and in
+/// total, with MSIs per notification and both rates per second.
+fn msi_object(report: &RunReport) -> Value {
+    let secs = report.sim_time_ns as f64 / 1e9;
+    let rate = |n: u64| float(if secs > 0.0 { n as f64 / secs } else { 0.0 });
+    let ratio = |m: u64, n: u64| float(if n == 0 { 0.0 } else { m as f64 / n as f64 });
+    let entry = |cpu: Option<usize>, m: u64, n: u64, pmn: u64, irqs: u64| {
+        let mut v = json!({
+            "device_msis": m,
+            "notifications": n,
+            "pmn": pmn,
+            "device_irq_handler_runs": irqs,
+            "msis_per_notification": ratio(m, n),
+            "device_msis_per_sec": rate(m),
+            "notifications_per_sec": rate(n),
+        });
+        if let Some(c) = cpu {
+            v.as_object_mut().unwrap().insert("cpu".into(), json!(c));
+        }
+        v
+    };
+    let per_cpu: Vec<Value> = report
+        .msi_per_cpu
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.device_msis + c.notifications + c.pmn + c.device_irqs > 0)
+        .map(|(i, c)| entry(Some(i), c.device_msis, c.notifications, c.pmn, c.device_irqs))
+        .collect();
+    let sum = |f: fn(&blksim::stats::MsiCpuStats) -> u64| report.msi_per_cpu.iter().map(f).sum::<u64>();
+    let total = entry(None, sum(|c| c.device_msis), sum(|c| c.notifications), sum(|c| c.pmn), sum(|c| c.device_irqs));
+    json!({
+        "mode": if report.posted_msi { "posted" } else { "remappable" },
+        "total": total,
+        "per_cpu": per_cpu,
+    })
 }
 
 /// One CPU's time by context, in ns and as a share of its total.

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use blksim::stats::{CpuTime, DirStats, DiskStats, InterruptRow, JobStats, LatencyStat, RunReport};
+use blksim::stats::{CpuTime, DirStats, DiskStats, InterruptRow, JobStats, LatencyStat, MsiCpuStats, PathStats, RunReport};
 use blksim::workload::{IoEngine, JobConfig, RwKind};
 use blksim_fio::job::{JobFile, ParsedJob};
 
@@ -109,6 +109,12 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
             InterruptRow { label: "PMN".into(), per_cpu: vec![0, 0], chip: String::new(), name: "Posted MSI notification event".into() },
         ],
         ipis_per_cpu: vec![0, 12],
+        posted_msi: false,
+        msi_per_cpu: vec![
+            MsiCpuStats { device_msis: 20_000, notifications: 0, pmn: 0, device_irqs: 20_000 },
+            MsiCpuStats::default(),
+        ],
+        interrupt_path: vec![PathStats { name: "iio0".into(), messages: 20_000, busy_pct: 40.0 }],
         disks: vec![DiskStats {
             name: "nvme0n1".into(),
             ios: [20_000, 0],

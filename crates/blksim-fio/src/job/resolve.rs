@@ -1,0 +1,287 @@
+//! Building jobs as fio does: sections applied onto the global template,
+//! jobs and their `numjobs` clones created in order, reporting groups and
+//! stonewall phases numbered, CPUs split, and the `JobConfig` resolved.
+
+use std::path::Path;
+
+use blksim::workload::{IoEngine, IoUringOptions, JobConfig};
+
+use super::engine::{EngineName, OptionTable};
+use super::ini::{self, RawOption, Section};
+use super::options::{self, Decision, OptSpec, GENERAL, MAX_JOBS};
+use super::settings::{parse_kind, EngineOpts, Settings};
+use super::{subst, JobFile, ParseContext, ParsedJob};
+use crate::InputError;
+
+/// Jobs built from one or more job files.
+pub(crate) struct Builder<'c> {
+    ctx: &'c ParseContext,
+    out: JobFile,
+    files_seen: usize,
+    /// fio's `groupid` and `prev_group_jobs` from `add_job`.
+    group_id: u32,
+    prev_group_jobs: u32,
+    phase: u32,
+}
+
+impl<'c> Builder<'c> {
+    pub fn new(ctx: &'c ParseContext) -> Builder<'c> {
+        Builder { ctx, out: JobFile::default(), files_seen: 0, group_id: 0, prev_group_jobs: 0, phase: 0 }
+    }
+
+    /// Adds one job file: the template starts from fio's defaults, and from
+    /// the second file on, the file's first job waits for all earlier jobs.
+    pub fn add_file(&mut self, text: &str, file: &Path) -> Result<(), InputError> {
+        let sections = ini::read_sections(text, file)?;
+        let mut template = Settings::default();
+        let mut implicit_stonewall = self.files_seen > 0;
+        self.files_seen += 1;
+        // fio's JSON shows the global options of the last file only.
+        self.out.global_options.clear();
+        for section in &sections {
+            if section.global {
+                let recorded = apply_section(&mut template, section, self.ctx)?;
+                self.out.global_options.extend(recorded);
+                continue;
+            }
+            let mut job = template.clone();
+            job.name = None;
+            if implicit_stonewall {
+                job.stonewall = true;
+                implicit_stonewall = false;
+            }
+            let recorded = apply_section(&mut job, section, self.ctx)?;
+            if self.out.jobs.len() + job.numjobs as usize > MAX_JOBS {
+                return Err(ini::error(
+                    &section.file,
+                    section.line,
+                    format!("more than {MAX_JOBS} jobs (fio's limit)"),
+                ));
+            }
+            self.add_job(section, &job, recorded);
+        }
+        Ok(())
+    }
+
+    pub fn finish(self, file: &Path) -> Result<JobFile, InputError> {
+        if self.out.jobs.is_empty() {
+            return Err(ini::error(file, 0, "no jobs defined (no section other than [global])"));
+        }
+        Ok(self.out)
+    }
+
+    /// fio's `add_job`: the job, then its clones (same group, no stonewall
+    /// or new_group of their own). A clone is named after the section, even
+    /// when `name=` renamed the job itself (fio names clones by section).
+    fn add_job(&mut self, section: &Section, st: &Settings, options: Vec<(String, String)>) {
+        for clone in 0..st.numjobs.max(1) {
+            let first = clone == 0;
+            let stonewall = first && st.stonewall;
+            if (stonewall || (first && st.new_group)) && self.prev_group_jobs > 0 {
+                self.prev_group_jobs = 0;
+                self.group_id += 1;
+            }
+            self.prev_group_jobs += 1;
+            if stonewall && !self.out.jobs.is_empty() {
+                self.phase += 1;
+            }
+            let thread_number = self.out.jobs.len() + 1;
+            let name = match (&st.name, first) {
+                (Some(renamed), true) => renamed.clone(),
+                _ => section.name.clone(),
+            };
+            let mut config = to_config(st, &name, thread_number);
+            config.group_id = self.group_id;
+            config.phase = self.phase;
+            self.out.jobs.push(ParsedJob {
+                config,
+                options: options.clone(),
+                file: section.file.clone(),
+                line: section.line,
+            });
+        }
+    }
+}
+
+/// Applies a section's options to `st` in fio's order (by priority, then as
+/// written; engine options last, against the engine then chosen). Returns
+/// the options as fio's JSON shows them: canonical name, substituted value.
+fn apply_section(
+    st: &mut Settings,
+    section: &Section,
+    ctx: &ParseContext,
+) -> Result<Vec<(String, String)>, InputError> {
+    let mut general: Vec<(usize, &'static OptSpec, Line)> = Vec::new();
+    let mut engine: Vec<(usize, Line)> = Vec::new();
+    for (i, raw) in section.options.iter().enumerate() {
+        let line = Line::read(raw, ctx)?;
+        match options::find(GENERAL, &line.name) {
+            Some(spec) => general.push((i, spec, line)),
+            None => engine.push((i, line)),
+        }
+    }
+    general.sort_by_key(|(_, spec, _)| -spec.prio);
+    let mut recorded = Vec::new();
+    for (i, spec, line) in &general {
+        apply_option(st, spec, line, ctx)?;
+        recorded.push((*i, spec.name, line.value.clone().unwrap_or_default()));
+    }
+    let table = st.engine.option_table();
+    for (i, line) in &engine {
+        let Some(spec) = options::find(table.specs(), &line.name) else {
+            return Err(unknown_option(line, st.engine, table));
+        };
+        st.engine_opts();
+        apply_option(st, spec, line, ctx)?;
+        recorded.push((*i, spec.name, line.value.clone().unwrap_or_default()));
+    }
+    recorded.sort_by_key(|(i, _, _)| *i);
+    Ok(recorded.into_iter().map(|(_, name, value)| (name.to_string(), value)).collect())
+}
+
+/// An option line after substitution, split at the first `=`.
+struct Line<'r> {
+    raw: &'r RawOption,
+    /// As written (blanks before `=` removed).
+    name: String,
+    /// Everything after `=`, blanks kept; `None` for a bare option.
+    value: Option<String>,
+    /// `${VAR}`s on the line that were not set (they became empty).
+    unset: Vec<String>,
+}
+
+impl<'r> Line<'r> {
+    fn read(raw: &'r RawOption, ctx: &ParseContext) -> Result<Line<'r>, InputError> {
+        let (text, unset) = subst::env_vars(&raw.text, ctx);
+        let text = subst::keywords(&text, ctx).map_err(|e| ini::error(&raw.file, raw.line, e))?;
+        let (name, value) = match text.split_once('=') {
+            Some((n, v)) => (n.trim_end().to_string(), Some(v.to_string())),
+            None => (text.trim_end().to_string(), None),
+        };
+        Ok(Line { raw, name, value, unset })
+    }
+
+    fn error(&self, message: String) -> InputError {
+        let hint = match self.unset.as_slice() {
+            [] => String::new(),
+            vars => format!(" (the environment variable {} is not set)", vars.join(", ")),
+        };
+        ini::error(&self.raw.file, self.raw.line, format!("{message}{hint}"))
+    }
+}
+
+fn apply_option(st: &mut Settings, spec: &OptSpec, line: &Line, ctx: &ParseContext) -> Result<(), InputError> {
+    let name = &line.name;
+    let value = line.value.as_deref();
+    // Messages that start with `name=value` already name the option.
+    let bad_value = |msg: String| {
+        if msg.starts_with(&format!("{}=", spec.name)) {
+            line.error(msg)
+        } else {
+            line.error(format!("option '{name}': {msg}"))
+        }
+    };
+    match spec.decision {
+        Decision::Model(field) => {
+            let parsed = parse_kind(spec.kind, value, st.kb_base).map_err(bad_value)?;
+            st.apply(field, parsed, ctx).map_err(bad_value)
+        }
+        Decision::NoOp(_) => parse_kind(spec.kind, value, st.kb_base).map(|_| ()).map_err(bad_value),
+        Decision::Reject { why, unless } => {
+            if value.is_some_and(|v| unless.contains(&v.trim())) {
+                return Ok(());
+            }
+            let accepted = match unless {
+                [] => String::new(),
+                values => {
+                    let forms: Vec<String> = values.iter().map(|v| format!("{name}={v}")).collect();
+                    format!("; only {} is accepted", forms.join(" or "))
+                }
+            };
+            Err(line.error(format!("option '{name}' {why}{accepted}")))
+        }
+    }
+}
+
+/// fio's "Bad option", with a hint when the option belongs to another
+/// engine or looks like a general option.
+fn unknown_option(line: &Line, engine: EngineName, table: OptionTable) -> InputError {
+    let name = &line.name;
+    let engine_name = to_engine(engine, &EngineOpts::defaults(table)).fio_name();
+    let other_engine = [OptionTable::IoUring, OptionTable::Libaio, OptionTable::Pvsync2]
+        .into_iter()
+        .any(|t| t != table && options::find(t.specs(), name).is_some());
+    let message = if other_engine {
+        format!("option '{name}' is not an option of ioengine={engine_name} (fio: Bad option); it belongs to another ioengine")
+    } else if let Some(close) = options::closest(name) {
+        format!("unknown option '{name}' (fio: Bad option); did you mean '{close}'?")
+    } else {
+        format!("unknown option '{name}' (fio: Bad option)")
+    };
+    line.error(message)
+}
+
+fn to_engine(engine: EngineName, e: &EngineOpts) -> IoEngine {
+    let uring = || IoUringOptions {
+        hipri: e.hipri,
+        fixedbufs: e.fixedbufs,
+        registerfiles: e.registerfiles,
+        sqthread_poll: e.sqthread_poll,
+        sqthread_poll_cpu: e.sqthread_poll_cpu,
+    };
+    match engine {
+        EngineName::Sync => IoEngine::Sync,
+        EngineName::Psync => IoEngine::Psync,
+        EngineName::Pvsync2 => IoEngine::Pvsync2 { hipri: e.hipri },
+        EngineName::Libaio => IoEngine::Libaio,
+        EngineName::IoUring => IoEngine::IoUring(uring()),
+        EngineName::IoUringCmd => IoEngine::IoUringCmd(uring()),
+        EngineName::Null => IoEngine::Null,
+    }
+}
+
+/// The resolved job, with fio's `fixup_options` applied. `thread_number` is
+/// fio's 1-based number of the job among all jobs (for `cpus_allowed_policy=split`).
+fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
+    let mut c = JobConfig::new(name);
+    c.rw = st.rw;
+    c.rwmixread = st.rwmixread;
+    for d in 0..3 {
+        c.bs[d] = st.bsrange[d].unwrap_or(st.bs[d]);
+    }
+    let depth = st.iodepth;
+    c.iodepth = depth;
+    c.iodepth_batch_submit = if st.batch_submit == 0 || st.batch_submit > depth { depth } else { st.batch_submit };
+    c.iodepth_batch_complete_min = st.complete_min;
+    c.iodepth_batch_complete_max = st.complete_max.max(st.complete_min);
+    c.iodepth_low = if st.iodepth_low == 0 || st.iodepth_low > depth { depth } else { st.iodepth_low };
+    let engine_opts = if st.eng.table == st.engine.option_table() {
+        st.eng.clone()
+    } else {
+        EngineOpts::defaults(st.engine.option_table())
+    };
+    c.ioengine = to_engine(st.engine, &engine_opts);
+    c.direct = st.direct;
+    c.cpus_allowed =
+        st.cpus.as_ref().map(|mask| if st.split { vec![mask[(thread_number - 1) % mask.len()]] } else { mask.clone() });
+    c.filenames = st.filenames.clone();
+    c.size = st.size;
+    c.offset = st.offset;
+    c.runtime_ns = (st.runtime_us > 0).then(|| st.runtime_us.saturating_mul(1000));
+    // fio ignores time_based (with a warning) when there is no runtime.
+    c.time_based = st.time_based && st.runtime_us > 0;
+    c.ramp_time_ns = st.ramp_us.saturating_mul(1000);
+    c.startdelay_ns = st.startdelay_us.saturating_mul(1000);
+    c.norandommap = st.norandommap;
+    c.rate_iops = st.rate_iops;
+    c.number_ios = st.number_ios;
+    c.loops = st.loops;
+    c.group_reporting = st.group_reporting;
+    c.thread = st.thread;
+    c.gtod_reduce = st.gtod_reduce;
+    c.clat_percentiles = st.clat_percentiles;
+    c.lat_percentiles = st.lat_percentiles;
+    c.slat_percentiles = st.slat_percentiles;
+    c.percentile_list = st.percentile_list.clone();
+    c
+}

@@ -1,0 +1,395 @@
+//! A job's settings while its sections are applied (fio's `thread_options`):
+//! values read by option kind, and the modelled options written into them.
+
+use blksim::workload::{RwKind, DEFAULT_PERCENTILES};
+
+use super::engine::{classify, EngineName, OptionTable};
+use super::options::{Field, Kind};
+use super::value::{self, SizeVal};
+use super::ParseContext;
+
+/// An option value read according to its kind.
+#[derive(Clone, Debug)]
+pub(crate) enum Parsed {
+    Flag(bool),
+    Bool(bool),
+    Int(u64),
+    Dirs([Option<u64>; 3]),
+    Size(SizeVal),
+    /// A size in zones (`size=8z`).
+    Zones(u64),
+    /// Microseconds.
+    Time(u64),
+    TimeRange(u64, u64),
+    /// The valid value matched, and what followed a `:`.
+    Choice(&'static str, Option<String>),
+    Text(String),
+    Floats(Vec<f64>),
+    Ranges([Option<(u64, u64)>; 3]),
+    Nothing,
+}
+
+fn required(value: Option<&str>) -> Result<&str, String> {
+    value.ok_or_else(|| "needs a value (name=value)".to_string())
+}
+
+fn check_bounds(v: u64, min: u64, max: u64) -> Result<u64, String> {
+    if v < min {
+        Err(format!("{v} is below the minimum {min}"))
+    } else if v > max {
+        Err(format!("{v} is above the maximum {max}"))
+    } else {
+        Ok(v)
+    }
+}
+
+/// Reads `value` (`None` for a bare option) as fio reads an option of `kind`.
+pub(crate) fn parse_kind(kind: Kind, value: Option<&str>, kb_base: u64) -> Result<Parsed, String> {
+    let first_field = |v: &str| value::dir_fields(v, false)[0].to_string();
+    Ok(match kind {
+        Kind::Flag => Parsed::Flag(value::parse_flag(value)?),
+        Kind::Bool => Parsed::Bool(value::parse_bool(required(value)?)?),
+        Kind::Int { min, max } => {
+            let v = value::parse_bytes(&first_field(required(value)?), kb_base)?;
+            Parsed::Int(check_bounds(v, min, max)?)
+        }
+        Kind::IntDirs { min } => {
+            let fields = value::dir_fields(required(value)?, false);
+            Parsed::Dirs(value::assign_dirs(&fields, |f| check_bounds(value::parse_bytes(f, kb_base)?, min, u64::MAX))?)
+        }
+        Kind::Size => {
+            let v = first_field(required(value)?);
+            match v.strip_suffix('z') {
+                Some(n) if !n.is_empty() => Parsed::Zones(value::parse_bytes(n, kb_base)?),
+                _ => Parsed::Size(value::parse_size(&v, kb_base)?),
+            }
+        }
+        Kind::Time { seconds } => Parsed::Time(value::parse_time_us(&first_field(required(value)?), seconds)?),
+        Kind::TimeRange => {
+            let fields = value::dir_fields(required(value)?, false);
+            let lo = value::parse_time_us(fields[0], true)?;
+            let hi = if fields.len() > 1 { value::parse_time_us(fields[fields.len() - 1], true)? } else { lo };
+            Parsed::TimeRange(lo, hi)
+        }
+        Kind::Choice(valid) => {
+            let v = required(value)?;
+            let (head, post) = value::choice_head(v);
+            match valid.iter().find(|x| **x == head) {
+                Some(x) => Parsed::Choice(x, post.map(str::to_string)),
+                None => return Err(format!("'{v}' is not one of: {}", valid.join(", "))),
+            }
+        }
+        Kind::Text => Parsed::Text(required(value)?.to_string()),
+        Kind::OptText => Parsed::Text(value.unwrap_or("").to_string()),
+        Kind::Floats { max_len, min, max } => Parsed::Floats(value::parse_floats(required(value)?, max_len, min, max)?),
+        Kind::Range => Parsed::Ranges(value::parse_ranges(required(value)?, kb_base)?),
+        Kind::Deprecated => return Err("is deprecated and fio no longer accepts it".into()),
+        Kind::SoftDeprecated => Parsed::Nothing,
+    })
+}
+
+/// Engine options of the io_uring, libaio and pvsync2 tables.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct EngineOpts {
+    /// The table these values belong to.
+    pub table: OptionTable,
+    pub hipri: bool,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    pub sqthread_poll: bool,
+    pub sqthread_poll_cpu: Option<u32>,
+}
+
+impl EngineOpts {
+    pub fn defaults(table: OptionTable) -> EngineOpts {
+        EngineOpts {
+            table,
+            hipri: false,
+            fixedbufs: false,
+            registerfiles: false,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
+        }
+    }
+}
+
+/// fio's option values for one job (or the global template).
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    /// `name=` in the job's own section renames the job.
+    pub name: Option<String>,
+    pub rw: RwKind,
+    pub rwmixread: u32,
+    pub bs: [u64; 3],
+    /// `bsrange` overrides `bs` per direction (only fixed sizes are accepted).
+    pub bsrange: [Option<u64>; 3],
+    pub iodepth: u32,
+    pub batch_submit: u32,
+    pub complete_min: u32,
+    pub complete_max: u32,
+    pub iodepth_low: u32,
+    pub engine: EngineName,
+    pub eng: EngineOpts,
+    pub direct: bool,
+    pub cpus: Option<Vec<u32>>,
+    pub split: bool,
+    pub filenames: Vec<String>,
+    pub directory: Option<String>,
+    pub size: Option<u64>,
+    pub offset: u64,
+    pub runtime_us: u64,
+    pub time_based: bool,
+    pub ramp_us: u64,
+    pub startdelay_us: u64,
+    pub norandommap: bool,
+    pub rate_iops: [u64; 3],
+    pub number_ios: u64,
+    pub loops: u32,
+    pub numjobs: u32,
+    pub group_reporting: bool,
+    pub thread: bool,
+    pub gtod_reduce: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub percentile_list: Vec<f64>,
+    pub stonewall: bool,
+    pub new_group: bool,
+    pub kb_base: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            name: None,
+            rw: RwKind::Read,
+            rwmixread: 50,
+            bs: [4096; 3],
+            bsrange: [None; 3],
+            iodepth: 1,
+            batch_submit: 1,
+            complete_min: 1,
+            complete_max: 0,
+            iodepth_low: 0,
+            engine: EngineName::Psync,
+            eng: EngineOpts::defaults(OptionTable::None),
+            direct: false,
+            cpus: None,
+            split: false,
+            filenames: Vec::new(),
+            directory: None,
+            size: None,
+            offset: 0,
+            runtime_us: 0,
+            time_based: false,
+            ramp_us: 0,
+            startdelay_us: 0,
+            norandommap: false,
+            rate_iops: [0; 3],
+            number_ios: 0,
+            loops: 1,
+            numjobs: 1,
+            group_reporting: false,
+            thread: false,
+            gtod_reduce: false,
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            stonewall: false,
+            new_group: false,
+            kb_base: 1024,
+        }
+    }
+}
+
+fn rw_kind(name: &str) -> Result<RwKind, String> {
+    Ok(match name {
+        "read" => RwKind::Read,
+        "write" => RwKind::Write,
+        "trim" => RwKind::Trim,
+        "randread" => RwKind::RandRead,
+        "randwrite" => RwKind::RandWrite,
+        "randtrim" => RwKind::RandTrim,
+        "rw" | "readwrite" => RwKind::ReadWrite,
+        "randrw" => RwKind::RandRw,
+        "trimwrite" => RwKind::TrimWrite,
+        "randtrimwrite" => RwKind::RandTrimWrite,
+        other => return Err(format!("rw={other} is a file operation, not block I/O; blksim does not model it")),
+    })
+}
+
+fn to_u32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+impl Settings {
+    /// The engine options for the current engine: kept when they belong to
+    /// its table, else fio's defaults (fio does not carry them across tables).
+    pub fn engine_opts(&mut self) -> &mut EngineOpts {
+        let table = self.engine.option_table();
+        if self.eng.table != table {
+            self.eng = EngineOpts::defaults(table);
+        }
+        &mut self.eng
+    }
+
+    /// Writes a modelled option. Errors are the tail of a message that names
+    /// the option.
+    pub fn apply(&mut self, field: Field, v: Parsed, ctx: &ParseContext) -> Result<(), String> {
+        use Parsed as P;
+        match (field, v) {
+            (Field::Name, P::Text(s)) => self.name = Some(s),
+            (Field::Rw, P::Choice(name, post)) => {
+                self.rw = rw_kind(name)?;
+                if let Some(post) = post {
+                    self.check_rw_suffix(name, &post)?;
+                }
+            }
+            (Field::RwMixRead, P::Int(v)) => self.rwmixread = v as u32,
+            (Field::RwMixWrite, P::Int(v)) => self.rwmixread = 100 - v as u32,
+            (Field::Bs, P::Dirs(d)) => set_dirs(&mut self.bs, d),
+            (Field::BsRange, P::Ranges(r)) => {
+                for (slot, range) in self.bsrange.iter_mut().zip(r) {
+                    match range {
+                        Some((lo, hi)) if lo != hi => {
+                            return Err(format!(
+                            "a range of block sizes ({lo}-{hi}) is not modelled by blksim; give one size per direction"
+                        ))
+                        }
+                        Some((lo, _)) => *slot = Some(lo),
+                        None => {}
+                    }
+                }
+            }
+            (Field::IoDepth, P::Int(v)) => self.iodepth = to_u32(v),
+            (Field::BatchSubmit, P::Int(v)) => self.batch_submit = to_u32(v),
+            (Field::BatchCompleteMin, P::Int(v)) => self.complete_min = to_u32(v),
+            (Field::BatchCompleteMax, P::Int(v)) => self.complete_max = to_u32(v),
+            (Field::IoDepthLow, P::Int(v)) => self.iodepth_low = to_u32(v),
+            (Field::IoEngine, P::Text(s)) => self.engine = classify(&s)?,
+            (Field::Direct, P::Bool(b)) => self.direct = b,
+            (Field::Buffered, P::Bool(b)) => self.direct = !b,
+            (Field::CpusAllowed, P::Text(s)) => self.cpus = Some(value::parse_cpu_list(&s, ctx.ncpus)?),
+            (Field::CpuMask, P::Int(v)) => self.cpus = Some(value::cpus_of_mask(v, ctx.ncpus)?),
+            (Field::CpusPolicy, P::Choice(c, _)) => self.split = c == "split",
+            (Field::Filename, P::Text(s)) => {
+                let dir = self.directory.as_deref().map(|d| d.split(':').next().unwrap_or(d));
+                for name in value::split_filenames(&s) {
+                    self.filenames.push(match dir {
+                        Some(d) => format!("{d}/{name}"),
+                        None => name,
+                    });
+                }
+            }
+            (Field::Directory, P::Text(s)) => self.directory = Some(s.trim().to_string()),
+            (Field::Size, P::Size(SizeVal::Bytes(b))) => self.size = (b > 0).then_some(b),
+            (Field::Size, P::Size(SizeVal::Percent(100))) => self.size = None,
+            (Field::Offset, P::Size(SizeVal::Bytes(b))) => self.offset = b,
+            (Field::Offset, P::Size(SizeVal::Percent(0))) => self.offset = 0,
+            (Field::Size | Field::Offset, P::Size(SizeVal::Percent(p))) => {
+                return Err(format!("{p}% of the device is not modelled by blksim; give a size in bytes"))
+            }
+            (Field::Size | Field::Offset, P::Zones(n)) => {
+                return Err(format!("a size in zones ({n}z) needs a zoned device, which blksim does not model"))
+            }
+            (Field::Runtime, P::Time(us)) => self.runtime_us = us,
+            (Field::TimeBased, P::Flag(b)) => self.time_based = b,
+            (Field::RampTime, P::Time(us)) => self.ramp_us = us,
+            (Field::StartDelay, P::TimeRange(lo, hi)) if lo == hi => self.startdelay_us = lo,
+            (Field::StartDelay, P::TimeRange(..)) => {
+                return Err("a random start delay (a range) is not modelled by blksim".into())
+            }
+            (Field::NoRandomMap, P::Flag(b)) => self.norandommap = b,
+            (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),
+            (Field::NumberIos, P::Int(v)) => self.number_ios = v,
+            (Field::Loops, P::Int(v)) => self.loops = to_u32(v),
+            (Field::NumJobs, P::Int(v)) => self.numjobs = to_u32(v),
+            (Field::GroupReporting, P::Flag(b)) => self.group_reporting = b,
+            (Field::Thread, P::Flag(b)) => self.thread = b,
+            (Field::GtodReduce, P::Bool(b)) => {
+                self.gtod_reduce = b;
+                if b {
+                    self.clat_percentiles = false;
+                    self.lat_percentiles = false;
+                    self.slat_percentiles = false;
+                }
+            }
+            (Field::ClatPercentiles, P::Bool(b)) => self.clat_percentiles = b,
+            (Field::LatPercentiles, P::Bool(b)) => self.lat_percentiles = b,
+            (Field::SlatPercentiles, P::Bool(b)) => self.slat_percentiles = b,
+            (Field::PercentileList, P::Floats(list)) => self.percentile_list = list,
+            (Field::Stonewall, P::Flag(b)) => self.stonewall = b,
+            (Field::NewGroup, P::Flag(b)) => self.new_group = b,
+            (Field::KbBase, P::Choice(c, _)) => self.kb_base = if c == "1000" { 1000 } else { 1024 },
+            (Field::Hipri, P::Flag(b)) => self.engine_opts().hipri = b,
+            (Field::FixedBufs, P::Flag(b)) => self.engine_opts().fixedbufs = b,
+            (Field::RegisterFiles, P::Flag(b)) => self.engine_opts().registerfiles = b,
+            (Field::SqThreadPoll, P::Flag(b)) => self.engine_opts().sqthread_poll = b,
+            (Field::SqThreadPollCpu, P::Int(cpu)) => {
+                if cpu >= ctx.ncpus as u64 {
+                    return Err(format!("CPU {cpu} does not exist (the simulated machine has {} CPUs)", ctx.ncpus));
+                }
+                self.engine_opts().sqthread_poll_cpu = Some(cpu as u32);
+            }
+            (Field::CmdType, P::Choice("nvme", _)) => {}
+            (Field::CmdType, P::Choice(other, _)) => {
+                return Err(format!("cmd_type={other} is not modelled by blksim; it simulates cmd_type=nvme"))
+            }
+            (field, v) => return Err(format!("internal error: the option table gives {field:?} the value {v:?}")),
+        }
+        Ok(())
+    }
+
+    /// `rw=randread:N` (N I/Os per random offset) and `rw=read:N` (skip N
+    /// bytes after each I/O) change the offsets; only the neutral values pass.
+    fn check_rw_suffix(&self, name: &str, post: &str) -> Result<(), String> {
+        let neutral = if self.rw.is_random() {
+            post == "1"
+        } else {
+            value::parse_bytes(post, self.kb_base).is_ok_and(|v| v == 0)
+        };
+        if neutral {
+            Ok(())
+        } else {
+            Err(format!(
+                "rw={name}:{post}: the ':{post}' suffix changes the offsets the job uses, which blksim does not model"
+            ))
+        }
+    }
+}
+
+fn set_dirs(target: &mut [u64; 3], d: [Option<u64>; 3]) {
+    for (t, v) in target.iter_mut().zip(d) {
+        if let Some(v) = v {
+            *t = v;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_read_values_like_fio() {
+        let p = |k, v| parse_kind(k, v, 1024);
+        assert!(matches!(p(Kind::Flag, None), Ok(Parsed::Flag(true))));
+        assert!(matches!(p(Kind::Flag, Some("0")), Ok(Parsed::Flag(false))));
+        assert!(p(Kind::Bool, None).is_err(), "fio: 'Option direct requires an argument'");
+        assert!(matches!(p(Kind::Int { min: 1, max: 10 }, Some(" 4")), Ok(Parsed::Int(4))));
+        assert!(p(Kind::Int { min: 1, max: 10 }, Some("0")).is_err());
+        assert!(p(Kind::Int { min: 1, max: 10 }, Some("11")).is_err());
+        assert!(matches!(p(Kind::Int { min: 0, max: u64::MAX }, Some("4k,8")), Ok(Parsed::Int(4096))));
+        assert!(matches!(p(Kind::Size, Some("8z")), Ok(Parsed::Zones(8))));
+        assert!(matches!(p(Kind::Size, Some("50%")), Ok(Parsed::Size(SizeVal::Percent(50)))));
+        assert!(matches!(p(Kind::TimeRange, Some("1-5")), Ok(Parsed::TimeRange(1_000_000, 5_000_000))));
+        assert!(matches!(p(Kind::Choice(&["a", "bb"]), Some("bb:3")), Ok(Parsed::Choice("bb", Some(_)))));
+        assert!(p(Kind::Choice(&["read"]), Some(" read")).is_err());
+        assert!(p(Kind::Choice(&["read"]), Some("readx")).is_err());
+        assert!(p(Kind::Text, None).is_err());
+        assert!(matches!(p(Kind::OptText, None), Ok(Parsed::Text(_))));
+        assert!(p(Kind::Deprecated, Some("1")).is_err());
+        assert!(matches!(p(Kind::SoftDeprecated, Some("1")), Ok(Parsed::Nothing)));
+    }
+}

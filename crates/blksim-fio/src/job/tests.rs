@@ -1,0 +1,338 @@
+//! Unit tests of whole-file parsing: inheritance, clones, groups and phases,
+//! CPU split, engines, substitution, include and the error messages.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use blksim::workload::{IoEngine, IoUringOptions, JobConfig, RwKind};
+
+use super::options::{Decision, Field, Kind, GENERAL, IO_URING, LIBAIO, PVSYNC2};
+use super::settings::{parse_kind, Settings};
+use super::*;
+
+fn ctx() -> ParseContext {
+    let env = BTreeMap::from([("RW".to_string(), "randwrite".to_string())]);
+    ParseContext { ncpus: 8, mb_memory: 16384, pagesize: 4096, env }
+}
+
+fn parse(text: &str) -> JobFile {
+    parse_job_text(text, Path::new("t.fio"), &ctx()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn configs(text: &str) -> Vec<JobConfig> {
+    parse(text).jobs.into_iter().map(|j| j.config).collect()
+}
+
+fn error(text: &str) -> InputError {
+    parse_job_text(text, Path::new("t.fio"), &ctx()).expect_err("should be rejected")
+}
+
+/// The error's line and that its message contains each of `parts`.
+fn assert_error(text: &str, line: usize, parts: &[&str]) {
+    let e = error(text);
+    assert_eq!(e.line, line, "{e}");
+    assert_eq!(e.file, PathBuf::from("t.fio"));
+    for p in parts {
+        assert!(e.message.contains(p), "'{}' lacks '{p}'", e.message);
+    }
+}
+
+#[test]
+fn defaults_match_job_config_new() {
+    let c = &configs("[job]\n")[0];
+    assert_eq!(*c, JobConfig::new("job"));
+}
+
+#[test]
+fn jobs_copy_the_template_as_it_stands() {
+    let c = configs("[global]\nbs=8k\n[a]\n[global]\niodepth=4\n[b]\nbs=16k\n[c]\n");
+    assert_eq!((c[0].bs[0], c[0].iodepth), (8192, 1));
+    assert_eq!((c[1].bs[0], c[1].iodepth), (16384, 4));
+    assert_eq!((c[2].bs[0], c[2].iodepth), (8192, 4), "a job's own options do not leak into the template");
+}
+
+#[test]
+fn any_section_starting_with_global_is_global() {
+    let f = parse("[global-x]\nbs=8k\n[job]\n");
+    assert_eq!(f.jobs.len(), 1);
+    assert_eq!(f.jobs[0].config.bs, [8192; 3]);
+    assert_eq!(f.global_options, [("bs".to_string(), "8k".to_string())]);
+}
+
+#[test]
+fn options_are_recorded_with_fio_names_and_substituted_values() {
+    let f = parse("[global]\nreadwrite=randread\n[job]\nblocksize = 8k\ntime_based\nruntime=${NOPE}5\nrw=${RW}\n");
+    assert_eq!(f.global_options, [("rw".to_string(), "randread".to_string())]);
+    let opts: Vec<(&str, &str)> = f.jobs[0].options.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(opts, [("bs", " 8k"), ("time_based", ""), ("runtime", "5"), ("rw", "randwrite")]);
+    assert_eq!((f.jobs[0].line, f.jobs[0].file.as_path()), (3, Path::new("t.fio")));
+}
+
+#[test]
+fn numjobs_clones_share_name_group_and_options() {
+    let f = parse("[a]\nnumjobs=3\nrw=randread\n[b]\n");
+    let names: Vec<_> = f.jobs.iter().map(|j| (j.config.name.as_str(), j.config.group_id)).collect();
+    assert_eq!(names, [("a", 0), ("a", 0), ("a", 0), ("b", 0)]);
+    assert!(f.jobs[..3].iter().all(|j| j.config.rw == RwKind::RandRead && j.options == f.jobs[0].options));
+    assert_error("[a]\nnumjobs=0\n", 2, &["numjobs", "minimum"]);
+    assert_error("[a]\nnumjobs=4294967295\n", 2, &["numjobs", "maximum 4096"]);
+    assert_error("[a]\nnumjobs=4000\n[b]\nnumjobs=100\n", 3, &["more than 4096 jobs"]);
+}
+
+#[test]
+fn stonewall_and_new_group_number_groups_and_phases() {
+    let text = "[global]\nsize=1m\n[a]\nnumjobs=2\n[b]\nnew_group\n[c]\nstonewall\nnumjobs=2\n[d]\n[e]\nwait_for_previous\n[f]\nnew_group=0\n";
+    let got: Vec<_> = configs(text).iter().map(|c| (c.name.clone(), c.group_id, c.phase)).collect();
+    let want = [("a", 0, 0), ("a", 0, 0), ("b", 1, 0), ("c", 2, 1), ("c", 2, 1), ("d", 2, 1), ("e", 3, 2), ("f", 3, 2)];
+    let want: Vec<_> = want.iter().map(|(n, g, p)| (n.to_string(), *g, *p)).collect();
+    assert_eq!(got, want);
+    // A stonewall on the very first job starts nothing new.
+    let c = configs("[a]\nstonewall\n[b]\n");
+    assert_eq!((c[0].group_id, c[0].phase, c[1].group_id), (0, 0, 0));
+    // stonewall in [global] applies to every job.
+    let c = configs("[global]\nstonewall\n[a]\n[b]\n[c]\n");
+    assert_eq!(c.iter().map(|c| (c.group_id, c.phase)).collect::<Vec<_>>(), [(0, 0), (1, 1), (2, 2)]);
+}
+
+#[test]
+fn second_file_resets_the_template_and_starts_with_a_stonewall() {
+    let dir = std::env::temp_dir().join(format!("blksim-job-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = dir.join("one.fio");
+    let two = dir.join("two.fio");
+    std::fs::write(&one, "[global]\nbs=8k\n[a]\nnumjobs=2\n").unwrap();
+    std::fs::write(&two, "[b]\n[c]\nnew_group\n").unwrap();
+    let f = parse_job_files(&[one.clone(), two.clone()], &ctx()).unwrap();
+    assert!(f.global_options.is_empty(), "fio's JSON shows the last file's globals only");
+    let got: Vec<_> =
+        f.jobs.iter().map(|j| (j.config.name.as_str(), j.config.bs[0], j.config.group_id, j.config.phase)).collect();
+    assert_eq!(got, [("a", 8192, 0, 0), ("a", 8192, 0, 0), ("b", 4096, 1, 1), ("c", 4096, 2, 1)]);
+    assert_eq!(f.jobs[2].file, two);
+    let e = parse_job_files(&[one, dir.join("missing.fio")], &ctx()).unwrap_err();
+    assert_eq!((e.file, e.line), (dir.join("missing.fio"), 0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cpus_allowed_split_pins_by_global_thread_number() {
+    let text = "[x]\n[a]\ncpus_allowed=2-4\ncpus_allowed_policy=split\nnumjobs=4\n[b]\ncpus_allowed=1,6\n";
+    let c = configs(text);
+    let cpus: Vec<_> = c.iter().map(|c| c.cpus_allowed.clone()).collect();
+    // Threads 2..5 → indices (k-1) mod 3 = 1, 2, 0, 1 of [2, 3, 4].
+    assert_eq!(cpus[0], None);
+    assert_eq!(cpus[1..5], [Some(vec![3]), Some(vec![4]), Some(vec![2]), Some(vec![3])]);
+    assert_eq!(cpus[5], Some(vec![1, 6]));
+    assert_eq!(configs("[a]\ncpumask=0x5\n")[0].cpus_allowed, Some(vec![0, 2]));
+    assert_error("[a]\ncpus_allowed=0-8\n", 2, &["cpus_allowed", "CPU 8"]);
+    assert_error("[a]\ncpumask=256\n", 2, &["cpumask", "CPU 8"]);
+}
+
+#[test]
+fn units_times_and_lists_resolve() {
+    let c = &configs(
+        "[a]\nbs=8k,32k\nsize=1g\noffset=4KiB\nruntime=2m\nramp_time=500ms\nstartdelay=3\ntime_based\nrate_iops=100,,50\nnumber_ios=1k\n",
+    )[0];
+    assert_eq!(c.bs, [8192, 32768, 32768]);
+    assert_eq!((c.size, c.offset), (Some(1 << 30), 4000));
+    assert_eq!((c.runtime_ns, c.ramp_time_ns, c.startdelay_ns), (Some(120_000_000_000), 500_000_000, 3_000_000_000));
+    assert!(c.time_based);
+    assert_eq!(c.rate_iops, [100, 0, 50]);
+    assert_eq!(c.number_ios, 1024);
+    let c = &configs("[a]\nkb_base=1000\nbs=4k\nsize=100%\nruntime=1sec\ntime_based\n")[0];
+    assert_eq!((c.bs[0], c.size, c.runtime_ns), (4000, None, Some(1000)));
+    assert!(!configs("[a]\ntime_based\n")[0].time_based, "fio ignores time_based without runtime");
+    assert_eq!(configs("[a]\nbsrange=4k-4k,8k:8k\n")[0].bs, [4096, 8192, 8192]);
+    assert_eq!(configs("[a]\npercentile_list=50:99\n")[0].percentile_list, vec![50.0, 99.0]);
+}
+
+#[test]
+fn mixes_depths_and_direct_resolve_like_fio() {
+    let c = &configs("[a]\nrw=randrw\nrwmixwrite=30\niodepth=16\niodepth_batch=32\niodepth_batch_complete=4\n")[0];
+    assert_eq!((c.rw, c.rwmixread), (RwKind::RandRw, 70));
+    assert_eq!((c.iodepth_batch_submit, c.iodepth_batch_complete_min, c.iodepth_batch_complete_max), (16, 4, 4));
+    assert_eq!(c.iodepth_low, 16);
+    let c = &configs("[a]\niodepth=8\niodepth_batch_submit=0\niodepth_batch_complete_min=0\niodepth_batch_complete_max=6\niodepth_low=2\n")[0];
+    assert_eq!(
+        (c.iodepth_batch_submit, c.iodepth_batch_complete_min, c.iodepth_batch_complete_max, c.iodepth_low),
+        (8, 0, 6, 2)
+    );
+    let c = configs("[a]\ndirect=1\n[b]\nbuffered=0\n[c]\ndirect=1\nbuffered=1\n[d]\nbuffered=0\ndirect=0\n");
+    assert_eq!(c.iter().map(|c| c.direct).collect::<Vec<_>>(), [true, true, false, false]);
+    let c = &configs("[a]\ngtod_reduce=1\nlat_percentiles=1\n")[0];
+    assert!(c.gtod_reduce && !c.clat_percentiles && c.lat_percentiles);
+}
+
+#[test]
+fn engines_and_their_options() {
+    let c = configs(
+        "[global]\nioengine=io_uring\nhipri\nfixedbufs\n[a]\nregisterfiles\nsqthread_poll=1\nsqthread_poll_cpu=3\n[b]\nioengine=io_uring_cmd\ncmd_type=nvme\n[c]\nioengine=libaio\n[d]\nioengine=pvsync2\nhipri\n",
+    );
+    let a = IoUringOptions {
+        hipri: true,
+        fixedbufs: true,
+        registerfiles: true,
+        sqthread_poll: true,
+        sqthread_poll_cpu: Some(3),
+    };
+    assert_eq!(c[0].ioengine, IoEngine::IoUring(a));
+    let b = IoUringOptions { hipri: true, fixedbufs: true, ..Default::default() };
+    assert_eq!(c[1].ioengine, IoEngine::IoUringCmd(b), "io_uring_cmd shares io_uring's options");
+    assert_eq!(c[2].ioengine, IoEngine::Libaio);
+    assert_eq!(c[3].ioengine, IoEngine::Pvsync2 { hipri: true });
+    assert_eq!(configs("[a]\nioengine=sync\n")[0].ioengine, IoEngine::Sync);
+    assert_eq!(configs("[a]\nioengine=null\n")[0].ioengine, IoEngine::Null);
+    // Engine options are checked against the engine of their section, whatever the order.
+    assert!(matches!(configs("[a]\nhipri\nioengine=pvsync2\n")[0].ioengine, IoEngine::Pvsync2 { hipri: true }));
+    assert_error("[a]\nhipri\n", 2, &["'hipri'", "ioengine=psync", "Bad option"]);
+    assert_error("[global]\nhipri\n[a]\nioengine=io_uring\n", 2, &["hipri"]);
+    assert_error("[a]\nioengine=io_uring_cmd\ncmd_type=bsg\n", 3, &["cmd_type=bsg", "not modelled"]);
+    assert_error("[a]\nioengine=cpuio\ncpuload=50\n", 2, &["ioengine=cpuio is not block I/O; blksim simulates psync"]);
+    assert_error("[a]\nioengine=vsync\n", 2, &["ioengine=vsync is not modelled"]);
+    assert!(error("[a]\nioengine=net\n").message.starts_with("ioengine=net is not block I/O;"));
+    assert_error("[a]\nioengine=libaio\nuserspace_reap\n", 3, &["userspace_reap"]);
+    assert_eq!(configs("[a]\nioengine=libaio\nuserspace_reap=0\n")[0].ioengine, IoEngine::Libaio);
+}
+
+#[test]
+fn filenames_split_accumulate_and_take_the_directory() {
+    let c =
+        configs("[global]\nfilename=/dev/a\n[x]\nfilename=/dev/b:/dev/c\n[y]\ndirectory=/mnt\nfilename=f\\:1\n[z]\n");
+    assert_eq!(c[0].filenames, ["/dev/a", "/dev/b", "/dev/c"], "fio adds a job's files to the inherited ones");
+    assert_eq!(c[1].filenames, ["/dev/a", "/mnt/f:1"]);
+    assert_eq!(c[2].filenames, ["/dev/a"]);
+    assert!(configs("[a]\n")[0].filenames.is_empty(), "no filename: left empty");
+}
+
+#[test]
+fn name_option_renames_only_in_the_job_section() {
+    let c = configs("[global]\nname=g\n[a]\n[b]\nname=renamed\nnumjobs=3\n");
+    // As fio 3.33 runs it: the clones take the section's name back.
+    assert_eq!(c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["a", "renamed", "b", "b"]);
+}
+
+#[test]
+fn substitution_of_variables_and_keywords() {
+    let c = &configs("[a]\nrw=${RW}\nnumjobs=$ncpus/4\nbs=$pagesize\nsize=$mb_memory*1024*1024/16\n")[0];
+    assert_eq!((c.rw, c.bs[0], c.size), (RwKind::RandWrite, 4096, Some(1 << 30)));
+    assert_eq!(configs("[a]\nnumjobs=$ncpus/4\n").len(), 2);
+    assert_error("[a]\nbs=${MISSING}\n", 2, &["option 'bs'", "needs a value", "MISSING is not set"]);
+}
+
+#[test]
+fn blanks_around_equals_follow_fio() {
+    assert_eq!(configs("[a]\nrw =randread\n")[0].rw, RwKind::RandRead);
+    assert_error("[a]\nrw= randread\n", 2, &["option 'rw'", "' randread' is not one of"]);
+    assert_eq!(configs("[a]\niodepth= 4\n")[0].iodepth, 4);
+    assert_eq!(configs("[a]\nbs= 4k\n")[0].bs[0], 4, "fio loses the suffix after a blank");
+}
+
+#[test]
+fn rejections_name_line_option_and_reason() {
+    assert_error("[a]\nrw=write\nverify=crc32c\n", 3, &["option 'verify'", "verification", "only verify=0"]);
+    assert_eq!(configs("[a]\nverify=0\n").len(), 1);
+    assert_error("[a]\nbssplit=4k/50:8k/50\n", 2, &["option 'bssplit'", "block sizes"]);
+    assert_error("[a]\nrw=read:-8k\n", 2, &["rw=read:-8k: the ':-8k' suffix", "offsets"]);
+    assert_eq!(configs("[a]\nrw=randread:1\n")[0].rw, RwKind::RandRead);
+    assert_error("[a]\nbsrange=4k-8k\n", 2, &["bsrange", "range of block sizes"]);
+    assert_error("[a]\nsize=20%\n", 2, &["option 'size'", "20%"]);
+    assert_error("[a]\nsize=8z\n", 2, &["zones"]);
+    assert_error("[a]\nstartdelay=1-5\n", 2, &["random start delay"]);
+    assert_error("[a]\nzonemode=zbd\n", 2, &["zoned"]);
+    assert_error("[a]\nrate=1m\n", 2, &["option 'rate'", "rate_iops is modelled"]);
+    assert_error("[a]\nwait_for=b\n", 2, &["wait_for", "stonewall is modelled"]);
+    assert_error("[a]\nrwmixcycle=1\n", 2, &["rwmixcycle", "deprecated"]);
+    assert_error("[a]\ndirect=2\n", 2, &["option 'direct'", "boolean"]);
+    assert_error("[a]\ndirect\n", 2, &["option 'direct'", "needs a value"]);
+}
+
+#[test]
+fn unknown_options_are_bad_options() {
+    assert_error("[a]\niodepht=4\n", 2, &["unknown option 'iodepht'", "did you mean 'iodepth'"]);
+    assert_error("[a]\nBS=4k\n", 2, &["unknown option 'BS'"]);
+    assert_error("[global]\nfoo\n", 2, &["unknown option 'foo'"]);
+}
+
+#[test]
+fn noops_are_accepted_but_still_checked() {
+    let text = "[a]\nrandrepeat=0\ndescription=x y\nwrite_bw_log\nlog_avg_msec=1000\ngroup_reporting\nthreads=1\nbuffer_compress_percentage=50\n";
+    assert!(configs(text)[0].group_reporting);
+    assert_error("[a]\nrandrepeat=2\n", 2, &["randrepeat"]);
+    assert_error("[a]\nrandom_generator=best\n", 2, &["random_generator"]);
+}
+
+#[test]
+fn errors_in_included_files_name_that_file() {
+    let dir = std::env::temp_dir().join(format!("blksim-job-include-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("opts.fio"), "bs=16k\n\nverify=md5\n").unwrap();
+    std::fs::write(dir.join("good.fio"), "iodepth=$ncpus\n").unwrap();
+    let job = dir.join("job.fio");
+    let f = parse_job_text("[a]\ninclude good.fio\n", &job, &ctx()).unwrap();
+    assert_eq!(f.jobs[0].config.iodepth, 8);
+    let e = parse_job_text("[a]\ninclude opts.fio\n", &job, &ctx()).unwrap_err();
+    assert_eq!((e.file.clone(), e.line), (dir.join("opts.fio"), 3));
+    assert!(e.message.contains("verify"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn odd_input_gives_errors_not_panics() {
+    for text in ["\u{feff}[a]\n", "[a]\n=5\n", "[a]\nbs=\u{e9}\n", "[a]\nsize=$ncpus*((((1\n", "[a]\nrw=\u{e9}:x\n"] {
+        let e = error(text);
+        assert!(e.line > 0, "{text:?}: {e}");
+    }
+    let long = format!("[a]\niodepth=$ncpus{}\n", "+1".repeat(60));
+    assert!(error(&long).message.contains("100 characters"));
+    let f = parse_job_text("[a]\r\nbs=8k\r\n", Path::new("t.fio"), &ctx()).unwrap();
+    assert_eq!(f.jobs[0].config.bs[0], 8192, "CRLF line ends");
+}
+
+#[test]
+fn a_file_without_jobs_is_an_error() {
+    let e = error("[global]\nbs=4k\n");
+    assert_eq!(e.line, 0);
+    assert!(e.message.contains("no jobs"));
+}
+
+/// A value each kind accepts, for exercising every modelled option.
+fn sample(kind: Kind) -> Option<&'static str> {
+    Some(match kind {
+        Kind::Flag => return None,
+        Kind::Bool => "1",
+        Kind::Int { .. } | Kind::IntDirs { .. } | Kind::Size => "1",
+        Kind::Time { .. } | Kind::TimeRange => "1",
+        Kind::Choice(values) => values[0],
+        Kind::Text | Kind::OptText => "1",
+        Kind::Floats { .. } => "1",
+        Kind::Range => "4k-4k",
+        Kind::Deprecated | Kind::SoftDeprecated => return None,
+    })
+}
+
+#[test]
+fn every_modelled_option_applies_its_kind() {
+    for spec in GENERAL.iter().chain(IO_URING).chain(LIBAIO).chain(PVSYNC2) {
+        let Decision::Model(field) = spec.decision else { continue };
+        let value = match field {
+            Field::IoEngine => Some("io_uring"),
+            _ => sample(spec.kind),
+        };
+        let parsed = parse_kind(spec.kind, value, 1024).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+        let mut st = Settings { engine: super::engine::EngineName::IoUring, ..Default::default() };
+        if let Err(e) = st.apply(field, parsed, &ctx()) {
+            assert!(!e.contains("internal"), "{}: {e}", spec.name);
+        }
+    }
+}
+
+#[test]
+fn option_status_reports_decisions() {
+    assert_eq!(option_status("bs", None), Some(OptionStatus::Modelled));
+    assert_eq!(option_status("readwrite", None), Some(OptionStatus::Modelled));
+    assert!(matches!(option_status("randrepeat", None), Some(OptionStatus::NoOp(_))));
+    assert!(matches!(option_status("verify", None), Some(OptionStatus::Rejected(_))));
+    assert_eq!(option_status("rwmixcycle", None), Some(OptionStatus::Deprecated));
+    assert_eq!(option_status("hipri", None), None);
+    assert_eq!(option_status("hipri", Some("io_uring")), Some(OptionStatus::Modelled));
+    assert_eq!(option_status("nonsense", Some("io_uring")), None);
+}

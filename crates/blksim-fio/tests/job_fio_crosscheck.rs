@@ -1,0 +1,295 @@
+//! blksim's job parser against the real fio (Debian's fio 3.33; CI installs
+//! it, and these tests fail without it). For each fixture in tests/jobs/:
+//! fio and blksim agree on accepting or rejecting it; for an accepted one,
+//! fio runs it (null engine or /dev/null, a few MiB) and its JSON (job names,
+//! group ids, job and global options) and its job header lines (rw, block
+//! sizes per direction, ioengine, iodepth) match blksim's jobs. Also: every
+//! option fio 3.33 lists is in blksim's option table.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use blksim_fio::job::{option_status, parse_job_files, JobFile, ParseContext};
+use serde_json::Value;
+
+/// A fixture: its job files, whether fio and blksim accept it, and whether
+/// fio can run it here (else only `--parse-only` is compared).
+struct Case {
+    files: &'static [&'static str],
+    accepted: bool,
+    run: bool,
+}
+
+const fn ok(files: &'static [&'static str]) -> Case {
+    Case { files, accepted: true, run: true }
+}
+const fn parse_only(files: &'static [&'static str]) -> Case {
+    Case { files, accepted: true, run: false }
+}
+const fn bad(files: &'static [&'static str]) -> Case {
+    Case { files, accepted: false, run: true }
+}
+
+const CASES: &[Case] = &[
+    ok(&["xc_inherit.fio"]),
+    ok(&["xc_numjobs.fio"]),
+    ok(&["xc_units.fio"]),
+    ok(&["xc_bs_dirs.fio"]),
+    ok(&["xc_groups.fio"]),
+    ok(&["xc_split.fio"]),
+    ok(&["xc_include.fio"]),
+    ok(&["xc_env.fio"]),
+    ok(&["xc_syntax.fio"]),
+    ok(&["xc_multi_a.fio", "xc_multi_b.fio"]),
+    ok(&["xc_engines.fio"]),
+    parse_only(&["xc_uring_opts.fio"]),
+    bad(&["xc_bad_option.fio"]),
+    bad(&["xc_bad_blank.fio"]),
+    bad(&["xc_bad_bool.fio"]),
+    bad(&["xc_bad_bare_bool.fio"]),
+    bad(&["xc_bad_outside.fio"]),
+    bad(&["xc_bad_choice.fio"]),
+    bad(&["xc_bad_deprecated.fio"]),
+    bad(&["xc_bad_engine_option.fio"]),
+    bad(&["xc_bad_include_section.fio"]),
+    bad(&["xc_bad_empty.fio"]),
+    bad(&["xc_bad_min.fio"]),
+    bad(&["xc_bad_max.fio"]),
+    bad(&["xc_bad_cpu.fio"]),
+];
+
+/// The environment of the `${VAR}` fixture.
+const SET_VAR: (&str, &str) = ("BLKSIM_XC_RW", "randwrite");
+const UNSET_VAR: &str = "BLKSIM_XC_UNSET";
+
+/// What fio prints when it refuses an option or a job file.
+const FIO_ERRORS: &[&str] =
+    &["Bad option", "failed parsing", "No new sections", "outside of [] job section", "requires an argument"];
+
+fn fio(args: &[&str]) -> Output {
+    Command::new("fio")
+        .args(args)
+        .env(SET_VAR.0, SET_VAR.1)
+        .env_remove(UNSET_VAR)
+        .output()
+        .expect("the real fio must be installed for this test (Debian/Ubuntu: apt-get install fio)")
+}
+
+fn getconf(name: &str) -> u64 {
+    let out = Command::new("getconf").arg(name).output().expect("getconf");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or_else(|_| panic!("getconf {name}"))
+}
+
+/// This machine, as fio sees it (`$ncpus`, `$mb_memory`, `$pagesize`, CPU checks).
+fn ctx() -> ParseContext {
+    let pagesize = getconf("PAGESIZE");
+    ParseContext {
+        ncpus: getconf("_NPROCESSORS_CONF") as u32,
+        mb_memory: getconf("_PHYS_PAGES") * pagesize / (1 << 20),
+        pagesize,
+        env: BTreeMap::from([(SET_VAR.0.to_string(), SET_VAR.1.to_string())]),
+    }
+}
+
+/// Fixture paths relative to the crate directory (the tests' working
+/// directory), as given to fio too, so that includes resolve the same way.
+fn paths(case: &Case) -> Vec<PathBuf> {
+    case.files.iter().map(|f| Path::new("tests/jobs").join(f)).collect()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// fio refuses a job file when it fails, or reports an error (for a section
+/// in an included file it reports one and still exits 0).
+fn fio_refused(out: &Output) -> bool {
+    let err = stderr(out);
+    !out.status.success() || FIO_ERRORS.iter().any(|e| err.contains(e))
+}
+
+/// One job header of fio's normal output:
+/// `name: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) ..., (T) ..., ioengine=null, iodepth=1`.
+#[derive(Debug, PartialEq)]
+struct Header {
+    name: String,
+    group: u32,
+    rw: String,
+    bs: [(u64, u64); 3],
+    ioengine: String,
+    iodepth: u32,
+}
+
+/// fio's `num2str` block sizes back to bytes: `4096B`, `16.0KiB`, `1024KiB`, `16.0kB`.
+fn size_of(s: &str) -> u64 {
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let mult = match unit {
+        "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "kB" => 1000.0,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        _ => panic!("unit of '{s}'"),
+    };
+    (num.parse::<f64>().unwrap_or_else(|_| panic!("number in '{s}'")) * mult).round() as u64
+}
+
+fn parse_header(line: &str) -> Option<Header> {
+    let (name, rest) = line.split_once(": (g=")?;
+    let (group, rest) = rest.split_once("): rw=")?;
+    let (rw, rest) = rest.split_once(", bs=")?;
+    let (sizes, rest) = rest.split_once(", ioengine=")?;
+    let (ioengine, depth) = rest.split_once(", iodepth=")?;
+    let mut bs = [(0, 0); 3];
+    for (slot, tag) in bs.iter_mut().zip(["(R) ", "(W) ", "(T) "]) {
+        let start = sizes.find(tag)? + tag.len();
+        let range = sizes[start..].split(',').next()?;
+        let (lo, hi) = range.split_once('-')?;
+        *slot = (size_of(lo), size_of(hi));
+    }
+    Some(Header {
+        name: name.to_string(),
+        group: group.parse().ok()?,
+        rw: rw.to_string(),
+        bs,
+        ioengine: ioengine.to_string(),
+        iodepth: depth.trim().parse().ok()?,
+    })
+}
+
+/// fio's JSON document within `--output-format=normal,json` output.
+fn json_of(stdout: &str) -> Value {
+    let start = stdout.find("\n{\n").expect("JSON in fio's output") + 1;
+    let mut stream = serde_json::Deserializer::from_str(&stdout[start..]).into_iter::<Value>();
+    stream.next().expect("a JSON value").expect("valid JSON")
+}
+
+/// Options as fio's JSON prints them: bare flags left out, the last value of a name kept.
+fn options_map(options: &[(String, String)]) -> BTreeMap<String, String> {
+    options.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+fn json_options(v: Option<&Value>) -> BTreeMap<String, String> {
+    let Some(Value::Object(map)) = v else { return BTreeMap::new() };
+    map.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect()
+}
+
+/// `Err(message)` unless `a == b`.
+fn same<T: PartialEq + std::fmt::Debug>(a: T, b: T, what: impl FnOnce() -> String) -> Result<(), String> {
+    if a == b {
+        Ok(())
+    } else {
+        Err(format!("{}: fio {a:?}, blksim {b:?}", what()))
+    }
+}
+
+/// Compares fio's run of an accepted fixture with blksim's jobs.
+fn compare_run(jobs: &JobFile, out: &Output) -> Result<(), String> {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = json_of(&stdout);
+    let fio_jobs = json["jobs"].as_array().ok_or("no jobs in fio's JSON")?;
+    same(fio_jobs.len(), jobs.jobs.len(), || "number of jobs".into())?;
+    for (i, (f, b)) in fio_jobs.iter().zip(&jobs.jobs).enumerate() {
+        let c = &b.config;
+        same(f["jobname"].as_str(), Some(c.name.as_str()), || format!("name of job {i}"))?;
+        same(f["groupid"].as_u64(), Some(c.group_id as u64), || format!("group of job {i} ({})", c.name))?;
+        same(json_options(f.get("job options")), options_map(&b.options), || {
+            format!("options of job {i} ({})", c.name)
+        })?;
+    }
+    same(json_options(json.get("global options")), options_map(&jobs.global_options), || "global options".into())?;
+
+    let headers: Vec<Header> = stdout.lines().filter_map(parse_header).collect();
+    // fio prints a header for each job section, not for its clones.
+    let firsts: Vec<_> = jobs
+        .jobs
+        .iter()
+        .enumerate()
+        .filter(|(i, j)| {
+            *i == 0 || (jobs.jobs[i - 1].file.as_path(), jobs.jobs[i - 1].line) != (j.file.as_path(), j.line)
+        })
+        .map(|(_, j)| &j.config)
+        .collect();
+    same(headers.len(), firsts.len(), || "number of job header lines".into())?;
+    for (h, c) in headers.into_iter().zip(firsts) {
+        let want = Header {
+            name: c.name.clone(),
+            group: c.group_id,
+            rw: c.rw.fio_name().to_string(),
+            bs: c.bs.map(|b| (b, b)),
+            ioengine: c.ioengine.fio_name().to_string(),
+            iodepth: c.iodepth,
+        };
+        same(h, want, || format!("header of {}", c.name))?;
+    }
+    Ok(())
+}
+
+fn check(case: &Case, ctx: &ParseContext) -> Result<(), String> {
+    let files = paths(case);
+    let args: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let blksim = parse_job_files(&files, ctx);
+    let parse_only = fio(&[&["--parse-only"], args.as_slice()].concat());
+    let run = (case.run && !fio_refused(&parse_only))
+        .then(|| fio(&[&["--output-format=normal,json"], args.as_slice()].concat()));
+    let fio_accepts = !fio_refused(&parse_only) && !run.as_ref().is_some_and(fio_refused);
+    let fio_said = stderr(run.as_ref().unwrap_or(&parse_only));
+    if fio_accepts != case.accepted {
+        return Err(format!("fio's verdict changed (accepts: {fio_accepts}); fio said:\n{fio_said}"));
+    }
+    match (blksim, case.accepted) {
+        (Ok(jobs), true) => run.map_or(Ok(()), |out| compare_run(&jobs, &out)),
+        (Err(e), false) if e.line > 0 => Ok(()),
+        (Err(e), false) => Err(format!("blksim's error names no line: {e}")),
+        (Ok(_), false) => Err(format!("fio rejects it, blksim accepts it; fio said:\n{fio_said}")),
+        (Err(e), true) => Err(format!("fio accepts it, blksim rejects it: {e}")),
+    }
+}
+
+#[test]
+fn fixtures_agree_with_real_fio() {
+    assert!(CASES.iter().filter(|c| c.accepted && c.run).count() >= 10);
+    let ctx = ctx();
+    // Runs the fixtures side by side: fio mostly waits, the whole takes a few seconds.
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = CASES.iter().map(|case| (case, s.spawn(|| check(case, &ctx)))).collect();
+        handles
+            .into_iter()
+            .filter_map(|(case, h)| match h.join() {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(format!("{}: {e}", case.files.join(" + "))),
+                Err(_) => Some(format!("{}: panicked", case.files.join(" + "))),
+            })
+            .collect()
+    });
+    assert!(failures.is_empty(), "{} fixture(s) disagree with fio:\n{}", failures.len(), failures.join("\n\n"));
+}
+
+/// Option names of `fio --cmdhelp=all` or `--enghelp=ENGINE` (`name : help`,
+/// children indented).
+fn listed_options(arg: &str) -> Vec<String> {
+    let out = fio(&[arg]);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name.trim().to_string()))
+        .filter(|n| !n.is_empty() && !n.contains(' '))
+        .collect()
+}
+
+#[test]
+fn every_option_fio_lists_is_in_blksims_table() {
+    let general = listed_options("--cmdhelp=all");
+    assert!(general.len() > 200, "fio --cmdhelp=all listed {} options", general.len());
+    let missing: Vec<_> = general.iter().filter(|n| option_status(n, None).is_none()).collect();
+    assert!(missing.is_empty(), "general options blksim does not know: {missing:?}");
+    for engine in ["io_uring", "io_uring_cmd", "libaio", "pvsync2"] {
+        let names = listed_options(&format!("--enghelp={engine}"));
+        assert!(!names.is_empty(), "fio --enghelp={engine}");
+        let missing: Vec<_> = names.iter().filter(|n| option_status(n, Some(engine)).is_none()).collect();
+        assert!(missing.is_empty(), "{engine} options blksim does not know: {missing:?}");
+    }
+}
