@@ -1,0 +1,103 @@
+//! The `blksim` command end to end: the README example, exit status and
+//! messages on bad input, determinism of the JSON output.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn blksim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_blksim")).args(args).current_dir(root()).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn tmp_job(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("blksim-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+const SMALL_JOB: &str = "[r]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=8\ntime_based\nruntime=5ms\nfilename=/dev/nvme0n1\ncpus_allowed=0\n";
+
+#[test]
+fn the_readme_example_runs_and_prints_fio_normal_output() {
+    let (code, out, err) = blksim(&["run", "examples/randread-uring.fio"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("randread: (groupid=0, jobs=4)"), "{out}");
+    assert!(out.contains("read: IOPS="));
+    assert!(out.contains("Run status group 0 (all jobs):"));
+    assert!(out.contains("Disk stats (read/write):"));
+}
+
+#[test]
+fn same_seed_gives_identical_json_apart_from_wall_fields() {
+    let job = tmp_job("det.fio", SMALL_JOB);
+    let strip = |s: &str| -> String { s.lines().filter(|l| !l.contains("wall")).collect::<Vec<_>>().join("\n") };
+    let a = blksim(&["run", &job, "--output-format", "json", "--seed", "5"]).1;
+    let b = blksim(&["run", &job, "--output-format", "json", "--seed", "5"]).1;
+    let c = blksim(&["run", &job, "--output-format", "json", "--seed", "6"]).1;
+    assert!(a.contains("\"blksim\""));
+    assert_eq!(strip(&a), strip(&b));
+    assert_ne!(strip(&a), strip(&c));
+}
+
+#[test]
+fn parse_only_validates_without_simulating() {
+    let job = tmp_job("ok.fio", SMALL_JOB);
+    let (code, out, _) = blksim(&["run", "--parse-only", &job]);
+    assert_eq!((code, out.as_str()), (0, ""));
+}
+
+#[test]
+fn bad_input_exits_2_with_one_message_naming_file_and_line() {
+    let job = tmp_job("bad.fio", "[r]\nioengine=libaio\nrw=randred\n");
+    let (code, out, err) = blksim(&["run", &job]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("bad.fio:3") && err.contains("randred"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one message: {err}");
+
+    let job = tmp_job("nodev.fio", &SMALL_JOB.replace("nvme0n1", "sdq"));
+    let (code, _, err) = blksim(&["run", &job]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nodev.fio:1") && err.contains("/dev/sdq"), "{err}");
+
+    let job = tmp_job("ok2.fio", SMALL_JOB);
+    for (args, needle) in [
+        (vec!["run", &job, "--set", "/sys/block/nvme0n1/queue/rq_affinity=7"], "out of range"),
+        (vec!["run", &job, "--cmdline", "nvme.bogus=1"], "unknown kernel parameter"),
+        (vec!["run", &job, "--machine", "nosuch"], "unknown machine 'nosuch'"),
+        (vec!["run", &job, "--frobnicate"], "unknown option '--frobnicate'"),
+        (vec!["run", "/nonexistent/job.fio"], "/nonexistent/job.fio"),
+        (vec!["bogus"], "unknown command 'bogus'"),
+    ] {
+        let (code, _, err) = blksim(&args);
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn interrupts_table_and_posted_mode_show_pmn() {
+    let job = tmp_job("pmn.fio", SMALL_JOB);
+    let (code, out, err) = blksim(&["run", &job, "--cmdline", "intremap=posted_msi", "--interrupts"]);
+    assert_eq!(code, 0, "{err}");
+    let pmn = out.lines().find(|l| l.trim_start().starts_with("PMN:")).expect("PMN row");
+    assert!(pmn.contains("Posted MSI notification event"));
+    assert!(out.lines().any(|l| l.contains("nvme0q1")));
+}
+
+#[test]
+fn machines_lists_and_shows_the_builtin_profile() {
+    let (code, out, _) = blksim(&["machines"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("spr-gen5"));
+    let (code, out, _) = blksim(&["machines", "spr-gen5"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("syscall_ns") && out.contains("nvme0n1"));
+}
