@@ -84,18 +84,20 @@ fn run(argv: &[String]) -> Result<(), String> {
     };
     let paths: Vec<PathBuf> = args.job_files.iter().map(PathBuf::from).collect();
     let jobs = parse_job_files(&paths, &ctx).map_err(|e| e.to_string())?;
-    if args.parse_only {
-        return Ok(());
-    }
     let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
-    let wall = Instant::now();
-    let (report, _) = blksim::run(&machine, &settings, &configs, args.seed).map_err(|e| match e.job {
+    let located = |e: blksim::ModelError| match e.job {
         Some(i) => {
             let pj = &jobs.jobs[i];
             format!("{}:{}: job '{}': {}", pj.file.display(), pj.line, pj.config.name, e.message)
         }
         None => e.message,
-    })?;
+    };
+    if args.parse_only {
+        // Like fio's --parse-only, plus the check that the machine can run the jobs.
+        return blksim::validate(&machine, &settings, &configs).map_err(located);
+    }
+    let wall = Instant::now();
+    let (report, _) = blksim::run(&machine, &settings, &configs, args.seed).map_err(located)?;
     let wall_ns = wall.elapsed().as_nanos() as u64;
     let ios: u64 = report.jobs.iter().flat_map(|j| j.dirs.iter()).map(|d| d.total_ios).sum();
     let wall_s = (wall_ns as f64 / 1e9).max(1e-9);

@@ -101,3 +101,30 @@ fn machines_lists_and_shows_the_builtin_profile() {
     assert_eq!(code, 0);
     assert!(out.contains("syscall_ns") && out.contains("nvme0n1"));
 }
+
+/// Every file of fio's example corpus gets a result or one clear message
+/// (exit 2, file:line), never a panic: `--parse-only` parses and checks the
+/// jobs against the machine without simulating.
+#[test]
+fn every_corpus_file_is_accepted_or_rejected_cleanly() {
+    let dir = root().join("../shared/corpus/fio-examples");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert_eq!(files.len(), 107);
+    let mut accepted = Vec::new();
+    for f in &files {
+        let (code, out, err) = blksim(&["run", "--parse-only", f.to_str().unwrap()]);
+        match code {
+            0 => accepted.push(f.file_name().unwrap().to_string_lossy().into_owned()),
+            2 => {
+                let name = f.file_name().unwrap().to_string_lossy();
+                assert!(err.contains(name.as_ref()), "{name}: message names the file: {err}");
+                assert_eq!(err.trim_end().lines().count(), 1, "{name}: one message: {err}");
+            }
+            c => panic!("{}: exit {c}: {out}{err}", f.display()),
+        }
+    }
+    // Only null.fio needs no device of the machine; the rest name files or
+    // engines blksim does not simulate.
+    assert_eq!(accepted, vec!["null.fio"]);
+}

@@ -93,6 +93,12 @@ fn err(job: usize, message: String) -> ModelError {
     ModelError { job: Some(job), message }
 }
 
+/// Check that `jobs` can run on `machine` with `settings` (devices exist,
+/// everything they use is modelled) without simulating anything.
+pub fn validate(machine: &Machine, settings: &Settings, jobs: &[JobConfig]) -> Result<(), ModelError> {
+    Sim::build(machine, settings, jobs, 0).map(|_| ())
+}
+
 /// Run `jobs` on `machine` with `settings` and `seed`.
 pub fn run(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<(RunReport, Invariants), ModelError> {
     let mut sim = Sim::build(machine, settings, jobs, seed)?;
@@ -265,9 +271,6 @@ impl Sim {
     fn add_job(&mut self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<(), ModelError> {
         let ncpus = self.cpus.len() as u32;
         let is_null = matches!(cfg.ioengine, IoEngine::Null);
-        if !is_null && !cfg.direct {
-            return Err(err(i, "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1".into()));
-        }
         if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &cfg.ioengine {
             if o.sqthread_poll {
                 return Err(err(i, "sqthread_poll (SQPOLL) is not modelled yet".into()));
@@ -275,6 +278,9 @@ impl Sim {
         }
         if matches!(cfg.ioengine, IoEngine::IoUringCmd(_)) {
             return Err(err(i, "ioengine=io_uring_cmd (NVMe passthrough) is not modelled yet".into()));
+        }
+        if !is_null && !cfg.direct {
+            return Err(err(i, "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1".into()));
         }
         if cfg.rw_has_trim() {
             return Err(err(i, format!("rw={}: trim is not modelled yet", cfg.rw.fio_name())));

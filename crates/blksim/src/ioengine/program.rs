@@ -56,6 +56,9 @@ impl Sim {
 
     /// Per-I/O kernel cost of submitting `bytes` with this job's engine.
     fn submit_cost(&self, j: u32, req: u32) -> u64 {
+        if matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null) {
+            return 0;
+        }
         let c = &self.costs;
         let r = &self.reqs.reqs[req as usize];
         let pages = (r.bytes as u64).div_ceil(4096);
@@ -133,14 +136,22 @@ impl Sim {
             }
             let dir = job.next_dir();
             let bytes = job.cfg.bs[dir.index()];
-            let di = job.next_dev;
-            job.next_dev = (job.next_dev + 1) % job.devs.len();
-            let dev = job.devs[di];
-            let region = job.cfg.size.unwrap_or(self.devs[dev as usize].capacity_bytes).max(bytes);
+            // fio's null engine has no device: offsets span `size`.
+            let (di, dev, capacity) = if job.devs.is_empty() {
+                (0, u16::MAX, job.cfg.size.unwrap_or(bytes))
+            } else {
+                let di = job.next_dev;
+                job.next_dev = (job.next_dev + 1) % job.devs.len();
+                let dev = job.devs[di];
+                (di, dev, self.devs[dev as usize].capacity_bytes)
+            };
+            let region = job.cfg.size.unwrap_or(capacity).max(bytes);
             let blocks = region / bytes;
             let offset = job.cfg.offset
                 + if job.cfg.rw.is_random() {
                     job.rng.below(blocks) * bytes
+                } else if job.seq_offset.is_empty() {
+                    0
                 } else {
                     let o = job.seq_offset[di];
                     job.seq_offset[di] = (o + bytes) % (blocks * bytes);
