@@ -19,8 +19,10 @@ pub enum JobState {
     Submit,
     /// Sys: entering a reaping syscall (io_getevents / io_uring_enter(GETEVENTS)).
     ReapEnter,
-    /// Sys: the syscall copies `items` completions out.
-    Collect,
+    /// fio's loop without a blocking point: take completions (sys: the
+    /// syscall head), account them and prepare the next io_us (user), commit
+    /// them (sys tail) — see `Chain`.
+    Chain,
     /// Sys: schedule() out before sleeping.
     SleepOut,
     /// Off CPU, waiting for completions.
@@ -31,11 +33,24 @@ pub enum JobState {
     PollSpin,
     /// Sys: reaping `items` CQEs found by polling.
     PollReap,
-    /// User: fio accounts `items` completions.
-    Account,
     /// Finished.
     Done,
 }
+
+/// What a `JobState::Chain` step does when it ends, in order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Chain {
+    /// io_uring task_work items run (CQEs posted).
+    pub tw: u32,
+    /// Completions fio reaps and accounts.
+    pub reap: u32,
+    /// The io_us prepared in this step are committed at its end.
+    pub submit: bool,
+}
+
+/// A step's work in up to three segments, each with its account (e.g. a
+/// syscall head, fio's user-space body, a submitting syscall tail).
+pub type Segments = [(Acct, u64); 3];
 
 pub struct Job {
     pub index: u32,
@@ -47,9 +62,11 @@ pub struct Job {
     pub next_dev: usize,
     pub rng: Rng,
     pub state: JobState,
+    /// Work left in the current step (the sum of `segs`), ns at full speed.
     pub remaining_ns: u64,
-    pub acct: Acct,
+    pub segs: Segments,
     pub items: u32,
+    pub chain: Chain,
     /// Cost of effects applied at the end of a step, charged in the next one.
     pub debt_ns: u64,
     /// Prepared io_us not yet committed.
@@ -66,8 +83,6 @@ pub struct Job {
     pub reaping: Vec<u32>,
     /// When fio took the timestamp of the batch it is accounting.
     pub reap_ns: u64,
-    /// io_us whose preparation was already charged (fio preps right after accounting).
-    pub prepaid: u32,
     /// While sleeping: how many completions wake us.
     pub wait_for: u32,
     /// No more I/O will be issued.
@@ -109,8 +124,9 @@ impl Job {
             rng,
             state: JobState::NotStarted,
             remaining_ns: 0,
-            acct: Acct::User,
+            segs: [(Acct::User, 0), (Acct::User, 0), (Acct::Sys, 0)],
             items: 0,
+            chain: Chain::default(),
             debt_ns: 0,
             queued: Vec::new(),
             inflight: 0,
@@ -119,7 +135,6 @@ impl Job {
             iopoll_done: VecDeque::new(),
             reaping: Vec::new(),
             reap_ns: 0,
-            prepaid: 0,
             wait_for: 0,
             done_issuing: false,
             start_ns: 0,
@@ -142,6 +157,40 @@ impl Job {
             sample_bytes: [0; 3],
             sample_ios: [0; 3],
         }
+    }
+
+    /// Take `work` ns of done work off the step's segments in order; returns
+    /// how much of it was (user, sys).
+    pub fn consume(&mut self, work: u64) -> (u64, u64) {
+        let (mut user, mut sys, mut left) = (0, 0, work);
+        for seg in self.segs.iter_mut() {
+            let take = left.min(seg.1);
+            seg.1 -= take;
+            left -= take;
+            match seg.0 {
+                Acct::User => user += take,
+                _ => sys += take,
+            }
+        }
+        self.remaining_ns = self.remaining_ns.saturating_sub(work);
+        (user, sys)
+    }
+
+    /// Add sys work in front of the current step (e.g. a context switch).
+    pub fn add_head_sys(&mut self, ns: u64) {
+        if self.segs[0].0 != Acct::User || self.segs[0].1 == 0 {
+            self.segs[0].1 += ns;
+            if self.segs[0].1 == ns {
+                self.segs[0].0 = Acct::Sys;
+            }
+        } else if self.segs[2].1 == 0 {
+            self.segs[2] = self.segs[1];
+            self.segs[1] = self.segs[0];
+            self.segs[0] = (Acct::Sys, ns);
+        } else {
+            self.segs[0].1 += ns;
+        }
+        self.remaining_ns += ns;
     }
 
     /// io_us fio holds: queued, in flight, completed but not reaped.

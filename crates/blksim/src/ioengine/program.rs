@@ -2,7 +2,7 @@
 //! `do_io`: queue io_us, commit every `iodepth_batch_submit`, reap when the
 //! queue is full), with each engine's system calls and kernel work.
 
-use super::job::{batch_bucket, depth_bucket, JobState};
+use super::job::{batch_bucket, depth_bucket, Chain, JobState, Segments};
 use crate::machine::cpu::{Acct, Running};
 use crate::run::{Event, Sim};
 use crate::workload::IoEngine;
@@ -14,11 +14,16 @@ const SPIN_NS: u64 = u64::MAX / 4;
 
 impl Sim {
     fn job_set(&mut self, j: u32, state: JobState, cost_ns: u64, acct: Acct, items: u32) {
+        let cost = if cost_ns >= SPIN_NS { SPIN_NS } else { cost_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns) };
+        self.job_set_segs(j, state, [(acct, cost), (Acct::User, 0), (Acct::Sys, 0)], items);
+    }
+
+    fn job_set_segs(&mut self, j: u32, state: JobState, segs: Segments, items: u32) {
         let job = &mut self.jobs[j as usize];
         job.state = state;
-        job.acct = acct;
         job.items = items;
-        job.remaining_ns = if cost_ns >= SPIN_NS { SPIN_NS } else { cost_ns + std::mem::take(&mut job.debt_ns) };
+        job.segs = segs;
+        job.remaining_ns = segs.iter().map(|s| s.1).sum();
     }
 
     /// The job's phase began: put its task on its CPU.
@@ -43,14 +48,15 @@ impl Sim {
         match self.jobs[j as usize].state {
             JobState::NotStarted => {
                 self.job_next(j);
-                self.jobs[j as usize].remaining_ns += self.costs.context_switch_ns;
+                let cs = self.costs.context_switch_ns;
+                self.jobs[j as usize].add_head_sys(cs);
             }
-            JobState::Sleeping => {
-                let tw = self.jobs[j as usize].tw_pending.len() as u32;
-                let cost = self.costs.context_switch_ns + tw as u64 * self.costs.io_uring_cqe_ns;
-                self.job_set(j, JobState::WakeIn, cost, Acct::Sys, tw);
+            // Back from sleep: schedule() returns, the syscall finds its completions.
+            JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns),
+            _ => {
+                let cs = self.costs.context_switch_ns;
+                self.jobs[j as usize].add_head_sys(cs);
             }
-            _ => self.jobs[j as usize].remaining_ns += self.costs.context_switch_ns,
         }
     }
 
@@ -91,14 +97,8 @@ impl Sim {
     fn job_next(&mut self, j: u32) {
         let now = self.q.now_ns();
         let prep_ns = self.costs.fio_prep_ns + self.costs.fio_clock_ns;
+        self.check_done_issuing(j);
         let job = &mut self.jobs[j as usize];
-        if !job.done_issuing
-            && (now >= job.end_ns
-                || job.bytes_issued >= job.bytes_limit
-                || (job.cfg.number_ios > 0 && job.ios_issued >= job.cfg.number_ios))
-        {
-            job.done_issuing = true;
-        }
         let depth = job.cur_depth();
         let queued = job.queued.len() as u32;
         let full = depth >= job.cfg.iodepth;
@@ -107,23 +107,28 @@ impl Sim {
         }
         if !job.done_issuing && !full {
             let want = (job.cfg.iodepth_batch_submit - queued).min(job.cfg.iodepth - depth).max(1);
-            if job.prepaid > 0 {
-                // Prepared within the accounting step that just ended.
-                let n = want.min(job.prepaid);
-                job.prepaid = 0;
-                self.job_prep(j, n);
-                return self.job_next(j);
-            }
             let cost = want as u64 * prep_ns;
             return self.job_set(j, JobState::Prep, cost, Acct::User, want);
         }
-        job.prepaid = 0;
         if depth > 0 || !job.ready.is_empty() {
             return self.job_reap(j);
         }
         job.state = JobState::Done;
         job.finish_ns = now;
         self.job_finished(j);
+    }
+
+    /// fio stops issuing at the end of its runtime, size or number_ios.
+    fn check_done_issuing(&mut self, j: u32) {
+        let now = self.q.now_ns();
+        let job = &mut self.jobs[j as usize];
+        if !job.done_issuing
+            && (now >= job.end_ns
+                || job.bytes_issued >= job.bytes_limit
+                || (job.cfg.number_ios > 0 && job.ios_issued >= job.cfg.number_ios))
+        {
+            job.done_issuing = true;
+        }
     }
 
     /// Prepare `n` io_us: pick direction, device and offset.
@@ -175,6 +180,13 @@ impl Sim {
 
     /// Commit the queued io_us with the engine's submitting syscall.
     fn job_submit(&mut self, j: u32) {
+        let (cost, tw) = self.submit_syscall_cost(j, true);
+        self.job_set(j, JobState::Submit, cost, Acct::Sys, tw);
+    }
+
+    /// Cost of the submitting syscall for the queued io_us, and the
+    /// task_work items it runs (io_uring_enter with GETEVENTS).
+    fn submit_syscall_cost(&self, j: u32, run_tw: bool) -> (u64, u32) {
         let job = &self.jobs[j as usize];
         let mut cost = if matches!(job.cfg.ioengine, IoEngine::Null) { 0 } else { self.costs.syscall_ns };
         for &req in &job.queued {
@@ -192,16 +204,16 @@ impl Sim {
             }
         }
         let mut tw = 0;
-        if job.is_uring() && !job.hipri() {
+        if run_tw && job.is_uring() && !job.hipri() {
             // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
             tw = job.tw_pending.len() as u32;
             cost += tw as u64 * self.costs.io_uring_cqe_ns;
         }
-        self.job_set(j, JobState::Submit, cost, Acct::Sys, tw);
+        (cost, tw)
     }
 
     /// The submitting syscall ends: requests reach the driver and the device.
-    fn job_submitted(&mut self, cpu: u32, j: u32) {
+    fn job_submitted(&mut self, cpu: u32, j: u32, tw: u32) {
         let now = self.q.now_ns();
         let reqs = std::mem::take(&mut self.jobs[j as usize].queued);
         let n = reqs.len() as u32;
@@ -227,7 +239,6 @@ impl Sim {
                 self.jobs[j as usize].debt_ns += debt;
             }
         }
-        let tw = self.jobs[j as usize].items;
         let job = &mut self.jobs[j as usize];
         for _ in 0..tw {
             let r = job.tw_pending.pop_front().unwrap();
@@ -261,11 +272,11 @@ impl Sim {
         match engine {
             IoEngine::Null => {
                 let k = (job.ready.len() as u32).min(max);
-                self.job_account(j, k)
+                self.job_chain(j, 0, 0, k)
             }
             IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => {
                 if !job.ready.is_empty() {
-                    self.job_account(j, 1)
+                    self.job_chain(j, 0, 0, 1)
                 } else if job.hipri() {
                     self.job_poll(j)
                 } else {
@@ -274,18 +285,19 @@ impl Sim {
             }
             IoEngine::Libaio => {
                 if job.ready.len() as u32 >= min {
-                    // io_getevents finds enough events at once: one syscall step.
+                    // io_getevents finds enough events at once.
                     let k = (job.ready.len() as u32).min(max);
-                    let cost = sys + k as u64 * self.costs.aio_getevents_ns;
-                    self.job_set(j, JobState::Collect, cost, Acct::Sys, k)
+                    let head = sys + k as u64 * self.costs.aio_getevents_ns;
+                    self.job_chain(j, head, 0, k)
                 } else {
                     self.job_set(j, JobState::ReapEnter, sys, Acct::Sys, 0)
                 }
             }
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => {
                 if job.ready.len() as u32 >= min {
+                    // Enough CQEs in the ring: reaped in user space, no syscall.
                     let k = (job.ready.len() as u32).min(max);
-                    self.job_account(j, k)
+                    self.job_chain(j, 0, 0, k)
                 } else {
                     let tw = job.tw_pending.len() as u32;
                     let cost = sys + tw as u64 * self.costs.io_uring_cqe_ns;
@@ -295,26 +307,79 @@ impl Sim {
         }
     }
 
-    /// fio accounts `k` completions from `ready`.
-    fn job_account(&mut self, j: u32, k: u32) {
-        let c = &self.costs;
-        let mut cost = c.fio_clock_ns + k as u64 * c.fio_reap_ns;
-        let prep_ns = c.fio_prep_ns + c.fio_clock_ns;
+    /// fio's loop up to its next blocking point as one step: a sys `head`
+    /// (the reaping syscall, or schedule() after a wake-up) that runs `tw`
+    /// task_work items, then fio takes `reap` completions, accounts them and
+    /// prepares the io_us it queues next (user), then commits them (sys) if
+    /// fio would. The io_us are prepared now; everything else happens when
+    /// the step ends (`job_chain_done`).
+    fn job_chain(&mut self, j: u32, head_ns: u64, tw: u32, reap: u32) {
         let now = self.q.now_ns();
+        let c = &self.costs;
+        let (clock, reap_ns, prep_ns) = (c.fio_clock_ns, c.fio_reap_ns, c.fio_prep_ns + c.fio_clock_ns);
+        let head = head_ns + tw as u64 * c.io_uring_cqe_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns);
+        let mut body = clock + reap as u64 * reap_ns;
+        self.jobs[j as usize].reap_ns = now + head + clock;
+        // What fio's do_io does after reaping: queue io_us while there is
+        // room and the submit batch is not complete, then commit.
+        self.check_done_issuing(j);
+        let job = &self.jobs[j as usize];
+        let depth = job.inflight - reap;
+        let queued = job.queued.len() as u32;
+        let mut n = 0;
+        if !job.done_issuing && depth + queued < job.cfg.iodepth && queued < job.cfg.iodepth_batch_submit {
+            n = (job.cfg.iodepth_batch_submit - queued).min(job.cfg.iodepth - depth - queued);
+        }
+        if n > 0 {
+            body += n as u64 * prep_ns;
+            self.job_prep(j, n);
+            let t = now + head + body;
+            for &r in &self.jobs[j as usize].queued[queued as usize..] {
+                self.reqs.reqs[r as usize].t_start_ns = t;
+            }
+        }
+        let job = &self.jobs[j as usize];
+        let queued = job.queued.len() as u32;
+        let full = depth + queued >= job.cfg.iodepth;
+        let submit = queued > 0 && (queued >= job.cfg.iodepth_batch_submit || full || job.done_issuing);
+        let tail = if submit { self.submit_syscall_cost(j, false).0 } else { 0 };
+        self.jobs[j as usize].chain = Chain { tw, reap, submit };
+        self.job_set_segs(j, JobState::Chain, [(Acct::Sys, head), (Acct::User, body), (Acct::Sys, tail)], reap);
+    }
+
+    /// A chain step ended: task_work, reap, account, commit, in that order.
+    fn job_chain_done(&mut self, cpu: u32, j: u32) {
+        let ch = self.jobs[j as usize].chain;
         let job = &mut self.jobs[j as usize];
-        job.reap_ns = now + c.fio_clock_ns;
-        for _ in 0..k {
+        for _ in 0..ch.tw {
+            let r = job.tw_pending.pop_front().unwrap();
+            job.ready.push_back(r);
+        }
+        for _ in 0..ch.reap {
             let r = job.ready.pop_front().unwrap();
             job.reaping.push(r);
         }
-        // fio goes straight on to queue the next io_us: charge their preparation
-        // in the same user-time step (job_next applies it).
-        if !job.done_issuing && job.queued.is_empty() {
-            let room = job.cfg.iodepth - (job.cur_depth() - k);
-            job.prepaid = job.cfg.iodepth_batch_submit.min(room);
-            cost += job.prepaid as u64 * prep_ns;
+        self.job_accounted(j);
+        if ch.submit {
+            self.job_submitted(cpu, j, 0);
+            if self.jobs[j as usize].cfg.ioengine.is_sync() {
+                return self.job_reap(j);
+            }
         }
-        self.job_set(j, JobState::Account, cost, Acct::User, k);
+        self.job_next(j);
+    }
+
+    /// The job's task is back on its CPU after sleeping (or did not need to
+    /// sleep): `head_ns` of schedule(), then the syscall takes what woke it.
+    fn job_woken_chain(&mut self, j: u32, head_ns: u64) {
+        let (_, max) = self.reap_bounds(j);
+        let job = &self.jobs[j as usize];
+        let tw = job.tw_pending.len() as u32;
+        let have = job.ready.len() as u32 + tw;
+        let k = have.min(if job.cfg.ioengine.is_sync() { 1 } else { max }).max(1);
+        let aio = matches!(job.cfg.ioengine, IoEngine::Libaio);
+        let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
+        self.job_chain(j, head_ns + getevents, tw, k);
     }
 
     /// Start or continue polling the job's poll queues (IOPOLL / RWF_HIPRI).
@@ -355,7 +420,8 @@ impl Sim {
         if running {
             self.cpu_charge(cpu);
         }
-        self.jobs[j as usize].remaining_ns = self.costs.poll_ns;
+        let poll = self.costs.poll_ns;
+        self.job_set_segs(j, JobState::PollSpin, [(Acct::Sys, poll), (Acct::User, 0), (Acct::Sys, 0)], 0);
         if running {
             self.cpu_dispatch(cpu);
         }
@@ -435,7 +501,7 @@ impl Sim {
                 self.job_next(j);
             }
             JobState::Submit => {
-                self.job_submitted(cpu, j);
+                self.job_submitted(cpu, j, items);
                 if self.jobs[j as usize].cfg.ioengine.is_sync() {
                     self.job_reap(j);
                 } else {
@@ -455,12 +521,15 @@ impl Sim {
                     }
                     if job.ready.len() as u32 >= min {
                         let k = self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32);
-                        self.job_account(j, k);
+                        self.job_chain(j, 0, 0, k);
                     } else {
                         self.job_poll(j);
                     }
                 } else if job.ready.len() as u32 >= min {
-                    self.job_collect(j);
+                    let k = self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32);
+                    let aio = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Libaio);
+                    let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
+                    self.job_chain(j, getevents, 0, k);
                 } else {
                     self.job_set(j, JobState::SleepOut, self.costs.context_switch_ns, Acct::Sys, 0);
                 }
@@ -472,27 +541,13 @@ impl Sim {
                 let have = job.ready.len() as u32 + if uring { job.tw_pending.len() as u32 } else { 0 };
                 if have >= min {
                     // The completion came in before the task slept: no sleep.
-                    let tw = job.tw_pending.len() as u32;
-                    let cost = tw as u64 * self.costs.io_uring_cqe_ns;
-                    self.job_set(j, JobState::WakeIn, cost, Acct::Sys, tw);
+                    self.job_woken_chain(j, 0);
                 } else {
                     job.wait_for = min - job.ready.len() as u32;
                     job.state = JobState::Sleeping;
                     job.remaining_ns = 0;
                     self.cpus[cpu as usize].current = None;
                 }
-            }
-            JobState::WakeIn => {
-                let job = &mut self.jobs[j as usize];
-                for _ in 0..items {
-                    let r = job.tw_pending.pop_front().unwrap();
-                    job.ready.push_back(r);
-                }
-                self.job_collect(j);
-            }
-            JobState::Collect => {
-                let k = items;
-                self.job_account(j, k);
             }
             JobState::PollSpin => {
                 self.job_unregister_poller(j);
@@ -519,16 +574,13 @@ impl Sim {
                 let min = job.wait_for.min(job.cur_depth()).max(1);
                 if job.ready.len() as u32 >= min {
                     let k = if job.cfg.ioengine.is_sync() { 1 } else { self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32) };
-                    self.job_account(j, k);
+                    self.job_chain(j, 0, 0, k);
                 } else {
                     self.job_poll(j);
                 }
             }
-            JobState::Account => {
-                self.job_accounted(j);
-                self.job_next(j);
-            }
-            JobState::NotStarted | JobState::Sleeping | JobState::Done => unreachable!("{state:?} has no step"),
+            JobState::Chain => self.job_chain_done(cpu, j),
+            JobState::NotStarted | JobState::Sleeping | JobState::WakeIn | JobState::Done => unreachable!("{state:?} has no step"),
         }
         // Leave the CPU if the task sleeps or ended; yield after a time slice.
         let st = self.jobs[j as usize].state;
@@ -538,19 +590,6 @@ impl Sim {
         } else if !c.runqueue.is_empty() && now - c.task_since_ns >= SCHED_SLICE_NS {
             c.current = None;
             c.runqueue.push_back(j);
-        }
-    }
-
-    /// The reaping syscall copies completions out (libaio) or fio reads the CQ ring (io_uring, sync).
-    fn job_collect(&mut self, j: u32) {
-        let (_, max) = self.reap_bounds(j);
-        let job = &self.jobs[j as usize];
-        let k = (job.ready.len() as u32).min(max).max(1);
-        if matches!(job.cfg.ioengine, IoEngine::Libaio) {
-            let cost = k as u64 * self.costs.aio_getevents_ns;
-            self.job_set(j, JobState::Collect, cost, Acct::Sys, k);
-        } else {
-            self.job_account(j, k);
         }
     }
 

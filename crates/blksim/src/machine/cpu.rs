@@ -256,17 +256,13 @@ impl Sim {
             }
             Running::Task(j) => {
                 let job = &mut self.jobs[j as usize];
-                job.remaining_ns = job.remaining_ns.saturating_sub(done);
-                match job.acct {
-                    Acct::User => {
-                        c.time.user_ns += wall;
-                        job.usr_ns += wall;
-                    }
-                    _ => {
-                        c.time.sys_ns += wall;
-                        job.sys_ns += wall;
-                    }
-                }
+                let (user, sys) = job.consume(done);
+                // Split the wall time like the work; rounding goes to sys.
+                let user_wall = if user + sys == 0 { 0 } else { (wall as u128 * user as u128 / (user + sys) as u128) as u64 };
+                c.time.user_ns += user_wall;
+                job.usr_ns += user_wall;
+                c.time.sys_ns += wall - user_wall;
+                job.sys_ns += wall - user_wall;
             }
         }
     }

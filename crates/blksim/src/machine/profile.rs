@@ -10,7 +10,7 @@ use super::costs::{Cost, Costs};
 use super::topology::Topology;
 
 /// Built-in profiles: (name, TOML text).
-pub const BUILTIN: &[(&str, &str)] = &[("spr-gen5", include_str!("../../../../profiles/spr-gen5.toml"))];
+pub const BUILTIN: &[(&str, &str)] = &[("spr-gen5", include_str!("../../../../profiles/spr-gen5.toml")), ("x86-gen5-5m", include_str!("../../../../profiles/x86-gen5-5m.toml"))];
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
