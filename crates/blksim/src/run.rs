@@ -73,6 +73,8 @@ pub struct Sim {
     /// Device MSIs are posted (`intremap=posted_msi`).
     pub posting: bool,
     pub max_posted_msi_coalescing_loop: u32,
+    /// Scratch space for foreseeing a drain's wake-ups and IPIs.
+    pub scratch: Vec<(u32, u32)>,
     /// The job whose poller is reaping right now (IOPOLL completions go straight to its ring).
     pub polling_job: Option<u32>,
     phase: u32,
@@ -149,6 +151,7 @@ impl Sim {
             smt_slow_pm: (2000.0 / topo.smt_throughput).round() as u64,
             sample_interval_ns: 500_000_000,
             polling_job: None,
+            scratch: Vec::new(),
             posting: settings.posting(),
             max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
             phase: 0,

@@ -290,7 +290,9 @@ impl Sim {
                     let head = sys + k as u64 * self.costs.aio_getevents_ns;
                     self.job_chain(j, head, 0, k)
                 } else {
-                    self.job_set(j, JobState::ReapEnter, sys, Acct::Sys, 0)
+                    // Not enough events: the syscall goes on to schedule() out.
+                    let cost = sys + self.costs.context_switch_ns;
+                    self.job_set(j, JobState::ReapEnter, cost, Acct::Sys, 0)
                 }
             }
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => {
@@ -300,7 +302,8 @@ impl Sim {
                     self.job_chain(j, 0, 0, k)
                 } else {
                     let tw = job.tw_pending.len() as u32;
-                    let cost = sys + tw as u64 * self.costs.io_uring_cqe_ns;
+                    let sleep = if job.hipri() { 0 } else { self.costs.context_switch_ns };
+                    let cost = sys + tw as u64 * self.costs.io_uring_cqe_ns + sleep;
                     self.job_set(j, JobState::ReapEnter, cost, Acct::Sys, tw)
                 }
             }
@@ -531,7 +534,7 @@ impl Sim {
                     let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
                     self.job_chain(j, getevents, 0, k);
                 } else {
-                    self.job_set(j, JobState::SleepOut, self.costs.context_switch_ns, Acct::Sys, 0);
+                    self.job_sleep(cpu, j);
                 }
             }
             JobState::SleepOut => {
@@ -543,10 +546,7 @@ impl Sim {
                     // The completion came in before the task slept: no sleep.
                     self.job_woken_chain(j, 0);
                 } else {
-                    job.wait_for = min - job.ready.len() as u32;
-                    job.state = JobState::Sleeping;
-                    job.remaining_ns = 0;
-                    self.cpus[cpu as usize].current = None;
+                    self.job_sleep(cpu, j);
                 }
             }
             JobState::PollSpin => {
@@ -591,6 +591,19 @@ impl Sim {
             c.current = None;
             c.runqueue.push_back(j);
         }
+    }
+
+    /// The task sleeps in its syscall until enough completions are in.
+    /// `wait_for` counts what wakes it: ready events (libaio, sync), or task_work
+    /// items on top of the CQEs already posted (io_uring).
+    fn job_sleep(&mut self, cpu: u32, j: u32) {
+        let job = &mut self.jobs[j as usize];
+        if job.is_uring() {
+            job.wait_for = job.wait_for.saturating_sub(job.ready.len() as u32).max(1);
+        }
+        job.state = JobState::Sleeping;
+        job.remaining_ns = 0;
+        self.cpus[cpu as usize].current = None;
     }
 
     /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.

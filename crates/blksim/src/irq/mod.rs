@@ -172,14 +172,21 @@ impl Sim {
     fn frame_begin(&mut self, cpu: u32, f: &mut Frame) {
         let c = &self.costs;
         let cost = match (f.kind, f.stage) {
-            (FrameKind::DeviceIrq { irq }, Stage::Entry | Stage::Work) => {
+            (FrameKind::DeviceIrq { irq }, _) => {
+                // Entry, EOI (at ack, before the handler), the drain, the CQ
+                // doorbell and the exit in one step; later passes drain only.
                 let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
                 let n = self.devs[dev as usize].queues[queue as usize].cq.len() as u32;
                 f.items = n;
-                let entry = if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns } else { 0 };
-                entry + self.drain_cost(cpu, dev, queue, n)
+                let entry_exit = if f.stage == Stage::Entry {
+                    c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns + if n > 0 { c.cq_doorbell_ns } else { 0 }
+                } else {
+                    0
+                };
+                let (drain, follow) = self.drain_cost(cpu, dev, queue, n);
+                f.foreseen_ns = follow;
+                entry_exit + drain
             }
-            (FrameKind::DeviceIrq { .. }, Stage::Exit) => c.irq_exit_ns,
             (FrameKind::CallFunctionIpi, _) => c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns,
             (FrameKind::Softirq { .. } | FrameKind::Ksoftirqd, _) => {
                 let list = &self.cpus[cpu as usize].done_list;
@@ -202,20 +209,61 @@ impl Sim {
         f.remaining_ns = cost + std::mem::take(&mut f.debt_ns);
     }
 
-    /// CPU cost of draining the first `n` CQEs of a queue on `cpu`.
-    fn drain_cost(&self, cpu: u32, dev: u16, queue: u16, n: u32) -> u64 {
+    /// CPU cost of draining the first `n` CQEs of a queue on `cpu`,
+    /// including the follow-on work the drain will cause (IPIs to
+    /// submitters, wake-ups of waiting tasks), foreseen from the state now.
+    /// Returns (total cost, the follow-on part of it).
+    pub fn drain_cost(&mut self, cpu: u32, dev: u16, queue: u16, n: u32) -> (u64, u64) {
         let c = &self.costs;
-        let cq = &self.devs[dev as usize].queues[queue as usize].cq;
-        let mut cost = 0;
-        for &req in cq.iter().take(n as usize) {
-            cost += c.nvme_cqe_ns
-                + match self.placement(cpu, req) {
-                    Placement::Batched => c.blk_complete_batch_ns + self.engine_complete_cost(req),
-                    Placement::Inline => c.blk_complete_ns + self.engine_complete_cost(req),
-                    Placement::Remote | Placement::LocalSoftirq => c.llist_add_ns,
-                };
+        let mut seen = std::mem::take(&mut self.scratch);
+        seen.clear();
+        let (mut cost, mut follow) = (0, 0);
+        for &req in self.devs[dev as usize].queues[queue as usize].cq.iter().take(n as usize) {
+            cost += c.nvme_cqe_ns;
+            match self.placement(cpu, req) {
+                Placement::Batched | Placement::Inline => {
+                    cost += c.blk_complete_batch_ns + self.engine_complete_cost(req);
+                    follow += self.foreseen_wake_ns(cpu, req, &mut seen);
+                }
+                Placement::Remote => {
+                    let target = self.reqs.reqs[req as usize].submit_cpu;
+                    let key = (u32::MAX, target);
+                    cost += c.llist_add_ns;
+                    if self.cpus[target as usize].done_list.is_empty() && !seen.contains(&key) {
+                        seen.push(key);
+                        follow += c.ipi_send_ns;
+                    }
+                }
+                Placement::LocalSoftirq => cost += c.llist_add_ns,
+            }
         }
-        cost
+        self.scratch = seen;
+        (cost + follow, follow)
+    }
+
+    /// The waker's cost if completing `req` here wakes its task (the first
+    /// completion that meets what the sleeping task waits for).
+    fn foreseen_wake_ns(&self, cpu: u32, req: u32, seen: &mut Vec<(u32, u32)>) -> u64 {
+        let r = &self.reqs.reqs[req as usize];
+        let job = &self.jobs[r.job as usize];
+        if job.state != crate::ioengine::JobState::Sleeping || r.polled {
+            return 0;
+        }
+        let i = match seen.iter().position(|&(j, _)| j == r.job) {
+            Some(i) => i,
+            None => {
+                let have = if job.is_uring() { job.tw_pending.len() } else { job.ready.len() } as u32;
+                seen.push((r.job, have));
+                seen.len() - 1
+            }
+        };
+        seen[i].1 += 1;
+        if seen[i].1 == job.wait_for {
+            let target = job.cpu;
+            self.costs.wakeup_ns + if target != cpu && !self.cpus[target as usize].busy() { self.costs.ipi_send_ns } else { 0 }
+        } else {
+            0
+        }
     }
 
     /// The step of the frame on top of `cpu` ended: apply its effects and move on.
@@ -223,17 +271,19 @@ impl Sim {
         let mut f = self.cpus[cpu as usize].frames.pop().expect("frame");
         let debt;
         match f.kind {
-            FrameKind::DeviceIrq { irq } => match f.stage {
-                Stage::Entry | Stage::Work => {
-                    let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
-                    debt = self.nvme_drain(cpu, dev, queue, f.items);
-                    let more = !self.devs[dev as usize].queues[queue as usize].cq.is_empty();
-                    let found = f.items > 0 || f.stage == Stage::Work;
-                    f.stage = if more { Stage::Work } else { Stage::Exit };
-                    f.debt_ns = debt + if !more && found { self.costs.cq_doorbell_ns } else { 0 };
+            FrameKind::DeviceIrq { irq } => {
+                let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+                let first = f.stage == Stage::Entry;
+                let actual = self.nvme_drain(cpu, dev, queue, f.items);
+                // Work the drain caused that was not foreseen is charged in one more pass.
+                debt = actual.saturating_sub(f.foreseen_ns.min(actual));
+                let more = !self.devs[dev as usize].queues[queue as usize].cq.is_empty();
+                if !more && debt == 0 {
+                    return self.irq_exit(cpu);
                 }
-                Stage::Exit => return self.irq_exit(cpu),
-            },
+                f.stage = Stage::Work;
+                f.debt_ns = debt + if first && f.items == 0 && more { self.costs.cq_doorbell_ns } else { 0 };
+            }
             FrameKind::CallFunctionIpi => {
                 if !self.cpus[cpu as usize].done_list.is_empty() {
                     self.cpus[cpu as usize].softirq_pending = true;

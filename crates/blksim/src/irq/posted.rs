@@ -77,9 +77,8 @@ impl Sim {
 
     /// Cost of the current stage of a posted-notification frame, and its harvests.
     pub fn posted_begin(&mut self, cpu: u32, f: &mut crate::machine::cpu::Frame) -> u64 {
-        let c = &self.costs;
         match f.stage {
-            Stage::Entry => c.irq_entry_ns,
+            Stage::Entry => self.costs.irq_entry_ns,
             Stage::Work => {
                 // Handle the lowest pending vector: its flow handler and driver handler.
                 let v = lowest_vector(&f.pir).expect("harvested vector");
@@ -87,9 +86,11 @@ impl Sim {
                 let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
                 let n = self.devs[dev as usize].queues[queue as usize].cq.len() as u32;
                 f.items = n;
-                c.posted_msi_demux_ns + self.drain_cost(cpu, dev, queue, n)
+                let (drain, follow) = self.drain_cost(cpu, dev, queue, n);
+                f.foreseen_ns = follow;
+                self.costs.posted_msi_demux_ns + drain
             }
-            Stage::Exit => c.apic_eoi_ns + c.irq_exit_ns,
+            Stage::Exit => self.costs.apic_eoi_ns + self.costs.irq_exit_ns,
         }
     }
 
@@ -116,7 +117,8 @@ impl Sim {
                 self.irqs[irq as usize].count[cpu as usize] += 1;
                 self.msi.delivered += 1;
                 let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
-                f.debt_ns += self.nvme_drain(cpu, dev, queue, f.items);
+                let actual = self.nvme_drain(cpu, dev, queue, f.items);
+                f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
                 if f.items > 0 {
                     f.debt_ns += self.costs.cq_doorbell_ns;
                 }

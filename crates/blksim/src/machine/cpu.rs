@@ -58,6 +58,8 @@ pub struct Frame {
     pub acct: Acct,
     /// When the frame was entered (for MAX_SOFTIRQ_TIME).
     pub since_ns: u64,
+    /// Follow-on cost (wake-ups, IPIs) already charged in the current step.
+    pub foreseen_ns: u64,
     /// Posted notification: vectors harvested and not yet handled.
     pub pir: [u64; 4],
     /// Posted notification: harvest passes done; `final_pass` once ON is cleared.
@@ -79,6 +81,7 @@ impl Frame {
             debt_ns: 0,
             acct,
             since_ns: now_ns,
+            foreseen_ns: 0,
             pir: [0; 4],
             passes: 0,
             final_pass: false,

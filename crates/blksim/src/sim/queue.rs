@@ -38,47 +38,50 @@ pub enum Popped<E> {
     Timer(u32),
 }
 
-/// Timer slots in a tournament tree: each inner node holds its subtree's earliest slot.
+/// Timer slots in a tournament tree: each inner node holds its subtree's
+/// earliest (key, slot), so a walk up compares keys without indirection.
 struct Timers {
     leaves: usize,
-    key: Vec<(u64, u64)>,
-    tree: Vec<u32>,
+    tree: Vec<((u64, u64), u32)>,
 }
 
 const NONE: (u64, u64) = (u64::MAX, u64::MAX);
 
 impl Timers {
     fn new(n: usize) -> Timers {
-        let leaves = n.max(1).next_power_of_two();
-        let mut t = Timers { leaves, key: vec![NONE; leaves], tree: vec![0; 2 * leaves] };
+        let leaves = n.max(2).next_power_of_two();
+        let mut tree = vec![(NONE, 0u32); 2 * leaves];
         for i in 0..leaves {
-            t.tree[leaves + i] = i as u32;
+            tree[leaves + i].1 = i as u32;
         }
         for node in (1..leaves).rev() {
-            t.tree[node] = t.tree[2 * node];
+            tree[node] = tree[2 * node];
         }
-        t
+        Timers { leaves, tree }
     }
 
     fn set(&mut self, slot: u32, key: (u64, u64)) {
-        self.key[slot as usize] = key;
-        let mut node = (self.leaves + slot as usize) / 2;
-        while node >= 1 {
-            let (a, b) = (self.tree[2 * node], self.tree[2 * node + 1]);
-            let winner = if self.key[a as usize] <= self.key[b as usize] { a } else { b };
-            let old = self.tree[node];
-            self.tree[node] = winner;
+        let mut node = self.leaves + slot as usize;
+        let tree = &mut self.tree[..2 * self.leaves];
+        tree[node].0 = key;
+        while node > 1 {
+            let sibling = node ^ 1;
+            let parent = node / 2;
+            // Keys are unique (their sequence numbers differ) except empty slots.
+            let winner = if tree[node].0 <= tree[sibling].0 { tree[node] } else { tree[sibling] };
+            let old = tree[parent];
+            tree[parent] = winner;
             // Above here nothing changes if the same other slot still wins.
-            if winner == old && winner != slot {
+            if old == winner && winner.1 != slot {
                 break;
             }
-            node /= 2;
+            node = parent;
         }
     }
 
     fn min(&self) -> (u32, (u64, u64)) {
-        let slot = if self.leaves == 1 { 0 } else { self.tree[1] };
-        (slot, self.key[slot as usize])
+        let (key, slot) = self.tree[1];
+        (slot, key)
     }
 }
 

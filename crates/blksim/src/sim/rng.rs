@@ -5,6 +5,8 @@
 #[derive(Clone, Debug)]
 pub struct Rng {
     s: [u64; 4],
+    /// The second normal of the last Box-Muller pair.
+    spare: Option<f64>,
 }
 
 fn splitmix64(x: &mut u64) -> u64 {
@@ -25,7 +27,7 @@ impl Rng {
             h = h.wrapping_mul(0x0000_0100_0000_01B3);
         }
         let mut x = seed ^ h.rotate_left(17);
-        Rng { s: [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)] }
+        Rng { s: [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)], spare: None }
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -53,11 +55,17 @@ impl Rng {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
-    /// Standard normal (Box-Muller, one value per call).
+    /// Standard normal (Box-Muller; each pair of uniforms gives two).
     pub fn normal(&mut self) -> f64 {
+        if let Some(z) = self.spare.take() {
+            return z;
+        }
         let u1 = 1.0 - self.unit();
         let u2 = self.unit();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        let r = (-2.0 * u1.ln()).sqrt();
+        let (sin, cos) = (std::f64::consts::TAU * u2).sin_cos();
+        self.spare = Some(r * sin);
+        r * cos
     }
 
     /// A log-normal factor with median 1 and `sigma` the deviation of its log.

@@ -1,5 +1,6 @@
 //! fio's latency histogram: 29 groups of 64 buckets (relative error < 1%),
-//! up to 2^34 ns, with fio's exact index arithmetic (`stat.c` plat_val_to_idx).
+//! up to 2^34 ns, with fio's exact index arithmetic (`stat.c` plat_val_to_idx),
+//! plus exact integer sums for the mean and standard deviation.
 
 pub const PLAT_BITS: u32 = 6;
 pub const PLAT_VAL: usize = 1 << PLAT_BITS;
@@ -13,14 +14,15 @@ pub struct LatencyStat {
     pub n: u64,
     pub min_ns: u64,
     pub max_ns: u64,
-    mean: f64,
-    m2: f64,
+    /// Exact sums of the samples and their squares.
+    sum: u128,
+    sum_sq: u128,
     pub buckets: Box<[u64; PLAT_NR]>,
 }
 
 impl Default for LatencyStat {
     fn default() -> Self {
-        LatencyStat { n: 0, min_ns: u64::MAX, max_ns: 0, mean: 0.0, m2: 0.0, buckets: Box::new([0; PLAT_NR]) }
+        LatencyStat { n: 0, min_ns: u64::MAX, max_ns: 0, sum: 0, sum_sq: 0, buckets: Box::new([0; PLAT_NR]) }
     }
 }
 
@@ -53,21 +55,26 @@ impl LatencyStat {
         self.n += 1;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
-        let x = ns as f64;
-        let delta = x - self.mean;
-        self.mean += delta / self.n as f64;
-        self.m2 += delta * (x - self.mean);
+        self.sum += ns as u128;
+        self.sum_sq += ns as u128 * ns as u128;
         self.buckets[plat_val_to_idx(ns)] += 1;
     }
 
     pub fn mean(&self) -> f64 {
-        self.mean
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.n as f64
+        }
     }
 
     /// Sample standard deviation, as fio prints it.
     pub fn stddev(&self) -> f64 {
         if self.n > 1 {
-            (self.m2 / (self.n - 1) as f64).sqrt()
+            // n·Σx² − (Σx)² is exact in integers; the division is the only rounding.
+            let n = self.n as u128;
+            let num = n * self.sum_sq - self.sum * self.sum;
+            (num as f64 / (n * (n - 1)) as f64).sqrt()
         } else {
             0.0
         }
@@ -82,11 +89,9 @@ impl LatencyStat {
             *self = other.clone();
             return;
         }
-        let n = self.n + other.n;
-        let delta = other.mean - self.mean;
-        self.mean += delta * other.n as f64 / n as f64;
-        self.m2 += other.m2 + delta * delta * self.n as f64 * other.n as f64 / n as f64;
-        self.n = n;
+        self.n += other.n;
+        self.sum += other.sum;
+        self.sum_sq += other.sum_sq;
         self.min_ns = self.min_ns.min(other.min_ns);
         self.max_ns = self.max_ns.max(other.max_ns);
         for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
