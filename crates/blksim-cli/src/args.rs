@@ -13,13 +13,39 @@ pub struct RunArgs {
     pub output: Option<String>,
     pub interrupts: bool,
     pub parse_only: bool,
+    pub trace: Option<String>,
+    /// [start, end) of virtual time to trace, ns.
+    pub trace_window_ns: (u64, u64),
+}
+
+/// Default trace window: the first 10 ms of the run.
+pub const DEFAULT_TRACE_WINDOW_NS: (u64, u64) = (0, 10_000_000);
+
+/// A time like `10ms`, `2.5ms`, `100us`, `250ns` or `1s`, in ns.
+pub fn parse_time_ns(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" | "" => 1e9,
+        u => return Err(format!("time '{s}': unknown unit '{u}' (expected ns, us, ms or s)")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("time '{s}': expected a number with ns, us, ms or s"))?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("time '{s}': must be a non-negative number"));
+    }
+    Ok((v * scale).round() as u64)
 }
 
 pub const RUN_USAGE: &str = "usage: blksim run JOB.fio... [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... \
-[--seed N] [--output-format normal|json|json+] [--output FILE] [--interrupts] [--parse-only]";
+[--seed N] [--output-format normal|json|json+] [--output FILE] [--interrupts] [--parse-only] \
+[--trace FILE [--trace-window START:END]]";
 
 pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
-    let mut a = RunArgs { seed: 1, output_format: "normal".into(), ..Default::default() };
+    let mut a = RunArgs { seed: 1, output_format: "normal".into(), trace_window_ns: DEFAULT_TRACE_WINDOW_NS, ..Default::default() };
     let mut i = 0;
     while i < argv.len() {
         let arg = &argv[i];
@@ -51,7 +77,16 @@ pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
                 a.output_format = v;
             }
             "--output" => a.output = Some(value("a file name")?),
-            "--trace" => return Err("--trace is not implemented yet".into()),
+            "--trace" => a.trace = Some(value("a file name")?),
+            "--trace-window" => {
+                let v = value("START:END, e.g. 10ms:12ms")?;
+                let (s, e) = v.split_once(':').ok_or_else(|| format!("--trace-window '{v}': expected START:END, e.g. 10ms:12ms"))?;
+                let (s, e) = (parse_time_ns(s)?, parse_time_ns(e)?);
+                if e <= s {
+                    return Err(format!("--trace-window '{v}': END must be after START"));
+                }
+                a.trace_window_ns = (s, e);
+            }
             "--interrupts" => a.interrupts = true,
             "--parse-only" => a.parse_only = true,
             s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{RUN_USAGE}")),
@@ -80,6 +115,15 @@ mod tests {
         assert_eq!(a.sets, vec!["/sys/x=1"]);
         assert_eq!(a.output_format, "json+");
         assert_eq!(a.job_files, vec!["j.fio"]);
+    }
+
+    #[test]
+    fn trace_window_takes_times_with_units() {
+        let a = parse_run(&v(&["j.fio", "--trace", "t.json", "--trace-window", "1.5ms:2ms"])).unwrap();
+        assert_eq!(a.trace.as_deref(), Some("t.json"));
+        assert_eq!(a.trace_window_ns, (1_500_000, 2_000_000));
+        assert!(parse_run(&v(&["j.fio", "--trace-window", "2ms:1ms"])).unwrap_err().contains("after START"));
+        assert!(parse_run(&v(&["j.fio", "--trace-window", "1xs:2ms"])).unwrap_err().contains("unknown unit"));
     }
 
     #[test]

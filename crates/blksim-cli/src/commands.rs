@@ -1,4 +1,4 @@
-//! The subcommands: `run`, `machines`.
+//! The subcommands: `run`, `machines`; `reproduce` and `fit` live in reproduce.rs and fit.rs.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -7,7 +7,7 @@ use std::time::Instant;
 use blksim::machine::{builtin, builtin_names, load_profile, Builtins, DeviceKind, Machine, ProfileSource};
 use blksim::settings::Settings;
 use blksim_fio::job::{parse_job_files, ParseContext};
-use blksim_fio::output::{write_interrupts, write_json, write_normal};
+use blksim_fio::output::{write_interrupts, write_json, write_normal, write_trace};
 use serde_json::json;
 
 use crate::args::{parse_run, RUN_USAGE};
@@ -15,6 +15,8 @@ use crate::args::{parse_run, RUN_USAGE};
 const USAGE: &str = "usage: blksim <command>\n\
 commands:\n  run JOB.fio... [options]   simulate fio jobs (blksim run --help)\n  \
 machines [NAME]            list built-in machine profiles, or show one resolved\n  \
+reproduce [NAME...|--all]  run calibration experiments: published vs simulated (blksim reproduce --help)\n  \
+fit [NAME...] --param COST fit profile costs within their ranges to experiments (blksim fit --help)\n  \
 --version                  print the version";
 
 /// The default machine: the built-in Sapphire Rapids Gen5 server.
@@ -28,6 +30,8 @@ pub fn dispatch(argv: &[String]) -> Result<(), String> {
         }
         Some("run") => run(&argv[1..]),
         Some("machines") => machines(&argv[1..]),
+        Some("reproduce") => crate::reproduce::reproduce(&argv[1..]),
+        Some("fit") => crate::fit::fit(&argv[1..]),
         Some("--version") | Some("version") => {
             println!("blksim {}", env!("CARGO_PKG_VERSION"));
             Ok(())
@@ -97,7 +101,11 @@ fn run(argv: &[String]) -> Result<(), String> {
         return blksim::validate(&machine, &settings, &configs).map_err(located);
     }
     let wall = Instant::now();
-    let (report, _) = blksim::run(&machine, &settings, &configs, args.seed).map_err(located)?;
+    let options = blksim::RunOptions { trace_window_ns: args.trace.as_ref().map(|_| args.trace_window_ns) };
+    let (report, _) = blksim::run_with(&machine, &settings, &configs, args.seed, &options).map_err(located)?;
+    if let (Some(path), Some(trace)) = (&args.trace, &report.trace) {
+        std::fs::write(path, write_trace(trace)).map_err(|e| format!("--trace {path}: {e}"))?;
+    }
     let wall_ns = wall.elapsed().as_nanos() as u64;
     let ios: u64 = report.jobs.iter().flat_map(|j| j.dirs.iter()).map(|d| d.total_ios).sum();
     let wall_s = (wall_ns as f64 / 1e9).max(1e-9);

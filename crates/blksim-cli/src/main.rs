@@ -5,6 +5,8 @@
 
 mod args;
 mod commands;
+mod fit;
+mod reproduce;
 
 use std::process::ExitCode;
 

@@ -128,3 +128,33 @@ fn every_corpus_file_is_accepted_or_rejected_cleanly() {
     // engines blksim does not simulate.
     assert_eq!(accepted, vec!["null.fio"]);
 }
+
+#[test]
+fn trace_is_valid_chrome_json_with_cpu_tracks_and_interrupt_instants() {
+    let job = tmp_job("trace.fio", SMALL_JOB);
+    let out = std::env::temp_dir().join(format!("blksim-trace-{}.json", std::process::id()));
+    for mode in ["", "intremap=posted_msi"] {
+        let (code, _, err) =
+            blksim(&["run", &job, "--cmdline", mode, "--trace", out.to_str().unwrap(), "--trace-window", "1ms:2ms"]);
+        assert_eq!(code, 0, "{err}");
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).expect("valid JSON");
+        let ev = doc["traceEvents"].as_array().unwrap();
+        let has = |f: &dyn Fn(&serde_json::Value) -> bool| ev.iter().any(f);
+        assert!(has(&|e| e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "CPU 0"));
+        for track in ["task", "softirq", "hardirq"] {
+            assert!(has(&|e| e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == track), "{track}");
+        }
+        assert!(has(&|e| e["ph"] == "X" && e["tid"] == 0 && e["args"]["job"] == "r"), "task slices");
+        let irq = if mode.is_empty() { "nvme_irq" } else { "posted_msi_notification" };
+        assert!(has(&|e| e["ph"] == "X" && e["tid"] == 2 && e["name"] == irq), "{irq} slices");
+        let instant = if mode.is_empty() { "MSI" } else { "MSI posted" };
+        assert!(has(&|e| e["ph"] == "i" && e["name"] == instant), "{instant} instants");
+        assert!(has(&|e| e["ph"] == "C" && e["args"]["requests"].is_u64()), "queue depth counter");
+        // Everything lies inside the window.
+        for e in ev.iter().filter(|e| e["ph"] != "M") {
+            let ts = e["ts"].as_f64().unwrap();
+            let end = ts + e["dur"].as_f64().unwrap_or(0.0);
+            assert!(ts >= 1000.0 && end <= 2000.0 + 1e-6, "{e}");
+        }
+    }
+}

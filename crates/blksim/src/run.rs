@@ -73,6 +73,8 @@ pub struct Sim {
     /// Device MSIs are posted (`intremap=posted_msi`).
     pub posting: bool,
     pub max_posted_msi_coalescing_loop: u32,
+    /// The timeline being recorded, if asked for.
+    pub trace: Option<crate::stats::Trace>,
     /// Scratch space for foreseeing a drain's wake-ups and IPIs.
     pub scratch: Vec<(u32, u32)>,
     /// The job whose poller is reaping right now (IOPOLL completions go straight to its ring).
@@ -101,9 +103,33 @@ pub fn validate(machine: &Machine, settings: &Settings, jobs: &[JobConfig]) -> R
     Sim::build(machine, settings, jobs, 0).map(|_| ())
 }
 
+/// How to run beyond the inputs: what to record.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Record a timeline over [start, end) ns of virtual time.
+    pub trace_window_ns: Option<(u64, u64)>,
+}
+
 /// Run `jobs` on `machine` with `settings` and `seed`.
 pub fn run(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<(RunReport, Invariants), ModelError> {
+    run_with(machine, settings, jobs, seed, &RunOptions::default())
+}
+
+/// `run`, recording what `options` ask for.
+pub fn run_with(
+    machine: &Machine,
+    settings: &Settings,
+    jobs: &[JobConfig],
+    seed: u64,
+    options: &RunOptions,
+) -> Result<(RunReport, Invariants), ModelError> {
     let mut sim = Sim::build(machine, settings, jobs, seed)?;
+    if let Some((start, end)) = options.trace_window_ns {
+        let mut t = crate::stats::Trace::new(start, end, sim.cpus.len());
+        t.job_names = jobs.iter().map(|j| j.name.clone()).collect();
+        t.dev_names = sim.devs.iter().map(|d| d.name.clone()).collect();
+        sim.trace = Some(t);
+    }
     sim.run_loop()?;
     Ok(sim.report())
 }
@@ -152,6 +178,7 @@ impl Sim {
             sample_interval_ns: 500_000_000,
             polling_job: None,
             scratch: Vec::new(),
+            trace: None,
             posting: settings.posting(),
             max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
             phase: 0,
@@ -541,6 +568,7 @@ impl Sim {
             events: self.q.processed,
             seed: self.seed,
             sample_interval_ns: self.sample_interval_ns,
+            trace: self.trace.take(),
         };
         let _ = ncpus;
         (report, inv)

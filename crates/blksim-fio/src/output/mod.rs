@@ -13,6 +13,7 @@ mod interrupts;
 mod json;
 mod json_print;
 mod normal;
+mod trace;
 mod stats;
 
 use blksim::stats::RunReport;
@@ -54,3 +55,5 @@ fn report_time_ns(report: &RunReport) -> u64 {
 fn report_time_secs(report: &RunReport) -> u64 {
     report_time_ns(report) / 1_000_000_000
 }
+
+pub use trace::write_trace;

@@ -129,6 +129,7 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
         events: 123_456,
         seed: 42,
         sample_interval_ns: 500 * MS,
+        trace: None,
     }
 }
 

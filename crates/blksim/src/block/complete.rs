@@ -78,6 +78,9 @@ impl Sim {
         let r = self.reqs.reqs[req as usize];
         let dev = &mut self.devs[r.dev as usize];
         dev.account_done(now, &r);
+        if let Some(t) = self.trace.as_mut() {
+            t.queue_depth(r.dev, now, dev.disk.inflight);
+        }
         let mut debt = 0;
         let hctx = &mut dev.queues[r.hctx as usize];
         match hctx.tag_waiters.pop_front() {

@@ -13,6 +13,9 @@ impl Sim {
         self.reqs.reqs[req as usize].t_dispatch_ns = now;
         let d = &mut self.devs[dev as usize];
         d.account_start(now);
+        if let Some(t) = self.trace.as_mut() {
+            t.queue_depth(dev, now, d.disk.inflight);
+        }
         let nb = d.null_blk.as_ref().expect("null_blk device");
         match nb.irqmode {
             0 => self.costs.blk_complete_ns + self.end_request(cpu, req),

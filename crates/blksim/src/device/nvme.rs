@@ -82,6 +82,9 @@ impl Sim {
             let (dir, bytes) = (r.dir, r.bytes as u64);
             let d = &mut self.devs[dev as usize];
             d.account_start(now);
+            if let Some(t) = self.trace.as_mut() {
+            t.queue_depth(dev, now, d.disk.inflight);
+        }
             let nvme = d.nvme.as_mut().expect("nvme device");
             let done = nvme.service(now, dir, bytes);
             debug_assert_eq!(self.reqs.reqs[req as usize].hctx, hctx);

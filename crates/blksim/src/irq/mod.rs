@@ -9,6 +9,7 @@ use crate::machine::cpu::{
     Frame, FrameKind, Stage, CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR,
 };
 use crate::run::{Event, Sim};
+use crate::stats::{TraceName, Track};
 
 /// A device interrupt (one per interrupt-driven NVMe queue).
 pub struct Irq {
@@ -112,6 +113,12 @@ impl Sim {
 
     /// An interrupt message reaches a CPU's local APIC.
     pub fn interrupt_arrived(&mut self, cpu: u32, vector: u8) {
+        if let Some(t) = self.trace.as_mut() {
+            let name = if vector == POSTED_MSI_NOTIFICATION_VECTOR { TraceName::NotificationSent } else { TraceName::MsiArrived };
+            if vector < CALL_FUNCTION_SINGLE_VECTOR && vector != LOCAL_TIMER_VECTOR {
+                t.instant(cpu, Track::Hardirq, name, self.q.now_ns());
+            }
+        }
         let c = &mut self.cpus[cpu as usize];
         if c.irr_set(vector) {
             if vector < POSTED_MSI_NOTIFICATION_VECTOR {

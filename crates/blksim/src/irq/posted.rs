@@ -6,6 +6,7 @@
 
 use crate::machine::cpu::{Stage, POSTED_MSI_NOTIFICATION_VECTOR};
 use crate::run::{Event, Sim};
+use crate::stats::{TraceName, Track};
 
 impl Sim {
     /// A device MSI on a posted IRTE: it crosses the root port and the IOMMU
@@ -28,6 +29,9 @@ impl Sim {
     pub fn msi_posted(&mut self, cpu: u32, vector: u8, port: usize) {
         let now = self.q.now_ns();
         let transfer = self.costs.cacheline_transfer_ns;
+        if let Some(t) = self.trace.as_mut() {
+            t.instant(cpu, Track::Hardirq, TraceName::MsiPosted, now);
+        }
         let d = &mut self.cpus[cpu as usize].pi_desc;
         let mut extra = 0;
         if !d.iommu_owns_line {
@@ -165,6 +169,7 @@ pub fn pir_count(pir: &[u64; 4]) -> u64 {
 mod tests {
     use crate::machine::{load_profile, Builtins};
     use crate::run::{Event, Sim};
+use crate::stats::{TraceName, Track};
     use crate::settings::Settings;
 
     /// A 2-CPU machine in posted mode; `extra` overlays the profile.

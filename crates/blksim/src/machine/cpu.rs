@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use crate::run::Sim;
-use crate::stats::CpuTime;
+use crate::stats::{CpuTime, TraceName, Track};
 
 /// Which account a step's time goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +65,20 @@ pub struct Frame {
     /// Posted notification: harvest passes done; `final_pass` once ON is cleared.
     pub passes: u32,
     pub final_pass: bool,
+}
+
+impl FrameKind {
+    /// The trace track and name of this kind of frame.
+    pub fn trace_name(self) -> (Track, TraceName) {
+        match self {
+            FrameKind::DeviceIrq { .. } => (Track::Hardirq, TraceName::DeviceIrq),
+            FrameKind::PostedNotification => (Track::Hardirq, TraceName::PostedNotification),
+            FrameKind::CallFunctionIpi => (Track::Hardirq, TraceName::CallFunctionIpi),
+            FrameKind::LocalTimer => (Track::Hardirq, TraceName::LocalTimer),
+            FrameKind::Softirq { .. } => (Track::Softirq, TraceName::BlockSoftirq),
+            FrameKind::Ksoftirqd => (Track::Softirq, TraceName::Ksoftirqd),
+        }
+    }
 }
 
 impl Frame {
@@ -247,6 +261,31 @@ impl Sim {
             return;
         }
         let done = work_ns(wall, c.slow_pm);
+        if let Some(t) = self.trace.as_mut() {
+            let start = now - wall;
+            match c.running {
+                Running::Idle => {}
+                Running::Frame => {
+                    let f = c.frames.last().expect("running frame");
+                    let (track, name) = f.kind.trace_name();
+                    t.slice(cpu, track, name, start, now);
+                }
+                Running::Task(j) => {
+                    // One slice per segment the work went through (sys head, user body, sys tail).
+                    let (mut t0, mut left) = (start, done);
+                    for seg in self.jobs[j as usize].segs.iter().filter(|s| s.1 > 0) {
+                        let take = left.min(seg.1);
+                        left -= take;
+                        let t1 = if left == 0 { now } else { t0 + (wall as u128 * take as u128 / done.max(1) as u128) as u64 };
+                        t.slice(cpu, Track::Task, TraceName::Job { job: j, user: seg.0 == Acct::User }, t0, t1);
+                        t0 = t1;
+                        if left == 0 {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
         match c.running {
             Running::Idle => c.time.idle_ns += wall,
             Running::Frame => {

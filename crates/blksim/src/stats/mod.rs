@@ -2,6 +2,8 @@
 
 pub mod histogram;
 pub mod report;
+pub mod trace;
 
 pub use histogram::LatencyStat;
+pub use trace::{Trace, TraceName, TraceRecord, Track};
 pub use report::{CpuTime, DirStats, DiskStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport};

@@ -139,4 +139,6 @@ pub struct RunReport {
     pub seed: u64,
     /// Bandwidth/IOPS sample interval, ns.
     pub sample_interval_ns: u64,
+    /// The timeline, when one was asked for.
+    pub trace: Option<super::trace::Trace>,
 }

@@ -1,0 +1,136 @@
+//! A timeline of a run for the Chrome/Perfetto trace viewer: per-CPU slices
+//! of task, softirq and hardirq work, interrupt instants, queue-depth
+//! counters — recorded only inside a time window so long runs stay small.
+
+/// Which track of a CPU a record is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Track {
+    Task,
+    Softirq,
+    Hardirq,
+}
+
+impl Track {
+    pub fn name(self) -> &'static str {
+        match self {
+            Track::Task => "task",
+            Track::Softirq => "softirq",
+            Track::Hardirq => "hardirq",
+        }
+    }
+}
+
+/// What a slice or instant shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceName {
+    /// A fio job's task (index into the run's jobs): user or sys time.
+    Job { job: u32, user: bool },
+    DeviceIrq,
+    PostedNotification,
+    CallFunctionIpi,
+    LocalTimer,
+    BlockSoftirq,
+    Ksoftirqd,
+    /// A device MSI reached the CPU (remappable) or was posted to its PIR.
+    MsiArrived,
+    MsiPosted,
+    /// The IOMMU sent a posted-MSI notification to the CPU.
+    NotificationSent,
+}
+
+impl TraceName {
+    pub fn label(self) -> &'static str {
+        match self {
+            TraceName::Job { user: true, .. } => "user",
+            TraceName::Job { user: false, .. } => "sys",
+            TraceName::DeviceIrq => "nvme_irq",
+            TraceName::PostedNotification => "posted_msi_notification",
+            TraceName::CallFunctionIpi => "call_function_single",
+            TraceName::LocalTimer => "local_timer",
+            TraceName::BlockSoftirq => "BLOCK_SOFTIRQ",
+            TraceName::Ksoftirqd => "ksoftirqd",
+            TraceName::MsiArrived => "MSI",
+            TraceName::MsiPosted => "MSI posted",
+            TraceName::NotificationSent => "notification",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TraceRecord {
+    Slice { cpu: u32, track: Track, name: TraceName, start_ns: u64, end_ns: u64 },
+    Instant { cpu: u32, track: Track, name: TraceName, at_ns: u64 },
+    /// Requests in flight on a device.
+    QueueDepth { dev: u16, at_ns: u64, depth: u32 },
+}
+
+/// The recorded timeline.
+#[derive(Clone, Debug, Default)]
+pub struct Trace {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub records: Vec<TraceRecord>,
+    /// Names for `Job` and device indices.
+    pub job_names: Vec<String>,
+    pub dev_names: Vec<String>,
+    /// Per CPU: the record index of its last slice (to extend it).
+    last_slice: Vec<Option<usize>>,
+}
+
+impl Trace {
+    pub fn new(start_ns: u64, end_ns: u64, ncpus: usize) -> Trace {
+        Trace { start_ns, end_ns, last_slice: vec![None; ncpus], ..Default::default() }
+    }
+
+    pub fn in_window(&self, at_ns: u64) -> bool {
+        at_ns >= self.start_ns && at_ns < self.end_ns
+    }
+
+    /// Record that `cpu` ran `name` on `track` over [start, end), clipped to
+    /// the window; a slice continuing the CPU's last one extends it.
+    pub fn slice(&mut self, cpu: u32, track: Track, name: TraceName, start_ns: u64, end_ns: u64) {
+        let (s, e) = (start_ns.max(self.start_ns), end_ns.min(self.end_ns));
+        if s >= e {
+            return;
+        }
+        if let Some(i) = self.last_slice[cpu as usize] {
+            if let TraceRecord::Slice { track: t, name: n, end_ns: last_end, .. } = &mut self.records[i] {
+                if *t == track && *n == name && *last_end == s {
+                    *last_end = e;
+                    return;
+                }
+            }
+        }
+        self.last_slice[cpu as usize] = Some(self.records.len());
+        self.records.push(TraceRecord::Slice { cpu, track, name, start_ns: s, end_ns: e });
+    }
+
+    pub fn instant(&mut self, cpu: u32, track: Track, name: TraceName, at_ns: u64) {
+        if self.in_window(at_ns) {
+            self.records.push(TraceRecord::Instant { cpu, track, name, at_ns });
+        }
+    }
+
+    pub fn queue_depth(&mut self, dev: u16, at_ns: u64, depth: u32) {
+        if self.in_window(at_ns) {
+            self.records.push(TraceRecord::QueueDepth { dev, at_ns, depth });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_are_clipped_to_the_window_and_continuations_merge() {
+        let mut t = Trace::new(100, 200, 1);
+        t.slice(0, Track::Task, TraceName::Job { job: 0, user: true }, 50, 120);
+        t.slice(0, Track::Task, TraceName::Job { job: 0, user: true }, 120, 150);
+        t.slice(0, Track::Hardirq, TraceName::DeviceIrq, 150, 300);
+        t.slice(0, Track::Task, TraceName::Job { job: 0, user: true }, 300, 400);
+        assert_eq!(t.records.len(), 2);
+        assert!(matches!(t.records[0], TraceRecord::Slice { start_ns: 100, end_ns: 150, .. }));
+        assert!(matches!(t.records[1], TraceRecord::Slice { start_ns: 150, end_ns: 200, .. }));
+    }
+}
