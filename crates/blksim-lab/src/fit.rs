@@ -58,42 +58,13 @@ impl BaseProfile {
     /// The profile's TOML with its `extends` chain applied (tables merge key by key, the rest replaces),
     /// as the model's loader does.
     pub fn merged(&self) -> Result<toml::Value, String> {
-        merged(&self.name, self, 0)
+        merged(&self.name, self)
     }
 }
 
-fn merged(name: &str, source: &dyn ProfileSource, depth: u32) -> Result<toml::Value, String> {
-    if depth > 8 {
-        return Err(format!("{name}: `extends` chain is too deep"));
-    }
+fn merged(name: &str, source: &dyn ProfileSource) -> Result<toml::Value, String> {
     let text = source.profile_text(name).ok_or_else(|| format!("unknown machine '{name}'"))?;
-    let mut v: toml::Value = toml::from_str(&text).map_err(|e| format!("{name}: {e}"))?;
-    let parent = v.get("extends").and_then(|p| p.as_str()).map(str::to_string);
-    if let Some(parent) = parent {
-        let mut base = merged(&parent, source, depth + 1)?;
-        if let Some(t) = v.as_table_mut() {
-            t.remove("extends");
-        }
-        overlay(&mut base, v);
-        v = base;
-    }
-    Ok(v)
-}
-
-fn overlay(base: &mut toml::Value, over: toml::Value) {
-    match (base, over) {
-        (toml::Value::Table(b), toml::Value::Table(o)) => {
-            for (k, v) in o {
-                match b.get_mut(&k) {
-                    Some(slot) if slot.is_table() && v.is_table() => overlay(slot, v),
-                    _ => {
-                        b.insert(k, v);
-                    }
-                }
-            }
-        }
-        (b, o) => *b = o,
-    }
+    blksim::machine::profile::merged_profile(&text, name, source)
 }
 
 /// One cost to move.

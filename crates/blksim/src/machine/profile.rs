@@ -184,6 +184,12 @@ pub fn builtin_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(n, _)| *n).collect()
 }
 
+/// A profile's TOML with its `extends` chain resolved (tables merged key by
+/// key, everything else replaced), before validation.
+pub fn merged_profile(text: &str, origin: &str, source: &dyn ProfileSource) -> Result<toml::Value, String> {
+    merged_value(text, origin, source, 0)
+}
+
 fn merged_value(text: &str, origin: &str, source: &dyn ProfileSource, depth: u32) -> Result<toml::Value, String> {
     if depth > 8 {
         return Err(format!("{origin}: `extends` chain is too deep (a cycle?)"));
