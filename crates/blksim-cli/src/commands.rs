@@ -15,12 +15,15 @@ use crate::args::{parse_run, RUN_USAGE};
 const USAGE: &str = "usage: blksim <command>\n\
 commands:\n  run JOB.fio... [options]   simulate fio jobs (blksim run --help)\n  \
 machines [NAME]            list built-in machine profiles, or show one resolved\n  \
+dsa-memfill [options]      drive the DSA devices with a memfill client (blksim dsa-memfill --help)\n  \
 reproduce [NAME...|--all]  run calibration experiments: published vs simulated (blksim reproduce --help)\n  \
 fit [NAME...] --param COST fit profile costs within their ranges to experiments (blksim fit --help)\n  \
 --version                  print the version";
 
 /// The default machine: the built-in Sapphire Rapids Gen5 server.
 pub const DEFAULT_MACHINE: &str = "spr-gen5";
+/// The default machine of `dsa-memfill`.
+pub const DEFAULT_DSA_MACHINE: &str = "spr-dsa";
 
 pub fn dispatch(argv: &[String]) -> Result<(), String> {
     match argv.first().map(String::as_str) {
@@ -30,6 +33,7 @@ pub fn dispatch(argv: &[String]) -> Result<(), String> {
         }
         Some("run") => run(&argv[1..]),
         Some("machines") => machines(&argv[1..]),
+        Some("dsa-memfill") => crate::dsa::dsa_memfill_command(&argv[1..]),
         Some("reproduce") => crate::reproduce::reproduce(&argv[1..]),
         Some("fit") => crate::fit::fit(&argv[1..]),
         Some("--version") | Some("version") => {
@@ -198,6 +202,12 @@ fn describe(m: &Machine) -> String {
                 )
             }
             DeviceKind::NullBlk => s += &format!("device {}: null_blk\n", d.name),
+            DeviceKind::Dsa(p) => {
+                s += &format!(
+                    "device {}: dsa on {}, {} WQ(s), {} engines, {} ns per descriptor, {} MB/s fill per engine\n",
+                    d.name, m.root_ports[p.root_port].name, p.wqs, p.engines, p.descriptor_ns, p.fill_mb_per_s
+                )
+            }
         }
     }
     s += "costs (ns, range, source):\n";

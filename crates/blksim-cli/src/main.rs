@@ -5,6 +5,7 @@
 
 mod args;
 mod commands;
+mod dsa;
 mod fit;
 mod reproduce;
 

@@ -158,3 +158,16 @@ fn trace_is_valid_chrome_json_with_cpu_tracks_and_interrupt_instants() {
         }
     }
 }
+
+#[test]
+fn dsa_memfill_reports_interrupt_rates_and_rejects_bad_options() {
+    let (code, out, err) = blksim(&["dsa-memfill", "--irq-cpu", "0", "--runtime", "1ms", "--cmdline", "intremap=posted_msi", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["mode"], "posted");
+    assert!(doc["interrupts_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(doc["notifications_per_sec"].as_f64().unwrap() <= doc["msis_per_sec"].as_f64().unwrap());
+    let (code, _, err) = blksim(&["dsa-memfill", "--op", "memcpy"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("only memfill"), "{err}");
+}

@@ -115,6 +115,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         seed: 1,
         sample_interval_ns: 500 * MS,
         trace: None,
+        dsa: vec![],
     };
     let options = job["job options"].as_object().unwrap();
     let options = options.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();

@@ -8,6 +8,7 @@
 
 pub mod experiment;
 pub mod fit;
+pub mod frontend;
 pub mod metric;
 pub mod observe;
 pub mod plot;

@@ -134,6 +134,19 @@ impl Observation {
             }
             devices.extend(j.config.filenames.iter().cloned());
         }
+        // DSA clients count like jobs: descriptors as I/Os, filled bytes as bandwidth.
+        for c in &report.dsa {
+            let secs = c.runtime_ns as f64 / 1e9;
+            let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+            jobs.push(JobObservation {
+                iops: [0.0, rate(c.completed)],
+                bw_bytes: [0.0, rate(c.bytes)],
+                usr: 0.0,
+                sys: 0.0,
+                run_time: c.runtime_ns as f64,
+            });
+            devices.insert(c.device.clone());
+        }
         let mut cpu = CpuShares::default();
         for t in &report.cpu_time {
             cpu.user += t.user_ns as f64;

@@ -10,7 +10,6 @@ use std::sync::{Arc, Mutex};
 
 use blksim::machine::{builtin, load_profile, Builtins, Machine, ProfileSource};
 use blksim::settings::Settings;
-use blksim::workload::JobConfig;
 use blksim_fio::job::{parse_job_files, ParseContext};
 
 use crate::experiment::{Case, Experiment, Workload};
@@ -32,7 +31,7 @@ pub struct LabOptions {
 /// What a case needs to run, or why it cannot yet.
 #[derive(Clone, Debug)]
 pub enum Prepared {
-    Run { machine: Arc<Machine>, settings: Settings, jobs: Vec<JobConfig>, seed: u64 },
+    Run { machine: Arc<Machine>, settings: Settings, workload: blksim::Workload, seed: u64 },
     Pending(String),
 }
 
@@ -171,7 +170,8 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
         },
     };
     let path = match &case.workload {
-        Workload::Fio(p) => p,
+        Workload::Fio(p) => Some(p),
+        Workload::Program { name, .. } if name == "dsa-memfill" => None,
         Workload::Program { name, .. } => {
             return Ok(Prepared::Pending(format!("the {name} front end is not modelled yet")));
         }
@@ -204,24 +204,33 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
         pagesize: 4096,
         env: case.vars.clone(),
     };
-    let jobs = match parse_job_files(std::slice::from_ref(path), &ctx) {
-        Ok(j) => j,
-        Err(e) if is_not_modelled(&e.message) => return Ok(Prepared::Pending(e.to_string())),
-        Err(e) => return Err(here(e.to_string())),
+    let workload = match (path, &case.workload) {
+        (Some(path), _) => {
+            let jobs = match parse_job_files(std::slice::from_ref(path), &ctx) {
+                Ok(j) => j,
+                Err(e) if is_not_modelled(&e.message) => return Ok(Prepared::Pending(e.to_string())),
+                Err(e) => return Err(here(e.to_string())),
+            };
+            blksim::Workload { jobs: jobs.jobs.into_iter().map(|j| j.config).collect(), dsa: Vec::new() }
+        }
+        (None, Workload::Program { args, .. }) => {
+            let args: Vec<String> = args.split_whitespace().map(str::to_string).collect();
+            crate::frontend::dsa_memfill(&args, &machine).map_err(here)?
+        }
+        (None, Workload::Fio(_)) => unreachable!(),
     };
-    let jobs = jobs.jobs.into_iter().map(|j| j.config).collect();
-    Ok(Prepared::Run { machine, settings, jobs, seed: opts.seed.unwrap_or(exp.seed) })
+    Ok(Prepared::Run { machine, settings, workload, seed: opts.seed.unwrap_or(exp.seed) })
 }
 
 /// One simulation: its observation, or why it is pending.
 fn simulate(p: &Prepared) -> Result<Result<Observation, String>, String> {
     match p {
         Prepared::Pending(why) => Ok(Err(why.clone())),
-        Prepared::Run { machine, settings, jobs, seed } => match blksim::run(machine, settings, jobs, *seed) {
+        Prepared::Run { machine, settings, workload, seed } => match blksim::run_workload(machine, settings, workload, *seed, &Default::default()) {
             Ok((report, _)) => Ok(Ok(Observation::from_report(&report))),
             Err(e) if is_not_modelled(&e.message) => Ok(Err(e.message)),
             Err(e) => Err(match e.job {
-                Some(i) => format!("job '{}': {}", jobs[i].name, e.message),
+                Some(i) => format!("job '{}': {}", workload.jobs[i].name, e.message),
                 None => e.message,
             }),
         },

@@ -14,4 +14,4 @@ pub mod sim;
 pub mod stats;
 pub mod workload;
 
-pub use run::{run, run_with, validate, Invariants, ModelError, RunOptions};
+pub use run::{run, run_with, run_workload, validate, Invariants, ModelError, RunOptions, Workload};

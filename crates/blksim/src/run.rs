@@ -2,6 +2,7 @@
 //! run the event loop until every job has finished, and report.
 
 use crate::block::{QueueMap, RequestPool};
+use crate::device::dsa::{DsaClient, DsaClientConfig, DsaState};
 use crate::device::{Device, HwQueue, NvmeState};
 use crate::ioengine::{Job, JobState};
 use crate::irq::{IommuState, Irq, MsiCounters, RootPortState, FIRST_DEVICE_VECTOR, LAST_DEVICE_VECTOR};
@@ -73,6 +74,10 @@ pub struct Sim {
     /// Device MSIs are posted (`intremap=posted_msi`).
     pub posting: bool,
     pub max_posted_msi_coalescing_loop: u32,
+    /// Next free device vector on each CPU.
+    pub next_vector: Vec<u8>,
+    /// DSA clients (the workload of a DSA run).
+    pub dsa_clients: Vec<DsaClient>,
     /// The timeline being recorded, if asked for.
     pub trace: Option<crate::stats::Trace>,
     /// Scratch space for foreseeing a drain's wake-ups and IPIs.
@@ -123,7 +128,55 @@ pub fn run_with(
     seed: u64,
     options: &RunOptions,
 ) -> Result<(RunReport, Invariants), ModelError> {
+    run_workload(machine, settings, &Workload { jobs: jobs.to_vec(), dsa: Vec::new() }, seed, options)
+}
+
+/// Everything a run drives: fio jobs, and DSA clients.
+#[derive(Clone, Debug, Default)]
+pub struct Workload {
+    pub jobs: Vec<JobConfig>,
+    pub dsa: Vec<DsaClientConfig>,
+}
+
+/// Run a whole workload.
+pub fn run_workload(
+    machine: &Machine,
+    settings: &Settings,
+    workload: &Workload,
+    seed: u64,
+    options: &RunOptions,
+) -> Result<(RunReport, Invariants), ModelError> {
+    let jobs = &workload.jobs;
     let mut sim = Sim::build(machine, settings, jobs, seed)?;
+    for c in &workload.dsa {
+        let dev = sim.devs.iter().position(|d| d.name == c.device && d.dsa.is_some()).ok_or_else(|| ModelError {
+            job: None,
+            message: format!("DSA device '{}': machine '{}' has none by that name", c.device, machine.name),
+        })?;
+        let wqs = sim.devs[dev].queues.len() as u32;
+        if c.wq >= wqs || c.outstanding == 0 || c.bytes == 0 {
+            return Err(ModelError {
+                job: None,
+                message: format!("DSA client on {}: wq must be < {wqs}, outstanding and bytes > 0", c.device),
+            });
+        }
+        if let Some(cpu) = c.irq_cpu {
+            let irq = sim.devs[dev].queues[c.wq as usize].irq;
+            sim.irq_set_affinity(irq, &[cpu]).map_err(|e| ModelError { job: None, message: format!("DSA client on {}: {e}", c.device) })?;
+        }
+        sim.dsa_clients.push(DsaClient {
+            dev: dev as u16,
+            wq: c.wq as u16,
+            bytes: c.bytes,
+            stop_ns: c.runtime_ns,
+            ..Default::default()
+        });
+    }
+    for client in 0..sim.dsa_clients.len() as u32 {
+        for _ in 0..workload.dsa[client as usize].outstanding {
+            sim.dsa_submit(client);
+        }
+    }
     if let Some((start, end)) = options.trace_window_ns {
         let mut t = crate::stats::Trace::new(start, end, sim.cpus.len());
         t.job_names = jobs.iter().map(|j| j.name.clone()).collect();
@@ -179,6 +232,8 @@ impl Sim {
             polling_job: None,
             scratch: Vec::new(),
             trace: None,
+            dsa_clients: Vec::new(),
+            next_vector: Vec::new(),
             posting: settings.posting(),
             max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
             phase: 0,
@@ -188,6 +243,7 @@ impl Sim {
         };
         let mut next_vector = vec![FIRST_DEVICE_VECTOR; ncpus];
         let mut nvme_instance = 0;
+        let mut dsa_instance = 0;
         for spec in &machine.devices {
             let qs = settings.queue(&spec.name);
             match &spec.kind {
@@ -231,6 +287,7 @@ impl Sim {
                                 vector,
                                 name: format!("nvme{nvme_instance}q{}", qi + 1),
                                 count: vec![0; ncpus],
+                                managed: true,
                             });
                             sim.vector_irq[cpu as usize * 256 + vector as usize] = irq;
                             hq.irq = irq;
@@ -250,10 +307,50 @@ impl Sim {
                         queue_settings: qs,
                         capacity_bytes: p.capacity_bytes,
                         nvme: Some(NvmeState::new(p.clone(), Rng::stream(seed, &format!("dev/{}", spec.name)))),
+                        dsa: None,
                         null_blk: None,
                         disk: Default::default(),
                     });
                     nvme_instance += 1;
+                }
+                DeviceKind::Dsa(p) => {
+                    // One MSI-X vector per WQ, not managed: on CPU 0 until user space moves it.
+                    let dev_index = sim.devs.len() as u16;
+                    let mut queues = Vec::new();
+                    for wq in 0..p.wqs {
+                        let cpu = 0;
+                        let vector = next_vector[cpu as usize];
+                        next_vector[cpu as usize] += 1;
+                        let irq = sim.irqs.len() as u32;
+                        sim.irqs.push(Irq {
+                            number: 128 + irq,
+                            dev: dev_index,
+                            queue: wq as u16,
+                            cpu,
+                            vector,
+                            name: format!("idxd-{}-wq{wq}", spec.name),
+                            count: vec![0; ncpus],
+                            managed: false,
+                        });
+                        sim.vector_irq[cpu as usize * 256 + vector as usize] = irq;
+                        queues.push(HwQueue { irq, ..Default::default() });
+                    }
+                    sim.devs.push(Device {
+                        name: spec.name.clone(),
+                        instance: dsa_instance,
+                        root_port: p.root_port,
+                        queues,
+                        map: QueueMap::spread(&spread_order, ncpus, 1),
+                        poll_map: None,
+                        nr_irq_queues: p.wqs as u16,
+                        queue_settings: qs,
+                        capacity_bytes: 0,
+                        nvme: None,
+                        dsa: Some(DsaState::new(p.clone())),
+                        null_blk: None,
+                        disk: Default::default(),
+                    });
+                    dsa_instance += 1;
                 }
                 DeviceKind::NullBlk => {
                     let nb = settings.null_blk.clone();
@@ -284,18 +381,60 @@ impl Sim {
                         // null_blk's default gb=250.
                         capacity_bytes: 250 << 30,
                         nvme: None,
+                        dsa: None,
                         null_blk: Some(nb),
                         disk: Default::default(),
                     });
                 }
             }
         }
+        sim.next_vector = next_vector;
+        sim.apply_irq_affinity(settings)?;
         let mut load = vec![0u32; ncpus];
         for (i, cfg) in jobs.iter().enumerate() {
             sim.add_job(i, cfg, &mut load)?;
         }
         sim.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
         Ok(sim)
+    }
+
+    /// `/proc/irq/N/smp_affinity_list` writes before the run.
+    fn apply_irq_affinity(&mut self, settings: &Settings) -> Result<(), ModelError> {
+        for (&number, cpus) in &settings.irq_affinity {
+            let path = format!("/proc/irq/{number}/smp_affinity_list");
+            let fail = |e: String| ModelError { job: None, message: format!("{path}: {e}") };
+            let irq = self.irqs.iter().position(|i| i.number == number).ok_or_else(|| {
+                fail(format!("no IRQ {number} on this machine (device IRQs are 128..{})", 128 + self.irqs.len()))
+            })?;
+            self.irq_set_affinity(irq as u32, cpus).map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    /// Move a device IRQ to the first CPU of `cpus` (x86 delivers to one CPU
+    /// of the mask): a vector is allocated there and the old one freed.
+    /// Managed IRQs refuse, as the kernel does (EIO).
+    pub fn irq_set_affinity(&mut self, irq: u32, cpus: &[u32]) -> Result<(), String> {
+        let ncpus = self.cpus.len() as u32;
+        let i = &self.irqs[irq as usize];
+        if i.managed {
+            return Err(format!("IRQ {} ({}) has managed affinity; the kernel refuses the write (EIO)", i.number, i.name));
+        }
+        let &target = cpus.first().ok_or("empty CPU list")?;
+        if let Some(bad) = cpus.iter().find(|&&c| c >= ncpus) {
+            return Err(format!("CPU {bad} does not exist (machine has {ncpus} CPUs)"));
+        }
+        let vector = self.next_vector[target as usize];
+        if vector > LAST_DEVICE_VECTOR {
+            return Err(format!("CPU {target} has no free interrupt vector"));
+        }
+        self.next_vector[target as usize] += 1;
+        let i = &mut self.irqs[irq as usize];
+        self.vector_irq[i.cpu as usize * 256 + i.vector as usize] = u32::MAX;
+        i.cpu = target;
+        i.vector = vector;
+        self.vector_irq[target as usize * 256 + vector as usize] = irq;
+        Ok(())
     }
 
     fn add_job(&mut self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<(), ModelError> {
@@ -332,6 +471,9 @@ impl Sim {
                     let names: Vec<String> = self.devs.iter().map(|d| format!("/dev/{}", d.name)).collect();
                     err(i, format!("filename={f}: machine '{}' has no such block device (it has {})", self.machine.name, names.join(", ")))
                 })?;
+                if self.devs[d].dsa.is_some() {
+                    return Err(err(i, format!("filename={f}: a DSA accelerator is not a block device (drive it with `blksim dsa-memfill`)")));
+                }
                 devs.push(d as u16);
             }
         }
@@ -398,7 +540,7 @@ impl Sim {
     }
 
     fn all_done(&self) -> bool {
-        self.phase >= self.phases
+        self.phase >= self.phases && self.dsa_done()
     }
 
     pub fn run_loop(&mut self) -> Result<(), ModelError> {
@@ -569,6 +711,17 @@ impl Sim {
             seed: self.seed,
             sample_interval_ns: self.sample_interval_ns,
             trace: self.trace.take(),
+            dsa: self
+                .dsa_clients
+                .iter()
+                .map(|c| crate::stats::DsaStats {
+                    device: self.devs[c.dev as usize].name.clone(),
+                    wq: c.wq as u32,
+                    completed: c.completed,
+                    bytes: c.bytes_done,
+                    runtime_ns: c.stop_ns,
+                })
+                .collect(),
         };
         let _ = ncpus;
         (report, inv)

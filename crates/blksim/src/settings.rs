@@ -62,6 +62,8 @@ pub struct Settings {
     pub null_blk: NullBlkSettings,
     /// Per device name (e.g. `nvme0n1`); devices not named here have the defaults.
     pub queues: BTreeMap<String, QueueSettings>,
+    /// `/proc/irq/N/smp_affinity_list` writes: IRQ number -> CPUs.
+    pub irq_affinity: BTreeMap<u32, Vec<u32>>,
     /// The command line and writes as given, for the report.
     pub given: Vec<String>,
 }
@@ -77,6 +79,7 @@ impl Default for Settings {
             nvme_io_queue_depth: 1024,
             null_blk: NullBlkSettings::default(),
             queues: BTreeMap::new(),
+            irq_affinity: BTreeMap::new(),
             given: Vec::new(),
         }
     }
@@ -88,6 +91,22 @@ fn parse_num(knob: &str, value: &str, lo: u64, hi: u64) -> Result<u64, String> {
         return Err(format!("{knob}={v} is out of range (expected {lo}..{hi})"));
     }
     Ok(v)
+}
+
+/// A CPU list like `0-3,8`.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut cpus = Vec::new();
+    for part in s.trim().split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u32>(), b.trim().parse::<u32>()),
+            None => (part.trim().parse::<u32>(), part.trim().parse::<u32>()),
+        };
+        match (lo, hi) {
+            (Ok(lo), Ok(hi)) if lo <= hi => cpus.extend(lo..=hi),
+            _ => return Err(format!("'{s}' is not a CPU list (expected e.g. 0-3,8)")),
+        }
+    }
+    Ok(cpus)
 }
 
 impl Settings {
@@ -188,9 +207,13 @@ impl Settings {
                 self.queues.insert(dev.to_string(), q);
             }
             ["", "sys", "module", module, "parameters", param] => self.apply_param(&format!("{module}.{param}"), value)?,
+            ["", "proc", "irq", irq, "smp_affinity_list"] => {
+                let n: u32 = irq.parse().map_err(|_| format!("{path}: '{irq}' is not an IRQ number"))?;
+                self.irq_affinity.insert(n, parse_cpu_list(value).map_err(|e| format!("{path}: {e}"))?);
+            }
             _ => {
                 return Err(format!(
-                    "--set '{path}': unknown knob (expected /sys/block/DEV/queue/ATTR or /sys/module/MOD/parameters/PARAM)"
+                    "--set '{path}': unknown knob (expected /sys/block/DEV/queue/ATTR, /sys/module/MOD/parameters/PARAM or /proc/irq/N/smp_affinity_list)"
                 ))
             }
         }

@@ -228,3 +228,64 @@ fn posted_mode_does_no_harm_at_a_low_interrupt_rate() {
     let msis: u64 = b.msi_per_cpu.iter().map(|c| c.device_msis).sum();
     assert_eq!(pmn, msis, "at QD1 every MSI needs its own notification");
 }
+
+/// Two DSA devices, one WQ each, both completion IRQs pinned to CPU 0.
+fn dsa_run(extra_cmdline: &str, outstanding: u32) -> (blksim::stats::RunReport, blksim::Invariants) {
+    let m = blksim::machine::builtin("spr-dsa").unwrap();
+    let mut s = Settings::default();
+    s.apply_cmdline(extra_cmdline).unwrap();
+    let dsa = (0..2)
+        .map(|d| blksim::device::dsa::DsaClientConfig {
+            device: format!("dsa{d}"),
+            wq: 0,
+            outstanding,
+            bytes: 512,
+            runtime_ns: 2_000_000,
+            irq_cpu: Some(0),
+        })
+        .collect();
+    let w = blksim::Workload { jobs: vec![], dsa };
+    let (r, inv) = blksim::run_workload(&m, &s, &w, 1, &Default::default()).unwrap();
+    check_invariants(&r, &inv);
+    (r, inv)
+}
+
+#[test]
+fn dsa_completions_interrupt_one_cpu_and_posting_raises_the_rate() {
+    let (remap, inv) = dsa_run("", 8);
+    let (posted, _) = dsa_run("intremap=posted_msi", 8);
+    let handled = |r: &blksim::stats::RunReport| r.msi_per_cpu[0].device_irqs;
+    let completed = |r: &blksim::stats::RunReport| r.dsa.iter().map(|c| c.completed).sum::<u64>();
+    // Every completion is handled on CPU 0 and nowhere else.
+    assert!(r_only_cpu0(&remap));
+    assert_eq!(inv.msi.sent, completed(&remap), "one MSI per completion");
+    assert!(handled(&remap) > 0 && handled(&remap) <= completed(&remap));
+    // The CPU taking the interrupts is the bottleneck; posting makes each MSI cheaper there.
+    assert!(remap.cpu_time[0].idle_ns * 20 < remap.sim_time_ns, "CPU 0 saturated in remappable mode");
+    assert!(completed(&posted) as f64 > completed(&remap) as f64 * 1.1, "posted {} vs remappable {}", completed(&posted), completed(&remap));
+}
+
+fn r_only_cpu0(r: &blksim::stats::RunReport) -> bool {
+    r.msi_per_cpu.iter().skip(1).all(|c| c.device_irqs == 0 && c.pmn == 0)
+}
+
+#[test]
+fn irq_affinity_writes_move_a_dsa_irq_and_managed_nvme_irqs_refuse() {
+    let m = blksim::machine::builtin("spr-dsa").unwrap();
+    let mut s = Settings::default();
+    s.apply_write("/proc/irq/129/smp_affinity_list=5-7", &[]).unwrap();
+    let w = blksim::Workload {
+        jobs: vec![],
+        dsa: vec![blksim::device::dsa::DsaClientConfig { device: "dsa1".into(), wq: 0, outstanding: 4, bytes: 4096, runtime_ns: 100_000, irq_cpu: None }],
+    };
+    let (r, _) = blksim::run_workload(&m, &s, &w, 1, &Default::default()).unwrap();
+    let row = r.interrupts.iter().find(|row| row.label == "129").unwrap();
+    assert!(row.per_cpu[5] > 0 && row.per_cpu.iter().sum::<u64>() == row.per_cpu[5], "{:?}", &row.per_cpu[..8]);
+
+    let m = small_machine(2);
+    let mut s = Settings::default();
+    s.apply_write("/proc/irq/128/smp_affinity_list=1", &[]).unwrap();
+    let j = job("r", IoEngine::Libaio, RwKind::RandRead, 4096, 1, "nvme0n1", 1);
+    let e = blksim::run(&m, &s, &[j], 1).unwrap_err();
+    assert!(e.message.contains("managed") && e.message.contains("EIO"), "{}", e.message);
+}

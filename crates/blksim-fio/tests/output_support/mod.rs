@@ -130,6 +130,7 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
         seed: 42,
         sample_interval_ns: 500 * MS,
         trace: None,
+        dsa: vec![],
     }
 }
 

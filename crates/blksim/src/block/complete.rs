@@ -35,6 +35,10 @@ impl Sim {
         let mut debt = 0;
         for _ in 0..n {
             let req = self.devs[dev as usize].queues[queue as usize].cq.pop_front().expect("CQE");
+            if self.devs[dev as usize].dsa.is_some() {
+                self.dsa_complete(req);
+                continue;
+            }
             debt += match self.placement(cpu, req) {
                 Placement::Batched => self.end_request(cpu, req),
                 Placement::Inline => self.end_request(cpu, req),

@@ -1,5 +1,6 @@
 //! Block devices: the hardware queues blk-mq sees and the device models behind them.
 
+pub mod dsa;
 pub mod null_blk;
 pub mod nvme;
 
@@ -52,6 +53,8 @@ pub struct Device {
     pub queue_settings: QueueSettings,
     pub capacity_bytes: u64,
     pub nvme: Option<NvmeState>,
+    /// The accelerator's state, for a DSA device.
+    pub dsa: Option<dsa::DsaState>,
     /// null_blk's module parameters, for a null_blk device.
     pub null_blk: Option<crate::settings::NullBlkSettings>,
     pub disk: DiskCounters,

@@ -24,6 +24,8 @@ pub struct Irq {
     pub name: String,
     /// Handler invocations per CPU.
     pub count: Vec<u64>,
+    /// Managed affinity (NVMe queues): user space cannot move it.
+    pub managed: bool,
 }
 
 /// A root port's upstream write path: posted writes leave in order; an MSI
@@ -225,6 +227,11 @@ impl Sim {
         let mut seen = std::mem::take(&mut self.scratch);
         seen.clear();
         let (mut cost, mut follow) = (0, 0);
+        if self.devs[dev as usize].dsa.is_some() {
+            // Completion record check and callback, which submits the next descriptor.
+            self.scratch = seen;
+            return (n as u64 * (c.dsa_complete_ns + c.dsa_submit_ns), 0);
+        }
         for &req in self.devs[dev as usize].queues[queue as usize].cq.iter().take(n as usize) {
             cost += c.nvme_cqe_ns;
             match self.placement(cpu, req) {

@@ -113,6 +113,10 @@ costs! {
     pir_harvest_ns,
     /// Running one demultiplexed vector's flow handler (vector_irq lookup, handle_edge_irq).
     posted_msi_demux_ns,
+    /// A DSA client handing one descriptor to a work queue (MOVDIR64B/ENQCMD).
+    dsa_submit_ns,
+    /// The DSA interrupt handler per completion: completion record, client callback.
+    dsa_complete_ns,
     /// nvme_irq / nvme_poll per CQE.
     nvme_cqe_ns,
     /// CQ head doorbell write, once per drain.

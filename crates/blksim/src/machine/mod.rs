@@ -6,5 +6,5 @@ pub mod cpu;
 pub mod topology;
 
 pub use costs::{Cost, Costs};
-pub use profile::{builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, Iommu, Machine, NvmeParams, ProfileSource, RootPort};
+pub use profile::{builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, DsaParams, Iommu, Machine, NvmeParams, ProfileSource, RootPort};
 pub use topology::Topology;

@@ -10,7 +10,11 @@ use super::costs::{Cost, Costs};
 use super::topology::Topology;
 
 /// Built-in profiles: (name, TOML text).
-pub const BUILTIN: &[(&str, &str)] = &[("spr-gen5", include_str!("../../../../profiles/spr-gen5.toml")), ("x86-gen5-5m", include_str!("../../../../profiles/x86-gen5-5m.toml"))];
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("spr-gen5", include_str!("../../../../profiles/spr-gen5.toml")),
+    ("spr-dsa", include_str!("../../../../profiles/spr-dsa.toml")),
+    ("x86-gen5-5m", include_str!("../../../../profiles/x86-gen5-5m.toml")),
+];
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -78,6 +82,10 @@ struct RawDevice {
     latency_sigma: Option<f64>,
     fetch_ns: Option<u64>,
     link_mb_per_s: Option<u64>,
+    wqs: Option<u32>,
+    engines: Option<u32>,
+    descriptor_ns: Option<u64>,
+    fill_mb_per_s: Option<u64>,
 }
 
 impl RawDevice {
@@ -86,7 +94,7 @@ impl RawDevice {
         macro_rules! pick { ($($f:ident),*) => { RawDevice { $($f: self.$f.or_else(|| base.$f.clone()),)* } } }
         pick!(name, model, kind, root_port, capacity_gib, max_queues, max_queue_entries, iops_max_read, iops_max_write,
               media_units, read_latency_ns, write_latency_ns, read_ns_per_kib, write_ns_per_kib, latency_sigma,
-              fetch_ns, link_mb_per_s)
+              fetch_ns, link_mb_per_s, wqs, engines, descriptor_ns, fill_mb_per_s)
     }
 }
 
@@ -103,6 +111,21 @@ pub struct RootPort {
 pub enum DeviceKind {
     Nvme(NvmeParams),
     NullBlk,
+    Dsa(DsaParams),
+}
+
+/// A DSA-like accelerator: work queues feeding parallel engines; each
+/// completed descriptor writes a completion record and raises its WQ's MSI.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DsaParams {
+    pub wqs: u32,
+    pub engines: u32,
+    /// Engine time per descriptor besides moving data, ns.
+    pub descriptor_ns: u64,
+    /// Fill bandwidth of one engine, MB/s.
+    pub fill_mb_per_s: u64,
+    /// Index into `Machine::root_ports`.
+    pub root_port: usize,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -273,7 +296,8 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
         let kind = match d.kind.as_deref() {
             Some("nvme") => DeviceKind::Nvme(nvme_params(&name, &d, &root_ports)?),
             Some("null_blk") => DeviceKind::NullBlk,
-            Some(k) => return Err(format!("device '{name}': unknown kind '{k}' (expected nvme or null_blk)")),
+            Some("dsa") => DeviceKind::Dsa(dsa_params(&name, &d, &root_ports)?),
+            Some(k) => return Err(format!("device '{name}': unknown kind '{k}' (expected nvme, null_blk or dsa)")),
             None => return Err(format!("device '{name}': missing `kind`")),
         };
         devices.push(DeviceSpec { name, kind });
@@ -296,15 +320,31 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
     })
 }
 
-fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<NvmeParams, String> {
-    fn need<T: Clone>(name: &str, field: &str, v: &Option<T>) -> Result<T, String> {
-        v.clone().ok_or_else(|| format!("device '{name}': nvme needs `{field}`"))
-    }
+fn need<T: Clone>(name: &str, field: &str, v: &Option<T>) -> Result<T, String> {
+    v.clone().ok_or_else(|| format!("device '{name}': needs `{field}`"))
+}
+
+fn root_port_of(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<usize, String> {
     let rp_name = need(name, "root_port", &d.root_port)?;
-    let root_port = root_ports
-        .iter()
-        .position(|r| r.name == rp_name)
-        .ok_or_else(|| format!("device '{name}': unknown root_port '{rp_name}'"))?;
+    root_ports.iter().position(|r| r.name == rp_name).ok_or_else(|| format!("device '{name}': unknown root_port '{rp_name}'"))
+}
+
+fn dsa_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<DsaParams, String> {
+    let p = DsaParams {
+        wqs: need(name, "wqs", &d.wqs)?,
+        engines: need(name, "engines", &d.engines)?,
+        descriptor_ns: need(name, "descriptor_ns", &d.descriptor_ns)?,
+        fill_mb_per_s: need(name, "fill_mb_per_s", &d.fill_mb_per_s)?,
+        root_port: root_port_of(name, d, root_ports)?,
+    };
+    if p.wqs == 0 || p.engines == 0 || p.fill_mb_per_s == 0 {
+        return Err(format!("device '{name}': wqs, engines and fill_mb_per_s must be > 0"));
+    }
+    Ok(p)
+}
+
+fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<NvmeParams, String> {
+    let root_port = root_port_of(name, d, root_ports)?;
     let p = NvmeParams {
         capacity_bytes: need(name, "capacity_gib", &d.capacity_gib)? << 30,
         max_queues: need(name, "max_queues", &d.max_queues)?,

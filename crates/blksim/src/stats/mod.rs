@@ -6,4 +6,4 @@ pub mod trace;
 
 pub use histogram::LatencyStat;
 pub use trace::{Trace, TraceName, TraceRecord, Track};
-pub use report::{CpuTime, DirStats, DiskStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport};
+pub use report::{CpuTime, DirStats, DiskStats, DsaStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport};

@@ -99,6 +99,18 @@ pub struct PathStats {
     pub busy_pct: f64,
 }
 
+/// One DSA client's results.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DsaStats {
+    pub device: String,
+    pub wq: u32,
+    /// Descriptors completed (and handled by the interrupt handler).
+    pub completed: u64,
+    pub bytes: u64,
+    /// How long the client submitted, ns.
+    pub runtime_ns: u64,
+}
+
 /// Disk statistics as `/proc/diskstats` and fio's "Disk stats" show them.
 #[derive(Clone, Debug, Default)]
 pub struct DiskStats {
@@ -139,6 +151,8 @@ pub struct RunReport {
     pub seed: u64,
     /// Bandwidth/IOPS sample interval, ns.
     pub sample_interval_ns: u64,
+    /// DSA clients: what each got done.
+    pub dsa: Vec<DsaStats>,
     /// The timeline, when one was asked for.
     pub trace: Option<super::trace::Trace>,
 }
