@@ -14,6 +14,8 @@ pub struct RunArgs {
     pub interrupts: bool,
     pub parse_only: bool,
     pub trace: Option<String>,
+    /// `--at TIME:PATH=VALUE`: writes during the run.
+    pub at: Vec<(u64, blksim::irq::migrate::TimedAction)>,
     /// [start, end) of virtual time to trace, ns.
     pub trace_window_ns: (u64, u64),
 }
@@ -21,31 +23,20 @@ pub struct RunArgs {
 /// Default trace window: the first 10 ms of the run.
 pub const DEFAULT_TRACE_WINDOW_NS: (u64, u64) = (0, 10_000_000);
 
-/// A time like `10ms`, `2.5ms`, `100us`, `250ns` or `1s`, in ns.
-pub fn parse_time_ns(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" | "" => 1e9,
-        u => return Err(format!("time '{s}': unknown unit '{u}' (expected ns, us, ms or s)")),
-    };
-    let v: f64 = num.parse().map_err(|_| format!("time '{s}': expected a number with ns, us, ms or s"))?;
-    if !(v >= 0.0 && v.is_finite()) {
-        return Err(format!("time '{s}': must be a non-negative number"));
-    }
-    Ok((v * scale).round() as u64)
-}
+pub use blksim::settings::parse_time_ns;
 
-pub const RUN_USAGE: &str = "usage: blksim run JOB.fio... [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... \
-[--seed N] [--output-format normal|json|json+] [--output FILE] [--interrupts] [--parse-only] \
+pub const RUN_USAGE: &str =
+    "usage: blksim run JOB.fio... [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... \
+[--at TIME:PATH=VALUE]... [--seed N] [--output-format normal|json|json+] [--output FILE] [--interrupts] [--parse-only] \
 [--trace FILE [--trace-window START:END]]";
 
 pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
-    let mut a = RunArgs { seed: 1, output_format: "normal".into(), trace_window_ns: DEFAULT_TRACE_WINDOW_NS, ..Default::default() };
+    let mut a = RunArgs {
+        seed: 1,
+        output_format: "normal".into(),
+        trace_window_ns: DEFAULT_TRACE_WINDOW_NS,
+        ..Default::default()
+    };
     let mut i = 0;
     while i < argv.len() {
         let arg = &argv[i];
@@ -78,9 +69,12 @@ pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
             }
             "--output" => a.output = Some(value("a file name")?),
             "--trace" => a.trace = Some(value("a file name")?),
+            "--at" => a.at.push(blksim::settings::parse_timed_write(&value("TIME:PATH=VALUE")?)?),
             "--trace-window" => {
                 let v = value("START:END, e.g. 10ms:12ms")?;
-                let (s, e) = v.split_once(':').ok_or_else(|| format!("--trace-window '{v}': expected START:END, e.g. 10ms:12ms"))?;
+                let (s, e) = v
+                    .split_once(':')
+                    .ok_or_else(|| format!("--trace-window '{v}': expected START:END, e.g. 10ms:12ms"))?;
                 let (s, e) = (parse_time_ns(s)?, parse_time_ns(e)?);
                 if e <= s {
                     return Err(format!("--trace-window '{v}': END must be after START"));

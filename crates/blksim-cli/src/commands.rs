@@ -105,7 +105,10 @@ fn run(argv: &[String]) -> Result<(), String> {
         return blksim::validate(&machine, &settings, &configs).map_err(located);
     }
     let wall = Instant::now();
-    let options = blksim::RunOptions { trace_window_ns: args.trace.as_ref().map(|_| args.trace_window_ns) };
+    let options = blksim::RunOptions {
+        trace_window_ns: args.trace.as_ref().map(|_| args.trace_window_ns),
+        timed: args.at.clone(),
+    };
     let (report, _) = blksim::run_with(&machine, &settings, &configs, args.seed, &options).map_err(located)?;
     if let (Some(path), Some(trace)) = (&args.trace, &report.trace) {
         std::fs::write(path, write_trace(trace)).map_err(|e| format!("--trace {path}: {e}"))?;

@@ -9,7 +9,9 @@ use crate::commands::{load_machine, DEFAULT_DSA_MACHINE};
 
 pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
     let mut machine_spec = DEFAULT_DSA_MACHINE.to_string();
-    let (mut cmdline, mut sets, mut seed, mut format, mut interrupts) = (Vec::new(), Vec::new(), 1u64, "text".to_string(), false);
+    let (mut cmdline, mut sets, mut seed, mut format, mut interrupts) =
+        (Vec::new(), Vec::new(), 1u64, "text".to_string(), false);
+    let mut timed = Vec::new();
     let mut rest = Vec::new();
     let mut i = 0;
     while i < argv.len() {
@@ -21,6 +23,7 @@ pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
             "--machine" => machine_spec = take(&mut i)?,
             "--cmdline" => cmdline.push(take(&mut i)?),
             "--set" => sets.push(take(&mut i)?),
+            "--at" => timed.push(blksim::settings::parse_timed_write(&take(&mut i)?)?),
             "--seed" => {
                 let v = take(&mut i)?;
                 seed = v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got '{v}'"))?;
@@ -54,7 +57,8 @@ pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
         settings.apply_write(s, &devs)?;
     }
     let workload = dsa_memfill(&rest, &machine)?;
-    let (report, _) = blksim::run_workload(&machine, &settings, &workload, seed, &Default::default()).map_err(|e| e.message)?;
+    let options = blksim::RunOptions { timed, ..Default::default() };
+    let (report, _) = blksim::run_workload(&machine, &settings, &workload, seed, &options).map_err(|e| e.message)?;
     let secs = workload.dsa.iter().map(|c| c.runtime_ns).max().unwrap_or(0) as f64 / 1e9;
     let sum = |f: fn(&blksim::stats::MsiCpuStats) -> u64| report.msi_per_cpu.iter().map(f).sum::<u64>();
     let (handled, msis, notes) = (sum(|c| c.device_irqs), sum(|c| c.device_msis), sum(|c| c.notifications));
@@ -77,7 +81,12 @@ pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
         });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap());
     } else {
-        println!("dsa-memfill on {} ({} MSI), {:.1} ms", machine.name, if report.posted_msi { "posted" } else { "remappable" }, secs * 1e3);
+        println!(
+            "dsa-memfill on {} ({} MSI), {:.1} ms",
+            machine.name,
+            if report.posted_msi { "posted" } else { "remappable" },
+            secs * 1e3
+        );
         for c in &report.dsa {
             println!("  {} wq{}: {} descriptors, {:.2} GB/s", c.device, c.wq, c.completed, c.bytes as f64 / secs / 1e9);
         }

@@ -6,7 +6,11 @@ use std::process::Command;
 
 fn blksim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_blksim")).args(args).current_dir(root()).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 fn root() -> PathBuf {
@@ -161,7 +165,17 @@ fn trace_is_valid_chrome_json_with_cpu_tracks_and_interrupt_instants() {
 
 #[test]
 fn dsa_memfill_reports_interrupt_rates_and_rejects_bad_options() {
-    let (code, out, err) = blksim(&["dsa-memfill", "--irq-cpu", "0", "--runtime", "1ms", "--cmdline", "intremap=posted_msi", "--format", "json"]);
+    let (code, out, err) = blksim(&[
+        "dsa-memfill",
+        "--irq-cpu",
+        "0",
+        "--runtime",
+        "1ms",
+        "--cmdline",
+        "intremap=posted_msi",
+        "--format",
+        "json",
+    ]);
     assert_eq!(code, 0, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["mode"], "posted");

@@ -215,7 +215,24 @@ fn check_json_matches_fio(fixture: Fixture) {
         let (o, f) = (&ours[dir], &fio[dir]);
         let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
         assert_eq!(keys(o), keys(f), "{dir} keys");
-        for key in ["io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios", "bw_min", "bw_max", "bw_agg", "bw_mean", "bw_samples", "iops_min", "iops_max", "iops_mean", "iops_samples"] {
+        for key in [
+            "io_bytes",
+            "io_kbytes",
+            "bw_bytes",
+            "bw",
+            "iops",
+            "runtime",
+            "total_ios",
+            "bw_min",
+            "bw_max",
+            "bw_agg",
+            "bw_mean",
+            "bw_samples",
+            "iops_min",
+            "iops_max",
+            "iops_mean",
+            "iops_samples",
+        ] {
             assert_eq!(o[key], f[key], "{dir}.{key}");
         }
         for lat in ["slat_ns", "clat_ns", "lat_ns"] {

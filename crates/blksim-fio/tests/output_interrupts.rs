@@ -27,9 +27,19 @@ mod interrupts_output {
         report.cpu_time.truncate(1);
         report.interrupts = vec![
             InterruptRow { label: "9".into(), per_cpu: vec![7], chip: "IO-APIC".into(), name: "acpi".into() },
-            InterruptRow { label: "12345".into(), per_cpu: vec![4_294_967_295], chip: "PCI-MSI".into(), name: "nvme0q1".into() },
+            InterruptRow {
+                label: "12345".into(),
+                per_cpu: vec![4_294_967_295],
+                chip: "PCI-MSI".into(),
+                name: "nvme0q1".into(),
+            },
             // Fewer counts than CPUs: the missing CPUs show 0.
-            InterruptRow { label: "LOC".into(), per_cpu: vec![], chip: String::new(), name: "Local timer interrupts".into() },
+            InterruptRow {
+                label: "LOC".into(),
+                per_cpu: vec![],
+                chip: String::new(),
+                name: "Local timer interrupts".into(),
+            },
         ];
         let expected = concat!(
             "             CPU0       \n",

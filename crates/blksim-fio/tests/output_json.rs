@@ -59,24 +59,72 @@ mod json_output {
     fn top_level_job_and_direction_keys_follow_fio() {
         let report = sync_report();
         let doc = parse(&write_json(&report, &job_file(&report, &[("direct", "1"), ("thread", "")]), false, extra()));
-        assert_eq!(keys(&doc), ["fio version", "timestamp", "timestamp_ms", "time", "global options", "jobs", "disk_util", "blksim"]);
+        assert_eq!(
+            keys(&doc),
+            ["fio version", "timestamp", "timestamp_ms", "time", "global options", "jobs", "disk_util", "blksim"]
+        );
         let job = &doc["jobs"][0];
         assert_eq!(
             keys(job),
             [
-                "jobname", "groupid", "job_start", "error", "eta", "elapsed", "job options", "read", "write", "trim", "sync",
-                "job_runtime", "usr_cpu", "sys_cpu", "ctx", "majf", "minf", "iodepth_level", "iodepth_submit",
-                "iodepth_complete", "latency_ns", "latency_us", "latency_ms", "latency_depth", "latency_target",
-                "latency_target_ns", "latency_percentile", "latency_window", "latency_window_us",
+                "jobname",
+                "groupid",
+                "job_start",
+                "error",
+                "eta",
+                "elapsed",
+                "job options",
+                "read",
+                "write",
+                "trim",
+                "sync",
+                "job_runtime",
+                "usr_cpu",
+                "sys_cpu",
+                "ctx",
+                "majf",
+                "minf",
+                "iodepth_level",
+                "iodepth_submit",
+                "iodepth_complete",
+                "latency_ns",
+                "latency_us",
+                "latency_ms",
+                "latency_depth",
+                "latency_target",
+                "latency_target_ns",
+                "latency_percentile",
+                "latency_window",
+                "latency_window_us",
             ]
         );
         for dir in ["read", "write", "trim"] {
             assert_eq!(
                 keys(&job[dir]),
                 [
-                    "io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios", "short_ios", "drop_ios",
-                    "slat_ns", "clat_ns", "lat_ns", "bw_min", "bw_max", "bw_agg", "bw_mean", "bw_dev", "bw_samples",
-                    "iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples",
+                    "io_bytes",
+                    "io_kbytes",
+                    "bw_bytes",
+                    "bw",
+                    "iops",
+                    "runtime",
+                    "total_ios",
+                    "short_ios",
+                    "drop_ios",
+                    "slat_ns",
+                    "clat_ns",
+                    "lat_ns",
+                    "bw_min",
+                    "bw_max",
+                    "bw_agg",
+                    "bw_mean",
+                    "bw_dev",
+                    "bw_samples",
+                    "iops_min",
+                    "iops_max",
+                    "iops_mean",
+                    "iops_stddev",
+                    "iops_samples",
                 ]
             );
         }
@@ -85,10 +133,25 @@ mod json_output {
         assert_eq!(keys(&job["sync"]), ["total_ios", "lat_ns"]);
         assert_eq!(keys(&job["iodepth_level"]), ["1", "2", "4", "8", "16", "32", ">=64"]);
         assert_eq!(keys(&job["iodepth_submit"]), ["0", "4", "8", "16", "32", "64", ">=64"]);
-        assert_eq!(keys(&job["latency_ms"]), ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"]);
+        assert_eq!(
+            keys(&job["latency_ms"]),
+            ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"]
+        );
         assert_eq!(
             keys(&doc["disk_util"][0]),
-            ["name", "read_ios", "write_ios", "read_sectors", "write_sectors", "read_merges", "write_merges", "read_ticks", "write_ticks", "in_queue", "util"]
+            [
+                "name",
+                "read_ios",
+                "write_ios",
+                "read_sectors",
+                "write_sectors",
+                "read_merges",
+                "write_merges",
+                "read_ticks",
+                "write_ticks",
+                "in_queue",
+                "util"
+            ]
         );
     }
 
@@ -110,7 +173,9 @@ mod json_output {
         // fio prints floats with %f and integers as integers, "key" : value, two-space indents.
         assert!(text.contains("\n        \"iops\" : 10000.000000,\n"), "{text}");
         assert!(text.contains("\n        \"total_ios\" : 20000,\n"));
-        assert!(text.starts_with("{\n  \"fio version\" : \"blksim-0.1.0 (fio-3.42 compatible)\",\n  \"timestamp\" : 2,\n"));
+        assert!(
+            text.starts_with("{\n  \"fio version\" : \"blksim-0.1.0 (fio-3.42 compatible)\",\n  \"timestamp\" : 2,\n")
+        );
         assert_eq!(doc["timestamp_ms"], 2000);
         assert_eq!(doc["time"], "Thu Jan  1 00:00:02 1970");
         assert!(text.ends_with("}\n"));
@@ -123,7 +188,8 @@ mod json_output {
     #[test]
     fn options_drop_bare_flags_and_empty_lists() {
         let report = sync_report();
-        let doc = parse(&write_json(&report, &job_file(&report, &[("direct", "1"), ("thread", "")]), false, Value::Null));
+        let doc =
+            parse(&write_json(&report, &job_file(&report, &[("direct", "1"), ("thread", "")]), false, Value::Null));
         assert_eq!(doc["global options"], json!({"direct": "1"}));
         assert_eq!(doc["jobs"][0]["job options"], json!({"rw": "randread", "ioengine": "psync", "iodepth": "1"}));
         let no_globals = parse(&write_json(&report, &job_file(&report, &[]), false, Value::Null));
@@ -172,14 +238,33 @@ mod json_output {
         let blksim = &doc["blksim"];
         assert_eq!(
             keys(blksim),
-            ["cpu_time", "interrupts", "ipis_per_cpu", "disks", "msi", "interrupt_path", "sim_time_ns", "events", "seed", "machine", "settings", "wall_time_s"]
+            [
+                "cpu_time",
+                "interrupts",
+                "ipis_per_cpu",
+                "disks",
+                "msi",
+                "interrupt_path",
+                "sim_time_ns",
+                "events",
+                "seed",
+                "machine",
+                "settings",
+                "wall_time_s"
+            ]
         );
         let cpu0 = &blksim["cpu_time"][0];
         assert_eq!(cpu0["cpu"], 0);
-        let pct: f64 = ["user_pct", "sys_pct", "hardirq_pct", "softirq_pct", "idle_pct"].iter().map(|k| cpu0[k].as_f64().unwrap()).sum();
+        let pct: f64 = ["user_pct", "sys_pct", "hardirq_pct", "softirq_pct", "idle_pct"]
+            .iter()
+            .map(|k| cpu0[k].as_f64().unwrap())
+            .sum();
         assert!((pct - 100.0).abs() < 1e-6, "{pct}");
         assert_eq!(blksim["cpu_time"][1]["idle_pct"], 100.0);
-        assert_eq!(blksim["interrupts"][1], json!({"label": "146", "per_cpu": [20000, 0], "total": 20000, "chip": "IR-PCI-MSIX-0000:01:00.0", "name": "nvme0q1"}));
+        assert_eq!(
+            blksim["interrupts"][1],
+            json!({"label": "146", "per_cpu": [20000, 0], "total": 20000, "chip": "IR-PCI-MSIX-0000:01:00.0", "name": "nvme0q1"})
+        );
         assert_eq!(blksim["ipis_per_cpu"], json!([0, 12]));
         assert_eq!(blksim["disks"][0], json!({"name": "nvme0n1", "iops": 10000.0, "util_pct": 70.0}));
         assert_eq!(blksim["msi"]["mode"], "remappable");
@@ -216,7 +301,8 @@ mod json_output {
         std::fs::create_dir_all(&dir).unwrap();
         let source = dir.join("run.json");
         std::fs::write(&source, &text).unwrap();
-        let output = Command::new(&script).arg(&source).arg(dir.join("lat.csv")).output().expect("run fio_jsonplus_clat2csv");
+        let output =
+            Command::new(&script).arg(&source).arg(dir.join("lat.csv")).output().expect("run fio_jsonplus_clat2csv");
         assert!(output.status.success(), "exit {:?}: {}", output.status, String::from_utf8_lossy(&output.stderr));
 
         for (jobnum, job) in doc["jobs"].as_array().unwrap().iter().enumerate() {

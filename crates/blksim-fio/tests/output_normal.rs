@@ -11,7 +11,12 @@ use output_support::*;
 /// One psync randread job: 2 s, 20000 reads of 4 KiB, clat 60-90 µs with a slow tail.
 fn sync_report() -> RunReport {
     let mut rng = Lcg::new(1);
-    let read = dir(20_000, 4096, |_| None, |i| if i % 997 == 0 { rng.range(300_000, 900_000) } else { rng.range(60_000, 90_000) });
+    let read = dir(
+        20_000,
+        4096,
+        |_| None,
+        |i| if i % 997 == 0 { rng.range(300_000, 900_000) } else { rng.range(60_000, 90_000) },
+    );
     let read = with_samples(read, 4096, &[10_000, 9_920, 10_040, 10_040]);
     let config = config("seqsync", IoEngine::Psync, RwKind::RandRead, 1);
     report(vec![job(config, [read, DirStats::default(), DirStats::default()], 2 * SEC)])
@@ -216,7 +221,10 @@ mod normal_output {
         assert!(out.contains("    clat (usec): min=100, max=209, avg=155.00, stdev=50.08"), "{out}");
         // Bandwidth samples are added up (fio's pure sum): 20000 + 26668 KiB/s,
         // which is more than the group's aggregate, so per= is capped at 100%.
-        assert!(out.contains("   bw (  KiB/s): min=46668, max=46668, per=100.00%, avg=46668.00, stdev= 0.00, samples=4\n"), "{out}");
+        assert!(
+            out.contains("   bw (  KiB/s): min=46668, max=46668, per=100.00%, avg=46668.00, stdev= 0.00, samples=4\n"),
+            "{out}"
+        );
         assert!(out.contains("     issued rwts: total=20000,0,0,0"));
         assert!(out.contains("  cpu          : usr=2.00%, sys=40.00%, ctx=6666,"), "{out}");
         assert!(out.contains("   READ: bw=39.1MiB/s (40.0MB/s), 39.1MiB/s-39.1MiB/s (40.0MB/s-40.0MB/s), io=78.1MiB (81.9MB), run=2000-2000msec\n"), "{out}");

@@ -9,24 +9,7 @@ use blksim::Workload;
 pub const DSA_MEMFILL_USAGE: &str = "dsa-memfill [--devices DEV,...] [--wq N|dedicated] [--op memfill] [--bytes N] \
 [--outstanding N] [--irq-cpu CPU] [--runtime TIME]";
 
-/// A time like `10ms`, `100us`, `1s` (no unit: seconds), in ns.
-pub fn parse_time_ns(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" | "" => 1e9,
-        u => return Err(format!("time '{s}': unknown unit '{u}' (expected ns, us, ms or s)")),
-    };
-    let v: f64 = num.parse().map_err(|_| format!("time '{s}': expected a number with ns, us, ms or s"))?;
-    if !(v >= 0.0 && v.is_finite()) {
-        return Err(format!("time '{s}': must be a non-negative number"));
-    }
-    Ok((v * scale).round() as u64)
-}
+pub use blksim::settings::parse_time_ns;
 
 /// A size like `512`, `4k`, `1m` (powers of 1024), in bytes.
 fn parse_size(s: &str) -> Result<u32, String> {
@@ -61,7 +44,9 @@ pub fn dsa_memfill(args: &[String], machine: &Machine) -> Result<Workload, Strin
             i += 1;
             args.get(i).cloned().ok_or_else(|| format!("dsa-memfill: {name} needs a value\nusage: {DSA_MEMFILL_USAGE}"))
         };
-        let num = |v: &str, what: &str| v.parse::<u32>().map_err(|_| format!("dsa-memfill: {what}: expected a number, got '{v}'"));
+        let num = |v: &str, what: &str| {
+            v.parse::<u32>().map_err(|_| format!("dsa-memfill: {what}: expected a number, got '{v}'"))
+        };
         match name.as_str() {
             "--devices" => devices = value()?.split(',').map(str::to_string).collect(),
             "--wq" => {
@@ -104,9 +89,23 @@ mod tests {
     #[test]
     fn arguments_become_one_client_per_device() {
         let m = blksim::machine::builtin("spr-dsa").unwrap();
-        let w = dsa_memfill(&args("--devices dsa0,dsa1 --wq dedicated --bytes 4k --outstanding 2 --irq-cpu 3 --runtime 5ms"), &m).unwrap();
+        let w = dsa_memfill(
+            &args("--devices dsa0,dsa1 --wq dedicated --bytes 4k --outstanding 2 --irq-cpu 3 --runtime 5ms"),
+            &m,
+        )
+        .unwrap();
         assert_eq!(w.dsa.len(), 2);
-        assert_eq!(w.dsa[1], DsaClientConfig { device: "dsa1".into(), wq: 0, outstanding: 2, bytes: 4096, runtime_ns: 5_000_000, irq_cpu: Some(3) });
+        assert_eq!(
+            w.dsa[1],
+            DsaClientConfig {
+                device: "dsa1".into(),
+                wq: 0,
+                outstanding: 2,
+                bytes: 4096,
+                runtime_ns: 5_000_000,
+                irq_cpu: Some(3)
+            }
+        );
         assert!(dsa_memfill(&args("--op memcpy"), &m).unwrap_err().contains("only memfill"));
         assert!(dsa_memfill(&args("--frob"), &m).unwrap_err().contains("unknown option"));
         let nvme = blksim::machine::builtin("spr-gen5").unwrap();

@@ -226,14 +226,16 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
 fn simulate(p: &Prepared) -> Result<Result<Observation, String>, String> {
     match p {
         Prepared::Pending(why) => Ok(Err(why.clone())),
-        Prepared::Run { machine, settings, workload, seed } => match blksim::run_workload(machine, settings, workload, *seed, &Default::default()) {
-            Ok((report, _)) => Ok(Ok(Observation::from_report(&report))),
-            Err(e) if is_not_modelled(&e.message) => Ok(Err(e.message)),
-            Err(e) => Err(match e.job {
-                Some(i) => format!("job '{}': {}", workload.jobs[i].name, e.message),
-                None => e.message,
-            }),
-        },
+        Prepared::Run { machine, settings, workload, seed } => {
+            match blksim::run_workload(machine, settings, workload, *seed, &Default::default()) {
+                Ok((report, _)) => Ok(Ok(Observation::from_report(&report))),
+                Err(e) if is_not_modelled(&e.message) => Ok(Err(e.message)),
+                Err(e) => Err(match e.job {
+                    Some(i) => format!("job '{}': {}", workload.jobs[i].name, e.message),
+                    None => e.message,
+                }),
+            }
+        }
     }
 }
 

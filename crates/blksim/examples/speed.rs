@@ -41,7 +41,13 @@ fn main() {
     let msis: u64 = r.msi_per_cpu.iter().map(|c| c.device_msis).sum();
     let irqs: u64 = r.msi_per_cpu.iter().map(|c| c.device_irqs).sum();
     let pmn: u64 = r.msi_per_cpu.iter().map(|c| c.pmn).sum();
-    let busy: f64 = r.cpu_time.iter().take((drives * 8) as usize).map(|t| 1.0 - t.idle_ns as f64 / r.sim_time_ns as f64).sum::<f64>() / (drives * 8) as f64;
+    let busy: f64 = r
+        .cpu_time
+        .iter()
+        .take((drives * 8) as usize)
+        .map(|t| 1.0 - t.idle_ns as f64 / r.sim_time_ns as f64)
+        .sum::<f64>()
+        / (drives * 8) as f64;
     println!(
         "{drives} drives, {}: {:.3} M IOPS per drive; MSIs {msis}, handler runs {irqs}, PMN {pmn}; job CPUs {:.0}% busy",
         if posted { "posted" } else { "remappable" },

@@ -30,6 +30,10 @@ pub enum Event {
     TaskWoken { job: u32 },
     /// An hrtimer armed by null_blk (irqmode=2) for `req` expired on `cpu`.
     HrtimerExpired { cpu: u32, req: u32 },
+    /// A timed action (index into `Sim::timed`) is due.
+    Timed { index: u32 },
+    /// `__vector_cleanup` on `cpu` for the old `vector` of a moved `irq`.
+    VectorCleanup { cpu: u32, vector: u8, irq: u32 },
     /// A job's start time (its phase began, plus startdelay) came.
     JobStarted { job: u32 },
 }
@@ -49,7 +53,7 @@ pub struct Invariants {
     pub ios_reaped: u64,
     pub requests_live: u64,
     pub msi: MsiCounters,
-    /// MSIs still pending in some IRR at the end.
+    /// MSIs still pending at the end: on their way, or in an IRR or PIR.
     pub msi_pending: u64,
 }
 
@@ -74,6 +78,14 @@ pub struct Sim {
     /// Device MSIs are posted (`intremap=posted_msi`).
     pub posting: bool,
     pub max_posted_msi_coalescing_loop: u32,
+    /// Actions at points of virtual time (IRQ moves, CPUs going offline).
+    pub timed: Vec<crate::irq::migrate::TimedAction>,
+    /// CPUs taken offline.
+    pub offline: Vec<bool>,
+    /// An error found while running (a timed action that cannot be done).
+    pub failure: Option<String>,
+    /// Vectors retriggered on a new CPU after their old CPU went offline.
+    pub retriggered: u64,
     /// Next free device vector on each CPU.
     pub next_vector: Vec<u8>,
     /// DSA clients (the workload of a DSA run).
@@ -113,10 +125,17 @@ pub fn validate(machine: &Machine, settings: &Settings, jobs: &[JobConfig]) -> R
 pub struct RunOptions {
     /// Record a timeline over [start, end) ns of virtual time.
     pub trace_window_ns: Option<(u64, u64)>,
+    /// Actions at points of virtual time, ns.
+    pub timed: Vec<(u64, crate::irq::migrate::TimedAction)>,
 }
 
 /// Run `jobs` on `machine` with `settings` and `seed`.
-pub fn run(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<(RunReport, Invariants), ModelError> {
+pub fn run(
+    machine: &Machine,
+    settings: &Settings,
+    jobs: &[JobConfig],
+    seed: u64,
+) -> Result<(RunReport, Invariants), ModelError> {
     run_with(machine, settings, jobs, seed, &RunOptions::default())
 }
 
@@ -162,7 +181,8 @@ pub fn run_workload(
         }
         if let Some(cpu) = c.irq_cpu {
             let irq = sim.devs[dev].queues[c.wq as usize].irq;
-            sim.irq_set_affinity(irq, &[cpu]).map_err(|e| ModelError { job: None, message: format!("DSA client on {}: {e}", c.device) })?;
+            sim.irq_set_affinity(irq, &[cpu])
+                .map_err(|e| ModelError { job: None, message: format!("DSA client on {}: {e}", c.device) })?;
         }
         sim.dsa_clients.push(DsaClient {
             dev: dev as u16,
@@ -171,6 +191,23 @@ pub fn run_workload(
             stop_ns: c.runtime_ns,
             ..Default::default()
         });
+    }
+    for (i, (at, action)) in options.timed.iter().enumerate() {
+        if let crate::irq::migrate::TimedAction::CpuOffline { cpu } = action {
+            if sim.jobs.iter().any(|j| j.cpu == *cpu) || sim.irqs.iter().any(|q| q.managed && q.cpu == *cpu) {
+                return Err(ModelError {
+                    job: None,
+                    message: format!(
+                        "offlining CPU {cpu}: it runs a job or a managed (NVMe) IRQ; migrating tasks and shutting down managed IRQs is not modelled yet"
+                    ),
+                });
+            }
+            if *cpu as usize >= sim.cpus.len() {
+                return Err(ModelError { job: None, message: format!("CPU {cpu} does not exist") });
+            }
+        }
+        sim.timed.push(action.clone());
+        sim.q.at(*at, Event::Timed { index: i as u32 });
     }
     for client in 0..sim.dsa_clients.len() as u32 {
         for _ in 0..workload.dsa[client as usize].outstanding {
@@ -194,7 +231,10 @@ impl Sim {
         if settings.posting() && !machine.iommu.posting_capable {
             return Err(ModelError {
                 job: None,
-                message: format!("intremap=posted_msi: machine '{}' has no IOMMU that can post interrupts (iommu.posting_capable)", machine.name),
+                message: format!(
+                    "intremap=posted_msi: machine '{}' has no IOMMU that can post interrupts (iommu.posting_capable)",
+                    machine.name
+                ),
             });
         }
         if settings.nvme_write_queues > 0 {
@@ -215,7 +255,11 @@ impl Sim {
             root_ports: machine
                 .root_ports
                 .iter()
-                .map(|r| RootPortState { service_ns: r.msi_service_ns, socket: r.socket as usize, ..Default::default() })
+                .map(|r| RootPortState {
+                    service_ns: r.msi_service_ns,
+                    socket: r.socket as usize,
+                    ..Default::default()
+                })
                 .collect(),
             iommus: (0..topo.sockets)
                 .map(|_| IommuState {
@@ -234,6 +278,10 @@ impl Sim {
             trace: None,
             dsa_clients: Vec::new(),
             next_vector: Vec::new(),
+            timed: Vec::new(),
+            offline: vec![false; ncpus],
+            retriggered: 0,
+            failure: None,
             posting: settings.posting(),
             max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
             phase: 0,
@@ -275,7 +323,10 @@ impl Sim {
                             let cpu = map.first_cpu[qi as usize];
                             let vector = next_vector[cpu as usize];
                             if vector > LAST_DEVICE_VECTOR {
-                                return Err(ModelError { job: None, message: format!("CPU {cpu} ran out of interrupt vectors") });
+                                return Err(ModelError {
+                                    job: None,
+                                    message: format!("CPU {cpu} ran out of interrupt vectors"),
+                                });
                             }
                             next_vector[cpu as usize] += 1;
                             let irq = sim.irqs.len() as u32;
@@ -288,6 +339,8 @@ impl Sim {
                                 name: format!("nvme{nvme_instance}q{}", qi + 1),
                                 count: vec![0; ncpus],
                                 managed: true,
+                                running_on: None,
+                                replay: false,
                             });
                             sim.vector_irq[cpu as usize * 256 + vector as usize] = irq;
                             hq.irq = irq;
@@ -331,6 +384,8 @@ impl Sim {
                             name: format!("idxd-{}-wq{wq}", spec.name),
                             count: vec![0; ncpus],
                             managed: false,
+                            running_on: None,
+                            replay: false,
                         });
                         sim.vector_irq[cpu as usize * 256 + vector as usize] = irq;
                         queues.push(HwQueue { irq, ..Default::default() });
@@ -368,7 +423,8 @@ impl Sim {
                         Some(n) => n,
                         None => nb.hw_queue_depth,
                     };
-                    let queues = (0..nr).map(|_| HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() }).collect();
+                    let queues =
+                        (0..nr).map(|_| HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() }).collect();
                     sim.devs.push(Device {
                         name: spec.name.clone(),
                         instance: 0,
@@ -415,10 +471,22 @@ impl Sim {
     /// of the mask): a vector is allocated there and the old one freed.
     /// Managed IRQs refuse, as the kernel does (EIO).
     pub fn irq_set_affinity(&mut self, irq: u32, cpus: &[u32]) -> Result<(), String> {
+        let (old_cpu, old_vector) = (self.irqs[irq as usize].cpu, self.irqs[irq as usize].vector);
+        self.irq_set_affinity_keep_old(irq, cpus)?;
+        self.vector_irq[old_cpu as usize * 256 + old_vector as usize] = u32::MAX;
+        Ok(())
+    }
+
+    /// Retarget `irq` to a new vector on the first of `cpus`, leaving the old
+    /// vector bound to it (messages already sent still arrive there).
+    pub fn irq_set_affinity_keep_old(&mut self, irq: u32, cpus: &[u32]) -> Result<(), String> {
         let ncpus = self.cpus.len() as u32;
         let i = &self.irqs[irq as usize];
         if i.managed {
-            return Err(format!("IRQ {} ({}) has managed affinity; the kernel refuses the write (EIO)", i.number, i.name));
+            return Err(format!(
+                "IRQ {} ({}) has managed affinity; the kernel refuses the write (EIO)",
+                i.number, i.name
+            ));
         }
         let &target = cpus.first().ok_or("empty CPU list")?;
         if let Some(bad) = cpus.iter().find(|&&c| c >= ncpus) {
@@ -430,7 +498,6 @@ impl Sim {
         }
         self.next_vector[target as usize] += 1;
         let i = &mut self.irqs[irq as usize];
-        self.vector_irq[i.cpu as usize * 256 + i.vector as usize] = u32::MAX;
         i.cpu = target;
         i.vector = vector;
         self.vector_irq[target as usize * 256 + vector as usize] = irq;
@@ -449,7 +516,10 @@ impl Sim {
             return Err(err(i, "ioengine=io_uring_cmd (NVMe passthrough) is not modelled yet".into()));
         }
         if !is_null && !cfg.direct {
-            return Err(err(i, "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1".into()));
+            return Err(err(
+                i,
+                "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1".into(),
+            ));
         }
         if cfg.rw_has_trim() {
             return Err(err(i, format!("rw={}: trim is not modelled yet", cfg.rw.fio_name())));
@@ -463,13 +533,23 @@ impl Sim {
         let mut devs = Vec::new();
         if !is_null {
             if cfg.filenames.is_empty() {
-                return Err(err(i, "no filename: blksim jobs need filename=/dev/DEVICE naming a block device of the machine".into()));
+                return Err(err(
+                    i,
+                    "no filename: blksim jobs need filename=/dev/DEVICE naming a block device of the machine".into(),
+                ));
             }
             for f in &cfg.filenames {
                 let name = f.strip_prefix("/dev/").unwrap_or(f);
                 let d = self.devs.iter().position(|d| d.name == name).ok_or_else(|| {
                     let names: Vec<String> = self.devs.iter().map(|d| format!("/dev/{}", d.name)).collect();
-                    err(i, format!("filename={f}: machine '{}' has no such block device (it has {})", self.machine.name, names.join(", ")))
+                    err(
+                        i,
+                        format!(
+                            "filename={f}: machine '{}' has no such block device (it has {})",
+                            self.machine.name,
+                            names.join(", ")
+                        ),
+                    )
                 })?;
                 if self.devs[d].dsa.is_some() {
                     return Err(err(i, format!("filename={f}: a DSA accelerator is not a block device (drive it with `blksim dsa-memfill`)")));
@@ -515,8 +595,7 @@ impl Sim {
 
     fn start_phase(&mut self) {
         while self.phase < self.phases {
-            let members: Vec<u32> =
-                self.jobs.iter().filter(|j| j.cfg.phase == self.phase).map(|j| j.index).collect();
+            let members: Vec<u32> = self.jobs.iter().filter(|j| j.cfg.phase == self.phase).map(|j| j.index).collect();
             if members.is_empty() {
                 self.phase += 1;
                 continue;
@@ -553,9 +632,15 @@ impl Sim {
                     .filter(|j| j.state != JobState::Done && j.cfg.phase == self.phase)
                     .map(|j| format!("{}#{} in {:?}", j.cfg.name, j.index, j.state))
                     .collect();
-                return Err(ModelError { job: None, message: format!("internal error: the simulation stalled ({})", stuck.join(", ")) });
+                return Err(ModelError {
+                    job: None,
+                    message: format!("internal error: the simulation stalled ({})", stuck.join(", ")),
+                });
             };
             self.handle(popped);
+            if let Some(e) = self.failure.take() {
+                return Err(ModelError { job: None, message: e });
+            }
         }
         Ok(())
     }
@@ -578,11 +663,25 @@ impl Sim {
             Event::CqeSent { dev, req } => self.cqe_sent(dev, req),
             Event::CqeAtPort { dev, req } => self.cqe_at_port(dev, req),
             Event::RootPortFree { port } => self.root_port_free(port as usize),
-            Event::InterruptArrived { cpu, vector } => self.interrupt_arrived(cpu, vector),
+            Event::InterruptArrived { cpu, vector } => {
+                if vector < crate::machine::cpu::POSTED_MSI_NOTIFICATION_VECTOR {
+                    self.msi.in_flight -= 1;
+                }
+                self.interrupt_arrived(cpu, vector)
+            }
             Event::TaskWoken { job } => self.task_woken(job),
-            Event::MsiPosted { cpu, vector, port } => self.msi_posted(cpu, vector, port as usize),
+            Event::MsiPosted { cpu, vector, port } => {
+                self.msi.in_flight -= 1;
+                self.msi_posted(cpu, vector, port as usize)
+            }
             Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
             Event::JobStarted { job } => self.job_start(job),
+            Event::VectorCleanup { cpu, vector, irq } => self.vector_cleanup(cpu, vector, irq),
+            Event::Timed { index } => {
+                if let Err(e) = self.timed_action(index as usize) {
+                    self.failure.get_or_insert(e);
+                }
+            }
         }
     }
 
@@ -659,15 +758,21 @@ impl Sim {
             })
             .collect();
         // Device vectors still pending at the end: in an IRR, a PIR, or a frame's harvest.
-        let msi_pending = self
+        let msi_pending: u64 = self
             .cpus
             .iter()
             .map(|c| {
                 let irr = (0..256u32)
-                    .filter(|v| c.irr[(v / 64) as usize] >> (v % 64) & 1 == 1 && self.vector_irq[c.id as usize * 256 + *v as usize] != u32::MAX)
+                    .filter(|v| {
+                        c.irr[(v / 64) as usize] >> (v % 64) & 1 == 1
+                            && self.vector_irq[c.id as usize * 256 + *v as usize] != u32::MAX
+                    })
                     .count() as u64;
                 irr + crate::irq::posted::pir_count(&c.pi_desc.pir)
-                    + c.frames.iter().map(|f| crate::irq::posted::pir_count(&f.pir)).sum::<u64>()
+                    + c.frames
+                        .iter()
+                        .map(|f| crate::irq::posted::pir_count(&f.pir) - crate::irq::posted::pir_count(&f.replayed))
+                        .sum::<u64>()
             })
             .sum();
         let msi_per_cpu = self
@@ -685,7 +790,7 @@ impl Sim {
             ios_reaped: self.jobs.iter().map(|j| j.ios_issued - j.inflight as u64 - j.queued.len() as u64).sum(),
             requests_live: self.reqs.live,
             msi: self.msi.clone(),
-            msi_pending,
+            msi_pending: msi_pending + self.msi.in_flight,
         };
         let report = RunReport {
             jobs,

@@ -93,6 +93,57 @@ fn parse_num(knob: &str, value: &str, lo: u64, hi: u64) -> Result<u64, String> {
     Ok(v)
 }
 
+/// A time like `10ms`, `2.5ms`, `100us`, `250ns` or `1s` (no unit: seconds), in ns.
+pub fn parse_time_ns(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" | "" => 1e9,
+        u => return Err(format!("time '{s}': unknown unit '{u}' (expected ns, us, ms or s)")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("time '{s}': expected a number with ns, us, ms or s"))?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("time '{s}': must be a non-negative number"));
+    }
+    Ok((v * scale).round() as u64)
+}
+
+/// `TIME:PATH=VALUE` (`5ms:/proc/irq/130/smp_affinity_list=2`,
+/// `8ms:/sys/devices/system/cpu/cpu3/online=0`): a write at a point of the run.
+pub fn parse_timed_write(s: &str) -> Result<(u64, crate::irq::migrate::TimedAction), String> {
+    use crate::irq::migrate::TimedAction;
+    let (time, write) = s
+        .split_once(':')
+        .ok_or_else(|| format!("--at '{s}': expected TIME:PATH=VALUE, e.g. 5ms:/proc/irq/130/smp_affinity_list=2"))?;
+    let at = parse_time_ns(time).map_err(|e| format!("--at '{s}': {e}"))?;
+    let (path, value) =
+        write.split_once('=').ok_or_else(|| format!("--at '{s}': expected PATH=VALUE after the time"))?;
+    let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    let action = match parts.as_slice() {
+        ["", "proc", "irq", n, "smp_affinity_list"] => TimedAction::IrqAffinity {
+            irq_number: n.parse().map_err(|_| format!("--at '{s}': '{n}' is not an IRQ number"))?,
+            cpus: parse_cpu_list(value).map_err(|e| format!("--at '{s}': {e}"))?,
+        },
+        ["", "sys", "devices", "system", "cpu", c, "online"] if c.starts_with("cpu") => {
+            let cpu = c[3..].parse().map_err(|_| format!("--at '{s}': '{c}' is not a CPU"))?;
+            match value.trim() {
+                "0" => TimedAction::CpuOffline { cpu },
+                v => return Err(format!("--at '{s}': only online=0 (going offline) is modelled, got '{v}'")),
+            }
+        }
+        _ => {
+            return Err(format!(
+            "--at '{s}': unknown path (expected /proc/irq/N/smp_affinity_list or /sys/devices/system/cpu/cpuN/online)"
+        ))
+        }
+    };
+    Ok((at, action))
+}
+
 /// A CPU list like `0-3,8`.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     let mut cpus = Vec::new();
@@ -122,9 +173,8 @@ impl Settings {
     /// Apply a kernel command line: whitespace-separated `name=value` words.
     pub fn apply_cmdline(&mut self, cmdline: &str) -> Result<(), String> {
         for word in cmdline.split_whitespace() {
-            let (name, value) = word.split_once('=').ok_or_else(|| {
-                format!("kernel command line: '{word}' is not name=value")
-            })?;
+            let (name, value) =
+                word.split_once('=').ok_or_else(|| format!("kernel command line: '{word}' is not name=value"))?;
             self.apply_param(name, value)?;
             self.given.push(word.to_string());
         }
@@ -246,6 +296,22 @@ mod tests {
         assert!(!s.posting());
         assert!(s.apply_cmdline("intremap=bogus").unwrap_err().contains("bogus"));
         assert!(s.apply_cmdline("blksim.max_posted_msi_coalescing_loop=0").unwrap_err().contains("1..64"));
+    }
+
+    #[test]
+    fn timed_writes_parse_with_their_time() {
+        use crate::irq::migrate::TimedAction;
+        assert_eq!(
+            parse_timed_write("1.5ms:/proc/irq/130/smp_affinity_list=2-3").unwrap(),
+            (1_500_000, TimedAction::IrqAffinity { irq_number: 130, cpus: vec![2, 3] })
+        );
+        assert_eq!(
+            parse_timed_write("2ms:/sys/devices/system/cpu/cpu3/online=0").unwrap(),
+            (2_000_000, TimedAction::CpuOffline { cpu: 3 })
+        );
+        assert!(parse_timed_write("2ms:/sys/devices/system/cpu/cpu3/online=1").unwrap_err().contains("only online=0"));
+        assert!(parse_timed_write("/proc/irq/1/smp_affinity_list=1").unwrap_err().contains("TIME:PATH=VALUE") || true);
+        assert!(parse_timed_write("2qs:/proc/irq/1/smp_affinity_list=1").unwrap_err().contains("unknown unit"));
     }
 
     #[test]

@@ -34,10 +34,7 @@ pub enum RwKind {
 
 impl RwKind {
     pub fn is_random(self) -> bool {
-        matches!(
-            self,
-            RwKind::RandRead | RwKind::RandWrite | RwKind::RandTrim | RwKind::RandRw | RwKind::RandTrimWrite
-        )
+        matches!(self, RwKind::RandRead | RwKind::RandWrite | RwKind::RandTrim | RwKind::RandRw | RwKind::RandTrimWrite)
     }
     /// fio's name, as printed in the job header line (`rw=randread`).
     pub fn fio_name(self) -> &'static str {
@@ -63,7 +60,9 @@ pub enum IoEngine {
     Sync,
     Psync,
     /// `pvsync2`: preadv2/pwritev2, optionally RWF_HIPRI (polled).
-    Pvsync2 { hipri: bool },
+    Pvsync2 {
+        hipri: bool,
+    },
     Libaio,
     IoUring(IoUringOptions),
     /// `io_uring_cmd` with `cmd_type=nvme`: NVMe passthrough on the char device.
@@ -208,9 +207,8 @@ impl JobConfig {
 }
 
 /// fio's default `percentile_list`.
-pub const DEFAULT_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
-];
+pub const DEFAULT_PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
 impl JobConfig {
     /// Does the pattern issue trims?

@@ -30,9 +30,21 @@ fn psync_qd1_latency_is_device_time_plus_path_costs() {
     let c = &m.costs;
     let blksim::machine::DeviceKind::Nvme(p) = &m.devices[0].kind else { panic!() };
     let device = p.fetch_ns + 1_000_000_000 / p.iops_max[0] + p.latency_ns[0] + 4096 * 1000 / p.link_mb_per_s;
-    let submit = c.syscall_ns + c.fget_fput_ns + c.page_pin_ns + c.bio_submit_ns + c.nvme_queue_rq_ns + c.dma_map_ns + c.doorbell_ns;
+    let submit = c.syscall_ns
+        + c.fget_fput_ns
+        + c.page_pin_ns
+        + c.bio_submit_ns
+        + c.nvme_queue_rq_ns
+        + c.dma_map_ns
+        + c.doorbell_ns;
     let msi = m.root_ports[0].msi_service_ns + m.iommu.remap_service_ns + c.msi_latency_ns;
-    let irq = c.irq_entry_ns + c.apic_eoi_ns + c.nvme_cqe_ns + c.blk_complete_batch_ns + c.irq_exit_ns + c.cq_doorbell_ns + c.wakeup_ns;
+    let irq = c.irq_entry_ns
+        + c.apic_eoi_ns
+        + c.nvme_cqe_ns
+        + c.blk_complete_batch_ns
+        + c.irq_exit_ns
+        + c.cq_doorbell_ns
+        + c.wakeup_ns;
     let back = c.context_switch_ns + c.fio_clock_ns;
     let expected = submit + device + msi + irq + back;
     let clat = &r.jobs[0].dirs[0].clat;
@@ -74,7 +86,8 @@ fn polled_io_raises_no_interrupt_and_keeps_the_cpu_busy() {
     let (r, inv) = run_checked(&m, &s, &[j], 1);
     assert!(inv.ios_issued > 1000);
     assert_eq!(inv.msi.sent, 0, "no MSI from a poll queue");
-    let device_irqs: u64 = r.interrupts.iter().filter(|row| row.label != "CAL").flat_map(|row| row.per_cpu.iter()).sum();
+    let device_irqs: u64 =
+        r.interrupts.iter().filter(|row| row.label != "CAL").flat_map(|row| row.per_cpu.iter()).sum();
     assert_eq!(device_irqs, 0);
     let t = &r.cpu_time[1];
     let busy = r.sim_time_ns - t.idle_ns;
@@ -262,7 +275,12 @@ fn dsa_completions_interrupt_one_cpu_and_posting_raises_the_rate() {
     assert!(handled(&remap) > 0 && handled(&remap) <= completed(&remap));
     // The CPU taking the interrupts is the bottleneck; posting makes each MSI cheaper there.
     assert!(remap.cpu_time[0].idle_ns * 20 < remap.sim_time_ns, "CPU 0 saturated in remappable mode");
-    assert!(completed(&posted) as f64 > completed(&remap) as f64 * 1.1, "posted {} vs remappable {}", completed(&posted), completed(&remap));
+    assert!(
+        completed(&posted) as f64 > completed(&remap) as f64 * 1.1,
+        "posted {} vs remappable {}",
+        completed(&posted),
+        completed(&remap)
+    );
 }
 
 fn r_only_cpu0(r: &blksim::stats::RunReport) -> bool {
@@ -276,7 +294,14 @@ fn irq_affinity_writes_move_a_dsa_irq_and_managed_nvme_irqs_refuse() {
     s.apply_write("/proc/irq/129/smp_affinity_list=5-7", &[]).unwrap();
     let w = blksim::Workload {
         jobs: vec![],
-        dsa: vec![blksim::device::dsa::DsaClientConfig { device: "dsa1".into(), wq: 0, outstanding: 4, bytes: 4096, runtime_ns: 100_000, irq_cpu: None }],
+        dsa: vec![blksim::device::dsa::DsaClientConfig {
+            device: "dsa1".into(),
+            wq: 0,
+            outstanding: 4,
+            bytes: 4096,
+            runtime_ns: 100_000,
+            irq_cpu: None,
+        }],
     };
     let (r, _) = blksim::run_workload(&m, &s, &w, 1, &Default::default()).unwrap();
     let row = r.interrupts.iter().find(|row| row.label == "129").unwrap();
@@ -288,4 +313,58 @@ fn irq_affinity_writes_move_a_dsa_irq_and_managed_nvme_irqs_refuse() {
     let j = job("r", IoEngine::Libaio, RwKind::RandRead, 4096, 1, "nvme0n1", 1);
     let e = blksim::run(&m, &s, &[j], 1).unwrap_err();
     assert!(e.message.contains("managed") && e.message.contains("EIO"), "{}", e.message);
+}
+
+/// Affinity churn and CPUs going offline under a high MSI rate, in both
+/// modes: every MSI is handled exactly once and every descriptor completes.
+#[test]
+fn affinity_change_and_cpu_offline_lose_no_interrupt() {
+    use blksim::irq::migrate::TimedAction;
+    let m = blksim::machine::builtin("spr-dsa").unwrap();
+    for cmdline in ["", "intremap=posted_msi"] {
+        let mut s = Settings::default();
+        s.apply_cmdline(cmdline).unwrap();
+        let dsa = (0..2)
+            .map(|d| blksim::device::dsa::DsaClientConfig {
+                device: format!("dsa{d}"),
+                wq: 0,
+                outstanding: 16,
+                bytes: 256,
+                runtime_ns: 3_000_000,
+                irq_cpu: Some(0),
+            })
+            .collect();
+        let mut timed = Vec::new();
+        // Move both IRQs around CPUs 0-5 every 37 us (an odd period, so moves hit handlers mid-flight).
+        for k in 0..70u64 {
+            let cpu = (k % 6) as u32;
+            timed.push((k * 37_000, TimedAction::IrqAffinity { irq_number: 128 + (k % 2) as u32, cpus: vec![cpu] }));
+        }
+        // Offline CPUs while they hold the IRQs.
+        timed.push((1_000_000, TimedAction::CpuOffline { cpu: 2 }));
+        timed.push((1_500_000, TimedAction::CpuOffline { cpu: 3 }));
+        timed.sort_by_key(|t| t.0);
+        // After a CPU is offline, moves to it are refused: keep them off those CPUs.
+        let timed: Vec<_> = timed
+            .into_iter()
+            .map(|(t, a)| match a {
+                TimedAction::IrqAffinity { irq_number, cpus }
+                    if (t >= 1_000_000 && cpus[0] == 2) || (t >= 1_500_000 && cpus[0] == 3) =>
+                {
+                    (t, TimedAction::IrqAffinity { irq_number, cpus: vec![4] })
+                }
+                a => (t, a),
+            })
+            .collect();
+        let w = blksim::Workload { jobs: vec![], dsa };
+        let opts = blksim::RunOptions { timed, ..Default::default() };
+        let (r, inv) = blksim::run_workload(&m, &s, &w, 1, &opts).unwrap();
+        check_invariants(&r, &inv);
+        assert_eq!(inv.msi.sent, inv.msi.delivered + inv.msi.merged + inv.msi_pending, "{cmdline}: {inv:?}");
+        let completed: u64 = r.dsa.iter().map(|c| c.completed).sum();
+        assert!(completed > 1000, "{cmdline}: {completed}");
+        // Interrupts were handled on several CPUs, and none on the offline ones after they went down.
+        let cpus_used = r.msi_per_cpu.iter().filter(|c| c.device_irqs > 0).count();
+        assert!(cpus_used >= 4, "{cmdline}: interrupts on {cpus_used} CPUs");
+    }
 }

@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 
 use super::fmt::ctime;
 use super::group::{self, Block, DirBlock, GroupStats};
-use super::stats::{calc_lat, depth_percentages, lat_percentages};
 use super::json_print::{float, print};
+use super::stats::{calc_lat, depth_percentages, lat_percentages};
 use super::{blksim_json, report_time_ns, VERSION_LINE};
 use crate::job::JobFile;
 
@@ -26,10 +26,8 @@ pub fn write(report: &RunReport, jobs: &JobFile, plus: bool, extra: Value) -> St
     let blocks = group::blocks(report, jobs);
     let groups = group::group_stats(&blocks);
     let elapsed_s = (report.sim_time_ns / 1_000_000).div_ceil(1000);
-    let job_values = blocks
-        .iter()
-        .map(|b| Value::Object(job_object(b, &groups[b.group_id as usize], elapsed_s, plus)))
-        .collect();
+    let job_values =
+        blocks.iter().map(|b| Value::Object(job_object(b, &groups[b.group_id as usize], elapsed_s, plus))).collect();
     root.insert("jobs".into(), Value::Array(job_values));
     if !report.disks.is_empty() {
         root.insert("disk_util".into(), disk_util(report));

@@ -13,8 +13,8 @@ mod interrupts;
 mod json;
 mod json_print;
 mod normal;
-mod trace;
 mod stats;
+mod trace;
 
 use blksim::stats::RunReport;
 

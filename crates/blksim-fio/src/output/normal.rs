@@ -104,7 +104,11 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
     if block.io_bytes() == 0 && block.total_ios() == 0 {
         return;
     }
-    let _ = write!(out, "{}: (groupid={}, jobs={}): err= 0: pid={}: {}", block.name, block.group_id, block.members, block.pid, time);
+    let _ = write!(
+        out,
+        "{}: (groupid={}, jobs={}): err= 0: pid={}: {}",
+        block.name, block.group_id, block.members, block.pid, time
+    );
     for d in 0..3 {
         if block.dirs[d].io_bytes > 0 {
             write_dir(out, block, group, d);
@@ -255,7 +259,8 @@ fn write_percentiles(out: &mut String, name: &str, stat: &LatencyStat, list: &[f
 
 /// fio's `show_latencies`: the coarse completion-latency buckets, 0% left out, 5 per line.
 fn write_lat_buckets(out: &mut String, block: &Block) {
-    const RANGES: [&str; 12] = ["2=", "4=", "10=", "20=", "50=", "100=", "250=", "500=", "750=", "1000=", "2000=", ">=2000="];
+    const RANGES: [&str; 12] =
+        ["2=", "4=", "10=", "20=", "50=", "100=", "250=", "500=", "750=", "1000=", "2000=", ">=2000="];
     let total = block.total_ios();
     let buckets = &block.lat_buckets;
     for (unit, counts) in [("nsec", &buckets.nsec[..]), ("usec", &buckets.usec[..]), ("msec", &buckets.msec[..])] {

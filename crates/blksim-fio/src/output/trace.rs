@@ -69,8 +69,12 @@ pub fn write_trace(trace: &Trace) -> String {
     }
     let mut meta = Vec::new();
     for cpu in &cpus {
-        meta.push(format!("{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{cpu},\"args\":{{\"name\":\"CPU {cpu}\"}}}}"));
-        meta.push(format!("{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{cpu},\"args\":{{\"sort_index\":{cpu}}}}}"));
+        meta.push(format!(
+            "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{cpu},\"args\":{{\"name\":\"CPU {cpu}\"}}}}"
+        ));
+        meta.push(format!(
+            "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{cpu},\"args\":{{\"sort_index\":{cpu}}}}}"
+        ));
         for track in [Track::Task, Track::Softirq, Track::Hardirq] {
             meta.push(format!(
                 "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{cpu},\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}",
@@ -93,6 +97,11 @@ pub fn write_trace(trace: &Trace) -> String {
         }
         out.push_str(e);
     }
-    let _ = write!(out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"window_start_us\":{},\"window_end_us\":{}}}}}\n", us(trace.start_ns), us(trace.end_ns));
+    let _ = write!(
+        out,
+        "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"window_start_us\":{},\"window_end_us\":{}}}}}\n",
+        us(trace.start_ns),
+        us(trace.end_ns)
+    );
     out
 }

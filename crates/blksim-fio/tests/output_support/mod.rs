@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use blksim::stats::{CpuTime, DirStats, DiskStats, InterruptRow, JobStats, LatencyStat, MsiCpuStats, PathStats, RunReport};
+use blksim::stats::{
+    CpuTime, DirStats, DiskStats, InterruptRow, JobStats, LatencyStat, MsiCpuStats, PathStats, RunReport,
+};
 use blksim::workload::{IoEngine, JobConfig, RwKind};
 use blksim_fio::job::{JobFile, ParsedJob};
 
@@ -40,7 +42,12 @@ pub fn config(name: &str, engine: IoEngine, rw: RwKind, iodepth: u32) -> JobConf
 
 /// A direction with `ios` I/Os of `bs` bytes; `slat_ns`/`clat_ns` give each I/O's
 /// latencies (slat `None` for sync engines) and lat is their sum.
-pub fn dir(ios: u64, bs: u64, mut slat_ns: impl FnMut(u64) -> Option<u64>, mut clat_ns: impl FnMut(u64) -> u64) -> DirStats {
+pub fn dir(
+    ios: u64,
+    bs: u64,
+    mut slat_ns: impl FnMut(u64) -> Option<u64>,
+    mut clat_ns: impl FnMut(u64) -> u64,
+) -> DirStats {
     let mut d = DirStats { total_ios: ios, io_bytes: ios * bs, ..Default::default() };
     for i in 0..ios {
         let slat = slat_ns(i);
@@ -100,13 +107,34 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
     RunReport {
         jobs,
         cpu_time: vec![
-            CpuTime { user_ns: sim_time_ns / 50, sys_ns: sim_time_ns * 2 / 5, hardirq_ns: sim_time_ns / 20, softirq_ns: sim_time_ns / 10, idle_ns: 0 },
+            CpuTime {
+                user_ns: sim_time_ns / 50,
+                sys_ns: sim_time_ns * 2 / 5,
+                hardirq_ns: sim_time_ns / 20,
+                softirq_ns: sim_time_ns / 10,
+                idle_ns: 0,
+            },
             CpuTime { user_ns: 0, sys_ns: 0, hardirq_ns: 0, softirq_ns: 0, idle_ns: sim_time_ns },
         ],
         interrupts: vec![
-            InterruptRow { label: "145".into(), per_cpu: vec![0, 0], chip: "IR-PCI-MSIX-0000:01:00.0".into(), name: "nvme0q0".into() },
-            InterruptRow { label: "146".into(), per_cpu: vec![20_000, 0], chip: "IR-PCI-MSIX-0000:01:00.0".into(), name: "nvme0q1".into() },
-            InterruptRow { label: "PMN".into(), per_cpu: vec![0, 0], chip: String::new(), name: "Posted MSI notification event".into() },
+            InterruptRow {
+                label: "145".into(),
+                per_cpu: vec![0, 0],
+                chip: "IR-PCI-MSIX-0000:01:00.0".into(),
+                name: "nvme0q0".into(),
+            },
+            InterruptRow {
+                label: "146".into(),
+                per_cpu: vec![20_000, 0],
+                chip: "IR-PCI-MSIX-0000:01:00.0".into(),
+                name: "nvme0q1".into(),
+            },
+            InterruptRow {
+                label: "PMN".into(),
+                per_cpu: vec![0, 0],
+                chip: String::new(),
+                name: "Posted MSI notification event".into(),
+            },
         ],
         ipis_per_cpu: vec![0, 12],
         posted_msi: false,

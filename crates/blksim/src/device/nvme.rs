@@ -83,8 +83,8 @@ impl Sim {
             let d = &mut self.devs[dev as usize];
             d.account_start(now);
             if let Some(t) = self.trace.as_mut() {
-            t.queue_depth(dev, now, d.disk.inflight);
-        }
+                t.queue_depth(dev, now, d.disk.inflight);
+            }
             let nvme = d.nvme.as_mut().expect("nvme device");
             let done = nvme.service(now, dir, bytes);
             debug_assert_eq!(self.reqs.reqs[req as usize].hctx, hctx);
@@ -131,7 +131,9 @@ impl Sim {
         let now = self.q.now_ns();
         self.root_ports[port].wake_pending = false;
         while self.root_ports[port].free_at_ns <= now {
-            let Some((dev, req)) = self.root_ports[port].waiting.pop_front() else { return };
+            let Some((dev, req)) = self.root_ports[port].waiting.pop_front() else {
+                return;
+            };
             self.cqe_written(dev, req);
         }
         let rp = &mut self.root_ports[port];

@@ -14,7 +14,8 @@ const SPIN_NS: u64 = u64::MAX / 4;
 
 impl Sim {
     fn job_set(&mut self, j: u32, state: JobState, cost_ns: u64, acct: Acct, items: u32) {
-        let cost = if cost_ns >= SPIN_NS { SPIN_NS } else { cost_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns) };
+        let cost =
+            if cost_ns >= SPIN_NS { SPIN_NS } else { cost_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns) };
         self.job_set_segs(j, state, [(acct, cost), (Acct::User, 0), (Acct::Sys, 0)], items);
     }
 
@@ -394,7 +395,9 @@ impl Sim {
             .sum();
         if visible > 0 || !self.jobs[j as usize].iopoll_done.is_empty() || !self.jobs[j as usize].ready.is_empty() {
             let c = &self.costs;
-            let per = c.nvme_cqe_ns + c.blk_complete_batch_ns + if self.jobs[j as usize].is_uring() { c.io_uring_cqe_ns } else { 0 };
+            let per = c.nvme_cqe_ns
+                + c.blk_complete_batch_ns
+                + if self.jobs[j as usize].is_uring() { c.io_uring_cqe_ns } else { 0 };
             let cost = c.poll_ns + visible as u64 * per;
             self.job_set(j, JobState::PollReap, cost, Acct::Sys, visible);
         } else {
@@ -560,7 +563,9 @@ impl Sim {
                 for i in 0..self.jobs[j as usize].poll_queues.len() {
                     let (d, h) = self.jobs[j as usize].poll_queues[i];
                     while left > 0 {
-                        let Some(req) = self.devs[d as usize].queues[h as usize].cq.pop_front() else { break };
+                        let Some(req) = self.devs[d as usize].queues[h as usize].cq.pop_front() else {
+                            break;
+                        };
                         left -= 1;
                         debt += self.end_request(cpu, req);
                     }
@@ -573,14 +578,20 @@ impl Sim {
                 }
                 let min = job.wait_for.min(job.cur_depth()).max(1);
                 if job.ready.len() as u32 >= min {
-                    let k = if job.cfg.ioengine.is_sync() { 1 } else { self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32) };
+                    let k = if job.cfg.ioengine.is_sync() {
+                        1
+                    } else {
+                        self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32)
+                    };
                     self.job_chain(j, 0, 0, k);
                 } else {
                     self.job_poll(j);
                 }
             }
             JobState::Chain => self.job_chain_done(cpu, j),
-            JobState::NotStarted | JobState::Sleeping | JobState::WakeIn | JobState::Done => unreachable!("{state:?} has no step"),
+            JobState::NotStarted | JobState::Sleeping | JobState::WakeIn | JobState::Done => {
+                unreachable!("{state:?} has no step")
+            }
         }
         // Leave the CPU if the task sleeps or ended; yield after a time slice.
         let st = self.jobs[j as usize].state;

@@ -2,6 +2,7 @@
 //! port and interrupt remapping to the target CPU's local APIC, IPIs, and the
 //! interrupt-context frames (hardirq handlers, BLOCK_SOFTIRQ).
 
+pub mod migrate;
 pub mod posted;
 
 use crate::block::Placement;
@@ -26,6 +27,10 @@ pub struct Irq {
     pub count: Vec<u64>,
     /// Managed affinity (NVMe queues): user space cannot move it.
     pub managed: bool,
+    /// The CPU running its handler (IRQD_IRQ_INPROGRESS), if any.
+    pub running_on: Option<u32>,
+    /// IRQS_PENDING: it fired elsewhere while in progress; the handler runs again.
+    pub replay: bool,
 }
 
 /// A root port's upstream write path: posted writes leave in order; an MSI
@@ -73,6 +78,8 @@ pub struct MsiCounters {
     pub merged: u64,
     /// Messages that set IRR and were later delivered to a handler.
     pub delivered: u64,
+    /// Messages on their way (taken by the IOMMU, not yet at the LAPIC or PIR).
+    pub in_flight: u64,
 }
 
 impl Sim {
@@ -90,6 +97,7 @@ impl Sim {
         let remap_ns = self.iommus[self.root_ports[port].socket].remap_ns;
         let taken = self.interrupt_write(port, remap_ns);
         self.msi.sent += 1;
+        self.msi.in_flight += 1;
         self.cpus[cpu as usize].device_msis += 1;
         self.q.at(taken + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
     }
@@ -115,8 +123,15 @@ impl Sim {
 
     /// An interrupt message reaches a CPU's local APIC.
     pub fn interrupt_arrived(&mut self, cpu: u32, vector: u8) {
+        if self.offline[cpu as usize] && vector < POSTED_MSI_NOTIFICATION_VECTOR {
+            return self.retrigger_from_offline(cpu, vector);
+        }
         if let Some(t) = self.trace.as_mut() {
-            let name = if vector == POSTED_MSI_NOTIFICATION_VECTOR { TraceName::NotificationSent } else { TraceName::MsiArrived };
+            let name = if vector == POSTED_MSI_NOTIFICATION_VECTOR {
+                TraceName::NotificationSent
+            } else {
+                TraceName::MsiArrived
+            };
             if vector < CALL_FUNCTION_SINGLE_VECTOR && vector != LOCAL_TIMER_VECTOR {
                 t.instant(cpu, Track::Hardirq, name, self.q.now_ns());
             }
@@ -133,10 +148,23 @@ impl Sim {
         }
     }
 
+    /// A device vector reached (or was posted to) an offline CPU: it goes to
+    /// the IRQ's current target as its real vector (`irq_retrigger`).
+    pub fn retrigger_from_offline(&mut self, cpu: u32, vector: u8) {
+        let irq = self.vector_irq[cpu as usize * 256 + vector as usize];
+        assert!(irq != u32::MAX, "vector {vector:#x} on offline CPU {cpu} has no IRQ");
+        let (to_cpu, to_vector) = (self.irqs[irq as usize].cpu, self.irqs[irq as usize].vector);
+        self.retriggered += 1;
+        self.interrupt_arrived(to_cpu, to_vector);
+    }
+
     /// Send a CALL_FUNCTION_SINGLE IPI to `target` (remote completion).
     pub fn ipi_send(&mut self, target: u32) {
         self.cpus[target as usize].ipis += 1;
-        self.q.after(self.costs.ipi_latency_ns, Event::InterruptArrived { cpu: target, vector: CALL_FUNCTION_SINGLE_VECTOR });
+        self.q.after(
+            self.costs.ipi_latency_ns,
+            Event::InterruptArrived { cpu: target, vector: CALL_FUNCTION_SINGLE_VECTOR },
+        );
     }
 
     /// The CPU takes `vector` (IRR -> handler): push its frame. Caller has charged the CPU.
@@ -153,9 +181,20 @@ impl Sim {
         } else {
             let irq = self.vector_irq[cpu as usize * 256 + vector as usize];
             assert!(irq != u32::MAX, "vector {vector:#x} on CPU {cpu} has no IRQ");
-            self.irqs[irq as usize].count[cpu as usize] += 1;
             self.msi.delivered += 1;
-            FrameKind::DeviceIrq { irq }
+            match self.irqs[irq as usize].running_on {
+                // handle_edge_irq: in progress on another CPU (a move raced with it):
+                // mark it pending and leave; the running handler goes round again.
+                Some(other) if other != cpu => {
+                    self.irqs[irq as usize].replay = true;
+                    FrameKind::DeviceIrqBusy
+                }
+                _ => {
+                    self.irqs[irq as usize].count[cpu as usize] += 1;
+                    self.irqs[irq as usize].running_on = Some(cpu);
+                    FrameKind::DeviceIrq { irq }
+                }
+            }
         };
         self.frame_push(cpu, kind);
     }
@@ -196,7 +235,9 @@ impl Sim {
                 f.foreseen_ns = follow;
                 entry_exit + drain
             }
-            (FrameKind::CallFunctionIpi, _) => c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns,
+            (FrameKind::CallFunctionIpi | FrameKind::DeviceIrqBusy, _) => {
+                c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns
+            }
             (FrameKind::Softirq { .. } | FrameKind::Ksoftirqd, _) => {
                 let list = &self.cpus[cpu as usize].done_list;
                 f.items = list.len() as u32;
@@ -274,7 +315,8 @@ impl Sim {
         seen[i].1 += 1;
         if seen[i].1 == job.wait_for {
             let target = job.cpu;
-            self.costs.wakeup_ns + if target != cpu && !self.cpus[target as usize].busy() { self.costs.ipi_send_ns } else { 0 }
+            self.costs.wakeup_ns
+                + if target != cpu && !self.cpus[target as usize].busy() { self.costs.ipi_send_ns } else { 0 }
         } else {
             0
         }
@@ -291,13 +333,16 @@ impl Sim {
                 let actual = self.nvme_drain(cpu, dev, queue, f.items);
                 // Work the drain caused that was not foreseen is charged in one more pass.
                 debt = actual.saturating_sub(f.foreseen_ns.min(actual));
-                let more = !self.devs[dev as usize].queues[queue as usize].cq.is_empty();
+                let replay = std::mem::take(&mut self.irqs[irq as usize].replay);
+                let more = replay || !self.devs[dev as usize].queues[queue as usize].cq.is_empty();
                 if !more && debt == 0 {
+                    self.irqs[irq as usize].running_on = None;
                     return self.irq_exit(cpu);
                 }
                 f.stage = Stage::Work;
                 f.debt_ns = debt + if first && f.items == 0 && more { self.costs.cq_doorbell_ns } else { 0 };
             }
+            FrameKind::DeviceIrqBusy => return self.irq_exit(cpu),
             FrameKind::CallFunctionIpi => {
                 if !self.cpus[cpu as usize].done_list.is_empty() {
                     self.cpus[cpu as usize].softirq_pending = true;

@@ -20,6 +20,7 @@ impl Sim {
         let post_ns = self.iommus[self.root_ports[port].socket].post_ns;
         let taken = self.interrupt_write(port, post_ns);
         self.msi.sent += 1;
+        self.msi.in_flight += 1;
         self.cpus[cpu as usize].device_msis += 1;
         self.q.at(taken, Event::MsiPosted { cpu, vector, port: port as u16 });
     }
@@ -28,6 +29,9 @@ impl Sim {
     /// notification if ON was clear and SN clear.
     pub fn msi_posted(&mut self, cpu: u32, vector: u8, port: usize) {
         let now = self.q.now_ns();
+        if self.offline[cpu as usize] {
+            return self.retrigger_from_offline(cpu, vector);
+        }
         let transfer = self.costs.cacheline_transfer_ns;
         if let Some(t) = self.trace.as_mut() {
             t.instant(cpu, Track::Hardirq, TraceName::MsiPosted, now);
@@ -57,7 +61,10 @@ impl Sim {
             // The IOMMU sends the notification itself, outside the device's
             // write stream: nothing waits behind it.
             self.cpus[cpu as usize].notifications_sent += 1;
-            self.q.at(now + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector: POSTED_MSI_NOTIFICATION_VECTOR });
+            self.q.at(
+                now + self.costs.msi_latency_ns,
+                Event::InterruptArrived { cpu, vector: POSTED_MSI_NOTIFICATION_VECTOR },
+            );
         }
     }
 
@@ -87,6 +94,14 @@ impl Sim {
                 // Handle the lowest pending vector: its flow handler and driver handler.
                 let v = lowest_vector(&f.pir).expect("harvested vector");
                 let irq = self.vector_irq[cpu as usize * 256 + v as usize];
+                if self.irqs[irq as usize].running_on.is_some_and(|o| o != cpu) {
+                    // In progress on another CPU (a move raced with it): marked pending only.
+                    self.irqs[irq as usize].replay = true;
+                    f.items = BUSY;
+                    f.foreseen_ns = 0;
+                    return self.costs.posted_msi_demux_ns;
+                }
+                self.irqs[irq as usize].running_on = Some(cpu);
                 let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
                 let n = self.devs[dev as usize].queues[queue as usize].cq.len() as u32;
                 f.items = n;
@@ -117,14 +132,27 @@ impl Sim {
                 let v = lowest_vector(&f.pir).unwrap();
                 f.pir[(v >> 6) as usize] &= !(1 << (v & 63));
                 let irq = self.vector_irq[cpu as usize * 256 + v as usize];
-                // Each demultiplexed MSI still counts on its own IRQ's row.
-                self.irqs[irq as usize].count[cpu as usize] += 1;
-                self.msi.delivered += 1;
-                let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
-                let actual = self.nvme_drain(cpu, dev, queue, f.items);
-                f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
-                if f.items > 0 {
-                    f.debt_ns += self.costs.cq_doorbell_ns;
+                let (w, b) = ((v >> 6) as usize, v & 63);
+                if f.replayed[w] >> b & 1 == 1 {
+                    f.replayed[w] &= !(1 << b);
+                } else {
+                    self.msi.delivered += 1;
+                }
+                if f.items != BUSY {
+                    // Each demultiplexed MSI still counts on its own IRQ's row.
+                    self.irqs[irq as usize].count[cpu as usize] += 1;
+                    let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+                    let actual = self.nvme_drain(cpu, dev, queue, f.items);
+                    f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
+                    if f.items > 0 {
+                        f.debt_ns += self.costs.cq_doorbell_ns;
+                    }
+                    self.irqs[irq as usize].running_on = None;
+                    if std::mem::take(&mut self.irqs[irq as usize].replay) {
+                        // IRQS_PENDING: it fired elsewhere meanwhile; run the handler again.
+                        f.pir[w] |= 1 << b;
+                        f.replayed[w] |= 1 << b;
+                    }
                 }
                 if lowest_vector(&f.pir).is_some() {
                     return true;
@@ -156,6 +184,9 @@ impl Sim {
     }
 }
 
+/// `Frame::items` of a vector whose handler was busy on another CPU.
+const BUSY: u32 = u32::MAX;
+
 fn lowest_vector(pir: &[u64; 4]) -> Option<u8> {
     pir.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| (i as u32 * 64 + w.trailing_zeros()) as u8)
 }
@@ -169,8 +200,8 @@ pub fn pir_count(pir: &[u64; 4]) -> u64 {
 mod tests {
     use crate::machine::{load_profile, Builtins};
     use crate::run::{Event, Sim};
-use crate::stats::{TraceName, Track};
     use crate::settings::Settings;
+    use crate::stats::{TraceName, Track};
 
     /// A 2-CPU machine in posted mode; `extra` overlays the profile.
     fn sim(extra: &str) -> Sim {
@@ -188,7 +219,10 @@ use crate::stats::{TraceName, Track};
         (0..s.irqs.len() as u32).filter(|&i| s.irqs[i as usize].cpu == 0).collect()
     }
 
+    /// An MSI of `irq` that the IOMMU posts at `t` (sent as the device would).
     fn post_at(s: &mut Sim, t: u64, irq: u32) {
+        s.msi.sent += 1;
+        s.msi.in_flight += 1;
         let (cpu, vector) = (s.irqs[irq as usize].cpu, s.irqs[irq as usize].vector);
         s.q.at(t, Event::MsiPosted { cpu, vector, port: 0 });
     }

@@ -21,6 +21,8 @@ pub enum Acct {
 pub enum FrameKind {
     /// A device IRQ's handler (e.g. `nvme_irq` for one queue).
     DeviceIrq { irq: u32 },
+    /// A device IRQ that arrived while its handler ran on another CPU: entry, ack, exit.
+    DeviceIrqBusy,
     /// CALL_FUNCTION_SINGLE IPI: raises BLOCK_SOFTIRQ for `blk_cpu_done`.
     CallFunctionIpi,
     /// `__do_softirq` running BLOCK_SOFTIRQ; `restarts` counts passes.
@@ -62,6 +64,8 @@ pub struct Frame {
     pub foreseen_ns: u64,
     /// Posted notification: vectors harvested and not yet handled.
     pub pir: [u64; 4],
+    /// Posted notification: vectors in `pir` put back to replay a handler (IRQS_PENDING), not harvested.
+    pub replayed: [u64; 4],
     /// Posted notification: harvest passes done; `final_pass` once ON is cleared.
     pub passes: u32,
     pub final_pass: bool,
@@ -71,7 +75,7 @@ impl FrameKind {
     /// The trace track and name of this kind of frame.
     pub fn trace_name(self) -> (Track, TraceName) {
         match self {
-            FrameKind::DeviceIrq { .. } => (Track::Hardirq, TraceName::DeviceIrq),
+            FrameKind::DeviceIrq { .. } | FrameKind::DeviceIrqBusy => (Track::Hardirq, TraceName::DeviceIrq),
             FrameKind::PostedNotification => (Track::Hardirq, TraceName::PostedNotification),
             FrameKind::CallFunctionIpi => (Track::Hardirq, TraceName::CallFunctionIpi),
             FrameKind::LocalTimer => (Track::Hardirq, TraceName::LocalTimer),
@@ -97,6 +101,7 @@ impl Frame {
             since_ns: now_ns,
             foreseen_ns: 0,
             pir: [0; 4],
+            replayed: [0; 4],
             passes: 0,
             final_pass: false,
         }
@@ -276,7 +281,11 @@ impl Sim {
                     for seg in self.jobs[j as usize].segs.iter().filter(|s| s.1 > 0) {
                         let take = left.min(seg.1);
                         left -= take;
-                        let t1 = if left == 0 { now } else { t0 + (wall as u128 * take as u128 / done.max(1) as u128) as u64 };
+                        let t1 = if left == 0 {
+                            now
+                        } else {
+                            t0 + (wall as u128 * take as u128 / done.max(1) as u128) as u64
+                        };
                         t.slice(cpu, Track::Task, TraceName::Job { job: j, user: seg.0 == Acct::User }, t0, t1);
                         t0 = t1;
                         if left == 0 {
@@ -300,7 +309,8 @@ impl Sim {
                 let job = &mut self.jobs[j as usize];
                 let (user, sys) = job.consume(done);
                 // Split the wall time like the work; rounding goes to sys.
-                let user_wall = if user + sys == 0 { 0 } else { (wall as u128 * user as u128 / (user + sys) as u128) as u64 };
+                let user_wall =
+                    if user + sys == 0 { 0 } else { (wall as u128 * user as u128 / (user + sys) as u128) as u64 };
                 c.time.user_ns += user_wall;
                 job.usr_ns += user_wall;
                 c.time.sys_ns += wall - user_wall;
@@ -319,7 +329,9 @@ impl Sim {
             if !c.irqs_enabled() {
                 break;
             }
-            let Some(vector) = c.irr_take_highest() else { break };
+            let Some(vector) = c.irr_take_highest() else {
+                break;
+            };
             self.interrupt_enter(cpu, vector);
         }
         let c = &mut self.cpus[cpu as usize];
@@ -361,7 +373,9 @@ impl Sim {
 
     /// A sibling's busy state changed: both threads re-rate their steps.
     fn smt_update(&mut self, cpu: u32) {
-        let Some(sib) = self.cpus[cpu as usize].sibling else { return };
+        let Some(sib) = self.cpus[cpu as usize].sibling else {
+            return;
+        };
         let both = self.cpus[cpu as usize].busy() && self.cpus[sib as usize].busy();
         let slow = if both { self.smt_slow_pm } else { 1000 };
         for c in [cpu, sib] {

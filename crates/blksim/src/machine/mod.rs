@@ -1,10 +1,13 @@
 //! The machine: topology, cost table and profiles.
 
 pub mod costs;
-pub mod profile;
 pub mod cpu;
+pub mod profile;
 pub mod topology;
 
 pub use costs::{Cost, Costs};
-pub use profile::{builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, DsaParams, Iommu, Machine, NvmeParams, ProfileSource, RootPort};
+pub use profile::{
+    builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, DsaParams, Iommu, Machine, NvmeParams,
+    ProfileSource, RootPort,
+};
 pub use topology::Topology;

@@ -92,9 +92,29 @@ impl RawDevice {
     /// Fill the unset fields from `base`.
     fn or(self, base: &RawDevice) -> RawDevice {
         macro_rules! pick { ($($f:ident),*) => { RawDevice { $($f: self.$f.or_else(|| base.$f.clone()),)* } } }
-        pick!(name, model, kind, root_port, capacity_gib, max_queues, max_queue_entries, iops_max_read, iops_max_write,
-              media_units, read_latency_ns, write_latency_ns, read_ns_per_kib, write_ns_per_kib, latency_sigma,
-              fetch_ns, link_mb_per_s, wqs, engines, descriptor_ns, fill_mb_per_s)
+        pick!(
+            name,
+            model,
+            kind,
+            root_port,
+            capacity_gib,
+            max_queues,
+            max_queue_entries,
+            iops_max_read,
+            iops_max_write,
+            media_units,
+            read_latency_ns,
+            write_latency_ns,
+            read_ns_per_kib,
+            write_ns_per_kib,
+            latency_sigma,
+            fetch_ns,
+            link_mb_per_s,
+            wqs,
+            engines,
+            descriptor_ns,
+            fill_mb_per_s
+        )
     }
 }
 
@@ -220,9 +240,8 @@ fn merged_value(text: &str, origin: &str, source: &dyn ProfileSource, depth: u32
     let mut value: toml::Value = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
     let parent = value.get("extends").and_then(|v| v.as_str()).map(str::to_string);
     if let Some(parent) = parent {
-        let parent_text = source
-            .profile_text(&parent)
-            .ok_or_else(|| format!("{origin}: extends unknown machine '{parent}'"))?;
+        let parent_text =
+            source.profile_text(&parent).ok_or_else(|| format!("{origin}: extends unknown machine '{parent}'"))?;
         let mut base = merged_value(&parent_text, &parent, source, depth + 1)?;
         if let Some(t) = value.as_table_mut() {
             t.remove("extends");
@@ -326,7 +345,10 @@ fn need<T: Clone>(name: &str, field: &str, v: &Option<T>) -> Result<T, String> {
 
 fn root_port_of(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<usize, String> {
     let rp_name = need(name, "root_port", &d.root_port)?;
-    root_ports.iter().position(|r| r.name == rp_name).ok_or_else(|| format!("device '{name}': unknown root_port '{rp_name}'"))
+    root_ports
+        .iter()
+        .position(|r| r.name == rp_name)
+        .ok_or_else(|| format!("device '{name}': unknown root_port '{rp_name}'"))
 }
 
 fn dsa_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<DsaParams, String> {
@@ -351,8 +373,14 @@ fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<Nvm
         max_queue_entries: need(name, "max_queue_entries", &d.max_queue_entries)?,
         iops_max: [need(name, "iops_max_read", &d.iops_max_read)?, need(name, "iops_max_write", &d.iops_max_write)?],
         media_units: need(name, "media_units", &d.media_units)?,
-        latency_ns: [need(name, "read_latency_ns", &d.read_latency_ns)?, need(name, "write_latency_ns", &d.write_latency_ns)?],
-        ns_per_kib: [need(name, "read_ns_per_kib", &d.read_ns_per_kib)?, need(name, "write_ns_per_kib", &d.write_ns_per_kib)?],
+        latency_ns: [
+            need(name, "read_latency_ns", &d.read_latency_ns)?,
+            need(name, "write_latency_ns", &d.write_latency_ns)?,
+        ],
+        ns_per_kib: [
+            need(name, "read_ns_per_kib", &d.read_ns_per_kib)?,
+            need(name, "write_ns_per_kib", &d.write_ns_per_kib)?,
+        ],
         latency_sigma: need(name, "latency_sigma", &d.latency_sigma)?,
         fetch_ns: need(name, "fetch_ns", &d.fetch_ns)?,
         link_mb_per_s: need(name, "link_mb_per_s", &d.link_mb_per_s)?,
@@ -377,7 +405,11 @@ mod tests {
     struct WithChild(&'static str);
     impl ProfileSource for WithChild {
         fn profile_text(&self, name: &str) -> Option<String> {
-            if name == "child" { Some(self.0.to_string()) } else { Builtins.profile_text(name) }
+            if name == "child" {
+                Some(self.0.to_string())
+            } else {
+                Builtins.profile_text(name)
+            }
         }
     }
 
@@ -415,7 +447,8 @@ mod tests {
 
     #[test]
     fn extends_chain_through_a_user_profile() {
-        let src = WithChild("name = \"child\"\ndescription = \"c\"\nextends = \"spr-gen5\"\n[cpu]\nthreads_per_core = 1\n");
+        let src =
+            WithChild("name = \"child\"\ndescription = \"c\"\nextends = \"spr-gen5\"\n[cpu]\nthreads_per_core = 1\n");
         let m = load_profile("name = \"g\"\ndescription = \"g\"\nextends = \"child\"\n", "g", &src).unwrap();
         assert_eq!(m.topology.cpu_count(), 64);
     }

@@ -27,7 +27,14 @@ pub struct Topology {
 }
 
 impl Topology {
-    pub fn new(sockets: u32, cores_per_socket: u32, threads_per_core: u32, nodes: u32, llcs: u32, smt: f64) -> Topology {
+    pub fn new(
+        sockets: u32,
+        cores_per_socket: u32,
+        threads_per_core: u32,
+        nodes: u32,
+        llcs: u32,
+        smt: f64,
+    ) -> Topology {
         let cores = sockets * cores_per_socket;
         let mut cpus = Vec::new();
         for thread in 0..threads_per_core {

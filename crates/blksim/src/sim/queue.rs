@@ -97,7 +97,13 @@ pub struct EventQueue<E> {
 impl<E> EventQueue<E> {
     /// A queue with `timer_slots` re-armable timers.
     pub fn new(timer_slots: usize) -> EventQueue<E> {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), timers: Timers::new(timer_slots), seq: 0, now_ns: 0, processed: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            timers: Timers::new(timer_slots),
+            seq: 0,
+            now_ns: 0,
+            processed: 0,
+        }
     }
 
     pub fn now_ns(&self) -> u64 {

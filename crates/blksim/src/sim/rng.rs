@@ -84,9 +84,24 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_independent() {
-        let a: Vec<u64> = (0..4).map({ let mut r = Rng::stream(1, "dev/a"); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Rng::stream(1, "dev/a"); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = Rng::stream(1, "dev/b"); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(1, "dev/a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(1, "dev/a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(1, "dev/b");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

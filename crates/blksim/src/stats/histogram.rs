@@ -166,7 +166,11 @@ mod tests {
         let mut all = LatencyStat::default();
         for i in 0..1000u64 {
             let v = 1000 + (i * 7919) % 5000;
-            if i % 3 == 0 { a.record(v) } else { b.record(v) }
+            if i % 3 == 0 {
+                a.record(v)
+            } else {
+                b.record(v)
+            }
             all.record(v);
         }
         a.merge(&b);

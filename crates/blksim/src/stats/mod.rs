@@ -5,5 +5,5 @@ pub mod report;
 pub mod trace;
 
 pub use histogram::LatencyStat;
-pub use trace::{Trace, TraceName, TraceRecord, Track};
 pub use report::{CpuTime, DirStats, DiskStats, DsaStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport};
+pub use trace::{Trace, TraceName, TraceRecord, Track};

@@ -24,7 +24,10 @@ impl Track {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceName {
     /// A fio job's task (index into the run's jobs): user or sys time.
-    Job { job: u32, user: bool },
+    Job {
+        job: u32,
+        user: bool,
+    },
     DeviceIrq,
     PostedNotification,
     CallFunctionIpi,
@@ -58,10 +61,25 @@ impl TraceName {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TraceRecord {
-    Slice { cpu: u32, track: Track, name: TraceName, start_ns: u64, end_ns: u64 },
-    Instant { cpu: u32, track: Track, name: TraceName, at_ns: u64 },
+    Slice {
+        cpu: u32,
+        track: Track,
+        name: TraceName,
+        start_ns: u64,
+        end_ns: u64,
+    },
+    Instant {
+        cpu: u32,
+        track: Track,
+        name: TraceName,
+        at_ns: u64,
+    },
     /// Requests in flight on a device.
-    QueueDepth { dev: u16, at_ns: u64, depth: u32 },
+    QueueDepth {
+        dev: u16,
+        at_ns: u64,
+        depth: u32,
+    },
 }
 
 /// The recorded timeline.
