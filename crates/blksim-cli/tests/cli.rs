@@ -1,21 +1,8 @@
 //! The `blksim` command end to end: the README example, exit status and
 //! messages on bad input, determinism of the JSON output.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn blksim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_blksim")).args(args).current_dir(root()).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{blksim, root};
 
 fn tmp_job(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("blksim-cli-test-{}", std::process::id()));

@@ -2,23 +2,12 @@
 //! independent of the thread count, SVG figures, and exit status 2 with one
 //! message on bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+use common::{blksim, root};
+
+use std::path::PathBuf;
 
 use serde_json::Value;
-
-fn blksim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_blksim")).args(args).current_dir(root()).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("blksim-cli-lab-{}-{name}", std::process::id()));

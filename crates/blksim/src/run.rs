@@ -320,30 +320,9 @@ impl Sim {
                     for qi in 0..nr_io {
                         let mut hq = HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() };
                         if qi < nr_irq {
+                            let name = format!("nvme{nvme_instance}q{}", qi + 1);
                             let cpu = map.first_cpu[qi as usize];
-                            let vector = next_vector[cpu as usize];
-                            if vector > LAST_DEVICE_VECTOR {
-                                return Err(ModelError {
-                                    job: None,
-                                    message: format!("CPU {cpu} ran out of interrupt vectors"),
-                                });
-                            }
-                            next_vector[cpu as usize] += 1;
-                            let irq = sim.irqs.len() as u32;
-                            sim.irqs.push(Irq {
-                                number: 128 + irq,
-                                dev: dev_index,
-                                queue: qi as u16,
-                                cpu,
-                                vector,
-                                name: format!("nvme{nvme_instance}q{}", qi + 1),
-                                count: vec![0; ncpus],
-                                managed: true,
-                                running_on: None,
-                                replay: false,
-                            });
-                            sim.vector_irq[cpu as usize * 256 + vector as usize] = irq;
-                            hq.irq = irq;
+                            hq.irq = sim.alloc_irq(&mut next_vector, dev_index, qi as u16, cpu, name, true)?;
                         } else {
                             hq.polled = true;
                         }
@@ -371,23 +350,8 @@ impl Sim {
                     let dev_index = sim.devs.len() as u16;
                     let mut queues = Vec::new();
                     for wq in 0..p.wqs {
-                        let cpu = 0;
-                        let vector = next_vector[cpu as usize];
-                        next_vector[cpu as usize] += 1;
-                        let irq = sim.irqs.len() as u32;
-                        sim.irqs.push(Irq {
-                            number: 128 + irq,
-                            dev: dev_index,
-                            queue: wq as u16,
-                            cpu,
-                            vector,
-                            name: format!("idxd-{}-wq{wq}", spec.name),
-                            count: vec![0; ncpus],
-                            managed: false,
-                            running_on: None,
-                            replay: false,
-                        });
-                        sim.vector_irq[cpu as usize * 256 + vector as usize] = irq;
+                        let name = format!("idxd-{}-wq{wq}", spec.name);
+                        let irq = sim.alloc_irq(&mut next_vector, dev_index, wq as u16, 0, name, false)?;
                         queues.push(HwQueue { irq, ..Default::default() });
                     }
                     sim.devs.push(Device {
@@ -452,6 +416,40 @@ impl Sim {
         }
         sim.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
         Ok(sim)
+    }
+
+    /// A device IRQ with a vector on `cpu`: managed (NVMe queues, spread by
+    /// the kernel) or not (movable from user space). Returns its index.
+    fn alloc_irq(
+        &mut self,
+        next_vector: &mut [u8],
+        dev: u16,
+        queue: u16,
+        cpu: u32,
+        name: String,
+        managed: bool,
+    ) -> Result<u32, ModelError> {
+        let vector = next_vector[cpu as usize];
+        if vector > LAST_DEVICE_VECTOR {
+            return Err(ModelError { job: None, message: format!("CPU {cpu} ran out of interrupt vectors") });
+        }
+        next_vector[cpu as usize] += 1;
+        let irq = self.irqs.len() as u32;
+        let ncpus = self.cpus.len();
+        self.irqs.push(Irq {
+            number: 128 + irq,
+            dev,
+            queue,
+            cpu,
+            vector,
+            name,
+            count: vec![0; ncpus],
+            managed,
+            running_on: None,
+            replay: false,
+        });
+        self.vector_irq[cpu as usize * 256 + vector as usize] = irq;
+        Ok(irq)
     }
 
     /// `/proc/irq/N/smp_affinity_list` writes before the run.
