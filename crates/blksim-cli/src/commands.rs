@@ -16,6 +16,7 @@ const USAGE: &str = "usage: blksim <command>\n\
 commands:\n  run JOB.fio... [options]   simulate fio jobs (blksim run --help)\n  \
 machines [NAME]            list built-in machine profiles, or show one resolved\n  \
 dsa-memfill [options]      drive the DSA devices with a memfill client (blksim dsa-memfill --help)\n  \
+t-io_uring [opts] -- DEV.. fio's t/io_uring benchmark on the simulated machine\n  \
 reproduce [NAME...|--all]  run calibration experiments: published vs simulated (blksim reproduce --help)\n  \
 fit [NAME...] --param COST fit profile costs within their ranges to experiments (blksim fit --help)\n  \
 --version                  print the version";
@@ -34,6 +35,7 @@ pub fn dispatch(argv: &[String]) -> Result<(), String> {
         Some("run") => run(&argv[1..]),
         Some("machines") => machines(&argv[1..]),
         Some("dsa-memfill") => crate::dsa::dsa_memfill_command(&argv[1..]),
+        Some("t-io_uring") => crate::tio_uring::t_io_uring_command(&argv[1..]),
         Some("reproduce") => crate::reproduce::reproduce(&argv[1..]),
         Some("fit") => crate::fit::fit(&argv[1..]),
         Some("--version") | Some("version") => {

@@ -6,6 +6,7 @@
 mod args;
 mod commands;
 mod dsa;
+mod tio_uring;
 mod fit;
 mod reproduce;
 

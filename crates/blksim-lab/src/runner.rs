@@ -171,7 +171,7 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
     };
     let path = match &case.workload {
         Workload::Fio(p) => Some(p),
-        Workload::Program { name, .. } if name == "dsa-memfill" => None,
+        Workload::Program { name, .. } if name == "dsa-memfill" || name == "t/io_uring" => None,
         Workload::Program { name, .. } => {
             return Ok(Prepared::Pending(format!("the {name} front end is not modelled yet")));
         }
@@ -213,9 +213,13 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
             };
             blksim::Workload { jobs: jobs.jobs.into_iter().map(|j| j.config).collect(), dsa: Vec::new() }
         }
-        (None, Workload::Program { args, .. }) => {
+        (None, Workload::Program { name, args }) => {
             let args: Vec<String> = args.split_whitespace().map(str::to_string).collect();
-            crate::frontend::dsa_memfill(&args, &machine).map_err(here)?
+            if name == "t/io_uring" {
+                crate::frontend::t_io_uring(&args).map_err(here)?
+            } else {
+                crate::frontend::dsa_memfill(&args, &machine).map_err(here)?
+            }
         }
         (None, Workload::Fio(_)) => unreachable!(),
     };
@@ -395,7 +399,7 @@ value = [
   { name = "plain" },
   { name = "patched", patches = ["some-patch"] },
   { name = "elsewhere", machine = "no-such-machine" },
-  { name = "frontend", program = "t/io_uring", args = "-b512" },
+  { name = "frontend", program = "no-such-tool", args = "-x" },
 ]
 [published]
 source = "s"
@@ -421,7 +425,7 @@ value = [
         assert_ne!(r.cells[0].status, CellStatus::Pending);
         assert!(note(1).contains("patch 'some-patch' is not modelled yet"), "{}", note(1));
         assert!(note(2).contains("machine profile 'no-such-machine' does not exist yet"), "{}", note(2));
-        assert!(note(3).contains("t/io_uring front end is not modelled yet"), "{}", note(3));
+        assert!(note(3).contains("no-such-tool front end is not modelled yet"), "{}", note(3));
         for c in &r.cells[1..] {
             assert_eq!((c.status, c.simulated, c.within), (CellStatus::Pending, None, None));
         }

@@ -103,6 +103,17 @@ impl IoEngine {
     }
 }
 
+/// Which program's I/O loop a job runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Program {
+    /// fio's do_io loop, with fio's per-I/O bookkeeping.
+    #[default]
+    Fio,
+    /// fio's `t/io_uring`: the same queue/commit/reap shape with a lean user-space loop
+    /// (fill an SQE, read a CQE; no per-I/O statistics).
+    TIoUring,
+}
+
 /// One fio job (a clone of a `numjobs` job is a job of its own).
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobConfig {
@@ -164,6 +175,8 @@ pub struct JobConfig {
     pub slat_percentiles: bool,
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
+    /// The program whose loop the job runs.
+    pub program: Program,
 }
 
 impl JobConfig {
@@ -202,6 +215,7 @@ impl JobConfig {
             lat_percentiles: false,
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            program: Program::Fio,
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::job::{batch_bucket, depth_bucket, Chain, JobState, Segments};
 use crate::machine::cpu::{Acct, Running};
 use crate::run::{Event, Sim};
-use crate::workload::IoEngine;
+use crate::workload::{IoEngine, Program};
 
 /// Scheduler time slice before a CPU-bound task yields to another runnable one.
 const SCHED_SLICE_NS: u64 = 3_000_000;
@@ -61,6 +61,15 @@ impl Sim {
         }
     }
 
+    /// User time of the job's program: (per reap batch, per io_u prepared, per io_u reaped).
+    fn user_costs(&self, j: u32) -> (u64, u64, u64) {
+        let c = &self.costs;
+        match self.jobs[j as usize].cfg.program {
+            Program::Fio => (c.fio_clock_ns, c.fio_prep_ns + c.fio_clock_ns, c.fio_reap_ns),
+            Program::TIoUring => (0, c.tio_prep_ns, c.tio_reap_ns),
+        }
+    }
+
     /// Per-I/O kernel cost of submitting `bytes` with this job's engine.
     fn submit_cost(&self, j: u32, req: u32) -> u64 {
         if matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null) {
@@ -97,7 +106,7 @@ impl Sim {
     /// Decide the job's next step after the previous one ended (fio's do_io loop).
     fn job_next(&mut self, j: u32) {
         let now = self.q.now_ns();
-        let prep_ns = self.costs.fio_prep_ns + self.costs.fio_clock_ns;
+        let prep_ns = self.user_costs(j).1;
         self.check_done_issuing(j);
         let job = &mut self.jobs[j as usize];
         let depth = job.cur_depth();
@@ -319,9 +328,8 @@ impl Sim {
     /// the step ends (`job_chain_done`).
     fn job_chain(&mut self, j: u32, head_ns: u64, tw: u32, reap: u32) {
         let now = self.q.now_ns();
-        let c = &self.costs;
-        let (clock, reap_ns, prep_ns) = (c.fio_clock_ns, c.fio_reap_ns, c.fio_prep_ns + c.fio_clock_ns);
-        let head = head_ns + tw as u64 * c.io_uring_cqe_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns);
+        let (clock, prep_ns, reap_ns) = self.user_costs(j);
+        let head = head_ns + tw as u64 * self.costs.io_uring_cqe_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns);
         let mut body = clock + reap as u64 * reap_ns;
         self.jobs[j as usize].reap_ns = now + head + clock;
         // What fio's do_io does after reaping: queue io_us while there is

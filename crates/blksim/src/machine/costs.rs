@@ -79,6 +79,10 @@ costs! {
     fio_reap_ns,
     /// One clock_gettime (user).
     fio_clock_ns,
+    /// t/io_uring filling one SQE (user).
+    tio_prep_ns,
+    /// t/io_uring reaping one CQE (user).
+    tio_reap_ns,
     /// io_submit per iocb.
     aio_submit_ns,
     /// aio_complete per request (in the completing context).

@@ -1,0 +1,121 @@
+//! `blksim t-io_uring [t/io_uring options] -- DEVICE...`: fio's t/io_uring
+//! benchmark on the simulated machine, answering in its output format
+//! (one rate line for the whole run instead of one per second).
+
+use blksim::settings::Settings;
+use blksim::stats::RunReport;
+use blksim_lab::frontend::{t_io_uring, T_IO_URING_USAGE};
+
+use crate::commands::{load_machine, DEFAULT_MACHINE};
+
+/// t/io_uring's IOPS: `%.2fM` above 10^6, `%.2fK` above 10^5, else an integer.
+pub fn fmt_iops(iops: f64) -> String {
+    if iops > 1e6 {
+        format!("{:.2}M", iops / 1e6)
+    } else if iops > 1e5 {
+        format!("{:.2}K", iops / 1e3)
+    } else {
+        format!("{}", iops as u64)
+    }
+}
+
+/// t/io_uring's bandwidth: integer MiB/s, above 2000 as GiB/s from MiB / 1000 (its quirk).
+pub fn fmt_bw(iops: f64, bs: u64) -> String {
+    let mib = (iops / ((1u64 << 20) as f64 / bs as f64)) as u64;
+    if mib > 2000 {
+        format!("{:.2}GiB/s", mib as f64 / 1000.0)
+    } else {
+        format!("{mib}MiB/s")
+    }
+}
+
+pub fn t_io_uring_command(argv: &[String]) -> Result<(), String> {
+    let mut machine_spec = DEFAULT_MACHINE.to_string();
+    let (mut cmdline, mut sets, mut seed) = (Vec::new(), Vec::new(), 1u64);
+    let mut rest = Vec::new();
+    let mut i = 0;
+    while i < argv.len() {
+        let take = |i: &mut usize| -> Result<String, String> {
+            *i += 1;
+            argv.get(*i).cloned().ok_or_else(|| format!("{} needs a value\nusage: blksim {T_IO_URING_USAGE}", argv[*i - 1]))
+        };
+        match argv[i].as_str() {
+            "--machine" => machine_spec = take(&mut i)?,
+            "--cmdline" => cmdline.push(take(&mut i)?),
+            "--set" => sets.push(take(&mut i)?),
+            "--seed" => {
+                let v = take(&mut i)?;
+                seed = v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got '{v}'"))?;
+            }
+            a => rest.push(a.to_string()),
+        }
+        i += 1;
+    }
+    let machine = load_machine(&machine_spec)?;
+    let mut settings = Settings::default();
+    for c in &cmdline {
+        settings.apply_cmdline(c).map_err(|e| format!("--cmdline: {e}"))?;
+    }
+    let devs: Vec<String> = machine.devices.iter().map(|d| d.name.clone()).collect();
+    for s in &sets {
+        settings.apply_write(s, &devs)?;
+    }
+    let workload = t_io_uring(&rest)?;
+    let (report, _) = blksim::run_workload(&machine, &settings, &workload, seed, &Default::default())
+        .map_err(|e| match e.job {
+            Some(j) => format!("t/io_uring submitter {j}: {}", e.message),
+            None => e.message,
+        })?;
+    print!("{}", write_report(&report));
+    Ok(())
+}
+
+/// t/io_uring's lines for a finished run.
+pub fn write_report(report: &RunReport) -> String {
+    let mut out = String::new();
+    let mut total_iops = 0.0;
+    let mut bs = 4096;
+    for (i, j) in report.jobs.iter().enumerate() {
+        let c = &j.config;
+        let o = match &c.ioengine {
+            blksim::workload::IoEngine::IoUring(o) => o.clone(),
+            _ => Default::default(),
+        };
+        bs = c.bs[0];
+        out += &format!(
+            "submitter={i}, tid={}, file={}, nfiles={}, node=-1\n",
+            1001 + i,
+            c.filenames.first().cloned().unwrap_or_default(),
+            c.filenames.len()
+        );
+        out += &format!(
+            "polled={}, fixedbufs={}, register_files={}, buffered=0, QD={}\n",
+            o.hipri as u8, o.fixedbufs as u8, o.registerfiles as u8, c.iodepth
+        );
+        out += &format!("Engine=io_uring, sq_ring={0}, cq_ring={0}\n", c.iodepth);
+        total_iops += j.dirs[0].total_ios as f64 / (j.runtime_ns.max(1) as f64 / 1e9);
+    }
+    let ios: u64 = report.jobs.iter().map(|j| j.dirs[0].total_ios).sum();
+    let submits: u64 = report.jobs.iter().flat_map(|j| j.iodepth_submit.iter()).sum();
+    let reaps: u64 = report.jobs.iter().flat_map(|j| j.iodepth_complete.iter()).sum();
+    let per = |n: u64| if n == 0 { 0 } else { ios / n };
+    out += &format!("IOPS={}, BW={}, IOS/call={}/{}\n", fmt_iops(total_iops), fmt_bw(total_iops, bs), per(submits), per(reaps));
+    out += "Exiting on timeout\n";
+    out += &format!("Maximum IOPS={}\n", fmt_iops(total_iops));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_print_as_t_io_uring_prints_them() {
+        assert_eq!(fmt_iops(5_020_000.0), "5.02M");
+        assert_eq!(fmt_iops(250_000.0), "250.00K");
+        assert_eq!(fmt_iops(99_999.0), "99999");
+        // 5.02 M x 512 B = 2451 MiB/s, printed as 2.45GiB/s (MiB / 1000).
+        assert_eq!(fmt_bw(5_020_000.0, 512), "2.45GiB/s");
+        assert_eq!(fmt_bw(100_000.0, 4096), "390MiB/s");
+    }
+}
