@@ -91,7 +91,7 @@ impl Sim {
             // The freed tag goes straight to the oldest waiter, dispatched from here.
             Some(waiter) => {
                 self.reqs.reqs[waiter as usize].waiting_tag = false;
-                debt += self.driver_queue_rq_cost(r.dev) + self.driver_commit_cost(r.dev);
+                debt += self.driver_queue_rq_cost(r.dev, false) + self.driver_commit_cost(r.dev);
                 debt += self.driver_issue(cpu, r.dev, r.hctx, waiter);
             }
             None => hctx.tags_free += 1,

@@ -100,11 +100,12 @@ impl Device {
 }
 
 impl crate::run::Sim {
-    /// The driver's `queue_rq` cost per request on `dev`.
-    pub fn driver_queue_rq_cost(&self, dev: u16) -> u64 {
+    /// The driver's cost per request on `dev`: `queue_rq`, or its share of
+    /// `queue_rqs` for a plugged batch.
+    pub fn driver_queue_rq_cost(&self, dev: u16, plugged: bool) -> u64 {
         let c = &self.costs;
         if self.devs[dev as usize].nvme.is_some() {
-            c.nvme_queue_rq_ns + c.dma_map_ns
+            (if plugged { c.nvme_queue_rqs_ns } else { c.nvme_queue_rq_ns }) + c.dma_map_ns
         } else {
             c.null_queue_rq_ns
         }

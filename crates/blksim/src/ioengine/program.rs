@@ -71,14 +71,19 @@ impl Sim {
     }
 
     /// Per-I/O kernel cost of submitting `bytes` with this job's engine.
-    fn submit_cost(&self, j: u32, req: u32) -> u64 {
+    /// `plugged`: the request goes in a plugged batch (more than two at once:
+    /// io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD), so it comes from
+    /// the plug's batch-allocated requests and the driver takes the batch via
+    /// queue_rqs.
+    fn submit_cost(&self, j: u32, req: u32, plugged: bool) -> u64 {
         if matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null) {
             return 0;
         }
         let c = &self.costs;
         let r = &self.reqs.reqs[req as usize];
         let pages = (r.bytes as u64).div_ceil(4096);
-        let block = c.bio_submit_ns + self.driver_queue_rq_cost(r.dev);
+        let bio = if plugged { c.bio_submit_plugged_ns } else { c.bio_submit_ns };
+        let block = bio + self.driver_queue_rq_cost(r.dev, plugged);
         let pin = pages * c.page_pin_ns;
         block
             + match &self.jobs[j as usize].cfg.ioengine {
@@ -199,8 +204,9 @@ impl Sim {
     fn submit_syscall_cost(&self, j: u32, run_tw: bool) -> (u64, u32) {
         let job = &self.jobs[j as usize];
         let mut cost = if matches!(job.cfg.ioengine, IoEngine::Null) { 0 } else { self.costs.syscall_ns };
+        let plugged = job.queued.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
         for &req in &job.queued {
-            cost += self.submit_cost(j, req);
+            cost += self.submit_cost(j, req, plugged);
         }
         if !matches!(job.cfg.ioengine, IoEngine::Null) {
             // One doorbell per device the batch goes to (plugged: queue_rqs).

@@ -99,8 +99,12 @@ costs! {
     page_pin_ns,
     /// bio allocation and blk_mq_submit_bio up to the driver.
     bio_submit_ns,
+    /// bio + request for one I/O of a plugged batch (per-CPU bio cache, plug's cached requests).
+    bio_submit_plugged_ns,
     /// nvme_queue_rq per request.
     nvme_queue_rq_ns,
+    /// nvme_queue_rqs per request of a plugged batch (SQEs copied under one sq_lock).
+    nvme_queue_rqs_ns,
     /// null_blk's queue_rq per request.
     null_queue_rq_ns,
     /// DMA map + unmap per request.
