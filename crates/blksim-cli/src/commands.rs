@@ -34,7 +34,15 @@ pub fn dispatch(argv: &[String]) -> Result<(), String> {
         }
         Some("run") => run(&argv[1..]),
         Some("machines") => machines(&argv[1..]),
+        Some("dsa-memfill") if argv.get(1).is_some_and(|a| a == "--help") => {
+            println!("usage: blksim {} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--at TIME:PATH=VALUE]... [--seed N] [--format text|json] [--interrupts]", blksim_lab::frontend::DSA_MEMFILL_USAGE);
+            Ok(())
+        }
         Some("dsa-memfill") => crate::dsa::dsa_memfill_command(&argv[1..]),
+        Some("t-io_uring") if argv.get(1).is_some_and(|a| a == "--help") => {
+            println!("usage: blksim {} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--seed N]", blksim_lab::frontend::T_IO_URING_USAGE);
+            Ok(())
+        }
         Some("t-io_uring") => crate::tio_uring::t_io_uring_command(&argv[1..]),
         Some("reproduce") => crate::reproduce::reproduce(&argv[1..]),
         Some("fit") => crate::fit::fit(&argv[1..]),
