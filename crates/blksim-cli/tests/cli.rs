@@ -172,3 +172,19 @@ fn dsa_memfill_reports_interrupt_rates_and_rejects_bad_options() {
     assert_eq!(code, 2);
     assert!(err.contains("only memfill"), "{err}");
 }
+
+#[test]
+fn t_io_uring_prints_its_own_lines_and_rejects_what_is_not_modelled() {
+    let (code, out, err) = blksim(&[
+        "t-io_uring", "--cmdline", "nvme.poll_queues=2", "-b512", "-d64", "-c16", "-s16", "-r", "2ms", "--taskset", "1", "--", "/dev/nvme0n1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("submitter=0, tid=") && lines[0].contains("file=/dev/nvme0n1, nfiles=1"), "{out}");
+    assert_eq!(lines[1], "polled=1, fixedbufs=1, register_files=1, buffered=0, QD=64");
+    assert!(lines[3].starts_with("IOPS=") && lines[3].contains(", BW=") && lines[3].contains(", IOS/call="), "{out}");
+    assert!(lines.last().unwrap().starts_with("Maximum IOPS="));
+    let (code, _, err) = blksim(&["t-io_uring", "-u", "1", "--", "/dev/nvme0n1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("-u"), "{err}");
+}
