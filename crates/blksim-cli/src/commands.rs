@@ -40,7 +40,10 @@ pub fn dispatch(argv: &[String]) -> Result<(), String> {
         }
         Some("dsa-memfill") => crate::dsa::dsa_memfill_command(&argv[1..]),
         Some("t-io_uring") if argv.get(1).is_some_and(|a| a == "--help") => {
-            println!("usage: blksim {} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--seed N]", blksim_lab::frontend::T_IO_URING_USAGE);
+            println!(
+                "usage: blksim {} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--seed N]",
+                blksim_lab::frontend::T_IO_URING_USAGE
+            );
             Ok(())
         }
         Some("t-io_uring") => crate::tio_uring::t_io_uring_command(&argv[1..]),

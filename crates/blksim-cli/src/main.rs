@@ -6,9 +6,9 @@
 mod args;
 mod commands;
 mod dsa;
-mod tio_uring;
 mod fit;
 mod reproduce;
+mod tio_uring;
 
 use std::process::ExitCode;
 

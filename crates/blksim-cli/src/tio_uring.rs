@@ -37,7 +37,9 @@ pub fn t_io_uring_command(argv: &[String]) -> Result<(), String> {
     while i < argv.len() {
         let take = |i: &mut usize| -> Result<String, String> {
             *i += 1;
-            argv.get(*i).cloned().ok_or_else(|| format!("{} needs a value\nusage: blksim {T_IO_URING_USAGE}", argv[*i - 1]))
+            argv.get(*i)
+                .cloned()
+                .ok_or_else(|| format!("{} needs a value\nusage: blksim {T_IO_URING_USAGE}", argv[*i - 1]))
         };
         match argv[i].as_str() {
             "--machine" => machine_spec = take(&mut i)?,
@@ -61,8 +63,8 @@ pub fn t_io_uring_command(argv: &[String]) -> Result<(), String> {
         settings.apply_write(s, &devs)?;
     }
     let workload = t_io_uring(&rest)?;
-    let (report, _) = blksim::run_workload(&machine, &settings, &workload, seed, &Default::default())
-        .map_err(|e| match e.job {
+    let (report, _) =
+        blksim::run_workload(&machine, &settings, &workload, seed, &Default::default()).map_err(|e| match e.job {
             Some(j) => format!("t/io_uring submitter {j}: {}", e.message),
             None => e.message,
         })?;
@@ -99,7 +101,13 @@ pub fn write_report(report: &RunReport) -> String {
     let submits: u64 = report.jobs.iter().flat_map(|j| j.iodepth_submit.iter()).sum();
     let reaps: u64 = report.jobs.iter().flat_map(|j| j.iodepth_complete.iter()).sum();
     let per = |n: u64| if n == 0 { 0 } else { ios / n };
-    out += &format!("IOPS={}, BW={}, IOS/call={}/{}\n", fmt_iops(total_iops), fmt_bw(total_iops, bs), per(submits), per(reaps));
+    out += &format!(
+        "IOPS={}, BW={}, IOS/call={}/{}\n",
+        fmt_iops(total_iops),
+        fmt_bw(total_iops, bs),
+        per(submits),
+        per(reaps)
+    );
     out += "Exiting on timeout\n";
     out += &format!("Maximum IOPS={}\n", fmt_iops(total_iops));
     out

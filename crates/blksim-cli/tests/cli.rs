@@ -176,7 +176,19 @@ fn dsa_memfill_reports_interrupt_rates_and_rejects_bad_options() {
 #[test]
 fn t_io_uring_prints_its_own_lines_and_rejects_what_is_not_modelled() {
     let (code, out, err) = blksim(&[
-        "t-io_uring", "--cmdline", "nvme.poll_queues=2", "-b512", "-d64", "-c16", "-s16", "-r", "2ms", "--taskset", "1", "--", "/dev/nvme0n1",
+        "t-io_uring",
+        "--cmdline",
+        "nvme.poll_queues=2",
+        "-b512",
+        "-d64",
+        "-c16",
+        "-s16",
+        "-r",
+        "2ms",
+        "--taskset",
+        "1",
+        "--",
+        "/dev/nvme0n1",
     ]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();

@@ -132,7 +132,9 @@ pub fn t_io_uring(args: &[String]) -> Result<Workload, String> {
     let args: Vec<String> = args
         .iter()
         .flat_map(|a| match a.strip_prefix('-') {
-            Some(r) if r.len() > 1 && !r.starts_with('-') && !r.starts_with('/') => vec![format!("-{}", &r[..1]), r[1..].to_string()],
+            Some(r) if r.len() > 1 && !r.starts_with('-') && !r.starts_with('/') => {
+                vec![format!("-{}", &r[..1]), r[1..].to_string()]
+            }
             _ => vec![a.clone()],
         })
         .collect();
@@ -192,10 +194,16 @@ pub fn t_io_uring(args: &[String]) -> Result<Workload, String> {
                     return Err(format!("t/io_uring: -t {v}: latency tracking is not modelled"));
                 }
             }
-            "-a" | "-S" | "-u" => return Err(format!("t/io_uring: {a}: only the io_uring engine on block devices is modelled")),
+            "-a" | "-S" | "-u" => {
+                return Err(format!("t/io_uring: {a}: only the io_uring engine on block devices is modelled"))
+            }
             "-r" => runtime_ns = blksim::settings::parse_time_ns(&value()?)?,
-            "--taskset" => taskset = Some(blksim::settings::parse_cpu_list(&value()?).map_err(|e| format!("--taskset: {e}"))?),
-            s if s.starts_with('-') => return Err(format!("t/io_uring: unknown option '{s}'\nusage: {T_IO_URING_USAGE}")),
+            "--taskset" => {
+                taskset = Some(blksim::settings::parse_cpu_list(&value()?).map_err(|e| format!("--taskset: {e}"))?)
+            }
+            s if s.starts_with('-') => {
+                return Err(format!("t/io_uring: unknown option '{s}'\nusage: {T_IO_URING_USAGE}"))
+            }
             f => files.push(f.to_string()),
         }
         i += 1;
@@ -216,7 +224,12 @@ pub fn t_io_uring(args: &[String]) -> Result<Workload, String> {
         }
         let mut j = JobConfig::new(&format!("submitter{t}"));
         j.program = Program::TIoUring;
-        j.ioengine = IoEngine::IoUring(IoUringOptions { hipri: polled, fixedbufs: fixed_bufs, registerfiles: fixed_files, ..Default::default() });
+        j.ioengine = IoEngine::IoUring(IoUringOptions {
+            hipri: polled,
+            fixedbufs: fixed_bufs,
+            registerfiles: fixed_files,
+            ..Default::default()
+        });
         j.rw = RwKind::RandRead;
         j.bs = [bs; 3];
         j.iodepth = depth;

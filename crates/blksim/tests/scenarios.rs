@@ -368,3 +368,52 @@ fn affinity_change_and_cpu_offline_lose_no_interrupt() {
         assert!(cpus_used >= 4, "{cmdline}: interrupts on {cpus_used} CPUs");
     }
 }
+
+/// Mutated machine profiles and knob strings give a result or an error, never a panic.
+#[test]
+fn mutated_profiles_and_knobs_never_panic() {
+    let base = include_str!("../../../profiles/spr-gen5.toml");
+    let mut x: u64 = 7;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let pieces =
+        ["0", "-1", "=", "[", "]", "\n", "1e99", "\"", "{", "}", "ns", "max", "99999999999999999999", "cpu", "."];
+    let mut errors = 0;
+    for _ in 0..400 {
+        let mut s = base.to_string();
+        for _ in 0..1 + next() % 3 {
+            let at = (next() as usize) % s.len();
+            let at = (0..=at).rev().find(|i| s.is_char_boundary(*i)).unwrap();
+            s.insert_str(at, pieces[(next() as usize) % pieces.len()]);
+        }
+        if let Err(e) = blksim::machine::load_profile(&s, "mutant.toml", &blksim::machine::Builtins) {
+            assert!(e.contains("mutant.toml"), "{e}");
+            errors += 1;
+        }
+    }
+    assert!(errors > 0);
+    let mut st = Settings::default();
+    for w in [
+        "nvme.poll_queues=",
+        "=",
+        "nvme.poll_queues=99999999999999999999999",
+        "intremap=",
+        "null_blk.irqmode=-1",
+        "a=b=c",
+    ] {
+        assert!(st.apply_cmdline(w).is_err(), "{w}");
+    }
+    for w in [
+        "/sys/block//queue/rq_affinity=1",
+        "/proc/irq/x/smp_affinity_list=1",
+        "/proc/irq/1/smp_affinity_list=3-1",
+        "/sys=1",
+        "nothing",
+    ] {
+        assert!(st.apply_write(w, &["nvme0n1".into()]).is_err(), "{w}");
+    }
+}

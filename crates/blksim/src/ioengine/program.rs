@@ -335,7 +335,8 @@ impl Sim {
     fn job_chain(&mut self, j: u32, head_ns: u64, tw: u32, reap: u32) {
         let now = self.q.now_ns();
         let (clock, prep_ns, reap_ns) = self.user_costs(j);
-        let head = head_ns + tw as u64 * self.costs.io_uring_cqe_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns);
+        let head =
+            head_ns + tw as u64 * self.costs.io_uring_cqe_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns);
         let mut body = clock + reap as u64 * reap_ns;
         self.jobs[j as usize].reap_ns = now + head + clock;
         // What fio's do_io does after reaping: queue io_us while there is
