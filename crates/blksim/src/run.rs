@@ -748,7 +748,7 @@ impl Sim {
                 name: d.name.clone(),
                 ios: d.disk.ios,
                 sectors: d.disk.sectors,
-                merges: [0, 0],
+                merges: d.disk.merges,
                 ticks_ms: [d.disk.ticks_ns[0] / 1_000_000, d.disk.ticks_ns[1] / 1_000_000],
                 in_queue_ms: (d.disk.ticks_ns[0] + d.disk.ticks_ns[1]) / 1_000_000,
                 util_pct: if end > 0 { d.busy_ns(end) as f64 * 100.0 / end as f64 } else { 0.0 },

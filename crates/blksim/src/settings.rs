@@ -20,11 +20,19 @@ pub struct QueueSettings {
     pub nomerges: u8,
     /// `nr_requests`: `None` = the driver's tag depth.
     pub nr_requests: Option<u32>,
+    /// `max_sectors_kb`: the largest request merging may build, KiB.
+    pub max_sectors_kb: u32,
 }
 
 impl Default for QueueSettings {
     fn default() -> Self {
-        QueueSettings { rq_affinity: 1, scheduler: Scheduler::None, nomerges: 0, nr_requests: None }
+        QueueSettings {
+            rq_affinity: 1,
+            scheduler: Scheduler::None,
+            nomerges: 0,
+            nr_requests: None,
+            max_sectors_kb: 128,
+        }
     }
 }
 
@@ -239,6 +247,7 @@ impl Settings {
                     "rq_affinity" => q.rq_affinity = parse_num(path, value, 0, 2)? as u8,
                     "nomerges" => q.nomerges = parse_num(path, value, 0, 2)? as u8,
                     "nr_requests" => q.nr_requests = Some(parse_num(path, value, 4, 65536)? as u32),
+                    "max_sectors_kb" => q.max_sectors_kb = parse_num(path, value, 4, 32768)? as u32,
                     "scheduler" => {
                         q.scheduler = match value.trim() {
                             "none" => Scheduler::None,
@@ -250,7 +259,7 @@ impl Settings {
                     }
                     a => {
                         return Err(format!(
-                            "{path}: unknown queue attribute '{a}' (known: rq_affinity, scheduler, nomerges, nr_requests)"
+                            "{path}: unknown queue attribute '{a}' (known: rq_affinity, scheduler, nomerges, nr_requests, max_sectors_kb)"
                         ))
                     }
                 }

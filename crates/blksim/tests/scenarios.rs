@@ -417,3 +417,31 @@ fn mutated_profiles_and_knobs_never_panic() {
         assert!(st.apply_write(w, &["nvme0n1".into()]).is_err(), "{w}");
     }
 }
+
+/// Sequential I/O submitted in plugged batches back-merges into larger
+/// requests; `nomerges=2` and random offsets do not.
+#[test]
+fn plugged_sequential_bios_merge_into_larger_requests() {
+    let m = small_machine(2);
+    let run_seq = |rw: RwKind, nomerges: &str| {
+        let mut s = Settings::default();
+        s.apply_write(&format!("/sys/block/nvme0n1/queue/nomerges={nomerges}"), &["nvme0n1".into()]).unwrap();
+        let mut j = job("s", uring(false), rw, 4096, 32, "nvme0n1", 5);
+        j.cpus_allowed = Some(vec![0]);
+        j.iodepth_batch_submit = 8;
+        j.iodepth_batch_complete_min = 8;
+        j.iodepth_batch_complete_max = 8;
+        let (r, inv) = run_checked(&m, &s, &[j], 1);
+        let d = &r.disks[0];
+        (inv.ios_issued, d.ios[0], d.merges[0], d.sectors[0])
+    };
+    let (ios, requests, merges, sectors) = run_seq(RwKind::Read, "0");
+    assert!(merges > 0 && requests + merges >= ios - 64, "{ios} I/Os, {requests} requests, {merges} merges");
+    assert!(requests * 4 < ios, "batches of 8 sequential 4 KiB reads become ~32 KiB requests: {requests} for {ios}");
+    assert_eq!(sectors, (requests + merges) * 8, "every merged bio's bytes reach the disk");
+    let (ios, requests, merges, _) = run_seq(RwKind::Read, "2");
+    assert_eq!(merges, 0);
+    assert!(requests + 64 >= ios, "nomerges=2: one request per I/O ({requests} for {ios})");
+    let (_, _, merges, _) = run_seq(RwKind::RandRead, "0");
+    assert!(merges < 10, "random offsets rarely continue each other: {merges}");
+}

@@ -96,7 +96,15 @@ impl Sim {
             }
             None => hctx.tags_free += 1,
         }
-        debt + self.engine_complete(cpu, req)
+        let mut debt = debt + self.engine_complete(cpu, req);
+        // Bios merged into this request end with it.
+        let mut next = r.next_merged;
+        while next != crate::block::NO_REQ {
+            let following = self.reqs.reqs[next as usize].next_merged;
+            debt += self.engine_complete(cpu, next);
+            next = following;
+        }
+        debt
     }
 
     /// Take a tag on `hctx` for `req`, or queue it to wait for one.

@@ -5,7 +5,7 @@
 pub mod complete;
 pub mod request;
 
-pub use request::{Request, RequestPool};
+pub use request::{Request, RequestPool, NO_REQ};
 
 /// Where a completed request ends (`blk_mq_complete_request`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,6 +3,9 @@
 
 use crate::workload::Direction;
 
+/// No request.
+pub const NO_REQ: u32 = u32::MAX;
+
 #[derive(Clone, Copy, Debug)]
 pub struct Request {
     pub job: u32,
@@ -19,6 +22,14 @@ pub struct Request {
     pub t_issue_ns: u64,
     /// It was issued to the device (block layer accounting start).
     pub t_dispatch_ns: u64,
+    /// Bytes the device moves for this request: its own, plus those of the
+    /// bios merged into it.
+    pub dev_bytes: u32,
+    /// The next request merged into this one (`NO_REQ` if none): they
+    /// complete with it.
+    pub next_merged: u32,
+    /// Merged into another request: it takes no tag and completes with it.
+    pub merged: bool,
     /// Submitted with REQ_POLLED to a poll queue.
     pub polled: bool,
     /// Waiting for a tag.
@@ -38,6 +49,9 @@ impl Request {
             t_start_ns: 0,
             t_issue_ns: 0,
             t_dispatch_ns: 0,
+            dev_bytes: 0,
+            next_merged: NO_REQ,
+            merged: false,
             polled: false,
             waiting_tag: false,
         }

@@ -79,6 +79,9 @@ impl Sim {
         r.job = DSA_CLIENT | client;
         r.dir = Direction::Write;
         r.bytes = bytes;
+        r.dev_bytes = bytes;
+        r.next_merged = crate::block::NO_REQ;
+        r.merged = false;
         r.dev = dev;
         r.hctx = wq;
         r.t_start_ns = now;

@@ -32,6 +32,8 @@ pub struct HwQueue {
 #[derive(Clone, Debug, Default)]
 pub struct DiskCounters {
     pub ios: [u64; 2],
+    /// Bios merged into another request (back merges in the plug).
+    pub merges: [u64; 2],
     pub sectors: [u64; 2],
     pub ticks_ns: [u64; 2],
     pub inflight: u32,
@@ -85,7 +87,7 @@ impl Device {
     pub fn account_done(&mut self, now: u64, r: &Request) {
         let d = if r.dir == Direction::Read { 0 } else { 1 };
         self.disk.ios[d] += 1;
-        self.disk.sectors[d] += r.bytes as u64 / 512;
+        self.disk.sectors[d] += r.dev_bytes as u64 / 512;
         self.disk.ticks_ns[d] += now - r.t_dispatch_ns;
         self.disk.inflight -= 1;
         if self.disk.inflight == 0 {

@@ -79,7 +79,7 @@ impl Sim {
         for &req in reqs {
             let r = &mut self.reqs.reqs[req as usize];
             r.t_dispatch_ns = now;
-            let (dir, bytes) = (r.dir, r.bytes as u64);
+            let (dir, bytes) = (r.dir, r.dev_bytes as u64);
             let d = &mut self.devs[dev as usize];
             d.account_start(now);
             if let Some(t) = self.trace.as_mut() {
@@ -98,7 +98,7 @@ impl Sim {
         let now = self.q.now_ns();
         let r = &self.reqs.reqs[req as usize];
         if r.dir == Direction::Read {
-            let bytes = r.bytes as u64;
+            let bytes = r.dev_bytes as u64;
             let at = self.devs[dev as usize].nvme.as_mut().expect("nvme").read_link_done(now, bytes);
             if at > now {
                 return self.q.at(at, Event::CqeAtPort { dev, req });

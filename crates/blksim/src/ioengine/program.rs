@@ -3,6 +3,7 @@
 //! queue is full), with each engine's system calls and kernel work.
 
 use super::job::{batch_bucket, depth_bucket, Chain, JobState, Segments};
+use crate::block::NO_REQ;
 use crate::machine::cpu::{Acct, Running};
 use crate::run::{Event, Sim};
 use crate::workload::{IoEngine, Program};
@@ -187,6 +188,9 @@ impl Sim {
             r.offset = offset;
             r.dev = dev;
             r.t_start_ns = now;
+            r.dev_bytes = bytes as u32;
+            r.next_merged = NO_REQ;
+            r.merged = false;
             r.polled = false;
             r.waiting_tag = false;
             self.jobs[j as usize].queued.push(req);
@@ -236,6 +240,10 @@ impl Sim {
         let hipri = self.jobs[j as usize].hipri();
         let is_null = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null);
         let sync = self.jobs[j as usize].cfg.ioengine.is_sync();
+        // A plugged batch (io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD)
+        // back-merges a bio into the last request when it continues it.
+        let plugged = n > 2 && matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
+        let mut last = NO_REQ;
         for &req in &reqs {
             let r = &mut self.reqs.reqs[req as usize];
             // Sync engines take the issue time before the syscall (fio's FIO_SYNCIO).
@@ -250,6 +258,17 @@ impl Sim {
             let r = &mut self.reqs.reqs[req as usize];
             r.hctx = hctx;
             r.polled = polled;
+            if plugged && last != NO_REQ && self.plug_merge(last, req) {
+                continue;
+            }
+            last = req;
+        }
+        for &req in &reqs {
+            let r = &self.reqs.reqs[req as usize];
+            if is_null || r.merged {
+                continue;
+            }
+            let (dev, hctx) = (r.dev, r.hctx);
             if self.get_tag(dev, hctx, req) {
                 let debt = self.driver_issue(cpu, dev, hctx, req);
                 self.jobs[j as usize].debt_ns += debt;
@@ -268,6 +287,34 @@ impl Sim {
         let mut reqs = reqs;
         reqs.clear();
         self.jobs[j as usize].queued = reqs;
+    }
+
+    /// `blk_attempt_plug_merge` (back merge): `req` continues `last` on the
+    /// same device and direction and the result fits `max_sectors_kb`, so it
+    /// rides with `last` and takes no tag of its own. `nomerges=2` forbids it.
+    fn plug_merge(&mut self, last: u32, req: u32) -> bool {
+        let (l, r) = (self.reqs.reqs[last as usize], self.reqs.reqs[req as usize]);
+        let q = &self.devs[r.dev as usize].queue_settings;
+        if q.nomerges == 2
+            || l.dev != r.dev
+            || l.dir != r.dir
+            || l.hctx != r.hctx
+            || l.offset + l.dev_bytes as u64 != r.offset
+            || (l.dev_bytes + r.bytes) as u64 > q.max_sectors_kb as u64 * 1024
+        {
+            return false;
+        }
+        // Chain `req` at the end of `last`'s merged bios.
+        let mut tail = last;
+        while self.reqs.reqs[tail as usize].next_merged != NO_REQ {
+            tail = self.reqs.reqs[tail as usize].next_merged;
+        }
+        self.reqs.reqs[tail as usize].next_merged = req;
+        self.reqs.reqs[last as usize].dev_bytes += r.bytes;
+        self.reqs.reqs[req as usize].merged = true;
+        let d = if r.dir == crate::workload::Direction::Read { 0 } else { 1 };
+        self.devs[r.dev as usize].disk.merges[d] += 1;
+        true
     }
 
     /// How many completions to wait for and take (fio's wait_for_completions).
