@@ -445,3 +445,27 @@ fn plugged_sequential_bios_merge_into_larger_requests() {
     let (_, _, merges, _) = run_seq(RwKind::RandRead, "0");
     assert!(merges < 10, "random offsets rarely continue each other: {merges}");
 }
+
+/// With fewer tags than the job's depth, io_submit sleeps for tags and the
+/// tags, not the depth, bound the I/O in flight.
+#[test]
+fn a_submitter_out_of_tags_sleeps_until_completions_free_them() {
+    let m = small_machine_with(2, "[device_model.pm1743]\nlatency_sigma = 0.0\n");
+    let run_with = |nr: Option<u32>| {
+        let mut s = Settings::default();
+        if let Some(n) = nr {
+            s.apply_write(&format!("/sys/block/nvme0n1/queue/nr_requests={n}"), &["nvme0n1".into()]).unwrap();
+        }
+        let mut j = job("t", IoEngine::Libaio, RwKind::RandRead, 4096, 16, "nvme0n1", 10);
+        j.cpus_allowed = Some(vec![0]);
+        j.iodepth_batch_submit = 8;
+        let (r, _) = run_checked(&m, &s, &[j], 1);
+        (iops(&r, 0), r.jobs[0].ctx)
+    };
+    let (free, ctx_free) = run_with(None);
+    let (tight, ctx_tight) = run_with(Some(4));
+    // 4 tags at ~62 us each bound the rate near 4 / 62 us = 64 K IOPS.
+    assert!(tight < 70_000.0 && tight > 40_000.0, "{tight:.0} IOPS with 4 tags");
+    assert!(free > tight * 2.0, "depth 16 without the tag limit: {free:.0}");
+    assert!(ctx_tight > ctx_free, "sleeping for tags switches context: {ctx_tight} vs {ctx_free}");
+}

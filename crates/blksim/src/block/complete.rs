@@ -93,6 +93,8 @@ impl Sim {
                 self.reqs.reqs[waiter as usize].waiting_tag = false;
                 debt += self.driver_queue_rq_cost(r.dev, false) + self.driver_commit_cost(r.dev);
                 debt += self.driver_issue(cpu, r.dev, r.hctx, waiter);
+                let wj = self.reqs.reqs[waiter as usize].job;
+                debt += self.tag_granted(cpu, wj);
             }
             None => hctx.tags_free += 1,
         }

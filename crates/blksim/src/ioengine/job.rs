@@ -81,6 +81,10 @@ pub struct Job {
     pub iopoll_done: VecDeque<u32>,
     /// Completions fio is accounting in the current Account step.
     pub reaping: Vec<u32>,
+    /// Its requests waiting for a tag, and whether the task sleeps for them
+    /// (a blocking submitter: io_submit, pread).
+    pub tag_waits: u32,
+    pub tag_blocked: bool,
     /// When fio took the timestamp of the batch it is accounting.
     pub reap_ns: u64,
     /// While sleeping: how many completions wake us.
@@ -135,6 +139,8 @@ impl Job {
             iopoll_done: VecDeque::new(),
             reaping: Vec::new(),
             reap_ns: 0,
+            tag_waits: 0,
+            tag_blocked: false,
             wait_for: 0,
             done_issuing: false,
             start_ns: 0,

@@ -54,6 +54,17 @@ impl Sim {
                 self.jobs[j as usize].add_head_sys(cs);
             }
             // Back from sleep: schedule() returns, the syscall finds its completions.
+            // Back from waiting for tags: the submitting syscall returns.
+            JobState::Sleeping if self.jobs[j as usize].tag_blocked => {
+                self.jobs[j as usize].tag_blocked = false;
+                if self.jobs[j as usize].cfg.ioengine.is_sync() {
+                    self.job_reap(j);
+                } else {
+                    self.job_next(j);
+                }
+                let cs = self.costs.context_switch_ns;
+                self.jobs[j as usize].add_head_sys(cs);
+            }
             JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns),
             _ => {
                 let cs = self.costs.context_switch_ns;
@@ -272,6 +283,8 @@ impl Sim {
             if self.get_tag(dev, hctx, req) {
                 let debt = self.driver_issue(cpu, dev, hctx, req);
                 self.jobs[j as usize].debt_ns += debt;
+            } else {
+                self.jobs[j as usize].tag_waits += 1;
             }
         }
         let job = &mut self.jobs[j as usize];
@@ -428,6 +441,9 @@ impl Sim {
         self.job_accounted(j);
         if ch.submit {
             self.job_submitted(cpu, j, 0);
+            if self.job_blocks_on_tags(cpu, j) {
+                return;
+            }
             if self.jobs[j as usize].cfg.ioengine.is_sync() {
                 return self.job_reap(j);
             }
@@ -520,7 +536,7 @@ impl Sim {
             job.ready.len()
         } as u32;
         match job.state {
-            JobState::Sleeping if have >= job.wait_for => self.wake(cpu, j),
+            JobState::Sleeping if have >= job.wait_for && !job.tag_blocked => self.wake(cpu, j),
             JobState::PollSpin => {
                 self.poll_poke(j);
                 0
@@ -530,7 +546,7 @@ impl Sim {
     }
 
     /// try_to_wake_up of a sleeping job's task from `cpu`. Returns the waker's cost.
-    fn wake(&mut self, cpu: u32, j: u32) -> u64 {
+    pub(crate) fn wake(&mut self, cpu: u32, j: u32) -> u64 {
         let job = &mut self.jobs[j as usize];
         job.wait_for = u32::MAX;
         let target = job.cpu;
@@ -570,7 +586,10 @@ impl Sim {
             }
             JobState::Submit => {
                 self.job_submitted(cpu, j, items);
-                if self.jobs[j as usize].cfg.ioengine.is_sync() {
+                let blocked = self.job_blocks_on_tags(cpu, j);
+                if blocked {
+                    // Sleeps in blk_mq_get_tag; tag_granted wakes it.
+                } else if self.jobs[j as usize].cfg.ioengine.is_sync() {
                     self.job_reap(j);
                 } else {
                     self.job_next(j);
@@ -663,6 +682,33 @@ impl Sim {
         } else if !c.runqueue.is_empty() && now - c.task_since_ns >= SCHED_SLICE_NS {
             c.current = None;
             c.runqueue.push_back(j);
+        }
+    }
+
+    /// A blocking submitter (io_submit, pread) whose requests found no tag
+    /// sleeps in `blk_mq_get_tag` until completions hand it tags; io_uring
+    /// does not (its requests wait, as if punted to io-wq).
+    fn job_blocks_on_tags(&mut self, cpu: u32, j: u32) -> bool {
+        let job = &mut self.jobs[j as usize];
+        if job.tag_waits == 0 || job.is_uring() {
+            return false;
+        }
+        job.tag_blocked = true;
+        job.state = JobState::Sleeping;
+        job.remaining_ns = 0;
+        self.cpus[cpu as usize].current = None;
+        true
+    }
+
+    /// A request of `j` got the tag it waited for; the last one wakes a
+    /// submitter sleeping for them. Returns the waker's cost.
+    pub fn tag_granted(&mut self, cpu: u32, j: u32) -> u64 {
+        let job = &mut self.jobs[j as usize];
+        job.tag_waits -= 1;
+        if job.tag_waits == 0 && job.tag_blocked && job.state == JobState::Sleeping {
+            self.wake(cpu, j)
+        } else {
+            0
         }
     }
 

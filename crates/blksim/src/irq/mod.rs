@@ -301,7 +301,7 @@ impl Sim {
     fn foreseen_wake_ns(&self, cpu: u32, req: u32, seen: &mut Vec<(u32, u32)>) -> u64 {
         let r = &self.reqs.reqs[req as usize];
         let job = &self.jobs[r.job as usize];
-        if job.state != crate::ioengine::JobState::Sleeping || r.polled {
+        if job.state != crate::ioengine::JobState::Sleeping || job.tag_blocked || r.polled {
             return 0;
         }
         let i = match seen.iter().position(|&(j, _)| j == r.job) {
