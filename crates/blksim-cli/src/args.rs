@@ -12,6 +12,7 @@ pub struct RunArgs {
     pub output_format: String,
     pub output: Option<String>,
     pub interrupts: bool,
+    pub breakdown: bool,
     pub parse_only: bool,
     pub trace: Option<String>,
     /// `--at TIME:PATH=VALUE`: writes during the run.
@@ -27,7 +28,7 @@ pub use blksim::settings::parse_time_ns;
 
 pub const RUN_USAGE: &str =
     "usage: blksim run JOB.fio... [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... \
-[--at TIME:PATH=VALUE]... [--seed N] [--output-format normal|json|json+] [--output FILE] [--interrupts] [--parse-only] \
+[--at TIME:PATH=VALUE]... [--seed N] [--output-format normal|json|json+] [--output FILE] [--interrupts] [--breakdown] [--parse-only] \
 [--trace FILE [--trace-window START:END]]";
 
 pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
@@ -82,6 +83,7 @@ pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
                 a.trace_window_ns = (s, e);
             }
             "--interrupts" => a.interrupts = true,
+            "--breakdown" => a.breakdown = true,
             "--parse-only" => a.parse_only = true,
             s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{RUN_USAGE}")),
             _ => a.job_files.push(arg.clone()),

@@ -99,6 +99,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         iodepth_submit: fixture.iodepth_submit,
         iodepth_complete: fixture.iodepth_complete,
         cpu: 0,
+        breakdown_ns: [0; 5],
         dirs,
     };
     let report = RunReport {

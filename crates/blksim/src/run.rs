@@ -705,6 +705,7 @@ impl Sim {
                 iodepth_submit: j.iodepth_submit,
                 iodepth_complete: j.iodepth_complete,
                 cpu: j.cpu,
+                breakdown_ns: j.breakdown_ns,
             })
             .collect();
         let mut interrupts: Vec<InterruptRow> = self

@@ -469,3 +469,18 @@ fn a_submitter_out_of_tags_sleeps_until_completions_free_them() {
     assert!(free > tight * 2.0, "depth 16 without the tag limit: {free:.0}");
     assert!(ctx_tight > ctx_free, "sleeping for tags switches context: {ctx_tight} vs {ctx_free}");
 }
+
+#[test]
+fn latency_stages_add_up_to_fio_lat_and_the_device_dominates_at_qd1() {
+    let m = small_machine(2);
+    let mut j = job("b", IoEngine::Psync, RwKind::RandRead, 4096, 1, "nvme0n1", 5);
+    j.cpus_allowed = Some(vec![0]);
+    let (r, _) = run_checked(&m, &Settings::default(), &[j], 1);
+    let js = &r.jobs[0];
+    let lat = &js.dirs[0].lat;
+    let total: u64 = js.breakdown_ns.iter().sum();
+    let lat_sum = lat.mean() * lat.n as f64;
+    assert!((total as f64 - lat_sum).abs() <= 1e-9 * lat_sum, "stages sum to fio's lat: {total} vs {lat_sum}");
+    let device = js.breakdown_ns[2] as f64 / total as f64;
+    assert!(device > 0.9, "device share at QD1: {device}");
+}

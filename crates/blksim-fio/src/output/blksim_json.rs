@@ -31,6 +31,7 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
     });
     obj.insert("disks".into(), Value::Array(disks.collect()));
     obj.insert("msi".into(), msi_object(report));
+    obj.insert("io_breakdown".into(), super::breakdown::json(report));
     let path = report.interrupt_path.iter().map(|p| {
         json!({
             "name": p.name,

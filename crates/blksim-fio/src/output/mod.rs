@@ -7,6 +7,7 @@
 //! the run ends; a job's `job_start` is its start in ms after the epoch.
 
 mod blksim_json;
+mod breakdown;
 pub mod fmt;
 mod group;
 mod interrupts;
@@ -56,4 +57,5 @@ fn report_time_secs(report: &RunReport) -> u64 {
     report_time_ns(report) / 1_000_000_000
 }
 
+pub use breakdown::write_breakdown;
 pub use trace::write_trace;

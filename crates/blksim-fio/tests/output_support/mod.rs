@@ -87,6 +87,7 @@ pub fn job(config: JobConfig, dirs: [DirStats; 3], runtime_ns: u64) -> JobStats 
         iodepth_submit: batches,
         iodepth_complete: batches,
         cpu: 0,
+        breakdown_ns: [0; 5],
     }
 }
 

@@ -79,6 +79,7 @@ impl Sim {
     /// a request that waited for the tag).
     pub fn end_request(&mut self, cpu: u32, req: u32) -> u64 {
         let now = self.q.now_ns();
+        self.reqs.reqs[req as usize].t_done_ns = now;
         let r = self.reqs.reqs[req as usize];
         let dev = &mut self.devs[r.dev as usize];
         dev.account_done(now, &r);
@@ -102,7 +103,9 @@ impl Sim {
         // Bios merged into this request end with it.
         let mut next = r.next_merged;
         while next != crate::block::NO_REQ {
-            let following = self.reqs.reqs[next as usize].next_merged;
+            let c = &mut self.reqs.reqs[next as usize];
+            (c.t_dispatch_ns, c.t_cqe_ns, c.t_done_ns) = (r.t_dispatch_ns, r.t_cqe_ns, now);
+            let following = c.next_merged;
             debt += self.engine_complete(cpu, next);
             next = following;
         }

@@ -22,6 +22,10 @@ pub struct Request {
     pub t_issue_ns: u64,
     /// It was issued to the device (block layer accounting start).
     pub t_dispatch_ns: u64,
+    /// Its completion became visible to the host (CQE in memory, or the driver completed it).
+    pub t_cqe_ns: u64,
+    /// The block layer ended it (blk_mq_end_request).
+    pub t_done_ns: u64,
     /// Bytes the device moves for this request: its own, plus those of the
     /// bios merged into it.
     pub dev_bytes: u32,
@@ -49,6 +53,8 @@ impl Request {
             t_start_ns: 0,
             t_issue_ns: 0,
             t_dispatch_ns: 0,
+            t_cqe_ns: 0,
+            t_done_ns: 0,
             dev_bytes: 0,
             next_merged: NO_REQ,
             merged: false,

@@ -11,6 +11,13 @@ impl Sim {
     pub fn null_blk_issue(&mut self, cpu: u32, dev: u16, req: u32) -> u64 {
         let now = self.q.now_ns();
         self.reqs.reqs[req as usize].t_dispatch_ns = now;
+        // null_blk completes it at once (irqmode 0, 1) or when its timer fires (2).
+        self.reqs.reqs[req as usize].t_cqe_ns = now
+            + if self.devs[dev as usize].null_blk.as_ref().is_some_and(|n| n.irqmode == 2) {
+                self.devs[dev as usize].null_blk.as_ref().unwrap().completion_nsec
+            } else {
+                0
+            };
         let d = &mut self.devs[dev as usize];
         d.account_start(now);
         if let Some(t) = self.trace.as_mut() {

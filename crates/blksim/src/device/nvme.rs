@@ -147,6 +147,7 @@ impl Sim {
     /// A CQE is in host memory, visible to the driver; raise the queue's MSI
     /// unless it is a poll queue.
     pub fn cqe_written(&mut self, dev: u16, req: u32) {
+        self.reqs.reqs[req as usize].t_cqe_ns = self.q.now_ns();
         let hctx = self.reqs.reqs[req as usize].hctx;
         let q = &mut self.devs[dev as usize].queues[hctx as usize];
         q.cq.push_back(req);

@@ -108,6 +108,8 @@ pub struct Job {
     pub usr_ns: u64,
     pub sys_ns: u64,
     pub ctx: u64,
+    /// Sums of the latency stages of measured I/Os (`stats::LATENCY_STAGES`).
+    pub breakdown_ns: [u64; 5],
     pub iodepth_level: [u64; 7],
     pub iodepth_submit: [u64; 7],
     pub iodepth_complete: [u64; 7],
@@ -156,6 +158,7 @@ impl Job {
             usr_ns: 0,
             sys_ns: 0,
             ctx: 0,
+            breakdown_ns: [0; 5],
             iodepth_level: [0; 7],
             iodepth_submit: [0; 7],
             iodepth_complete: [0; 7],

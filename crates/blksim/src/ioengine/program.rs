@@ -729,6 +729,7 @@ impl Sim {
     fn job_accounted(&mut self, j: u32) {
         let interval = self.sample_interval_ns;
         let reaping = std::mem::take(&mut self.jobs[j as usize].reaping);
+        let is_null = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null);
         let job = &mut self.jobs[j as usize];
         let k = reaping.len() as u32;
         job.inflight -= k;
@@ -760,6 +761,20 @@ impl Sim {
                     s.lat.record(t_reap - r.t_start_ns);
                 }
                 job.sample_bytes[d] += r.bytes as u64;
+                if !is_null {
+                    // The stages add up to fio's lat: each ends where the next begins.
+                    let issue = r.t_issue_ns.max(r.t_start_ns);
+                    let dispatch = r.t_dispatch_ns.max(issue);
+                    let cqe = r.t_cqe_ns.max(dispatch);
+                    let done = r.t_done_ns.max(cqe);
+                    let reap = t_reap.max(done);
+                    for (k, ns) in [issue - r.t_start_ns, dispatch - issue, cqe - dispatch, done - cqe, reap - done]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        job.breakdown_ns[k] += ns;
+                    }
+                }
                 job.sample_ios[d] += 1;
             }
             self.reqs.free(req);

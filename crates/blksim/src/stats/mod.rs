@@ -5,5 +5,7 @@ pub mod report;
 pub mod trace;
 
 pub use histogram::LatencyStat;
-pub use report::{CpuTime, DirStats, DiskStats, DsaStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport};
+pub use report::{
+    CpuTime, DirStats, DiskStats, DsaStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport, LATENCY_STAGES,
+};
 pub use trace::{Trace, TraceName, TraceRecord, Track};

@@ -46,7 +46,19 @@ pub struct JobStats {
     pub iodepth_complete: [u64; 7],
     /// The CPU the job's task ran on.
     pub cpu: u32,
+    /// Where measured I/Os spent their time: sums over I/Os of `LatencyBreakdown` stages, ns.
+    pub breakdown_ns: [u64; LATENCY_STAGES.len()],
 }
+
+/// The stages of an I/O's latency, in order; their sums over I/Os are in
+/// `JobStats::breakdown_ns`. Together they make fio's `lat`.
+pub const LATENCY_STAGES: [(&str, &str); 5] = [
+    ("prep", "fio prepares it until its issue time (async engines: the submitting syscall returns)"),
+    ("issue", "from the issue time until the driver hands it to the device (sync engines: the syscall's submit path; tag waits)"),
+    ("device", "device: fetch, controller, media, transfer, root port"),
+    ("completion", "completion: MSI delivery, interrupt, drain, softirq or IPI"),
+    ("reap", "until fio reaps it: wake-up, reaping syscall"),
+];
 
 /// Time spent by one logical CPU, by context, ns. The five add up to the run's elapsed time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
