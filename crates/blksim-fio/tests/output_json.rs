@@ -244,6 +244,7 @@ mod json_output {
                 "ipis_per_cpu",
                 "disks",
                 "msi",
+                "io_breakdown",
                 "interrupt_path",
                 "sim_time_ns",
                 "events",
