@@ -13,6 +13,8 @@ pub struct RunArgs {
     pub output: Option<String>,
     pub interrupts: bool,
     pub breakdown: bool,
+    pub mpstat: bool,
+    pub iostat: bool,
     pub parse_only: bool,
     pub trace: Option<String>,
     /// `--at TIME:PATH=VALUE`: writes during the run.
@@ -28,7 +30,7 @@ pub use blksim::settings::parse_time_ns;
 
 pub const RUN_USAGE: &str =
     "usage: blksim run JOB.fio... [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... \
-[--at TIME:PATH=VALUE]... [--seed N] [--output-format normal|json|json+] [--output FILE] [--interrupts] [--breakdown] [--parse-only] \
+[--at TIME:PATH=VALUE]... [--seed N] [--output-format normal|json|json+] [--output FILE] [--interrupts] [--mpstat] [--iostat] [--breakdown] [--parse-only] \
 [--trace FILE [--trace-window START:END]]";
 
 pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
@@ -84,6 +86,8 @@ pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
             }
             "--interrupts" => a.interrupts = true,
             "--breakdown" => a.breakdown = true,
+            "--mpstat" => a.mpstat = true,
+            "--iostat" => a.iostat = true,
             "--parse-only" => a.parse_only = true,
             s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{RUN_USAGE}")),
             _ => a.job_files.push(arg.clone()),

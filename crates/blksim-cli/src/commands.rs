@@ -7,7 +7,9 @@ use std::time::Instant;
 use blksim::machine::{builtin, builtin_names, load_profile, Builtins, DeviceKind, Machine, ProfileSource};
 use blksim::settings::Settings;
 use blksim_fio::job::{parse_job_files, ParseContext};
-use blksim_fio::output::{write_breakdown, write_interrupts, write_json, write_normal, write_trace};
+use blksim_fio::output::{
+    write_breakdown, write_interrupts, write_iostat, write_json, write_mpstat, write_normal, write_trace,
+};
 use serde_json::json;
 
 use crate::args::{parse_run, RUN_USAGE};
@@ -144,9 +146,15 @@ fn run(argv: &[String]) -> Result<(), String> {
         out.push('\n');
         out.push_str(&write_interrupts(&report));
     }
-    if args.breakdown {
-        out.push('\n');
-        out.push_str(&write_breakdown(&report));
+    for (wanted, text) in [
+        (args.mpstat, write_mpstat as fn(&blksim::stats::RunReport) -> String),
+        (args.iostat, write_iostat),
+        (args.breakdown, write_breakdown),
+    ] {
+        if wanted {
+            out.push('\n');
+            out.push_str(&text(&report));
+        }
     }
     match &args.output {
         Some(f) => std::fs::write(f, out).map_err(|e| format!("--output {f}: {e}")),

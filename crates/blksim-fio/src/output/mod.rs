@@ -15,6 +15,7 @@ mod json;
 mod json_print;
 mod normal;
 mod stats;
+mod sysstat;
 mod trace;
 
 use blksim::stats::RunReport;
@@ -58,4 +59,5 @@ fn report_time_secs(report: &RunReport) -> u64 {
 }
 
 pub use breakdown::write_breakdown;
+pub use sysstat::{write_iostat, write_mpstat};
 pub use trace::write_trace;
