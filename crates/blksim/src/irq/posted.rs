@@ -201,7 +201,6 @@ mod tests {
     use crate::machine::{load_profile, Builtins};
     use crate::run::{Event, Sim};
     use crate::settings::Settings;
-    use crate::stats::{TraceName, Track};
 
     /// A 2-CPU machine in posted mode; `extra` overlays the profile.
     fn sim(extra: &str) -> Sim {
