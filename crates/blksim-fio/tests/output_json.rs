@@ -256,7 +256,7 @@ mod json_output {
         );
         let cpu0 = &blksim["cpu_time"][0];
         assert_eq!(cpu0["cpu"], 0);
-        let pct: f64 = ["user_pct", "sys_pct", "hardirq_pct", "softirq_pct", "idle_pct"]
+        let pct: f64 = ["user_pct", "sys_pct", "hardirq_pct", "softirq_pct", "idle_pct", "iowait_pct"]
             .iter()
             .map(|k| cpu0[k].as_f64().unwrap())
             .sum();

@@ -152,7 +152,7 @@ impl Observation {
             cpu.user += t.user_ns as f64;
             cpu.sys += t.sys_ns as f64;
             cpu.irq += (t.hardirq_ns + t.softirq_ns) as f64;
-            cpu.idle += t.idle_ns as f64;
+            cpu.idle += (t.idle_ns + t.iowait_ns) as f64;
         }
         let secs = report.sim_time_ns as f64 / 1e9;
         let row_total = |pred: &dyn Fn(&str) -> bool| -> u64 {

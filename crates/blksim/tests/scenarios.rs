@@ -484,3 +484,17 @@ fn latency_stages_add_up_to_fio_lat_and_the_device_dominates_at_qd1() {
     let device = js.breakdown_ns[2] as f64 / total as f64;
     assert!(device > 0.9, "device share at QD1: {device}");
 }
+
+#[test]
+fn a_cpu_idle_while_its_task_waits_for_io_counts_iowait() {
+    let m = small_machine(2);
+    let mut j = job("w", IoEngine::Psync, RwKind::RandRead, 4096, 1, "nvme0n1", 5);
+    j.cpus_allowed = Some(vec![1]);
+    let (r, _) = run_checked(&m, &Settings::default(), &[j], 1);
+    let t = &r.cpu_time[1];
+    assert!(
+        t.iowait_ns as f64 > 0.9 * r.sim_time_ns as f64,
+        "QD1 psync: CPU 1 waits for the device most of the time: {t:?}"
+    );
+    assert_eq!(r.cpu_time[0].iowait_ns, 0, "no task of CPU 0 waits");
+}

@@ -95,11 +95,13 @@ fn cpu_object(cpu: usize, time: &CpuTime) -> Value {
         "hardirq_ns": time.hardirq_ns,
         "softirq_ns": time.softirq_ns,
         "idle_ns": time.idle_ns,
+        "iowait_ns": time.iowait_ns,
         "user_pct": pct(time.user_ns),
         "sys_pct": pct(time.sys_ns),
         "hardirq_pct": pct(time.hardirq_ns),
         "softirq_pct": pct(time.softirq_ns),
         "idle_pct": pct(time.idle_ns),
+        "iowait_pct": pct(time.iowait_ns),
     })
 }
 

@@ -24,7 +24,7 @@ pub fn write_mpstat(report: &RunReport) -> String {
             pct(t.user_ns, total),
             0.0,
             pct(t.sys_ns, total),
-            0.0,
+            pct(t.iowait_ns, total),
             pct(t.hardirq_ns, total),
             pct(t.softirq_ns, total),
             0.0,
@@ -40,6 +40,7 @@ pub fn write_mpstat(report: &RunReport) -> String {
         all.hardirq_ns += t.hardirq_ns;
         all.softirq_ns += t.softirq_ns;
         all.idle_ns += t.idle_ns;
+        all.iowait_ns += t.iowait_ns;
     }
     s += &row("all", &all);
     for (i, t) in report.cpu_time.iter().enumerate() {

@@ -114,8 +114,9 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
                 hardirq_ns: sim_time_ns / 20,
                 softirq_ns: sim_time_ns / 10,
                 idle_ns: 0,
+                iowait_ns: 0,
             },
-            CpuTime { user_ns: 0, sys_ns: 0, hardirq_ns: 0, softirq_ns: 0, idle_ns: sim_time_ns },
+            CpuTime { idle_ns: sim_time_ns, ..Default::default() },
         ],
         interrupts: vec![
             InterruptRow {

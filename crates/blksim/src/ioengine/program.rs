@@ -47,6 +47,10 @@ impl Sim {
     /// The CPU picked the job's task from its run queue.
     pub fn task_switched_in(&mut self, j: u32) {
         self.jobs[j as usize].ctx += 1;
+        if self.jobs[j as usize].state == JobState::Sleeping {
+            let cpu = self.jobs[j as usize].cpu;
+            self.cpus[cpu as usize].io_sleepers -= 1;
+        }
         match self.jobs[j as usize].state {
             JobState::NotStarted => {
                 self.job_next(j);
@@ -697,6 +701,7 @@ impl Sim {
         job.state = JobState::Sleeping;
         job.remaining_ns = 0;
         self.cpus[cpu as usize].current = None;
+        self.cpus[cpu as usize].io_sleepers += 1;
         true
     }
 
@@ -723,6 +728,7 @@ impl Sim {
         job.state = JobState::Sleeping;
         job.remaining_ns = 0;
         self.cpus[cpu as usize].current = None;
+        self.cpus[cpu as usize].io_sleepers += 1;
     }
 
     /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.

@@ -176,6 +176,8 @@ pub struct Cpu {
     pub task_since_ns: u64,
     /// IPIs received.
     pub ipis: u64,
+    /// Tasks of this CPU asleep waiting for I/O.
+    pub io_sleepers: u32,
     /// Per-vector delivery counts for system vectors (CAL).
     pub cal_count: u64,
 }
@@ -204,6 +206,7 @@ impl Cpu {
             device_msis: 0,
             task_since_ns: 0,
             ipis: 0,
+            io_sleepers: 0,
             cal_count: 0,
         }
     }
@@ -296,6 +299,8 @@ impl Sim {
             }
         }
         match c.running {
+            // Idle with a task of this CPU asleep in an I/O wait counts as iowait.
+            Running::Idle if c.io_sleepers > 0 => c.time.iowait_ns += wall,
             Running::Idle => c.time.idle_ns += wall,
             Running::Frame => {
                 let f = c.frames.last_mut().expect("running frame");

@@ -60,7 +60,7 @@ pub const LATENCY_STAGES: [(&str, &str); 5] = [
     ("reap", "until fio reaps it: wake-up, reaping syscall"),
 ];
 
-/// Time spent by one logical CPU, by context, ns. The five add up to the run's elapsed time.
+/// Time spent by one logical CPU, by context, ns. They add up to the run's elapsed time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CpuTime {
     pub user_ns: u64,
@@ -68,11 +68,13 @@ pub struct CpuTime {
     pub hardirq_ns: u64,
     pub softirq_ns: u64,
     pub idle_ns: u64,
+    /// Idle while a task of this CPU sleeps waiting for I/O (as /proc/stat's iowait).
+    pub iowait_ns: u64,
 }
 
 impl CpuTime {
     pub fn total_ns(&self) -> u64 {
-        self.user_ns + self.sys_ns + self.hardirq_ns + self.softirq_ns + self.idle_ns
+        self.user_ns + self.sys_ns + self.hardirq_ns + self.softirq_ns + self.idle_ns + self.iowait_ns
     }
 }
 
