@@ -102,6 +102,9 @@ pub struct Sim {
     seed: u64,
 }
 
+/// The most I/Os a job without a runtime may ask for (a few minutes of wall time).
+pub const MAX_UNBOUNDED_IOS: u64 = 200_000_000;
+
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -578,6 +581,19 @@ impl Sim {
                 None => devs.iter().map(|&d| self.devs[d as usize].capacity_bytes).sum(),
             };
             job.bytes_limit = region.saturating_mul(cfg.loops.max(1) as u64);
+            // A job bounded only by a whole device would simulate for hours:
+            // ask for a bound rather than surprise.
+            let ios = job.bytes_limit / cfg.bs.iter().copied().filter(|b| *b > 0).min().unwrap_or(4096);
+            if cfg.runtime_ns.is_none() && cfg.number_ios == 0 && ios > MAX_UNBOUNDED_IOS {
+                return Err(err(
+                    i,
+                    format!(
+                        "the job would issue about {ios} I/Os ({} bytes{}) with no runtime: set runtime=, size= or number_ios= to bound it",
+                        job.bytes_limit,
+                        if cfg.size.is_none() { ", the whole device" } else { "" }
+                    ),
+                ));
+            }
         }
         if job.hipri() {
             for &d in &devs {
