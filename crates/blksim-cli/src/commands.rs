@@ -87,9 +87,6 @@ pub fn load_machine(spec: &str) -> Result<Machine, String> {
 
 fn run(argv: &[String]) -> Result<(), String> {
     let args = parse_run(argv)?;
-    if let Some(p) = args.patches.first() {
-        return Err(format!("--patch {p}: unknown patch (no out-of-tree patches are modelled yet)"));
-    }
     let machine = load_machine(args.machine.as_deref().unwrap_or(DEFAULT_MACHINE))?;
     let mut settings = Settings::default();
     for c in &args.cmdline {
@@ -98,6 +95,9 @@ fn run(argv: &[String]) -> Result<(), String> {
     let dev_names: Vec<String> = machine.devices.iter().map(|d| d.name.clone()).collect();
     for s in &args.sets {
         settings.apply_write(s, &dev_names)?;
+    }
+    for p in &args.patches {
+        settings.apply_patch(p)?;
     }
     let ctx = ParseContext {
         ncpus: machine.topology.cpu_count(),

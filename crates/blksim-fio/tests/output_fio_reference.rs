@@ -117,6 +117,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         sample_interval_ns: 500 * MS,
         trace: None,
         dsa: vec![],
+        locks: vec![],
     };
     let options = job["job options"].as_object().unwrap();
     let options = options.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();

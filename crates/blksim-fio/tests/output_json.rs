@@ -245,6 +245,7 @@ mod json_output {
                 "disks",
                 "msi",
                 "io_breakdown",
+                "locks",
                 "interrupt_path",
                 "sim_time_ns",
                 "events",

@@ -32,7 +32,7 @@ pub enum Metric {
     NotificationsPerSec,
     /// `ipis_per_sec`.
     IpisPerSec,
-    /// `lock_contention_pct`: share of lock acquisitions that had to wait.
+    /// `lock_contention_pct`: share of all CPUs' time spent spinning on the scheduler locks.
     LockContentionPct,
 }
 
@@ -178,11 +178,9 @@ impl Metric {
             Metric::InterruptsPerSec => rates()?.interrupts,
             Metric::NotificationsPerSec => rates()?.notifications,
             Metric::IpisPerSec => rates()?.ipis,
-            Metric::LockContentionPct => {
-                return Err(NotReported(
-                    "lock contention is not reported by the model yet (no locks are modelled)".into(),
-                ))
-            }
+            Metric::LockContentionPct => o.lock_wait_pct.ok_or_else(|| {
+                NotReported("the run had no scheduler lock (lock contention needs mq-deadline)".into())
+            })?,
         })
     }
 }

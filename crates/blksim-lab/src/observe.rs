@@ -25,6 +25,9 @@ pub struct Observation {
     pub cpu: Option<CpuShares>,
     /// Rates over the run, per second.
     pub rates: Option<Rates>,
+    /// Share of all CPUs' time spent spinning on the scheduler locks, %,
+    /// when the run had any.
+    pub lock_wait_pct: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -170,6 +173,15 @@ impl Observation {
             lat: with_latency.then_some(Latency::Histogram(lat)),
             latency_missing: (!with_latency)
                 .then(|| "the jobs ran with gtod_reduce (no latency statistics)".to_string()),
+            lock_wait_pct: (!report.locks.is_empty()).then(|| {
+                let cpu_ns: u64 = report.cpu_time.iter().map(|c| c.total_ns()).sum();
+                let wait: u64 = report.locks.iter().map(|l| l.wait_ns).sum();
+                if cpu_ns == 0 {
+                    0.0
+                } else {
+                    wait as f64 * 100.0 / cpu_ns as f64
+                }
+            }),
             cpu: Some(cpu),
             rates,
         }
@@ -245,6 +257,7 @@ impl Observation {
             latency_missing,
             cpu,
             rates,
+            lock_wait_pct: None,
         })
     }
 }

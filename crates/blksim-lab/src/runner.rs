@@ -176,10 +176,12 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
             return Ok(Prepared::Pending(format!("the {name} front end is not modelled yet")));
         }
     };
-    if let Some(p) = case.patches.first() {
-        return Ok(Prepared::Pending(format!("patch '{p}' is not modelled yet")));
-    }
     let mut settings = Settings::default();
+    for p in &case.patches {
+        if settings.apply_patch(p).is_err() {
+            return Ok(Prepared::Pending(format!("patch '{p}' is not modelled yet")));
+        }
+    }
     for c in &case.cmdline {
         if let Err(e) = settings.apply_cmdline(c) {
             return if is_not_modelled(&e) { Ok(Prepared::Pending(e)) } else { Err(here(format!("cmdline: {e}"))) };

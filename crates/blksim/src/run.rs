@@ -10,7 +10,7 @@ use crate::machine::cpu::Cpu;
 use crate::machine::{Costs, DeviceKind, Machine};
 use crate::settings::Settings;
 use crate::sim::{EventQueue, Popped, Rng};
-use crate::stats::{CpuTime, DiskStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport};
+use crate::stats::{CpuTime, DiskStats, InterruptRow, JobStats, LockReport, MsiCpuStats, PathStats, RunReport};
 use crate::workload::{IoEngine, JobConfig};
 
 /// Something that happened at an instant; the doc says source and target.
@@ -77,6 +77,8 @@ pub struct Sim {
     pub sample_interval_ns: u64,
     /// Device MSIs are posted (`intremap=posted_msi`).
     pub posting: bool,
+    /// `--patch mq-deadline-2024`.
+    pub patch_mq_deadline_2024: bool,
     pub max_posted_msi_coalescing_loop: u32,
     /// Actions at points of virtual time (IRQ moves, CPUs going offline).
     pub timed: Vec<crate::irq::migrate::TimedAction>,
@@ -286,6 +288,7 @@ impl Sim {
             retriggered: 0,
             failure: None,
             posting: settings.posting(),
+            patch_mq_deadline_2024: settings.patch_mq_deadline_2024,
             max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
             phase: 0,
             phases: 0,
@@ -343,6 +346,7 @@ impl Sim {
                         capacity_bytes: p.capacity_bytes,
                         nvme: Some(NvmeState::new(p.clone(), Rng::stream(seed, &format!("dev/{}", spec.name)))),
                         dsa: None,
+                        deadline: None,
                         null_blk: None,
                         disk: Default::default(),
                     });
@@ -369,6 +373,7 @@ impl Sim {
                         capacity_bytes: 0,
                         nvme: None,
                         dsa: Some(DsaState::new(p.clone())),
+                        deadline: None,
                         null_blk: None,
                         disk: Default::default(),
                     });
@@ -405,10 +410,26 @@ impl Sim {
                         capacity_bytes: 250 << 30,
                         nvme: None,
                         dsa: None,
+                        deadline: None,
                         null_blk: Some(nb),
                         disk: Default::default(),
                     });
                 }
+            }
+        }
+        // mq-deadline: requests take scheduler tags (nr_requests, by default
+        // 2 x min(depth, BLKDEV_DEFAULT_RQ)) and a driver tag at dispatch.
+        for d in sim.devs.iter_mut() {
+            if d.queue_settings.scheduler == crate::settings::Scheduler::MqDeadline && !d.queues.is_empty() {
+                let depth = d.queues[0].tags_free;
+                let sched_tags = d.queue_settings.nr_requests.unwrap_or(2 * depth.min(128));
+                for q in d.queues.iter_mut() {
+                    q.tags_free = sched_tags;
+                }
+                d.deadline = Some(crate::ioengine::sched::Deadline {
+                    driver_tags_free: depth * d.queues.len() as u32,
+                    ..Default::default()
+                });
             }
         }
         sim.next_vector = next_vector;
@@ -644,11 +665,45 @@ impl Sim {
                     .jobs
                     .iter()
                     .filter(|j| j.state != JobState::Done && j.cfg.phase == self.phase)
-                    .map(|j| format!("{}#{} in {:?}", j.cfg.name, j.index, j.state))
+                    .map(|j| {
+                        format!(
+                            "{}#{} in {:?} (inflight {}, ready {}, task_work {}, waits for {}, tag waits {})",
+                            j.cfg.name,
+                            j.index,
+                            j.state,
+                            j.inflight,
+                            j.ready.len(),
+                            j.tw_pending.len(),
+                            j.wait_for,
+                            j.tag_waits
+                        )
+                    })
                     .collect();
+                let cpus: Vec<String> = self
+                    .cpus
+                    .iter()
+                    .filter(|c| {
+                        !c.done_list.is_empty() || c.ksoftirqd_pending || c.irr != [0; 4] || !c.frames.is_empty()
+                    })
+                    .map(|c| {
+                        format!(
+                            "cpu{}: done_list {} ksoftirqd {} irr {:?} frames {}",
+                            c.id,
+                            c.done_list.len(),
+                            c.ksoftirqd_pending,
+                            c.irr,
+                            c.frames.len()
+                        )
+                    })
+                    .collect();
+                let waits: usize = self.devs.iter().flat_map(|d| d.queues.iter()).map(|q| q.tag_waiters.len()).sum();
                 return Err(ModelError {
                     job: None,
-                    message: format!("internal error: the simulation stalled ({})", stuck.join(", ")),
+                    message: format!(
+                        "internal error: the simulation stalled ({}; {}; {waits} requests waiting for tags)",
+                        stuck.join(", "),
+                        cpus.join("; ")
+                    ),
                 });
             };
             self.handle(popped);
@@ -831,6 +886,25 @@ impl Sim {
             seed: self.seed,
             sample_interval_ns: self.sample_interval_ns,
             trace: self.trace.take(),
+            locks: self
+                .devs
+                .iter()
+                .filter_map(|d| d.deadline.as_ref().map(|dd| (d, dd)))
+                .flat_map(|(d, dd)| {
+                    let rep = |lock: &crate::block::lock::SpinLock, what: &str| LockReport {
+                        name: format!("{} {what}", d.name),
+                        acquisitions: lock.stats.acquisitions,
+                        contended: lock.stats.contended,
+                        wait_ns: lock.stats.wait_ns,
+                        hold_ns: lock.stats.hold_ns,
+                    };
+                    let mut v = vec![rep(&dd.lock, "dd->lock")];
+                    if self.patch_mq_deadline_2024 {
+                        v.push(rep(&dd.insert_lock, "dd->insert_lock"));
+                    }
+                    v
+                })
+                .collect(),
             dsa: self
                 .dsa_clients
                 .iter()

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
     None,
+    /// mq-deadline: one `dd->lock` for merges, insertion and dispatch.
+    MqDeadline,
 }
 
 /// `/sys/block/DEV/queue/*` of one device.
@@ -70,6 +72,9 @@ pub struct Settings {
     pub null_blk: NullBlkSettings,
     /// Per device name (e.g. `nvme0n1`); devices not named here have the defaults.
     pub queues: BTreeMap<String, QueueSettings>,
+    /// The 2024 mq-deadline scalability series (`--patch mq-deadline-2024`):
+    /// serialised dispatch, separate insertion lists, merges skipped when contended.
+    pub patch_mq_deadline_2024: bool,
     /// `/proc/irq/N/smp_affinity_list` writes: IRQ number -> CPUs.
     pub irq_affinity: BTreeMap<u32, Vec<u32>>,
     /// The command line and writes as given, for the report.
@@ -88,6 +93,7 @@ impl Default for Settings {
             null_blk: NullBlkSettings::default(),
             queues: BTreeMap::new(),
             irq_affinity: BTreeMap::new(),
+            patch_mq_deadline_2024: false,
             given: Vec::new(),
         }
     }
@@ -168,7 +174,24 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     Ok(cpus)
 }
 
+/// Out-of-tree patch sets blksim models, by the name `--patch` takes.
+pub const PATCHES: &[(&str, &str)] =
+    &[("mq-deadline-2024", "mq-deadline scalability series (Jan 2024, not merged): serialised dispatch, separate insertion lists, merges skipped when the lock is contended")];
+
 impl Settings {
+    /// `--patch NAME`.
+    pub fn apply_patch(&mut self, name: &str) -> Result<(), String> {
+        match name {
+            "mq-deadline-2024" => self.patch_mq_deadline_2024 = true,
+            _ => {
+                let known: Vec<&str> = PATCHES.iter().map(|p| p.0).collect();
+                return Err(format!("--patch {name}: unknown patch (known: {})", known.join(", ")));
+            }
+        }
+        self.given.push(format!("patch:{name}"));
+        Ok(())
+    }
+
     /// Are PCI MSIs posted? (`intremap=posted_msi` without `nopost`.)
     pub fn posting(&self) -> bool {
         self.posted_msi && !self.intremap_nopost
@@ -251,10 +274,11 @@ impl Settings {
                     "scheduler" => {
                         q.scheduler = match value.trim() {
                             "none" => Scheduler::None,
-                            "mq-deadline" | "bfq" | "kyber" => {
-                                return Err(format!("{path}={value}: the {value} scheduler is not modelled yet (only none)"))
+                            "mq-deadline" => Scheduler::MqDeadline,
+                            "bfq" | "kyber" => {
+                                return Err(format!("{path}={value}: the {value} scheduler is not modelled yet (only none and mq-deadline)"))
                             }
-                            v => return Err(format!("{path}: unknown scheduler '{v}' (expected none)")),
+                            v => return Err(format!("{path}: unknown scheduler '{v}' (expected none or mq-deadline)")),
                         }
                     }
                     a => {

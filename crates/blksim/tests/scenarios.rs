@@ -510,3 +510,52 @@ fn a_job_bounded_only_by_a_whole_device_asks_for_a_bound() {
     j.size = Some(1 << 20);
     assert!(blksim::run(&m, &Settings::default(), &[j], 1).is_ok());
 }
+
+/// 32 io_uring submitters on one mq-deadline queue: `dd->lock` is taken per
+/// merge lookup, insertion and dispatch, so the lock, not the device,
+/// bounds the rate and the CPUs spin; scheduler `none` has no such lock.
+fn mq_deadline_run(sched: &str, patch: bool) -> blksim::stats::RunReport {
+    let m = blksim::machine::builtin("ryzen-7950x").unwrap();
+    let mut s = Settings::default();
+    s.apply_cmdline("null_blk.submit_queues=1").unwrap();
+    s.apply_write(&format!("/sys/block/nullb0/queue/scheduler={sched}"), &["nullb0".into()]).unwrap();
+    if patch {
+        s.apply_patch("mq-deadline-2024").unwrap();
+    }
+    let jobs: Vec<_> = (0..32)
+        .map(|_| {
+            let mut j = job("t", uring(false), RwKind::RandRead, 512, 4, "nullb0", 2);
+            j.iodepth_batch_submit = 4;
+            j.iodepth_batch_complete_min = 4;
+            j.iodepth_batch_complete_max = 4;
+            j.gtod_reduce = true;
+            j
+        })
+        .collect();
+    run_checked(&m, &s, &jobs, 1).0
+}
+
+#[test]
+fn one_scheduler_lock_collapses_under_32_submitters() {
+    let none = mq_deadline_run("none", false);
+    let dd = mq_deadline_run("mq-deadline", false);
+    let total = |r: &blksim::stats::RunReport| r.jobs.iter().map(|j| j.dirs[0].total_ios).sum::<u64>();
+    assert!(none.locks.is_empty());
+    let lock = &dd.locks[0];
+    assert!(lock.name.contains("dd->lock"));
+    let cpu_ns: u64 = dd.cpu_time.iter().map(|c| c.total_ns()).sum();
+    assert!(lock.contended * 10 > lock.acquisitions * 9, "almost every acquisition waits: {lock:?}");
+    assert!(lock.wait_ns * 2 > cpu_ns, "CPUs spend most of their time spinning: {} of {cpu_ns}", lock.wait_ns);
+    assert!(total(&none) > total(&dd) * 2, "none {} vs mq-deadline {}", total(&none), total(&dd));
+}
+
+#[test]
+fn the_2024_series_takes_the_lock_far_less_often_and_contends_less() {
+    let before = mq_deadline_run("mq-deadline", false);
+    let after = mq_deadline_run("mq-deadline", true);
+    let (b, a) = (&before.locks[0], &after.locks[0]);
+    assert_eq!(after.locks.len(), 2, "dd->lock and the insertion lock");
+    assert!(a.wait_ns * 10 < b.wait_ns, "spinning on dd->lock: before {} after {}", b.wait_ns, a.wait_ns);
+    let total = |r: &blksim::stats::RunReport| r.jobs.iter().map(|j| j.dirs[0].total_ios).sum::<u64>();
+    assert!(total(&after) > total(&before), "after {} before {}", total(&after), total(&before));
+}

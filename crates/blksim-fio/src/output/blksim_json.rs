@@ -32,6 +32,20 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
     obj.insert("disks".into(), Value::Array(disks.collect()));
     obj.insert("msi".into(), msi_object(report));
     obj.insert("io_breakdown".into(), super::breakdown::json(report));
+    let cpu_ns: u64 = report.cpu_time.iter().map(|c| c.total_ns()).sum();
+    let locks = report.locks.iter().map(|l| {
+        json!({
+            "name": l.name,
+            "acquisitions": l.acquisitions,
+            "contended": l.contended,
+            "contended_pct": float(if l.acquisitions == 0 { 0.0 } else { l.contended as f64 * 100.0 / l.acquisitions as f64 }),
+            "wait_ns": l.wait_ns,
+            "hold_ns": l.hold_ns,
+            // Share of all CPUs' time spent spinning for it.
+            "wait_cpu_pct": float(if cpu_ns == 0 { 0.0 } else { l.wait_ns as f64 * 100.0 / cpu_ns as f64 }),
+        })
+    });
+    obj.insert("locks".into(), Value::Array(locks.collect()));
     let path = report.interrupt_path.iter().map(|p| {
         json!({
             "name": p.name,

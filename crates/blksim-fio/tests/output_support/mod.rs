@@ -161,6 +161,7 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
         sample_interval_ns: 500 * MS,
         trace: None,
         dsa: vec![],
+        locks: vec![],
     }
 }
 

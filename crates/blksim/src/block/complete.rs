@@ -14,7 +14,7 @@ impl Sim {
         }
         // hctx with a single ctx, completing on that ctx's CPU: no IPI.
         if dev.map.nr_ctx[r.hctx as usize] == 1 && r.submit_cpu == cpu {
-            return Placement::Batched;
+            return if dev.deadline.is_some() { Placement::Inline } else { Placement::Batched };
         }
         let rq_affinity = dev.queue_settings.rq_affinity;
         let need_ipi = rq_affinity >= 1
@@ -24,6 +24,9 @@ impl Sim {
             Placement::Remote
         } else if dev.nr_hw_queues() == 1 {
             Placement::LocalSoftirq
+        } else if dev.deadline.is_some() {
+            // RQF_SCHED_TAGS: blk_mq_add_to_batch refuses it.
+            Placement::Inline
         } else {
             Placement::Batched
         }
@@ -92,13 +95,23 @@ impl Sim {
             // The freed tag goes straight to the oldest waiter, dispatched from here.
             Some(waiter) => {
                 self.reqs.reqs[waiter as usize].waiting_tag = false;
-                debt += self.driver_queue_rq_cost(r.dev, false) + self.driver_commit_cost(r.dev);
-                debt += self.driver_issue(cpu, r.dev, r.hctx, waiter);
+                if let Some(dd) = dev.deadline.as_mut() {
+                    // It goes to the scheduler's FIFO (inserted from here, lock not modelled).
+                    dd.fifo.push_back(waiter);
+                    debt += self.costs.dd_insert_ns;
+                } else {
+                    debt += self.driver_queue_rq_cost(r.dev, false) + self.driver_commit_cost(r.dev);
+                    debt += self.driver_issue(cpu, r.dev, r.hctx, waiter);
+                }
                 let wj = self.reqs.reqs[waiter as usize].job;
                 debt += self.tag_granted(cpu, wj);
             }
             None => hctx.tags_free += 1,
         }
+        if let Some(dd) = self.devs[r.dev as usize].deadline.as_mut() {
+            dd.driver_tags_free += 1;
+        }
+        debt += self.sched_restart(cpu, r.dev);
         let mut debt = debt + self.engine_complete(cpu, req);
         // Bios merged into this request end with it.
         let mut next = r.next_merged;

@@ -3,6 +3,7 @@
 //! `blk_cpu_done` lists, BLOCK_SOFTIRQ, batched completion).
 
 pub mod complete;
+pub mod lock;
 pub mod request;
 
 pub use request::{Request, RequestPool, NO_REQ};

@@ -57,6 +57,8 @@ pub struct Device {
     pub nvme: Option<NvmeState>,
     /// The accelerator's state, for a DSA device.
     pub dsa: Option<dsa::DsaState>,
+    /// mq-deadline's state, when it is the queue's scheduler.
+    pub deadline: Option<crate::ioengine::sched::Deadline>,
     /// null_blk's module parameters, for a null_blk device.
     pub null_blk: Option<crate::settings::NullBlkSettings>,
     pub disk: DiskCounters,

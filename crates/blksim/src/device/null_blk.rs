@@ -1,6 +1,7 @@
 //! null_blk: a block device with no hardware. `irqmode` 0 ends a request
-//! inside `queue_rq`, 1 completes it through BLOCK_SOFTIRQ on the submitting
-//! CPU (raised from task context, so ksoftirqd runs it), 2 arms an hrtimer
+//! inside `queue_rq`, 1 completes it through BLOCK_SOFTIRQ (on the CPU that
+//! ran queue_rq, raised from task context so ksoftirqd runs it, or on the
+//! submitter's CPU by IPI as `rq_affinity` decides), 2 arms an hrtimer
 //! of `completion_nsec` whose expiry (a local timer interrupt on the
 //! submitting CPU) ends it.
 
@@ -26,12 +27,28 @@ impl Sim {
         let nb = d.null_blk.as_ref().expect("null_blk device");
         match nb.irqmode {
             0 => self.costs.blk_complete_ns + self.end_request(cpu, req),
-            1 => {
-                let c = &mut self.cpus[cpu as usize];
-                c.done_list.push_back(req);
-                c.ksoftirqd_pending = true;
-                0
-            }
+            // blk_mq_complete_request from queue_rq: the submitter's CPU by
+            // IPI when rq_affinity asks for it, else this CPU's BLOCK_SOFTIRQ
+            // (raised from task context: ksoftirqd runs it).
+            1 => match self.placement(cpu, req) {
+                crate::block::Placement::Remote => {
+                    let target = self.reqs.reqs[req as usize].submit_cpu;
+                    let list = &mut self.cpus[target as usize].done_list;
+                    list.push_back(req);
+                    if list.len() == 1 {
+                        self.ipi_send(target);
+                        self.costs.llist_add_ns + self.costs.ipi_send_ns
+                    } else {
+                        self.costs.llist_add_ns
+                    }
+                }
+                _ => {
+                    let c = &mut self.cpus[cpu as usize];
+                    c.done_list.push_back(req);
+                    c.ksoftirqd_pending = true;
+                    self.costs.llist_add_ns
+                }
+            },
             _ => {
                 let at = now + nb.completion_nsec;
                 self.q.at(at, Event::HrtimerExpired { cpu, req });

@@ -33,8 +33,26 @@ pub enum JobState {
     PollSpin,
     /// Sys: reaping `items` CQEs found by polling.
     PollReap,
+    /// Sys: spinning for a scheduler lock (ended by the hand-off).
+    LockSpin,
+    /// Sys: holding a scheduler lock for the current `SchedOp`.
+    LockHold,
+    /// Sys: the driver's queue_rq for a request the job dispatched.
+    SchedIssue,
     /// Finished.
     Done,
+}
+
+/// A step of mq-deadline work a submitter does after its syscall's bio work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedOp {
+    /// `dd_bio_merge` for one bio, under `dd->lock`.
+    Merge,
+    /// `dd_insert_requests` of the job's new requests, under `dd->lock`
+    /// (with the 2024 series: onto the insertion list under `insert_lock`).
+    Insert,
+    /// `dd_dispatch_request` rounds until nothing is left to dispatch.
+    Dispatch,
 }
 
 /// What a `JobState::Chain` step does when it ends, in order.
@@ -81,6 +99,16 @@ pub struct Job {
     pub iopoll_done: VecDeque<u32>,
     /// Completions fio is accounting in the current Account step.
     pub reaping: Vec<u32>,
+    /// mq-deadline: requests holding a scheduler tag, not yet inserted.
+    pub sched_pending: Vec<u32>,
+    /// mq-deadline: what is left to do after the syscall's bio work.
+    pub sched_ops: VecDeque<SchedOp>,
+    /// The request this job's dispatch round took, to issue.
+    pub sched_issue: u32,
+    /// The lock this job spins for or holds: the insertion lock (2024 series) or `dd->lock`.
+    pub on_insert_lock: bool,
+    /// This job runs the (serialised) dispatch.
+    pub dispatching: bool,
     /// Its requests waiting for a tag, and whether the task sleeps for them
     /// (a blocking submitter: io_submit, pread).
     pub tag_waits: u32,
@@ -141,6 +169,11 @@ impl Job {
             iopoll_done: VecDeque::new(),
             reaping: Vec::new(),
             reap_ns: 0,
+            sched_pending: Vec::new(),
+            sched_ops: VecDeque::new(),
+            sched_issue: u32::MAX,
+            on_insert_lock: false,
+            dispatching: false,
             tag_waits: 0,
             tag_blocked: false,
             wait_for: 0,

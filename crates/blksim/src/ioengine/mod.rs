@@ -4,5 +4,6 @@
 
 pub mod job;
 pub mod program;
+pub mod sched;
 
-pub use job::{Job, JobState};
+pub use job::{Job, JobState, SchedOp};

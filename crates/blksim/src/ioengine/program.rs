@@ -2,7 +2,7 @@
 //! `do_io`: queue io_us, commit every `iodepth_batch_submit`, reap when the
 //! queue is full), with each engine's system calls and kernel work.
 
-use super::job::{batch_bucket, depth_bucket, Chain, JobState, Segments};
+use super::job::{batch_bucket, depth_bucket, Chain, JobState, SchedOp, Segments};
 use crate::block::NO_REQ;
 use crate::machine::cpu::{Acct, Running};
 use crate::run::{Event, Sim};
@@ -11,16 +11,16 @@ use crate::workload::{IoEngine, Program};
 /// Scheduler time slice before a CPU-bound task yields to another runnable one.
 const SCHED_SLICE_NS: u64 = 3_000_000;
 /// A spin with no end in sight: ended by a poke when a completion appears.
-const SPIN_NS: u64 = u64::MAX / 4;
+pub(crate) const SPIN_NS: u64 = u64::MAX / 4;
 
 impl Sim {
-    fn job_set(&mut self, j: u32, state: JobState, cost_ns: u64, acct: Acct, items: u32) {
+    pub(crate) fn job_set(&mut self, j: u32, state: JobState, cost_ns: u64, acct: Acct, items: u32) {
         let cost =
             if cost_ns >= SPIN_NS { SPIN_NS } else { cost_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns) };
         self.job_set_segs(j, state, [(acct, cost), (Acct::User, 0), (Acct::Sys, 0)], items);
     }
 
-    fn job_set_segs(&mut self, j: u32, state: JobState, segs: Segments, items: u32) {
+    pub(crate) fn job_set_segs(&mut self, j: u32, state: JobState, segs: Segments, items: u32) {
         let job = &mut self.jobs[j as usize];
         job.state = state;
         job.items = items;
@@ -285,6 +285,11 @@ impl Sim {
             }
             let (dev, hctx) = (r.dev, r.hctx);
             if self.get_tag(dev, hctx, req) {
+                if self.devs[dev as usize].deadline.is_some() {
+                    // A scheduler tag: the request goes to mq-deadline.
+                    self.jobs[j as usize].sched_pending.push(req);
+                    continue;
+                }
                 let debt = self.driver_issue(cpu, dev, hctx, req);
                 self.jobs[j as usize].debt_ns += debt;
             } else {
@@ -300,6 +305,19 @@ impl Sim {
         let depth = job.cur_depth();
         job.iodepth_level[depth_bucket(depth)] += n as u64;
         job.iodepth_submit[batch_bucket(n)] += 1;
+        // mq-deadline: merge lookups, the insertion and dispatch rounds, each under its lock.
+        if !self.jobs[j as usize].sched_pending.is_empty() {
+            let dev = self.reqs.reqs[self.jobs[j as usize].sched_pending[0] as usize].dev;
+            let merges = if self.devs[dev as usize].queue_settings.nomerges == 2 {
+                0
+            } else {
+                self.jobs[j as usize].sched_pending.len()
+            };
+            let ops = &mut self.jobs[j as usize].sched_ops;
+            ops.extend(std::iter::repeat_n(SchedOp::Merge, merges));
+            ops.push_back(SchedOp::Insert);
+            ops.push_back(SchedOp::Dispatch);
+        }
         // Reuse the allocation for the next batch.
         let mut reqs = reqs;
         reqs.clear();
@@ -445,14 +463,25 @@ impl Sim {
         self.job_accounted(j);
         if ch.submit {
             self.job_submitted(cpu, j, 0);
-            if self.job_blocks_on_tags(cpu, j) {
-                return;
-            }
-            if self.jobs[j as usize].cfg.ioengine.is_sync() {
-                return self.job_reap(j);
-            }
+            return self.job_after_submit(cpu, j);
         }
         self.job_next(j);
+    }
+
+    /// After the submitting syscall's block-layer work: the scheduler's
+    /// locked sections if the queue has one, a sleep for tags, or on with
+    /// fio's loop.
+    pub(crate) fn job_after_submit(&mut self, cpu: u32, j: u32) {
+        if !self.jobs[j as usize].sched_ops.is_empty() {
+            return self.sched_next_op(cpu, j);
+        }
+        if self.job_blocks_on_tags(cpu, j) {
+            // Sleeps in blk_mq_get_tag; tag_granted wakes it.
+        } else if self.jobs[j as usize].cfg.ioengine.is_sync() {
+            self.job_reap(j);
+        } else {
+            self.job_next(j);
+        }
     }
 
     /// The job's task is back on its CPU after sleeping (or did not need to
@@ -590,15 +619,11 @@ impl Sim {
             }
             JobState::Submit => {
                 self.job_submitted(cpu, j, items);
-                let blocked = self.job_blocks_on_tags(cpu, j);
-                if blocked {
-                    // Sleeps in blk_mq_get_tag; tag_granted wakes it.
-                } else if self.jobs[j as usize].cfg.ioengine.is_sync() {
-                    self.job_reap(j);
-                } else {
-                    self.job_next(j);
-                }
+                self.job_after_submit(cpu, j);
             }
+            JobState::LockSpin => self.sched_lock_granted(cpu, j),
+            JobState::LockHold => self.sched_hold_done(cpu, j),
+            JobState::SchedIssue => self.sched_issued(cpu, j),
             JobState::ReapEnter => {
                 let min = self.jobs[j as usize].wait_for;
                 let job = &mut self.jobs[j as usize];
@@ -724,6 +749,12 @@ impl Sim {
         let job = &mut self.jobs[j as usize];
         if job.is_uring() {
             job.wait_for = job.wait_for.saturating_sub(job.ready.len() as u32).max(1);
+        }
+        // The wait checks its condition before sleeping: completions that came
+        // in during the syscall (task_work, aio events) end it at once.
+        let have = if job.is_uring() { job.tw_pending.len() } else { job.ready.len() } as u32;
+        if have >= job.wait_for {
+            return self.job_woken_chain(j, 0);
         }
         job.state = JobState::Sleeping;
         job.remaining_ns = 0;

@@ -145,6 +145,16 @@ costs! {
     llist_add_ns,
     /// One poll of a CQ (phase-bit check).
     poll_ns,
-    /// One cache-line transfer between cores of a socket.
+    /// One cache-line transfer between cores of a socket (same last-level cache).
     cacheline_transfer_ns,
+    /// One cache-line transfer between cores of different last-level caches (e.g. CCDs).
+    cacheline_transfer_llc_ns,
+    /// mq-deadline `dd_bio_merge` lookup, under `dd->lock`.
+    dd_merge_ns,
+    /// mq-deadline inserting one request (rb-tree, hash, FIFO), under `dd->lock`.
+    dd_insert_ns,
+    /// mq-deadline `dd_dispatch_request`, under `dd->lock`.
+    dd_dispatch_ns,
+    /// 2024 series: adding one request to the insertion list, under `insert_lock`.
+    dd_insert_list_ns,
 }

@@ -14,6 +14,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("spr-gen5", include_str!("../../../../profiles/spr-gen5.toml")),
     ("spr-dsa", include_str!("../../../../profiles/spr-dsa.toml")),
     ("x86-gen5-5m", include_str!("../../../../profiles/x86-gen5-5m.toml")),
+    ("ryzen-7950x", include_str!("../../../../profiles/ryzen-7950x.toml")),
 ];
 
 #[derive(Clone, Debug, Deserialize)]

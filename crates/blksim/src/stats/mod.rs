@@ -6,6 +6,7 @@ pub mod trace;
 
 pub use histogram::LatencyStat;
 pub use report::{
-    CpuTime, DirStats, DiskStats, DsaStats, InterruptRow, JobStats, MsiCpuStats, PathStats, RunReport, LATENCY_STAGES,
+    CpuTime, DirStats, DiskStats, DsaStats, InterruptRow, JobStats, LockReport, MsiCpuStats, PathStats, RunReport,
+    LATENCY_STAGES,
 };
 pub use trace::{Trace, TraceName, TraceRecord, Track};

@@ -113,6 +113,19 @@ pub struct PathStats {
     pub busy_pct: f64,
 }
 
+/// A lock's statistics over the run (`perf lock contention`-like).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LockReport {
+    /// e.g. `nullb0 dd->lock`.
+    pub name: String,
+    pub acquisitions: u64,
+    pub contended: u64,
+    /// Time spent spinning for it, summed over CPUs, ns.
+    pub wait_ns: u64,
+    /// Time it was held, ns.
+    pub hold_ns: u64,
+}
+
 /// One DSA client's results.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DsaStats {
@@ -167,6 +180,8 @@ pub struct RunReport {
     pub sample_interval_ns: u64,
     /// DSA clients: what each got done.
     pub dsa: Vec<DsaStats>,
+    /// Scheduler locks.
+    pub locks: Vec<LockReport>,
     /// The timeline, when one was asked for.
     pub trace: Option<super::trace::Trace>,
 }

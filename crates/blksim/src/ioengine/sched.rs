@@ -1,0 +1,234 @@
+//! mq-deadline as its submitters run it (kernel-mechanisms §5): after the
+//! syscall's bio work, a submitter takes `dd->lock` for each bio's merge
+//! lookup, once to insert its requests, and once per dispatched request;
+//! the lock is a queued spinlock, so contention and its collapse come from
+//! the load. The 2024 series (`--patch mq-deadline-2024`) serialises
+//! dispatch (a dispatcher that finds another one running leaves), inserts
+//! onto a separate list under its own lock (the dispatcher moves them in),
+//! and skips merge lookups when the lock is held.
+//!
+//! Simplification: when a completion frees a driver tag while requests wait
+//! (SCHED_RESTART), the completing context dispatches them at once if
+//! `dd->lock` is free (and no serialised dispatch runs), instead of a kblockd
+//! worker spinning for the lock.
+
+use std::collections::VecDeque;
+
+use super::job::{JobState, SchedOp};
+use super::program::SPIN_NS;
+use crate::block::lock::SpinLock;
+use crate::machine::cpu::{Acct, Running};
+use crate::run::Sim;
+
+/// mq-deadline's per-queue state.
+#[derive(Clone, Debug, Default)]
+pub struct Deadline {
+    /// `dd->lock`.
+    pub lock: SpinLock,
+    /// Inserted requests, in deadline (FIFO) order.
+    pub fifo: VecDeque<u32>,
+    /// Driver tags free (the hardware queue's depth).
+    pub driver_tags_free: u32,
+    /// 2024 series: `insert_lock` and the insertion list.
+    pub insert_lock: SpinLock,
+    pub insert_list: VecDeque<u32>,
+    /// 2024 series: DD_DISPATCHING.
+    pub dispatching: bool,
+}
+
+impl Sim {
+    fn deadline_dev(&self, j: u32) -> u16 {
+        self.jobs[j as usize].devs[0]
+    }
+
+    /// Cost of handing a lock from `from` to `to` (the lock's line moves to
+    /// the new owner, and its MCS node first).
+    fn lock_handoff_ns(&self, from: u32, to: u32) -> u64 {
+        let t = &self.machine.topology;
+        let c = &self.costs;
+        let one = if t.cpus[from as usize].core == t.cpus[to as usize].core {
+            c.cacheline_transfer_ns / 4
+        } else if t.share_cache(from, to) {
+            c.cacheline_transfer_ns
+        } else {
+            c.cacheline_transfer_llc_ns
+        };
+        2 * one
+    }
+
+    /// Start the job's next scheduler step, or go on with fio's loop.
+    pub fn sched_next_op(&mut self, cpu: u32, j: u32) {
+        let dev = self.deadline_dev(j) as usize;
+        let patched = self.patch_mq_deadline_2024;
+        let Some(op) = self.jobs[j as usize].sched_ops.front().copied() else {
+            return self.job_after_submit(cpu, j);
+        };
+        let now = self.q.now_ns();
+        let dd = self.devs[dev].deadline.as_mut().expect("mq-deadline");
+        let insert_lock = patched && op == SchedOp::Insert;
+        match op {
+            // The 2024 series: spin_trylock, and no merge if it fails.
+            SchedOp::Merge if patched && dd.lock.owner.is_some() => {
+                self.jobs[j as usize].sched_ops.pop_front();
+                return self.sched_next_op(cpu, j);
+            }
+            // The 2024 series: another CPU is dispatching; it will pick ours up.
+            SchedOp::Dispatch if patched && dd.dispatching && !self.jobs[j as usize].dispatching => {
+                self.jobs[j as usize].sched_ops.pop_front();
+                return self.sched_next_op(cpu, j);
+            }
+            SchedOp::Dispatch if patched => {
+                dd.dispatching = true;
+                self.jobs[j as usize].dispatching = true;
+            }
+            _ => {}
+        }
+        self.jobs[j as usize].on_insert_lock = insert_lock;
+        let lock = if insert_lock { &mut dd.insert_lock } else { &mut dd.lock };
+        if lock.acquire(j, now) {
+            self.sched_hold(j);
+        } else {
+            self.job_set(j, JobState::LockSpin, SPIN_NS, Acct::Sys, 0);
+        }
+    }
+
+    /// The job owns the lock: its locked section for the current op.
+    fn sched_hold(&mut self, j: u32) {
+        let dev = self.deadline_dev(j) as usize;
+        let c = &self.costs;
+        let job = &self.jobs[j as usize];
+        let dd = self.devs[dev].deadline.as_ref().unwrap();
+        let cost = match job.sched_ops.front().copied().unwrap() {
+            SchedOp::Merge => c.dd_merge_ns,
+            SchedOp::Insert if job.on_insert_lock => job.sched_pending.len() as u64 * c.dd_insert_list_ns,
+            SchedOp::Insert => job.sched_pending.len() as u64 * c.dd_insert_ns,
+            // The dispatcher first moves the insertion list in (2024 series).
+            SchedOp::Dispatch => c.dd_dispatch_ns + dd.insert_list.len() as u64 * c.dd_insert_ns,
+        };
+        self.job_set(j, JobState::LockHold, cost, Acct::Sys, 0);
+    }
+
+    /// The lock was handed to a spinning job (or it found it free).
+    pub fn sched_lock_granted(&mut self, _cpu: u32, j: u32) {
+        self.sched_hold(j);
+    }
+
+    /// The locked section ended: its effect, then the lock goes to the next waiter.
+    pub fn sched_hold_done(&mut self, cpu: u32, j: u32) {
+        let now = self.q.now_ns();
+        let dev = self.deadline_dev(j) as usize;
+        let op = self.jobs[j as usize].sched_ops.pop_front().unwrap();
+        let on_insert_lock = self.jobs[j as usize].on_insert_lock;
+        let pending = std::mem::take(&mut self.jobs[j as usize].sched_pending);
+        let dd = self.devs[dev].deadline.as_mut().unwrap();
+        let mut issue = u32::MAX;
+        match op {
+            SchedOp::Merge => {}
+            SchedOp::Insert if on_insert_lock => dd.insert_list.extend(pending.iter().copied()),
+            SchedOp::Insert => dd.fifo.extend(pending.iter().copied()),
+            SchedOp::Dispatch => {
+                while let Some(r) = dd.insert_list.pop_front() {
+                    dd.fifo.push_back(r);
+                }
+                if dd.driver_tags_free > 0 {
+                    if let Some(r) = dd.fifo.pop_front() {
+                        dd.driver_tags_free -= 1;
+                        issue = r;
+                    }
+                }
+            }
+        }
+        if op != SchedOp::Insert {
+            self.jobs[j as usize].sched_pending = pending;
+        }
+        // spin_unlock: hand the lock to the oldest waiter.
+        let lock = if on_insert_lock { &mut dd.insert_lock } else { &mut dd.lock };
+        let next = lock.release(now, |_| now);
+        if let Some(n) = next {
+            let ns = self.lock_handoff_ns(self.jobs[j as usize].cpu, self.jobs[n as usize].cpu);
+            let l = if on_insert_lock {
+                &mut self.devs[dev].deadline.as_mut().unwrap().insert_lock
+            } else {
+                &mut self.devs[dev].deadline.as_mut().unwrap().lock
+            };
+            // The new owner holds it from when the hand-off completes.
+            l.held_since_ns = now + ns;
+            l.stats.wait_ns += ns;
+            self.lock_spin_ends(n, ns);
+        }
+        if op == SchedOp::Dispatch {
+            if issue != u32::MAX {
+                // queue_rq outside the lock, then another dispatch round.
+                self.jobs[j as usize].sched_issue = issue;
+                let cost = self.driver_queue_rq_cost(dev as u16, false);
+                return self.job_set(j, JobState::SchedIssue, cost, Acct::Sys, 0);
+            }
+            // Nothing (or no driver tag) left: the dispatch is over.
+            if self.jobs[j as usize].dispatching {
+                self.jobs[j as usize].dispatching = false;
+                self.devs[dev].deadline.as_mut().unwrap().dispatching = false;
+            }
+        }
+        self.sched_next_op(cpu, j);
+    }
+
+    /// The driver took the dispatched request: issue it, then dispatch again.
+    pub fn sched_issued(&mut self, cpu: u32, j: u32) {
+        let req = std::mem::replace(&mut self.jobs[j as usize].sched_issue, u32::MAX);
+        let (dev, hctx) = (self.reqs.reqs[req as usize].dev, self.reqs.reqs[req as usize].hctx);
+        let debt = self.driver_issue(cpu, dev, hctx, req);
+        self.jobs[j as usize].debt_ns += debt;
+        self.jobs[j as usize].sched_ops.push_front(SchedOp::Dispatch);
+        self.sched_next_op(cpu, j);
+    }
+
+    /// SCHED_RESTART: a completion freed a driver tag while requests wait in
+    /// the scheduler, so the queue is run again from the completing context.
+    /// Modelled as a try-lock dispatch of what the free driver tags allow,
+    /// charged to the completing context (the kblockd hand-off is not
+    /// modelled). Returns its cost.
+    pub fn sched_restart(&mut self, cpu: u32, dev: u16) -> u64 {
+        let patched = self.patch_mq_deadline_2024;
+        let now = self.q.now_ns();
+        let Some(dd) = self.devs[dev as usize].deadline.as_mut() else { return 0 };
+        if (dd.fifo.is_empty() && dd.insert_list.is_empty())
+            || dd.driver_tags_free == 0
+            || dd.lock.owner.is_some()
+            || (patched && dd.dispatching)
+        {
+            return 0;
+        }
+        dd.lock.stats.acquisitions += 1;
+        while let Some(r) = dd.insert_list.pop_front() {
+            dd.fifo.push_back(r);
+        }
+        let mut issue = Vec::new();
+        while dd.driver_tags_free > 0 {
+            let Some(r) = dd.fifo.pop_front() else { break };
+            dd.driver_tags_free -= 1;
+            issue.push(r);
+        }
+        let _ = now;
+        let mut cost = 0;
+        for r in issue {
+            let hctx = self.reqs.reqs[r as usize].hctx;
+            cost += self.costs.dd_dispatch_ns + self.driver_queue_rq_cost(dev, false);
+            cost += self.driver_issue(cpu, dev, hctx, r);
+        }
+        cost
+    }
+
+    /// A job spinning for a lock gets it `after_ns` from now.
+    fn lock_spin_ends(&mut self, j: u32, after_ns: u64) {
+        debug_assert_eq!(self.jobs[j as usize].state, JobState::LockSpin);
+        let cpu = self.jobs[j as usize].cpu;
+        let running = self.cpus[cpu as usize].running == Running::Task(j);
+        if running {
+            self.cpu_charge(cpu);
+        }
+        self.job_set_segs(j, JobState::LockSpin, [(Acct::Sys, after_ns), (Acct::User, 0), (Acct::Sys, 0)], 0);
+        if running {
+            self.cpu_dispatch(cpu);
+        }
+    }
+}
