@@ -53,7 +53,7 @@ label = "real"
 fio_json = "fio.json"
 proc_interrupts = ["interrupts.before", "interrupts.after"]
 proc_stat = ["stat.before", "stat.after"]
-metrics = ["iops", "job_usr_pct", "clat_mean_us", "clat_p50_us", "cpu_busy_pct", "interrupts_per_sec", { metric = "iops", scale = 1e-6 }]
+metrics = ["iops", "job_usr_pct", "clat_mean_us", "clat_p50_us", "cpu_busy_pct", { metric = "iops", scale = 1e-6 }]
 "#;
     // The scaled duplicate needs its own label: it would collide, which must be an error.
     std::fs::write(dir.join("dup.toml"), exp_text).unwrap();
@@ -73,7 +73,8 @@ metrics = ["iops", "job_usr_pct", "clat_mean_us", "clat_p50_us", "cpu_busy_pct",
     let busy = published("real cpu_busy_pct");
     let ncpus = std::thread::available_parallelism().unwrap().get() as f64;
     assert!(busy > 50.0 / ncpus && busy <= 100.0, "cpu_busy_pct {busy}");
-    assert!(published("real interrupts_per_sec") >= 0.0);
+    // (Device interrupts are left out: a quiet machine can take none in the
+    // snapshot interval, and a zero reference has no relative error.)
 
     let r = &run_experiments(std::slice::from_ref(&exp), &LabOptions::default(), &|_, _| {}).unwrap()[0];
     for c in &r.cells {
