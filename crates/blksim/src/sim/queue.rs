@@ -189,6 +189,39 @@ mod tests {
     }
 
     #[test]
+    fn interleaved_pushes_and_pops_come_out_in_time_then_insertion_order() {
+        let mut q = EventQueue::new(0);
+        let mut x: u64 = 12345;
+        let mut pending = Vec::new();
+        let mut seen = Vec::new();
+        for i in 0..5000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let t = q.now_ns() + (x >> 33) % 50; // many equal times
+            q.at(t, i);
+            pending.push((t, i));
+            if x % 3 == 0 {
+                if let Some(Popped::Event(e)) = q.pop() {
+                    seen.push((q.now_ns(), e));
+                }
+            }
+        }
+        while let Some(Popped::Event(e)) = q.pop() {
+            seen.push((q.now_ns(), e));
+        }
+        assert_eq!(seen.len(), pending.len());
+        // Time never goes back, and equal times come out in insertion order.
+        for w in seen.windows(2) {
+            assert!(w[0].0 < w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1), "{:?}", w);
+        }
+        // Each event comes out at the time it was scheduled for.
+        let mut by_event = pending.clone();
+        by_event.sort_by_key(|p| p.1);
+        let mut got = seen.clone();
+        got.sort_by_key(|p| p.1);
+        assert_eq!(got, by_event);
+    }
+
+    #[test]
     fn a_rearmed_timer_fires_once_at_its_new_time_in_order_with_events() {
         let mut q = EventQueue::new(3);
         q.set_timer(1, 50);
