@@ -85,17 +85,23 @@ pub fn load_machine(spec: &str) -> Result<Machine, String> {
     }
 }
 
-fn run(argv: &[String]) -> Result<(), String> {
-    let args = parse_run(argv)?;
-    let machine = load_machine(args.machine.as_deref().unwrap_or(DEFAULT_MACHINE))?;
+/// Settings from `--cmdline` strings and `--set` sysfs writes, checked against the machine's devices.
+pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> Result<Settings, String> {
     let mut settings = Settings::default();
-    for c in &args.cmdline {
+    for c in cmdline {
         settings.apply_cmdline(c).map_err(|e| format!("--cmdline: {e}"))?;
     }
     let dev_names: Vec<String> = machine.devices.iter().map(|d| d.name.clone()).collect();
-    for s in &args.sets {
+    for s in sets {
         settings.apply_write(s, &dev_names)?;
     }
+    Ok(settings)
+}
+
+fn run(argv: &[String]) -> Result<(), String> {
+    let args = parse_run(argv)?;
+    let machine = load_machine(args.machine.as_deref().unwrap_or(DEFAULT_MACHINE))?;
+    let mut settings = knob_settings(&machine, &args.cmdline, &args.sets)?;
     for p in &args.patches {
         settings.apply_patch(p)?;
     }

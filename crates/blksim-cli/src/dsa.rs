@@ -1,11 +1,10 @@
 //! `blksim dsa-memfill`: drive the machine's DSA devices with the memfill
 //! client and report completion interrupts, MSIs, notifications and bandwidth.
 
-use blksim::settings::Settings;
 use blksim_lab::frontend::{dsa_memfill, DSA_MEMFILL_USAGE};
 use serde_json::json;
 
-use crate::commands::{load_machine, DEFAULT_DSA_MACHINE};
+use crate::commands::{knob_settings, load_machine, DEFAULT_DSA_MACHINE};
 
 pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
     let mut machine_spec = DEFAULT_DSA_MACHINE.to_string();
@@ -48,14 +47,7 @@ pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
         i += 1;
     }
     let machine = load_machine(&machine_spec)?;
-    let mut settings = Settings::default();
-    for c in &cmdline {
-        settings.apply_cmdline(c).map_err(|e| format!("--cmdline: {e}"))?;
-    }
-    let devs: Vec<String> = machine.devices.iter().map(|d| d.name.clone()).collect();
-    for s in &sets {
-        settings.apply_write(s, &devs)?;
-    }
+    let settings = knob_settings(&machine, &cmdline, &sets)?;
     let workload = dsa_memfill(&rest, &machine)?;
     let options = blksim::RunOptions { timed, ..Default::default() };
     let (report, _) = blksim::run_workload(&machine, &settings, &workload, seed, &options).map_err(|e| e.message)?;

@@ -2,11 +2,10 @@
 //! benchmark on the simulated machine, answering in its output format
 //! (one rate line for the whole run instead of one per second).
 
-use blksim::settings::Settings;
 use blksim::stats::RunReport;
 use blksim_lab::frontend::{t_io_uring, T_IO_URING_USAGE};
 
-use crate::commands::{load_machine, DEFAULT_MACHINE};
+use crate::commands::{knob_settings, load_machine, DEFAULT_MACHINE};
 
 /// t/io_uring's IOPS: `%.2fM` above 10^6, `%.2fK` above 10^5, else an integer.
 pub fn fmt_iops(iops: f64) -> String {
@@ -54,14 +53,7 @@ pub fn t_io_uring_command(argv: &[String]) -> Result<(), String> {
         i += 1;
     }
     let machine = load_machine(&machine_spec)?;
-    let mut settings = Settings::default();
-    for c in &cmdline {
-        settings.apply_cmdline(c).map_err(|e| format!("--cmdline: {e}"))?;
-    }
-    let devs: Vec<String> = machine.devices.iter().map(|d| d.name.clone()).collect();
-    for s in &sets {
-        settings.apply_write(s, &devs)?;
-    }
+    let settings = knob_settings(&machine, &cmdline, &sets)?;
     let workload = t_io_uring(&rest)?;
     let (report, _) =
         blksim::run_workload(&machine, &settings, &workload, seed, &Default::default()).map_err(|e| match e.job {
