@@ -55,6 +55,7 @@ pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
     let sum = |f: fn(&blksim::stats::MsiCpuStats) -> u64| report.msi_per_cpu.iter().map(f).sum::<u64>();
     let (handled, msis, notes) = (sum(|c| c.device_irqs), sum(|c| c.device_msis), sum(|c| c.notifications));
     let bytes: u64 = report.dsa.iter().map(|c| c.bytes).sum();
+    let completed: u64 = report.dsa.iter().map(|c| c.completed).sum();
     let per_sec = |n: u64| n as f64 / secs;
     if format == "json" {
         let clients: Vec<_> = report
@@ -65,7 +66,10 @@ pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
         let doc = json!({
             "mode": if report.posted_msi { "posted" } else { "remappable" },
             "runtime_ns": (secs * 1e9) as u64,
-            "interrupts_per_sec": per_sec(handled),
+            // One completion interrupt per descriptor (what the DSA benchmarks count);
+            // handler invocations are fewer when MSIs merge in the IRR or PIR.
+            "completion_interrupts_per_sec": per_sec(completed),
+            "handler_invocations_per_sec": per_sec(handled),
             "msis_per_sec": per_sec(msis),
             "notifications_per_sec": per_sec(notes),
             "bandwidth_bytes_per_sec": per_sec(bytes),
@@ -82,7 +86,8 @@ pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
         for c in &report.dsa {
             println!("  {} wq{}: {} descriptors, {:.2} GB/s", c.device, c.wq, c.completed, c.bytes as f64 / secs / 1e9);
         }
-        println!("completion interrupts handled: {:.3} M/s", per_sec(handled) / 1e6);
+        println!("completion interrupts (one per descriptor): {:.3} M/s", per_sec(completed) / 1e6);
+        println!("device IRQ handler invocations: {:.3} M/s", per_sec(handled) / 1e6);
         println!("device MSIs: {:.3} M/s; notifications: {:.3} M/s", per_sec(msis) / 1e6, per_sec(notes) / 1e6);
         println!("bandwidth: {:.2} GB/s", per_sec(bytes) / 1e9);
     }

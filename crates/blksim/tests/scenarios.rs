@@ -283,6 +283,24 @@ fn dsa_completions_interrupt_one_cpu_and_posting_raises_the_rate() {
     );
 }
 
+/// The published max-loops trend: more harvest passes per notification mean
+/// fewer notifications per completion and a rate that never falls.
+#[test]
+fn dsa_more_coalescing_loops_mean_fewer_notifications_and_no_lower_rate() {
+    let mut last: Option<(f64, u64)> = None;
+    for loops in 2..=6 {
+        let (r, _) = dsa_run(&format!("intremap=posted_msi blksim.max_posted_msi_coalescing_loop={loops}"), 8);
+        let completed: u64 = r.dsa.iter().map(|c| c.completed).sum();
+        let pmn: u64 = r.msi_per_cpu.iter().map(|c| c.pmn).sum();
+        let per_completion = pmn as f64 / completed as f64;
+        if let Some((prev_ratio, prev_completed)) = last {
+            assert!(per_completion < prev_ratio, "max_loops={loops}: {per_completion} notifications per completion, was {prev_ratio}");
+            assert!(completed >= prev_completed, "max_loops={loops}: {completed} completions, was {prev_completed}");
+        }
+        last = Some((per_completion, completed));
+    }
+}
+
 fn r_only_cpu0(r: &blksim::stats::RunReport) -> bool {
     r.msi_per_cpu.iter().skip(1).all(|c| c.device_irqs == 0 && c.pmn == 0)
 }

@@ -334,7 +334,10 @@ impl Sim {
                 // Work the drain caused that was not foreseen is charged in one more pass.
                 debt = actual.saturating_sub(f.foreseen_ns.min(actual));
                 let replay = std::mem::take(&mut self.irqs[irq as usize].replay);
-                let more = replay || !self.devs[dev as usize].queues[queue as usize].cq.is_empty();
+                // nvme_irq drains until no new CQE turns up; idxd's handler goes
+                // over its completion list once (later completions raise new MSIs).
+                let d = &self.devs[dev as usize];
+                let more = replay || (d.dsa.is_none() && !d.queues[queue as usize].cq.is_empty());
                 if !more && debt == 0 {
                     self.irqs[irq as usize].running_on = None;
                     return self.irq_exit(cpu);
