@@ -1,33 +1,49 @@
-//! The event queue: a binary min-heap on (time, sequence) for one-off events,
-//! plus one re-armable timer slot per CPU kept in a tournament tree, so a
-//! CPU's rescheduled step replaces its old end instead of leaving a stale
-//! event behind. Everything at equal times runs in the order it was
-//! scheduled.
+//! The event queue: a calendar queue on (time, sequence). Near-future
+//! entries go into fixed-width time buckets (a ring one window long), far
+//! ones into a binary heap that refills the ring as the window moves; the
+//! bucket being drained is sorted once (it is short). Each CPU has one re-armable timer
+//! slot: re-arming pushes a fresh entry and bumps the slot's generation, and
+//! an entry of an older generation is dropped when it comes out. Everything
+//! at equal times runs in the order it was scheduled (timers included).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+/// What an entry carries: an event, or a timer slot and its generation.
+enum Item<E> {
+    Event(E),
+    Timer { slot: u32, gen: u32 },
+}
+
 struct Entry<E> {
     time_ns: u64,
     seq: u64,
-    event: E,
+    item: Item<E>,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.time_ns == other.time_ns && self.seq == other.seq
+impl<E> Entry<E> {
+    fn key(&self) -> (u64, u64) {
+        (self.time_ns, self.seq)
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+
+/// Far entries, earliest first out of the (max-)heap.
+struct Far<E>(Entry<E>);
+
+impl<E> PartialEq for Far<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key() == other.0.key()
+    }
+}
+impl<E> Eq for Far<E> {}
+impl<E> PartialOrd for Far<E> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl<E> Ord for Far<E> {
     fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap.
-        (other.time_ns, other.seq).cmp(&(self.time_ns, self.seq))
+        other.0.key().cmp(&self.0.key())
     }
 }
 
@@ -38,56 +54,25 @@ pub enum Popped<E> {
     Timer(u32),
 }
 
-/// Timer slots in a tournament tree: each inner node holds its subtree's
-/// earliest (key, slot), so a walk up compares keys without indirection.
-struct Timers {
-    leaves: usize,
-    tree: Vec<((u64, u64), u32)>,
-}
-
-const NONE: (u64, u64) = (u64::MAX, u64::MAX);
-
-impl Timers {
-    fn new(n: usize) -> Timers {
-        let leaves = n.max(2).next_power_of_two();
-        let mut tree = vec![(NONE, 0u32); 2 * leaves];
-        for i in 0..leaves {
-            tree[leaves + i].1 = i as u32;
-        }
-        for node in (1..leaves).rev() {
-            tree[node] = tree[2 * node];
-        }
-        Timers { leaves, tree }
-    }
-
-    fn set(&mut self, slot: u32, key: (u64, u64)) {
-        let mut node = self.leaves + slot as usize;
-        let tree = &mut self.tree[..2 * self.leaves];
-        tree[node].0 = key;
-        while node > 1 {
-            let sibling = node ^ 1;
-            let parent = node / 2;
-            // Keys are unique (their sequence numbers differ) except empty slots.
-            let winner = if tree[node].0 <= tree[sibling].0 { tree[node] } else { tree[sibling] };
-            let old = tree[parent];
-            tree[parent] = winner;
-            // Above here nothing changes if the same other slot still wins.
-            if old == winner && winner.1 != slot {
-                break;
-            }
-            node = parent;
-        }
-    }
-
-    fn min(&self) -> (u32, (u64, u64)) {
-        let (key, slot) = self.tree[1];
-        (slot, key)
-    }
-}
+/// Bucket width, 2^SHIFT ns, and ring length: the window is ~1 ms.
+const SHIFT: u32 = 7;
+const BUCKETS: usize = 8192;
 
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
-    timers: Timers,
+    /// Entries of the current bucket (and any scheduled before it), sorted
+    /// latest first so the next one is popped off the end.
+    active: Vec<Entry<E>>,
+    /// The current bucket's number (time >> SHIFT).
+    cur: u64,
+    /// Buckets cur+1 .. cur+BUCKETS-1, unsorted, at index bucket % BUCKETS.
+    ring: Vec<Vec<Entry<E>>>,
+    /// One bit per non-empty ring bucket.
+    occupied: Vec<u64>,
+    /// Entries beyond the window.
+    far: BinaryHeap<Far<E>>,
+    /// Per timer slot: current generation and whether it is armed.
+    timer_gen: Vec<u32>,
+    timer_armed: Vec<bool>,
     seq: u64,
     now_ns: u64,
     /// Events and timers popped so far.
@@ -98,13 +83,19 @@ impl<E> EventQueue<E> {
     /// A queue with `timer_slots` re-armable timers.
     pub fn new(timer_slots: usize) -> EventQueue<E> {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
-            timers: Timers::new(timer_slots),
+            active: Vec::with_capacity(64),
+            cur: 0,
+            ring: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            occupied: vec![0; BUCKETS / 64],
+            far: BinaryHeap::new(),
+            timer_gen: vec![0; timer_slots],
+            timer_armed: vec![false; timer_slots],
             seq: 0,
             now_ns: 0,
             processed: 0,
         }
     }
+
 
     pub fn now_ns(&self) -> u64 {
         self.now_ns
@@ -113,9 +104,7 @@ impl<E> EventQueue<E> {
     /// Schedule `event` at absolute time `time_ns` (never in the past).
     pub fn at(&mut self, time_ns: u64, event: E) {
         debug_assert!(time_ns >= self.now_ns, "event scheduled in the past");
-        let time_ns = time_ns.max(self.now_ns);
-        self.heap.push(Entry { time_ns, seq: self.seq, event });
-        self.seq += 1;
+        self.push(time_ns.max(self.now_ns), Item::Event(event));
     }
 
     /// Schedule `event` after `delay_ns`.
@@ -125,49 +114,139 @@ impl<E> EventQueue<E> {
 
     /// Arm timer `slot` to fire at `time_ns`, replacing whatever it held.
     pub fn set_timer(&mut self, slot: u32, time_ns: u64) {
-        let time_ns = time_ns.max(self.now_ns);
-        self.timers.set(slot, (time_ns, self.seq));
-        self.seq += 1;
+        let s = slot as usize;
+        self.timer_gen[s] = self.timer_gen[s].wrapping_add(1);
+        self.timer_armed[s] = true;
+        let gen = self.timer_gen[s];
+        self.push(time_ns.max(self.now_ns), Item::Timer { slot, gen });
     }
 
     pub fn clear_timer(&mut self, slot: u32) {
-        self.timers.set(slot, NONE);
+        let s = slot as usize;
+        self.timer_gen[s] = self.timer_gen[s].wrapping_add(1);
+        self.timer_armed[s] = false;
+    }
+
+    fn push(&mut self, time_ns: u64, item: Item<E>) {
+        let e = Entry { time_ns, seq: self.seq, item };
+        self.seq += 1;
+        let b = time_ns >> SHIFT;
+        if b <= self.cur {
+            // Into the bucket being drained, in order (it is short).
+            let key = e.key();
+            let at = self.active.partition_point(|x| x.key() > key);
+            self.active.insert(at, e);
+        } else if b < self.cur + BUCKETS as u64 {
+            self.place(b, e);
+        } else {
+            self.far.push(Far(e));
+        }
+    }
+
+    fn place(&mut self, b: u64, e: Entry<E>) {
+        let i = (b % BUCKETS as u64) as usize;
+        self.ring[i].push(e);
+        self.occupied[i / 64] |= 1 << (i % 64);
+    }
+
+    /// The next non-empty ring bucket after the current one, if any.
+    fn next_occupied(&self) -> Option<u64> {
+        let start = ((self.cur + 1) % BUCKETS as u64) as usize;
+        let words = BUCKETS / 64;
+        for k in 0..=words {
+            let w = (start / 64 + k) % words;
+            let mut bits = self.occupied[w];
+            if k == 0 {
+                bits &= !0u64 << (start % 64);
+            } else if k == words {
+                bits &= !(!0u64 << (start % 64));
+            }
+            if bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                let ahead = (i + BUCKETS - start) % BUCKETS;
+                return Some(self.cur + 1 + ahead as u64);
+            }
+        }
+        None
+    }
+
+    /// Move to the next bucket with entries; false when there are none.
+    fn advance(&mut self) -> bool {
+        let ring_next = self.next_occupied();
+        let far_next = self.far.peek().map(|f| f.0.time_ns >> SHIFT);
+        let next = match (ring_next, far_next) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return false,
+        };
+        self.cur = next;
+        let i = (next % BUCKETS as u64) as usize;
+        std::mem::swap(&mut self.active, &mut self.ring[i]);
+        self.occupied[i / 64] &= !(1 << (i % 64));
+        // The window moved: far entries now inside it come in.
+        let end = self.cur + BUCKETS as u64;
+        while self.far.peek().is_some_and(|f| f.0.time_ns >> SHIFT < end) {
+            let Far(e) = self.far.pop().unwrap();
+            let b = e.time_ns >> SHIFT;
+            if b == self.cur {
+                self.active.push(e);
+            } else {
+                self.place(b, e);
+            }
+        }
+        self.active.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+        true
+    }
+
+    fn live(&self, e: &Entry<E>) -> bool {
+        match e.item {
+            Item::Event(_) => true,
+            Item::Timer { slot, gen } => self.timer_armed[slot as usize] && self.timer_gen[slot as usize] == gen,
+        }
+    }
+
+    /// Drop stale timer entries off the front; false when the queue is empty.
+    fn settle(&mut self) -> bool {
+        loop {
+            match self.active.last() {
+                Some(e) if self.live(e) => return true,
+                Some(_) => {
+                    self.active.pop();
+                }
+                None => {
+                    if !self.advance() {
+                        return false;
+                    }
+                }
+            }
+        }
     }
 
     /// The next event or timer, advancing the clock to its time. A timer that
-    /// fires stays armed at its time: the caller re-arms or clears it.
+    /// fires is disarmed: the caller re-arms it if it wants it again.
     pub fn pop(&mut self) -> Option<Popped<E>> {
-        let (slot, key) = self.timers.min();
-        let heap_key = self.heap.peek().map(|e| (e.time_ns, e.seq));
-        match heap_key {
-            Some(h) if h < key => {
-                let e = self.heap.pop().unwrap();
-                self.now_ns = e.time_ns;
-                self.processed += 1;
-                Some(Popped::Event(e.event))
-            }
-            _ if key != NONE => {
-                self.now_ns = key.0;
-                self.processed += 1;
-                Some(Popped::Timer(slot))
-            }
-            _ => None,
+        if !self.settle() {
+            return None;
         }
+        let e = self.active.pop().unwrap();
+        self.now_ns = e.time_ns;
+        self.processed += 1;
+        Some(match e.item {
+            Item::Event(ev) => Popped::Event(ev),
+            Item::Timer { slot, .. } => {
+                self.timer_armed[slot as usize] = false;
+                Popped::Timer(slot)
+            }
+        })
     }
 
     /// When the next event or timer is due.
-    pub fn peek_time_ns(&self) -> Option<u64> {
-        let t = self.timers.min().1;
-        let h = self.heap.peek().map(|e| (e.time_ns, e.seq));
-        match h {
-            Some(h) if h < t => Some(h.0),
-            _ if t != NONE => Some(t.0),
-            _ => None,
-        }
+    pub fn peek_time_ns(&mut self) -> Option<u64> {
+        self.settle().then(|| self.active.last().unwrap().time_ns)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.timers.min().1 == NONE
+    pub fn is_empty(&mut self) -> bool {
+        !self.settle()
     }
 }
 
@@ -219,6 +298,75 @@ mod tests {
         let mut got = seen.clone();
         got.sort_by_key(|p| p.1);
         assert_eq!(got, by_event);
+    }
+
+    /// Against a plain ordered map: delays from 0 to several windows (ring,
+    /// current bucket and far heap), timers re-armed and cleared at random.
+    #[test]
+    fn matches_an_ordered_map_across_buckets_windows_and_timers() {
+        use std::collections::BTreeMap;
+        let mut q = EventQueue::new(4);
+        let mut reference: BTreeMap<(u64, u64), Popped<u64>> = BTreeMap::new();
+        let mut timer_key: [Option<(u64, u64)>; 4] = [None; 4];
+        let (mut x, mut seq, mut now) = (99u64, 0u64, 0u64);
+        let mut rand = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for i in 0..20_000u64 {
+            match rand(10) {
+                0..=4 => {
+                    let delay = match rand(4) {
+                        0 => rand(1 << SHIFT),
+                        1 => rand(64 << SHIFT),
+                        2 => rand(2 * (BUCKETS as u64) << SHIFT),
+                        _ => rand(5 * (BUCKETS as u64) << SHIFT),
+                    };
+                    q.at(now + delay, i);
+                    reference.insert((now + delay, seq), Popped::Event(i));
+                    seq += 1;
+                }
+                5..=6 => {
+                    let slot = rand(4) as u32;
+                    let t = now + rand(3 << SHIFT);
+                    q.set_timer(slot, t);
+                    if let Some(k) = timer_key[slot as usize].take() {
+                        reference.remove(&k);
+                    }
+                    reference.insert((t, seq), Popped::Timer(slot));
+                    timer_key[slot as usize] = Some((t, seq));
+                    seq += 1;
+                }
+                7 => {
+                    let slot = rand(4) as u32;
+                    q.clear_timer(slot);
+                    if let Some(k) = timer_key[slot as usize].take() {
+                        reference.remove(&k);
+                    }
+                }
+                _ => {
+                    let want = reference.pop_first();
+                    let got = q.pop();
+                    match want {
+                        None => assert_eq!(got, None),
+                        Some(((t, _), p)) => {
+                            if let Popped::Timer(slot) = p {
+                                timer_key[slot as usize] = None;
+                            }
+                            assert_eq!(got, Some(p), "at step {i}");
+                            assert_eq!(q.now_ns(), t);
+                            now = t;
+                        }
+                    }
+                }
+            }
+        }
+        while let Some(((t, _), p)) = reference.pop_first() {
+            assert_eq!(q.pop(), Some(p));
+            assert_eq!(q.now_ns(), t);
+        }
+        assert_eq!(q.pop(), None);
+        assert!(q.is_empty());
     }
 
     #[test]
