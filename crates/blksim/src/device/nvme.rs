@@ -41,21 +41,24 @@ impl NvmeState {
         let extra_kib = (bytes / 1024).saturating_sub(4);
         let base = p.latency_ns[d] + extra_kib * p.ns_per_kib[d];
         let media_ns = (base as f64 * self.rng.lognormal_factor(p.latency_sigma)) as u64;
-        let Reverse(unit_free) = self.units.pop().expect("media unit");
+        // The earliest-free media unit takes the command (its free time is
+        // replaced in place: one sift instead of a pop and a push).
+        let mut unit = self.units.peek_mut().expect("media unit");
+        let Reverse(unit_free) = *unit;
         if d == 0 {
             // Read: media, then data to the host over the link, then the CQE.
             // The link is shared in the order reads leave the media, so it is
             // claimed when the CQE is sent (`read_link_done`); this is the
             // time with the link free.
             let media_done = self.ctrl_free_ns.max(unit_free) + media_ns;
-            self.units.push(Reverse(media_done));
+            *unit = Reverse(media_done);
             media_done + xfer_ns
         } else {
             // Write: data from the host over the link, then media, then the CQE.
             let link_start = self.ctrl_free_ns.max(self.link_free_ns);
             self.link_free_ns = link_start + xfer_ns;
             let media_done = self.link_free_ns.max(unit_free) + media_ns;
-            self.units.push(Reverse(media_done));
+            *unit = Reverse(media_done);
             media_done
         }
     }
