@@ -706,6 +706,7 @@ impl Sim {
                     ),
                 });
             };
+            self.prefetch_next();
             self.handle(popped);
             if let Some(e) = self.failure.take() {
                 return Err(ModelError { job: None, message: e });
@@ -719,6 +720,22 @@ impl Sim {
         while self.q.peek_time_ns().is_some_and(|t| t <= until_ns) {
             let popped = self.q.pop().unwrap();
             self.handle(popped);
+        }
+    }
+
+    /// Start loading the request the next event will touch: it was last used
+    /// a device latency ago and is rarely still in cache. A hint only.
+    fn prefetch_next(&self) {
+        let req = match self.q.peek_event() {
+            Some(Event::CqeSent { req, .. } | Event::CqeAtPort { req, .. }) => *req,
+            Some(Event::RootPortFree { port }) => match self.root_ports[*port as usize].waiting.front() {
+                Some(&(_, req)) => req,
+                None => return,
+            },
+            _ => return,
+        };
+        if let Some(r) = self.reqs.reqs.get(req as usize..=req as usize) {
+            crate::sim::prefetch_slice(r);
         }
     }
 

@@ -245,6 +245,15 @@ impl<E> EventQueue<E> {
         })
     }
 
+    /// The event after the one just popped, if it is already in the bucket
+    /// being drained (a hint for prefetching what it will touch).
+    pub fn peek_event(&self) -> Option<&E> {
+        match &self.active.last()?.item {
+            Item::Event(e) => Some(e),
+            Item::Timer { .. } => None,
+        }
+    }
+
     /// When the next event or timer is due.
     pub fn peek_time_ns(&mut self) -> Option<u64> {
         self.settle().then(|| self.active.last().unwrap().time_ns())
