@@ -63,6 +63,19 @@ pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
             .iter()
             .map(|c| json!({"device": c.device, "wq": c.wq, "completed": c.completed, "bytes": c.bytes}))
             .collect();
+        // Where the time of the CPUs that took device interrupts went.
+        let irq_cpus: Vec<_> = report
+            .msi_per_cpu
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.device_msis > 0)
+            .map(|(i, _)| {
+                let t = &report.cpu_time[i];
+                let pct = |ns: u64| 100.0 * ns as f64 / report.sim_time_ns.max(1) as f64;
+                json!({"cpu": i, "user_pct": pct(t.user_ns), "hardirq_pct": pct(t.hardirq_ns), "softirq_pct": pct(t.softirq_ns),
+                       "sys_pct": pct(t.sys_ns), "idle_pct": pct(t.idle_ns + t.iowait_ns)})
+            })
+            .collect();
         let doc = json!({
             "mode": if report.posted_msi { "posted" } else { "remappable" },
             "runtime_ns": (secs * 1e9) as u64,
@@ -74,6 +87,7 @@ pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
             "notifications_per_sec": per_sec(notes),
             "bandwidth_bytes_per_sec": per_sec(bytes),
             "clients": clients,
+            "irq_cpus": irq_cpus,
         });
         println!("{}", serde_json::to_string_pretty(&doc).unwrap());
     } else {

@@ -171,6 +171,15 @@ fn dsa_memfill_reports_interrupt_rates_and_rejects_bad_options() {
     // MSIs of a pending vector merge: at most one handler call per completion.
     assert!(doc["handler_invocations_per_sec"].as_f64().unwrap() <= completions);
     assert_eq!(doc["msis_per_sec"].as_f64().unwrap(), completions, "one MSI per descriptor");
+    // --irq-cpu 0: only CPU 0 takes the interrupts, and its time adds up.
+    let cpus = doc["irq_cpus"].as_array().unwrap();
+    assert_eq!(cpus.len(), 1);
+    assert_eq!(cpus[0]["cpu"], 0);
+    let total: f64 = ["user_pct", "hardirq_pct", "softirq_pct", "sys_pct", "idle_pct"]
+        .iter()
+        .map(|k| cpus[0][k].as_f64().unwrap())
+        .sum();
+    assert!((total - 100.0).abs() < 0.01, "{total}");
     assert!(doc["notifications_per_sec"].as_f64().unwrap() <= doc["msis_per_sec"].as_f64().unwrap());
     let (code, _, err) = blksim(&["dsa-memfill", "--op", "memcpy"]);
     assert_eq!(code, 2);

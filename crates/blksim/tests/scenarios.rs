@@ -294,7 +294,10 @@ fn dsa_more_coalescing_loops_mean_fewer_notifications_and_no_lower_rate() {
         let pmn: u64 = r.msi_per_cpu.iter().map(|c| c.pmn).sum();
         let per_completion = pmn as f64 / completed as f64;
         if let Some((prev_ratio, prev_completed)) = last {
-            assert!(per_completion < prev_ratio, "max_loops={loops}: {per_completion} notifications per completion, was {prev_ratio}");
+            assert!(
+                per_completion < prev_ratio,
+                "max_loops={loops}: {per_completion} notifications per completion, was {prev_ratio}"
+            );
             assert!(completed >= prev_completed, "max_loops={loops}: {completed} completions, was {prev_completed}");
         }
         last = Some((per_completion, completed));

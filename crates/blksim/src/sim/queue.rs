@@ -101,7 +101,6 @@ impl<E> EventQueue<E> {
         }
     }
 
-
     pub fn now_ns(&self) -> u64 {
         self.now_ns
     }
