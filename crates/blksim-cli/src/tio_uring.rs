@@ -92,7 +92,7 @@ pub fn write_report(report: &RunReport) -> String {
     let ios: u64 = report.jobs.iter().map(|j| j.dirs[0].total_ios).sum();
     let submits: u64 = report.jobs.iter().flat_map(|j| j.iodepth_submit.iter()).sum();
     let reaps: u64 = report.jobs.iter().flat_map(|j| j.iodepth_complete.iter()).sum();
-    let per = |n: u64| if n == 0 { 0 } else { ios / n };
+    let per = |n: u64| ios.checked_div(n).unwrap_or(0);
     out += &format!(
         "IOPS={}, BW={}, IOS/call={}/{}\n",
         fmt_iops(total_iops),

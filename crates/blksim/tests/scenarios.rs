@@ -141,8 +141,8 @@ fn rq_affinity_2_batches_ipis_at_depth() {
 fn same_seed_same_result_other_seed_differs() {
     let m = small_machine(4);
     let j = job("r", IoEngine::Libaio, RwKind::RandRead, 4096, 16, "nvme0n1", 10);
-    let a = format!("{:?}", run_checked(&m, &Settings::default(), &[j.clone()], 7).0);
-    let b = format!("{:?}", run_checked(&m, &Settings::default(), &[j.clone()], 7).0);
+    let a = format!("{:?}", run_checked(&m, &Settings::default(), std::slice::from_ref(&j), 7).0);
+    let b = format!("{:?}", run_checked(&m, &Settings::default(), std::slice::from_ref(&j), 7).0);
     let c = format!("{:?}", run_checked(&m, &Settings::default(), &[j], 8).0);
     assert_eq!(a, b);
     assert_ne!(a, c);

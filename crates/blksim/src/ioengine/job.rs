@@ -268,7 +268,7 @@ impl Job {
                 }
             }
             TrimWrite | RandTrimWrite => {
-                if self.ios_issued % 2 == 0 {
+                if self.ios_issued.is_multiple_of(2) {
                     Direction::Trim
                 } else {
                     Direction::Write

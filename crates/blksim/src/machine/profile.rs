@@ -275,10 +275,10 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
     if c.sockets == 0 || c.cores_per_socket == 0 || c.threads_per_core == 0 || c.threads_per_core > 2 {
         return Err("cpu: sockets and cores_per_socket must be >= 1 and threads_per_core 1 or 2".into());
     }
-    if c.numa_nodes_per_socket == 0 || c.cores_per_socket % c.numa_nodes_per_socket != 0 {
+    if c.numa_nodes_per_socket == 0 || !c.cores_per_socket.is_multiple_of(c.numa_nodes_per_socket) {
         return Err("cpu: numa_nodes_per_socket must divide cores_per_socket".into());
     }
-    if c.llc_per_socket == 0 || c.cores_per_socket % c.llc_per_socket != 0 {
+    if c.llc_per_socket == 0 || !c.cores_per_socket.is_multiple_of(c.llc_per_socket) {
         return Err("cpu: llc_per_socket must divide cores_per_socket".into());
     }
     if !(1.0..=2.0).contains(&c.smt_throughput) {

@@ -291,7 +291,7 @@ mod tests {
             let t = q.now_ns() + (x >> 33) % 50; // many equal times
             q.at(t, i);
             pending.push((t, i));
-            if x % 3 == 0 {
+            if x.is_multiple_of(3) {
                 if let Some(Popped::Event(e)) = q.pop() {
                     seen.push((q.now_ns(), e));
                 }
@@ -332,8 +332,8 @@ mod tests {
                     let delay = match rand(4) {
                         0 => rand(1 << SHIFT),
                         1 => rand(64 << SHIFT),
-                        2 => rand(2 * (BUCKETS as u64) << SHIFT),
-                        _ => rand(5 * (BUCKETS as u64) << SHIFT),
+                        2 => rand((2 * BUCKETS as u64) << SHIFT),
+                        _ => rand((5 * BUCKETS as u64) << SHIFT),
                     };
                     q.at(now + delay, i);
                     reference.insert((now + delay, seq), Popped::Event(i));
