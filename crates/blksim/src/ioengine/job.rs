@@ -70,15 +70,10 @@ pub struct Chain {
 /// syscall head, fio's user-space body, a submitting syscall tail).
 pub type Segments = [(Acct, u64); 3];
 
+/// Fields in declaration order (repr(C)): what every step of the job
+/// touches comes first; configuration and statistics after.
+#[repr(C)]
 pub struct Job {
-    pub index: u32,
-    pub cfg: JobConfig,
-    /// The CPU the job's task runs on.
-    pub cpu: u32,
-    /// Devices it does I/O to, round-robin.
-    pub devs: Vec<u16>,
-    pub next_dev: usize,
-    pub rng: Rng,
     pub state: JobState,
     /// Work left in the current step (the sum of `segs`), ns at full speed.
     pub remaining_ns: u64,
@@ -87,18 +82,41 @@ pub struct Job {
     pub chain: Chain,
     /// Cost of effects applied at the end of a step, charged in the next one.
     pub debt_ns: u64,
-    /// Prepared io_us not yet committed.
-    pub queued: Vec<u32>,
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    /// The CPU the job's task runs on.
+    pub cpu: u32,
     /// Committed and not yet reaped by fio.
     pub inflight: u32,
+    /// While sleeping: how many completions wake us.
+    pub wait_for: u32,
+    /// No more I/O will be issued.
+    pub done_issuing: bool,
+    /// The task sleeps until its requests waiting for tags get them.
+    pub tag_blocked: bool,
+    pub index: u32,
+    /// Prepared io_us not yet committed.
+    pub queued: Vec<u32>,
     /// Completions visible to fio's reap (aio ring events, posted CQEs, sync results).
     pub ready: VecDeque<u32>,
     /// io_uring: completions whose task_work has not run yet (CQE not posted).
     pub tw_pending: VecDeque<u32>,
-    /// io_uring: completions polled by another ring's poller, visible at our next poll.
-    pub iopoll_done: VecDeque<u32>,
     /// Completions fio is accounting in the current Account step.
     pub reaping: Vec<u32>,
+    /// Bytes issued so far and the limit (size x loops; u64::MAX if time based).
+    pub bytes_issued: u64,
+    pub bytes_limit: u64,
+    pub ios_issued: u64,
+    pub end_ns: u64,
+    /// When fio took the timestamp of the batch it is accounting.
+    pub reap_ns: u64,
+    pub next_dev: usize,
+    /// Devices it does I/O to, round-robin.
+    pub devs: Vec<u16>,
+    pub rng: Rng,
+    pub cfg: JobConfig,
+    /// io_uring: completions polled by another ring's poller, visible at our next poll.
+    pub iopoll_done: VecDeque<u32>,
     /// mq-deadline: requests holding a scheduler tag, not yet inserted.
     pub sched_pending: Vec<u32>,
     /// mq-deadline: what is left to do after the syscall's bio work.
@@ -109,32 +127,18 @@ pub struct Job {
     pub on_insert_lock: bool,
     /// This job runs the (serialised) dispatch.
     pub dispatching: bool,
-    /// Its requests waiting for a tag, and whether the task sleeps for them
-    /// (a blocking submitter: io_submit, pread).
+    /// Its requests waiting for a tag (a blocking submitter, io_submit or
+    /// pread, sleeps for them: `tag_blocked`).
     pub tag_waits: u32,
-    pub tag_blocked: bool,
-    /// When fio took the timestamp of the batch it is accounting.
-    pub reap_ns: u64,
-    /// While sleeping: how many completions wake us.
-    pub wait_for: u32,
-    /// No more I/O will be issued.
-    pub done_issuing: bool,
     pub start_ns: u64,
     pub ramp_end_ns: u64,
-    pub end_ns: u64,
     pub finish_ns: u64,
-    /// Bytes issued so far and the limit (size x loops; u64::MAX if time based).
-    pub bytes_issued: u64,
-    pub bytes_limit: u64,
-    pub ios_issued: u64,
     /// Sequential offset per device.
     pub seq_offset: Vec<u64>,
     /// Hardware queues this job polls (dev, hctx).
     pub poll_queues: Vec<(u16, u16)>,
     // Statistics.
     pub dirs: [DirStats; 3],
-    pub usr_ns: u64,
-    pub sys_ns: u64,
     pub ctx: u64,
     /// Sums of the latency stages of measured I/Os (`stats::LATENCY_STAGES`).
     pub breakdown_ns: [u64; 5],

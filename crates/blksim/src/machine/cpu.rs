@@ -140,13 +140,10 @@ pub struct PiDesc {
     pub iommu_owns_line: bool,
 }
 
+/// Fields in declaration order (repr(C)): what every step touches first,
+/// on the first two cache lines; counters and rarely used state after.
+#[repr(C)]
 pub struct Cpu {
-    pub id: u32,
-    pub sibling: Option<u32>,
-    pub frames: Vec<Frame>,
-    /// The task that owns the CPU (runs when no frame is active).
-    pub current: Option<u32>,
-    pub runqueue: VecDeque<u32>,
     pub running: Running,
     /// When the running entity last started or was last charged.
     pub since_ns: u64,
@@ -155,12 +152,22 @@ pub struct Cpu {
     pub time: CpuTime,
     /// Local APIC interrupt request register, one bit per vector.
     pub irr: [u64; 4],
+    pub frames: Vec<Frame>,
+    /// The task that owns the CPU (runs when no frame is active).
+    pub current: Option<u32>,
+    pub sibling: Option<u32>,
+    /// Tasks of this CPU asleep waiting for I/O.
+    pub io_sleepers: u32,
     /// BLOCK_SOFTIRQ raised.
     pub softirq_pending: bool,
-    /// `blk_cpu_done`: requests to complete in BLOCK_SOFTIRQ here.
-    pub done_list: VecDeque<u32>,
     /// ksoftirqd was woken: softirq work waits for it.
     pub ksoftirqd_pending: bool,
+    /// When the current task was switched in (for its time slice).
+    pub task_since_ns: u64,
+    pub runqueue: VecDeque<u32>,
+    /// `blk_cpu_done`: requests to complete in BLOCK_SOFTIRQ here.
+    pub done_list: VecDeque<u32>,
+    pub id: u32,
     /// Requests whose hrtimer expired, for the local timer interrupt.
     pub timer_expired: VecDeque<u32>,
     /// Local timer interrupts taken.
@@ -172,12 +179,8 @@ pub struct Cpu {
     pub notifications_sent: u64,
     /// Device MSIs aimed at this CPU.
     pub device_msis: u64,
-    /// When the current task was switched in (for its time slice).
-    pub task_since_ns: u64,
     /// IPIs received.
     pub ipis: u64,
-    /// Tasks of this CPU asleep waiting for I/O.
-    pub io_sleepers: u32,
     /// Per-vector delivery counts for system vectors (CAL).
     pub cal_count: u64,
 }
