@@ -779,10 +779,11 @@ impl Sim {
         let ncpus = self.cpus.len();
         let jobs = self
             .jobs
-            .iter()
+            .iter_mut()
             .map(|j| JobStats {
                 config: j.cfg.clone(),
-                dirs: j.dirs.clone(),
+                // Moved, not cloned: the histograms are most of a job's memory.
+                dirs: std::mem::take(&mut j.dirs),
                 runtime_ns: j.finish_ns.saturating_sub(j.ramp_end_ns),
                 start_ns: j.start_ns,
                 end_ns: j.finish_ns,

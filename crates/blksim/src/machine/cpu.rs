@@ -227,6 +227,9 @@ impl Cpu {
 
     /// Take the highest-priority pending vector.
     pub fn irr_take_highest(&mut self) -> Option<u8> {
+        if self.irr == [0; 4] {
+            return None;
+        }
         for w in (0..4).rev() {
             if self.irr[w] != 0 {
                 let b = 63 - self.irr[w].leading_zeros();
@@ -272,35 +275,10 @@ impl Sim {
             return;
         }
         let done = work_ns(wall, c.slow_pm);
-        if let Some(t) = self.trace.as_mut() {
-            let start = now - wall;
-            match c.running {
-                Running::Idle => {}
-                Running::Frame => {
-                    let f = c.frames.last().expect("running frame");
-                    let (track, name) = f.kind.trace_name();
-                    t.slice(cpu, track, name, start, now);
-                }
-                Running::Task(j) => {
-                    // One slice per segment the work went through (sys head, user body, sys tail).
-                    let (mut t0, mut left) = (start, done);
-                    for seg in self.jobs[j as usize].segs.iter().filter(|s| s.1 > 0) {
-                        let take = left.min(seg.1);
-                        left -= take;
-                        let t1 = if left == 0 {
-                            now
-                        } else {
-                            t0 + (wall as u128 * take as u128 / done.max(1) as u128) as u64
-                        };
-                        t.slice(cpu, Track::Task, TraceName::Job { job: j, user: seg.0 == Acct::User }, t0, t1);
-                        t0 = t1;
-                        if left == 0 {
-                            break;
-                        }
-                    }
-                }
-            }
+        if self.trace.is_some() {
+            self.trace_charge(cpu, now, wall, done);
         }
+        let c = &mut self.cpus[cpu as usize];
         match c.running {
             // Idle with a task of this CPU asleep in an I/O wait counts as iowait.
             Running::Idle if c.io_sleepers > 0 => c.time.iowait_ns += wall,
@@ -317,12 +295,53 @@ impl Sim {
                 let job = &mut self.jobs[j as usize];
                 let (user, sys) = job.consume(done);
                 // Split the wall time like the work; rounding goes to sys.
-                let user_wall =
-                    if user + sys == 0 { 0 } else { (wall as u128 * user as u128 / (user + sys) as u128) as u64 };
+                let user_wall = match (user, sys) {
+                    (0, _) => 0,
+                    (_, 0) => wall,
+                    _ => match wall.checked_mul(user) {
+                        Some(p) => p / (user + sys),
+                        None => (wall as u128 * user as u128 / (user + sys) as u128) as u64,
+                    },
+                };
                 c.time.user_ns += user_wall;
                 job.usr_ns += user_wall;
                 c.time.sys_ns += wall - user_wall;
                 job.sys_ns += wall - user_wall;
+            }
+        }
+    }
+
+    /// Trace slices for the time `cpu_charge` just charged (`wall` ns ending now, `done` ns of work).
+    #[cold]
+    #[inline(never)]
+    fn trace_charge(&mut self, cpu: u32, now: u64, wall: u64, done: u64) {
+        let c = &self.cpus[cpu as usize];
+        let Some(t) = self.trace.as_mut() else { return };
+        let start = now - wall;
+        match c.running {
+            Running::Idle => {}
+            Running::Frame => {
+                let f = c.frames.last().expect("running frame");
+                let (track, name) = f.kind.trace_name();
+                t.slice(cpu, track, name, start, now);
+            }
+            Running::Task(j) => {
+                // One slice per segment the work went through (sys head, user body, sys tail).
+                let (mut t0, mut left) = (start, done);
+                for seg in self.jobs[j as usize].segs.iter().filter(|s| s.1 > 0) {
+                    let take = left.min(seg.1);
+                    left -= take;
+                    let t1 = if left == 0 {
+                        now
+                    } else {
+                        t0 + (wall as u128 * take as u128 / done.max(1) as u128) as u64
+                    };
+                    t.slice(cpu, Track::Task, TraceName::Job { job: j, user: seg.0 == Acct::User }, t0, t1);
+                    t0 = t1;
+                    if left == 0 {
+                        break;
+                    }
+                }
             }
         }
     }

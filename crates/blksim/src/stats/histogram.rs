@@ -17,12 +17,14 @@ pub struct LatencyStat {
     /// Exact sums of the samples and their squares.
     sum: u128,
     sum_sq: u128,
-    pub buckets: Box<[u64; PLAT_NR]>,
+    /// PLAT_NR counts, allocated at the first sample (most jobs leave two
+    /// of their three directions empty).
+    pub buckets: Vec<u64>,
 }
 
 impl Default for LatencyStat {
     fn default() -> Self {
-        LatencyStat { n: 0, min_ns: u64::MAX, max_ns: 0, sum: 0, sum_sq: 0, buckets: Box::new([0; PLAT_NR]) }
+        LatencyStat { n: 0, min_ns: u64::MAX, max_ns: 0, sum: 0, sum_sq: 0, buckets: Vec::new() }
     }
 }
 
@@ -52,6 +54,9 @@ pub fn plat_idx_to_val(idx: usize) -> u64 {
 
 impl LatencyStat {
     pub fn record(&mut self, ns: u64) {
+        if self.buckets.is_empty() {
+            self.buckets = vec![0; PLAT_NR];
+        }
         self.n += 1;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);

@@ -106,6 +106,7 @@ impl Trace {
 
     /// Record that `cpu` ran `name` on `track` over [start, end), clipped to
     /// the window; a slice continuing the CPU's last one extends it.
+    #[cold]
     pub fn slice(&mut self, cpu: u32, track: Track, name: TraceName, start_ns: u64, end_ns: u64) {
         let (s, e) = (start_ns.max(self.start_ns), end_ns.min(self.end_ns));
         if s >= e {
@@ -123,12 +124,14 @@ impl Trace {
         self.records.push(TraceRecord::Slice { cpu, track, name, start_ns: s, end_ns: e });
     }
 
+    #[cold]
     pub fn instant(&mut self, cpu: u32, track: Track, name: TraceName, at_ns: u64) {
         if self.in_window(at_ns) {
             self.records.push(TraceRecord::Instant { cpu, track, name, at_ns });
         }
     }
 
+    #[cold]
     pub fn queue_depth(&mut self, dev: u16, at_ns: u64, depth: u32) {
         if self.in_window(at_ns) {
             self.records.push(TraceRecord::QueueDepth { dev, at_ns, depth });
