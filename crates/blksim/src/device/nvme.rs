@@ -20,24 +20,36 @@ pub struct NvmeState {
     /// When the link is next free.
     pub link_free_ns: u64,
     pub rng: Rng,
+    /// Controller time per command, read and write (1 s / IOPS limit).
+    ctrl_ns: [u64; 2],
+    /// (bytes, link time) of the last transfer: sizes repeat, divisions cost.
+    xfer_memo: (u64, u64),
 }
 
 impl NvmeState {
     pub fn new(params: NvmeParams, rng: Rng) -> NvmeState {
         let units = (0..params.media_units).map(|_| Reverse(0)).collect();
-        NvmeState { params, ctrl_free_ns: 0, units, link_free_ns: 0, rng }
+        let ctrl_ns = [1_000_000_000 / params.iops_max[0], 1_000_000_000 / params.iops_max[1]];
+        NvmeState { params, ctrl_free_ns: 0, units, link_free_ns: 0, rng, ctrl_ns, xfer_memo: (0, 0) }
+    }
+
+    /// Time for `bytes` to cross the link.
+    fn xfer_ns(&mut self, bytes: u64) -> u64 {
+        if self.xfer_memo.0 != bytes {
+            self.xfer_memo = (bytes, bytes * 1000 / self.params.link_mb_per_s);
+        }
+        self.xfer_memo.1
     }
 
     /// When the CQE of a command whose doorbell rang at `now` is written.
     pub fn service(&mut self, now: u64, dir: Direction, bytes: u64) -> u64 {
-        let p = &self.params;
         let d = if dir == Direction::Read { 0 } else { 1 };
+        let xfer_ns = self.xfer_ns(bytes);
+        let p = &self.params;
         let fetched = now + p.fetch_ns;
         let ctrl_start = fetched.max(self.ctrl_free_ns);
         // The controller processes commands one at a time at its IOPS limit.
-        let ctrl_ns = 1_000_000_000 / p.iops_max[d];
-        self.ctrl_free_ns = ctrl_start + ctrl_ns;
-        let xfer_ns = bytes * 1000 / p.link_mb_per_s;
+        self.ctrl_free_ns = ctrl_start + self.ctrl_ns[d];
         let extra_kib = (bytes / 1024).saturating_sub(4);
         let base = p.latency_ns[d] + extra_kib * p.ns_per_kib[d];
         let media_ns = (base as f64 * self.rng.lognormal_factor(p.latency_sigma)) as u64;
@@ -68,7 +80,7 @@ impl NvmeState {
     /// A read whose data would finish crossing a free link at `now`: when it
     /// really finishes, given the reads ahead of it on the link.
     pub fn read_link_done(&mut self, now: u64, bytes: u64) -> u64 {
-        let xfer_ns = bytes * 1000 / self.params.link_mb_per_s;
+        let xfer_ns = self.xfer_ns(bytes);
         let done = now.max(self.link_free_ns + xfer_ns);
         self.link_free_ns = done;
         done

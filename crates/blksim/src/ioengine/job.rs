@@ -111,6 +111,8 @@ pub struct Job {
     /// When fio took the timestamp of the batch it is accounting.
     pub reap_ns: u64,
     pub next_dev: usize,
+    /// (region, bytes, region / bytes) of the last offset drawn.
+    pub blocks_memo: (u64, u64, u64),
     /// Devices it does I/O to, round-robin.
     pub devs: Vec<u16>,
     pub rng: Rng,
@@ -159,6 +161,7 @@ impl Job {
             cpu,
             devs,
             next_dev: 0,
+            blocks_memo: (0, 0, 0),
             rng,
             state: JobState::NotStarted,
             remaining_ns: 0,
@@ -203,6 +206,17 @@ impl Job {
             sample_bytes: [0; 3],
             sample_ios: [0; 3],
         }
+    }
+
+    /// `region / bytes`, remembered for the last pair (a division per I/O otherwise).
+    pub fn blocks_of(&mut self, region: u64, bytes: u64) -> u64 {
+        let (r, b, n) = self.blocks_memo;
+        if r == region && b == bytes {
+            return n;
+        }
+        let n = region / bytes;
+        self.blocks_memo = (region, bytes, n);
+        n
     }
 
     /// Take `work` ns of done work off the step's segments in order; returns

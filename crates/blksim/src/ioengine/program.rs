@@ -177,12 +177,12 @@ impl Sim {
                 (0, u16::MAX, job.cfg.size.unwrap_or(bytes))
             } else {
                 let di = job.next_dev;
-                job.next_dev = (job.next_dev + 1) % job.devs.len();
+                job.next_dev = if di + 1 == job.devs.len() { 0 } else { di + 1 };
                 let dev = job.devs[di];
                 (di, dev, self.devs[dev as usize].capacity_bytes)
             };
             let region = job.cfg.size.unwrap_or(capacity).max(bytes);
-            let blocks = region / bytes;
+            let blocks = job.blocks_of(region, bytes);
             let offset = job.cfg.offset
                 + if job.cfg.rw.is_random() {
                     job.rng.below(blocks) * bytes

@@ -298,6 +298,8 @@ impl Sim {
                 let user_wall = match (user, sys) {
                     (0, _) => 0,
                     (_, 0) => wall,
+                    // At full speed the wall time is the work: no division.
+                    _ if user + sys == wall => user,
                     _ => match wall.checked_mul(user) {
                         Some(p) => p / (user + sys),
                         None => (wall as u128 * user as u128 / (user + sys) as u128) as u64,

@@ -55,7 +55,7 @@ pub fn plat_idx_to_val(idx: usize) -> u64 {
 impl LatencyStat {
     pub fn record(&mut self, ns: u64) {
         if self.buckets.is_empty() {
-            self.buckets = vec![0; PLAT_NR];
+            self.allocate();
         }
         self.n += 1;
         self.min_ns = self.min_ns.min(ns);
@@ -63,6 +63,11 @@ impl LatencyStat {
         self.sum += ns as u128;
         self.sum_sq += ns as u128 * ns as u128;
         self.buckets[plat_val_to_idx(ns)] += 1;
+    }
+
+    #[cold]
+    fn allocate(&mut self) {
+        self.buckets = vec![0; PLAT_NR];
     }
 
     pub fn mean(&self) -> f64 {
