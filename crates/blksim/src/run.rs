@@ -19,7 +19,7 @@ pub enum Event {
     /// A device sent the CQE write of `req` towards its root port.
     CqeSent { dev: u16, req: u32 },
     /// The CQE write of `req` (after its read data) reached the device's root port.
-    CqeAtPort { dev: u16, req: u32 },
+    CqeAtPort { dev: u16, hctx: u16, req: u32 },
     /// A root port finished the MSI that held the writes behind it.
     RootPortFree { port: u16 },
     /// An interrupt message (MSI or IPI) reached a CPU's local APIC.
@@ -729,7 +729,7 @@ impl Sim {
         let req = match self.q.peek_event() {
             Some(Event::CqeSent { req, .. } | Event::CqeAtPort { req, .. }) => *req,
             Some(Event::RootPortFree { port }) => match self.root_ports[*port as usize].waiting.front() {
-                Some(&(_, req)) => req,
+                Some(&(_, _, req)) => req,
                 None => return,
             },
             _ => return,
@@ -747,7 +747,7 @@ impl Sim {
         };
         match ev {
             Event::CqeSent { dev, req } => self.cqe_sent(dev, req),
-            Event::CqeAtPort { dev, req } => self.cqe_at_port(dev, req),
+            Event::CqeAtPort { dev, hctx, req } => self.cqe_at_port(dev, hctx, req),
             Event::RootPortFree { port } => self.root_port_free(port as usize),
             Event::InterruptArrived { cpu, vector } => {
                 if vector < crate::machine::cpu::POSTED_MSI_NOTIFICATION_VECTOR {

@@ -40,7 +40,7 @@ pub struct Irq {
 pub struct RootPortState {
     pub socket: usize,
     /// CQE writes held behind the port's last MSI, in order.
-    pub waiting: std::collections::VecDeque<(u16, u32)>,
+    pub waiting: std::collections::VecDeque<(u16, u16, u32)>,
     /// A `RootPortFree` event is scheduled.
     pub wake_pending: bool,
     pub free_at_ns: u64,
