@@ -739,6 +739,7 @@ impl Sim {
         }
     }
 
+    #[inline(always)]
     fn handle(&mut self, popped: Popped<Event>) {
         let ev = match popped {
             // A CPU's timer: the step running on it reached its end.

@@ -6,6 +6,7 @@ use crate::run::Sim;
 
 impl Sim {
     /// `blk_mq_complete_request` on `cpu`: where does `req` end?
+    #[inline(always)]
     pub fn placement(&self, cpu: u32, req: u32) -> Placement {
         let r = &self.reqs.reqs[req as usize];
         let dev = &self.devs[r.dev as usize];
@@ -34,6 +35,7 @@ impl Sim {
 
     /// `nvme_irq`'s loop over the first `n` CQEs of a queue, run on `cpu`.
     /// Returns the cost of follow-on work (IPIs, wake-ups) to charge next.
+    #[inline(always)]
     pub fn nvme_drain(&mut self, cpu: u32, dev: u16, queue: u16, n: u32) -> u64 {
         let mut debt = 0;
         for _ in 0..n {
@@ -80,6 +82,7 @@ impl Sim {
     /// `blk_mq_end_request`: account the disk, free the tag, hand the result to
     /// the ioengine. Returns the cost of follow-on work (wake-ups, dispatch of
     /// a request that waited for the tag).
+    #[inline(always)]
     pub fn end_request(&mut self, cpu: u32, req: u32) -> u64 {
         let now = self.q.now_ns();
         self.reqs.reqs[req as usize].t_done_ns = now;

@@ -89,6 +89,7 @@ impl NvmeState {
 
 impl Sim {
     /// The driver rang the SQ doorbell of `hctx` with `reqs`: the device takes them.
+    #[inline(always)]
     pub fn nvme_issue(&mut self, dev: u16, hctx: u16, reqs: &[u32]) {
         let now = self.q.now_ns();
         for &req in reqs {
@@ -126,6 +127,7 @@ impl Sim {
     /// A CQE write reaches its root port. Posted writes are ordered: it waits
     /// behind the port's earlier writes and MSIs. The queue (`hctx`) rides
     /// along so that the write does not reload the request.
+    #[inline(always)]
     pub fn cqe_at_port(&mut self, dev: u16, hctx: u16, req: u32) {
         let now = self.q.now_ns();
         let port = self.devs[dev as usize].root_port;
@@ -163,6 +165,7 @@ impl Sim {
 
     /// A CQE is in host memory, visible to the driver; raise the queue's MSI
     /// unless it is a poll queue.
+    #[inline(always)]
     pub fn cqe_written(&mut self, dev: u16, hctx: u16, req: u32) {
         self.reqs.reqs[req as usize].t_cqe_ns = self.q.now_ns();
         let q = &mut self.devs[dev as usize].queues[hctx as usize];

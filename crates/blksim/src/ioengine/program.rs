@@ -125,6 +125,7 @@ impl Sim {
     }
 
     /// Decide the job's next step after the previous one ended (fio's do_io loop).
+    #[inline(always)]
     fn job_next(&mut self, j: u32) {
         let now = self.q.now_ns();
         let prep_ns = self.user_costs(j).1;
@@ -163,6 +164,7 @@ impl Sim {
     }
 
     /// Prepare `n` io_us: pick direction, device and offset.
+    #[inline(always)]
     fn job_prep(&mut self, j: u32, n: u32) {
         let now = self.q.now_ns();
         for _ in 0..n {
@@ -220,6 +222,7 @@ impl Sim {
 
     /// Cost of the submitting syscall for the queued io_us, and the
     /// task_work items it runs (io_uring_enter with GETEVENTS).
+    #[inline(always)]
     fn submit_syscall_cost(&self, j: u32, run_tw: bool) -> (u64, u32) {
         let job = &self.jobs[j as usize];
         let mut cost = if matches!(job.cfg.ioengine, IoEngine::Null) { 0 } else { self.costs.syscall_ns };
@@ -248,6 +251,7 @@ impl Sim {
     }
 
     /// The submitting syscall ends: requests reach the driver and the device.
+    #[inline(always)]
     fn job_submitted(&mut self, cpu: u32, j: u32, tw: u32) {
         let now = self.q.now_ns();
         let reqs = std::mem::take(&mut self.jobs[j as usize].queued);
@@ -361,6 +365,7 @@ impl Sim {
         (min, max)
     }
 
+    #[inline(always)]
     fn job_reap(&mut self, j: u32) {
         let (min, max) = self.reap_bounds(j);
         let sys = self.costs.syscall_ns;
@@ -414,6 +419,7 @@ impl Sim {
     /// prepares the io_us it queues next (user), then commits them (sys) if
     /// fio would. The io_us are prepared now; everything else happens when
     /// the step ends (`job_chain_done`).
+    #[inline(always)]
     fn job_chain(&mut self, j: u32, head_ns: u64, tw: u32, reap: u32) {
         let now = self.q.now_ns();
         let (clock, prep_ns, reap_ns) = self.user_costs(j);
@@ -546,6 +552,7 @@ impl Sim {
 
     /// Hand a completed request to its engine (from irq, softirq or a poller on `cpu`).
     /// Returns the cost of wake-ups it caused.
+    #[inline(always)]
     pub fn engine_complete(&mut self, cpu: u32, req: u32) -> u64 {
         let r = &self.reqs.reqs[req as usize];
         let j = r.job;
@@ -608,6 +615,7 @@ impl Sim {
     }
 
     /// The job's current step on `cpu` ended.
+    #[inline(always)]
     pub fn task_step_done(&mut self, cpu: u32, j: u32) {
         let now = self.q.now_ns();
         let state = self.jobs[j as usize].state;

@@ -85,6 +85,7 @@ pub struct MsiCounters {
 impl Sim {
     /// A device raises the MSI of `irq`: the root port serves it in order, then
     /// interrupt remapping sends the vector to its CPU.
+    #[inline(always)]
     pub fn msi_send(&mut self, irq: u32) {
         if self.posting {
             return self.msi_post(irq);
@@ -122,6 +123,7 @@ impl Sim {
     }
 
     /// An interrupt message reaches a CPU's local APIC.
+    #[inline(always)]
     pub fn interrupt_arrived(&mut self, cpu: u32, vector: u8) {
         if self.offline[cpu as usize] && vector < POSTED_MSI_NOTIFICATION_VECTOR {
             return self.retrigger_from_offline(cpu, vector);
@@ -217,6 +219,7 @@ impl Sim {
     }
 
     /// Set the cost of a frame's current stage.
+    #[inline(always)]
     fn frame_begin(&mut self, cpu: u32, f: &mut Frame) {
         let c = &self.costs;
         let cost = match (f.kind, f.stage) {
@@ -263,6 +266,7 @@ impl Sim {
     /// including the follow-on work the drain will cause (IPIs to
     /// submitters, wake-ups of waiting tasks), foreseen from the state now.
     /// Returns (total cost, the follow-on part of it).
+    #[inline(always)]
     pub fn drain_cost(&mut self, cpu: u32, dev: u16, queue: u16, n: u32) -> (u64, u64) {
         let c = &self.costs;
         let mut seen = std::mem::take(&mut self.scratch);
@@ -323,6 +327,7 @@ impl Sim {
     }
 
     /// The step of the frame on top of `cpu` ended: apply its effects and move on.
+    #[inline(always)]
     pub fn frame_step_done(&mut self, cpu: u32) {
         let mut f = self.cpus[cpu as usize].frames.pop().expect("frame");
         let debt;

@@ -266,6 +266,7 @@ fn work_ns(wall: u64, slow_pm: u64) -> u64 {
 
 impl Sim {
     /// Charge the time since the last charge to whatever ran, and take it off its step.
+    #[inline(always)]
     pub fn cpu_charge(&mut self, cpu: u32) {
         let now = self.q.now_ns();
         let c = &mut self.cpus[cpu as usize];
@@ -350,6 +351,7 @@ impl Sim {
 
     /// Decide what runs now on `cpu` and schedule the end of its step.
     /// Call after `cpu_charge` whenever the CPU's state changed.
+    #[inline(always)]
     pub fn cpu_dispatch(&mut self, cpu: u32) {
         let now = self.q.now_ns();
         // Deliver pending interrupts while interrupts are enabled.
@@ -426,6 +428,7 @@ impl Sim {
     }
 
     /// The step running on `cpu` has ended.
+    #[inline(always)]
     pub fn cpu_step_done(&mut self, cpu: u32) {
         self.cpu_charge(cpu);
         match self.cpus[cpu as usize].running {
@@ -444,6 +447,7 @@ impl Sim {
 
     /// Something changed on `cpu` from outside its running step (an interrupt
     /// arrived, a task was woken): re-decide what runs.
+    #[inline(always)]
     pub fn cpu_kick(&mut self, cpu: u32) {
         self.cpu_charge(cpu);
         self.cpu_dispatch(cpu);

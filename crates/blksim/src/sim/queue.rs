@@ -131,6 +131,7 @@ impl<E> EventQueue<E> {
         self.timer_armed[s] = false;
     }
 
+    #[inline(always)]
     fn push(&mut self, time_ns: u64, item: Item<E>) {
         let e = Entry { key: (time_ns as u128) << 64 | self.seq as u128, item };
         self.seq += 1;
@@ -229,19 +230,29 @@ impl<E> EventQueue<E> {
     /// The next event or timer, advancing the clock to its time. A timer that
     /// fires is disarmed: the caller re-arms it if it wants it again.
     pub fn pop(&mut self) -> Option<Popped<E>> {
-        if !self.settle() {
-            return None;
+        loop {
+            let Some(e) = self.active.pop() else {
+                if !self.advance() {
+                    return None;
+                }
+                continue;
+            };
+            let time_ns = e.time_ns();
+            let popped = match e.item {
+                Item::Event(ev) => Popped::Event(ev),
+                Item::Timer { slot, gen } => {
+                    let s = slot as usize;
+                    if !(self.timer_armed[s] && self.timer_gen[s] == gen) {
+                        continue; // stale: the slot was re-armed or cleared since
+                    }
+                    self.timer_armed[s] = false;
+                    Popped::Timer(slot)
+                }
+            };
+            self.now_ns = time_ns;
+            self.processed += 1;
+            return Some(popped);
         }
-        let e = self.active.pop().unwrap();
-        self.now_ns = e.time_ns();
-        self.processed += 1;
-        Some(match e.item {
-            Item::Event(ev) => Popped::Event(ev),
-            Item::Timer { slot, .. } => {
-                self.timer_armed[slot as usize] = false;
-                Popped::Timer(slot)
-            }
-        })
     }
 
     /// The event after the one just popped, if it is already in the bucket

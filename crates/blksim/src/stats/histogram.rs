@@ -53,6 +53,7 @@ pub fn plat_idx_to_val(idx: usize) -> u64 {
 }
 
 impl LatencyStat {
+    #[inline(always)]
     pub fn record(&mut self, ns: u64) {
         if self.buckets.is_empty() {
             self.allocate();
