@@ -708,8 +708,8 @@ impl Sim {
             };
             self.prefetch_next();
             self.handle(popped);
-            if let Some(e) = self.failure.take() {
-                return Err(ModelError { job: None, message: e });
+            if self.failure.is_some() {
+                return Err(ModelError { job: None, message: self.failure.take().unwrap_or_default() });
             }
         }
         Ok(())

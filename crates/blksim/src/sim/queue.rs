@@ -106,6 +106,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedule `event` at absolute time `time_ns` (never in the past).
+    #[inline(always)]
     pub fn at(&mut self, time_ns: u64, event: E) {
         debug_assert!(time_ns >= self.now_ns, "event scheduled in the past");
         self.push(time_ns.max(self.now_ns), Item::Event(event));
@@ -117,6 +118,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Arm timer `slot` to fire at `time_ns`, replacing whatever it held.
+    #[inline(always)]
     pub fn set_timer(&mut self, slot: u32, time_ns: u64) {
         let s = slot as usize;
         self.timer_gen[s] = self.timer_gen[s].wrapping_add(1);
