@@ -115,12 +115,12 @@ pub enum Program {
 }
 
 /// One fio job (a clone of a `numjobs` job is a job of its own).
+///
+/// Fields in declaration order (repr(C)): what a job reads on every I/O
+/// first, on the same few cache lines.
 #[derive(Clone, Debug, PartialEq)]
+#[repr(C)]
 pub struct JobConfig {
-    /// The section name (clones share it).
-    pub name: String,
-    /// Reporting group (fio's `groupid`).
-    pub group_id: u32,
     /// Index of the stonewall phase: jobs of phase k start when every job of
     /// phase k-1 has finished.
     pub phase: u32,
@@ -137,6 +137,21 @@ pub struct JobConfig {
     pub iodepth_batch_complete_max: u32,
     pub iodepth_low: u32,
     pub ioengine: IoEngine,
+    /// Bytes of I/O region per file (`size`); `None` = the whole device.
+    pub size: Option<u64>,
+    /// Start offset in bytes (`offset`).
+    pub offset: u64,
+    /// `number_ios`: stop after this many I/Os (0 = no limit).
+    pub number_ios: u64,
+    /// `gtod_reduce`: no latency statistics.
+    pub gtod_reduce: bool,
+    /// The program whose loop the job runs.
+    pub program: Program,
+    // Read at setup and for reports only.
+    /// The section name (clones share it).
+    pub name: String,
+    /// Reporting group (fio's `groupid`).
+    pub group_id: u32,
     /// O_DIRECT.
     pub direct: bool,
     /// CPUs the job may run on (already split per job for `cpus_allowed_policy=split`);
@@ -144,10 +159,6 @@ pub struct JobConfig {
     pub cpus_allowed: Option<Vec<u32>>,
     /// Block devices the job does I/O to (`filename`, `:`-separated), e.g. `/dev/nvme0n1`.
     pub filenames: Vec<String>,
-    /// Bytes of I/O region per file (`size`); `None` = the whole device.
-    pub size: Option<u64>,
-    /// Start offset in bytes (`offset`).
-    pub offset: u64,
     /// `runtime` in ns; `None` = no limit.
     pub runtime_ns: Option<u64>,
     /// `time_based`: keep going until the runtime is over.
@@ -159,24 +170,18 @@ pub struct JobConfig {
     pub norandommap: bool,
     /// `rate_iops` per direction, 0 = unlimited.
     pub rate_iops: [u64; 3],
-    /// `number_ios`: stop after this many I/Os (0 = no limit).
-    pub number_ios: u64,
     /// `loops`.
     pub loops: u32,
     /// `group_reporting`: the job's group is reported as one block.
     pub group_reporting: bool,
     /// `thread`: jobs are threads, not processes (only changes output wording).
     pub thread: bool,
-    /// `gtod_reduce`: no latency statistics.
-    pub gtod_reduce: bool,
     /// `clat_percentiles`, `lat_percentiles`, `slat_percentiles`.
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
-    /// The program whose loop the job runs.
-    pub program: Program,
 }
 
 impl JobConfig {

@@ -95,6 +95,19 @@ pub struct Job {
     /// The task sleeps until its requests waiting for tags get them.
     pub tag_blocked: bool,
     pub index: u32,
+    // What accounting a reaped batch touches, on adjacent lines.
+    /// When fio took the timestamp of the batch it is accounting.
+    pub reap_ns: u64,
+    pub ramp_end_ns: u64,
+    pub next_sample_ns: u64,
+    pub iodepth_level: [u64; 7],
+    pub iodepth_submit: [u64; 7],
+    pub iodepth_complete: [u64; 7],
+    /// Sums of the latency stages of measured I/Os (`stats::LATENCY_STAGES`).
+    pub breakdown_ns: [u64; 5],
+    pub sample_bytes: [u64; 3],
+    pub sample_ios: [u64; 3],
+    pub ctx: u64,
     /// Prepared io_us not yet committed.
     pub queued: Vec<u32>,
     /// Completions visible to fio's reap (aio ring events, posted CQEs, sync results).
@@ -108,8 +121,6 @@ pub struct Job {
     pub bytes_limit: u64,
     pub ios_issued: u64,
     pub end_ns: u64,
-    /// When fio took the timestamp of the batch it is accounting.
-    pub reap_ns: u64,
     pub next_dev: usize,
     /// (region, bytes, region / bytes) of the last offset drawn.
     pub blocks_memo: (u64, u64, u64),
@@ -133,7 +144,6 @@ pub struct Job {
     /// pread, sleeps for them: `tag_blocked`).
     pub tag_waits: u32,
     pub start_ns: u64,
-    pub ramp_end_ns: u64,
     pub finish_ns: u64,
     /// Sequential offset per device.
     pub seq_offset: Vec<u64>,
@@ -141,15 +151,6 @@ pub struct Job {
     pub poll_queues: Vec<(u16, u16)>,
     // Statistics.
     pub dirs: [DirStats; 3],
-    pub ctx: u64,
-    /// Sums of the latency stages of measured I/Os (`stats::LATENCY_STAGES`).
-    pub breakdown_ns: [u64; 5],
-    pub iodepth_level: [u64; 7],
-    pub iodepth_submit: [u64; 7],
-    pub iodepth_complete: [u64; 7],
-    pub next_sample_ns: u64,
-    pub sample_bytes: [u64; 3],
-    pub sample_ios: [u64; 3],
 }
 
 impl Job {
