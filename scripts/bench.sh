@@ -19,14 +19,17 @@ else
   cargo build --release -q -p blksim-cli
 fi
 runs=${1:-5}
+# One core, as the target says; the last one, away from most device interrupts.
+pin=()
+if command -v taskset > /dev/null; then pin=(taskset -c "$(($(nproc) - 1))"); fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed 's/^runtime=.*/runtime=1s/' examples/bench-8drive-libaio.fio > "$tmp/bench-8drive-libaio-1s.fio"
-echo "binary: $bin; $runs runs per job; median [min, max]"
+echo "binary: $bin; ${pin[*]:-unpinned}; $runs runs per job; median [min, max]"
 for job in examples/randread-uring.fio examples/bench-8drive-libaio.fio "$tmp/bench-8drive-libaio-1s.fio"; do
   : > "$tmp/runs"
   for _ in $(seq "$runs"); do
-    /usr/bin/time -f "%M" -o "$tmp/rss" "$bin" run "$job" --output-format json > "$tmp/out.json"
+    /usr/bin/time -f "%M" -o "$tmp/rss" "${pin[@]}" "$bin" run "$job" --output-format json > "$tmp/out.json"
     python3 - "$tmp/out.json" "$tmp/rss" >> "$tmp/runs" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
