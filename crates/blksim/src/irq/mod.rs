@@ -218,6 +218,32 @@ impl Sim {
         self.interrupt_arrived(cpu, LOCAL_TIMER_VECTOR);
     }
 
+    /// The step of a device IRQ's handler (already off the stack) ended:
+    /// the CQEs it handled complete; it exits, or drains again if more came.
+    #[inline(always)]
+    fn device_irq_step_done(&mut self, cpu: u32, irq: u32, stage: Stage, items: u32, foreseen_ns: u64, since_ns: u64) {
+        let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+        let first = stage == Stage::Entry;
+        let actual = self.nvme_drain(cpu, dev, queue, items);
+        // Work the drain caused that was not foreseen is charged in one more pass.
+        let debt = actual.saturating_sub(foreseen_ns.min(actual));
+        let replay = std::mem::take(&mut self.irqs[irq as usize].replay);
+        // nvme_irq drains until no new CQE turns up; idxd's handler goes
+        // over its completion list once (later completions raise new MSIs).
+        let d = &self.devs[dev as usize];
+        let more = replay || (d.dsa.is_none() && !d.queues[queue as usize].cq.is_empty());
+        if !more && debt == 0 {
+            self.irqs[irq as usize].running_on = None;
+            return self.irq_exit(cpu);
+        }
+        // Another pass of the same handler (a device frame carries nothing else).
+        let mut f = Frame::new(FrameKind::DeviceIrq { irq }, since_ns);
+        f.stage = Stage::Work;
+        f.debt_ns = debt + if first && items == 0 && more { self.costs.cq_doorbell_ns } else { 0 };
+        self.frame_begin(cpu, &mut f);
+        self.cpus[cpu as usize].frames.push(f);
+    }
+
     /// Set the cost of a frame's current stage.
     #[inline(always)]
     fn frame_begin(&mut self, cpu: u32, f: &mut Frame) {
@@ -329,27 +355,16 @@ impl Sim {
     /// The step of the frame on top of `cpu` ended: apply its effects and move on.
     #[inline(always)]
     pub fn frame_step_done(&mut self, cpu: u32) {
-        let mut f = self.cpus[cpu as usize].frames.pop().expect("frame");
+        let frames = &mut self.cpus[cpu as usize].frames;
+        if let Some(&Frame { kind: FrameKind::DeviceIrq { irq }, stage, items, foreseen_ns, since_ns, .. }) = frames.last() {
+            // The common case, without copying the whole frame off the stack.
+            frames.pop();
+            return self.device_irq_step_done(cpu, irq, stage, items, foreseen_ns, since_ns);
+        }
+        let mut f = frames.pop().expect("frame");
         let debt;
         match f.kind {
-            FrameKind::DeviceIrq { irq } => {
-                let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
-                let first = f.stage == Stage::Entry;
-                let actual = self.nvme_drain(cpu, dev, queue, f.items);
-                // Work the drain caused that was not foreseen is charged in one more pass.
-                debt = actual.saturating_sub(f.foreseen_ns.min(actual));
-                let replay = std::mem::take(&mut self.irqs[irq as usize].replay);
-                // nvme_irq drains until no new CQE turns up; idxd's handler goes
-                // over its completion list once (later completions raise new MSIs).
-                let d = &self.devs[dev as usize];
-                let more = replay || (d.dsa.is_none() && !d.queues[queue as usize].cq.is_empty());
-                if !more && debt == 0 {
-                    self.irqs[irq as usize].running_on = None;
-                    return self.irq_exit(cpu);
-                }
-                f.stage = Stage::Work;
-                f.debt_ns = debt + if first && f.items == 0 && more { self.costs.cq_doorbell_ns } else { 0 };
-            }
+            FrameKind::DeviceIrq { .. } => unreachable!("handled above"),
             FrameKind::DeviceIrqBusy => return self.irq_exit(cpu),
             FrameKind::CallFunctionIpi => {
                 if !self.cpus[cpu as usize].done_list.is_empty() {
