@@ -74,6 +74,9 @@ pub struct Sim {
     pub msi: MsiCounters,
     /// Slowdown of a thread whose SMT sibling is busy, permille.
     pub smt_slow_pm: u64,
+    /// Per CPU: is it busy (`Cpu::busy`)? Kept apart, on a few lines, for
+    /// the SMT check that every busy/idle change makes of the sibling.
+    pub cpu_busy: Vec<bool>,
     pub sample_interval_ns: u64,
     /// Device MSIs are posted (`intremap=posted_msi`).
     pub posting: bool,
@@ -277,6 +280,7 @@ impl Sim {
             jobs: Vec::new(),
             msi: MsiCounters::default(),
             smt_slow_pm: (2000.0 / topo.smt_throughput).round() as u64,
+            cpu_busy: vec![false; topo.cpus.len()],
             sample_interval_ns: 500_000_000,
             polling_job: None,
             scratch: Vec::new(),

@@ -187,7 +187,15 @@ impl Sim {
     /// Modelled as a try-lock dispatch of what the free driver tags allow,
     /// charged to the completing context (the kblockd hand-off is not
     /// modelled). Returns its cost.
+    #[inline(always)]
     pub fn sched_restart(&mut self, cpu: u32, dev: u16) -> u64 {
+        if self.devs[dev as usize].deadline.is_none() {
+            return 0;
+        }
+        self.sched_restart_deadline(cpu, dev)
+    }
+
+    fn sched_restart_deadline(&mut self, cpu: u32, dev: u16) -> u64 {
         let patched = self.patch_mq_deadline_2024;
         let now = self.q.now_ns();
         let Some(dd) = self.devs[dev as usize].deadline.as_mut() else { return 0 };

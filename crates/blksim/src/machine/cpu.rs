@@ -398,6 +398,7 @@ impl Sim {
         }
         let busy = running != Running::Idle;
         if busy != was_busy {
+            self.cpu_busy[cpu as usize] = busy;
             self.smt_update(cpu);
         }
     }
@@ -407,8 +408,13 @@ impl Sim {
         let Some(sib) = self.cpus[cpu as usize].sibling else {
             return;
         };
-        let both = self.cpus[cpu as usize].busy() && self.cpus[sib as usize].busy();
+        let both = self.cpu_busy[cpu as usize] && self.cpu_busy[sib as usize];
         let slow = if both { self.smt_slow_pm } else { 1000 };
+        if self.cpus[cpu as usize].slow_pm == slow {
+            // The two threads are always re-rated together (below), so the
+            // sibling runs at this rate too: nothing changes.
+            return;
+        }
         for c in [cpu, sib] {
             if self.cpus[c as usize].slow_pm != slow {
                 self.cpu_charge(c);
