@@ -67,6 +67,9 @@ pub struct CellSpec {
     pub tolerance: f64,
     /// A documented gap: the model lacks a mechanism this cell needs (reason).
     pub known_gap: Option<String>,
+    /// A relative cell (`relative_to`): the case whose metric divides this
+    /// case's (`published` is already the ratio of the two rows), and its label.
+    pub base: Option<(usize, String)>,
 }
 
 // ---------------------------------------------------------------------------
@@ -196,9 +199,15 @@ pub struct RawPublished {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<toml::Value>>,
     pub note: Option<String>,
+    /// How the source asks its numbers to be compared (copied text).
+    pub compare: Option<String>,
     /// Columns naming the sweep point: each is an axis of the same name.
     #[serde(default)]
     keys: Vec<String>,
+    /// Compare each row relative to the row with these key values
+    /// (`{ max_loops = 3 }`): simulated and published are both divided by
+    /// that row's value of the same column, and that row gives no cell.
+    relative_to: Option<BTreeMap<String, toml::Value>>,
     /// Columns holding numbers to reproduce.
     value: Vec<RawValueColumn>,
 }
@@ -373,27 +382,58 @@ impl Builder<'_> {
                     p.columns.len()
                 ));
             }
+        }
+        let number = |r: usize, c: usize| -> Result<f64, String> {
+            let v = &p.rows[r][c];
+            v.as_float()
+                .or_else(|| v.as_integer().map(|i| i as f64))
+                .ok_or_else(|| format!("published: row {}, column '{}' is not a number", r + 1, p.columns[c]))
+        };
+        let key_label = |r: usize| -> Vec<String> {
+            keys.iter().map(|&k| format!("{}={}", p.columns[k], value_name(&p.rows[r][k]))).collect()
+        };
+        let base_row = match &p.relative_to {
+            None => None,
+            Some(at) => Some(relative_row(p, &keys, at)?),
+        };
+        for (r, row) in p.rows.iter().enumerate() {
+            if base_row == Some(r) {
+                continue;
+            }
             for v in &p.value {
                 let c = col(&v.column)?;
-                let published = row[c]
-                    .as_float()
-                    .or_else(|| row[c].as_integer().map(|i| i as f64))
-                    .ok_or_else(|| format!("published: row {}, column '{}' is not a number", r + 1, v.column))?;
-                let mut axes: Vec<(String, String)> =
-                    keys.iter().map(|&k| (p.columns[k].clone(), value_name(&row[k]))).collect();
-                for (a, val) in &v.axes {
-                    if axes.iter().any(|(x, _)| x == a) {
-                        return Err(format!("published: value column '{}' sets axis '{a}', a key column", v.column));
+                let mut published = number(r, c)?;
+                let axes_of = |row: &[toml::Value]| -> Result<Vec<(String, String)>, String> {
+                    let mut axes: Vec<(String, String)> =
+                        keys.iter().map(|&k| (p.columns[k].clone(), value_name(&row[k]))).collect();
+                    for (a, val) in &v.axes {
+                        if axes.iter().any(|(x, _)| x == a) {
+                            return Err(format!(
+                                "published: value column '{}' sets axis '{a}', a key column",
+                                v.column
+                            ));
+                        }
+                        axes.push((a.clone(), value_name(val)));
                     }
-                    axes.push((a.clone(), value_name(val)));
-                }
-                let mut label: Vec<String> =
-                    keys.iter().map(|&k| format!("{}={}", p.columns[k], value_name(&row[k]))).collect();
+                    Ok(axes)
+                };
+                let axes = axes_of(row)?;
+                let mut label = key_label(r);
                 label.push(v.column.clone());
                 let metric = Metric::parse(&v.metric).map_err(|e| format!("published: column '{}': {e}", v.column))?;
-                let case = self
-                    .case_for(&axes)
-                    .map_err(|e| format!("published: row {}, column '{}': {e}", r + 1, v.column))?;
+                let at = |e: String| format!("published: row {}, column '{}': {e}", r + 1, v.column);
+                let case = self.case_for(&axes).map_err(at)?;
+                let base = match base_row {
+                    None => None,
+                    Some(b) => {
+                        let of = number(b, c)?;
+                        if of == 0.0 {
+                            return Err(at(format!("relative to row {}, whose value is 0", b + 1)));
+                        }
+                        published /= of;
+                        Some((self.case_for(&axes_of(&p.rows[b])?).map_err(at)?, key_label(b).join(" ")))
+                    }
+                };
                 self.push_cell(CellSpec {
                     label: label.join(" "),
                     case,
@@ -402,6 +442,7 @@ impl Builder<'_> {
                     published,
                     tolerance: v.tolerance.unwrap_or(self.raw.tolerance),
                     known_gap: None,
+                    base,
                 })?;
             }
         }
@@ -445,6 +486,7 @@ impl Builder<'_> {
                 published,
                 tolerance: m.tolerance.unwrap_or(self.raw.tolerance),
                 known_gap: None,
+                base: None,
             })?;
         }
         Ok(())
@@ -531,6 +573,29 @@ impl Builder<'_> {
     }
 }
 
+/// The row of a published table whose key values are `at` (`relative_to`).
+fn relative_row(p: &RawPublished, keys: &[usize], at: &BTreeMap<String, toml::Value>) -> Result<usize, String> {
+    for k in at.keys() {
+        if !p.keys.contains(k) {
+            return Err(format!("published: relative_to names '{k}', which is not a key column ({:?})", p.keys));
+        }
+    }
+    let matching: Vec<usize> = (0..p.rows.len())
+        .filter(|&r| {
+            keys.iter().all(|&k| at.get(&p.columns[k]).is_none_or(|v| value_name(v) == value_name(&p.rows[r][k])))
+        })
+        .collect();
+    match matching.as_slice() {
+        [r] => Ok(*r),
+        [] => Err(format!("published: relative_to: no row has {}", describe(at))),
+        _ => Err(format!("published: relative_to: {} rows have {} (name one)", matching.len(), describe(at))),
+    }
+}
+
+fn describe(at: &BTreeMap<String, toml::Value>) -> String {
+    at.iter().map(|(k, v)| format!("{k}={}", value_name(v))).collect::<Vec<_>>().join(" ")
+}
+
 /// The experiment files of a directory (`*.toml`, not recursive), sorted by name.
 pub fn list(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -615,6 +680,27 @@ value = [
         assert_eq!(e.cells[1].scale, 1e-3);
         assert_eq!(e.cells[1].tolerance, 0.5);
         assert_eq!(e.cells[0].tolerance, 0.1);
+    }
+
+    #[test]
+    fn a_relative_table_divides_each_row_by_its_base_row_which_gives_no_cell() {
+        let d = tmp("rel");
+        write(&d, "j.fio", "[j]\nfilename=/dev/nvme0n1\n");
+        let text = BASE.replace("keys = [\"disks\"]", "keys = [\"disks\"]\nrelative_to = { disks = 2 }");
+        let e = parse(&text, &d.join("x.toml")).unwrap();
+        let labels: Vec<&str> = e.cells.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["disks=1 a", "disks=1 b"]);
+        assert_eq!((e.cells[0].published, e.cells[1].published), (10.0 / 30.0, 20.0 / 40.0));
+        let (base, of) = e.cells[1].base.clone().unwrap();
+        assert_eq!((e.cases[base].label.as_str(), of.as_str()), ("disks=2 mode=b", "disks=2"));
+        assert_eq!(e.cases[e.cells[1].case].label, "disks=1 mode=b");
+        for (at, want) in
+            [("{ disk = 2 }", "'disk', which is not a key column"), ("{ disks = 3 }", "no row has disks=3")]
+        {
+            let text = BASE.replace("keys = [\"disks\"]", &format!("keys = [\"disks\"]\nrelative_to = {at}"));
+            let err = parse(&text, &d.join("x.toml")).unwrap_err();
+            assert!(err.contains(want), "want '{want}' in: {err}");
+        }
     }
 
     #[test]

@@ -320,20 +320,34 @@ pub fn compare<'a>(
                 note: None,
                 known_gap: c.known_gap.is_some(),
             };
-            let value = match outcome(c.case) {
-                Err(why) => Err(why.clone()),
-                Ok(obs) => match c.metric.eval(obs) {
-                    Ok(v) => Ok(v * c.scale),
-                    Err(MetricError::NotReported(why)) => Err(why),
-                    Err(MetricError::Invalid(why)) => {
-                        return Err(format!(
-                            "{}: cell '{}': cannot compute {}: {why}",
-                            exp.path.display(),
-                            c.label,
-                            c.metric.name()
-                        ))
+            let eval = |case: usize| -> Result<Result<f64, String>, String> {
+                Ok(match outcome(case) {
+                    Err(why) => Err(why.clone()),
+                    Ok(obs) => match c.metric.eval(obs) {
+                        Ok(v) => Ok(v * c.scale),
+                        Err(MetricError::NotReported(why)) => Err(why),
+                        Err(MetricError::Invalid(why)) => {
+                            return Err(format!(
+                                "{}: cell '{}': cannot compute {}: {why}",
+                                exp.path.display(),
+                                c.label,
+                                c.metric.name()
+                            ))
+                        }
+                    },
+                })
+            };
+            let value = match &c.base {
+                None => eval(c.case)?,
+                Some((base, of)) => {
+                    r.metric = format!("{} / at {of}", r.metric);
+                    r.scale = 1.0;
+                    match (eval(c.case)?, eval(*base)?) {
+                        (Ok(v), Ok(b)) if b != 0.0 => Ok(v / b),
+                        (Ok(_), Ok(_)) => Err(format!("{} at {of} is 0: no ratio", c.metric.name())),
+                        (Err(why), _) | (_, Err(why)) => Err(why),
                     }
-                },
+                }
             };
             match value {
                 Err(why) => r.note = Some(why),
@@ -453,6 +467,36 @@ value = [
         .unwrap();
         let e = run_experiments(&[exp], &LabOptions::default(), &|_, _| {}).unwrap_err();
         assert!(e.contains("case 'v=plain'") && e.contains("nvme.poll_queues"), "{e}");
+    }
+
+    #[test]
+    fn a_relative_cell_compares_the_ratio_of_two_cases_and_is_pending_with_either() {
+        let d = tmp("relative");
+        let text = EXP
+            .replace("columns = [\"plain\", \"patched\", \"elsewhere\", \"frontend\"]", "columns = [\"v\", \"n\"]")
+            .replace("rows = [[1e6, 1e6, 1e6, 1e6]]", "rows = [[\"plain\", 2.0], [\"patched\", 4.0], [\"elsewhere\", 1.0]]")
+            .replace("value = [\n  { column = \"plain\"", "keys = [\"v\"]\nrelative_to = { v = \"elsewhere\" }\nvalue = [\n  { column = \"n\", metric = \"iops\" },\n]\nx = [\n  { column = \"plain\"");
+        let text = &text[..text.find("x = [").unwrap()];
+        let exp = parse(text, &d.join("e.toml")).unwrap();
+        let r = &run_experiments(std::slice::from_ref(&exp), &LabOptions::default(), &|_, _| {}).unwrap()[0];
+        // The base case needs a machine that does not exist: every ratio is pending.
+        assert!(r.cells.iter().all(|c| c.status == CellStatus::Pending), "{:?}", r.cells);
+        // The same cases compared by hand: ratio of the two observations.
+        let obs = |iops: f64| Observation {
+            jobs: vec![crate::observe::JobObservation { iops: [iops, 0.0], ..Default::default() }],
+            ..Observation::default()
+        };
+        let outcomes = [Ok(obs(3.0)), Ok(obs(12.0)), Ok(obs(1.5))];
+        let mut exp = exp;
+        for c in &mut exp.cells {
+            c.base = Some((2, "v=elsewhere".into()));
+        }
+        exp.cells[0].case = 0;
+        exp.cells[1].case = 1;
+        let r = compare(&exp, |ci| &outcomes[ci]).unwrap();
+        assert_eq!((r.cells[0].simulated, r.cells[1].simulated), (Some(2.0), Some(8.0)));
+        assert_eq!((r.cells[0].status, r.cells[1].status), (CellStatus::Pass, CellStatus::Fail));
+        assert_eq!(r.cells[0].metric, "iops / at v=elsewhere");
     }
 
     #[test]

@@ -38,16 +38,20 @@ fn every_calibration_table_has_its_experiment_with_the_numbers_copied() {
         let exp: toml::Value = toml::from_str(&text).unwrap();
         assert_eq!(exp["calibration"].as_str(), Some(table.as_str()), "{name}: calibration = \"{table}\"");
         let copy = &exp["published"];
-        for key in ["source", "machine", "workload", "metric", "columns", "rows", "note"] {
+        for key in ["source", "machine", "workload", "compare", "metric", "columns", "rows", "note"] {
             assert_eq!(
                 copy.get(key),
                 published.get(key),
                 "{name}: published.{key} differs from calibration.toml [{table}]"
             );
         }
-        // Loads, and has one cell per number of every value column.
+        // A table to compare relatively says so, and the experiment reads it that way.
+        let relative = published.get("compare").and_then(|c| c.as_str()).is_some_and(|c| c.starts_with("relative"));
+        assert_eq!(copy.get("relative_to").is_some(), relative, "{name}: relative_to exactly when compare is relative");
+        // Loads, and has one cell per number of every value column (but the
+        // row a relative table is divided by).
         let e = load(&path).unwrap();
-        let rows = published["rows"].as_array().unwrap().len();
+        let rows = published["rows"].as_array().unwrap().len() - usize::from(relative);
         let values = copy["value"].as_array().unwrap().len();
         assert_eq!(e.cells.len(), rows * values, "{name}: cells");
     }
