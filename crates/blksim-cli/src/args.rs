@@ -18,7 +18,7 @@ pub struct RunArgs {
     pub parse_only: bool,
     pub trace: Option<String>,
     /// `--at TIME:PATH=VALUE`: writes during the run.
-    pub at: Vec<(u64, blksim::irq::migrate::TimedAction)>,
+    pub at: Vec<(u64, blksim::settings::TimedAction)>,
     /// [start, end) of virtual time to trace, ns.
     pub trace_window_ns: (u64, u64),
 }

@@ -2,7 +2,7 @@
 //! DSA client doing memfill (`blksim dsa-memfill ARGS`, or `program =
 //! "dsa-memfill"` in an experiment).
 
-use blksim::device::dsa::DsaClientConfig;
+use blksim::workload::DsaClientConfig;
 use blksim::machine::{DeviceKind, Machine};
 use blksim::Workload;
 

@@ -3,15 +3,21 @@
 //! Architecture invariant: this crate does no I/O. It never reads a file, the
 //! environment or the wall clock; the CLI and the bindings do.
 
-pub mod block;
-pub mod device;
-pub mod ioengine;
-pub mod irq;
+pub(crate) mod block;
+pub(crate) mod build;
+pub(crate) mod drivers;
+pub(crate) mod hw;
+pub(crate) mod ioengine;
+pub(crate) mod irq;
 pub mod machine;
+pub(crate) mod report;
 pub mod run;
+pub(crate) mod sched;
 pub mod settings;
 pub mod sim;
 pub mod stats;
+pub(crate) mod system;
 pub mod workload;
 
-pub use run::{run, run_with, run_workload, validate, Invariants, ModelError, RunOptions, Workload};
+pub use run::{run, run_with, run_workload, validate, RunOptions, Workload};
+pub use system::{Invariants, ModelError};

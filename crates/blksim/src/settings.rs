@@ -128,8 +128,7 @@ pub fn parse_time_ns(s: &str) -> Result<u64, String> {
 
 /// `TIME:PATH=VALUE` (`5ms:/proc/irq/130/smp_affinity_list=2`,
 /// `8ms:/sys/devices/system/cpu/cpu3/online=0`): a write at a point of the run.
-pub fn parse_timed_write(s: &str) -> Result<(u64, crate::irq::migrate::TimedAction), String> {
-    use crate::irq::migrate::TimedAction;
+pub fn parse_timed_write(s: &str) -> Result<(u64, TimedAction), String> {
     let (time, write) = s
         .split_once(':')
         .ok_or_else(|| format!("--at '{s}': expected TIME:PATH=VALUE, e.g. 5ms:/proc/irq/130/smp_affinity_list=2"))?;
@@ -172,6 +171,15 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
         }
     }
     Ok(cpus)
+}
+
+/// An action at a point of virtual time, written as on a real machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TimedAction {
+    /// `echo CPUS > /proc/irq/N/smp_affinity_list`.
+    IrqAffinity { irq_number: u32, cpus: Vec<u32> },
+    /// `echo 0 > /sys/devices/system/cpu/cpuN/online`.
+    CpuOffline { cpu: u32 },
 }
 
 /// Out-of-tree patch sets blksim models, by the name `--patch` takes.
@@ -333,7 +341,6 @@ mod tests {
 
     #[test]
     fn timed_writes_parse_with_their_time() {
-        use crate::irq::migrate::TimedAction;
         assert_eq!(
             parse_timed_write("1.5ms:/proc/irq/130/smp_affinity_list=2-3").unwrap(),
             (1_500_000, TimedAction::IrqAffinity { irq_number: 130, cpus: vec![2, 3] })

@@ -235,3 +235,19 @@ impl JobConfig {
         matches!(self.rw, RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite)
     }
 }
+
+/// What a DSA client does (the workload of a DSA run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DsaClientConfig {
+    /// Device name, e.g. `dsa0`.
+    pub device: String,
+    pub wq: u32,
+    /// Descriptors kept in flight.
+    pub outstanding: u32,
+    /// Memfill size per descriptor, bytes.
+    pub bytes: u32,
+    /// How long the client keeps resubmitting, ns.
+    pub runtime_ns: u64,
+    /// Pin the WQ's completion IRQ to this CPU (`/proc/irq/N/smp_affinity_list`).
+    pub irq_cpu: Option<u32>,
+}

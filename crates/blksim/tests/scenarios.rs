@@ -248,7 +248,7 @@ fn dsa_run(extra_cmdline: &str, outstanding: u32) -> (blksim::stats::RunReport, 
     let mut s = Settings::default();
     s.apply_cmdline(extra_cmdline).unwrap();
     let dsa = (0..2)
-        .map(|d| blksim::device::dsa::DsaClientConfig {
+        .map(|d| blksim::workload::DsaClientConfig {
             device: format!("dsa{d}"),
             wq: 0,
             outstanding,
@@ -315,7 +315,7 @@ fn irq_affinity_writes_move_a_dsa_irq_and_managed_nvme_irqs_refuse() {
     s.apply_write("/proc/irq/129/smp_affinity_list=5-7", &[]).unwrap();
     let w = blksim::Workload {
         jobs: vec![],
-        dsa: vec![blksim::device::dsa::DsaClientConfig {
+        dsa: vec![blksim::workload::DsaClientConfig {
             device: "dsa1".into(),
             wq: 0,
             outstanding: 4,
@@ -340,13 +340,13 @@ fn irq_affinity_writes_move_a_dsa_irq_and_managed_nvme_irqs_refuse() {
 /// modes: every MSI is handled exactly once and every descriptor completes.
 #[test]
 fn affinity_change_and_cpu_offline_lose_no_interrupt() {
-    use blksim::irq::migrate::TimedAction;
+    use blksim::settings::TimedAction;
     let m = blksim::machine::builtin("spr-dsa").unwrap();
     for cmdline in ["", "intremap=posted_msi"] {
         let mut s = Settings::default();
         s.apply_cmdline(cmdline).unwrap();
         let dsa = (0..2)
-            .map(|d| blksim::device::dsa::DsaClientConfig {
+            .map(|d| blksim::workload::DsaClientConfig {
                 device: format!("dsa{d}"),
                 wq: 0,
                 outstanding: 16,

@@ -1,13 +1,18 @@
-//! Request completion: placement by `rq_affinity` (kernel-mechanisms §3),
-//! the NVMe CQ drain, BLOCK_SOFTIRQ, ending requests, and tags.
+//! Kernel path: completion placement and `end_request`.
+//! `blk_mq_complete_request` → local (batched in an `io_comp_batch`, or
+//! inline), or by `rq_affinity` onto the submitting CPU's `blk_cpu_done`
+//! list + IPI → BLOCK_SOFTIRQ (`blk_done_softirq`) there →
+//! `blk_mq_end_request` → disk accounting, the tag freed (or handed to a
+//! waiter), SCHED_RESTART, the ioengine's completion.
 
 use super::Placement;
-use crate::run::Sim;
+use crate::ioengine::job::JobState;
+use crate::system::Sim;
 
 impl Sim {
     /// `blk_mq_complete_request` on `cpu`: where does `req` end?
     #[inline(always)]
-    pub fn placement(&self, cpu: u32, req: u32) -> Placement {
+    pub(crate) fn placement(&self, cpu: u32, req: u32) -> Placement {
         let r = &self.reqs.reqs[req as usize];
         let dev = &self.devs[r.dev as usize];
         if r.polled {
@@ -33,44 +38,8 @@ impl Sim {
         }
     }
 
-    /// `nvme_irq`'s loop over the first `n` CQEs of a queue, run on `cpu`.
-    /// Returns the cost of follow-on work (IPIs, wake-ups) to charge next.
-    #[inline(always)]
-    pub fn nvme_drain(&mut self, cpu: u32, dev: u16, queue: u16, n: u32) -> u64 {
-        let mut debt = 0;
-        for _ in 0..n {
-            let req = self.devs[dev as usize].queues[queue as usize].cq.pop_front().expect("CQE");
-            if self.devs[dev as usize].dsa.is_some() {
-                self.dsa_complete(req);
-                continue;
-            }
-            debt += match self.placement(cpu, req) {
-                Placement::Batched => self.end_request(cpu, req),
-                Placement::Inline => self.end_request(cpu, req),
-                Placement::Remote => {
-                    let target = self.reqs.reqs[req as usize].submit_cpu;
-                    let list = &mut self.cpus[target as usize].done_list;
-                    list.push_back(req);
-                    if list.len() == 1 {
-                        self.ipi_send(target);
-                        self.costs.ipi_send_ns
-                    } else {
-                        0
-                    }
-                }
-                Placement::LocalSoftirq => {
-                    let c = &mut self.cpus[cpu as usize];
-                    c.done_list.push_back(req);
-                    c.softirq_pending = true;
-                    0
-                }
-            };
-        }
-        debt
-    }
-
     /// BLOCK_SOFTIRQ on `cpu`: end the first `n` requests of its `blk_cpu_done` list.
-    pub fn block_softirq(&mut self, cpu: u32, n: u32) -> u64 {
+    pub(crate) fn block_softirq(&mut self, cpu: u32, n: u32) -> u64 {
         let mut debt = 0;
         for _ in 0..n {
             let req = self.cpus[cpu as usize].done_list.pop_front().expect("done list");
@@ -83,7 +52,7 @@ impl Sim {
     /// the ioengine. Returns the cost of follow-on work (wake-ups, dispatch of
     /// a request that waited for the tag).
     #[inline(always)]
-    pub fn end_request(&mut self, cpu: u32, req: u32) -> u64 {
+    pub(crate) fn end_request(&mut self, cpu: u32, req: u32) -> u64 {
         let now = self.q.now_ns();
         self.reqs.reqs[req as usize].t_done_ns = now;
         let r = self.reqs.reqs[req as usize];
@@ -128,16 +97,15 @@ impl Sim {
         debt
     }
 
-    /// Take a tag on `hctx` for `req`, or queue it to wait for one.
-    pub fn get_tag(&mut self, dev: u16, hctx: u16, req: u32) -> bool {
-        let q = &mut self.devs[dev as usize].queues[hctx as usize];
-        if q.tags_free > 0 {
-            q.tags_free -= 1;
-            true
+    /// A request of `j` got the tag it waited for; the last one wakes a
+    /// submitter sleeping for them. Returns the waker's cost.
+    pub(crate) fn tag_granted(&mut self, cpu: u32, j: u32) -> u64 {
+        let job = &mut self.jobs[j as usize];
+        job.tag_waits -= 1;
+        if job.tag_waits == 0 && job.tag_blocked && job.state == JobState::Sleeping {
+            self.wake(cpu, j)
         } else {
-            q.tag_waiters.push_back(req);
-            self.reqs.reqs[req as usize].waiting_tag = true;
-            false
+            0
         }
     }
 }

@@ -43,6 +43,7 @@ impl SpinLock {
     }
 
     /// `spin_trylock`: take it only if free.
+    #[cfg(test)]
     pub fn try_acquire(&mut self, job: u32, now: u64) -> bool {
         if self.owner.is_none() {
             self.stats.acquisitions += 1;

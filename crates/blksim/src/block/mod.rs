@@ -2,11 +2,16 @@
 //! software-queue to hctx map, and completion placement (`rq_affinity`,
 //! `blk_cpu_done` lists, BLOCK_SOFTIRQ, batched completion).
 
-pub mod complete;
-pub mod lock;
-pub mod request;
+pub(crate) mod complete;
+pub(crate) mod disk;
+pub(crate) mod elevator;
+pub(crate) mod hctx;
+pub(crate) mod lock;
+pub(crate) mod mq_deadline;
+pub(crate) mod request;
+pub(crate) mod submit;
 
-pub use request::{Request, RequestPool, NO_REQ};
+pub(crate) use request::{Request, RequestPool, NO_REQ};
 
 /// Where a completed request ends (`blk_mq_complete_request`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,65 +24,4 @@ pub enum Placement {
     Remote,
     /// Queued on this CPU's `blk_cpu_done` list for BLOCK_SOFTIRQ (single hardware queue).
     LocalSoftirq,
-}
-
-/// Which CPUs map to each hardware queue, and back.
-#[derive(Clone, Debug)]
-pub struct QueueMap {
-    /// CPU -> hardware queue index.
-    pub cpu_to_hctx: Vec<u16>,
-    /// hardware queue -> number of CPUs mapped to it (`hctx->nr_ctx`).
-    pub nr_ctx: Vec<u32>,
-    /// hardware queue -> its first CPU (where a managed IRQ's vector lives).
-    pub first_cpu: Vec<u32>,
-}
-
-impl QueueMap {
-    /// `group_cpus_evenly`-style spread of `cpus` (in order) over `nr_queues` queues:
-    /// consecutive, equal-as-possible groups, offset by `base` queues.
-    pub fn spread(cpus: &[u32], ncpus: usize, nr_queues: u32) -> QueueMap {
-        let nr = nr_queues.max(1) as usize;
-        let mut cpu_to_hctx = vec![0u16; ncpus];
-        let mut nr_ctx = vec![0u32; nr];
-        let mut first_cpu = vec![u32::MAX; nr];
-        let per = cpus.len() / nr;
-        let extra = cpus.len() % nr;
-        let mut i = 0;
-        for q in 0..nr {
-            let take = per + usize::from(q < extra);
-            for _ in 0..take {
-                let c = cpus[i] as usize;
-                cpu_to_hctx[c] = q as u16;
-                nr_ctx[q] += 1;
-                if first_cpu[q] == u32::MAX {
-                    first_cpu[q] = c as u32;
-                }
-                i += 1;
-            }
-        }
-        // Queues left without CPUs (more queues than CPUs) take the first CPU for their IRQ.
-        for f in first_cpu.iter_mut() {
-            if *f == u32::MAX {
-                *f = cpus.first().copied().unwrap_or(0);
-            }
-        }
-        QueueMap { cpu_to_hctx, nr_ctx, first_cpu }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spread_gives_each_cpu_one_queue_and_balances_groups() {
-        let cpus: Vec<u32> = (0..10).collect();
-        let m = QueueMap::spread(&cpus, 10, 4);
-        assert_eq!(m.nr_ctx, vec![3, 3, 2, 2]);
-        assert_eq!(m.cpu_to_hctx[0], 0);
-        assert_eq!(m.cpu_to_hctx[9], 3);
-        assert_eq!(m.first_cpu, vec![0, 3, 6, 8]);
-        let one = QueueMap::spread(&cpus, 10, 10);
-        assert!(one.nr_ctx.iter().all(|n| *n == 1));
-    }
 }

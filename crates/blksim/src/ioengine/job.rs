@@ -3,7 +3,8 @@
 
 use std::collections::VecDeque;
 
-use crate::machine::cpu::Acct;
+use crate::block::mq_deadline::SchedOp;
+use crate::hw::cpu::Acct;
 use crate::sim::Rng;
 use crate::stats::DirStats;
 use crate::workload::{Direction, IoEngine, JobConfig};
@@ -27,8 +28,6 @@ pub enum JobState {
     SleepOut,
     /// Off CPU, waiting for completions.
     Sleeping,
-    /// Sys: schedule() in after a wake-up.
-    WakeIn,
     /// Sys: spinning on poll queues (open-ended until a CQE is seen).
     PollSpin,
     /// Sys: reaping `items` CQEs found by polling.
@@ -41,18 +40,6 @@ pub enum JobState {
     SchedIssue,
     /// Finished.
     Done,
-}
-
-/// A step of mq-deadline work a submitter does after its syscall's bio work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SchedOp {
-    /// `dd_bio_merge` for one bio, under `dd->lock`.
-    Merge,
-    /// `dd_insert_requests` of the job's new requests, under `dd->lock`
-    /// (with the 2024 series: onto the insertion list under `insert_lock`).
-    Insert,
-    /// `dd_dispatch_request` rounds until nothing is left to dispatch.
-    Dispatch,
 }
 
 /// What a `JobState::Chain` step does when it ends, in order.

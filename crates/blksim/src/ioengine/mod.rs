@@ -2,8 +2,7 @@
 //! over the ioengines (psync/sync, pvsync2, libaio, io_uring with or without
 //! IOPOLL, null), each with its system calls and kernel work.
 
-pub mod job;
-pub mod program;
-pub mod sched;
-
-pub use job::{Job, JobState, SchedOp};
+pub(crate) mod complete;
+pub(crate) mod fio_loop;
+pub(crate) mod job;
+pub(crate) mod poll;

@@ -1,5 +1,8 @@
-//! Moving interrupts while they fire: an IRQ affinity change and a CPU going
-//! offline, losing none (kernel-mechanisms §1, "Not losing interrupts").
+//! Kernel path: vector allocation, IRQ affinity changes and CPU hotplug.
+//! `assign_irq_vector` at probe (managed NVMe vectors spread by the kernel,
+//! others on CPU 0); `irq_set_affinity` → `apic_set_affinity` → a new vector
+//! and IRTE → `__vector_cleanup` of the old one; `echo 0 > online` →
+//! `fixup_irqs`: moving interrupts while they fire, losing none.
 //!
 //! A move allocates a vector on the new CPU and retargets the IRTE (so MSIs
 //! sent from then on go there, remapped or posted); the old vector stays
@@ -10,37 +13,115 @@
 //! every vector still pending in its IRR or PIR on the new target: the real
 //! vector is sent there directly, even in posted mode.
 
-use crate::machine::cpu::Frame;
-use crate::run::{Event, Sim};
+use crate::hw::cpu::Frame;
+use crate::hw::lapic::LAST_DEVICE_VECTOR;
+use crate::irq::desc::Irq;
+use crate::settings::{Settings, TimedAction};
+use crate::system::{Event, ModelError, Sim};
 
 /// When `__vector_cleanup` runs again after finding a moved vector pending.
 pub const VECTOR_CLEANUP_RETRY_NS: u64 = 1_000_000;
-
-/// An action at a point of virtual time, written as on a real machine.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TimedAction {
-    /// `echo CPUS > /proc/irq/N/smp_affinity_list`.
-    IrqAffinity { irq_number: u32, cpus: Vec<u32> },
-    /// `echo 0 > /sys/devices/system/cpu/cpuN/online`.
-    CpuOffline { cpu: u32 },
-}
 
 fn pending_in(bits: &[u64; 4], vector: u8) -> bool {
     bits[(vector >> 6) as usize] >> (vector & 63) & 1 == 1
 }
 
 impl Sim {
+    /// A device IRQ with a vector on `cpu`: managed (NVMe queues, spread by
+    /// the kernel) or not (movable from user space). Returns its index.
+    pub(crate) fn alloc_irq(
+        &mut self,
+        next_vector: &mut [u8],
+        dev: u16,
+        queue: u16,
+        cpu: u32,
+        name: String,
+        managed: bool,
+    ) -> Result<u32, ModelError> {
+        let vector = next_vector[cpu as usize];
+        if vector > LAST_DEVICE_VECTOR {
+            return Err(ModelError { job: None, message: format!("CPU {cpu} ran out of interrupt vectors") });
+        }
+        next_vector[cpu as usize] += 1;
+        let irq = self.irqs.len() as u32;
+        let ncpus = self.cpus.len();
+        self.irqs.push(Irq {
+            number: 128 + irq,
+            dev,
+            queue,
+            cpu,
+            vector,
+            name,
+            count: vec![0; ncpus],
+            managed,
+            running_on: None,
+            replay: false,
+        });
+        self.vector_irq[cpu as usize * 256 + vector as usize] = irq;
+        Ok(irq)
+    }
+
+    /// `/proc/irq/N/smp_affinity_list` writes before the run.
+    pub(crate) fn apply_irq_affinity(&mut self, settings: &Settings) -> Result<(), ModelError> {
+        for (&number, cpus) in &settings.irq_affinity {
+            let path = format!("/proc/irq/{number}/smp_affinity_list");
+            let fail = |e: String| ModelError { job: None, message: format!("{path}: {e}") };
+            let irq = self.irqs.iter().position(|i| i.number == number).ok_or_else(|| {
+                fail(format!("no IRQ {number} on this machine (device IRQs are 128..{})", 128 + self.irqs.len()))
+            })?;
+            self.irq_set_affinity(irq as u32, cpus).map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    /// Move a device IRQ to the first CPU of `cpus` (x86 delivers to one CPU
+    /// of the mask): a vector is allocated there and the old one freed.
+    /// Managed IRQs refuse, as the kernel does (EIO).
+    pub(crate) fn irq_set_affinity(&mut self, irq: u32, cpus: &[u32]) -> Result<(), String> {
+        let (old_cpu, old_vector) = (self.irqs[irq as usize].cpu, self.irqs[irq as usize].vector);
+        self.irq_set_affinity_keep_old(irq, cpus)?;
+        self.vector_irq[old_cpu as usize * 256 + old_vector as usize] = u32::MAX;
+        Ok(())
+    }
+
+    /// Retarget `irq` to a new vector on the first of `cpus`, leaving the old
+    /// vector bound to it (messages already sent still arrive there).
+    pub(crate) fn irq_set_affinity_keep_old(&mut self, irq: u32, cpus: &[u32]) -> Result<(), String> {
+        let ncpus = self.cpus.len() as u32;
+        let i = &self.irqs[irq as usize];
+        if i.managed {
+            return Err(format!(
+                "IRQ {} ({}) has managed affinity; the kernel refuses the write (EIO)",
+                i.number, i.name
+            ));
+        }
+        let &target = cpus.first().ok_or("empty CPU list")?;
+        if let Some(bad) = cpus.iter().find(|&&c| c >= ncpus) {
+            return Err(format!("CPU {bad} does not exist (machine has {ncpus} CPUs)"));
+        }
+        let vector = self.next_vector[target as usize];
+        if vector > LAST_DEVICE_VECTOR {
+            return Err(format!("CPU {target} has no free interrupt vector"));
+        }
+        self.next_vector[target as usize] += 1;
+        let i = &mut self.irqs[irq as usize];
+        i.cpu = target;
+        i.vector = vector;
+        self.vector_irq[target as usize * 256 + vector as usize] = irq;
+        Ok(())
+    }
+
     /// Is `vector` pending on `cpu`: in its IRR, its PIR, or harvested by a
     /// notification handler that has not run it yet (`is_vector_pending`)?
-    pub fn vector_pending(&self, cpu: u32, vector: u8) -> bool {
+    pub(crate) fn vector_pending(&self, cpu: u32, vector: u8) -> bool {
         let c = &self.cpus[cpu as usize];
         pending_in(&c.irr, vector)
-            || pending_in(&c.pi_desc.pir, vector)
+            || pending_in(&self.pi_descs[cpu as usize].pir, vector)
             || c.frames.iter().any(|f: &Frame| pending_in(&f.pir, vector))
     }
 
     /// Retarget a non-managed IRQ to the first of `cpus` during the run.
-    pub fn irq_move(&mut self, irq: u32, cpus: &[u32]) -> Result<(), String> {
+    pub(crate) fn irq_move(&mut self, irq: u32, cpus: &[u32]) -> Result<(), String> {
         let (old_cpu, old_vector) = (self.irqs[irq as usize].cpu, self.irqs[irq as usize].vector);
         if cpus.iter().any(|&c| self.offline.get(c as usize).copied().unwrap_or(false)) {
             return Err(format!("CPU list {cpus:?} names an offline CPU"));
@@ -51,16 +132,13 @@ impl Sim {
     }
 
     /// `__vector_cleanup`: free the moved IRQ's old vector unless it is still pending.
-    pub fn vector_cleanup(&mut self, cpu: u32, vector: u8, irq: u32) {
+    pub(crate) fn vector_cleanup(&mut self, cpu: u32, vector: u8, irq: u32) {
         let slot = cpu as usize * 256 + vector as usize;
         if self.vector_irq[slot] != irq {
             return;
         }
         if self.vector_pending(cpu, vector)
-            || self.cpus[cpu as usize]
-                .frames
-                .iter()
-                .any(|f| f.kind == crate::machine::cpu::FrameKind::DeviceIrq { irq })
+            || self.cpus[cpu as usize].frames.iter().any(|f| f.kind == crate::hw::cpu::FrameKind::DeviceIrq { irq })
         {
             // "Moved interrupt pending in old target APIC": keep it, retry.
             self.q.after(VECTOR_CLEANUP_RETRY_NS, Event::VectorCleanup { cpu, vector, irq });
@@ -71,7 +149,7 @@ impl Sim {
 
     /// `fixup_irqs` for a CPU going offline: move its IRQs, then retrigger
     /// what is still pending on it at the new targets.
-    pub fn cpu_offline(&mut self, cpu: u32) -> Result<(), String> {
+    pub(crate) fn cpu_offline(&mut self, cpu: u32) -> Result<(), String> {
         if self.offline.iter().filter(|o| !**o).count() <= 1 {
             return Err("cannot offline the last online CPU".into());
         }
@@ -84,11 +162,11 @@ impl Sim {
             }
             self.irq_set_affinity_keep_old(irq, &[target])?;
             // Retrigger a vector left pending in the dead CPU's IRR or PIR.
-            let c = &mut self.cpus[cpu as usize];
+            let (c, pid) = (&mut self.cpus[cpu as usize], &mut self.pi_descs[cpu as usize]);
             let (w, b) = ((vector >> 6) as usize, vector & 63);
-            let was = (c.irr[w] >> b & 1 == 1) || (c.pi_desc.pir[w] >> b & 1 == 1);
+            let was = (c.irr[w] >> b & 1 == 1) || (pid.pir[w] >> b & 1 == 1);
             c.irr[w] &= !(1 << b);
-            c.pi_desc.pir[w] &= !(1 << b);
+            pid.pir[w] &= !(1 << b);
             if was {
                 let new_vector = self.irqs[irq as usize].vector;
                 self.retriggered += 1;
@@ -99,7 +177,7 @@ impl Sim {
     }
 
     /// Apply a timed action.
-    pub fn timed_action(&mut self, index: usize) -> Result<(), String> {
+    pub(crate) fn timed_action(&mut self, index: usize) -> Result<(), String> {
         match self.timed[index].clone() {
             TimedAction::IrqAffinity { irq_number, cpus } => {
                 let irq = self

@@ -1,7 +1,6 @@
 //! The machine: topology, cost table and profiles.
 
 pub mod costs;
-pub mod cpu;
 pub mod profile;
 pub mod topology;
 

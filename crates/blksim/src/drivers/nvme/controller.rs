@@ -1,4 +1,4 @@
-//! The NVMe device: command fetch after a doorbell, a controller that
+//! The NVMe device (state): command fetch after a doorbell, a controller that
 //! processes commands in order at its IOPS limit, media units serving in
 //! parallel with a log-normal service time per size and direction, the PCIe
 //! link, then the CQE and (on an interrupt queue) one MSI per CQE.
@@ -7,7 +7,6 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::machine::NvmeParams;
-use crate::run::{Event, Sim};
 use crate::sim::Rng;
 use crate::workload::Direction;
 
@@ -84,101 +83,6 @@ impl NvmeState {
         let done = now.max(self.link_free_ns + xfer_ns);
         self.link_free_ns = done;
         done
-    }
-}
-
-impl Sim {
-    /// The driver rang the SQ doorbell of `hctx` with `reqs`: the device takes them.
-    #[inline(always)]
-    pub fn nvme_issue(&mut self, dev: u16, hctx: u16, reqs: &[u32]) {
-        let now = self.q.now_ns();
-        for &req in reqs {
-            let r = &mut self.reqs.reqs[req as usize];
-            r.t_dispatch_ns = now;
-            let (dir, bytes) = (r.dir, r.dev_bytes as u64);
-            let d = &mut self.devs[dev as usize];
-            d.account_start(now);
-            if let Some(t) = self.trace.as_mut() {
-                t.queue_depth(dev, now, d.disk.inflight);
-            }
-            let nvme = d.nvme.as_mut().expect("nvme device");
-            let done = nvme.service(now, dir, bytes);
-            debug_assert_eq!(self.reqs.reqs[req as usize].hctx, hctx);
-            self.q.at(done, Event::CqeSent { dev, req });
-        }
-    }
-
-    /// The device finished a command: for a read, its data crosses the link
-    /// (in media-completion order), then the CQE write goes upstream.
-    pub fn cqe_sent(&mut self, dev: u16, req: u32) {
-        let now = self.q.now_ns();
-        let r = &self.reqs.reqs[req as usize];
-        let hctx = r.hctx;
-        if r.dir == Direction::Read {
-            let bytes = r.dev_bytes as u64;
-            let at = self.devs[dev as usize].nvme.as_mut().expect("nvme").read_link_done(now, bytes);
-            if at > now {
-                return self.q.at(at, Event::CqeAtPort { dev, hctx, req });
-            }
-        }
-        self.cqe_at_port(dev, hctx, req);
-    }
-
-    /// A CQE write reaches its root port. Posted writes are ordered: it waits
-    /// behind the port's earlier writes and MSIs. The queue (`hctx`) rides
-    /// along so that the write does not reload the request.
-    #[inline(always)]
-    pub fn cqe_at_port(&mut self, dev: u16, hctx: u16, req: u32) {
-        let now = self.q.now_ns();
-        let port = self.devs[dev as usize].root_port;
-        let rp = &mut self.root_ports[port];
-        if rp.free_at_ns > now || !rp.waiting.is_empty() {
-            rp.waiting.push_back((dev, hctx, req));
-            if !rp.wake_pending {
-                rp.wake_pending = true;
-                let at = rp.free_at_ns.max(now);
-                self.q.at(at, Event::RootPortFree { port: port as u16 });
-            }
-        } else {
-            self.cqe_written(dev, hctx, req);
-        }
-    }
-
-    /// A root port finished its last message: let the writes behind it go,
-    /// until the next MSI holds the port again.
-    pub fn root_port_free(&mut self, port: usize) {
-        let now = self.q.now_ns();
-        self.root_ports[port].wake_pending = false;
-        while self.root_ports[port].free_at_ns <= now {
-            let Some((dev, hctx, req)) = self.root_ports[port].waiting.pop_front() else {
-                return;
-            };
-            self.cqe_written(dev, hctx, req);
-        }
-        let rp = &mut self.root_ports[port];
-        if !rp.waiting.is_empty() {
-            rp.wake_pending = true;
-            let at = rp.free_at_ns;
-            self.q.at(at, Event::RootPortFree { port: port as u16 });
-        }
-    }
-
-    /// A CQE is in host memory, visible to the driver; raise the queue's MSI
-    /// unless it is a poll queue.
-    #[inline(always)]
-    pub fn cqe_written(&mut self, dev: u16, hctx: u16, req: u32) {
-        self.reqs.reqs[req as usize].t_cqe_ns = self.q.now_ns();
-        let q = &mut self.devs[dev as usize].queues[hctx as usize];
-        q.cq.push_back(req);
-        if q.polled {
-            for i in 0..q.pollers.len() {
-                let job = self.devs[dev as usize].queues[hctx as usize].pollers[i];
-                self.poll_poke(job);
-            }
-        } else {
-            let irq = q.irq;
-            self.msi_send(irq);
-        }
     }
 }
 

@@ -1,17 +1,31 @@
-//! Posted MSI, "Coalesced Interrupt Delivery" (kernel-mechanisms §1): the
+//! Kernel path: posted MSI, "Coalesced Interrupt Delivery". The
 //! IOMMU posts a device MSI into the target CPU's PIR and sends one
 //! notification only when ON was clear; the notification handler harvests
 //! the PIR up to MAX_POSTED_MSI_COALESCING_LOOP - 1 times, clears ON,
 //! harvests once more, sends one EOI, and softirqs run once at its exit.
 
-use crate::machine::cpu::{Stage, POSTED_MSI_NOTIFICATION_VECTOR};
-use crate::run::{Event, Sim};
+use crate::hw::cpu::{Frame, Stage};
+use crate::hw::lapic::POSTED_MSI_NOTIFICATION_VECTOR;
 use crate::stats::{TraceName, Track};
+use crate::system::{Event, Sim};
+
+/// The posted-interrupt descriptor of one CPU (`struct pi_desc`).
+#[derive(Clone, Debug, Default)]
+pub struct PiDesc {
+    /// Posted interrupt requests, one bit per vector.
+    pub pir: [u64; 4],
+    /// Outstanding notification.
+    pub on: bool,
+    /// Suppress notification (the host never sets it; tests do).
+    pub sn: bool,
+    /// The IOMMU wrote the line last (the CPU's next atomic pays a transfer), or the CPU did.
+    pub iommu_owns_line: bool,
+}
 
 impl Sim {
     /// A device MSI on a posted IRTE: it crosses the root port and the IOMMU
     /// like any interrupt write, and the IOMMU posts it instead of delivering it.
-    pub fn msi_post(&mut self, irq: u32) {
+    pub(crate) fn msi_post(&mut self, irq: u32) {
         let (cpu, vector, dev) = {
             let i = &self.irqs[irq as usize];
             (i.cpu, i.vector, i.dev)
@@ -27,7 +41,7 @@ impl Sim {
 
     /// The IOMMU's posting reaches the descriptor: PIR bit set, and a
     /// notification if ON was clear and SN clear.
-    pub fn msi_posted(&mut self, cpu: u32, vector: u8, port: usize) {
+    pub(crate) fn msi_posted(&mut self, cpu: u32, vector: u8, port: usize) {
         let now = self.q.now_ns();
         if self.offline[cpu as usize] {
             return self.retrigger_from_offline(cpu, vector);
@@ -36,7 +50,7 @@ impl Sim {
         if let Some(t) = self.trace.as_mut() {
             t.instant(cpu, Track::Hardirq, TraceName::MsiPosted, now);
         }
-        let d = &mut self.cpus[cpu as usize].pi_desc;
+        let d = &mut self.pi_descs[cpu as usize];
         let mut extra = 0;
         if !d.iommu_owns_line {
             // The CPU touched the line last: the IOMMU's atomic pulls it back.
@@ -70,10 +84,9 @@ impl Sim {
 
     /// `pi_harvest_pir`: take the posted vectors (xchg of each non-zero word).
     /// Returns the harvest's CPU cost; the vectors go into the frame on top.
-    fn pir_harvest(&mut self, cpu: u32, pir: &mut [u64; 4]) -> u64 {
-        let c = &mut self.cpus[cpu as usize];
+    pub(crate) fn pir_harvest(&mut self, cpu: u32, pir: &mut [u64; 4]) -> u64 {
         let mut cost = self.costs.pir_harvest_ns;
-        let d = &mut c.pi_desc;
+        let d = &mut self.pi_descs[cpu as usize];
         if d.pir.iter().any(|w| *w != 0) {
             if d.iommu_owns_line {
                 cost += self.costs.cacheline_transfer_ns;
@@ -87,7 +100,7 @@ impl Sim {
     }
 
     /// Cost of the current stage of a posted-notification frame, and its harvests.
-    pub fn posted_begin(&mut self, cpu: u32, f: &mut crate::machine::cpu::Frame) -> u64 {
+    pub(crate) fn posted_begin(&mut self, cpu: u32, f: &mut Frame) -> u64 {
         match f.stage {
             Stage::Entry => self.costs.irq_entry_ns,
             Stage::Work => {
@@ -114,7 +127,7 @@ impl Sim {
     }
 
     /// A step of a posted-notification frame ended. Returns `false` when the frame is done.
-    pub fn posted_step_done(&mut self, cpu: u32, f: &mut crate::machine::cpu::Frame) -> bool {
+    pub(crate) fn posted_step_done(&mut self, cpu: u32, f: &mut Frame) -> bool {
         let loop_passes = self.max_posted_msi_coalescing_loop - 1;
         match f.stage {
             Stage::Entry => {
@@ -172,7 +185,7 @@ impl Sim {
             // Clear ON (re-arming notifications), then one more harvest for
             // posts that raced with the clear.
             f.final_pass = true;
-            self.cpus[cpu as usize].pi_desc.on = false;
+            self.pi_descs[cpu as usize].on = false;
             f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
             if lowest_vector(&f.pir).is_some() {
                 f.stage = Stage::Work;
@@ -199,8 +212,8 @@ pub fn pir_count(pir: &[u64; 4]) -> u64 {
 #[cfg(test)]
 mod tests {
     use crate::machine::{load_profile, Builtins};
-    use crate::run::{Event, Sim};
     use crate::settings::Settings;
+    use crate::system::{Event, Sim};
 
     /// A 2-CPU machine in posted mode; `extra` overlays the profile.
     fn sim(extra: &str) -> Sim {
@@ -244,8 +257,8 @@ mod tests {
         for &i in &irqs {
             assert_eq!(handled(&s, i), 1, "each posted MSI is handled exactly once");
         }
-        assert!(!s.cpus[0].pi_desc.on, "ON is clear again after the handler");
-        assert_eq!(s.cpus[0].pi_desc.pir, [0; 4]);
+        assert!(!s.pi_descs[0].on, "ON is clear again after the handler");
+        assert_eq!(s.pi_descs[0].pir, [0; 4]);
     }
 
     #[test]
@@ -261,7 +274,7 @@ mod tests {
     }
 
     #[test]
-    fn msi_posted_after_the_last_loop_harvest_is_caught_by_the_final_harvest() {
+    pub(crate) fn msi_posted_after_the_last_loop_harvest_is_caught_by_the_final_harvest() {
         let mut s = sim("");
         let irqs = irqs_on_cpu0(&s);
         let (a, c, b) = (irqs[0], irqs[1], irqs[2]);
@@ -279,7 +292,7 @@ mod tests {
     }
 
     #[test]
-    fn msi_posted_after_on_is_cleared_notifies_again() {
+    pub(crate) fn msi_posted_after_on_is_cleared_notifies_again() {
         let mut s = sim("");
         let irqs = irqs_on_cpu0(&s);
         post_at(&mut s, 0, irqs[0]);
@@ -292,14 +305,14 @@ mod tests {
     #[test]
     fn with_sn_set_nothing_is_notified() {
         let mut s = sim("");
-        s.cpus[0].pi_desc.sn = true;
+        s.pi_descs[0].sn = true;
         let i = irqs_on_cpu0(&s)[0];
         post_at(&mut s, 0, i);
         s.run_until(1_000_000);
         assert_eq!(s.cpus[0].notifications_sent, 0);
         assert_eq!(s.cpus[0].pmn, 0);
         assert_eq!(handled(&s, i), 0);
-        assert_ne!(s.cpus[0].pi_desc.pir, [0; 4], "the MSI waits in the PIR");
+        assert_ne!(s.pi_descs[0].pir, [0; 4], "the MSI waits in the PIR");
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! mq-deadline as its submitters run it (kernel-mechanisms §5): after the
+//! Kernel path: blk-mq-sched with mq-deadline, as its submitters run it:
+//! `blk_mq_sched_insert_requests` → `dd_insert_requests`;
+//! `blk_mq_run_hw_queue` → `__blk_mq_sched_dispatch_requests` →
+//! `dd_dispatch_request` → `queue_rq`; SCHED_RESTART from a completion. After the
 //! syscall's bio work, a submitter takes `dd->lock` for each bio's merge
 //! lookup, once to insert its requests, and once per dispatched request;
 //! the lock is a queued spinlock, so contention and its collapse come from
@@ -12,38 +15,20 @@
 //! `dd->lock` is free (and no serialised dispatch runs), instead of a kblockd
 //! worker spinning for the lock.
 
-use std::collections::VecDeque;
-
-use super::job::{JobState, SchedOp};
-use super::program::SPIN_NS;
-use crate::block::lock::SpinLock;
-use crate::machine::cpu::{Acct, Running};
-use crate::run::Sim;
-
-/// mq-deadline's per-queue state.
-#[derive(Clone, Debug, Default)]
-pub struct Deadline {
-    /// `dd->lock`.
-    pub lock: SpinLock,
-    /// Inserted requests, in deadline (FIFO) order.
-    pub fifo: VecDeque<u32>,
-    /// Driver tags free (the hardware queue's depth).
-    pub driver_tags_free: u32,
-    /// 2024 series: `insert_lock` and the insertion list.
-    pub insert_lock: SpinLock,
-    pub insert_list: VecDeque<u32>,
-    /// 2024 series: DD_DISPATCHING.
-    pub dispatching: bool,
-}
+use crate::block::mq_deadline::SchedOp;
+use crate::hw::cpu::{Acct, Running};
+use crate::ioengine::fio_loop::SPIN_NS;
+use crate::ioengine::job::JobState;
+use crate::system::Sim;
 
 impl Sim {
-    fn deadline_dev(&self, j: u32) -> u16 {
+    pub(crate) fn deadline_dev(&self, j: u32) -> u16 {
         self.jobs[j as usize].devs[0]
     }
 
     /// Cost of handing a lock from `from` to `to` (the lock's line moves to
     /// the new owner, and its MCS node first).
-    fn lock_handoff_ns(&self, from: u32, to: u32) -> u64 {
+    pub(crate) fn lock_handoff_ns(&self, from: u32, to: u32) -> u64 {
         let t = &self.machine.topology;
         let c = &self.costs;
         let one = if t.cpus[from as usize].core == t.cpus[to as usize].core {
@@ -57,7 +42,7 @@ impl Sim {
     }
 
     /// Start the job's next scheduler step, or go on with fio's loop.
-    pub fn sched_next_op(&mut self, cpu: u32, j: u32) {
+    pub(crate) fn sched_next_op(&mut self, cpu: u32, j: u32) {
         let dev = self.deadline_dev(j) as usize;
         let patched = self.patch_mq_deadline_2024;
         let Some(op) = self.jobs[j as usize].sched_ops.front().copied() else {
@@ -93,7 +78,7 @@ impl Sim {
     }
 
     /// The job owns the lock: its locked section for the current op.
-    fn sched_hold(&mut self, j: u32) {
+    pub(crate) fn sched_hold(&mut self, j: u32) {
         let dev = self.deadline_dev(j) as usize;
         let c = &self.costs;
         let job = &self.jobs[j as usize];
@@ -109,12 +94,12 @@ impl Sim {
     }
 
     /// The lock was handed to a spinning job (or it found it free).
-    pub fn sched_lock_granted(&mut self, _cpu: u32, j: u32) {
+    pub(crate) fn sched_lock_granted(&mut self, _cpu: u32, j: u32) {
         self.sched_hold(j);
     }
 
     /// The locked section ended: its effect, then the lock goes to the next waiter.
-    pub fn sched_hold_done(&mut self, cpu: u32, j: u32) {
+    pub(crate) fn sched_hold_done(&mut self, cpu: u32, j: u32) {
         let now = self.q.now_ns();
         let dev = self.deadline_dev(j) as usize;
         let op = self.jobs[j as usize].sched_ops.pop_front().unwrap();
@@ -173,7 +158,7 @@ impl Sim {
     }
 
     /// The driver took the dispatched request: issue it, then dispatch again.
-    pub fn sched_issued(&mut self, cpu: u32, j: u32) {
+    pub(crate) fn sched_issued(&mut self, cpu: u32, j: u32) {
         let req = std::mem::replace(&mut self.jobs[j as usize].sched_issue, u32::MAX);
         let (dev, hctx) = (self.reqs.reqs[req as usize].dev, self.reqs.reqs[req as usize].hctx);
         let debt = self.driver_issue(cpu, dev, hctx, req);
@@ -188,14 +173,14 @@ impl Sim {
     /// charged to the completing context (the kblockd hand-off is not
     /// modelled). Returns its cost.
     #[inline(always)]
-    pub fn sched_restart(&mut self, cpu: u32, dev: u16) -> u64 {
+    pub(crate) fn sched_restart(&mut self, cpu: u32, dev: u16) -> u64 {
         if self.devs[dev as usize].deadline.is_none() {
             return 0;
         }
         self.sched_restart_deadline(cpu, dev)
     }
 
-    fn sched_restart_deadline(&mut self, cpu: u32, dev: u16) -> u64 {
+    pub(crate) fn sched_restart_deadline(&mut self, cpu: u32, dev: u16) -> u64 {
         let patched = self.patch_mq_deadline_2024;
         let now = self.q.now_ns();
         let Some(dd) = self.devs[dev as usize].deadline.as_mut() else { return 0 };
@@ -227,7 +212,7 @@ impl Sim {
     }
 
     /// A job spinning for a lock gets it `after_ns` from now.
-    fn lock_spin_ends(&mut self, j: u32, after_ns: u64) {
+    pub(crate) fn lock_spin_ends(&mut self, j: u32, after_ns: u64) {
         debug_assert_eq!(self.jobs[j as usize].state, JobState::LockSpin);
         let cpu = self.jobs[j as usize].cpu;
         let running = self.cpus[cpu as usize].running == Running::Task(j);

@@ -1,15 +1,16 @@
-//! fio's I/O loop as a state machine on the job's CPU (fio backend.c
-//! `do_io`: queue io_us, commit every `iodepth_batch_submit`, reap when the
-//! queue is full), with each engine's system calls and kernel work.
+//! Kernel path: the task loops. fio's `do_io` (queue io_us, commit every
+//! `iodepth_batch_submit`, reap when the queue is full) and t/io_uring's
+//! lean loop, as a state machine on the job's CPU: each step a system call
+//! or a stretch of user code, sleeping in `io_getevents` /
+//! `io_cqring_wait` / the sync syscall until woken.
 
-use super::job::{batch_bucket, depth_bucket, Chain, JobState, SchedOp, Segments};
 use crate::block::NO_REQ;
-use crate::machine::cpu::{Acct, Running};
-use crate::run::{Event, Sim};
+use crate::hw::cpu::Acct;
+use crate::ioengine::job::{Chain, JobState, Segments};
+use crate::sched::core::SCHED_SLICE_NS;
+use crate::system::Sim;
 use crate::workload::{IoEngine, Program};
 
-/// Scheduler time slice before a CPU-bound task yields to another runnable one.
-const SCHED_SLICE_NS: u64 = 3_000_000;
 /// A spin with no end in sight: ended by a poke when a completion appears.
 pub(crate) const SPIN_NS: u64 = u64::MAX / 4;
 
@@ -28,24 +29,8 @@ impl Sim {
         job.remaining_ns = segs.iter().map(|s| s.1).sum();
     }
 
-    /// The job's phase began: put its task on its CPU.
-    pub fn job_start(&mut self, j: u32) {
-        let now = self.q.now_ns();
-        let interval = self.sample_interval_ns;
-        let job = &mut self.jobs[j as usize];
-        job.start_ns = now;
-        job.ramp_end_ns = now + job.cfg.ramp_time_ns;
-        job.next_sample_ns = job.ramp_end_ns + interval;
-        if let Some(rt) = job.cfg.runtime_ns {
-            job.end_ns = job.ramp_end_ns + rt;
-        }
-        let cpu = job.cpu;
-        self.cpus[cpu as usize].runqueue.push_back(j);
-        self.cpu_kick(cpu);
-    }
-
     /// The CPU picked the job's task from its run queue.
-    pub fn task_switched_in(&mut self, j: u32) {
+    pub(crate) fn task_switched_in(&mut self, j: u32) {
         self.jobs[j as usize].ctx += 1;
         if self.jobs[j as usize].state == JobState::Sleeping {
             let cpu = self.jobs[j as usize].cpu;
@@ -78,7 +63,7 @@ impl Sim {
     }
 
     /// User time of the job's program: (per reap batch, per io_u prepared, per io_u reaped).
-    fn user_costs(&self, j: u32) -> (u64, u64, u64) {
+    pub(crate) fn user_costs(&self, j: u32) -> (u64, u64, u64) {
         let c = &self.costs;
         match self.jobs[j as usize].cfg.program {
             Program::Fio => (c.fio_clock_ns, c.fio_prep_ns + c.fio_clock_ns, c.fio_reap_ns),
@@ -86,47 +71,9 @@ impl Sim {
         }
     }
 
-    /// Per-I/O kernel cost of submitting `bytes` with this job's engine.
-    /// `plugged`: the request goes in a plugged batch (more than two at once:
-    /// io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD), so it comes from
-    /// the plug's batch-allocated requests and the driver takes the batch via
-    /// queue_rqs.
-    fn submit_cost(&self, j: u32, req: u32, plugged: bool) -> u64 {
-        if matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null) {
-            return 0;
-        }
-        let c = &self.costs;
-        let r = &self.reqs.reqs[req as usize];
-        let pages = (r.bytes as u64).div_ceil(4096);
-        let bio = if plugged { c.bio_submit_plugged_ns } else { c.bio_submit_ns };
-        let block = bio + self.driver_queue_rq_cost(r.dev, plugged);
-        let pin = pages * c.page_pin_ns;
-        block
-            + match &self.jobs[j as usize].cfg.ioengine {
-                IoEngine::Libaio => c.aio_submit_ns + pin,
-                IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
-                    c.io_uring_sqe_ns
-                        + if o.registerfiles { 0 } else { c.fget_fput_ns }
-                        + if o.fixedbufs { 0 } else { pin }
-                }
-                IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
-                IoEngine::Null => 0,
-            }
-    }
-
-    /// Cost, in the completing context, of handing `req` to its engine.
-    pub fn engine_complete_cost(&self, req: u32) -> u64 {
-        let job = &self.jobs[self.reqs.reqs[req as usize].job as usize];
-        match job.cfg.ioengine {
-            IoEngine::Libaio => self.costs.aio_complete_ns,
-            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.llist_add_ns,
-            _ => 0,
-        }
-    }
-
     /// Decide the job's next step after the previous one ended (fio's do_io loop).
     #[inline(always)]
-    fn job_next(&mut self, j: u32) {
+    pub(crate) fn job_next(&mut self, j: u32) {
         let now = self.q.now_ns();
         let prep_ns = self.user_costs(j).1;
         self.check_done_issuing(j);
@@ -151,7 +98,7 @@ impl Sim {
     }
 
     /// fio stops issuing at the end of its runtime, size or number_ios.
-    fn check_done_issuing(&mut self, j: u32) {
+    pub(crate) fn check_done_issuing(&mut self, j: u32) {
         let now = self.q.now_ns();
         let job = &mut self.jobs[j as usize];
         if !job.done_issuing
@@ -165,7 +112,7 @@ impl Sim {
 
     /// Prepare `n` io_us: pick direction, device and offset.
     #[inline(always)]
-    fn job_prep(&mut self, j: u32, n: u32) {
+    pub(crate) fn job_prep(&mut self, j: u32, n: u32) {
         let now = self.q.now_ns();
         for _ in 0..n {
             let job = &mut self.jobs[j as usize];
@@ -215,149 +162,13 @@ impl Sim {
     }
 
     /// Commit the queued io_us with the engine's submitting syscall.
-    fn job_submit(&mut self, j: u32) {
+    pub(crate) fn job_submit(&mut self, j: u32) {
         let (cost, tw) = self.submit_syscall_cost(j, true);
         self.job_set(j, JobState::Submit, cost, Acct::Sys, tw);
     }
 
-    /// Cost of the submitting syscall for the queued io_us, and the
-    /// task_work items it runs (io_uring_enter with GETEVENTS).
-    #[inline(always)]
-    fn submit_syscall_cost(&self, j: u32, run_tw: bool) -> (u64, u32) {
-        let job = &self.jobs[j as usize];
-        let mut cost = if matches!(job.cfg.ioengine, IoEngine::Null) { 0 } else { self.costs.syscall_ns };
-        let plugged = job.queued.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
-        for &req in &job.queued {
-            cost += self.submit_cost(j, req, plugged);
-        }
-        if !matches!(job.cfg.ioengine, IoEngine::Null) {
-            // One doorbell per device the batch goes to (plugged: queue_rqs).
-            for (i, &d) in job.devs.iter().enumerate() {
-                if job.devs[..i].contains(&d) {
-                    continue;
-                }
-                if job.queued.iter().any(|&r| self.reqs.reqs[r as usize].dev == d) {
-                    cost += self.driver_commit_cost(d);
-                }
-            }
-        }
-        let mut tw = 0;
-        if run_tw && job.is_uring() && !job.hipri() {
-            // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
-            tw = job.tw_pending.len() as u32;
-            cost += tw as u64 * self.costs.io_uring_cqe_ns;
-        }
-        (cost, tw)
-    }
-
-    /// The submitting syscall ends: requests reach the driver and the device.
-    #[inline(always)]
-    fn job_submitted(&mut self, cpu: u32, j: u32, tw: u32) {
-        let now = self.q.now_ns();
-        let reqs = std::mem::take(&mut self.jobs[j as usize].queued);
-        let n = reqs.len() as u32;
-        let hipri = self.jobs[j as usize].hipri();
-        let is_null = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null);
-        let sync = self.jobs[j as usize].cfg.ioengine.is_sync();
-        // A plugged batch (io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD)
-        // back-merges a bio into the last request when it continues it.
-        let plugged = n > 2 && matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
-        let mut last = NO_REQ;
-        for &req in &reqs {
-            let r = &mut self.reqs.reqs[req as usize];
-            // Sync engines take the issue time before the syscall (fio's FIO_SYNCIO).
-            r.t_issue_ns = if sync { r.t_start_ns } else { now };
-            r.submit_cpu = cpu;
-            if is_null {
-                self.jobs[j as usize].ready.push_back(req);
-                continue;
-            }
-            let dev = r.dev;
-            let (hctx, polled) = self.devs[dev as usize].hctx_for(cpu, hipri);
-            let r = &mut self.reqs.reqs[req as usize];
-            r.hctx = hctx;
-            r.polled = polled;
-            if plugged && last != NO_REQ && self.plug_merge(last, req) {
-                continue;
-            }
-            last = req;
-        }
-        for &req in &reqs {
-            let r = &self.reqs.reqs[req as usize];
-            if is_null || r.merged {
-                continue;
-            }
-            let (dev, hctx) = (r.dev, r.hctx);
-            if self.get_tag(dev, hctx, req) {
-                if self.devs[dev as usize].deadline.is_some() {
-                    // A scheduler tag: the request goes to mq-deadline.
-                    self.jobs[j as usize].sched_pending.push(req);
-                    continue;
-                }
-                let debt = self.driver_issue(cpu, dev, hctx, req);
-                self.jobs[j as usize].debt_ns += debt;
-            } else {
-                self.jobs[j as usize].tag_waits += 1;
-            }
-        }
-        let job = &mut self.jobs[j as usize];
-        for _ in 0..tw {
-            let r = job.tw_pending.pop_front().unwrap();
-            job.ready.push_back(r);
-        }
-        job.inflight += n;
-        let depth = job.cur_depth();
-        job.iodepth_level[depth_bucket(depth)] += n as u64;
-        job.iodepth_submit[batch_bucket(n)] += 1;
-        // mq-deadline: merge lookups, the insertion and dispatch rounds, each under its lock.
-        if !self.jobs[j as usize].sched_pending.is_empty() {
-            let dev = self.reqs.reqs[self.jobs[j as usize].sched_pending[0] as usize].dev;
-            let merges = if self.devs[dev as usize].queue_settings.nomerges == 2 {
-                0
-            } else {
-                self.jobs[j as usize].sched_pending.len()
-            };
-            let ops = &mut self.jobs[j as usize].sched_ops;
-            ops.extend(std::iter::repeat_n(SchedOp::Merge, merges));
-            ops.push_back(SchedOp::Insert);
-            ops.push_back(SchedOp::Dispatch);
-        }
-        // Reuse the allocation for the next batch.
-        let mut reqs = reqs;
-        reqs.clear();
-        self.jobs[j as usize].queued = reqs;
-    }
-
-    /// `blk_attempt_plug_merge` (back merge): `req` continues `last` on the
-    /// same device and direction and the result fits `max_sectors_kb`, so it
-    /// rides with `last` and takes no tag of its own. `nomerges=2` forbids it.
-    fn plug_merge(&mut self, last: u32, req: u32) -> bool {
-        let (l, r) = (self.reqs.reqs[last as usize], self.reqs.reqs[req as usize]);
-        let q = &self.devs[r.dev as usize].queue_settings;
-        if q.nomerges == 2
-            || l.dev != r.dev
-            || l.dir != r.dir
-            || l.hctx != r.hctx
-            || l.offset + l.dev_bytes as u64 != r.offset
-            || (l.dev_bytes + r.bytes) as u64 > q.max_sectors_kb as u64 * 1024
-        {
-            return false;
-        }
-        // Chain `req` at the end of `last`'s merged bios.
-        let mut tail = last;
-        while self.reqs.reqs[tail as usize].next_merged != NO_REQ {
-            tail = self.reqs.reqs[tail as usize].next_merged;
-        }
-        self.reqs.reqs[tail as usize].next_merged = req;
-        self.reqs.reqs[last as usize].dev_bytes += r.bytes;
-        self.reqs.reqs[req as usize].merged = true;
-        let d = if r.dir == crate::workload::Direction::Read { 0 } else { 1 };
-        self.devs[r.dev as usize].disk.merges[d] += 1;
-        true
-    }
-
     /// How many completions to wait for and take (fio's wait_for_completions).
-    fn reap_bounds(&self, j: u32) -> (u32, u32) {
+    pub(crate) fn reap_bounds(&self, j: u32) -> (u32, u32) {
         let job = &self.jobs[j as usize];
         let depth = job.cur_depth().max(1);
         let min = job.cfg.iodepth_batch_complete_min.min(depth).max(1);
@@ -366,7 +177,7 @@ impl Sim {
     }
 
     #[inline(always)]
-    fn job_reap(&mut self, j: u32) {
+    pub(crate) fn job_reap(&mut self, j: u32) {
         let (min, max) = self.reap_bounds(j);
         let sys = self.costs.syscall_ns;
         let job = &mut self.jobs[j as usize];
@@ -420,7 +231,7 @@ impl Sim {
     /// fio would. The io_us are prepared now; everything else happens when
     /// the step ends (`job_chain_done`).
     #[inline(always)]
-    fn job_chain(&mut self, j: u32, head_ns: u64, tw: u32, reap: u32) {
+    pub(crate) fn job_chain(&mut self, j: u32, head_ns: u64, tw: u32, reap: u32) {
         let now = self.q.now_ns();
         let (clock, prep_ns, reap_ns) = self.user_costs(j);
         let head =
@@ -455,7 +266,7 @@ impl Sim {
     }
 
     /// A chain step ended: task_work, reap, account, commit, in that order.
-    fn job_chain_done(&mut self, cpu: u32, j: u32) {
+    pub(crate) fn job_chain_done(&mut self, cpu: u32, j: u32) {
         let ch = self.jobs[j as usize].chain;
         let job = &mut self.jobs[j as usize];
         for _ in 0..ch.tw {
@@ -492,7 +303,7 @@ impl Sim {
 
     /// The job's task is back on its CPU after sleeping (or did not need to
     /// sleep): `head_ns` of schedule(), then the syscall takes what woke it.
-    fn job_woken_chain(&mut self, j: u32, head_ns: u64) {
+    pub(crate) fn job_woken_chain(&mut self, j: u32, head_ns: u64) {
         let (_, max) = self.reap_bounds(j);
         let job = &self.jobs[j as usize];
         let tw = job.tw_pending.len() as u32;
@@ -503,120 +314,9 @@ impl Sim {
         self.job_chain(j, head_ns + getevents, tw, k);
     }
 
-    /// Start or continue polling the job's poll queues (IOPOLL / RWF_HIPRI).
-    fn job_poll(&mut self, j: u32) {
-        let visible: u32 = self.jobs[j as usize]
-            .poll_queues
-            .iter()
-            .map(|&(d, h)| self.devs[d as usize].queues[h as usize].cq.len() as u32)
-            .sum();
-        if visible > 0 || !self.jobs[j as usize].iopoll_done.is_empty() || !self.jobs[j as usize].ready.is_empty() {
-            let c = &self.costs;
-            let per = c.nvme_cqe_ns
-                + c.blk_complete_batch_ns
-                + if self.jobs[j as usize].is_uring() { c.io_uring_cqe_ns } else { 0 };
-            let cost = c.poll_ns + visible as u64 * per;
-            self.job_set(j, JobState::PollReap, cost, Acct::Sys, visible);
-        } else {
-            self.job_set(j, JobState::PollSpin, SPIN_NS, Acct::Sys, 0);
-            for i in 0..self.jobs[j as usize].poll_queues.len() {
-                let (d, h) = self.jobs[j as usize].poll_queues[i];
-                self.devs[d as usize].queues[h as usize].pollers.push(j);
-            }
-        }
-    }
-
-    fn job_unregister_poller(&mut self, j: u32) {
-        for i in 0..self.jobs[j as usize].poll_queues.len() {
-            let (d, h) = self.jobs[j as usize].poll_queues[i];
-            self.devs[d as usize].queues[h as usize].pollers.retain(|&p| p != j);
-        }
-    }
-
-    /// A completion the spinning job can see appeared: its spin ends after one more poll.
-    pub fn poll_poke(&mut self, j: u32) {
-        if self.jobs[j as usize].state != JobState::PollSpin || self.jobs[j as usize].remaining_ns < SPIN_NS {
-            return;
-        }
-        let cpu = self.jobs[j as usize].cpu;
-        let running = self.cpus[cpu as usize].running == Running::Task(j);
-        if running {
-            self.cpu_charge(cpu);
-        }
-        let poll = self.costs.poll_ns;
-        self.job_set_segs(j, JobState::PollSpin, [(Acct::Sys, poll), (Acct::User, 0), (Acct::Sys, 0)], 0);
-        if running {
-            self.cpu_dispatch(cpu);
-        }
-    }
-
-    /// Hand a completed request to its engine (from irq, softirq or a poller on `cpu`).
-    /// Returns the cost of wake-ups it caused.
-    #[inline(always)]
-    pub fn engine_complete(&mut self, cpu: u32, req: u32) -> u64 {
-        let r = &self.reqs.reqs[req as usize];
-        let j = r.job;
-        let polled = r.polled;
-        let job = &mut self.jobs[j as usize];
-        if polled && job.is_uring() {
-            // IOPOLL: marked done; its own ring sees it at its next poll.
-            if self.polling_job == Some(j) {
-                job.ready.push_back(req);
-            } else {
-                job.iopoll_done.push_back(req);
-                self.poll_poke(j);
-            }
-            return 0;
-        }
-        let have = if job.is_uring() {
-            job.tw_pending.push_back(req);
-            job.tw_pending.len()
-        } else {
-            job.ready.push_back(req);
-            job.ready.len()
-        } as u32;
-        match job.state {
-            JobState::Sleeping if have >= job.wait_for && !job.tag_blocked => self.wake(cpu, j),
-            JobState::PollSpin => {
-                self.poll_poke(j);
-                0
-            }
-            _ => 0,
-        }
-    }
-
-    /// try_to_wake_up of a sleeping job's task from `cpu`. Returns the waker's cost.
-    pub(crate) fn wake(&mut self, cpu: u32, j: u32) -> u64 {
-        let job = &mut self.jobs[j as usize];
-        job.wait_for = u32::MAX;
-        let target = job.cpu;
-        let mut cost = self.costs.wakeup_ns;
-        if target != cpu && !self.cpus[target as usize].busy() {
-            self.cpus[target as usize].ipis += 1;
-            cost += self.costs.ipi_send_ns;
-            self.q.after(self.costs.ipi_latency_ns, Event::TaskWoken { job: j });
-        } else {
-            self.cpus[target as usize].runqueue.push_back(j);
-            if target != cpu {
-                // The target is busy: it notices at its next scheduling point.
-                if self.cpus[target as usize].running == Running::Idle {
-                    self.cpu_kick(target);
-                }
-            }
-        }
-        cost
-    }
-
-    /// A woken task's IPI arrived at its idle CPU.
-    pub fn task_woken(&mut self, j: u32) {
-        let cpu = self.jobs[j as usize].cpu;
-        self.cpus[cpu as usize].runqueue.push_back(j);
-        self.cpu_kick(cpu);
-    }
-
     /// The job's current step on `cpu` ended.
     #[inline(always)]
-    pub fn task_step_done(&mut self, cpu: u32, j: u32) {
+    pub(crate) fn task_step_done(&mut self, cpu: u32, j: u32) {
         let now = self.q.now_ns();
         let state = self.jobs[j as usize].state;
         let items = self.jobs[j as usize].items;
@@ -707,7 +407,7 @@ impl Sim {
                 }
             }
             JobState::Chain => self.job_chain_done(cpu, j),
-            JobState::NotStarted | JobState::Sleeping | JobState::WakeIn | JobState::Done => {
+            JobState::NotStarted | JobState::Sleeping | JobState::Done => {
                 unreachable!("{state:?} has no step")
             }
         }
@@ -725,7 +425,7 @@ impl Sim {
     /// A blocking submitter (io_submit, pread) whose requests found no tag
     /// sleeps in `blk_mq_get_tag` until completions hand it tags; io_uring
     /// does not (its requests wait, as if punted to io-wq).
-    fn job_blocks_on_tags(&mut self, cpu: u32, j: u32) -> bool {
+    pub(crate) fn job_blocks_on_tags(&mut self, cpu: u32, j: u32) -> bool {
         let job = &mut self.jobs[j as usize];
         if job.tag_waits == 0 || job.is_uring() {
             return false;
@@ -738,22 +438,10 @@ impl Sim {
         true
     }
 
-    /// A request of `j` got the tag it waited for; the last one wakes a
-    /// submitter sleeping for them. Returns the waker's cost.
-    pub fn tag_granted(&mut self, cpu: u32, j: u32) -> u64 {
-        let job = &mut self.jobs[j as usize];
-        job.tag_waits -= 1;
-        if job.tag_waits == 0 && job.tag_blocked && job.state == JobState::Sleeping {
-            self.wake(cpu, j)
-        } else {
-            0
-        }
-    }
-
     /// The task sleeps in its syscall until enough completions are in.
     /// `wait_for` counts what wakes it: ready events (libaio, sync), or task_work
     /// items on top of the CQEs already posted (io_uring).
-    fn job_sleep(&mut self, cpu: u32, j: u32) {
+    pub(crate) fn job_sleep(&mut self, cpu: u32, j: u32) {
         let job = &mut self.jobs[j as usize];
         if job.is_uring() {
             job.wait_for = job.wait_for.saturating_sub(job.ready.len() as u32).max(1);
@@ -768,64 +456,5 @@ impl Sim {
         job.remaining_ns = 0;
         self.cpus[cpu as usize].current = None;
         self.cpus[cpu as usize].io_sleepers += 1;
-    }
-
-    /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.
-    fn job_accounted(&mut self, j: u32) {
-        let interval = self.sample_interval_ns;
-        let reaping = std::mem::take(&mut self.jobs[j as usize].reaping);
-        let is_null = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null);
-        let job = &mut self.jobs[j as usize];
-        let k = reaping.len() as u32;
-        job.inflight -= k;
-        job.iodepth_complete[batch_bucket(k)] += 1;
-        // fio takes one timestamp for the batch, at the start of the reap.
-        let t_reap = job.reap_ns;
-        let measured = t_reap >= job.ramp_end_ns;
-        while measured && t_reap >= job.next_sample_ns {
-            for d in 0..3 {
-                job.dirs[d].bw_samples.push(job.sample_bytes[d] * 1_000_000_000 / interval);
-                job.dirs[d].iops_samples.push(job.sample_ios[d] * 1_000_000_000 / interval);
-            }
-            job.sample_bytes = [0; 3];
-            job.sample_ios = [0; 3];
-            job.next_sample_ns += interval;
-        }
-        for &req in &reaping {
-            let r = self.reqs.reqs[req as usize];
-            if measured {
-                let d = r.dir.index();
-                let s = &mut job.dirs[d];
-                s.total_ios += 1;
-                s.io_bytes += r.bytes as u64;
-                if !job.cfg.gtod_reduce {
-                    if !job.cfg.ioengine.is_sync() {
-                        s.slat.record(r.t_issue_ns - r.t_start_ns);
-                    }
-                    s.clat.record(t_reap - r.t_issue_ns);
-                    s.lat.record(t_reap - r.t_start_ns);
-                }
-                job.sample_bytes[d] += r.bytes as u64;
-                if !is_null {
-                    // The stages add up to fio's lat: each ends where the next begins.
-                    let issue = r.t_issue_ns.max(r.t_start_ns);
-                    let dispatch = r.t_dispatch_ns.max(issue);
-                    let cqe = r.t_cqe_ns.max(dispatch);
-                    let done = r.t_done_ns.max(cqe);
-                    let reap = t_reap.max(done);
-                    for (k, ns) in [issue - r.t_start_ns, dispatch - issue, cqe - dispatch, done - cqe, reap - done]
-                        .into_iter()
-                        .enumerate()
-                    {
-                        job.breakdown_ns[k] += ns;
-                    }
-                }
-                job.sample_ios[d] += 1;
-            }
-            self.reqs.free(req);
-        }
-        let mut reaping = reaping;
-        reaping.clear();
-        self.jobs[j as usize].reaping = reaping;
     }
 }

@@ -1,15 +1,16 @@
-//! null_blk: a block device with no hardware. `irqmode` 0 ends a request
+//! Kernel path: null_blk, a block device with no hardware. `null_queue_rq` → `irqmode` 0 ends a request
 //! inside `queue_rq`, 1 completes it through BLOCK_SOFTIRQ (on the CPU that
 //! ran queue_rq, raised from task context so ksoftirqd runs it, or on the
 //! submitter's CPU by IPI as `rq_affinity` decides), 2 arms an hrtimer
 //! of `completion_nsec` whose expiry (a local timer interrupt on the
 //! submitting CPU) ends it.
 
-use crate::run::{Event, Sim};
+use crate::hw::lapic::LOCAL_TIMER_VECTOR;
+use crate::system::{Event, Sim};
 
 impl Sim {
     /// `null_queue_rq` for `req` on `cpu`. Returns the cost of work done inline.
-    pub fn null_blk_issue(&mut self, cpu: u32, dev: u16, req: u32) -> u64 {
+    pub(crate) fn null_blk_issue(&mut self, cpu: u32, dev: u16, req: u32) -> u64 {
         let now = self.q.now_ns();
         self.reqs.reqs[req as usize].t_dispatch_ns = now;
         // null_blk completes it at once (irqmode 0, 1) or when its timer fires (2).
@@ -55,5 +56,11 @@ impl Sim {
                 0
             }
         }
+    }
+
+    /// An hrtimer for `req` expired on `cpu` (null_blk irqmode=2).
+    pub(crate) fn hrtimer_expired(&mut self, cpu: u32, req: u32) {
+        self.cpus[cpu as usize].timer_expired.push_back(req);
+        self.interrupt_arrived(cpu, LOCAL_TIMER_VECTOR);
     }
 }

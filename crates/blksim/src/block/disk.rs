@@ -1,0 +1,15 @@
+//! Disk accounting as the block layer keeps it (`part_stat`): I/Os,
+//! sectors, merges and time per direction, in-flight count, busy time.
+
+/// Disk accounting as the block layer keeps it.
+#[derive(Clone, Debug, Default)]
+pub struct DiskCounters {
+    pub ios: [u64; 2],
+    /// Bios merged into another request (back merges in the plug).
+    pub merges: [u64; 2],
+    pub sectors: [u64; 2],
+    pub ticks_ns: [u64; 2],
+    pub inflight: u32,
+    pub busy_since_ns: u64,
+    pub busy_ns: u64,
+}

@@ -1,0 +1,222 @@
+//! Kernel path: submission. `io_submit` / `io_uring_enter` / `pread` →
+//! per I/O: the engine's SQE or iocb, `bio_alloc` (or the plug's cached
+//! request), `blk_mq_submit_bio` → `blk_attempt_plug_merge` →
+//! `blk_mq_get_tag` (wait when none is free) → `blk_mq_insert_request`
+//! (mq-deadline: `elevator.rs`) or `nvme_queue_rq` / `nvme_queue_rqs` /
+//! `null_queue_rq` → one SQ doorbell per device and batch.
+
+use crate::block::mq_deadline::SchedOp;
+use crate::block::NO_REQ;
+use crate::ioengine::job::{batch_bucket, depth_bucket};
+use crate::system::Sim;
+use crate::workload::IoEngine;
+
+impl Sim {
+    /// The driver's cost per request on `dev`: `queue_rq`, or its share of
+    /// `queue_rqs` for a plugged batch.
+    pub(crate) fn driver_queue_rq_cost(&self, dev: u16, plugged: bool) -> u64 {
+        let c = &self.costs;
+        if self.devs[dev as usize].nvme.is_some() {
+            (if plugged { c.nvme_queue_rqs_ns } else { c.nvme_queue_rq_ns }) + c.dma_map_ns
+        } else {
+            c.null_queue_rq_ns
+        }
+    }
+
+    /// The driver's cost to start a batch on `dev` (the NVMe SQ doorbell).
+    pub(crate) fn driver_commit_cost(&self, dev: u16) -> u64 {
+        if self.devs[dev as usize].nvme.is_some() {
+            self.costs.doorbell_ns
+        } else {
+            0
+        }
+    }
+
+    /// Hand `req` (holding a tag of `hctx`) to the driver on `cpu`. Returns the
+    /// cost of work the driver did inline (null_blk irqmode=0 completions).
+    pub(crate) fn driver_issue(&mut self, cpu: u32, dev: u16, hctx: u16, req: u32) -> u64 {
+        if self.devs[dev as usize].nvme.is_some() {
+            self.nvme_issue(dev, hctx, &[req]);
+            0
+        } else {
+            self.null_blk_issue(cpu, dev, req)
+        }
+    }
+
+    /// Per-I/O kernel cost of submitting `bytes` with this job's engine.
+    /// `plugged`: the request goes in a plugged batch (more than two at once:
+    /// io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD), so it comes from
+    /// the plug's batch-allocated requests and the driver takes the batch via
+    /// queue_rqs.
+    pub(crate) fn submit_cost(&self, j: u32, req: u32, plugged: bool) -> u64 {
+        if matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null) {
+            return 0;
+        }
+        let c = &self.costs;
+        let r = &self.reqs.reqs[req as usize];
+        let pages = (r.bytes as u64).div_ceil(4096);
+        let bio = if plugged { c.bio_submit_plugged_ns } else { c.bio_submit_ns };
+        let block = bio + self.driver_queue_rq_cost(r.dev, plugged);
+        let pin = pages * c.page_pin_ns;
+        block
+            + match &self.jobs[j as usize].cfg.ioengine {
+                IoEngine::Libaio => c.aio_submit_ns + pin,
+                IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
+                    c.io_uring_sqe_ns
+                        + if o.registerfiles { 0 } else { c.fget_fput_ns }
+                        + if o.fixedbufs { 0 } else { pin }
+                }
+                IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
+                IoEngine::Null => 0,
+            }
+    }
+
+    /// Cost of the submitting syscall for the queued io_us, and the
+    /// task_work items it runs (io_uring_enter with GETEVENTS).
+    #[inline(always)]
+    pub(crate) fn submit_syscall_cost(&self, j: u32, run_tw: bool) -> (u64, u32) {
+        let job = &self.jobs[j as usize];
+        let mut cost = if matches!(job.cfg.ioengine, IoEngine::Null) { 0 } else { self.costs.syscall_ns };
+        let plugged = job.queued.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
+        for &req in &job.queued {
+            cost += self.submit_cost(j, req, plugged);
+        }
+        if !matches!(job.cfg.ioengine, IoEngine::Null) {
+            // One doorbell per device the batch goes to (plugged: queue_rqs).
+            for (i, &d) in job.devs.iter().enumerate() {
+                if job.devs[..i].contains(&d) {
+                    continue;
+                }
+                if job.queued.iter().any(|&r| self.reqs.reqs[r as usize].dev == d) {
+                    cost += self.driver_commit_cost(d);
+                }
+            }
+        }
+        let mut tw = 0;
+        if run_tw && job.is_uring() && !job.hipri() {
+            // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
+            tw = job.tw_pending.len() as u32;
+            cost += tw as u64 * self.costs.io_uring_cqe_ns;
+        }
+        (cost, tw)
+    }
+
+    /// The submitting syscall ends: requests reach the driver and the device.
+    #[inline(always)]
+    pub(crate) fn job_submitted(&mut self, cpu: u32, j: u32, tw: u32) {
+        let now = self.q.now_ns();
+        let reqs = std::mem::take(&mut self.jobs[j as usize].queued);
+        let n = reqs.len() as u32;
+        let hipri = self.jobs[j as usize].hipri();
+        let is_null = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null);
+        let sync = self.jobs[j as usize].cfg.ioengine.is_sync();
+        // A plugged batch (io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD)
+        // back-merges a bio into the last request when it continues it.
+        let plugged = n > 2 && matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
+        let mut last = NO_REQ;
+        for &req in &reqs {
+            let r = &mut self.reqs.reqs[req as usize];
+            // Sync engines take the issue time before the syscall (fio's FIO_SYNCIO).
+            r.t_issue_ns = if sync { r.t_start_ns } else { now };
+            r.submit_cpu = cpu;
+            if is_null {
+                self.jobs[j as usize].ready.push_back(req);
+                continue;
+            }
+            let dev = r.dev;
+            let (hctx, polled) = self.devs[dev as usize].hctx_for(cpu, hipri);
+            let r = &mut self.reqs.reqs[req as usize];
+            r.hctx = hctx;
+            r.polled = polled;
+            if plugged && last != NO_REQ && self.plug_merge(last, req) {
+                continue;
+            }
+            last = req;
+        }
+        for &req in &reqs {
+            let r = &self.reqs.reqs[req as usize];
+            if is_null || r.merged {
+                continue;
+            }
+            let (dev, hctx) = (r.dev, r.hctx);
+            if self.get_tag(dev, hctx, req) {
+                if self.devs[dev as usize].deadline.is_some() {
+                    // A scheduler tag: the request goes to mq-deadline.
+                    self.jobs[j as usize].sched_pending.push(req);
+                    continue;
+                }
+                let debt = self.driver_issue(cpu, dev, hctx, req);
+                self.jobs[j as usize].debt_ns += debt;
+            } else {
+                self.jobs[j as usize].tag_waits += 1;
+            }
+        }
+        let job = &mut self.jobs[j as usize];
+        for _ in 0..tw {
+            let r = job.tw_pending.pop_front().unwrap();
+            job.ready.push_back(r);
+        }
+        job.inflight += n;
+        let depth = job.cur_depth();
+        job.iodepth_level[depth_bucket(depth)] += n as u64;
+        job.iodepth_submit[batch_bucket(n)] += 1;
+        // mq-deadline: merge lookups, the insertion and dispatch rounds, each under its lock.
+        if !self.jobs[j as usize].sched_pending.is_empty() {
+            let dev = self.reqs.reqs[self.jobs[j as usize].sched_pending[0] as usize].dev;
+            let merges = if self.devs[dev as usize].queue_settings.nomerges == 2 {
+                0
+            } else {
+                self.jobs[j as usize].sched_pending.len()
+            };
+            let ops = &mut self.jobs[j as usize].sched_ops;
+            ops.extend(std::iter::repeat_n(SchedOp::Merge, merges));
+            ops.push_back(SchedOp::Insert);
+            ops.push_back(SchedOp::Dispatch);
+        }
+        // Reuse the allocation for the next batch.
+        let mut reqs = reqs;
+        reqs.clear();
+        self.jobs[j as usize].queued = reqs;
+    }
+
+    /// `blk_attempt_plug_merge` (back merge): `req` continues `last` on the
+    /// same device and direction and the result fits `max_sectors_kb`, so it
+    /// rides with `last` and takes no tag of its own. `nomerges=2` forbids it.
+    pub(crate) fn plug_merge(&mut self, last: u32, req: u32) -> bool {
+        let (l, r) = (self.reqs.reqs[last as usize], self.reqs.reqs[req as usize]);
+        let q = &self.devs[r.dev as usize].queue_settings;
+        if q.nomerges == 2
+            || l.dev != r.dev
+            || l.dir != r.dir
+            || l.hctx != r.hctx
+            || l.offset + l.dev_bytes as u64 != r.offset
+            || (l.dev_bytes + r.bytes) as u64 > q.max_sectors_kb as u64 * 1024
+        {
+            return false;
+        }
+        // Chain `req` at the end of `last`'s merged bios.
+        let mut tail = last;
+        while self.reqs.reqs[tail as usize].next_merged != NO_REQ {
+            tail = self.reqs.reqs[tail as usize].next_merged;
+        }
+        self.reqs.reqs[tail as usize].next_merged = req;
+        self.reqs.reqs[last as usize].dev_bytes += r.bytes;
+        self.reqs.reqs[req as usize].merged = true;
+        let d = if r.dir == crate::workload::Direction::Read { 0 } else { 1 };
+        self.devs[r.dev as usize].disk.merges[d] += 1;
+        true
+    }
+
+    /// Take a tag on `hctx` for `req`, or queue it to wait for one.
+    pub(crate) fn get_tag(&mut self, dev: u16, hctx: u16, req: u32) -> bool {
+        let q = &mut self.devs[dev as usize].queues[hctx as usize];
+        if q.tags_free > 0 {
+            q.tags_free -= 1;
+            true
+        } else {
+            q.tag_waiters.push_back(req);
+            self.reqs.reqs[req as usize].waiting_tag = true;
+            false
+        }
+    }
+}

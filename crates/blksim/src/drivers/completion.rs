@@ -1,0 +1,83 @@
+//! Kernel path: device completion. The device finishes a command (an NVMe
+//! read's data crosses the link first) → its completion write (CQE,
+//! completion record) goes upstream through the root port, ordered behind
+//! the port's earlier interrupt messages → in host memory, visible to the
+//! driver → the queue's MSI (`msi.rs`, `posted_msi.rs`), or a poller sees it.
+
+use crate::system::{Event, Sim};
+use crate::workload::Direction;
+
+impl Sim {
+    /// The device finished a command: for a read, its data crosses the link
+    /// (in media-completion order), then the CQE write goes upstream.
+    pub(crate) fn cqe_sent(&mut self, dev: u16, req: u32) {
+        let now = self.q.now_ns();
+        let r = &self.reqs.reqs[req as usize];
+        let hctx = r.hctx;
+        if r.dir == Direction::Read {
+            let bytes = r.dev_bytes as u64;
+            let at = self.devs[dev as usize].nvme.as_mut().expect("nvme").read_link_done(now, bytes);
+            if at > now {
+                return self.q.at(at, Event::CqeAtPort { dev, hctx, req });
+            }
+        }
+        self.cqe_at_port(dev, hctx, req);
+    }
+
+    /// A CQE write reaches its root port. Posted writes are ordered: it waits
+    /// behind the port's earlier writes and MSIs. The queue (`hctx`) rides
+    /// along so that the write does not reload the request.
+    #[inline(always)]
+    pub(crate) fn cqe_at_port(&mut self, dev: u16, hctx: u16, req: u32) {
+        let now = self.q.now_ns();
+        let port = self.devs[dev as usize].root_port;
+        let rp = &mut self.root_ports[port];
+        if rp.free_at_ns > now || !rp.waiting.is_empty() {
+            rp.waiting.push_back((dev, hctx, req));
+            if !rp.wake_pending {
+                rp.wake_pending = true;
+                let at = rp.free_at_ns.max(now);
+                self.q.at(at, Event::RootPortFree { port: port as u16 });
+            }
+        } else {
+            self.cqe_written(dev, hctx, req);
+        }
+    }
+
+    /// A root port finished its last message: let the writes behind it go,
+    /// until the next MSI holds the port again.
+    pub(crate) fn root_port_free(&mut self, port: usize) {
+        let now = self.q.now_ns();
+        self.root_ports[port].wake_pending = false;
+        while self.root_ports[port].free_at_ns <= now {
+            let Some((dev, hctx, req)) = self.root_ports[port].waiting.pop_front() else {
+                return;
+            };
+            self.cqe_written(dev, hctx, req);
+        }
+        let rp = &mut self.root_ports[port];
+        if !rp.waiting.is_empty() {
+            rp.wake_pending = true;
+            let at = rp.free_at_ns;
+            self.q.at(at, Event::RootPortFree { port: port as u16 });
+        }
+    }
+
+    /// A CQE is in host memory, visible to the driver; raise the queue's MSI
+    /// unless it is a poll queue.
+    #[inline(always)]
+    pub(crate) fn cqe_written(&mut self, dev: u16, hctx: u16, req: u32) {
+        self.reqs.reqs[req as usize].t_cqe_ns = self.q.now_ns();
+        let q = &mut self.devs[dev as usize].queues[hctx as usize];
+        q.cq.push_back(req);
+        if q.polled {
+            for i in 0..q.pollers.len() {
+                let job = self.devs[dev as usize].queues[hctx as usize].pollers[i];
+                self.poll_poke(job);
+            }
+        } else {
+            let irq = q.irq;
+            self.msi_send(irq);
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! A DSA-like accelerator and the kernel client that drives it. Each work
+//! queue has one MSI-X vector (not managed: its affinity can be set from
+//! user space). A client keeps `outstanding` memfill descriptors in flight on
+//! one WQ; the device's engines serve descriptors in order of arrival
+//! (descriptor time plus the fill at the engine's bandwidth), write the
+//! completion record and raise the WQ's MSI — one per completion. The
+//! interrupt handler checks completion records and the client's callback
+//! submits the next descriptor, so the rate is set by the whole loop: device,
+//! interrupt path and the CPU that takes the interrupts.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::machine::DsaParams;
+
+pub(crate) mod idxd;
+
+/// Requests whose `job` has this bit set are DSA descriptors of client `job & !DSA_CLIENT`.
+pub const DSA_CLIENT: u32 = 0x8000_0000;
+
+pub struct DsaState {
+    pub params: DsaParams,
+    /// Free times of the engines (min-heap).
+    engines: BinaryHeap<Reverse<u64>>,
+}
+
+impl DsaState {
+    pub fn new(params: DsaParams) -> DsaState {
+        let engines = (0..params.engines).map(|_| Reverse(0)).collect();
+        DsaState { params, engines }
+    }
+
+    /// When a descriptor arriving at `now` is complete.
+    pub fn service(&mut self, now: u64, bytes: u64) -> u64 {
+        let Reverse(free) = self.engines.pop().expect("engine");
+        let done = now.max(free) + self.params.descriptor_ns + bytes * 1000 / self.params.fill_mb_per_s;
+        self.engines.push(Reverse(done));
+        done
+    }
+}
+
+/// A running client and what it got done.
+#[derive(Clone, Debug, Default)]
+pub struct DsaClient {
+    pub dev: u16,
+    pub wq: u16,
+    pub bytes: u32,
+    pub stop_ns: u64,
+    pub inflight: u32,
+    pub completed: u64,
+    pub bytes_done: u64,
+}

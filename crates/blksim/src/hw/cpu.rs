@@ -1,0 +1,264 @@
+//! One logical CPU: what runs on it (a stack of interrupt-context frames over
+//! the current task), preemption, the local APIC's IRR, time accounting by
+//! context, SMT sharing of the core, and the run queue.
+
+use std::collections::VecDeque;
+
+use crate::stats::{CpuTime, TraceName, Track};
+
+/// Which account a step's time goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acct {
+    User,
+    Sys,
+    Softirq,
+    Hardirq,
+}
+
+/// An interrupt-context activity on a CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A device IRQ's handler (e.g. `nvme_irq` for one queue).
+    DeviceIrq { irq: u32 },
+    /// A device IRQ that arrived while its handler ran on another CPU: entry, ack, exit.
+    DeviceIrqBusy,
+    /// CALL_FUNCTION_SINGLE IPI: raises BLOCK_SOFTIRQ for `blk_cpu_done`.
+    CallFunctionIpi,
+    /// `__do_softirq` running BLOCK_SOFTIRQ; `restarts` counts passes.
+    Softirq { restarts: u8 },
+    /// ksoftirqd running the softirq work deferred past the restart bound
+    /// (or raised from task context).
+    Ksoftirqd,
+    /// LOCAL_TIMER_VECTOR: hrtimers expired (null_blk irqmode=2 completions).
+    LocalTimer,
+    /// POSTED_MSI_NOTIFICATION_VECTOR: demultiplex the PIR (`sysvec_posted_msi_notification`).
+    PostedNotification,
+}
+
+/// Stage of a frame's program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Entry plus the first pass of work.
+    Entry,
+    /// A further pass of work (e.g. CQEs that arrived during the handler).
+    Work,
+    /// Exit: EOI/doorbells, irq_exit.
+    Exit,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    pub kind: FrameKind,
+    pub stage: Stage,
+    /// Work left in the current step, ns at full core speed.
+    pub remaining_ns: u64,
+    /// Items the current step handles (CQEs, requests); applied when it ends.
+    pub items: u32,
+    /// Cost of effects applied at the end of a step, charged in the next one.
+    pub debt_ns: u64,
+    pub acct: Acct,
+    /// When the frame was entered (for MAX_SOFTIRQ_TIME).
+    pub since_ns: u64,
+    /// Follow-on cost (wake-ups, IPIs) already charged in the current step.
+    pub foreseen_ns: u64,
+    /// Posted notification: vectors harvested and not yet handled.
+    pub pir: [u64; 4],
+    /// Posted notification: vectors in `pir` put back to replay a handler (IRQS_PENDING), not harvested.
+    pub replayed: [u64; 4],
+    /// Posted notification: harvest passes done; `final_pass` once ON is cleared.
+    pub passes: u32,
+    pub final_pass: bool,
+}
+
+impl FrameKind {
+    /// The trace track and name of this kind of frame.
+    pub fn trace_name(self) -> (Track, TraceName) {
+        match self {
+            FrameKind::DeviceIrq { .. } | FrameKind::DeviceIrqBusy => (Track::Hardirq, TraceName::DeviceIrq),
+            FrameKind::PostedNotification => (Track::Hardirq, TraceName::PostedNotification),
+            FrameKind::CallFunctionIpi => (Track::Hardirq, TraceName::CallFunctionIpi),
+            FrameKind::LocalTimer => (Track::Hardirq, TraceName::LocalTimer),
+            FrameKind::Softirq { .. } => (Track::Softirq, TraceName::BlockSoftirq),
+            FrameKind::Ksoftirqd => (Track::Softirq, TraceName::Ksoftirqd),
+        }
+    }
+}
+
+impl Frame {
+    pub fn new(kind: FrameKind, now_ns: u64) -> Frame {
+        let acct = match kind {
+            FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => Acct::Softirq,
+            _ => Acct::Hardirq,
+        };
+        Frame {
+            kind,
+            stage: Stage::Entry,
+            remaining_ns: 0,
+            items: 0,
+            debt_ns: 0,
+            acct,
+            since_ns: now_ns,
+            foreseen_ns: 0,
+            pir: [0; 4],
+            replayed: [0; 4],
+            passes: 0,
+            final_pass: false,
+        }
+    }
+
+    pub fn is_hardirq(&self) -> bool {
+        self.acct == Acct::Hardirq
+    }
+}
+
+/// What the CPU is running right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Running {
+    Idle,
+    Frame,
+    Task(u32),
+}
+
+/// Fields in declaration order (repr(C)): what every step touches first,
+/// on the first two cache lines; counters and rarely used state after.
+#[repr(C)]
+pub struct Cpu {
+    pub running: Running,
+    /// When the running entity last started or was last charged.
+    pub since_ns: u64,
+    /// Current slowdown in permille (1000 = full speed; more when the SMT sibling is busy).
+    pub slow_pm: u64,
+    pub time: CpuTime,
+    /// Local APIC interrupt request register, one bit per vector.
+    pub irr: [u64; 4],
+    pub frames: Vec<Frame>,
+    /// The task that owns the CPU (runs when no frame is active).
+    pub current: Option<u32>,
+    pub sibling: Option<u32>,
+    /// Tasks of this CPU asleep waiting for I/O.
+    pub io_sleepers: u32,
+    /// BLOCK_SOFTIRQ raised.
+    pub softirq_pending: bool,
+    /// ksoftirqd was woken: softirq work waits for it.
+    pub ksoftirqd_pending: bool,
+    /// When the current task was switched in (for its time slice).
+    pub task_since_ns: u64,
+    pub runqueue: VecDeque<u32>,
+    /// `blk_cpu_done`: requests to complete in BLOCK_SOFTIRQ here.
+    pub done_list: VecDeque<u32>,
+    pub id: u32,
+    /// Requests whose hrtimer expired, for the local timer interrupt.
+    pub timer_expired: VecDeque<u32>,
+    /// Local timer interrupts taken.
+    pub loc_count: u64,
+    /// Posted MSI notifications handled (`PMN` in /proc/interrupts).
+    pub pmn: u64,
+    /// Notifications the IOMMU sent to this CPU.
+    pub notifications_sent: u64,
+    /// Device MSIs aimed at this CPU.
+    pub device_msis: u64,
+    /// IPIs received.
+    pub ipis: u64,
+    /// Per-vector delivery counts for system vectors (CAL).
+    pub cal_count: u64,
+}
+
+impl Cpu {
+    pub fn new(id: u32, sibling: Option<u32>) -> Cpu {
+        Cpu {
+            id,
+            sibling,
+            frames: Vec::with_capacity(8),
+            current: None,
+            runqueue: VecDeque::new(),
+            running: Running::Idle,
+            since_ns: 0,
+            slow_pm: 1000,
+            time: CpuTime::default(),
+            irr: [0; 4],
+            softirq_pending: false,
+            done_list: VecDeque::new(),
+            ksoftirqd_pending: false,
+            timer_expired: VecDeque::new(),
+            loc_count: 0,
+            pmn: 0,
+            notifications_sent: 0,
+            device_msis: 0,
+            task_since_ns: 0,
+            ipis: 0,
+            io_sleepers: 0,
+            cal_count: 0,
+        }
+    }
+
+    pub fn irqs_enabled(&self) -> bool {
+        !self.frames.last().is_some_and(|f| f.is_hardirq())
+    }
+
+    pub fn irr_set(&mut self, vector: u8) -> bool {
+        let (w, b) = ((vector >> 6) as usize, vector & 63);
+        let was = self.irr[w] >> b & 1 == 1;
+        self.irr[w] |= 1 << b;
+        was
+    }
+
+    /// Take the highest-priority pending vector.
+    pub fn irr_take_highest(&mut self) -> Option<u8> {
+        if self.irr == [0; 4] {
+            return None;
+        }
+        for w in (0..4).rev() {
+            if self.irr[w] != 0 {
+                let b = 63 - self.irr[w].leading_zeros();
+                self.irr[w] &= !(1 << b);
+                return Some((w as u32 * 64 + b) as u8);
+            }
+        }
+        None
+    }
+
+    /// Is the CPU doing anything (for SMT sharing)?
+    pub fn busy(&self) -> bool {
+        self.running != Running::Idle
+    }
+}
+
+/// Wall time to do `work_ns` of work at `slow_pm`.
+pub fn wall_ns(work_ns: u64, slow_pm: u64) -> u64 {
+    if slow_pm == 1000 {
+        work_ns
+    } else {
+        (work_ns as u128 * slow_pm as u128).div_ceil(1000) as u64
+    }
+}
+
+/// Work done in `wall` ns at `slow_pm`.
+pub(crate) fn work_ns(wall: u64, slow_pm: u64) -> u64 {
+    if slow_pm == 1000 {
+        wall
+    } else {
+        (wall as u128 * 1000 / slow_pm as u128) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn irr_merges_a_repeated_vector_and_yields_highest_first() {
+        let mut c = Cpu::new(0, None);
+        assert!(!c.irr_set(0x30));
+        assert!(c.irr_set(0x30));
+        c.irr_set(0xfb);
+        assert_eq!(c.irr_take_highest(), Some(0xfb));
+        assert_eq!(c.irr_take_highest(), Some(0x30));
+        assert_eq!(c.irr_take_highest(), None);
+    }
+
+    #[test]
+    fn smt_slowdown_round_trips() {
+        assert_eq!(wall_ns(1000, 1667), 1667);
+        assert_eq!(work_ns(1667, 1667), 1000);
+    }
+}

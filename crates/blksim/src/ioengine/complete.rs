@@ -1,0 +1,115 @@
+//! Kernel path: the ioengine's side of a completion, and fio's. From
+//! `blk_mq_end_request`: io_uring's `io_req_task_work_add` (task_work that
+//! posts the CQE), `aio_complete` (an event in the ring), or the sync
+//! syscall's result → the waiting task woken when it has what it waits
+//! for; then fio's `io_completed` accounting of a reaped batch.
+
+use crate::ioengine::job::{batch_bucket, JobState};
+use crate::system::Sim;
+use crate::workload::IoEngine;
+
+impl Sim {
+    /// Cost, in the completing context, of handing `req` to its engine.
+    pub(crate) fn engine_complete_cost(&self, req: u32) -> u64 {
+        let job = &self.jobs[self.reqs.reqs[req as usize].job as usize];
+        match job.cfg.ioengine {
+            IoEngine::Libaio => self.costs.aio_complete_ns,
+            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.llist_add_ns,
+            _ => 0,
+        }
+    }
+
+    /// Hand a completed request to its engine (from irq, softirq or a poller on `cpu`).
+    /// Returns the cost of wake-ups it caused.
+    #[inline(always)]
+    pub(crate) fn engine_complete(&mut self, cpu: u32, req: u32) -> u64 {
+        let r = &self.reqs.reqs[req as usize];
+        let j = r.job;
+        let polled = r.polled;
+        let job = &mut self.jobs[j as usize];
+        if polled && job.is_uring() {
+            // IOPOLL: marked done; its own ring sees it at its next poll.
+            if self.polling_job == Some(j) {
+                job.ready.push_back(req);
+            } else {
+                job.iopoll_done.push_back(req);
+                self.poll_poke(j);
+            }
+            return 0;
+        }
+        let have = if job.is_uring() {
+            job.tw_pending.push_back(req);
+            job.tw_pending.len()
+        } else {
+            job.ready.push_back(req);
+            job.ready.len()
+        } as u32;
+        match job.state {
+            JobState::Sleeping if have >= job.wait_for && !job.tag_blocked => self.wake(cpu, j),
+            JobState::PollSpin => {
+                self.poll_poke(j);
+                0
+            }
+            _ => 0,
+        }
+    }
+
+    /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.
+    pub(crate) fn job_accounted(&mut self, j: u32) {
+        let interval = self.sample_interval_ns;
+        let reaping = std::mem::take(&mut self.jobs[j as usize].reaping);
+        let is_null = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null);
+        let job = &mut self.jobs[j as usize];
+        let k = reaping.len() as u32;
+        job.inflight -= k;
+        job.iodepth_complete[batch_bucket(k)] += 1;
+        // fio takes one timestamp for the batch, at the start of the reap.
+        let t_reap = job.reap_ns;
+        let measured = t_reap >= job.ramp_end_ns;
+        while measured && t_reap >= job.next_sample_ns {
+            for d in 0..3 {
+                job.dirs[d].bw_samples.push(job.sample_bytes[d] * 1_000_000_000 / interval);
+                job.dirs[d].iops_samples.push(job.sample_ios[d] * 1_000_000_000 / interval);
+            }
+            job.sample_bytes = [0; 3];
+            job.sample_ios = [0; 3];
+            job.next_sample_ns += interval;
+        }
+        for &req in &reaping {
+            let r = self.reqs.reqs[req as usize];
+            if measured {
+                let d = r.dir.index();
+                let s = &mut job.dirs[d];
+                s.total_ios += 1;
+                s.io_bytes += r.bytes as u64;
+                if !job.cfg.gtod_reduce {
+                    if !job.cfg.ioengine.is_sync() {
+                        s.slat.record(r.t_issue_ns - r.t_start_ns);
+                    }
+                    s.clat.record(t_reap - r.t_issue_ns);
+                    s.lat.record(t_reap - r.t_start_ns);
+                }
+                job.sample_bytes[d] += r.bytes as u64;
+                if !is_null {
+                    // The stages add up to fio's lat: each ends where the next begins.
+                    let issue = r.t_issue_ns.max(r.t_start_ns);
+                    let dispatch = r.t_dispatch_ns.max(issue);
+                    let cqe = r.t_cqe_ns.max(dispatch);
+                    let done = r.t_done_ns.max(cqe);
+                    let reap = t_reap.max(done);
+                    for (k, ns) in [issue - r.t_start_ns, dispatch - issue, cqe - dispatch, done - cqe, reap - done]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        job.breakdown_ns[k] += ns;
+                    }
+                }
+                job.sample_ios[d] += 1;
+            }
+            self.reqs.free(req);
+        }
+        let mut reaping = reaping;
+        reaping.clear();
+        self.jobs[j as usize].reaping = reaping;
+    }
+}

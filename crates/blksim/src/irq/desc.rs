@@ -1,0 +1,38 @@
+//! Interrupt descriptors (state): one per device IRQ — its number, target
+//! CPU and vector, per-CPU counts, managed or not, and whether its handler
+//! is running somewhere (`IRQD_IRQ_INPROGRESS`) — and the MSI counts the
+//! exactly-once invariant checks.
+
+/// A device interrupt (one per interrupt-driven NVMe queue).
+pub struct Irq {
+    /// Linux IRQ number, as `/proc/interrupts` shows it.
+    pub number: u32,
+    pub dev: u16,
+    pub queue: u16,
+    /// Target CPU (effective affinity) and vector there.
+    pub cpu: u32,
+    pub vector: u8,
+    /// Action name, e.g. `nvme0q1`.
+    pub name: String,
+    /// Handler invocations per CPU.
+    pub count: Vec<u64>,
+    /// Managed affinity (NVMe queues): user space cannot move it.
+    pub managed: bool,
+    /// The CPU running its handler (IRQD_IRQ_INPROGRESS), if any.
+    pub running_on: Option<u32>,
+    /// IRQS_PENDING: it fired elsewhere while in progress; the handler runs again.
+    pub replay: bool,
+}
+
+/// MSI counters for the exactly-once invariant.
+#[derive(Clone, Debug, Default)]
+pub struct MsiCounters {
+    /// Messages the devices sent.
+    pub sent: u64,
+    /// Messages that found their vector already pending in IRR and merged.
+    pub merged: u64,
+    /// Messages that set IRR and were later delivered to a handler.
+    pub delivered: u64,
+    /// Messages on their way (taken by the IOMMU, not yet at the LAPIC or PIR).
+    pub in_flight: u64,
+}

@@ -1,0 +1,218 @@
+//! Kernel path: interrupt handlers. `common_interrupt` /
+//! `sysvec_*` entry → `handle_edge_irq` (or IRQS_PENDING when the handler
+//! runs on another CPU) → the device's handler (`nvme_irq`, idxd's) → EOI →
+//! `irq_exit` → `__do_softirq` (BLOCK_SOFTIRQ, restarted up to
+//! MAX_SOFTIRQ_RESTART / MAX_SOFTIRQ_TIME, then ksoftirqd); the
+//! CALL_FUNCTION_SINGLE and local timer vectors. Each handler is a frame on
+//! its CPU whose steps cost time and whose effects happen at their ends.
+
+use crate::hw::cpu::{Frame, FrameKind, Stage};
+use crate::hw::lapic::{CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR};
+use crate::system::Sim;
+
+/// `MAX_SOFTIRQ_RESTART`: passes of `__do_softirq` before deferring to ksoftirqd.
+pub const MAX_SOFTIRQ_RESTART: u8 = 10;
+
+/// `MAX_SOFTIRQ_TIME`: 2 ms.
+pub const MAX_SOFTIRQ_TIME_NS: u64 = 2_000_000;
+
+impl Sim {
+    /// The CPU takes `vector` (IRR -> handler): push its frame. Caller has charged the CPU.
+    pub(crate) fn interrupt_enter(&mut self, cpu: u32, vector: u8) {
+        let kind = if vector == CALL_FUNCTION_SINGLE_VECTOR {
+            self.cpus[cpu as usize].cal_count += 1;
+            FrameKind::CallFunctionIpi
+        } else if vector == LOCAL_TIMER_VECTOR {
+            self.cpus[cpu as usize].loc_count += 1;
+            FrameKind::LocalTimer
+        } else if vector == POSTED_MSI_NOTIFICATION_VECTOR {
+            self.cpus[cpu as usize].pmn += 1;
+            FrameKind::PostedNotification
+        } else {
+            let irq = self.vector_irq[cpu as usize * 256 + vector as usize];
+            assert!(irq != u32::MAX, "vector {vector:#x} on CPU {cpu} has no IRQ");
+            self.msi.delivered += 1;
+            match self.irqs[irq as usize].running_on {
+                // handle_edge_irq: in progress on another CPU (a move raced with it):
+                // mark it pending and leave; the running handler goes round again.
+                Some(other) if other != cpu => {
+                    self.irqs[irq as usize].replay = true;
+                    FrameKind::DeviceIrqBusy
+                }
+                _ => {
+                    self.irqs[irq as usize].count[cpu as usize] += 1;
+                    self.irqs[irq as usize].running_on = Some(cpu);
+                    FrameKind::DeviceIrq { irq }
+                }
+            }
+        };
+        self.frame_push(cpu, kind);
+    }
+
+    pub(crate) fn frame_push(&mut self, cpu: u32, kind: FrameKind) {
+        let mut frame = Frame::new(kind, self.q.now_ns());
+        self.frame_begin(cpu, &mut frame);
+        self.cpus[cpu as usize].frames.push(frame);
+    }
+
+    /// Set the cost of a frame's current stage.
+    #[inline(always)]
+    pub(crate) fn frame_begin(&mut self, cpu: u32, f: &mut Frame) {
+        let c = &self.costs;
+        let cost = match (f.kind, f.stage) {
+            (FrameKind::DeviceIrq { irq }, _) => {
+                // Entry, EOI (at ack, before the handler), the drain, the CQ
+                // doorbell and the exit in one step; later passes drain only.
+                let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+                let n = self.devs[dev as usize].queues[queue as usize].cq.len() as u32;
+                f.items = n;
+                let entry_exit = if f.stage == Stage::Entry {
+                    c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns + if n > 0 { c.cq_doorbell_ns } else { 0 }
+                } else {
+                    0
+                };
+                let (drain, follow) = self.drain_cost(cpu, dev, queue, n);
+                f.foreseen_ns = follow;
+                entry_exit + drain
+            }
+            (FrameKind::CallFunctionIpi | FrameKind::DeviceIrqBusy, _) => {
+                c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns
+            }
+            (FrameKind::Softirq { .. } | FrameKind::Ksoftirqd, _) => {
+                let list = &self.cpus[cpu as usize].done_list;
+                f.items = list.len() as u32;
+                let entry = match (f.kind, f.stage) {
+                    (FrameKind::Ksoftirqd, Stage::Entry) => c.context_switch_ns + c.softirq_entry_ns,
+                    (_, Stage::Entry) => c.softirq_entry_ns,
+                    _ => 0,
+                };
+                entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
+            }
+            (FrameKind::PostedNotification, _) => self.posted_begin(cpu, f),
+            (FrameKind::LocalTimer, _) => {
+                let list = &self.cpus[cpu as usize].timer_expired;
+                f.items = list.len() as u32;
+                let entry = if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 };
+                entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
+            }
+        };
+        f.remaining_ns = cost + std::mem::take(&mut f.debt_ns);
+    }
+
+    /// The step of a device IRQ's handler (already off the stack) ended:
+    /// the CQEs it handled complete; it exits, or drains again if more came.
+    #[inline(always)]
+    pub(crate) fn device_irq_step_done(
+        &mut self,
+        cpu: u32,
+        irq: u32,
+        stage: Stage,
+        items: u32,
+        foreseen_ns: u64,
+        since_ns: u64,
+    ) {
+        let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+        let first = stage == Stage::Entry;
+        let actual = self.nvme_drain(cpu, dev, queue, items);
+        // Work the drain caused that was not foreseen is charged in one more pass.
+        let debt = actual.saturating_sub(foreseen_ns.min(actual));
+        let replay = std::mem::take(&mut self.irqs[irq as usize].replay);
+        // nvme_irq drains until no new CQE turns up; idxd's handler goes
+        // over its completion list once (later completions raise new MSIs).
+        let d = &self.devs[dev as usize];
+        let more = replay || (d.dsa.is_none() && !d.queues[queue as usize].cq.is_empty());
+        if !more && debt == 0 {
+            self.irqs[irq as usize].running_on = None;
+            return self.irq_exit(cpu);
+        }
+        // Another pass of the same handler (a device frame carries nothing else).
+        let mut f = Frame::new(FrameKind::DeviceIrq { irq }, since_ns);
+        f.stage = Stage::Work;
+        f.debt_ns = debt + if first && items == 0 && more { self.costs.cq_doorbell_ns } else { 0 };
+        self.frame_begin(cpu, &mut f);
+        self.cpus[cpu as usize].frames.push(f);
+    }
+
+    /// The step of the frame on top of `cpu` ended: apply its effects and move on.
+    #[inline(always)]
+    pub(crate) fn frame_step_done(&mut self, cpu: u32) {
+        let frames = &mut self.cpus[cpu as usize].frames;
+        if let Some(&Frame { kind: FrameKind::DeviceIrq { irq }, stage, items, foreseen_ns, since_ns, .. }) =
+            frames.last()
+        {
+            // The common case, without copying the whole frame off the stack.
+            frames.pop();
+            return self.device_irq_step_done(cpu, irq, stage, items, foreseen_ns, since_ns);
+        }
+        let mut f = frames.pop().expect("frame");
+        let debt;
+        match f.kind {
+            FrameKind::DeviceIrq { .. } => unreachable!("handled above"),
+            FrameKind::DeviceIrqBusy => return self.irq_exit(cpu),
+            FrameKind::CallFunctionIpi => {
+                if !self.cpus[cpu as usize].done_list.is_empty() {
+                    self.cpus[cpu as usize].softirq_pending = true;
+                }
+                return self.irq_exit(cpu);
+            }
+            FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => {
+                debt = self.block_softirq(cpu, f.items);
+                let now = self.q.now_ns();
+                let c = &mut self.cpus[cpu as usize];
+                let pending = !c.done_list.is_empty();
+                c.softirq_pending = false;
+                if !pending && debt == 0 {
+                    return;
+                }
+                if let FrameKind::Softirq { restarts } = f.kind {
+                    // __do_softirq restarts while work is pending, up to
+                    // MAX_SOFTIRQ_RESTART passes or MAX_SOFTIRQ_TIME; then ksoftirqd.
+                    if pending && (restarts + 1 >= MAX_SOFTIRQ_RESTART || now - f.since_ns >= MAX_SOFTIRQ_TIME_NS) {
+                        c.ksoftirqd_pending = true;
+                        if debt == 0 {
+                            return;
+                        }
+                        f.items = 0;
+                    }
+                    f.kind = FrameKind::Softirq { restarts: restarts + 1 };
+                }
+                f.stage = Stage::Work;
+                f.debt_ns = debt;
+            }
+            FrameKind::PostedNotification => {
+                if !self.posted_step_done(cpu, &mut f) {
+                    return self.irq_exit(cpu);
+                }
+            }
+            FrameKind::LocalTimer => {
+                let mut d = 0;
+                for _ in 0..f.items {
+                    let req = self.cpus[cpu as usize].timer_expired.pop_front().unwrap();
+                    d += self.end_request(cpu, req);
+                }
+                debt = d;
+                if debt == 0 && self.cpus[cpu as usize].timer_expired.is_empty() {
+                    return self.irq_exit(cpu);
+                }
+                f.stage = Stage::Work;
+                f.debt_ns = debt;
+            }
+        }
+        self.frame_begin(cpu, &mut f);
+        self.cpus[cpu as usize].frames.push(f);
+    }
+
+    /// irq_exit: run pending softirqs unless nested in another interrupt context.
+    pub(crate) fn irq_exit(&mut self, cpu: u32) {
+        let c = &mut self.cpus[cpu as usize];
+        if c.softirq_pending && c.frames.is_empty() {
+            c.softirq_pending = false;
+            self.frame_push(cpu, FrameKind::Softirq { restarts: 0 });
+        }
+    }
+
+    /// ksoftirqd gets the CPU: run the pending BLOCK_SOFTIRQ work in its thread.
+    pub(crate) fn ksoftirqd_run(&mut self, cpu: u32) {
+        self.frame_push(cpu, FrameKind::Ksoftirqd);
+    }
+}

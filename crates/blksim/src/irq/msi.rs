@@ -1,0 +1,97 @@
+//! Kernel path: interrupt delivery, remappable. A device's MSI write →
+//! its root port (behind the port's earlier writes) → the remapping unit
+//! (IRTE lookup) → the target CPU's local APIC IRR (a pending vector merges)
+//! → delivered when the CPU has interrupts enabled. IPIs
+//! (`smp_call_function_single_async`, wake-ups) take the same last step.
+
+use crate::hw::lapic::{CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR};
+use crate::stats::{TraceName, Track};
+use crate::system::{Event, Sim};
+
+impl Sim {
+    /// A device raises the MSI of `irq`: the root port serves it in order, then
+    /// interrupt remapping sends the vector to its CPU.
+    #[inline(always)]
+    pub(crate) fn msi_send(&mut self, irq: u32) {
+        if self.posting {
+            return self.msi_post(irq);
+        }
+        let (cpu, vector, dev) = {
+            let i = &self.irqs[irq as usize];
+            (i.cpu, i.vector, i.dev)
+        };
+        let port = self.devs[dev as usize].root_port;
+        let remap_ns = self.iommus[self.root_ports[port].socket].remap_ns;
+        let taken = self.interrupt_write(port, remap_ns);
+        self.msi.sent += 1;
+        self.msi.in_flight += 1;
+        self.cpus[cpu as usize].device_msis += 1;
+        self.q.at(taken + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
+    }
+
+    /// An MSI write reaches root port `port` behind the port's earlier
+    /// writes; the socket's IOMMU takes one message at a time (`iommu_ns`),
+    /// then the port finishes the message (`service_ns`) before letting the
+    /// writes behind it go. Returns when the port is done with it.
+    pub(crate) fn interrupt_write(&mut self, port: usize, iommu_ns: u64) -> u64 {
+        let now = self.q.now_ns();
+        let rp = &mut self.root_ports[port];
+        let io = &mut self.iommus[rp.socket];
+        let taken = now.max(rp.free_at_ns).max(io.free_at_ns) + iommu_ns;
+        io.free_at_ns = taken;
+        io.busy_ns += iommu_ns;
+        io.messages += 1;
+        let done = taken + rp.service_ns;
+        rp.busy_ns += done - now.max(rp.free_at_ns);
+        rp.free_at_ns = done;
+        rp.msis += 1;
+        done
+    }
+
+    /// An interrupt message reaches a CPU's local APIC.
+    #[inline(always)]
+    pub(crate) fn interrupt_arrived(&mut self, cpu: u32, vector: u8) {
+        if self.offline[cpu as usize] && vector < POSTED_MSI_NOTIFICATION_VECTOR {
+            return self.retrigger_from_offline(cpu, vector);
+        }
+        if let Some(t) = self.trace.as_mut() {
+            let name = if vector == POSTED_MSI_NOTIFICATION_VECTOR {
+                TraceName::NotificationSent
+            } else {
+                TraceName::MsiArrived
+            };
+            if vector < CALL_FUNCTION_SINGLE_VECTOR && vector != LOCAL_TIMER_VECTOR {
+                t.instant(cpu, Track::Hardirq, name, self.q.now_ns());
+            }
+        }
+        let c = &mut self.cpus[cpu as usize];
+        if c.irr_set(vector) {
+            if vector < POSTED_MSI_NOTIFICATION_VECTOR {
+                self.msi.merged += 1;
+            }
+            return;
+        }
+        if c.irqs_enabled() {
+            self.cpu_kick(cpu);
+        }
+    }
+
+    /// A device vector reached (or was posted to) an offline CPU: it goes to
+    /// the IRQ's current target as its real vector (`irq_retrigger`).
+    pub(crate) fn retrigger_from_offline(&mut self, cpu: u32, vector: u8) {
+        let irq = self.vector_irq[cpu as usize * 256 + vector as usize];
+        assert!(irq != u32::MAX, "vector {vector:#x} on offline CPU {cpu} has no IRQ");
+        let (to_cpu, to_vector) = (self.irqs[irq as usize].cpu, self.irqs[irq as usize].vector);
+        self.retriggered += 1;
+        self.interrupt_arrived(to_cpu, to_vector);
+    }
+
+    /// Send a CALL_FUNCTION_SINGLE IPI to `target` (remote completion).
+    pub(crate) fn ipi_send(&mut self, target: u32) {
+        self.cpus[target as usize].ipis += 1;
+        self.q.after(
+            self.costs.ipi_latency_ns,
+            Event::InterruptArrived { cpu: target, vector: CALL_FUNCTION_SINGLE_VECTOR },
+        );
+    }
+}

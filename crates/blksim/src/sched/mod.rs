@@ -1,0 +1,3 @@
+//! The scheduler side of a CPU: what runs, for how long, and wake-ups.
+
+pub(crate) mod core;

@@ -1,0 +1,113 @@
+//! The simulated system: `Sim`, the one owner of all state — hardware
+//! (CPUs, root ports, remapping units), kernel objects (IRQs, requests,
+//! devices and their queues, tasks) and the event queue — and the events
+//! that move it. The kernel paths (the flow modules) are its methods.
+
+use crate::block::RequestPool;
+use crate::drivers::dsa::DsaClient;
+use crate::drivers::Device;
+use crate::hw::cpu::Cpu;
+use crate::hw::iommu::IommuState;
+use crate::hw::root_port::RootPortState;
+use crate::ioengine::job::Job;
+use crate::irq::desc::{Irq, MsiCounters};
+use crate::irq::posted_msi::PiDesc;
+use crate::machine::{Costs, Machine};
+use crate::settings::TimedAction;
+use crate::sim::EventQueue;
+
+/// Something that happened at an instant; the doc says source and target.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A device sent the CQE write of `req` towards its root port.
+    CqeSent { dev: u16, req: u32 },
+    /// The CQE write of `req` (after its read data) reached the device's root port.
+    CqeAtPort { dev: u16, hctx: u16, req: u32 },
+    /// A root port finished the MSI that held the writes behind it.
+    RootPortFree { port: u16 },
+    /// An interrupt message (MSI or IPI) reached a CPU's local APIC.
+    InterruptArrived { cpu: u32, vector: u8 },
+    /// The IOMMU's posting of a device MSI (vector on cpu) left root port `port`.
+    MsiPosted { cpu: u32, vector: u8, port: u16 },
+    /// A wake-up IPI reached the idle CPU of a woken job.
+    TaskWoken { job: u32 },
+    /// An hrtimer armed by null_blk (irqmode=2) for `req` expired on `cpu`.
+    HrtimerExpired { cpu: u32, req: u32 },
+    /// A timed action (index into `Sim::timed`) is due.
+    Timed { index: u32 },
+    /// `__vector_cleanup` on `cpu` for the old `vector` of a moved `irq`.
+    VectorCleanup { cpu: u32, vector: u8, irq: u32 },
+    /// A job's start time (its phase began, plus startdelay) came.
+    JobStarted { job: u32 },
+}
+
+/// Bad input the model found (e.g. a job naming a device the machine lacks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelError {
+    /// The job (index into the jobs given) the error is about, if any.
+    pub job: Option<usize>,
+    pub message: String,
+}
+
+/// Counts that let tests check exactly-once invariants.
+#[derive(Clone, Debug, Default)]
+pub struct Invariants {
+    pub ios_issued: u64,
+    pub ios_reaped: u64,
+    pub requests_live: u64,
+    pub msi: MsiCounters,
+    /// MSIs still pending at the end: on their way, or in an IRR or PIR.
+    pub msi_pending: u64,
+}
+
+pub struct Sim {
+    pub q: EventQueue<Event>,
+    pub machine: Machine,
+    pub costs: Costs,
+    pub cpus: Vec<Cpu>,
+    /// Per CPU: its posted-interrupt descriptor (`posted_msi_pi_desc`).
+    pub pi_descs: Vec<PiDesc>,
+    pub devs: Vec<Device>,
+    pub irqs: Vec<Irq>,
+    /// (cpu * 256 + vector) -> IRQ index, `u32::MAX` if none.
+    pub vector_irq: Vec<u32>,
+    pub root_ports: Vec<RootPortState>,
+    /// The interrupt-remapping unit of each socket.
+    pub iommus: Vec<IommuState>,
+    pub reqs: RequestPool,
+    pub jobs: Vec<Job>,
+    pub msi: MsiCounters,
+    /// Slowdown of a thread whose SMT sibling is busy, permille.
+    pub smt_slow_pm: u64,
+    /// Per CPU: is it busy (`Cpu::busy`)? Kept apart, on a few lines, for
+    /// the SMT check that every busy/idle change makes of the sibling.
+    pub cpu_busy: Vec<bool>,
+    pub sample_interval_ns: u64,
+    /// Device MSIs are posted (`intremap=posted_msi`).
+    pub posting: bool,
+    /// `--patch mq-deadline-2024`.
+    pub patch_mq_deadline_2024: bool,
+    pub max_posted_msi_coalescing_loop: u32,
+    /// Actions at points of virtual time (IRQ moves, CPUs going offline).
+    pub timed: Vec<TimedAction>,
+    /// CPUs taken offline.
+    pub offline: Vec<bool>,
+    /// An error found while running (a timed action that cannot be done).
+    pub failure: Option<String>,
+    /// Vectors retriggered on a new CPU after their old CPU went offline.
+    pub retriggered: u64,
+    /// Next free device vector on each CPU.
+    pub next_vector: Vec<u8>,
+    /// DSA clients (the workload of a DSA run).
+    pub dsa_clients: Vec<DsaClient>,
+    /// The timeline being recorded, if asked for.
+    pub trace: Option<crate::stats::Trace>,
+    /// Scratch space for foreseeing a drain's wake-ups and IPIs.
+    pub scratch: Vec<(u32, u32)>,
+    /// The job whose poller is reaping right now (IOPOLL completions go straight to its ring).
+    pub polling_job: Option<u32>,
+    pub(crate) phase: u32,
+    pub(crate) phases: u32,
+    pub(crate) jobs_left: usize,
+    pub(crate) seed: u64,
+}
