@@ -2,8 +2,8 @@
 //! DSA client doing memfill (`blksim dsa-memfill ARGS`, or `program =
 //! "dsa-memfill"` in an experiment).
 
-use blksim::workload::DsaClientConfig;
 use blksim::machine::{DeviceKind, Machine};
+use blksim::workload::DsaClientConfig;
 use blksim::Workload;
 
 pub const DSA_MEMFILL_USAGE: &str = "dsa-memfill [--devices DEV,...] [--wq N|dedicated] [--op memfill] [--bytes N] \

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use blksim::machine::{builtin, load_profile, Builtins, Machine, ProfileSource};
 use blksim::settings::Settings;
+use blksim::ErrorKind;
 use blksim_fio::job::{parse_job_files, ParseContext};
 
 use crate::experiment::{Case, Experiment, Workload};
@@ -154,10 +155,6 @@ pub fn names_machine(spec: &str, name: &str) -> bool {
     spec == name || (spec.ends_with(".toml") && Path::new(spec).file_stem().is_some_and(|s| s == name))
 }
 
-fn is_not_modelled(message: &str) -> bool {
-    message.contains("not modelled")
-}
-
 /// Prepare one case of `exp`.
 pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepared, String> {
     let here = |e: String| format!("{}: case '{}': {e}", exp.path.display(), case.label);
@@ -184,7 +181,11 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
     }
     for c in &case.cmdline {
         if let Err(e) = settings.apply_cmdline(c) {
-            return if is_not_modelled(&e) { Ok(Prepared::Pending(e)) } else { Err(here(format!("cmdline: {e}"))) };
+            return if e.is_not_modelled() {
+                Ok(Prepared::Pending(e.message))
+            } else {
+                Err(here(format!("cmdline: {e}")))
+            };
         }
     }
     let devices: Vec<String> = machine.devices.iter().map(|d| d.name.clone()).collect();
@@ -196,7 +197,7 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
         };
         for w in writes {
             if let Err(e) = settings.apply_write(&w, &devices) {
-                return if is_not_modelled(&e) { Ok(Prepared::Pending(e)) } else { Err(here(e)) };
+                return if e.is_not_modelled() { Ok(Prepared::Pending(e.message)) } else { Err(here(e.message)) };
             }
         }
     }
@@ -210,7 +211,7 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
         (Some(path), _) => {
             let jobs = match parse_job_files(std::slice::from_ref(path), &ctx) {
                 Ok(j) => j,
-                Err(e) if is_not_modelled(&e.message) => return Ok(Prepared::Pending(e.to_string())),
+                Err(e) if e.kind == ErrorKind::NotModelled => return Ok(Prepared::Pending(e.to_string())),
                 Err(e) => return Err(here(e.to_string())),
             };
             blksim::Workload { jobs: jobs.jobs.into_iter().map(|j| j.config).collect(), dsa: Vec::new() }
@@ -235,7 +236,7 @@ fn simulate(p: &Prepared) -> Result<Result<Observation, String>, String> {
         Prepared::Run { machine, settings, workload, seed } => {
             match blksim::run_workload(machine, settings, workload, *seed, &Default::default()) {
                 Ok((report, _)) => Ok(Ok(Observation::from_report(&report))),
-                Err(e) if is_not_modelled(&e.message) => Ok(Err(e.message)),
+                Err(e) if e.is_not_modelled() => Ok(Err(e.message)),
                 Err(e) => Err(match e.job {
                     Some(i) => format!("job '{}': {}", workload.jobs[i].name, e.message),
                     None => e.message,
@@ -497,6 +498,48 @@ value = [
         assert_eq!((r.cells[0].simulated, r.cells[1].simulated), (Some(2.0), Some(8.0)));
         assert_eq!((r.cells[0].status, r.cells[1].status), (CellStatus::Pass, CellStatus::Fail));
         assert_eq!(r.cells[0].metric, "iops / at v=elsewhere");
+    }
+
+    #[test]
+    fn pending_comes_from_the_error_kind_of_settings_job_files_and_the_model() {
+        let d = tmp("kinds");
+        std::fs::write(d.join("buffered.fio"), "[b]\nfilename=/dev/nvme0n1\ndirect=0\nruntime=1ms\n").unwrap();
+        std::fs::write(d.join("verify.fio"), "[v]\nfilename=/dev/nvme0n1\ndirect=1\nverify=md5\nruntime=1ms\n")
+            .unwrap();
+        let exp = EXP
+            .replace(
+                "{ name = \"patched\", patches = [\"some-patch\"] }",
+                "{ name = \"patched\", sysfs = [\"/sys/block/nvme0n1/queue/scheduler=bfq\"] }",
+            )
+            .replace(
+                "{ name = \"elsewhere\", machine = \"no-such-machine\" }",
+                "{ name = \"elsewhere\", job = \"buffered.fio\" }",
+            )
+            .replace(
+                "{ name = \"frontend\", program = \"no-such-tool\", args = \"-x\" }",
+                "{ name = \"frontend\", job = \"verify.fio\" }",
+            );
+        let r = &run_experiments(&[parse(&exp, &d.join("e.toml")).unwrap()], &LabOptions::default(), &|_, _| {})
+            .unwrap()[0];
+        let note = |i: usize| r.cells[i].note.clone().unwrap_or_default();
+        assert_ne!(r.cells[0].status, CellStatus::Pending);
+        // A scheduler the settings do not model, a buffered job the model does
+        // not take (its message says "does not model": no substring decides),
+        // an option the job parser rejects as not modelled.
+        assert!(note(1).contains("bfq scheduler"), "{}", note(1));
+        assert!(note(2).contains("buffered I/O"), "{}", note(2));
+        assert!(note(3).contains("verify"), "{}", note(3));
+        for c in &r.cells[1..] {
+            assert_eq!(c.status, CellStatus::Pending, "{}", c.label);
+        }
+        // Bad input stays an error.
+        let exp = EXP.replace(
+            "{ name = \"patched\", patches = [\"some-patch\"] }",
+            "{ name = \"patched\", sysfs = [\"/sys/block/nvme0n1/queue/scheduler=cfq\"] }",
+        );
+        let e = run_experiments(&[parse(&exp, &d.join("e.toml")).unwrap()], &LabOptions::default(), &|_, _| {})
+            .unwrap_err();
+        assert!(e.contains("unknown scheduler 'cfq'"), "{e}");
     }
 
     #[test]

@@ -3,56 +3,57 @@
 //! IRQs with their vectors, the I/O scheduler); IRQ affinity writes; each
 //! fio job's task placed on a CPU of its `cpus_allowed`.
 
-use crate::block::hctx::{HwQueue, QueueMap};
+use crate::block::mq_deadline::Deadline;
 use crate::block::RequestPool;
-use crate::drivers::dsa::DsaState;
-use crate::drivers::nvme::controller::NvmeState;
-use crate::drivers::Device;
+use crate::drivers::{dsa, null_blk, nvme, IrqRequest, ProbeCtx, Probed};
+use crate::error::Error;
 use crate::hw::cpu::Cpu;
 use crate::hw::iommu::IommuState;
 use crate::hw::lapic::FIRST_DEVICE_VECTOR;
 use crate::hw::root_port::RootPortState;
 use crate::ioengine::job::Job;
 use crate::irq::desc::MsiCounters;
-use crate::machine::{DeviceKind, Machine};
-use crate::settings::Settings;
+use crate::machine::{DeviceKind, DeviceSpec, Machine};
+use crate::settings::{Scheduler, Settings};
 use crate::sim::{EventQueue, Rng};
-use crate::system::{ModelError, Sim};
+use crate::system::Sim;
 use crate::workload::{IoEngine, JobConfig};
 
 /// The most I/Os a job without a runtime may ask for (a few minutes of wall time).
 pub const MAX_UNBOUNDED_IOS: u64 = 200_000_000;
 
-fn err(job: usize, message: String) -> ModelError {
-    ModelError { job: Some(job), message }
+fn err(job: usize, message: String) -> Error {
+    Error::bad_input(message).for_job(job)
+}
+
+fn not_modelled(job: usize, message: impl Into<String>) -> Error {
+    Error::not_modelled(message).for_job(job)
 }
 
 impl Sim {
-    pub(crate) fn build(
-        machine: &Machine,
-        settings: &Settings,
-        jobs: &[JobConfig],
-        seed: u64,
-    ) -> Result<Sim, ModelError> {
+    /// Boot the machine, probe its devices, apply the IRQ affinity writes
+    /// and place the jobs' tasks.
+    pub(crate) fn build(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<Sim, Error> {
+        check_settings(machine, settings)?;
+        let mut sim = Sim::boot(machine, settings, seed);
+        let ctx = ProbeCtx::new(machine, settings, seed);
+        let mut instances = [0u32; 2];
+        for spec in &machine.devices {
+            sim.probe(spec, &ctx, &mut instances)?;
+        }
+        sim.attach_elevators();
+        sim.apply_irq_affinity(settings)?;
+        sim.add_jobs(jobs)?;
+        Ok(sim)
+    }
+
+    /// The machine powered on: CPUs idle, root ports and remapping units
+    /// free, no device, IRQ or job yet.
+    fn boot(machine: &Machine, settings: &Settings, seed: u64) -> Sim {
         let topo = &machine.topology;
         let ncpus = topo.cpu_count() as usize;
-        if settings.posting() && !machine.iommu.posting_capable {
-            return Err(ModelError {
-                job: None,
-                message: format!(
-                    "intremap=posted_msi: machine '{}' has no IOMMU that can post interrupts (iommu.posting_capable)",
-                    machine.name
-                ),
-            });
-        }
-        if settings.nvme_write_queues > 0 {
-            return Err(ModelError { job: None, message: "nvme.write_queues is not modelled yet (only 0)".into() });
-        }
         let cpus: Vec<Cpu> = (0..ncpus as u32).map(|i| Cpu::new(i, topo.cpus[i as usize].sibling)).collect();
-        // CPUs in group_cpus_evenly order: per core, its threads together.
-        let mut spread_order: Vec<u32> = (0..ncpus as u32).collect();
-        spread_order.sort_by_key(|&c| (topo.cpus[c as usize].node, topo.cpus[c as usize].core, c));
-        let mut sim = Sim {
+        Sim {
             q: EventQueue::new(ncpus),
             machine: machine.clone(),
             costs: machine.costs.clone(),
@@ -87,7 +88,7 @@ impl Sim {
             scratch: Vec::new(),
             trace: None,
             dsa_clients: Vec::new(),
-            next_vector: Vec::new(),
+            next_vector: vec![FIRST_DEVICE_VECTOR; ncpus],
             timed: Vec::new(),
             offline: vec![false; ncpus],
             retriggered: 0,
@@ -99,243 +100,73 @@ impl Sim {
             phases: 0,
             jobs_left: 0,
             seed,
-        };
-        let mut next_vector = vec![FIRST_DEVICE_VECTOR; ncpus];
-        let mut nvme_instance = 0;
-        let mut dsa_instance = 0;
-        for spec in &machine.devices {
-            let qs = settings.queue(&spec.name);
-            match &spec.kind {
-                DeviceKind::Nvme(p) => {
-                    let nr_io = (ncpus as u32 + settings.nvme_poll_queues).min(p.max_queues).max(1);
-                    let poll = settings.nvme_poll_queues.min(nr_io - 1);
-                    let nr_irq = nr_io - poll;
-                    let depth = settings.nvme_io_queue_depth.min(p.max_queue_entries) - 1;
-                    let tags = match qs.nr_requests {
-                        Some(n) if n > depth => {
-                            return Err(ModelError {
-                                job: None,
-                                message: format!(
-                                    "/sys/block/{}/queue/nr_requests={n} exceeds the tag depth {depth} (nvme.io_queue_depth - 1)",
-                                    spec.name
-                                ),
-                            })
-                        }
-                        Some(n) => n,
-                        None => depth,
-                    };
-                    let map = QueueMap::spread(&spread_order, ncpus, nr_irq);
-                    let poll_map = (poll > 0).then(|| QueueMap::spread(&spread_order, ncpus, poll));
-                    let dev_index = sim.devs.len() as u16;
-                    let mut queues = Vec::new();
-                    for qi in 0..nr_io {
-                        let mut hq = HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() };
-                        if qi < nr_irq {
-                            let name = format!("nvme{nvme_instance}q{}", qi + 1);
-                            let cpu = map.first_cpu[qi as usize];
-                            hq.irq = sim.alloc_irq(&mut next_vector, dev_index, qi as u16, cpu, name, true)?;
-                        } else {
-                            hq.polled = true;
-                        }
-                        queues.push(hq);
-                    }
-                    sim.devs.push(Device {
-                        name: spec.name.clone(),
-                        instance: nvme_instance,
-                        root_port: p.root_port,
-                        queues,
-                        map,
-                        poll_map,
-                        nr_irq_queues: nr_irq as u16,
-                        queue_settings: qs,
-                        capacity_bytes: p.capacity_bytes,
-                        nvme: Some(NvmeState::new(p.clone(), Rng::stream(seed, &format!("dev/{}", spec.name)))),
-                        dsa: None,
-                        deadline: None,
-                        null_blk: None,
-                        disk: Default::default(),
-                    });
-                    nvme_instance += 1;
-                }
-                DeviceKind::Dsa(p) => {
-                    // One MSI-X vector per WQ, not managed: on CPU 0 until user space moves it.
-                    let dev_index = sim.devs.len() as u16;
-                    let mut queues = Vec::new();
-                    for wq in 0..p.wqs {
-                        let name = format!("idxd-{}-wq{wq}", spec.name);
-                        let irq = sim.alloc_irq(&mut next_vector, dev_index, wq as u16, 0, name, false)?;
-                        queues.push(HwQueue { irq, ..Default::default() });
-                    }
-                    sim.devs.push(Device {
-                        name: spec.name.clone(),
-                        instance: dsa_instance,
-                        root_port: p.root_port,
-                        queues,
-                        map: QueueMap::spread(&spread_order, ncpus, 1),
-                        poll_map: None,
-                        nr_irq_queues: p.wqs as u16,
-                        queue_settings: qs,
-                        capacity_bytes: 0,
-                        nvme: None,
-                        dsa: Some(DsaState::new(p.clone())),
-                        deadline: None,
-                        null_blk: None,
-                        disk: Default::default(),
-                    });
-                    dsa_instance += 1;
-                }
-                DeviceKind::NullBlk => {
-                    let nb = settings.null_blk.clone();
-                    let nr = nb.submit_queues.min(ncpus as u32).max(1);
-                    let tags = match qs.nr_requests {
-                        Some(n) if n > nb.hw_queue_depth => {
-                            return Err(ModelError {
-                                job: None,
-                                message: format!(
-                                    "/sys/block/{}/queue/nr_requests={n} exceeds null_blk.hw_queue_depth={}",
-                                    spec.name, nb.hw_queue_depth
-                                ),
-                            })
-                        }
-                        Some(n) => n,
-                        None => nb.hw_queue_depth,
-                    };
-                    let queues =
-                        (0..nr).map(|_| HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() }).collect();
-                    sim.devs.push(Device {
-                        name: spec.name.clone(),
-                        instance: 0,
-                        root_port: 0,
-                        queues,
-                        map: QueueMap::spread(&spread_order, ncpus, nr),
-                        poll_map: None,
-                        nr_irq_queues: nr as u16,
-                        queue_settings: qs,
-                        // null_blk's default gb=250.
-                        capacity_bytes: 250 << 30,
-                        nvme: None,
-                        dsa: None,
-                        deadline: None,
-                        null_blk: Some(nb),
-                        disk: Default::default(),
-                    });
-                }
-            }
         }
-        // mq-deadline: requests take scheduler tags (nr_requests, by default
-        // 2 x min(depth, BLKDEV_DEFAULT_RQ)) and a driver tag at dispatch.
-        for d in sim.devs.iter_mut() {
-            if d.queue_settings.scheduler == crate::settings::Scheduler::MqDeadline && !d.queues.is_empty() {
+    }
+
+    /// The device's driver probes it; its IRQs get their vectors.
+    /// `instances` counts NVMe and DSA devices probed so far.
+    fn probe(&mut self, spec: &DeviceSpec, ctx: &ProbeCtx, instances: &mut [u32; 2]) -> Result<(), Error> {
+        let probed = match &spec.kind {
+            DeviceKind::Nvme(p) => {
+                instances[0] += 1;
+                nvme::probe(&spec.name, p, ctx, instances[0] - 1)?
+            }
+            DeviceKind::Dsa(p) => {
+                instances[1] += 1;
+                dsa::probe(&spec.name, p, ctx, instances[1] - 1)
+            }
+            DeviceKind::NullBlk => null_blk::probe(&spec.name, ctx)?,
+        };
+        self.attach(probed)
+    }
+
+    /// Add a probed device, allocating the IRQs its driver asked for in order.
+    fn attach(&mut self, probed: Probed) -> Result<(), Error> {
+        let Probed { mut device, irqs } = probed;
+        let dev = self.devs.len() as u16;
+        for IrqRequest { queue, cpu, name, managed } in irqs {
+            device.queues[queue as usize].irq = self.alloc_irq(dev, queue, cpu, name, managed)?;
+        }
+        self.devs.push(device);
+        Ok(())
+    }
+
+    /// mq-deadline where the queue's scheduler is set to it: requests take
+    /// scheduler tags (nr_requests, by default 2 x min(depth,
+    /// BLKDEV_DEFAULT_RQ)) and a driver tag at dispatch.
+    fn attach_elevators(&mut self) {
+        for d in self.devs.iter_mut() {
+            if d.queue_settings.scheduler == Scheduler::MqDeadline && !d.queues.is_empty() {
                 let depth = d.queues[0].tags_free;
                 let sched_tags = d.queue_settings.nr_requests.unwrap_or(2 * depth.min(128));
                 for q in d.queues.iter_mut() {
                     q.tags_free = sched_tags;
                 }
-                d.deadline = Some(crate::block::mq_deadline::Deadline {
-                    driver_tags_free: depth * d.queues.len() as u32,
-                    ..Default::default()
-                });
+                d.elevator = Some(Deadline { driver_tags_free: depth * d.queues.len() as u32, ..Default::default() });
             }
         }
-        sim.next_vector = next_vector;
-        sim.apply_irq_affinity(settings)?;
-        let mut load = vec![0u32; ncpus];
-        for (i, cfg) in jobs.iter().enumerate() {
-            sim.add_job(i, cfg, &mut load)?;
-        }
-        sim.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
-        Ok(sim)
     }
 
-    pub(crate) fn add_job(&mut self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<(), ModelError> {
-        let ncpus = self.cpus.len() as u32;
-        let is_null = matches!(cfg.ioengine, IoEngine::Null);
-        if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &cfg.ioengine {
-            if o.sqthread_poll {
-                return Err(err(i, "sqthread_poll (SQPOLL) is not modelled yet".into()));
-            }
+    /// Every job's task on a CPU, and the stonewall phases they make.
+    fn add_jobs(&mut self, jobs: &[JobConfig]) -> Result<(), Error> {
+        let mut load = vec![0u32; self.cpus.len()];
+        for (i, cfg) in jobs.iter().enumerate() {
+            self.add_job(i, cfg, &mut load)?;
         }
-        if matches!(cfg.ioengine, IoEngine::IoUringCmd(_)) {
-            return Err(err(i, "ioengine=io_uring_cmd (NVMe passthrough) is not modelled yet".into()));
-        }
-        if !is_null && !cfg.direct {
-            return Err(err(
-                i,
-                "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1".into(),
-            ));
-        }
-        if cfg.rw_has_trim() {
-            return Err(err(i, format!("rw={}: trim is not modelled yet", cfg.rw.fio_name())));
-        }
-        if cfg.rate_iops.iter().any(|r| *r > 0) {
-            return Err(err(i, "rate_iops is not modelled yet".into()));
-        }
-        if cfg.iodepth == 0 {
-            return Err(err(i, "iodepth must be at least 1".into()));
-        }
-        let mut devs = Vec::new();
-        if !is_null {
-            if cfg.filenames.is_empty() {
-                return Err(err(
-                    i,
-                    "no filename: blksim jobs need filename=/dev/DEVICE naming a block device of the machine".into(),
-                ));
-            }
-            for f in &cfg.filenames {
-                let name = f.strip_prefix("/dev/").unwrap_or(f);
-                let d = self.devs.iter().position(|d| d.name == name).ok_or_else(|| {
-                    let names: Vec<String> = self.devs.iter().map(|d| format!("/dev/{}", d.name)).collect();
-                    err(
-                        i,
-                        format!(
-                            "filename={f}: machine '{}' has no such block device (it has {})",
-                            self.machine.name,
-                            names.join(", ")
-                        ),
-                    )
-                })?;
-                if self.devs[d].dsa.is_some() {
-                    return Err(err(i, format!("filename={f}: a DSA accelerator is not a block device (drive it with `blksim dsa-memfill`)")));
-                }
-                devs.push(d as u16);
-            }
-        }
-        let allowed: Vec<u32> = match &cfg.cpus_allowed {
-            Some(list) => {
-                if let Some(bad) = list.iter().find(|c| **c >= ncpus) {
-                    return Err(err(i, format!("cpus_allowed: CPU {bad} does not exist (machine has {ncpus} CPUs)")));
-                }
-                list.clone()
-            }
-            None => (0..ncpus).collect(),
-        };
-        if allowed.is_empty() {
-            return Err(err(i, "cpus_allowed is empty".into()));
-        }
-        // The least-loaded allowed CPU (first on ties), as the scheduler would spread.
-        let cpu = *allowed.iter().min_by_key(|&&c| (load[c as usize], c)).unwrap();
-        load[cpu as usize] += 1;
+        self.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
+        Ok(())
+    }
+
+    /// Job `i`: checked, its devices found, its task placed on the
+    /// least-loaded CPU it may use, its I/O bound set.
+    fn add_job(&mut self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<(), Error> {
+        check_job(i, cfg)?;
+        let devs = self.job_devices(i, cfg)?;
+        let cpu = self.place_task(i, cfg, load)?;
         let index = self.jobs.len() as u32;
         let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.seed, &format!("job/{i}")));
         if !cfg.time_based || cfg.runtime_ns.is_none() {
-            let region: u64 = match cfg.size {
-                Some(s) => s,
-                None => devs.iter().map(|&d| self.devs[d as usize].capacity_bytes).sum(),
-            };
-            job.bytes_limit = region.saturating_mul(cfg.loops.max(1) as u64);
-            // A job bounded only by a whole device would simulate for hours:
-            // ask for a bound rather than surprise.
-            let ios = job.bytes_limit / cfg.bs.iter().copied().filter(|b| *b > 0).min().unwrap_or(4096);
-            if cfg.runtime_ns.is_none() && cfg.number_ios == 0 && ios > MAX_UNBOUNDED_IOS {
-                return Err(err(
-                    i,
-                    format!(
-                        "the job would issue about {ios} I/Os ({} bytes{}) with no runtime: set runtime=, size= or number_ios= to bound it",
-                        job.bytes_limit,
-                        if cfg.size.is_none() { ", the whole device" } else { "" }
-                    ),
-                ));
-            }
+            job.bytes_limit = self.bytes_limit(i, cfg, &devs)?;
         }
         if job.hipri() {
             for &d in &devs {
@@ -348,4 +179,128 @@ impl Sim {
         self.jobs.push(job);
         Ok(())
     }
+
+    /// The block devices a job's `filename`s name (none for the null engine).
+    fn job_devices(&self, i: usize, cfg: &JobConfig) -> Result<Vec<u16>, Error> {
+        let mut devs = Vec::new();
+        if matches!(cfg.ioengine, IoEngine::Null) {
+            return Ok(devs);
+        }
+        if cfg.filenames.is_empty() {
+            return Err(err(
+                i,
+                "no filename: blksim jobs need filename=/dev/DEVICE naming a block device of the machine".into(),
+            ));
+        }
+        for f in &cfg.filenames {
+            let name = f.strip_prefix("/dev/").unwrap_or(f);
+            let d = self.devs.iter().position(|d| d.name == name).ok_or_else(|| {
+                let names: Vec<String> = self.devs.iter().map(|d| format!("/dev/{}", d.name)).collect();
+                err(
+                    i,
+                    format!(
+                        "filename={f}: machine '{}' has no such block device (it has {})",
+                        self.machine.name,
+                        names.join(", ")
+                    ),
+                )
+            })?;
+            if self.devs[d].is_dsa() {
+                return Err(err(
+                    i,
+                    format!(
+                        "filename={f}: a DSA accelerator is not a block device (drive it with `blksim dsa-memfill`)"
+                    ),
+                ));
+            }
+            devs.push(d as u16);
+        }
+        Ok(devs)
+    }
+
+    /// The least-loaded CPU of the job's `cpus_allowed` (first on ties), as
+    /// the scheduler would spread tasks.
+    fn place_task(&self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<u32, Error> {
+        let ncpus = self.cpus.len() as u32;
+        let allowed: Vec<u32> = match &cfg.cpus_allowed {
+            Some(list) => {
+                if let Some(bad) = list.iter().find(|c| **c >= ncpus) {
+                    return Err(err(i, format!("cpus_allowed: CPU {bad} does not exist (machine has {ncpus} CPUs)")));
+                }
+                list.clone()
+            }
+            None => (0..ncpus).collect(),
+        };
+        if allowed.is_empty() {
+            return Err(err(i, "cpus_allowed is empty".into()));
+        }
+        let cpu = *allowed.iter().min_by_key(|&&c| (load[c as usize], c)).unwrap();
+        load[cpu as usize] += 1;
+        Ok(cpu)
+    }
+
+    /// A job not bounded by time: its bytes (size x loops, by default the
+    /// whole devices). One bounded only by whole devices would simulate for
+    /// hours: refused, asking for a bound rather than surprising.
+    fn bytes_limit(&self, i: usize, cfg: &JobConfig, devs: &[u16]) -> Result<u64, Error> {
+        let region: u64 = match cfg.size {
+            Some(s) => s,
+            None => devs.iter().map(|&d| self.devs[d as usize].capacity_bytes).sum(),
+        };
+        let limit = region.saturating_mul(cfg.loops.max(1) as u64);
+        let ios = limit / cfg.bs.iter().copied().filter(|b| *b > 0).min().unwrap_or(4096);
+        if cfg.runtime_ns.is_none() && cfg.number_ios == 0 && ios > MAX_UNBOUNDED_IOS {
+            return Err(err(
+                i,
+                format!(
+                    "the job would issue about {ios} I/Os ({limit} bytes{}) with no runtime: set runtime=, size= or number_ios= to bound it",
+                    if cfg.size.is_none() { ", the whole device" } else { "" }
+                ),
+            ));
+        }
+        Ok(limit)
+    }
+}
+
+/// Kernel settings the machine cannot honour, or that are not modelled.
+fn check_settings(machine: &Machine, settings: &Settings) -> Result<(), Error> {
+    if settings.posting() && !machine.iommu.posting_capable {
+        return Err(Error::bad_input(format!(
+            "intremap=posted_msi: machine '{}' has no IOMMU that can post interrupts (iommu.posting_capable)",
+            machine.name
+        )));
+    }
+    if settings.nvme_write_queues > 0 {
+        return Err(Error::not_modelled("nvme.write_queues is not modelled yet (only 0)"));
+    }
+    Ok(())
+}
+
+/// What a job asks for that the model rejects on its own terms.
+fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
+    let is_null = matches!(cfg.ioengine, IoEngine::Null);
+    if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &cfg.ioengine {
+        if o.sqthread_poll {
+            return Err(not_modelled(i, "sqthread_poll (SQPOLL) is not modelled yet"));
+        }
+    }
+    if matches!(cfg.ioengine, IoEngine::IoUringCmd(_)) {
+        return Err(not_modelled(i, "ioengine=io_uring_cmd (NVMe passthrough) is not modelled yet"));
+    }
+    if !is_null && !cfg.direct {
+        return Err(not_modelled(
+            i,
+            "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1",
+        ));
+    }
+    if cfg.rw_has_trim() {
+        return Err(not_modelled(i, format!("rw={}: trim is not modelled yet", cfg.rw.fio_name())));
+    }
+    if cfg.rate_iops.iter().any(|r| *r > 0) {
+        return Err(not_modelled(i, "rate_iops is not modelled yet"));
+    }
+    if cfg.iodepth == 0 {
+        return Err(err(i, "iodepth must be at least 1".into()));
+    }
+    Ok(())
 }

@@ -6,6 +6,7 @@
 pub(crate) mod block;
 pub(crate) mod build;
 pub(crate) mod drivers;
+pub mod error;
 pub(crate) mod hw;
 pub(crate) mod ioengine;
 pub(crate) mod irq;
@@ -19,5 +20,9 @@ pub mod stats;
 pub(crate) mod system;
 pub mod workload;
 
+pub use error::{Error, ErrorKind};
 pub use run::{run, run_with, run_workload, validate, RunOptions, Workload};
-pub use system::{Invariants, ModelError};
+pub use system::Invariants;
+
+/// The model's error (the former name of [`Error`]).
+pub type ModelError = Error;

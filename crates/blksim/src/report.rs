@@ -152,7 +152,7 @@ impl Sim {
             locks: self
                 .devs
                 .iter()
-                .filter_map(|d| d.deadline.as_ref().map(|dd| (d, dd)))
+                .filter_map(|d| d.elevator.as_ref().map(|dd| (d, dd)))
                 .flat_map(|(d, dd)| {
                     let rep = |lock: &crate::block::lock::SpinLock, what: &str| LockReport {
                         name: format!("{} {what}", d.name),

@@ -2,18 +2,19 @@
 //! seed, run the event loop until every job has finished, and report.
 
 use crate::drivers::dsa::DsaClient;
+use crate::error::Error;
 use crate::hw::lapic::POSTED_MSI_NOTIFICATION_VECTOR;
 use crate::ioengine::job::JobState;
 use crate::machine::Machine;
 use crate::settings::{Settings, TimedAction};
 use crate::sim::Popped;
 use crate::stats::RunReport;
-use crate::system::{Event, Invariants, ModelError, Sim};
+use crate::system::{Event, Invariants, Sim};
 use crate::workload::{DsaClientConfig, JobConfig};
 
 /// Check that `jobs` can run on `machine` with `settings` (devices exist,
 /// everything they use is modelled) without simulating anything.
-pub fn validate(machine: &Machine, settings: &Settings, jobs: &[JobConfig]) -> Result<(), ModelError> {
+pub fn validate(machine: &Machine, settings: &Settings, jobs: &[JobConfig]) -> Result<(), Error> {
     Sim::build(machine, settings, jobs, 0).map(|_| ())
 }
 
@@ -32,7 +33,7 @@ pub fn run(
     settings: &Settings,
     jobs: &[JobConfig],
     seed: u64,
-) -> Result<(RunReport, Invariants), ModelError> {
+) -> Result<(RunReport, Invariants), Error> {
     run_with(machine, settings, jobs, seed, &RunOptions::default())
 }
 
@@ -43,7 +44,7 @@ pub fn run_with(
     jobs: &[JobConfig],
     seed: u64,
     options: &RunOptions,
-) -> Result<(RunReport, Invariants), ModelError> {
+) -> Result<(RunReport, Invariants), Error> {
     run_workload(machine, settings, &Workload { jobs: jobs.to_vec(), dsa: Vec::new() }, seed, options)
 }
 
@@ -61,25 +62,24 @@ pub fn run_workload(
     workload: &Workload,
     seed: u64,
     options: &RunOptions,
-) -> Result<(RunReport, Invariants), ModelError> {
+) -> Result<(RunReport, Invariants), Error> {
     let jobs = &workload.jobs;
     let mut sim = Sim::build(machine, settings, jobs, seed)?;
     for c in &workload.dsa {
-        let dev = sim.devs.iter().position(|d| d.name == c.device && d.dsa.is_some()).ok_or_else(|| ModelError {
-            job: None,
-            message: format!("DSA device '{}': machine '{}' has none by that name", c.device, machine.name),
+        let dev = sim.devs.iter().position(|d| d.name == c.device && d.is_dsa()).ok_or_else(|| {
+            Error::bad_input(format!("DSA device '{}': machine '{}' has none by that name", c.device, machine.name))
         })?;
         let wqs = sim.devs[dev].queues.len() as u32;
         if c.wq >= wqs || c.outstanding == 0 || c.bytes == 0 {
-            return Err(ModelError {
-                job: None,
-                message: format!("DSA client on {}: wq must be < {wqs}, outstanding and bytes > 0", c.device),
-            });
+            return Err(Error::bad_input(format!(
+                "DSA client on {}: wq must be < {wqs}, outstanding and bytes > 0",
+                c.device
+            )));
         }
         if let Some(cpu) = c.irq_cpu {
             let irq = sim.devs[dev].queues[c.wq as usize].irq;
             sim.irq_set_affinity(irq, &[cpu])
-                .map_err(|e| ModelError { job: None, message: format!("DSA client on {}: {e}", c.device) })?;
+                .map_err(|e| Error::bad_input(format!("DSA client on {}: {e}", c.device)))?;
         }
         sim.dsa_clients.push(DsaClient {
             dev: dev as u16,
@@ -92,15 +92,12 @@ pub fn run_workload(
     for (i, (at, action)) in options.timed.iter().enumerate() {
         if let TimedAction::CpuOffline { cpu } = action {
             if sim.jobs.iter().any(|j| j.cpu == *cpu) || sim.irqs.iter().any(|q| q.managed && q.cpu == *cpu) {
-                return Err(ModelError {
-                    job: None,
-                    message: format!(
-                        "offlining CPU {cpu}: it runs a job or a managed (NVMe) IRQ; migrating tasks and shutting down managed IRQs is not modelled yet"
-                    ),
-                });
+                return Err(Error::not_modelled(format!(
+                    "offlining CPU {cpu}: it runs a job or a managed (NVMe) IRQ; migrating tasks and shutting down managed IRQs is not modelled yet"
+                )));
             }
             if *cpu as usize >= sim.cpus.len() {
-                return Err(ModelError { job: None, message: format!("CPU {cpu} does not exist") });
+                return Err(Error::bad_input(format!("CPU {cpu} does not exist")));
             }
         }
         sim.timed.push(action.clone());
@@ -151,7 +148,7 @@ impl Sim {
         self.phase >= self.phases && self.dsa_done()
     }
 
-    pub(crate) fn run_loop(&mut self) -> Result<(), ModelError> {
+    pub(crate) fn run_loop(&mut self) -> Result<(), Error> {
         self.start_phase();
         while !self.all_done() {
             let Some(popped) = self.q.pop() else {
@@ -191,19 +188,16 @@ impl Sim {
                     })
                     .collect();
                 let waits: usize = self.devs.iter().flat_map(|d| d.queues.iter()).map(|q| q.tag_waiters.len()).sum();
-                return Err(ModelError {
-                    job: None,
-                    message: format!(
-                        "internal error: the simulation stalled ({}; {}; {waits} requests waiting for tags)",
-                        stuck.join(", "),
-                        cpus.join("; ")
-                    ),
-                });
+                return Err(Error::internal(format!(
+                    "internal error: the simulation stalled ({}; {}; {waits} requests waiting for tags)",
+                    stuck.join(", "),
+                    cpus.join("; ")
+                )));
             };
             self.prefetch_next();
             self.handle(popped);
             if self.failure.is_some() {
-                return Err(ModelError { job: None, message: self.failure.take().unwrap_or_default() });
+                return Err(Error::bad_input(self.failure.take().unwrap_or_default()));
             }
         }
         Ok(())

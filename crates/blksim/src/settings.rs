@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::error::Error;
+
 /// The I/O scheduler of a request queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
@@ -99,10 +101,11 @@ impl Default for Settings {
     }
 }
 
-fn parse_num(knob: &str, value: &str, lo: u64, hi: u64) -> Result<u64, String> {
-    let v: u64 = value.trim().parse().map_err(|_| format!("{knob}: expected an integer, got '{value}'"))?;
+fn parse_num(knob: &str, value: &str, lo: u64, hi: u64) -> Result<u64, Error> {
+    let v: u64 =
+        value.trim().parse().map_err(|_| Error::bad_input(format!("{knob}: expected an integer, got '{value}'")))?;
     if v < lo || v > hi {
-        return Err(format!("{knob}={v} is out of range (expected {lo}..{hi})"));
+        return Err(Error::bad_input(format!("{knob}={v} is out of range (expected {lo}..{hi})")));
     }
     Ok(v)
 }
@@ -128,30 +131,34 @@ pub fn parse_time_ns(s: &str) -> Result<u64, String> {
 
 /// `TIME:PATH=VALUE` (`5ms:/proc/irq/130/smp_affinity_list=2`,
 /// `8ms:/sys/devices/system/cpu/cpu3/online=0`): a write at a point of the run.
-pub fn parse_timed_write(s: &str) -> Result<(u64, TimedAction), String> {
+pub fn parse_timed_write(s: &str) -> Result<(u64, TimedAction), Error> {
+    let bad = |e: String| Error::bad_input(format!("--at '{s}': {e}"));
     let (time, write) = s
         .split_once(':')
-        .ok_or_else(|| format!("--at '{s}': expected TIME:PATH=VALUE, e.g. 5ms:/proc/irq/130/smp_affinity_list=2"))?;
-    let at = parse_time_ns(time).map_err(|e| format!("--at '{s}': {e}"))?;
-    let (path, value) =
-        write.split_once('=').ok_or_else(|| format!("--at '{s}': expected PATH=VALUE after the time"))?;
+        .ok_or_else(|| bad("expected TIME:PATH=VALUE, e.g. 5ms:/proc/irq/130/smp_affinity_list=2".into()))?;
+    let at = parse_time_ns(time).map_err(bad)?;
+    let (path, value) = write.split_once('=').ok_or_else(|| bad("expected PATH=VALUE after the time".into()))?;
     let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
     let action = match parts.as_slice() {
         ["", "proc", "irq", n, "smp_affinity_list"] => TimedAction::IrqAffinity {
-            irq_number: n.parse().map_err(|_| format!("--at '{s}': '{n}' is not an IRQ number"))?,
-            cpus: parse_cpu_list(value).map_err(|e| format!("--at '{s}': {e}"))?,
+            irq_number: n.parse().map_err(|_| bad(format!("'{n}' is not an IRQ number")))?,
+            cpus: parse_cpu_list(value).map_err(bad)?,
         },
         ["", "sys", "devices", "system", "cpu", c, "online"] if c.starts_with("cpu") => {
-            let cpu = c[3..].parse().map_err(|_| format!("--at '{s}': '{c}' is not a CPU"))?;
+            let cpu = c[3..].parse().map_err(|_| bad(format!("'{c}' is not a CPU")))?;
             match value.trim() {
                 "0" => TimedAction::CpuOffline { cpu },
-                v => return Err(format!("--at '{s}': only online=0 (going offline) is modelled, got '{v}'")),
+                v => {
+                    return Err(Error::not_modelled(format!(
+                        "--at '{s}': only online=0 (going offline) is modelled, got '{v}'"
+                    )))
+                }
             }
         }
         _ => {
-            return Err(format!(
-            "--at '{s}': unknown path (expected /proc/irq/N/smp_affinity_list or /sys/devices/system/cpu/cpuN/online)"
-        ))
+            return Err(bad(
+                "unknown path (expected /proc/irq/N/smp_affinity_list or /sys/devices/system/cpu/cpuN/online)".into(),
+            ))
         }
     };
     Ok((at, action))
@@ -188,12 +195,12 @@ pub const PATCHES: &[(&str, &str)] =
 
 impl Settings {
     /// `--patch NAME`.
-    pub fn apply_patch(&mut self, name: &str) -> Result<(), String> {
+    pub fn apply_patch(&mut self, name: &str) -> Result<(), Error> {
         match name {
             "mq-deadline-2024" => self.patch_mq_deadline_2024 = true,
             _ => {
                 let known: Vec<&str> = PATCHES.iter().map(|p| p.0).collect();
-                return Err(format!("--patch {name}: unknown patch (known: {})", known.join(", ")));
+                return Err(Error::bad_input(format!("--patch {name}: unknown patch (known: {})", known.join(", "))));
             }
         }
         self.given.push(format!("patch:{name}"));
@@ -210,17 +217,18 @@ impl Settings {
     }
 
     /// Apply a kernel command line: whitespace-separated `name=value` words.
-    pub fn apply_cmdline(&mut self, cmdline: &str) -> Result<(), String> {
+    pub fn apply_cmdline(&mut self, cmdline: &str) -> Result<(), Error> {
         for word in cmdline.split_whitespace() {
-            let (name, value) =
-                word.split_once('=').ok_or_else(|| format!("kernel command line: '{word}' is not name=value"))?;
+            let (name, value) = word
+                .split_once('=')
+                .ok_or_else(|| Error::bad_input(format!("kernel command line: '{word}' is not name=value")))?;
             self.apply_param(name, value)?;
             self.given.push(word.to_string());
         }
         Ok(())
     }
 
-    fn apply_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn apply_param(&mut self, name: &str, value: &str) -> Result<(), Error> {
         match name {
             "nvme.poll_queues" => self.nvme_poll_queues = parse_num(name, value, 0, 4096)? as u32,
             "nvme.write_queues" => self.nvme_write_queues = parse_num(name, value, 0, 4096)? as u32,
@@ -237,12 +245,14 @@ impl Settings {
                         "nopost" => self.intremap_nopost = true,
                         "on" | "nosid" | "no_x2apic_optout" => {}
                         "off" => {
-                            return Err("intremap=off: running without interrupt remapping is not modelled".into())
+                            return Err(Error::not_modelled(
+                                "intremap=off: running without interrupt remapping is not modelled",
+                            ))
                         }
                         o => {
-                            return Err(format!(
+                            return Err(Error::bad_input(format!(
                                 "intremap: unknown option '{o}' (expected on, nosid, no_x2apic_optout, nopost, posted_msi)"
-                            ))
+                            )))
                         }
                     }
                 }
@@ -253,10 +263,10 @@ impl Settings {
                 self.max_posted_msi_coalescing_loop = parse_num(name, value, 1, 64)? as u32
             }
             _ => {
-                return Err(format!(
+                return Err(Error::bad_input(format!(
                     "unknown kernel parameter '{name}' (known: intremap, nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
                      blksim.max_posted_msi_coalescing_loop, null_blk.submit_queues, null_blk.irqmode, null_blk.completion_nsec, null_blk.hw_queue_depth)"
-                ))
+                )))
             }
         }
         Ok(())
@@ -264,14 +274,18 @@ impl Settings {
 
     /// Apply one `PATH=VALUE` write (`/sys/block/nvme0n1/queue/rq_affinity=2`,
     /// `/sys/module/nvme/parameters/poll_queues=4`). `devices` are the machine's block devices.
-    pub fn apply_write(&mut self, assignment: &str, devices: &[String]) -> Result<(), String> {
-        let (path, value) =
-            assignment.split_once('=').ok_or_else(|| format!("--set '{assignment}': expected PATH=VALUE"))?;
+    pub fn apply_write(&mut self, assignment: &str, devices: &[String]) -> Result<(), Error> {
+        let (path, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| Error::bad_input(format!("--set '{assignment}': expected PATH=VALUE")))?;
         let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
         match parts.as_slice() {
             ["", "sys", "block", dev, "queue", attr] => {
                 if !devices.iter().any(|d| d == dev) {
-                    return Err(format!("{path}: no block device '{dev}' on this machine (devices: {})", devices.join(", ")));
+                    return Err(Error::bad_input(format!(
+                        "{path}: no block device '{dev}' on this machine (devices: {})",
+                        devices.join(", ")
+                    )));
                 }
                 let mut q = self.queue(dev);
                 match *attr {
@@ -284,28 +298,35 @@ impl Settings {
                             "none" => Scheduler::None,
                             "mq-deadline" => Scheduler::MqDeadline,
                             "bfq" | "kyber" => {
-                                return Err(format!("{path}={value}: the {value} scheduler is not modelled yet (only none and mq-deadline)"))
+                                return Err(Error::not_modelled(format!(
+                                    "{path}={value}: the {value} scheduler is not modelled yet (only none and mq-deadline)"
+                                )))
                             }
-                            v => return Err(format!("{path}: unknown scheduler '{v}' (expected none or mq-deadline)")),
+                            v => {
+                                return Err(Error::bad_input(format!(
+                                    "{path}: unknown scheduler '{v}' (expected none or mq-deadline)"
+                                )))
+                            }
                         }
                     }
                     a => {
-                        return Err(format!(
+                        return Err(Error::bad_input(format!(
                             "{path}: unknown queue attribute '{a}' (known: rq_affinity, scheduler, nomerges, nr_requests, max_sectors_kb)"
-                        ))
+                        )))
                     }
                 }
                 self.queues.insert(dev.to_string(), q);
             }
             ["", "sys", "module", module, "parameters", param] => self.apply_param(&format!("{module}.{param}"), value)?,
             ["", "proc", "irq", irq, "smp_affinity_list"] => {
-                let n: u32 = irq.parse().map_err(|_| format!("{path}: '{irq}' is not an IRQ number"))?;
-                self.irq_affinity.insert(n, parse_cpu_list(value).map_err(|e| format!("{path}: {e}"))?);
+                let n: u32 = irq.parse().map_err(|_| Error::bad_input(format!("{path}: '{irq}' is not an IRQ number")))?;
+                let cpus = parse_cpu_list(value).map_err(|e| Error::bad_input(format!("{path}: {e}")))?;
+                self.irq_affinity.insert(n, cpus);
             }
             _ => {
-                return Err(format!(
+                return Err(Error::bad_input(format!(
                     "--set '{path}': unknown knob (expected /sys/block/DEV/queue/ATTR, /sys/module/MOD/parameters/PARAM or /proc/irq/N/smp_affinity_list)"
-                ))
+                )))
             }
         }
         self.given.push(assignment.to_string());
@@ -335,8 +356,8 @@ mod tests {
         assert!(s.posting());
         s.apply_cmdline("intremap=nopost").unwrap();
         assert!(!s.posting());
-        assert!(s.apply_cmdline("intremap=bogus").unwrap_err().contains("bogus"));
-        assert!(s.apply_cmdline("blksim.max_posted_msi_coalescing_loop=0").unwrap_err().contains("1..64"));
+        assert!(s.apply_cmdline("intremap=bogus").unwrap_err().message.contains("bogus"));
+        assert!(s.apply_cmdline("blksim.max_posted_msi_coalescing_loop=0").unwrap_err().message.contains("1..64"));
     }
 
     #[test]
@@ -349,21 +370,38 @@ mod tests {
             parse_timed_write("2ms:/sys/devices/system/cpu/cpu3/online=0").unwrap(),
             (2_000_000, TimedAction::CpuOffline { cpu: 3 })
         );
-        assert!(parse_timed_write("2ms:/sys/devices/system/cpu/cpu3/online=1").unwrap_err().contains("only online=0"));
-        assert!(parse_timed_write("/proc/irq/1/smp_affinity_list=1").unwrap_err().contains("TIME:PATH=VALUE"));
-        assert!(parse_timed_write("2qs:/proc/irq/1/smp_affinity_list=1").unwrap_err().contains("unknown unit"));
+        assert!(parse_timed_write("2ms:/sys/devices/system/cpu/cpu3/online=1")
+            .unwrap_err()
+            .message
+            .contains("only online=0"));
+        assert!(parse_timed_write("/proc/irq/1/smp_affinity_list=1").unwrap_err().message.contains("TIME:PATH=VALUE"));
+        assert!(parse_timed_write("2qs:/proc/irq/1/smp_affinity_list=1").unwrap_err().message.contains("unknown unit"));
     }
 
     #[test]
     fn out_of_range_and_unknown_knobs_are_errors() {
         let mut s = Settings::default();
         let e = s.apply_write("/sys/block/nvme0n1/queue/rq_affinity=3", &["nvme0n1".into()]).unwrap_err();
-        assert!(e.contains("out of range") && e.contains("0..2"), "{e}");
+        assert!(e.message.contains("out of range") && e.message.contains("0..2"), "{e}");
         let e = s.apply_cmdline("nvme.io_queue_depth=5000").unwrap_err();
-        assert!(e.contains("2..4095"), "{e}");
+        assert!(e.message.contains("2..4095"), "{e}");
         let e = s.apply_cmdline("nvme.bogus=1").unwrap_err();
-        assert!(e.contains("unknown kernel parameter 'nvme.bogus'"), "{e}");
+        assert!(e.message.contains("unknown kernel parameter 'nvme.bogus'"), "{e}");
         let e = s.apply_write("/sys/block/sdz/queue/rq_affinity=1", &["nvme0n1".into()]).unwrap_err();
-        assert!(e.contains("no block device 'sdz'"), "{e}");
+        assert!(e.message.contains("no block device 'sdz'"), "{e}");
+        assert_eq!(e.kind, crate::error::ErrorKind::BadInput);
+    }
+
+    #[test]
+    fn knobs_that_need_a_missing_mechanism_are_not_modelled_rather_than_bad() {
+        use crate::error::ErrorKind::{BadInput, NotModelled};
+        let mut s = Settings::default();
+        let dev = ["nvme0n1".to_string()];
+        assert_eq!(s.apply_cmdline("intremap=off").unwrap_err().kind, NotModelled);
+        assert_eq!(s.apply_write("/sys/block/nvme0n1/queue/scheduler=bfq", &dev).unwrap_err().kind, NotModelled);
+        assert_eq!(s.apply_write("/sys/block/nvme0n1/queue/scheduler=cfq", &dev).unwrap_err().kind, BadInput);
+        assert_eq!(parse_timed_write("1ms:/sys/devices/system/cpu/cpu3/online=1").unwrap_err().kind, NotModelled);
+        assert_eq!(parse_timed_write("1ms:/proc/irq/x/smp_affinity_list=1").unwrap_err().kind, BadInput);
+        assert_eq!(s.apply_patch("nope").unwrap_err().kind, BadInput);
     }
 }

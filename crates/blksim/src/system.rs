@@ -41,14 +41,6 @@ pub enum Event {
     JobStarted { job: u32 },
 }
 
-/// Bad input the model found (e.g. a job naming a device the machine lacks).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ModelError {
-    /// The job (index into the jobs given) the error is about, if any.
-    pub job: Option<usize>,
-    pub message: String,
-}
-
 /// Counts that let tests check exactly-once invariants.
 #[derive(Clone, Debug, Default)]
 pub struct Invariants {

@@ -2,6 +2,7 @@
 //! why, and the option table of each simulated engine.
 
 use super::options::{OptSpec, IO_URING, LIBAIO, PVSYNC2};
+use super::settings::Refusal;
 
 /// An engine blksim simulates (the `JobConfig` engine before its options).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +104,7 @@ const NOT_BLOCK: &[&str] = &[
 ];
 
 /// The engine named by `ioengine=`, or the message rejecting it.
-pub(crate) fn classify(value: &str) -> Result<EngineName, String> {
+pub(crate) fn classify(value: &str) -> Result<EngineName, Refusal> {
     let name = value.trim();
     let engine = match name {
         "sync" => EngineName::Sync,
@@ -114,12 +115,18 @@ pub(crate) fn classify(value: &str) -> Result<EngineName, String> {
         "io_uring_cmd" => EngineName::IoUringCmd,
         "null" => EngineName::Null,
         _ if BLOCK_NOT_MODELLED.contains(&name) => {
-            return Err(format!("ioengine={name} is not modelled by blksim; blksim simulates {SIMULATED}"))
+            return Err(Refusal::NotModelled(format!(
+                "ioengine={name} is not modelled by blksim; blksim simulates {SIMULATED}"
+            )))
         }
         _ if NOT_BLOCK.contains(&name) || name.starts_with("external:") || name.contains('/') => {
-            return Err(format!("ioengine={name} is not block I/O; blksim simulates {SIMULATED}"))
+            return Err(Refusal::NotModelled(format!("ioengine={name} is not block I/O; blksim simulates {SIMULATED}")))
         }
-        _ => return Err(format!("ioengine={name} is not an engine fio knows; blksim simulates {SIMULATED}")),
+        _ => {
+            return Err(Refusal::Bad(format!(
+                "ioengine={name} is not an engine fio knows; blksim simulates {SIMULATED}"
+            )))
+        }
     };
     Ok(engine)
 }
@@ -133,10 +140,13 @@ mod tests {
         assert_eq!(classify("io_uring").unwrap(), EngineName::IoUring);
         assert_eq!(classify("null").unwrap(), EngineName::Null);
         let e = classify("cpuio").unwrap_err();
+        let e = e.to_string();
         assert!(e.contains("not block I/O") && e.contains("psync, sync"), "{e}");
-        assert!(classify("mmap").unwrap_err().contains("not modelled"));
-        assert!(classify("external:/tmp/x.so").unwrap_err().contains("not block I/O"));
-        assert!(classify("iouring").unwrap_err().contains("not an engine fio knows"));
+        assert!(classify("mmap").unwrap_err().to_string().contains("not modelled"));
+        assert!(classify("external:/tmp/x.so").unwrap_err().to_string().contains("not block I/O"));
+        assert!(classify("iouring").unwrap_err().to_string().contains("not an engine fio knows"));
+        assert!(matches!(classify("mmap"), Err(Refusal::NotModelled(_))));
+        assert!(matches!(classify("iouring"), Err(Refusal::Bad(_))));
         assert_eq!(EngineName::IoUringCmd.option_table(), EngineName::IoUring.option_table());
     }
 }

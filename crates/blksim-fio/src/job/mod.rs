@@ -58,16 +58,12 @@ pub struct ParsedJob {
 /// Parse job files (several files: the template resets per file and later files start with a stonewall).
 pub fn parse_job_files(paths: &[PathBuf], ctx: &ParseContext) -> Result<JobFile, InputError> {
     let Some(first) = paths.first() else {
-        return Err(InputError { file: PathBuf::from("-"), line: 0, message: "no job file given".into() });
+        return Err(ini::error(&PathBuf::from("-"), 0, "no job file given"));
     };
     let mut builder = resolve::Builder::new(ctx);
     for path in paths {
         // fio reads bytes; a stray non-UTF-8 byte should not make the file unreadable.
-        let bytes = std::fs::read(path).map_err(|e| InputError {
-            file: path.clone(),
-            line: 0,
-            message: format!("cannot read job file: {e}"),
-        })?;
+        let bytes = std::fs::read(path).map_err(|e| ini::error(path, 0, format!("cannot read job file: {e}")))?;
         builder.add_file(&String::from_utf8_lossy(&bytes), path)?;
     }
     builder.finish(first)

@@ -9,9 +9,9 @@ use blksim::workload::{IoEngine, IoUringOptions, JobConfig};
 use super::engine::{EngineName, OptionTable};
 use super::ini::{self, RawOption, Section};
 use super::options::{self, Decision, OptSpec, GENERAL, MAX_JOBS};
-use super::settings::{parse_kind, EngineOpts, Settings};
+use super::settings::{parse_kind, EngineOpts, Refusal, Settings};
 use super::{subst, JobFile, ParseContext, ParsedJob};
-use crate::InputError;
+use crate::{ErrorKind, InputError};
 
 /// Jobs built from one or more job files.
 pub(crate) struct Builder<'c> {
@@ -162,11 +162,16 @@ impl<'r> Line<'r> {
     }
 
     fn error(&self, message: String) -> InputError {
+        self.error_of(ErrorKind::BadInput, message)
+    }
+
+    /// An error of `kind` on this line, with a hint if a `${VAR}` on it was not set.
+    fn error_of(&self, kind: ErrorKind, message: String) -> InputError {
         let hint = match self.unset.as_slice() {
             [] => String::new(),
             vars => format!(" (the environment variable {} is not set)", vars.join(", ")),
         };
-        ini::error(&self.raw.file, self.raw.line, format!("{message}{hint}"))
+        InputError { kind, ..ini::error(&self.raw.file, self.raw.line, format!("{message}{hint}")) }
     }
 }
 
@@ -174,17 +179,22 @@ fn apply_option(st: &mut Settings, spec: &OptSpec, line: &Line, ctx: &ParseConte
     let name = &line.name;
     let value = line.value.as_deref();
     // Messages that start with `name=value` already name the option.
-    let bad_value = |msg: String| {
+    let refused = |e: Refusal| {
+        let (kind, msg) = match e {
+            Refusal::Bad(m) => (ErrorKind::BadInput, m),
+            Refusal::NotModelled(m) => (ErrorKind::NotModelled, m),
+        };
         if msg.starts_with(&format!("{}=", spec.name)) {
-            line.error(msg)
+            line.error_of(kind, msg)
         } else {
-            line.error(format!("option '{name}': {msg}"))
+            line.error_of(kind, format!("option '{name}': {msg}"))
         }
     };
+    let bad_value = |msg: String| refused(Refusal::Bad(msg));
     match spec.decision {
         Decision::Model(field) => {
             let parsed = parse_kind(spec.kind, value, st.kb_base).map_err(bad_value)?;
-            st.apply(field, parsed, ctx).map_err(bad_value)
+            st.apply(field, parsed, ctx).map_err(refused)
         }
         Decision::NoOp(_) => parse_kind(spec.kind, value, st.kb_base).map(|_| ()).map_err(bad_value),
         Decision::Reject { why, unless } => {
@@ -198,7 +208,7 @@ fn apply_option(st: &mut Settings, spec: &OptSpec, line: &Line, ctx: &ParseConte
                     format!("; only {} is accepted", forms.join(" or "))
                 }
             };
-            Err(line.error(format!("option '{name}' {why}{accepted}")))
+            Err(line.error_of(ErrorKind::NotModelled, format!("option '{name}' {why}{accepted}")))
         }
     }
 }

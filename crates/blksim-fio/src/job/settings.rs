@@ -203,7 +203,29 @@ impl Default for Settings {
     }
 }
 
-fn rw_kind(name: &str) -> Result<RwKind, String> {
+/// Why a modelled option's value is refused: it is bad, or it is a form of
+/// the option that blksim does not model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    Bad(String),
+    NotModelled(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Bad(m) | Refusal::NotModelled(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<String> for Refusal {
+    fn from(m: String) -> Refusal {
+        Refusal::Bad(m)
+    }
+}
+
+fn rw_kind(name: &str) -> Result<RwKind, Refusal> {
     Ok(match name {
         "read" => RwKind::Read,
         "write" => RwKind::Write,
@@ -215,7 +237,11 @@ fn rw_kind(name: &str) -> Result<RwKind, String> {
         "randrw" => RwKind::RandRw,
         "trimwrite" => RwKind::TrimWrite,
         "randtrimwrite" => RwKind::RandTrimWrite,
-        other => return Err(format!("rw={other} is a file operation, not block I/O; blksim does not model it")),
+        other => {
+            return Err(Refusal::NotModelled(format!(
+                "rw={other} is a file operation, not block I/O; blksim does not model it"
+            )))
+        }
     })
 }
 
@@ -236,7 +262,7 @@ impl Settings {
 
     /// Writes a modelled option. Errors are the tail of a message that names
     /// the option.
-    pub fn apply(&mut self, field: Field, v: Parsed, ctx: &ParseContext) -> Result<(), String> {
+    pub fn apply(&mut self, field: Field, v: Parsed, ctx: &ParseContext) -> Result<(), Refusal> {
         use Parsed as P;
         match (field, v) {
             (Field::Name, P::Text(s)) => self.name = Some(s),
@@ -252,11 +278,9 @@ impl Settings {
             (Field::BsRange, P::Ranges(r)) => {
                 for (slot, range) in self.bsrange.iter_mut().zip(r) {
                     match range {
-                        Some((lo, hi)) if lo != hi => {
-                            return Err(format!(
+                        Some((lo, hi)) if lo != hi => return Err(Refusal::NotModelled(format!(
                             "a range of block sizes ({lo}-{hi}) is not modelled by blksim; give one size per direction"
-                        ))
-                        }
+                        ))),
                         Some((lo, _)) => *slot = Some(lo),
                         None => {}
                     }
@@ -288,17 +312,21 @@ impl Settings {
             (Field::Offset, P::Size(SizeVal::Bytes(b))) => self.offset = b,
             (Field::Offset, P::Size(SizeVal::Percent(0))) => self.offset = 0,
             (Field::Size | Field::Offset, P::Size(SizeVal::Percent(p))) => {
-                return Err(format!("{p}% of the device is not modelled by blksim; give a size in bytes"))
+                return Err(Refusal::NotModelled(format!(
+                    "{p}% of the device is not modelled by blksim; give a size in bytes"
+                )))
             }
             (Field::Size | Field::Offset, P::Zones(n)) => {
-                return Err(format!("a size in zones ({n}z) needs a zoned device, which blksim does not model"))
+                return Err(Refusal::NotModelled(format!(
+                    "a size in zones ({n}z) needs a zoned device, which blksim does not model"
+                )))
             }
             (Field::Runtime, P::Time(us)) => self.runtime_us = us,
             (Field::TimeBased, P::Flag(b)) => self.time_based = b,
             (Field::RampTime, P::Time(us)) => self.ramp_us = us,
             (Field::StartDelay, P::TimeRange(lo, hi)) if lo == hi => self.startdelay_us = lo,
             (Field::StartDelay, P::TimeRange(..)) => {
-                return Err("a random start delay (a range) is not modelled by blksim".into())
+                return Err(Refusal::NotModelled("a random start delay (a range) is not modelled by blksim".into()))
             }
             (Field::NoRandomMap, P::Flag(b)) => self.norandommap = b,
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),
@@ -328,22 +356,28 @@ impl Settings {
             (Field::SqThreadPoll, P::Flag(b)) => self.engine_opts().sqthread_poll = b,
             (Field::SqThreadPollCpu, P::Int(cpu)) => {
                 if cpu >= ctx.ncpus as u64 {
-                    return Err(format!("CPU {cpu} does not exist (the simulated machine has {} CPUs)", ctx.ncpus));
+                    return Err(
+                        format!("CPU {cpu} does not exist (the simulated machine has {} CPUs)", ctx.ncpus).into()
+                    );
                 }
                 self.engine_opts().sqthread_poll_cpu = Some(cpu as u32);
             }
             (Field::CmdType, P::Choice("nvme", _)) => {}
             (Field::CmdType, P::Choice(other, _)) => {
-                return Err(format!("cmd_type={other} is not modelled by blksim; it simulates cmd_type=nvme"))
+                return Err(Refusal::NotModelled(format!(
+                    "cmd_type={other} is not modelled by blksim; it simulates cmd_type=nvme"
+                )))
             }
-            (field, v) => return Err(format!("internal error: the option table gives {field:?} the value {v:?}")),
+            (field, v) => {
+                return Err(format!("internal error: the option table gives {field:?} the value {v:?}").into())
+            }
         }
         Ok(())
     }
 
     /// `rw=randread:N` (N I/Os per random offset) and `rw=read:N` (skip N
     /// bytes after each I/O) change the offsets; only the neutral values pass.
-    fn check_rw_suffix(&self, name: &str, post: &str) -> Result<(), String> {
+    fn check_rw_suffix(&self, name: &str, post: &str) -> Result<(), Refusal> {
         let neutral = if self.rw.is_random() {
             post == "1"
         } else {
@@ -352,9 +386,9 @@ impl Settings {
         if neutral {
             Ok(())
         } else {
-            Err(format!(
+            Err(Refusal::NotModelled(format!(
                 "rw={name}:{post}: the ':{post}' suffix changes the offsets the job uses, which blksim does not model"
-            ))
+            )))
         }
     }
 }

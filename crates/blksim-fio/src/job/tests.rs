@@ -320,7 +320,7 @@ fn every_modelled_option_applies_its_kind() {
         let parsed = parse_kind(spec.kind, value, 1024).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
         let mut st = Settings { engine: super::engine::EngineName::IoUring, ..Default::default() };
         if let Err(e) = st.apply(field, parsed, &ctx()) {
-            assert!(!e.contains("internal"), "{}: {e}", spec.name);
+            assert!(!e.to_string().contains("internal"), "{}: {e}", spec.name);
         }
     }
 }
@@ -335,4 +335,22 @@ fn option_status_reports_decisions() {
     assert_eq!(option_status("hipri", None), None);
     assert_eq!(option_status("hipri", Some("io_uring")), Some(OptionStatus::Modelled));
     assert_eq!(option_status("nonsense", Some("io_uring")), None);
+}
+
+#[test]
+fn errors_say_whether_the_input_is_bad_or_not_modelled() {
+    use crate::ErrorKind::{BadInput, NotModelled};
+    for (text, kind) in [
+        ("[a]\nverify=md5\n", NotModelled),
+        ("[a]\nioengine=mmap\n", NotModelled),
+        ("[a]\nbsrange=4k-8k\n", NotModelled),
+        ("[a]\nsize=50%\n", NotModelled),
+        ("[a]\nrw=randread:4\n", NotModelled),
+        ("[a]\nioengine=iouring\n", BadInput),
+        ("[a]\nbogus=1\n", BadInput),
+        ("[a]\niodepth=x\n", BadInput),
+        ("[a]\ncpus_allowed=99\n", BadInput),
+    ] {
+        assert_eq!(error(text).kind, kind, "{text:?}: {}", error(text));
+    }
 }

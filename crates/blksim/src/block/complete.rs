@@ -20,7 +20,7 @@ impl Sim {
         }
         // hctx with a single ctx, completing on that ctx's CPU: no IPI.
         if dev.map.nr_ctx[r.hctx as usize] == 1 && r.submit_cpu == cpu {
-            return if dev.deadline.is_some() { Placement::Inline } else { Placement::Batched };
+            return if dev.elevator.is_some() { Placement::Inline } else { Placement::Batched };
         }
         let rq_affinity = dev.queue_settings.rq_affinity;
         let need_ipi = rq_affinity >= 1
@@ -30,7 +30,7 @@ impl Sim {
             Placement::Remote
         } else if dev.nr_hw_queues() == 1 {
             Placement::LocalSoftirq
-        } else if dev.deadline.is_some() {
+        } else if dev.elevator.is_some() {
             // RQF_SCHED_TAGS: blk_mq_add_to_batch refuses it.
             Placement::Inline
         } else {
@@ -67,7 +67,7 @@ impl Sim {
             // The freed tag goes straight to the oldest waiter, dispatched from here.
             Some(waiter) => {
                 self.reqs.reqs[waiter as usize].waiting_tag = false;
-                if let Some(dd) = dev.deadline.as_mut() {
+                if let Some(dd) = dev.elevator.as_mut() {
                     // It goes to the scheduler's FIFO (inserted from here, lock not modelled).
                     dd.fifo.push_back(waiter);
                     debt += self.costs.dd_insert_ns;
@@ -80,7 +80,7 @@ impl Sim {
             }
             None => hctx.tags_free += 1,
         }
-        if let Some(dd) = self.devs[r.dev as usize].deadline.as_mut() {
+        if let Some(dd) = self.devs[r.dev as usize].elevator.as_mut() {
             dd.driver_tags_free += 1;
         }
         debt += self.sched_restart(cpu, r.dev);

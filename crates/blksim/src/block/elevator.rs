@@ -49,7 +49,7 @@ impl Sim {
             return self.job_after_submit(cpu, j);
         };
         let now = self.q.now_ns();
-        let dd = self.devs[dev].deadline.as_mut().expect("mq-deadline");
+        let dd = self.devs[dev].elevator.as_mut().expect("mq-deadline");
         let insert_lock = patched && op == SchedOp::Insert;
         match op {
             // The 2024 series: spin_trylock, and no merge if it fails.
@@ -82,7 +82,7 @@ impl Sim {
         let dev = self.deadline_dev(j) as usize;
         let c = &self.costs;
         let job = &self.jobs[j as usize];
-        let dd = self.devs[dev].deadline.as_ref().unwrap();
+        let dd = self.devs[dev].elevator.as_ref().unwrap();
         let cost = match job.sched_ops.front().copied().unwrap() {
             SchedOp::Merge => c.dd_merge_ns,
             SchedOp::Insert if job.on_insert_lock => job.sched_pending.len() as u64 * c.dd_insert_list_ns,
@@ -105,7 +105,7 @@ impl Sim {
         let op = self.jobs[j as usize].sched_ops.pop_front().unwrap();
         let on_insert_lock = self.jobs[j as usize].on_insert_lock;
         let pending = std::mem::take(&mut self.jobs[j as usize].sched_pending);
-        let dd = self.devs[dev].deadline.as_mut().unwrap();
+        let dd = self.devs[dev].elevator.as_mut().unwrap();
         let mut issue = u32::MAX;
         match op {
             SchedOp::Merge => {}
@@ -132,9 +132,9 @@ impl Sim {
         if let Some(n) = next {
             let ns = self.lock_handoff_ns(self.jobs[j as usize].cpu, self.jobs[n as usize].cpu);
             let l = if on_insert_lock {
-                &mut self.devs[dev].deadline.as_mut().unwrap().insert_lock
+                &mut self.devs[dev].elevator.as_mut().unwrap().insert_lock
             } else {
-                &mut self.devs[dev].deadline.as_mut().unwrap().lock
+                &mut self.devs[dev].elevator.as_mut().unwrap().lock
             };
             // The new owner holds it from when the hand-off completes.
             l.held_since_ns = now + ns;
@@ -151,7 +151,7 @@ impl Sim {
             // Nothing (or no driver tag) left: the dispatch is over.
             if self.jobs[j as usize].dispatching {
                 self.jobs[j as usize].dispatching = false;
-                self.devs[dev].deadline.as_mut().unwrap().dispatching = false;
+                self.devs[dev].elevator.as_mut().unwrap().dispatching = false;
             }
         }
         self.sched_next_op(cpu, j);
@@ -174,7 +174,7 @@ impl Sim {
     /// modelled). Returns its cost.
     #[inline(always)]
     pub(crate) fn sched_restart(&mut self, cpu: u32, dev: u16) -> u64 {
-        if self.devs[dev as usize].deadline.is_none() {
+        if self.devs[dev as usize].elevator.is_none() {
             return 0;
         }
         self.sched_restart_deadline(cpu, dev)
@@ -183,7 +183,7 @@ impl Sim {
     pub(crate) fn sched_restart_deadline(&mut self, cpu: u32, dev: u16) -> u64 {
         let patched = self.patch_mq_deadline_2024;
         let now = self.q.now_ns();
-        let Some(dd) = self.devs[dev as usize].deadline.as_mut() else { return 0 };
+        let Some(dd) = self.devs[dev as usize].elevator.as_mut() else { return 0 };
         if (dd.fifo.is_empty() && dd.insert_list.is_empty())
             || dd.driver_tags_free == 0
             || dd.lock.owner.is_some()

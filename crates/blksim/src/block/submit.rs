@@ -7,6 +7,7 @@
 
 use crate::block::mq_deadline::SchedOp;
 use crate::block::NO_REQ;
+use crate::drivers::Driver;
 use crate::ioengine::job::{batch_bucket, depth_bucket};
 use crate::system::Sim;
 use crate::workload::IoEngine;
@@ -16,7 +17,7 @@ impl Sim {
     /// `queue_rqs` for a plugged batch.
     pub(crate) fn driver_queue_rq_cost(&self, dev: u16, plugged: bool) -> u64 {
         let c = &self.costs;
-        if self.devs[dev as usize].nvme.is_some() {
+        if matches!(self.devs[dev as usize].driver, Driver::Nvme(_)) {
             (if plugged { c.nvme_queue_rqs_ns } else { c.nvme_queue_rq_ns }) + c.dma_map_ns
         } else {
             c.null_queue_rq_ns
@@ -25,7 +26,7 @@ impl Sim {
 
     /// The driver's cost to start a batch on `dev` (the NVMe SQ doorbell).
     pub(crate) fn driver_commit_cost(&self, dev: u16) -> u64 {
-        if self.devs[dev as usize].nvme.is_some() {
+        if matches!(self.devs[dev as usize].driver, Driver::Nvme(_)) {
             self.costs.doorbell_ns
         } else {
             0
@@ -35,7 +36,7 @@ impl Sim {
     /// Hand `req` (holding a tag of `hctx`) to the driver on `cpu`. Returns the
     /// cost of work the driver did inline (null_blk irqmode=0 completions).
     pub(crate) fn driver_issue(&mut self, cpu: u32, dev: u16, hctx: u16, req: u32) -> u64 {
-        if self.devs[dev as usize].nvme.is_some() {
+        if matches!(self.devs[dev as usize].driver, Driver::Nvme(_)) {
             self.nvme_issue(dev, hctx, &[req]);
             0
         } else {
@@ -140,7 +141,7 @@ impl Sim {
             }
             let (dev, hctx) = (r.dev, r.hctx);
             if self.get_tag(dev, hctx, req) {
-                if self.devs[dev as usize].deadline.is_some() {
+                if self.devs[dev as usize].elevator.is_some() {
                     // A scheduler tag: the request goes to mq-deadline.
                     self.jobs[j as usize].sched_pending.push(req);
                     continue;

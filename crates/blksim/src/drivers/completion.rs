@@ -16,7 +16,7 @@ impl Sim {
         let hctx = r.hctx;
         if r.dir == Direction::Read {
             let bytes = r.dev_bytes as u64;
-            let at = self.devs[dev as usize].nvme.as_mut().expect("nvme").read_link_done(now, bytes);
+            let at = self.devs[dev as usize].nvme_mut().read_link_done(now, bytes);
             if at > now {
                 return self.q.at(at, Event::CqeAtPort { dev, hctx, req });
             }

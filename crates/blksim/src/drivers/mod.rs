@@ -9,11 +9,61 @@ pub(crate) mod nvme;
 
 use crate::block::disk::DiskCounters;
 use crate::block::hctx::{HwQueue, QueueMap};
+use crate::block::mq_deadline::Deadline;
 use crate::block::Request;
-use crate::settings::QueueSettings;
+use crate::machine::Machine;
+use crate::settings::{NullBlkSettings, QueueSettings, Settings};
 use crate::workload::Direction;
 
+use dsa::DsaState;
 use nvme::controller::NvmeState;
+
+/// The driver and device model behind a device: one arm per kind, each
+/// built by its driver's `probe` from the profile and the settings.
+pub(crate) enum Driver {
+    /// An NVMe SSD: the controller model.
+    Nvme(NvmeState),
+    /// null_blk, with its module parameters.
+    NullBlk(NullBlkSettings),
+    /// An Intel DSA accelerator: its engines (its work queues are the queues).
+    Dsa(DsaState),
+}
+
+/// What a driver's probe needs to know of the machine and the settings.
+pub(crate) struct ProbeCtx<'a> {
+    pub(crate) ncpus: usize,
+    /// CPUs in `group_cpus_evenly` order: per node and core, its threads together.
+    pub(crate) spread_order: Vec<u32>,
+    pub(crate) settings: &'a Settings,
+    pub(crate) seed: u64,
+}
+
+impl ProbeCtx<'_> {
+    pub(crate) fn new<'a>(machine: &Machine, settings: &'a Settings, seed: u64) -> ProbeCtx<'a> {
+        let topo = &machine.topology;
+        let ncpus = topo.cpu_count() as usize;
+        let mut spread_order: Vec<u32> = (0..ncpus as u32).collect();
+        spread_order.sort_by_key(|&c| (topo.cpus[c as usize].node, topo.cpus[c as usize].core, c));
+        ProbeCtx { ncpus, spread_order, settings, seed }
+    }
+}
+
+/// A device as its driver's probe leaves it, and the IRQs it asks for.
+pub(crate) struct Probed {
+    pub(crate) device: Device,
+    /// In the order they are allocated (IRQ numbers follow it).
+    pub(crate) irqs: Vec<IrqRequest>,
+}
+
+/// An IRQ a driver asks for at probe: queue `queue`'s vector on `cpu`.
+pub(crate) struct IrqRequest {
+    pub(crate) queue: u16,
+    pub(crate) cpu: u32,
+    /// The action name `/proc/interrupts` shows (`nvme0q1`).
+    pub(crate) name: String,
+    /// Managed affinity (spread by the kernel; user space cannot move it).
+    pub(crate) managed: bool,
+}
 
 pub struct Device {
     pub name: String,
@@ -28,17 +78,61 @@ pub struct Device {
     pub nr_irq_queues: u16,
     pub queue_settings: QueueSettings,
     pub capacity_bytes: u64,
-    pub nvme: Option<NvmeState>,
-    /// The accelerator's state, for a DSA device.
-    pub dsa: Option<dsa::DsaState>,
-    /// mq-deadline's state, when it is the queue's scheduler.
-    pub deadline: Option<crate::block::mq_deadline::Deadline>,
-    /// null_blk's module parameters, for a null_blk device.
-    pub null_blk: Option<crate::settings::NullBlkSettings>,
+    /// The driver and the device model behind it.
+    pub driver: Driver,
+    /// mq-deadline's state, when it is the queue's scheduler (`q->elevator`).
+    pub elevator: Option<Deadline>,
     pub disk: DiskCounters,
 }
 
 impl Device {
+    /// A device with `queues`, no scheduler and no I/O yet.
+    pub(crate) fn new(name: &str, driver: Driver, queues: Vec<HwQueue>, map: QueueMap, qs: QueueSettings) -> Device {
+        Device {
+            name: name.to_string(),
+            instance: 0,
+            root_port: 0,
+            nr_irq_queues: queues.len() as u16,
+            queues,
+            map,
+            poll_map: None,
+            queue_settings: qs,
+            capacity_bytes: 0,
+            driver,
+            elevator: None,
+            disk: Default::default(),
+        }
+    }
+
+    /// Is it a DSA accelerator (not a block device)?
+    pub(crate) fn is_dsa(&self) -> bool {
+        matches!(self.driver, Driver::Dsa(_))
+    }
+
+    /// The NVMe controller behind an NVMe device.
+    pub(crate) fn nvme_mut(&mut self) -> &mut NvmeState {
+        match &mut self.driver {
+            Driver::Nvme(n) => n,
+            _ => unreachable!("{} is not an NVMe device", self.name),
+        }
+    }
+
+    /// The DSA engines behind a DSA device.
+    pub(crate) fn dsa_mut(&mut self) -> &mut DsaState {
+        match &mut self.driver {
+            Driver::Dsa(d) => d,
+            _ => unreachable!("{} is not a DSA device", self.name),
+        }
+    }
+
+    /// null_blk's parameters, for a null_blk device.
+    pub(crate) fn null_blk(&self) -> Option<&NullBlkSettings> {
+        match &self.driver {
+            Driver::NullBlk(nb) => Some(nb),
+            _ => None,
+        }
+    }
+
     pub fn nr_hw_queues(&self) -> usize {
         self.queues.len()
     }

@@ -5,8 +5,34 @@
 //! of `completion_nsec` whose expiry (a local timer interrupt on the
 //! submitting CPU) ends it.
 
+use super::{Device, Driver, ProbeCtx, Probed};
+use crate::block::hctx::{HwQueue, QueueMap};
+use crate::error::Error;
 use crate::hw::lapic::LOCAL_TIMER_VECTOR;
 use crate::system::{Event, Sim};
+
+/// `null_add_dev`: `submit_queues` hardware queues (at most one per CPU) of
+/// `hw_queue_depth` tags, no interrupt, 250 GiB (null_blk's default gb=250).
+pub(crate) fn probe(name: &str, ctx: &ProbeCtx) -> Result<Probed, Error> {
+    let nb = ctx.settings.null_blk.clone();
+    let qs = ctx.settings.queue(name);
+    let nr = nb.submit_queues.min(ctx.ncpus as u32).max(1);
+    let tags = match qs.nr_requests {
+        Some(n) if n > nb.hw_queue_depth => {
+            return Err(Error::bad_input(format!(
+                "/sys/block/{name}/queue/nr_requests={n} exceeds null_blk.hw_queue_depth={}",
+                nb.hw_queue_depth
+            )))
+        }
+        Some(n) => n,
+        None => nb.hw_queue_depth,
+    };
+    let queues = (0..nr).map(|_| HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() }).collect();
+    let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, nr);
+    let mut device = Device::new(name, Driver::NullBlk(nb), queues, map, qs);
+    device.capacity_bytes = 250 << 30;
+    Ok(Probed { device, irqs: Vec::new() })
+}
 
 impl Sim {
     /// `null_queue_rq` for `req` on `cpu`. Returns the cost of work done inline.
@@ -15,8 +41,8 @@ impl Sim {
         self.reqs.reqs[req as usize].t_dispatch_ns = now;
         // null_blk completes it at once (irqmode 0, 1) or when its timer fires (2).
         self.reqs.reqs[req as usize].t_cqe_ns = now
-            + if self.devs[dev as usize].null_blk.as_ref().is_some_and(|n| n.irqmode == 2) {
-                self.devs[dev as usize].null_blk.as_ref().unwrap().completion_nsec
+            + if self.devs[dev as usize].null_blk().is_some_and(|n| n.irqmode == 2) {
+                self.devs[dev as usize].null_blk().unwrap().completion_nsec
             } else {
                 0
             };
@@ -25,7 +51,7 @@ impl Sim {
         if let Some(t) = self.trace.as_mut() {
             t.queue_depth(dev, now, d.disk.inflight);
         }
-        let nb = d.null_blk.as_ref().expect("null_blk device");
+        let nb = d.null_blk().expect("null_blk device");
         match nb.irqmode {
             0 => self.costs.blk_complete_ns + self.end_request(cpu, req),
             // blk_mq_complete_request from queue_rq: the submitter's CPU by

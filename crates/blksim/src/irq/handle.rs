@@ -120,7 +120,7 @@ impl Sim {
         // nvme_irq drains until no new CQE turns up; idxd's handler goes
         // over its completion list once (later completions raise new MSIs).
         let d = &self.devs[dev as usize];
-        let more = replay || (d.dsa.is_none() && !d.queues[queue as usize].cq.is_empty());
+        let more = replay || (!d.is_dsa() && !d.queues[queue as usize].cq.is_empty());
         if !more && debt == 0 {
             self.irqs[irq as usize].running_on = None;
             return self.irq_exit(cpu);

@@ -13,11 +13,12 @@
 //! every vector still pending in its IRR or PIR on the new target: the real
 //! vector is sent there directly, even in posted mode.
 
+use crate::error::Error;
 use crate::hw::cpu::Frame;
 use crate::hw::lapic::LAST_DEVICE_VECTOR;
 use crate::irq::desc::Irq;
 use crate::settings::{Settings, TimedAction};
-use crate::system::{Event, ModelError, Sim};
+use crate::system::{Event, Sim};
 
 /// When `__vector_cleanup` runs again after finding a moved vector pending.
 pub const VECTOR_CLEANUP_RETRY_NS: u64 = 1_000_000;
@@ -31,18 +32,17 @@ impl Sim {
     /// the kernel) or not (movable from user space). Returns its index.
     pub(crate) fn alloc_irq(
         &mut self,
-        next_vector: &mut [u8],
         dev: u16,
         queue: u16,
         cpu: u32,
         name: String,
         managed: bool,
-    ) -> Result<u32, ModelError> {
-        let vector = next_vector[cpu as usize];
+    ) -> Result<u32, Error> {
+        let vector = self.next_vector[cpu as usize];
         if vector > LAST_DEVICE_VECTOR {
-            return Err(ModelError { job: None, message: format!("CPU {cpu} ran out of interrupt vectors") });
+            return Err(Error::bad_input(format!("CPU {cpu} ran out of interrupt vectors")));
         }
-        next_vector[cpu as usize] += 1;
+        self.next_vector[cpu as usize] += 1;
         let irq = self.irqs.len() as u32;
         let ncpus = self.cpus.len();
         self.irqs.push(Irq {
@@ -62,10 +62,10 @@ impl Sim {
     }
 
     /// `/proc/irq/N/smp_affinity_list` writes before the run.
-    pub(crate) fn apply_irq_affinity(&mut self, settings: &Settings) -> Result<(), ModelError> {
+    pub(crate) fn apply_irq_affinity(&mut self, settings: &Settings) -> Result<(), Error> {
         for (&number, cpus) in &settings.irq_affinity {
             let path = format!("/proc/irq/{number}/smp_affinity_list");
-            let fail = |e: String| ModelError { job: None, message: format!("{path}: {e}") };
+            let fail = |e: String| Error::bad_input(format!("{path}: {e}"));
             let irq = self.irqs.iter().position(|i| i.number == number).ok_or_else(|| {
                 fail(format!("no IRQ {number} on this machine (device IRQs are 128..{})", 128 + self.irqs.len()))
             })?;

@@ -29,7 +29,7 @@ impl Sim {
         r.t_issue_ns = now;
         r.t_dispatch_ns = now;
         r.polled = false;
-        let done = self.devs[dev as usize].dsa.as_mut().expect("dsa device").service(now, bytes as u64);
+        let done = self.devs[dev as usize].dsa_mut().service(now, bytes as u64);
         self.q.at(done, Event::CqeSent { dev, req });
     }
 

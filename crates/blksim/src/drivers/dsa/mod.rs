@@ -11,6 +11,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use super::{Device, Driver, IrqRequest, ProbeCtx, Probed};
+use crate::block::hctx::{HwQueue, QueueMap};
 use crate::machine::DsaParams;
 
 pub(crate) mod idxd;
@@ -49,4 +51,18 @@ pub struct DsaClient {
     pub inflight: u32,
     pub completed: u64,
     pub bytes_done: u64,
+}
+
+/// Probe DSA device number `instance`: one MSI-X vector per WQ, not
+/// managed, on CPU 0 until user space moves it.
+pub(crate) fn probe(name: &str, p: &DsaParams, ctx: &ProbeCtx, instance: u32) -> Probed {
+    let queues = (0..p.wqs).map(|_| HwQueue::default()).collect();
+    let irqs = (0..p.wqs)
+        .map(|wq| IrqRequest { queue: wq as u16, cpu: 0, name: format!("idxd-{name}-wq{wq}"), managed: false })
+        .collect();
+    let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, 1);
+    let mut device = Device::new(name, Driver::Dsa(DsaState::new(p.clone())), queues, map, ctx.settings.queue(name));
+    device.instance = instance;
+    device.root_port = p.root_port;
+    Probed { device, irqs }
 }

@@ -21,7 +21,7 @@ impl Sim {
             if let Some(t) = self.trace.as_mut() {
                 t.queue_depth(dev, now, d.disk.inflight);
             }
-            let nvme = d.nvme.as_mut().expect("nvme device");
+            let nvme = d.nvme_mut();
             let done = nvme.service(now, dir, bytes);
             debug_assert_eq!(self.reqs.reqs[req as usize].hctx, hctx);
             self.q.at(done, Event::CqeSent { dev, req });
@@ -38,7 +38,7 @@ impl Sim {
         let mut seen = std::mem::take(&mut self.scratch);
         seen.clear();
         let (mut cost, mut follow) = (0, 0);
-        if self.devs[dev as usize].dsa.is_some() {
+        if self.devs[dev as usize].is_dsa() {
             // Completion record check and callback, which submits the next descriptor.
             self.scratch = seen;
             return (n as u64 * (c.dsa_complete_ns + c.dsa_submit_ns), 0);
@@ -99,7 +99,7 @@ impl Sim {
         let mut debt = 0;
         for _ in 0..n {
             let req = self.devs[dev as usize].queues[queue as usize].cq.pop_front().expect("CQE");
-            if self.devs[dev as usize].dsa.is_some() {
+            if self.devs[dev as usize].is_dsa() {
                 self.dsa_complete(req);
                 continue;
             }
