@@ -3,7 +3,7 @@
 //! "dsa-memfill"` in an experiment).
 
 use blksim::machine::{DeviceKind, Machine};
-use blksim::workload::DsaClientConfig;
+use blksim::workload::{DsaClientConfig, IoEngine, IoUringOptions, JobConfig, Program, RwKind};
 use blksim::Workload;
 
 pub const DSA_MEMFILL_USAGE: &str = "dsa-memfill [--devices DEV,...] [--wq N|dedicated] [--op memfill] [--bytes N] \
@@ -25,34 +25,45 @@ fn parse_size(s: &str) -> Result<u32, String> {
     n.checked_mul(mult).filter(|&b| b > 0).ok_or_else(|| format!("--bytes '{s}': out of range"))
 }
 
-/// The `dsa-memfill` arguments (whitespace-separated) as a workload on `machine`:
-/// one client per device, each on its work queue.
-pub fn dsa_memfill(args: &[String], machine: &Machine) -> Result<Workload, String> {
-    let mut devices: Vec<String> =
-        machine.devices.iter().filter(|d| matches!(d.kind, DeviceKind::Dsa(_))).map(|d| d.name.clone()).collect();
-    let (mut wq, mut bytes, mut outstanding, mut irq_cpu, mut runtime_ns) = (0u32, 4096u32, 32u32, None, 10_000_000u64);
-    let mut i = 0;
-    while i < args.len() {
-        let (name, inline) = match args[i].split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
-            _ => (args[i].clone(), None),
-        };
-        let mut value = || -> Result<String, String> {
-            if let Some(v) = &inline {
-                return Ok(v.clone());
-            }
-            i += 1;
-            args.get(i).cloned().ok_or_else(|| format!("dsa-memfill: {name} needs a value\nusage: {DSA_MEMFILL_USAGE}"))
-        };
-        let num = |v: &str, what: &str| {
-            v.parse::<u32>().map_err(|_| format!("dsa-memfill: {what}: expected a number, got '{v}'"))
-        };
-        match name.as_str() {
-            "--devices" => devices = value()?.split(',').map(str::to_string).collect(),
+/// `--opt=VALUE` as the option's name and its inline value; anything else as itself.
+pub fn split_inline(arg: &str) -> (&str, Option<&str>) {
+    match arg.split_once('=') {
+        Some((n, v)) if n.starts_with("--") => (n, Some(v)),
+        _ => (arg, None),
+    }
+}
+
+/// The memfill client's settings, as its arguments give them.
+struct MemfillArgs {
+    /// `--devices`; without it, every DSA device of the machine.
+    devices: Option<Vec<String>>,
+    wq: u32,
+    bytes: u32,
+    outstanding: u32,
+    irq_cpu: Option<u32>,
+    runtime_ns: u64,
+}
+
+impl Default for MemfillArgs {
+    fn default() -> Self {
+        MemfillArgs { devices: None, wq: 0, bytes: 4096, outstanding: 32, irq_cpu: None, runtime_ns: 10_000_000 }
+    }
+}
+
+/// A `dsa-memfill` count: `v` as a number, for option `what`.
+fn memfill_number(v: &str, what: &str) -> Result<u32, String> {
+    v.parse::<u32>().map_err(|_| format!("dsa-memfill: {what}: expected a number, got '{v}'"))
+}
+
+impl MemfillArgs {
+    /// Take option `name`, its value from `value`.
+    fn option(&mut self, name: &str, value: &mut dyn FnMut() -> Result<String, String>) -> Result<(), String> {
+        match name {
+            "--devices" => self.devices = Some(value()?.split(',').map(str::to_string).collect()),
             "--wq" => {
                 let v = value()?;
                 // A dedicated WQ is the device's first (and here only) work queue.
-                wq = if v == "dedicated" { 0 } else { num(&v, "--wq")? };
+                self.wq = if v == "dedicated" { 0 } else { memfill_number(&v, "--wq")? };
             }
             "--op" => {
                 let v = value()?;
@@ -60,22 +71,60 @@ pub fn dsa_memfill(args: &[String], machine: &Machine) -> Result<Workload, Strin
                     return Err(format!("dsa-memfill: --op {v}: only memfill is modelled"));
                 }
             }
-            "--bytes" => bytes = parse_size(&value()?)?,
-            "--outstanding" => outstanding = num(&value()?, "--outstanding")?,
-            "--irq-cpu" => irq_cpu = Some(num(&value()?, "--irq-cpu")?),
-            "--runtime" => runtime_ns = parse_time_ns(&value()?)?,
+            "--bytes" => self.bytes = parse_size(&value()?)?,
+            "--outstanding" => self.outstanding = memfill_number(&value()?, "--outstanding")?,
+            "--irq-cpu" => self.irq_cpu = Some(memfill_number(&value()?, "--irq-cpu")?),
+            "--runtime" => self.runtime_ns = parse_time_ns(&value()?)?,
             other => return Err(format!("dsa-memfill: unknown option '{other}'\nusage: {DSA_MEMFILL_USAGE}")),
         }
+        Ok(())
+    }
+}
+
+/// The `dsa-memfill` arguments, `--opt VALUE` or `--opt=VALUE`.
+fn parse_memfill(args: &[String]) -> Result<MemfillArgs, String> {
+    let mut a = MemfillArgs::default();
+    let mut i = 0;
+    while i < args.len() {
+        let (name, inline) = split_inline(&args[i]);
+        let mut value = || -> Result<String, String> {
+            if let Some(v) = inline {
+                return Ok(v.to_string());
+            }
+            i += 1;
+            args.get(i).cloned().ok_or_else(|| format!("dsa-memfill: {name} needs a value\nusage: {DSA_MEMFILL_USAGE}"))
+        };
+        a.option(name, &mut value)?;
         i += 1;
     }
+    Ok(a)
+}
+
+/// The `dsa-memfill` arguments (whitespace-separated) as a workload on `machine`:
+/// one client per device, each on its work queue.
+pub fn dsa_memfill(args: &[String], machine: &Machine) -> Result<Workload, String> {
+    let a = parse_memfill(args)?;
+    let devices = a.devices.unwrap_or_else(|| dsa_devices(machine));
     if devices.is_empty() {
         return Err(format!("dsa-memfill: machine '{}' has no DSA device", machine.name));
     }
     let dsa = devices
         .into_iter()
-        .map(|device| DsaClientConfig { device, wq, outstanding, bytes, runtime_ns, irq_cpu })
+        .map(|device| DsaClientConfig {
+            device,
+            wq: a.wq,
+            outstanding: a.outstanding,
+            bytes: a.bytes,
+            runtime_ns: a.runtime_ns,
+            irq_cpu: a.irq_cpu,
+        })
         .collect();
     Ok(Workload { jobs: Vec::new(), dsa })
+}
+
+/// The names of the machine's DSA devices.
+fn dsa_devices(machine: &Machine) -> Vec<String> {
+    machine.devices.iter().filter(|d| matches!(d.kind, DeviceKind::Dsa(_))).map(|d| d.name.clone()).collect()
 }
 
 #[cfg(test)]
@@ -116,138 +165,197 @@ mod tests {
 pub const T_IO_URING_USAGE: &str = "t-io_uring [-b BS] [-d DEPTH] [-c COMPLETE_BATCH] [-s SUBMIT_BATCH] [-p 0/1] \
 [-F 0/1] [-B 0/1] [-n THREADS] [-O 1] [-R 1] [-X 0/1] [-r RUNTIME] [--taskset CPUS] [--] DEVICE...";
 
-/// fio's `t/io_uring` command line as a workload: `-n` submitter threads,
-/// each with its own ring and the files spread round-robin over them.
-/// Defaults are t/io_uring's (depth 128, batches 32, 4 KiB, polled, fixed
-/// files and buffers). `-r` takes seconds or a time with a unit; `--taskset`
-/// pins the threads (one CPU each, in list order) as `taskset` would.
-pub fn t_io_uring(args: &[String]) -> Result<Workload, String> {
-    use blksim::workload::{IoEngine, IoUringOptions, JobConfig, Program, RwKind};
-    let (mut bs, mut depth, mut complete, mut submit, mut threads) = (4096u64, 128u32, 32u32, 32u32, 1u32);
-    let (mut polled, mut fixed_files, mut fixed_bufs) = (true, true, true);
-    let mut runtime_ns = 10_000_000u64;
-    let mut taskset: Option<Vec<u32>> = None;
-    let mut files = Vec::new();
-    // getopt style: `-b512` is `-b 512`.
-    let args: Vec<String> = args
-        .iter()
+/// t/io_uring's settings, as its command line gives them.
+struct TIoUringArgs {
+    bs: u64,
+    depth: u32,
+    complete: u32,
+    submit: u32,
+    threads: u32,
+    polled: bool,
+    fixed_files: bool,
+    fixed_bufs: bool,
+    runtime_ns: u64,
+    taskset: Option<Vec<u32>>,
+    files: Vec<String>,
+}
+
+/// t/io_uring's defaults (depth 128, batches 32, 4 KiB, polled, fixed files and buffers), and 10 ms.
+impl Default for TIoUringArgs {
+    fn default() -> Self {
+        TIoUringArgs {
+            bs: 4096,
+            depth: 128,
+            complete: 32,
+            submit: 32,
+            threads: 1,
+            polled: true,
+            fixed_files: true,
+            fixed_bufs: true,
+            runtime_ns: 10_000_000,
+            taskset: None,
+            files: Vec::new(),
+        }
+    }
+}
+
+/// t/io_uring's message for a bad value `v` of option `what`.
+fn t_io_uring_bad(what: &str, v: &str) -> String {
+    format!("t/io_uring: {what}: bad value '{v}'\nusage: {T_IO_URING_USAGE}")
+}
+
+/// A number for t/io_uring's option `what`.
+fn t_io_uring_number<T: std::str::FromStr>(what: &str, v: &str) -> Result<T, String> {
+    v.parse().map_err(|_| t_io_uring_bad(what, v))
+}
+
+/// A 0/1 flag for t/io_uring's option `what`.
+fn t_io_uring_flag(what: &str, v: &str) -> Result<bool, String> {
+    match v {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        _ => Err(t_io_uring_bad(what, v)),
+    }
+}
+
+impl TIoUringArgs {
+    /// Take option `opt` (its value from `value`), or device `opt`.
+    fn option(&mut self, opt: &str, value: &mut dyn FnMut() -> Result<String, String>) -> Result<(), String> {
+        match opt {
+            "-b" => self.bs = t_io_uring_number(opt, &value()?)?,
+            "-d" => self.depth = t_io_uring_number(opt, &value()?)?,
+            "-c" => self.complete = t_io_uring_number(opt, &value()?)?,
+            "-s" => self.submit = t_io_uring_number(opt, &value()?)?,
+            "-n" => self.threads = t_io_uring_number(opt, &value()?)?,
+            "-p" => self.polled = t_io_uring_flag(opt, &value()?)?,
+            "-F" => self.fixed_files = t_io_uring_flag(opt, &value()?)?,
+            "-B" => self.fixed_bufs = t_io_uring_flag(opt, &value()?)?,
+            "-X" => {
+                t_io_uring_flag(opt, &value()?)?;
+            }
+            "-O" | "-R" | "-t" | "-a" | "-S" | "-u" => check_modelled(opt, value)?,
+            "-r" => self.runtime_ns = blksim::settings::parse_time_ns(&value()?)?,
+            "--taskset" => {
+                self.taskset = Some(blksim::settings::parse_cpu_list(&value()?).map_err(|e| format!("--taskset: {e}"))?)
+            }
+            s if s.starts_with('-') => {
+                return Err(format!("t/io_uring: unknown option '{s}'\nusage: {T_IO_URING_USAGE}"))
+            }
+            f => self.files.push(f.to_string()),
+        }
+        Ok(())
+    }
+
+    /// At least one device, and no zero size, depth or thread count.
+    fn check(&self) -> Result<(), String> {
+        if self.files.is_empty() {
+            return Err(format!("t/io_uring: no device given\nusage: {T_IO_URING_USAGE}"));
+        }
+        if self.depth == 0 || self.bs == 0 || self.threads == 0 {
+            return Err("t/io_uring: -b, -d and -n must be > 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// Refuse what t/io_uring can do but the model does not: buffered or sequential I/O, latency tracking,
+/// other engines.
+fn check_modelled(opt: &str, value: &mut dyn FnMut() -> Result<String, String>) -> Result<(), String> {
+    match opt {
+        "-O" | "-R" => {
+            let v = value()?;
+            if v != "1" {
+                return Err(format!("t/io_uring: {opt} {v}: only O_DIRECT random I/O (-O 1 -R 1) is modelled"));
+            }
+        }
+        "-t" => {
+            let v = value()?;
+            if v != "0" {
+                return Err(format!("t/io_uring: -t {v}: latency tracking is not modelled"));
+            }
+        }
+        _ => return Err(format!("t/io_uring: {opt}: only the io_uring engine on block devices is modelled")),
+    }
+    Ok(())
+}
+
+/// getopt style: `-b512` is `-b 512`.
+fn getopt_split(args: &[String]) -> Vec<String> {
+    args.iter()
         .flat_map(|a| match a.strip_prefix('-') {
             Some(r) if r.len() > 1 && !r.starts_with('-') && !r.starts_with('/') => {
                 vec![format!("-{}", &r[..1]), r[1..].to_string()]
             }
             _ => vec![a.clone()],
         })
-        .collect();
+        .collect()
+}
+
+/// t/io_uring's command line: its options, then the devices (all after `--` are devices).
+fn parse_t_io_uring(args: &[String]) -> Result<TIoUringArgs, String> {
+    let args = getopt_split(args);
+    let mut a = TIoUringArgs::default();
     let mut i = 0;
-    let bad = |what: &str, v: &str| format!("t/io_uring: {what}: bad value '{v}'\nusage: {T_IO_URING_USAGE}");
     while i < args.len() {
-        let a = args[i].as_str();
+        let opt = args[i].as_str();
+        if opt == "--" {
+            a.files.extend(args[i + 1..].iter().cloned());
+            break;
+        }
         let mut value = || -> Result<String, String> {
             i += 1;
-            args.get(i).cloned().ok_or_else(|| format!("t/io_uring: {a} needs a value\nusage: {T_IO_URING_USAGE}"))
+            args.get(i).cloned().ok_or_else(|| format!("t/io_uring: {opt} needs a value\nusage: {T_IO_URING_USAGE}"))
         };
-        let flag = |v: &str, what: &str| match v {
-            "0" => Ok(false),
-            "1" => Ok(true),
-            _ => Err(bad(what, v)),
-        };
-        match a {
-            "--" => {
-                files.extend(args[i + 1..].iter().cloned());
-                break;
-            }
-            "-b" => {
-                let v = value()?;
-                bs = v.parse().map_err(|_| bad("-b", &v))?;
-            }
-            "-d" => {
-                let v = value()?;
-                depth = v.parse().map_err(|_| bad("-d", &v))?;
-            }
-            "-c" => {
-                let v = value()?;
-                complete = v.parse().map_err(|_| bad("-c", &v))?;
-            }
-            "-s" => {
-                let v = value()?;
-                submit = v.parse().map_err(|_| bad("-s", &v))?;
-            }
-            "-n" => {
-                let v = value()?;
-                threads = v.parse().map_err(|_| bad("-n", &v))?;
-            }
-            "-p" => polled = flag(&value()?, "-p")?,
-            "-F" => fixed_files = flag(&value()?, "-F")?,
-            "-B" => fixed_bufs = flag(&value()?, "-B")?,
-            "-X" => {
-                flag(&value()?, "-X")?;
-            }
-            "-O" | "-R" => {
-                let v = value()?;
-                if v != "1" {
-                    return Err(format!("t/io_uring: {a} {v}: only O_DIRECT random I/O (-O 1 -R 1) is modelled"));
-                }
-            }
-            "-t" => {
-                let v = value()?;
-                if v != "0" {
-                    return Err(format!("t/io_uring: -t {v}: latency tracking is not modelled"));
-                }
-            }
-            "-a" | "-S" | "-u" => {
-                return Err(format!("t/io_uring: {a}: only the io_uring engine on block devices is modelled"))
-            }
-            "-r" => runtime_ns = blksim::settings::parse_time_ns(&value()?)?,
-            "--taskset" => {
-                taskset = Some(blksim::settings::parse_cpu_list(&value()?).map_err(|e| format!("--taskset: {e}"))?)
-            }
-            s if s.starts_with('-') => {
-                return Err(format!("t/io_uring: unknown option '{s}'\nusage: {T_IO_URING_USAGE}"))
-            }
-            f => files.push(f.to_string()),
-        }
+        a.option(opt, &mut value)?;
         i += 1;
     }
-    if files.is_empty() {
-        return Err(format!("t/io_uring: no device given\nusage: {T_IO_URING_USAGE}"));
-    }
-    if depth == 0 || bs == 0 || threads == 0 {
-        return Err("t/io_uring: -b, -d and -n must be > 0".into());
-    }
-    // Both batches are clamped to the depth.
-    let (submit, complete) = (submit.clamp(1, depth), complete.clamp(1, depth));
-    let mut jobs = Vec::new();
-    for t in 0..threads {
-        let mine: Vec<String> = files.iter().skip(t as usize).step_by(threads as usize).cloned().collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let mut j = JobConfig::new(&format!("submitter{t}"));
-        j.program = Program::TIoUring;
-        j.ioengine = IoEngine::IoUring(IoUringOptions {
-            hipri: polled,
-            fixedbufs: fixed_bufs,
-            registerfiles: fixed_files,
-            ..Default::default()
-        });
-        j.rw = RwKind::RandRead;
-        j.bs = [bs; 3];
-        j.iodepth = depth;
-        j.iodepth_low = depth;
-        j.iodepth_batch_submit = submit;
-        // t/io_uring waits for `-c` completions when the ring is full and reaps every CQE there is.
-        j.iodepth_batch_complete_min = complete;
-        j.iodepth_batch_complete_max = depth;
-        j.direct = true;
-        j.norandommap = true;
-        j.thread = true;
-        j.time_based = true;
-        j.runtime_ns = Some(runtime_ns);
-        j.filenames = mine;
-        j.cpus_allowed = taskset.as_ref().map(|cpus| vec![cpus[t as usize % cpus.len()]]);
-        jobs.push(j);
-    }
+    a.check()?;
+    Ok(a)
+}
+
+/// fio's `t/io_uring` command line as a workload: `-n` submitter threads,
+/// each with its own ring and the files spread round-robin over them.
+/// Defaults are t/io_uring's (depth 128, batches 32, 4 KiB, polled, fixed
+/// files and buffers). `-r` takes seconds or a time with a unit; `--taskset`
+/// pins the threads (one CPU each, in list order) as `taskset` would.
+pub fn t_io_uring(args: &[String]) -> Result<Workload, String> {
+    let a = parse_t_io_uring(args)?;
+    let jobs = (0..a.threads)
+        .filter_map(|t| {
+            let mine: Vec<String> = a.files.iter().skip(t as usize).step_by(a.threads as usize).cloned().collect();
+            (!mine.is_empty()).then(|| submitter_job(&a, t, mine))
+        })
+        .collect();
     Ok(Workload { jobs, dsa: Vec::new() })
+}
+
+/// Submitter thread `t`, on `files`: a time-based, direct, random-read io_uring job.
+fn submitter_job(a: &TIoUringArgs, t: u32, files: Vec<String>) -> JobConfig {
+    let mut j = JobConfig::new(&format!("submitter{t}"));
+    j.program = Program::TIoUring;
+    j.ioengine = IoEngine::IoUring(IoUringOptions {
+        hipri: a.polled,
+        fixedbufs: a.fixed_bufs,
+        registerfiles: a.fixed_files,
+        ..Default::default()
+    });
+    j.rw = RwKind::RandRead;
+    j.bs = [a.bs; 3];
+    j.iodepth = a.depth;
+    j.iodepth_low = a.depth;
+    // Both batches are clamped to the depth.
+    j.iodepth_batch_submit = a.submit.clamp(1, a.depth);
+    // t/io_uring waits for `-c` completions when the ring is full and reaps every CQE there is.
+    j.iodepth_batch_complete_min = a.complete.clamp(1, a.depth);
+    j.iodepth_batch_complete_max = a.depth;
+    j.direct = true;
+    j.norandommap = true;
+    j.thread = true;
+    j.time_based = true;
+    j.runtime_ns = Some(a.runtime_ns);
+    j.filenames = files;
+    j.cpus_allowed = a.taskset.as_ref().map(|cpus| vec![cpus[t as usize % cpus.len()]]);
+    j
 }
 
 #[cfg(test)]
