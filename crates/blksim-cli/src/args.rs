@@ -1,14 +1,59 @@
-//! Command-line parsing for `blksim run`: fio-style `--opt VALUE` and `--opt=VALUE`.
+//! Command-line parsing for `blksim run`: fio-style `--opt VALUE` and `--opt=VALUE`;
+//! and the machine options `run`, `t-io_uring` and `dsa-memfill` share.
 
-/// What `blksim run` was asked to do.
-#[derive(Debug, Default)]
-pub struct RunArgs {
-    pub job_files: Vec<String>,
+use blksim::machine::Machine;
+use blksim::settings::TimedAction;
+use blksim::settings::{parse_timed_write, Settings};
+
+use crate::commands::{knob_settings, load_machine};
+use crate::options::{one_of, parse_options, parse_seed, CommandOptions, Needs, Seen, Value};
+
+/// The machine, its knobs and the seed: `--machine`, `--cmdline`, `--set`, `--at` and `--seed`.
+#[derive(Debug)]
+pub struct MachineArgs {
     pub machine: Option<String>,
     pub cmdline: Vec<String>,
     pub sets: Vec<String>,
-    pub patches: Vec<String>,
+    /// `--at TIME:PATH=VALUE`: writes during the run.
+    pub at: Vec<(u64, TimedAction)>,
     pub seed: u64,
+}
+
+impl Default for MachineArgs {
+    fn default() -> Self {
+        MachineArgs { machine: None, cmdline: Vec::new(), sets: Vec::new(), at: Vec::new(), seed: 1 }
+    }
+}
+
+impl MachineArgs {
+    /// Take `name` if it is one of the machine options; `Ok(false)` if it is not.
+    pub fn option(&mut self, name: &str, value: &mut Value) -> Result<bool, String> {
+        match name {
+            "--machine" => self.machine = Some(value.take("a machine name or profile file")?),
+            "--cmdline" => self.cmdline.push(value.take("a kernel command line")?),
+            "--set" => self.sets.push(value.take("PATH=VALUE")?),
+            "--at" => self.at.push(parse_timed_write(&value.take("TIME:PATH=VALUE")?)?),
+            "--seed" => self.seed = parse_seed(&value.take("a number")?)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The machine (`--machine`, else `default`) and the settings `--cmdline` and `--set` make on it.
+    pub fn machine_and_settings(&self, default: &str) -> Result<(Machine, Settings), String> {
+        let machine = load_machine(self.machine.as_deref().unwrap_or(default))?;
+        let settings = knob_settings(&machine, &self.cmdline, &self.sets)?;
+        Ok((machine, settings))
+    }
+}
+
+/// What `blksim run` was asked to do.
+#[derive(Debug)]
+pub struct RunArgs {
+    pub job_files: Vec<String>,
+    /// `--machine`, `--cmdline`, `--set`, `--at`, `--seed` (read through, as `args.seed`).
+    pub knobs: MachineArgs,
+    pub patches: Vec<String>,
     pub output_format: String,
     pub output: Option<String>,
     pub interrupts: bool,
@@ -17,10 +62,36 @@ pub struct RunArgs {
     pub iostat: bool,
     pub parse_only: bool,
     pub trace: Option<String>,
-    /// `--at TIME:PATH=VALUE`: writes during the run.
-    pub at: Vec<(u64, blksim::settings::TimedAction)>,
     /// [start, end) of virtual time to trace, ns.
     pub trace_window_ns: (u64, u64),
+}
+
+impl Default for RunArgs {
+    fn default() -> Self {
+        RunArgs {
+            job_files: Vec::new(),
+            knobs: MachineArgs::default(),
+            patches: Vec::new(),
+            output_format: "normal".into(),
+            output: None,
+            interrupts: false,
+            breakdown: false,
+            mpstat: false,
+            iostat: false,
+            parse_only: false,
+            trace: None,
+            trace_window_ns: DEFAULT_TRACE_WINDOW_NS,
+        }
+    }
+}
+
+/// `run`'s options include the machine options: `args.seed` reads `args.knobs.seed`.
+impl std::ops::Deref for RunArgs {
+    type Target = MachineArgs;
+
+    fn deref(&self) -> &MachineArgs {
+        &self.knobs
+    }
 }
 
 /// Default trace window: the first 10 ms of the run.
@@ -33,67 +104,61 @@ pub const RUN_USAGE: &str =
 [--at TIME:PATH=VALUE]... [--seed N] [--output-format normal|json|json+] [--output FILE] [--interrupts] [--mpstat] [--iostat] [--breakdown] [--parse-only] \
 [--trace FILE [--trace-window START:END]]";
 
-pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
-    let mut a = RunArgs {
-        seed: 1,
-        output_format: "normal".into(),
-        trace_window_ns: DEFAULT_TRACE_WINDOW_NS,
-        ..Default::default()
-    };
-    let mut i = 0;
-    while i < argv.len() {
-        let arg = &argv[i];
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
-            _ => (arg.clone(), None),
-        };
-        let mut value = |what: &str| -> Result<String, String> {
-            if let Some(v) = &inline {
-                return Ok(v.clone());
-            }
-            i += 1;
-            argv.get(i).cloned().ok_or_else(|| format!("{name} needs {what}\n{RUN_USAGE}"))
-        };
-        match name.as_str() {
-            "--machine" => a.machine = Some(value("a machine name or profile file")?),
-            "--cmdline" => a.cmdline.push(value("a kernel command line")?),
-            "--set" => a.sets.push(value("PATH=VALUE")?),
-            "--patch" => a.patches.push(value("a patch name")?),
-            "--seed" => {
-                let v = value("a number")?;
-                a.seed = v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got '{v}'"))?;
-            }
-            "--output-format" => {
-                let v = value("normal, json or json+")?;
-                if !["normal", "json", "json+"].contains(&v.as_str()) {
-                    return Err(format!("--output-format: expected normal, json or json+, got '{v}'"));
-                }
-                a.output_format = v;
-            }
-            "--output" => a.output = Some(value("a file name")?),
-            "--trace" => a.trace = Some(value("a file name")?),
-            "--at" => a.at.push(blksim::settings::parse_timed_write(&value("TIME:PATH=VALUE")?)?),
-            "--trace-window" => {
-                let v = value("START:END, e.g. 10ms:12ms")?;
-                let (s, e) = v
-                    .split_once(':')
-                    .ok_or_else(|| format!("--trace-window '{v}': expected START:END, e.g. 10ms:12ms"))?;
-                let (s, e) = (parse_time_ns(s)?, parse_time_ns(e)?);
-                if e <= s {
-                    return Err(format!("--trace-window '{v}': END must be after START"));
-                }
-                a.trace_window_ns = (s, e);
-            }
-            "--interrupts" => a.interrupts = true,
-            "--breakdown" => a.breakdown = true,
-            "--mpstat" => a.mpstat = true,
-            "--iostat" => a.iostat = true,
-            "--parse-only" => a.parse_only = true,
-            s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{RUN_USAGE}")),
-            _ => a.job_files.push(arg.clone()),
+impl CommandOptions for RunArgs {
+    fn option(&mut self, name: &str, value: &mut Value) -> Result<Seen, String> {
+        if self.knobs.option(name, value)? {
+            return Ok(Seen::Taken);
         }
-        i += 1;
+        match name {
+            "--patch" => self.patches.push(value.take("a patch name")?),
+            "--output-format" => {
+                let v = value.take("normal, json or json+")?;
+                self.output_format =
+                    one_of("--output-format", v, &["normal", "json", "json+"], "normal, json or json+")?;
+            }
+            "--output" => self.output = Some(value.take("a file name")?),
+            "--trace" => self.trace = Some(value.take("a file name")?),
+            "--trace-window" => self.trace_window_ns = parse_trace_window(&value.take("START:END, e.g. 10ms:12ms")?)?,
+            _ => return Ok(self.flag(name)),
+        }
+        Ok(Seen::Taken)
     }
+
+    fn operand(&mut self, arg: &str) {
+        self.job_files.push(arg.to_string());
+    }
+}
+
+impl RunArgs {
+    /// Set the flag option `name` (it takes no value).
+    fn flag(&mut self, name: &str) -> Seen {
+        match name {
+            "--interrupts" => self.interrupts = true,
+            "--breakdown" => self.breakdown = true,
+            "--mpstat" => self.mpstat = true,
+            "--iostat" => self.iostat = true,
+            "--parse-only" => self.parse_only = true,
+            _ => return Seen::Unknown,
+        }
+        Seen::Taken
+    }
+}
+
+/// `--trace-window START:END` in ns; END must be after START.
+fn parse_trace_window(v: &str) -> Result<(u64, u64), String> {
+    let (s, e) =
+        v.split_once(':').ok_or_else(|| format!("--trace-window '{v}': expected START:END, e.g. 10ms:12ms"))?;
+    let (s, e) = (parse_time_ns(s)?, parse_time_ns(e)?);
+    if e <= s {
+        return Err(format!("--trace-window '{v}': END must be after START"));
+    }
+    Ok((s, e))
+}
+
+/// `blksim run`'s options; at least one job file.
+pub fn parse_run(argv: &[String]) -> Result<RunArgs, String> {
+    let mut a = RunArgs::default();
+    parse_options(argv, RUN_USAGE, Needs::What, &mut a)?;
     if a.job_files.is_empty() {
         return Err(format!("no job file given\n{RUN_USAGE}"));
     }

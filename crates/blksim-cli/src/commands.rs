@@ -4,15 +4,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use blksim::machine::{builtin, builtin_names, load_profile, Builtins, DeviceKind, Machine, ProfileSource};
+use blksim::machine::{builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, Machine, ProfileSource};
 use blksim::settings::Settings;
-use blksim_fio::job::{parse_job_files, ParseContext};
+use blksim::stats::RunReport;
+use blksim_fio::job::{parse_job_files, JobFile, ParseContext};
 use blksim_fio::output::{
     write_breakdown, write_interrupts, write_iostat, write_json, write_mpstat, write_normal, write_trace,
 };
 use serde_json::json;
 
-use crate::args::{parse_run, RUN_USAGE};
+use crate::args::{parse_run, RunArgs, RUN_USAGE};
 
 const USAGE: &str = "usage: blksim <command>\n\
 commands:\n  run JOB.fio... [options]   simulate fio jobs (blksim run --help)\n  \
@@ -28,40 +29,32 @@ pub const DEFAULT_MACHINE: &str = "spr-gen5";
 /// The default machine of `dsa-memfill`.
 pub const DEFAULT_DSA_MACHINE: &str = "spr-dsa";
 
+/// Run the command `argv` names (`--help` as its first argument prints its usage).
 pub fn dispatch(argv: &[String]) -> Result<(), String> {
-    match argv.first().map(String::as_str) {
-        Some("run") if argv.get(1).is_some_and(|a| a == "--help") => {
-            println!("{RUN_USAGE}");
-            Ok(())
-        }
-        Some("run") => run(&argv[1..]),
-        Some("machines") => machines(&argv[1..]),
-        Some("dsa-memfill") if argv.get(1).is_some_and(|a| a == "--help") => {
-            println!("usage: blksim {} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--at TIME:PATH=VALUE]... [--seed N] [--format text|json] [--interrupts]", blksim_lab::frontend::DSA_MEMFILL_USAGE);
-            Ok(())
-        }
-        Some("dsa-memfill") => crate::dsa::dsa_memfill_command(&argv[1..]),
-        Some("t-io_uring") if argv.get(1).is_some_and(|a| a == "--help") => {
-            println!(
-                "usage: blksim {} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--seed N]",
-                blksim_lab::frontend::T_IO_URING_USAGE
-            );
-            Ok(())
-        }
-        Some("t-io_uring") => crate::tio_uring::t_io_uring_command(&argv[1..]),
-        Some("reproduce") => crate::reproduce::reproduce(&argv[1..]),
-        Some("fit") => crate::fit::fit(&argv[1..]),
-        Some("--version") | Some("version") => {
-            println!("blksim {}", env!("CARGO_PKG_VERSION"));
-            Ok(())
-        }
-        Some("--help") | Some("help") | Some("-h") => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        Some(other) => Err(format!("unknown command '{other}'\n{USAGE}")),
-        None => Err(USAGE.to_string()),
+    let Some((command, rest)) = argv.split_first() else {
+        return Err(USAGE.to_string());
+    };
+    let help = rest.first().is_some_and(|a| a == "--help");
+    match command.as_str() {
+        "run" if help => print_line(RUN_USAGE),
+        "run" => run(rest),
+        "machines" => machines(rest),
+        "dsa-memfill" if help => print_line(&crate::dsa::dsa_memfill_help()),
+        "dsa-memfill" => crate::dsa::dsa_memfill_command(rest),
+        "t-io_uring" if help => print_line(&crate::tio_uring::t_io_uring_help()),
+        "t-io_uring" => crate::tio_uring::t_io_uring_command(rest),
+        "reproduce" => crate::reproduce::reproduce(rest),
+        "fit" => crate::fit::fit(rest),
+        "--version" | "version" => print_line(&format!("blksim {}", env!("CARGO_PKG_VERSION"))),
+        "--help" | "help" | "-h" => print_line(USAGE),
+        other => Err(format!("unknown command '{other}'\n{USAGE}")),
     }
+}
+
+/// Print `text` and a newline on stdout.
+fn print_line(text: &str) -> Result<(), String> {
+    println!("{text}");
+    Ok(())
 }
 
 /// Profiles next to a user's profile file, for `extends`.
@@ -98,71 +91,105 @@ pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> 
     Ok(settings)
 }
 
+/// `blksim run`: load the machine, build the settings, parse the jobs, simulate, write the outputs.
 fn run(argv: &[String]) -> Result<(), String> {
     let args = parse_run(argv)?;
-    let machine = load_machine(args.machine.as_deref().unwrap_or(DEFAULT_MACHINE))?;
-    let mut settings = knob_settings(&machine, &args.cmdline, &args.sets)?;
-    for p in &args.patches {
-        settings.apply_patch(p)?;
-    }
-    let ctx = ParseContext {
-        ncpus: machine.topology.cpu_count(),
-        mb_memory: 256 * 1024,
-        pagesize: 4096,
-        env: std::env::vars().collect::<BTreeMap<_, _>>(),
-    };
-    let paths: Vec<PathBuf> = args.job_files.iter().map(PathBuf::from).collect();
-    let jobs = parse_job_files(&paths, &ctx).map_err(|e| e.to_string())?;
+    let (machine, settings) = run_machine_and_settings(&args)?;
+    let jobs = parse_jobs(&args.job_files, &machine)?;
     let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
-    let located = |e: blksim::ModelError| match e.job {
-        Some(i) => {
-            let pj = &jobs.jobs[i];
-            format!("{}:{}: job '{}': {}", pj.file.display(), pj.line, pj.config.name, e.message)
-        }
-        None => e.message,
-    };
     if args.parse_only {
         // Like fio's --parse-only, plus the check that the machine can run the jobs.
-        return blksim::validate(&machine, &settings, &configs).map_err(located);
+        return blksim::validate(&machine, &settings, &configs).map_err(|e| locate(&jobs, e));
     }
     let wall = Instant::now();
     let options = blksim::RunOptions {
         trace_window_ns: args.trace.as_ref().map(|_| args.trace_window_ns),
         timed: args.at.clone(),
     };
-    let (report, _) = blksim::run_with(&machine, &settings, &configs, args.seed, &options).map_err(located)?;
+    let (report, _) =
+        blksim::run_with(&machine, &settings, &configs, args.seed, &options).map_err(|e| locate(&jobs, e))?;
+    write_trace_file(&args, &report)?;
+    let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
+    let out = run_output(&args, &report, &jobs, extra);
+    write_output(args.output.as_deref(), out)
+}
+
+/// The machine and settings of `run`: the machine options, then `--patch`es.
+fn run_machine_and_settings(args: &RunArgs) -> Result<(Machine, Settings), String> {
+    let (machine, mut settings) = args.machine_and_settings(DEFAULT_MACHINE)?;
+    for p in &args.patches {
+        settings.apply_patch(p)?;
+    }
+    Ok((machine, settings))
+}
+
+/// The job files, parsed as fio would on `machine`.
+fn parse_jobs(job_files: &[String], machine: &Machine) -> Result<JobFile, String> {
+    let ctx = ParseContext {
+        ncpus: machine.topology.cpu_count(),
+        mb_memory: 256 * 1024,
+        pagesize: 4096,
+        env: std::env::vars().collect::<BTreeMap<_, _>>(),
+    };
+    let paths: Vec<PathBuf> = job_files.iter().map(PathBuf::from).collect();
+    parse_job_files(&paths, &ctx).map_err(|e| e.to_string())
+}
+
+/// A model error, prefixed with the file, line and name of the job it is about.
+fn locate(jobs: &JobFile, e: blksim::ModelError) -> String {
+    match e.job {
+        Some(i) => {
+            let pj = &jobs.jobs[i];
+            format!("{}:{}: job '{}': {}", pj.file.display(), pj.line, pj.config.name, e.message)
+        }
+        None => e.message,
+    }
+}
+
+/// `--trace FILE`: write the run's trace there.
+fn write_trace_file(args: &RunArgs, report: &RunReport) -> Result<(), String> {
     if let (Some(path), Some(trace)) = (&args.trace, &report.trace) {
         std::fs::write(path, write_trace(trace)).map_err(|e| format!("--trace {path}: {e}"))?;
     }
-    let wall_ns = wall.elapsed().as_nanos() as u64;
+    Ok(())
+}
+
+/// blksim's own fields of the JSON output: the machine, the settings and the wall-clock rates.
+fn run_json_extra(machine: &Machine, settings: &Settings, report: &RunReport, wall_ns: u64) -> serde_json::Value {
     let ios: u64 = report.jobs.iter().flat_map(|j| j.dirs.iter()).map(|d| d.total_ios).sum();
     let wall_s = (wall_ns as f64 / 1e9).max(1e-9);
-    let extra = json!({
-        "machine": machine_json(&machine),
+    json!({
+        "machine": machine_json(machine),
         "settings": settings.given,
         "wall_time_ns": wall_ns,
         "wall_events_per_sec": (report.events as f64 / wall_s).round(),
         "wall_ios_per_sec": (ios as f64 / wall_s).round(),
-    });
+    })
+}
+
+/// The report in `--output-format`, then the tables asked for (`--interrupts`, `--mpstat`, ...).
+fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_json::Value) -> String {
     let mut out = match args.output_format.as_str() {
-        "normal" => write_normal(&report, &jobs),
-        f => write_json(&report, &jobs, f == "json+", extra),
+        "normal" => write_normal(report, jobs),
+        f => write_json(report, jobs, f == "json+", extra),
     };
-    if args.interrupts {
-        out.push('\n');
-        out.push_str(&write_interrupts(&report));
-    }
     for (wanted, text) in [
-        (args.mpstat, write_mpstat as fn(&blksim::stats::RunReport) -> String),
+        (args.interrupts, write_interrupts as fn(&RunReport) -> String),
+        (args.mpstat, write_mpstat),
         (args.iostat, write_iostat),
         (args.breakdown, write_breakdown),
     ] {
         if wanted {
             out.push('\n');
-            out.push_str(&text(&report));
+            out.push_str(&text(report));
         }
     }
-    match &args.output {
+    out
+}
+
+/// `--output FILE`, else stdout.
+fn write_output(output: Option<&str>, out: String) -> Result<(), String> {
+    match output {
         Some(f) => std::fs::write(f, out).map_err(|e| format!("--output {f}: {e}")),
         None => {
             print!("{out}");
@@ -171,6 +198,7 @@ fn run(argv: &[String]) -> Result<(), String> {
     }
 }
 
+/// The machine as the JSON output describes it.
 fn machine_json(m: &Machine) -> serde_json::Value {
     let t = &m.topology;
     json!({
@@ -185,28 +213,45 @@ fn machine_json(m: &Machine) -> serde_json::Value {
     })
 }
 
+/// `blksim machines [NAME|FILE]`: list the built-in machines, or show one resolved.
 fn machines(argv: &[String]) -> Result<(), String> {
     match argv {
-        [] => {
-            for name in builtin_names() {
-                let m = builtin(name)?;
-                println!("{:<12} {}", name, m.description);
-            }
-            Ok(())
-        }
+        [] => list_machines(),
         [name] => {
-            let m = load_machine(name)?;
-            print!("{}", describe(&m));
+            print!("{}", describe(&load_machine(name)?));
             Ok(())
         }
         _ => Err("usage: blksim machines [NAME|FILE]".into()),
     }
 }
 
+/// One line per built-in machine: its name and description.
+fn list_machines() -> Result<(), String> {
+    for name in builtin_names() {
+        let m = builtin(name)?;
+        println!("{:<12} {}", name, m.description);
+    }
+    Ok(())
+}
+
+/// A machine resolved, as `blksim machines NAME` shows it.
 fn describe(m: &Machine) -> String {
-    let t = &m.topology;
     let mut s = format!("{}: {}\n", m.name, m.description);
-    s += &format!(
+    s += &describe_platform(m);
+    for d in &m.devices {
+        s += &describe_device(m, d);
+    }
+    s += "costs (ns, range, source):\n";
+    for (k, c) in &m.costs.table {
+        s += &format!("  {:<24} {:>6}  [{}..{}]  {}\n", k, c.ns, c.min, c.max, c.note);
+    }
+    s
+}
+
+/// The CPU, IOMMU and root-port lines of [`describe`].
+fn describe_platform(m: &Machine) -> String {
+    let t = &m.topology;
+    let mut s = format!(
         "cpu: {} socket(s) x {} cores x {} threads = {} CPUs; {} NUMA node(s)/socket; {} LLC(s)/socket; SMT throughput {}\n",
         t.sockets, t.cores_per_socket, t.threads_per_core, t.cpu_count(), t.numa_nodes_per_socket, t.llc_per_socket, t.smt_throughput
     );
@@ -217,36 +262,30 @@ fn describe(m: &Machine) -> String {
     for r in &m.root_ports {
         s += &format!("root port {}: socket {}, msi_service_ns {}\n", r.name, r.socket, r.msi_service_ns);
     }
-    for d in &m.devices {
-        match &d.kind {
-            DeviceKind::Nvme(p) => {
-                s += &format!(
-                    "device {}: nvme on {}, {} GiB, {} queues x {} entries, {}/{} IOPS r/w, {} media units, {}/{} ns r/w latency, {} MB/s link\n",
-                    d.name,
-                    m.root_ports[p.root_port].name,
-                    p.capacity_bytes >> 30,
-                    p.max_queues,
-                    p.max_queue_entries,
-                    p.iops_max[0],
-                    p.iops_max[1],
-                    p.media_units,
-                    p.latency_ns[0],
-                    p.latency_ns[1],
-                    p.link_mb_per_s
-                )
-            }
-            DeviceKind::NullBlk => s += &format!("device {}: null_blk\n", d.name),
-            DeviceKind::Dsa(p) => {
-                s += &format!(
-                    "device {}: dsa on {}, {} WQ(s), {} engines, {} ns per descriptor, {} MB/s fill per engine\n",
-                    d.name, m.root_ports[p.root_port].name, p.wqs, p.engines, p.descriptor_ns, p.fill_mb_per_s
-                )
-            }
-        }
-    }
-    s += "costs (ns, range, source):\n";
-    for (k, c) in &m.costs.table {
-        s += &format!("  {:<24} {:>6}  [{}..{}]  {}\n", k, c.ns, c.min, c.max, c.note);
-    }
     s
+}
+
+/// One device's line of [`describe`].
+fn describe_device(m: &Machine, d: &DeviceSpec) -> String {
+    match &d.kind {
+        DeviceKind::Nvme(p) => format!(
+            "device {}: nvme on {}, {} GiB, {} queues x {} entries, {}/{} IOPS r/w, {} media units, {}/{} ns r/w latency, {} MB/s link\n",
+            d.name,
+            m.root_ports[p.root_port].name,
+            p.capacity_bytes >> 30,
+            p.max_queues,
+            p.max_queue_entries,
+            p.iops_max[0],
+            p.iops_max[1],
+            p.media_units,
+            p.latency_ns[0],
+            p.latency_ns[1],
+            p.link_mb_per_s
+        ),
+        DeviceKind::NullBlk => format!("device {}: null_blk\n", d.name),
+        DeviceKind::Dsa(p) => format!(
+            "device {}: dsa on {}, {} WQ(s), {} engines, {} ns per descriptor, {} MB/s fill per engine\n",
+            d.name, m.root_ports[p.root_port].name, p.wqs, p.engines, p.descriptor_ns, p.fill_mb_per_s
+        ),
+    }
 }

@@ -1,112 +1,160 @@
 //! `blksim dsa-memfill`: drive the machine's DSA devices with the memfill
 //! client and report completion interrupts, MSIs, notifications and bandwidth.
 
+use blksim::machine::Machine;
+use blksim::stats::{MsiCpuStats, RunReport};
 use blksim_lab::frontend::{dsa_memfill, DSA_MEMFILL_USAGE};
 use serde_json::json;
 
-use crate::commands::{knob_settings, load_machine, DEFAULT_DSA_MACHINE};
+use crate::args::MachineArgs;
+use crate::commands::DEFAULT_DSA_MACHINE;
+use crate::options::{one_of, split_front_end, CommandOptions, Seen, Value};
 
+/// `blksim dsa-memfill --help`.
+pub fn dsa_memfill_help() -> String {
+    format!("usage: blksim {DSA_MEMFILL_USAGE} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--at TIME:PATH=VALUE]... [--seed N] [--format text|json] [--interrupts]")
+}
+
+/// What `blksim dsa-memfill` was asked to do: the machine options, the report's form, and the client's arguments.
+#[derive(Debug)]
+struct DsaArgs {
+    knobs: MachineArgs,
+    /// `text` or `json`.
+    format: String,
+    interrupts: bool,
+    /// The memfill client's command line, in order.
+    rest: Vec<String>,
+}
+
+impl CommandOptions for DsaArgs {
+    fn option(&mut self, name: &str, value: &mut Value) -> Result<Seen, String> {
+        if self.knobs.option(name, value)? {
+            return Ok(Seen::Taken);
+        }
+        match name {
+            "--format" => self.format = one_of("--format", value.take_any()?, &["text", "json"], "text or json")?,
+            "--interrupts" => self.interrupts = true,
+            _ => return Ok(Seen::Unknown),
+        }
+        Ok(Seen::Taken)
+    }
+
+    fn operand(&mut self, arg: &str) {
+        self.rest.push(arg.to_string());
+    }
+}
+
+/// `blksim dsa-memfill`'s options: the CLI's anywhere, every other argument (with its value) the client's.
+fn parse_dsa_memfill(argv: &[String]) -> Result<DsaArgs, String> {
+    let mut a =
+        DsaArgs { knobs: MachineArgs::default(), format: "text".to_string(), interrupts: false, rest: Vec::new() };
+    let usage = format!(
+        "usage: blksim {DSA_MEMFILL_USAGE} [--machine M] [--cmdline ..] [--set ..] [--seed N] [--format text|json] [--interrupts]"
+    );
+    split_front_end(argv, &usage, true, &mut a)?;
+    Ok(a)
+}
+
+/// `blksim dsa-memfill`: load the machine, build the settings and the clients, simulate, print the rates.
 pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
-    let mut machine_spec = DEFAULT_DSA_MACHINE.to_string();
-    let (mut cmdline, mut sets, mut seed, mut format, mut interrupts) =
-        (Vec::new(), Vec::new(), 1u64, "text".to_string(), false);
-    let mut timed = Vec::new();
-    let mut rest = Vec::new();
-    let mut i = 0;
-    while i < argv.len() {
-        let take = |i: &mut usize| -> Result<String, String> {
-            *i += 1;
-            argv.get(*i).cloned().ok_or_else(|| format!("{} needs a value\nusage: blksim {DSA_MEMFILL_USAGE} [--machine M] [--cmdline ..] [--set ..] [--seed N] [--format text|json] [--interrupts]", argv[*i - 1]))
-        };
-        match argv[i].as_str() {
-            "--machine" => machine_spec = take(&mut i)?,
-            "--cmdline" => cmdline.push(take(&mut i)?),
-            "--set" => sets.push(take(&mut i)?),
-            "--at" => timed.push(blksim::settings::parse_timed_write(&take(&mut i)?)?),
-            "--seed" => {
-                let v = take(&mut i)?;
-                seed = v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got '{v}'"))?;
-            }
-            "--format" => {
-                format = take(&mut i)?;
-                if format != "text" && format != "json" {
-                    return Err(format!("--format: expected text or json, got '{format}'"));
-                }
-            }
-            "--interrupts" => interrupts = true,
-            a => {
-                rest.push(a.to_string());
-                if a.starts_with("--") && !a.contains('=') {
-                    if let Some(v) = argv.get(i + 1) {
-                        rest.push(v.clone());
-                        i += 1;
-                    }
-                }
-            }
-        }
-        i += 1;
-    }
-    let machine = load_machine(&machine_spec)?;
-    let settings = knob_settings(&machine, &cmdline, &sets)?;
-    let workload = dsa_memfill(&rest, &machine)?;
-    let options = blksim::RunOptions { timed, ..Default::default() };
-    let (report, _) = blksim::run_workload(&machine, &settings, &workload, seed, &options).map_err(|e| e.message)?;
+    let args = parse_dsa_memfill(argv)?;
+    let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_DSA_MACHINE)?;
+    let workload = dsa_memfill(&args.rest, &machine)?;
+    let options = blksim::RunOptions { timed: args.knobs.at, ..Default::default() };
+    let (report, _) =
+        blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options).map_err(|e| e.message)?;
     let secs = workload.dsa.iter().map(|c| c.runtime_ns).max().unwrap_or(0) as f64 / 1e9;
-    let sum = |f: fn(&blksim::stats::MsiCpuStats) -> u64| report.msi_per_cpu.iter().map(f).sum::<u64>();
-    let (handled, msis, notes) = (sum(|c| c.device_irqs), sum(|c| c.device_msis), sum(|c| c.notifications));
-    let bytes: u64 = report.dsa.iter().map(|c| c.bytes).sum();
-    let completed: u64 = report.dsa.iter().map(|c| c.completed).sum();
-    let per_sec = |n: u64| n as f64 / secs;
-    if format == "json" {
-        let clients: Vec<_> = report
-            .dsa
-            .iter()
-            .map(|c| json!({"device": c.device, "wq": c.wq, "completed": c.completed, "bytes": c.bytes}))
-            .collect();
-        // Where the time of the CPUs that took device interrupts went.
-        let irq_cpus: Vec<_> = report
-            .msi_per_cpu
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.device_msis > 0)
-            .map(|(i, _)| {
-                let t = &report.cpu_time[i];
-                let pct = |ns: u64| 100.0 * ns as f64 / report.sim_time_ns.max(1) as f64;
-                json!({"cpu": i, "user_pct": pct(t.user_ns), "hardirq_pct": pct(t.hardirq_ns), "softirq_pct": pct(t.softirq_ns),
-                       "sys_pct": pct(t.sys_ns), "idle_pct": pct(t.idle_ns + t.iowait_ns)})
-            })
-            .collect();
-        let doc = json!({
-            "mode": if report.posted_msi { "posted" } else { "remappable" },
-            "runtime_ns": (secs * 1e9) as u64,
-            // One completion interrupt per descriptor (what the DSA benchmarks count);
-            // handler invocations are fewer when MSIs merge in the IRR or PIR.
-            "completion_interrupts_per_sec": per_sec(completed),
-            "handler_invocations_per_sec": per_sec(handled),
-            "msis_per_sec": per_sec(msis),
-            "notifications_per_sec": per_sec(notes),
-            "bandwidth_bytes_per_sec": per_sec(bytes),
-            "clients": clients,
-            "irq_cpus": irq_cpus,
-        });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap());
+    let rates = DsaRates::of(&report, secs);
+    if args.format == "json" {
+        println!("{}", serde_json::to_string_pretty(&dsa_json(&report, secs, &rates)).unwrap());
     } else {
-        println!(
-            "dsa-memfill on {} ({} MSI), {:.1} ms",
-            machine.name,
-            if report.posted_msi { "posted" } else { "remappable" },
-            secs * 1e3
-        );
-        for c in &report.dsa {
-            println!("  {} wq{}: {} descriptors, {:.2} GB/s", c.device, c.wq, c.completed, c.bytes as f64 / secs / 1e9);
-        }
-        println!("completion interrupts (one per descriptor): {:.3} M/s", per_sec(completed) / 1e6);
-        println!("device IRQ handler invocations: {:.3} M/s", per_sec(handled) / 1e6);
-        println!("device MSIs: {:.3} M/s; notifications: {:.3} M/s", per_sec(msis) / 1e6, per_sec(notes) / 1e6);
-        println!("bandwidth: {:.2} GB/s", per_sec(bytes) / 1e9);
+        print_dsa_text(&machine, &report, secs, &rates);
     }
-    if interrupts {
+    if args.interrupts {
         print!("\n{}", blksim_fio::output::write_interrupts(&report));
     }
     Ok(())
+}
+
+/// The run's totals per second.
+struct DsaRates {
+    /// One completion interrupt per descriptor (what the DSA benchmarks count).
+    completed: f64,
+    /// Device IRQ handler invocations: fewer when MSIs merge in the IRR or PIR.
+    handled: f64,
+    msis: f64,
+    notifications: f64,
+    bytes: f64,
+}
+
+impl DsaRates {
+    /// The totals of `report` over `secs` seconds.
+    fn of(report: &RunReport, secs: f64) -> DsaRates {
+        let sum = |f: fn(&MsiCpuStats) -> u64| report.msi_per_cpu.iter().map(f).sum::<u64>();
+        let per_sec = |n: u64| n as f64 / secs;
+        DsaRates {
+            completed: per_sec(report.dsa.iter().map(|c| c.completed).sum()),
+            handled: per_sec(sum(|c| c.device_irqs)),
+            msis: per_sec(sum(|c| c.device_msis)),
+            notifications: per_sec(sum(|c| c.notifications)),
+            bytes: per_sec(report.dsa.iter().map(|c| c.bytes).sum()),
+        }
+    }
+}
+
+/// The MSI mode of the run, as the reports name it.
+fn msi_mode(report: &RunReport) -> &'static str {
+    if report.posted_msi {
+        "posted"
+    } else {
+        "remappable"
+    }
+}
+
+/// `--format json`: the rates, the clients and where the time of the interrupted CPUs went.
+fn dsa_json(report: &RunReport, secs: f64, r: &DsaRates) -> serde_json::Value {
+    let clients: Vec<_> = report
+        .dsa
+        .iter()
+        .map(|c| json!({"device": c.device, "wq": c.wq, "completed": c.completed, "bytes": c.bytes}))
+        .collect();
+    json!({
+        "mode": msi_mode(report),
+        "runtime_ns": (secs * 1e9) as u64,
+        "completion_interrupts_per_sec": r.completed,
+        "handler_invocations_per_sec": r.handled,
+        "msis_per_sec": r.msis,
+        "notifications_per_sec": r.notifications,
+        "bandwidth_bytes_per_sec": r.bytes,
+        "clients": clients,
+        "irq_cpus": irq_cpus_json(report),
+    })
+}
+
+/// Where the time of the CPUs that took device interrupts went.
+fn irq_cpus_json(report: &RunReport) -> Vec<serde_json::Value> {
+    let pct = |ns: u64| 100.0 * ns as f64 / report.sim_time_ns.max(1) as f64;
+    report
+        .msi_per_cpu
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.device_msis > 0)
+        .map(|(i, _)| {
+            let t = &report.cpu_time[i];
+            json!({"cpu": i, "user_pct": pct(t.user_ns), "hardirq_pct": pct(t.hardirq_ns), "softirq_pct": pct(t.softirq_ns),
+                   "sys_pct": pct(t.sys_ns), "idle_pct": pct(t.idle_ns + t.iowait_ns)})
+        })
+        .collect()
+}
+
+/// `--format text`: the run, one line per client, then the rates.
+fn print_dsa_text(machine: &Machine, report: &RunReport, secs: f64, r: &DsaRates) {
+    println!("dsa-memfill on {} ({} MSI), {:.1} ms", machine.name, msi_mode(report), secs * 1e3);
+    for c in &report.dsa {
+        println!("  {} wq{}: {} descriptors, {:.2} GB/s", c.device, c.wq, c.completed, c.bytes as f64 / secs / 1e9);
+    }
+    println!("completion interrupts (one per descriptor): {:.3} M/s", r.completed / 1e6);
+    println!("device IRQ handler invocations: {:.3} M/s", r.handled / 1e6);
+    println!("device MSIs: {:.3} M/s; notifications: {:.3} M/s", r.msis / 1e6, r.notifications / 1e6);
+    println!("bandwidth: {:.2} GB/s", r.bytes / 1e9);
 }

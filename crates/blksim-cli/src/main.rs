@@ -7,6 +7,7 @@ mod args;
 mod commands;
 mod dsa;
 mod fit;
+mod options;
 mod reproduce;
 mod tio_uring;
 

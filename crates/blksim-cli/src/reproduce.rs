@@ -10,6 +10,8 @@ use blksim_lab::experiment::{find, list, load};
 use blksim_lab::runner::load_overlay;
 use blksim_lab::{plot, run_experiments, summary, Experiment, LabOptions};
 
+use crate::options::{one_of, parse_options, parse_positive, parse_seed, CommandOptions, Needs, Seen, Value};
+
 pub const REPRODUCE_USAGE: &str =
     "usage: blksim reproduce [NAME|FILE.toml...] [--all] [--format table|json] [--plot DIR] \
 [--jobs N] [--seed N] [--dir DIR] [--profile FILE]\n  \
@@ -24,55 +26,34 @@ pub struct LabArgs {
     pub dir: Option<String>,
     pub jobs: usize,
     pub seed: Option<u64>,
+    /// `--help`: print the usage and do nothing else.
+    pub help: bool,
 }
 
-/// `--opt VALUE` or `--opt=VALUE`: the option's name and a way to take its value.
-pub fn split_opt(argv: &[String], i: &mut usize) -> (String, Option<String>) {
-    let arg = &argv[*i];
-    match arg.split_once('=') {
-        Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
-        _ => (arg.clone(), None),
-    }
-}
-
-pub fn take_value(
-    argv: &[String],
-    i: &mut usize,
-    name: &str,
-    inline: Option<String>,
-    usage: &str,
-) -> Result<String, String> {
-    if let Some(v) = inline {
-        return Ok(v);
-    }
-    *i += 1;
-    argv.get(*i).cloned().ok_or_else(|| format!("{name} needs a value\n{usage}"))
-}
-
-/// Handle an option common to the lab commands; `Ok(false)` if `name` is not one.
-pub fn lab_option(
-    a: &mut LabArgs,
-    name: &str,
-    value: &mut dyn FnMut() -> Result<String, String>,
-) -> Result<bool, String> {
-    match name {
-        "--all" => a.all = true,
-        "--dir" => a.dir = Some(value()?),
-        "--jobs" | "-j" => {
-            let v = value()?;
-            a.jobs = v
-                .parse()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| format!("{name}: expected a positive integer, got '{v}'"))?;
+impl LabArgs {
+    /// Take `name` if it is an option common to the lab commands (`--help` among them); `Ok(None)` if it is not.
+    pub fn option(&mut self, name: &str, value: &mut Value) -> Result<Option<Seen>, String> {
+        match name {
+            "--all" => self.all = true,
+            "--dir" => self.dir = Some(value.take_any()?),
+            "--jobs" | "-j" => self.jobs = parse_positive(name, &value.take_any()?)?,
+            "--seed" => self.seed = Some(parse_seed(&value.take_any()?)?),
+            "--help" | "-h" => {
+                self.help = true;
+                return Ok(Some(Seen::Stop));
+            }
+            _ => return Ok(None),
         }
-        "--seed" => {
-            let v = value()?;
-            a.seed = Some(v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got '{v}'"))?);
-        }
-        _ => return Ok(false),
+        Ok(Some(Seen::Taken))
     }
-    Ok(true)
+
+    /// With `--help`: print `usage` and say so.
+    pub fn usage_asked(&self, usage: &str) -> bool {
+        if self.help {
+            println!("{usage}");
+        }
+        self.help
+    }
 }
 
 /// The experiments directory: `--dir`, else `./experiments`, else the source tree's.
@@ -121,54 +102,70 @@ pub fn progress_bar(what: &'static str) -> Box<dyn Fn(usize, usize) + Sync> {
     })
 }
 
+/// What `blksim reproduce` was asked to do.
+#[derive(Debug)]
+struct ReproduceArgs {
+    lab: LabArgs,
+    /// `table` or `json`.
+    format: String,
+    plot_dir: Option<String>,
+    profile: Option<String>,
+}
+
+impl CommandOptions for ReproduceArgs {
+    fn option(&mut self, name: &str, value: &mut Value) -> Result<Seen, String> {
+        if let Some(seen) = self.lab.option(name, value)? {
+            return Ok(seen);
+        }
+        match name {
+            "--format" => self.format = one_of("--format", value.take_any()?, &["table", "json"], "table or json")?,
+            "--plot" => self.plot_dir = Some(value.take_any()?),
+            "--profile" => self.profile = Some(value.take_any()?),
+            _ => return Ok(Seen::Unknown),
+        }
+        Ok(Seen::Taken)
+    }
+
+    fn operand(&mut self, arg: &str) {
+        self.lab.names.push(arg.to_string());
+    }
+}
+
+/// `blksim reproduce`'s options.
+fn parse_reproduce(argv: &[String]) -> Result<ReproduceArgs, String> {
+    let mut a = ReproduceArgs { lab: LabArgs::default(), format: "table".to_string(), plot_dir: None, profile: None };
+    parse_options(argv, REPRODUCE_USAGE, Needs::AValue, &mut a)?;
+    Ok(a)
+}
+
+/// `blksim reproduce`: load and run the experiments, print the comparison, write the plots.
 pub fn reproduce(argv: &[String]) -> Result<(), String> {
-    let mut a = LabArgs::default();
-    let mut format = "table".to_string();
-    let mut plot_dir: Option<String> = None;
-    let mut profile: Option<String> = None;
-    let mut i = 0;
-    while i < argv.len() {
-        let (name, inline) = split_opt(argv, &mut i);
-        let arg = argv[i].clone();
-        let mut value = || take_value(argv, &mut i, &name, inline.clone(), REPRODUCE_USAGE);
-        if lab_option(&mut a, &name, &mut value)? {
-            i += 1;
-            continue;
-        }
-        match name.as_str() {
-            "--format" => {
-                format = value()?;
-                if format != "table" && format != "json" {
-                    return Err(format!("--format: expected table or json, got '{format}'"));
-                }
-            }
-            "--plot" => plot_dir = Some(value()?),
-            "--profile" => profile = Some(value()?),
-            "--help" | "-h" => {
-                println!("{REPRODUCE_USAGE}");
-                return Ok(());
-            }
-            s if s.starts_with('-') => return Err(format!("unknown option '{s}'\n{REPRODUCE_USAGE}")),
-            _ => a.names.push(arg),
-        }
-        i += 1;
+    let args = parse_reproduce(argv)?;
+    if args.lab.usage_asked(REPRODUCE_USAGE) {
+        return Ok(());
     }
-    let exps = load_experiments(&a, REPRODUCE_USAGE)?;
-    let mut opts = LabOptions { threads: a.jobs, seed: a.seed, substitutes: Vec::new() };
-    if let Some(p) = &profile {
-        let (base, machine) = load_overlay(Path::new(p)).map_err(|e| format!("--profile {e}"))?;
-        opts.substitutes.push((base, Arc::new(machine)));
-    }
+    let exps = load_experiments(&args.lab, REPRODUCE_USAGE)?;
+    let opts = reproduce_options(&args)?;
     let bar = progress_bar("runs");
     let results = run_experiments(&exps, &opts, &*bar)?;
-    match format.as_str() {
+    match args.format.as_str() {
         "json" => println!("{}", serde_json::to_string_pretty(&summary::to_json(&results)).expect("JSON")),
         _ => print!("{}", summary::to_table(&results)),
     }
-    if let Some(d) = plot_dir {
+    if let Some(d) = args.plot_dir {
         for f in plot::write_figures(&results, Path::new(&d))? {
             eprintln!("wrote {}", f.display());
         }
     }
     Ok(())
+}
+
+/// The lab's options: threads and seed, and the `--profile` overlay in place of the machine it extends.
+fn reproduce_options(args: &ReproduceArgs) -> Result<LabOptions, String> {
+    let mut opts = LabOptions { threads: args.lab.jobs, seed: args.lab.seed, substitutes: Vec::new() };
+    if let Some(p) = &args.profile {
+        let (base, machine) = load_overlay(Path::new(p)).map_err(|e| format!("--profile {e}"))?;
+        opts.substitutes.push((base, Arc::new(machine)));
+    }
+    Ok(opts)
 }

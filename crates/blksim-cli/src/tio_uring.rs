@@ -3,9 +3,12 @@
 //! (one rate line for the whole run instead of one per second).
 
 use blksim::stats::RunReport;
+use blksim::workload::{IoEngine, JobConfig};
 use blksim_lab::frontend::{t_io_uring, T_IO_URING_USAGE};
 
-use crate::commands::{knob_settings, load_machine, DEFAULT_MACHINE};
+use crate::args::MachineArgs;
+use crate::commands::DEFAULT_MACHINE;
+use crate::options::{split_front_end, CommandOptions, Seen, Value};
 
 /// t/io_uring's IOPS: `%.2fM` above 10^6, `%.2fK` above 10^5, else an integer.
 pub fn fmt_iops(iops: f64) -> String {
@@ -28,35 +31,46 @@ pub fn fmt_bw(iops: f64, bs: u64) -> String {
     }
 }
 
-pub fn t_io_uring_command(argv: &[String]) -> Result<(), String> {
-    let mut machine_spec = DEFAULT_MACHINE.to_string();
-    let (mut cmdline, mut sets, mut seed) = (Vec::new(), Vec::new(), 1u64);
-    let mut rest = Vec::new();
-    let mut i = 0;
-    while i < argv.len() {
-        let take = |i: &mut usize| -> Result<String, String> {
-            *i += 1;
-            argv.get(*i)
-                .cloned()
-                .ok_or_else(|| format!("{} needs a value\nusage: blksim {T_IO_URING_USAGE}", argv[*i - 1]))
-        };
-        match argv[i].as_str() {
-            "--machine" => machine_spec = take(&mut i)?,
-            "--cmdline" => cmdline.push(take(&mut i)?),
-            "--set" => sets.push(take(&mut i)?),
-            "--seed" => {
-                let v = take(&mut i)?;
-                seed = v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got '{v}'"))?;
-            }
-            a => rest.push(a.to_string()),
-        }
-        i += 1;
+/// `blksim t-io_uring --help`.
+pub fn t_io_uring_help() -> String {
+    format!(
+        "usage: blksim {T_IO_URING_USAGE} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--seed N]"
+    )
+}
+
+/// What `blksim t-io_uring` was asked to do: the machine options, and t/io_uring's own arguments.
+#[derive(Debug, Default)]
+struct TIoUringArgs {
+    knobs: MachineArgs,
+    /// t/io_uring's command line, in order.
+    rest: Vec<String>,
+}
+
+impl CommandOptions for TIoUringArgs {
+    fn option(&mut self, name: &str, value: &mut Value) -> Result<Seen, String> {
+        // `--at` is not one of t-io_uring's: it goes to t/io_uring (which refuses it).
+        Ok(if name != "--at" && self.knobs.option(name, value)? { Seen::Taken } else { Seen::Unknown })
     }
-    let machine = load_machine(&machine_spec)?;
-    let settings = knob_settings(&machine, &cmdline, &sets)?;
-    let workload = t_io_uring(&rest)?;
-    let (report, _) =
-        blksim::run_workload(&machine, &settings, &workload, seed, &Default::default()).map_err(|e| match e.job {
+
+    fn operand(&mut self, arg: &str) {
+        self.rest.push(arg.to_string());
+    }
+}
+
+/// `blksim t-io_uring`'s options: the machine options anywhere, every other argument t/io_uring's.
+fn parse_t_io_uring(argv: &[String]) -> Result<TIoUringArgs, String> {
+    let mut a = TIoUringArgs::default();
+    split_front_end(argv, &format!("usage: blksim {T_IO_URING_USAGE}"), false, &mut a)?;
+    Ok(a)
+}
+
+/// `blksim t-io_uring`: load the machine, build the settings and the workload, simulate, print t/io_uring's lines.
+pub fn t_io_uring_command(argv: &[String]) -> Result<(), String> {
+    let args = parse_t_io_uring(argv)?;
+    let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
+    let workload = t_io_uring(&args.rest)?;
+    let (report, _) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &Default::default())
+        .map_err(|e| match e.job {
             Some(j) => format!("t/io_uring submitter {j}: {}", e.message),
             None => e.message,
         })?;
@@ -70,30 +84,41 @@ pub fn write_report(report: &RunReport) -> String {
     let mut total_iops = 0.0;
     let mut bs = 4096;
     for (i, j) in report.jobs.iter().enumerate() {
-        let c = &j.config;
-        let o = match &c.ioengine {
-            blksim::workload::IoEngine::IoUring(o) => o.clone(),
-            _ => Default::default(),
-        };
-        bs = c.bs[0];
-        out += &format!(
-            "submitter={i}, tid={}, file={}, nfiles={}, node=-1\n",
-            1001 + i,
-            c.filenames.first().cloned().unwrap_or_default(),
-            c.filenames.len()
-        );
-        out += &format!(
-            "polled={}, fixedbufs={}, register_files={}, buffered=0, QD={}\n",
-            o.hipri as u8, o.fixedbufs as u8, o.registerfiles as u8, c.iodepth
-        );
-        out += &format!("Engine=io_uring, sq_ring={0}, cq_ring={0}\n", c.iodepth);
+        bs = j.config.bs[0];
+        out += &submitter_lines(i, &j.config);
         total_iops += j.dirs[0].total_ios as f64 / (j.runtime_ns.max(1) as f64 / 1e9);
     }
+    out += &rate_lines(report, total_iops, bs);
+    out
+}
+
+/// The lines t/io_uring prints as submitter `i` starts.
+fn submitter_lines(i: usize, c: &JobConfig) -> String {
+    let o = match &c.ioengine {
+        IoEngine::IoUring(o) => o.clone(),
+        _ => Default::default(),
+    };
+    let mut out = format!(
+        "submitter={i}, tid={}, file={}, nfiles={}, node=-1\n",
+        1001 + i,
+        c.filenames.first().cloned().unwrap_or_default(),
+        c.filenames.len()
+    );
+    out += &format!(
+        "polled={}, fixedbufs={}, register_files={}, buffered=0, QD={}\n",
+        o.hipri as u8, o.fixedbufs as u8, o.registerfiles as u8, c.iodepth
+    );
+    out += &format!("Engine=io_uring, sq_ring={0}, cq_ring={0}\n", c.iodepth);
+    out
+}
+
+/// The rate line (IOPS, bandwidth of `bs`-byte I/Os, I/Os per submit and reap call) and the closing lines.
+fn rate_lines(report: &RunReport, total_iops: f64, bs: u64) -> String {
     let ios: u64 = report.jobs.iter().map(|j| j.dirs[0].total_ios).sum();
     let submits: u64 = report.jobs.iter().flat_map(|j| j.iodepth_submit.iter()).sum();
     let reaps: u64 = report.jobs.iter().flat_map(|j| j.iodepth_complete.iter()).sum();
     let per = |n: u64| ios.checked_div(n).unwrap_or(0);
-    out += &format!(
+    let mut out = format!(
         "IOPS={}, BW={}, IOS/call={}/{}\n",
         fmt_iops(total_iops),
         fmt_bw(total_iops, bs),
