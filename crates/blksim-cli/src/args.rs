@@ -85,15 +85,6 @@ impl Default for RunArgs {
     }
 }
 
-/// `run`'s options include the machine options: `args.seed` reads `args.knobs.seed`.
-impl std::ops::Deref for RunArgs {
-    type Target = MachineArgs;
-
-    fn deref(&self) -> &MachineArgs {
-        &self.knobs
-    }
-}
-
 /// Default trace window: the first 10 ms of the run.
 pub const DEFAULT_TRACE_WINDOW_NS: (u64, u64) = (0, 10_000_000);
 
@@ -176,8 +167,8 @@ mod tests {
     #[test]
     fn both_option_forms_parse() {
         let a = parse_run(&v(&["j.fio", "--seed=5", "--set", "/sys/x=1", "--output-format", "json+"])).unwrap();
-        assert_eq!(a.seed, 5);
-        assert_eq!(a.sets, vec!["/sys/x=1"]);
+        assert_eq!(a.knobs.seed, 5);
+        assert_eq!(a.knobs.sets, vec!["/sys/x=1"]);
         assert_eq!(a.output_format, "json+");
         assert_eq!(a.job_files, vec!["j.fio"]);
     }

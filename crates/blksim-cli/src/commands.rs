@@ -14,6 +14,7 @@ use blksim_fio::output::{
 use serde_json::json;
 
 use crate::args::{parse_run, RunArgs, RUN_USAGE};
+use crate::failure::Failure;
 
 const USAGE: &str = "usage: blksim <command>\n\
 commands:\n  run JOB.fio... [options]   simulate fio jobs (blksim run --help)\n  \
@@ -30,15 +31,15 @@ pub const DEFAULT_MACHINE: &str = "spr-gen5";
 pub const DEFAULT_DSA_MACHINE: &str = "spr-dsa";
 
 /// Run the command `argv` names (`--help` as its first argument prints its usage).
-pub fn dispatch(argv: &[String]) -> Result<(), String> {
+pub fn dispatch(argv: &[String]) -> Result<(), Failure> {
     let Some((command, rest)) = argv.split_first() else {
-        return Err(USAGE.to_string());
+        return Err(USAGE.to_string().into());
     };
     let help = rest.first().is_some_and(|a| a == "--help");
     match command.as_str() {
         "run" if help => print_line(RUN_USAGE),
         "run" => run(rest),
-        "machines" => machines(rest),
+        "machines" => Ok(machines(rest)?),
         "dsa-memfill" if help => print_line(&crate::dsa::dsa_memfill_help()),
         "dsa-memfill" => crate::dsa::dsa_memfill_command(rest),
         "t-io_uring" if help => print_line(&crate::tio_uring::t_io_uring_help()),
@@ -47,12 +48,12 @@ pub fn dispatch(argv: &[String]) -> Result<(), String> {
         "fit" => crate::fit::fit(rest),
         "--version" | "version" => print_line(&format!("blksim {}", env!("CARGO_PKG_VERSION"))),
         "--help" | "help" | "-h" => print_line(USAGE),
-        other => Err(format!("unknown command '{other}'\n{USAGE}")),
+        other => Err(format!("unknown command '{other}'\n{USAGE}").into()),
     }
 }
 
 /// Print `text` and a newline on stdout.
-fn print_line(text: &str) -> Result<(), String> {
+fn print_line(text: &str) -> Result<(), Failure> {
     println!("{text}");
     Ok(())
 }
@@ -92,7 +93,7 @@ pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> 
 }
 
 /// `blksim run`: load the machine, build the settings, parse the jobs, simulate, write the outputs.
-fn run(argv: &[String]) -> Result<(), String> {
+fn run(argv: &[String]) -> Result<(), Failure> {
     let args = parse_run(argv)?;
     let (machine, settings) = run_machine_and_settings(&args)?;
     let jobs = parse_jobs(&args.job_files, &machine)?;
@@ -104,19 +105,19 @@ fn run(argv: &[String]) -> Result<(), String> {
     let wall = Instant::now();
     let options = blksim::RunOptions {
         trace_window_ns: args.trace.as_ref().map(|_| args.trace_window_ns),
-        timed: args.at.clone(),
+        timed: args.knobs.at.clone(),
     };
     let (report, _) =
-        blksim::run_with(&machine, &settings, &configs, args.seed, &options).map_err(|e| locate(&jobs, e))?;
+        blksim::run_with(&machine, &settings, &configs, args.knobs.seed, &options).map_err(|e| locate(&jobs, e))?;
     write_trace_file(&args, &report)?;
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     let out = run_output(&args, &report, &jobs, extra);
-    write_output(args.output.as_deref(), out)
+    Ok(write_output(args.output.as_deref(), out)?)
 }
 
 /// The machine and settings of `run`: the machine options, then `--patch`es.
 fn run_machine_and_settings(args: &RunArgs) -> Result<(Machine, Settings), String> {
-    let (machine, mut settings) = args.machine_and_settings(DEFAULT_MACHINE)?;
+    let (machine, mut settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
     for p in &args.patches {
         settings.apply_patch(p)?;
     }
@@ -136,13 +137,13 @@ fn parse_jobs(job_files: &[String], machine: &Machine) -> Result<JobFile, String
 }
 
 /// A model error, prefixed with the file, line and name of the job it is about.
-fn locate(jobs: &JobFile, e: blksim::ModelError) -> String {
+fn locate(jobs: &JobFile, e: blksim::Error) -> Failure {
     match e.job {
         Some(i) => {
             let pj = &jobs.jobs[i];
-            format!("{}:{}: job '{}': {}", pj.file.display(), pj.line, pj.config.name, e.message)
+            e.context(format!("{}:{}: job '{}'", pj.file.display(), pj.line, pj.config.name)).into()
         }
-        None => e.message,
+        None => e.into(),
     }
 }
 

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::args::MachineArgs;
 use crate::commands::DEFAULT_DSA_MACHINE;
+use crate::failure::Failure;
 use crate::options::{one_of, split_front_end, CommandOptions, Seen, Value};
 
 /// `blksim dsa-memfill --help`.
@@ -56,13 +57,12 @@ fn parse_dsa_memfill(argv: &[String]) -> Result<DsaArgs, String> {
 }
 
 /// `blksim dsa-memfill`: load the machine, build the settings and the clients, simulate, print the rates.
-pub fn dsa_memfill_command(argv: &[String]) -> Result<(), String> {
+pub fn dsa_memfill_command(argv: &[String]) -> Result<(), Failure> {
     let args = parse_dsa_memfill(argv)?;
     let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_DSA_MACHINE)?;
     let workload = dsa_memfill(&args.rest, &machine)?;
     let options = blksim::RunOptions { timed: args.knobs.at, ..Default::default() };
-    let (report, _) =
-        blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options).map_err(|e| e.message)?;
+    let (report, _) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options)?;
     let secs = workload.dsa.iter().map(|c| c.runtime_ns).max().unwrap_or(0) as f64 / 1e9;
     let rates = DsaRates::of(&report, secs);
     if args.format == "json" {

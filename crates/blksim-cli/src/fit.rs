@@ -7,6 +7,7 @@ use blksim_lab::fit::{fit as run_fit, BaseProfile, FitResult, FitSpec};
 use blksim_lab::summary::experiment_stats;
 use blksim_lab::{Experiment, LabOptions};
 
+use crate::failure::Failure;
 use crate::options::{parse_options, parse_positive, CommandOptions, Needs, Seen, Value};
 use crate::reproduce::{load_experiments, LabArgs};
 
@@ -69,7 +70,7 @@ fn parse_fit(argv: &[String]) -> Result<FitArgs, String> {
 }
 
 /// `blksim fit`: load the experiments and the base profile, fit, write the overlay, print the result.
-pub fn fit(argv: &[String]) -> Result<(), String> {
+pub fn fit(argv: &[String]) -> Result<(), Failure> {
     let args = parse_fit(argv)?;
     if args.lab.usage_asked(FIT_USAGE) {
         return Ok(());
@@ -115,7 +116,7 @@ fn default_output(base: &BaseProfile) -> String {
 }
 
 /// Fit, showing each candidate's error on stderr when it is a terminal.
-fn fit_with_progress(spec: &FitSpec) -> Result<FitResult, String> {
+fn fit_with_progress(spec: &FitSpec) -> Result<FitResult, blksim::Error> {
     let tty = std::io::stderr().is_terminal();
     let progress = move |n: usize, v: f64| {
         if tty {

@@ -6,6 +6,7 @@
 mod args;
 mod commands;
 mod dsa;
+mod failure;
 mod fit;
 mod options;
 mod reproduce;
@@ -21,9 +22,9 @@ fn main() -> ExitCode {
     }));
     match std::panic::catch_unwind(|| commands::dispatch(&argv)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(message)) => {
-            eprintln!("blksim: {message}");
-            ExitCode::from(2)
+        Ok(Err(failure)) => {
+            eprintln!("blksim: {}", failure.message);
+            ExitCode::from(failure.status())
         }
         Err(_) => ExitCode::from(70),
     }

@@ -10,6 +10,7 @@ use blksim_lab::experiment::{find, list, load};
 use blksim_lab::runner::load_overlay;
 use blksim_lab::{plot, run_experiments, summary, Experiment, LabOptions};
 
+use crate::failure::Failure;
 use crate::options::{one_of, parse_options, parse_positive, parse_seed, CommandOptions, Needs, Seen, Value};
 
 pub const REPRODUCE_USAGE: &str =
@@ -139,7 +140,7 @@ fn parse_reproduce(argv: &[String]) -> Result<ReproduceArgs, String> {
 }
 
 /// `blksim reproduce`: load and run the experiments, print the comparison, write the plots.
-pub fn reproduce(argv: &[String]) -> Result<(), String> {
+pub fn reproduce(argv: &[String]) -> Result<(), Failure> {
     let args = parse_reproduce(argv)?;
     if args.lab.usage_asked(REPRODUCE_USAGE) {
         return Ok(());

@@ -8,6 +8,7 @@ use blksim_lab::frontend::{t_io_uring, T_IO_URING_USAGE};
 
 use crate::args::MachineArgs;
 use crate::commands::DEFAULT_MACHINE;
+use crate::failure::Failure;
 use crate::options::{split_front_end, CommandOptions, Seen, Value};
 
 /// t/io_uring's IOPS: `%.2fM` above 10^6, `%.2fK` above 10^5, else an integer.
@@ -65,14 +66,14 @@ fn parse_t_io_uring(argv: &[String]) -> Result<TIoUringArgs, String> {
 }
 
 /// `blksim t-io_uring`: load the machine, build the settings and the workload, simulate, print t/io_uring's lines.
-pub fn t_io_uring_command(argv: &[String]) -> Result<(), String> {
+pub fn t_io_uring_command(argv: &[String]) -> Result<(), Failure> {
     let args = parse_t_io_uring(argv)?;
     let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
     let workload = t_io_uring(&args.rest)?;
     let (report, _) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &Default::default())
         .map_err(|e| match e.job {
-            Some(j) => format!("t/io_uring submitter {j}: {}", e.message),
-            None => e.message,
+            Some(j) => e.context(format!("t/io_uring submitter {j}")),
+            None => e,
         })?;
     print!("{}", write_report(&report));
     Ok(())

@@ -311,6 +311,8 @@ struct Problem<'a> {
     params: Vec<Param>,
     /// ns vector -> objective.
     cache: Mutex<BTreeMap<Vec<u64>, f64>>,
+    /// The first error of a candidate's run inside the solver, kept with its kind.
+    failure: Mutex<Option<blksim::Error>>,
     progress: &'a (dyn Fn(usize, f64) + Sync),
 }
 
@@ -331,8 +333,8 @@ impl Problem<'_> {
     }
 
     /// The experiments on the candidate machine of `values`.
-    fn run(&self, values: &[u64]) -> Result<Vec<ExperimentResult>, String> {
-        let machine = Arc::new(self.machine(values)?);
+    fn run(&self, values: &[u64]) -> Result<Vec<ExperimentResult>, blksim::Error> {
+        let machine = Arc::new(self.machine(values).map_err(blksim::Error::bad_input)?);
         let mut opts = self.spec.opts.clone();
         opts.substitutes.push((self.spec.base.name.clone(), machine));
         run_experiments(self.spec.experiments, &opts, &|_, _| {})
@@ -344,12 +346,12 @@ impl Problem<'_> {
     }
 
     /// The objective of `values`, simulated once (cached) and reported to `progress`.
-    fn evaluate(&self, values: &[u64]) -> Result<f64, String> {
+    fn evaluate(&self, values: &[u64]) -> Result<f64, blksim::Error> {
         if let Some(v) = self.cache.lock().unwrap().get(values) {
             return Ok(*v);
         }
         let results = self.run(values)?;
-        let v = self.objective_of(&results)?;
+        let v = self.objective_of(&results).map_err(blksim::Error::bad_input)?;
         let mut cache = self.cache.lock().unwrap();
         cache.insert(values.to_vec(), v);
         (self.progress)(cache.len(), v);
@@ -357,15 +359,17 @@ impl Problem<'_> {
     }
 
     /// Nelder-Mead from the current values: the best point found, in the unit cube of the ranges.
-    fn minimise(&self) -> Result<Vec<f64>, String> {
+    /// A failure of the model in a candidate's run comes back as itself.
+    fn minimise(&self) -> Result<Vec<f64>, blksim::Error> {
         let u0: Vec<f64> = self.params.iter().map(|p| (p.ns - p.min) as f64 / (p.max - p.min) as f64).collect();
-        let solver = NelderMead::new(start_simplex(&u0)).with_sd_tolerance(1e-6).map_err(|e| e.to_string())?;
-        let res = Executor::new(ByRef(self), solver)
-            .configure(|s| s.max_iters(self.spec.iterations))
-            .timer(false)
-            .run()
-            .map_err(|e| e.to_string())?;
-        Ok(res.state().get_best_param().cloned().unwrap_or(u0))
+        let bad = |e: ArgminError| blksim::Error::bad_input(e.to_string());
+        let solver = NelderMead::new(start_simplex(&u0)).with_sd_tolerance(1e-6).map_err(bad)?;
+        let res =
+            Executor::new(ByRef(self), solver).configure(|s| s.max_iters(self.spec.iterations)).timer(false).run();
+        if let Some(e) = self.failure.lock().unwrap().take() {
+            return Err(e);
+        }
+        Ok(res.map_err(bad)?.state().get_best_param().cloned().unwrap_or(u0))
     }
 }
 
@@ -377,7 +381,11 @@ impl CostFunction for ByRef<'_, '_> {
     type Output = f64;
 
     fn cost(&self, u: &Vec<f64>) -> Result<f64, ArgminError> {
-        let v = self.0.evaluate(&self.0.ns_of(u)).map_err(ArgminError::msg)?;
+        let v = self.0.evaluate(&self.0.ns_of(u)).map_err(|e| {
+            let message = e.message.clone();
+            self.0.failure.lock().unwrap().get_or_insert(e);
+            ArgminError::msg(message)
+        })?;
         // Outside the unit cube: the clamped point's value plus a pull back inside.
         let outside: f64 = u.iter().map(|x| (x - x.clamp(0.0, 1.0)).powi(2)).sum();
         Ok(v + 10.0 * outside)
@@ -388,14 +396,17 @@ impl CostFunction for ByRef<'_, '_> {
 const NOTHING_TO_FIT: &str = "no cell of the chosen experiments has a simulated value to fit (pending or known gaps: --include-gaps fits gaps too)";
 
 /// Fit. `progress(evaluations, objective)` is called after each new candidate.
-pub fn fit(spec: &FitSpec, progress: &(dyn Fn(usize, f64) + Sync)) -> Result<FitResult, String> {
-    check_on_base(spec)?;
-    let merged = spec.base.merged()?;
-    let params = resolve_params(&merged, &spec.params, &spec.base.name)?;
-    let problem = Problem { spec, merged, params: params.clone(), cache: Mutex::new(BTreeMap::new()), progress };
+/// An error is bad input, or (kind `Internal`) a failure of the model in a run.
+pub fn fit(spec: &FitSpec, progress: &(dyn Fn(usize, f64) + Sync)) -> Result<FitResult, blksim::Error> {
+    let bad = blksim::Error::bad_input;
+    check_on_base(spec).map_err(bad)?;
+    let merged = spec.base.merged().map_err(bad)?;
+    let params = resolve_params(&merged, &spec.params, &spec.base.name).map_err(bad)?;
+    let cache = Mutex::new(BTreeMap::new());
+    let problem = Problem { spec, merged, params: params.clone(), cache, failure: Mutex::new(None), progress };
     let start: Vec<u64> = params.iter().map(|p| p.ns).collect();
     let before = problem.run(&start)?;
-    let objective_before = problem.objective_of(&before)?;
+    let objective_before = problem.objective_of(&before).map_err(bad)?;
     problem.cache.lock().unwrap().insert(start.clone(), objective_before);
     let mut fitted = problem.ns_of(&problem.minimise()?);
     let mut objective_after = problem.evaluate(&fitted)?;

@@ -229,8 +229,9 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
     Ok(Prepared::Run { machine, settings, workload, seed: opts.seed.unwrap_or(exp.seed) })
 }
 
-/// One simulation: its observation, or why it is pending.
-fn simulate(p: &Prepared) -> Result<Result<Observation, String>, String> {
+/// One simulation: its observation, or why it is pending. An error keeps
+/// its kind (bad input, or a failure of the model).
+fn simulate(p: &Prepared) -> Result<Result<Observation, String>, blksim::Error> {
     match p {
         Prepared::Pending(why) => Ok(Err(why.clone())),
         Prepared::Run { machine, settings, workload, seed } => {
@@ -238,8 +239,11 @@ fn simulate(p: &Prepared) -> Result<Result<Observation, String>, String> {
                 Ok((report, _)) => Ok(Ok(Observation::from_report(&report))),
                 Err(e) if e.is_not_modelled() => Ok(Err(e.message)),
                 Err(e) => Err(match e.job {
-                    Some(i) => format!("job '{}': {}", workload.jobs[i].name, e.message),
-                    None => e.message,
+                    Some(i) => {
+                        let job = format!("job '{}'", workload.jobs[i].name);
+                        blksim::Error { job: None, ..e.context(job) }
+                    }
+                    None => e,
                 }),
             }
         }
@@ -275,25 +279,30 @@ pub fn par_map<T: Sync, R: Send>(
 }
 
 /// Run `exps` (every case of every experiment, in parallel) and compare.
+/// An error is bad input (an experiment, a profile, a setting, a job) or,
+/// with kind `Internal`, a failure of the model in one of the runs.
 pub fn run_experiments(
     exps: &[Experiment],
     opts: &LabOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<ExperimentResult>, String> {
+) -> Result<Vec<ExperimentResult>, blksim::Error> {
     let mut work = Vec::new();
     for (ei, e) in exps.iter().enumerate() {
         for (ci, c) in e.cases.iter().enumerate() {
-            work.push((ei, ci, prepare(e, c, opts)?));
+            work.push((ei, ci, prepare(e, c, opts).map_err(blksim::Error::bad_input)?));
         }
     }
     let outcomes = par_map(&work, opts.threads, |(_, _, p)| simulate(p), progress);
     let mut by_case: BTreeMap<(usize, usize), Result<Observation, String>> = BTreeMap::new();
     for ((ei, ci, _), out) in work.iter().zip(outcomes) {
         let e = &exps[*ei];
-        let out = out.map_err(|m| format!("{}: case '{}': {m}", e.path.display(), e.cases[*ci].label))?;
+        let out = out.map_err(|m| m.context(format!("{}: case '{}'", e.path.display(), e.cases[*ci].label)))?;
         by_case.insert((*ei, *ci), out);
     }
-    exps.iter().enumerate().map(|(ei, e)| compare(e, |ci| &by_case[&(ei, ci)])).collect()
+    exps.iter()
+        .enumerate()
+        .map(|(ei, e)| compare(e, |ci| &by_case[&(ei, ci)]).map_err(blksim::Error::bad_input))
+        .collect()
 }
 
 /// The cells of `exp`, given each case's observation (or pending reason). A metric that
@@ -459,14 +468,14 @@ value = [
             &d.join("e.toml"),
         )
         .unwrap();
-        let e = run_experiments(&[exp], &LabOptions::default(), &|_, _| {}).unwrap_err();
+        let e = run_experiments(&[exp], &LabOptions::default(), &|_, _| {}).unwrap_err().message;
         assert!(e.contains("cell 'plain': cannot compute iops_per_device"), "{e}");
         let exp = parse(
             &EXP.replace("{ name = \"plain\" }", "{ name = \"plain\", cmdline = [\"nvme.poll_queues=x\"] }"),
             &d.join("e.toml"),
         )
         .unwrap();
-        let e = run_experiments(&[exp], &LabOptions::default(), &|_, _| {}).unwrap_err();
+        let e = run_experiments(&[exp], &LabOptions::default(), &|_, _| {}).unwrap_err().message;
         assert!(e.contains("case 'v=plain'") && e.contains("nvme.poll_queues"), "{e}");
     }
 
@@ -538,7 +547,8 @@ value = [
             "{ name = \"patched\", sysfs = [\"/sys/block/nvme0n1/queue/scheduler=cfq\"] }",
         );
         let e = run_experiments(&[parse(&exp, &d.join("e.toml")).unwrap()], &LabOptions::default(), &|_, _| {})
-            .unwrap_err();
+            .unwrap_err()
+            .message;
         assert!(e.contains("unknown scheduler 'cfq'"), "{e}");
     }
 

@@ -52,10 +52,10 @@ fn fit_rejects_a_parameter_outside_the_cost_table_and_a_foreign_machine() {
     let exps = vec![load(&dir.join("null-engine.toml")).unwrap()];
     let mut spec = spec_for(&exps, 1);
     spec.params = vec!["fio_prep_ms".into()];
-    let e = fit(&spec, &|_, _| {}).err().unwrap();
+    let e = fit(&spec, &|_, _| {}).err().unwrap().message;
     assert!(e.contains("'fio_prep_ms' is not a cost of machine 'vm-2cpu'"), "{e}");
     let mut spec = spec_for(&exps, 1);
     spec.base = BaseProfile::new("spr-gen5").unwrap();
-    let e = fit(&spec, &|_, _| {}).err().unwrap();
+    let e = fit(&spec, &|_, _| {}).err().unwrap().message;
     assert!(e.contains("not on 'spr-gen5'"), "{e}");
 }

@@ -23,6 +23,3 @@ pub mod workload;
 pub use error::{Error, ErrorKind};
 pub use run::{run, run_with, run_workload, validate, RunOptions, Workload};
 pub use system::Invariants;
-
-/// The model's error (the former name of [`Error`]).
-pub type ModelError = Error;

@@ -278,9 +278,11 @@ impl Settings {
             (Field::BsRange, P::Ranges(r)) => {
                 for (slot, range) in self.bsrange.iter_mut().zip(r) {
                     match range {
-                        Some((lo, hi)) if lo != hi => return Err(Refusal::NotModelled(format!(
+                        Some((lo, hi)) if lo != hi => {
+                            return Err(Refusal::NotModelled(format!(
                             "a range of block sizes ({lo}-{hi}) is not modelled by blksim; give one size per direction"
-                        ))),
+                        )))
+                        }
                         Some((lo, _)) => *slot = Some(lo),
                         None => {}
                     }
