@@ -9,10 +9,11 @@ use crate::drivers::{dsa, null_blk, nvme, IrqRequest, ProbeCtx, Probed};
 use crate::error::Error;
 use crate::hw::cpu::Cpu;
 use crate::hw::iommu::IommuState;
-use crate::hw::lapic::FIRST_DEVICE_VECTOR;
 use crate::hw::root_port::RootPortState;
+use crate::ids::{CpuId, DevId, JobId};
 use crate::ioengine::job::Job;
 use crate::irq::desc::MsiCounters;
+use crate::irq::vector::VectorTable;
 use crate::machine::{DeviceKind, DeviceSpec, Machine};
 use crate::settings::{Scheduler, Settings};
 use crate::sim::{EventQueue, Rng};
@@ -52,7 +53,8 @@ impl Sim {
     fn boot(machine: &Machine, settings: &Settings, seed: u64) -> Sim {
         let topo = &machine.topology;
         let ncpus = topo.cpu_count() as usize;
-        let cpus: Vec<Cpu> = (0..ncpus as u32).map(|i| Cpu::new(i, topo.cpus[i as usize].sibling)).collect();
+        let cpus: Vec<Cpu> =
+            crate::ids::cpus(ncpus).map(|i| Cpu::new(i, topo.cpus[i.idx()].sibling.map(CpuId))).collect();
         Sim {
             q: EventQueue::new(ncpus),
             machine: machine.clone(),
@@ -61,7 +63,7 @@ impl Sim {
             cpus,
             devs: Vec::new(),
             irqs: Vec::new(),
-            vector_irq: vec![u32::MAX; ncpus * 256],
+            vectors: VectorTable::new(ncpus),
             root_ports: machine
                 .root_ports
                 .iter()
@@ -85,10 +87,9 @@ impl Sim {
             cpu_busy: vec![false; topo.cpus.len()],
             sample_interval_ns: 500_000_000,
             polling_job: None,
-            scratch: Vec::new(),
+            foresight: Default::default(),
             trace: None,
             dsa_clients: Vec::new(),
-            next_vector: vec![FIRST_DEVICE_VECTOR; ncpus],
             timed: Vec::new(),
             offline: vec![false; ncpus],
             retriggered: 0,
@@ -123,9 +124,9 @@ impl Sim {
     /// Add a probed device, allocating the IRQs its driver asked for in order.
     fn attach(&mut self, probed: Probed) -> Result<(), Error> {
         let Probed { mut device, irqs } = probed;
-        let dev = self.devs.len() as u16;
+        let dev = DevId::of(self.devs.len());
         for IrqRequest { queue, cpu, name, managed } in irqs {
-            device.queues[queue as usize].irq = self.alloc_irq(dev, queue, cpu, name, managed)?;
+            device.queues[queue.idx()].irq = Some(self.alloc_irq(dev, queue, cpu, name, managed)?);
         }
         self.devs.push(device);
         Ok(())
@@ -163,14 +164,14 @@ impl Sim {
         check_job(i, cfg)?;
         let devs = self.job_devices(i, cfg)?;
         let cpu = self.place_task(i, cfg, load)?;
-        let index = self.jobs.len() as u32;
+        let index = JobId::of(self.jobs.len());
         let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.seed, &format!("job/{i}")));
         if !cfg.time_based || cfg.runtime_ns.is_none() {
             job.bytes_limit = self.bytes_limit(i, cfg, &devs)?;
         }
         if job.hipri() {
             for &d in &devs {
-                let (hctx, polled) = self.devs[d as usize].hctx_for(cpu, true);
+                let (hctx, polled) = self.devs[d].hctx_for(cpu, true);
                 if polled {
                     job.poll_queues.push((d, hctx));
                 }
@@ -181,7 +182,7 @@ impl Sim {
     }
 
     /// The block devices a job's `filename`s name (none for the null engine).
-    fn job_devices(&self, i: usize, cfg: &JobConfig) -> Result<Vec<u16>, Error> {
+    fn job_devices(&self, i: usize, cfg: &JobConfig) -> Result<Vec<DevId>, Error> {
         let mut devs = Vec::new();
         if matches!(cfg.ioengine, IoEngine::Null) {
             return Ok(devs);
@@ -213,14 +214,14 @@ impl Sim {
                     ),
                 ));
             }
-            devs.push(d as u16);
+            devs.push(DevId::of(d));
         }
         Ok(devs)
     }
 
     /// The least-loaded CPU of the job's `cpus_allowed` (first on ties), as
     /// the scheduler would spread tasks.
-    fn place_task(&self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<u32, Error> {
+    fn place_task(&self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<CpuId, Error> {
         let ncpus = self.cpus.len() as u32;
         let allowed: Vec<u32> = match &cfg.cpus_allowed {
             Some(list) => {
@@ -236,16 +237,16 @@ impl Sim {
         }
         let cpu = *allowed.iter().min_by_key(|&&c| (load[c as usize], c)).unwrap();
         load[cpu as usize] += 1;
-        Ok(cpu)
+        Ok(CpuId(cpu))
     }
 
     /// A job not bounded by time: its bytes (size x loops, by default the
     /// whole devices). One bounded only by whole devices would simulate for
     /// hours: refused, asking for a bound rather than surprising.
-    fn bytes_limit(&self, i: usize, cfg: &JobConfig, devs: &[u16]) -> Result<u64, Error> {
+    fn bytes_limit(&self, i: usize, cfg: &JobConfig, devs: &[DevId]) -> Result<u64, Error> {
         let region: u64 = match cfg.size {
             Some(s) => s,
-            None => devs.iter().map(|&d| self.devs[d as usize].capacity_bytes).sum(),
+            None => devs.iter().map(|&d| self.devs[d].capacity_bytes).sum(),
         };
         let limit = region.saturating_mul(cfg.loops.max(1) as u64);
         let ios = limit / cfg.bs.iter().copied().filter(|b| *b > 0).min().unwrap_or(4096);

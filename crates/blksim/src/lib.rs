@@ -8,6 +8,7 @@ pub(crate) mod build;
 pub(crate) mod drivers;
 pub mod error;
 pub(crate) mod hw;
+pub(crate) mod ids;
 pub(crate) mod ioengine;
 pub(crate) mod irq;
 pub mod machine;

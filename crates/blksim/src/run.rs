@@ -4,6 +4,7 @@
 use crate::drivers::dsa::DsaClient;
 use crate::error::Error;
 use crate::hw::lapic::POSTED_MSI_NOTIFICATION_VECTOR;
+use crate::ids::{CpuId, DevId, DsaClientId, HctxId, JobId};
 use crate::ioengine::job::JobState;
 use crate::machine::Machine;
 use crate::settings::{Settings, TimedAction};
@@ -63,54 +64,21 @@ pub fn run_workload(
     seed: u64,
     options: &RunOptions,
 ) -> Result<(RunReport, Invariants), Error> {
-    let jobs = &workload.jobs;
-    let mut sim = Sim::build(machine, settings, jobs, seed)?;
+    let mut sim = Sim::build(machine, settings, &workload.jobs, seed)?;
     for c in &workload.dsa {
-        let dev = sim.devs.iter().position(|d| d.name == c.device && d.is_dsa()).ok_or_else(|| {
-            Error::bad_input(format!("DSA device '{}': machine '{}' has none by that name", c.device, machine.name))
-        })?;
-        let wqs = sim.devs[dev].queues.len() as u32;
-        if c.wq >= wqs || c.outstanding == 0 || c.bytes == 0 {
-            return Err(Error::bad_input(format!(
-                "DSA client on {}: wq must be < {wqs}, outstanding and bytes > 0",
-                c.device
-            )));
-        }
-        if let Some(cpu) = c.irq_cpu {
-            let irq = sim.devs[dev].queues[c.wq as usize].irq;
-            sim.irq_set_affinity(irq, &[cpu])
-                .map_err(|e| Error::bad_input(format!("DSA client on {}: {e}", c.device)))?;
-        }
-        sim.dsa_clients.push(DsaClient {
-            dev: dev as u16,
-            wq: c.wq as u16,
-            bytes: c.bytes,
-            stop_ns: c.runtime_ns,
-            ..Default::default()
-        });
+        sim.add_dsa_client(c)?;
     }
     for (i, (at, action)) in options.timed.iter().enumerate() {
-        if let TimedAction::CpuOffline { cpu } = action {
-            if sim.jobs.iter().any(|j| j.cpu == *cpu) || sim.irqs.iter().any(|q| q.managed && q.cpu == *cpu) {
-                return Err(Error::not_modelled(format!(
-                    "offlining CPU {cpu}: it runs a job or a managed (NVMe) IRQ; migrating tasks and shutting down managed IRQs is not modelled yet"
-                )));
-            }
-            if *cpu as usize >= sim.cpus.len() {
-                return Err(Error::bad_input(format!("CPU {cpu} does not exist")));
-            }
-        }
-        sim.timed.push(action.clone());
-        sim.q.at(*at, Event::Timed { index: i as u32 });
+        sim.add_timed_action(i, *at, action)?;
     }
-    for client in 0..sim.dsa_clients.len() as u32 {
-        for _ in 0..workload.dsa[client as usize].outstanding {
-            sim.dsa_submit(client);
+    for (client, c) in workload.dsa.iter().enumerate() {
+        for _ in 0..c.outstanding {
+            sim.dsa_submit(DsaClientId::of(client));
         }
     }
     if let Some((start, end)) = options.trace_window_ns {
         let mut t = crate::stats::Trace::new(start, end, sim.cpus.len());
-        t.job_names = jobs.iter().map(|j| j.name.clone()).collect();
+        t.job_names = workload.jobs.iter().map(|j| j.name.clone()).collect();
         t.dev_names = sim.devs.iter().map(|d| d.name.clone()).collect();
         sim.trace = Some(t);
     }
@@ -119,16 +87,62 @@ pub fn run_workload(
 }
 
 impl Sim {
+    /// A DSA client on its device's work queue, with the WQ's IRQ moved
+    /// where the client asks.
+    fn add_dsa_client(&mut self, c: &DsaClientConfig) -> Result<(), Error> {
+        let dev = self.devs.iter().position(|d| d.name == c.device && d.is_dsa()).ok_or_else(|| {
+            Error::bad_input(format!(
+                "DSA device '{}': machine '{}' has none by that name",
+                c.device, self.machine.name
+            ))
+        })?;
+        let wqs = self.devs[dev].queues.len() as u32;
+        if c.wq >= wqs || c.outstanding == 0 || c.bytes == 0 {
+            return Err(Error::bad_input(format!(
+                "DSA client on {}: wq must be < {wqs}, outstanding and bytes > 0",
+                c.device
+            )));
+        }
+        let wq = HctxId(c.wq as u16);
+        if let Some(cpu) = c.irq_cpu {
+            let irq = self.devs[dev].queues[wq].irq.expect("a DSA work queue has an IRQ");
+            self.irq_set_affinity(irq, &[cpu])
+                .map_err(|e| Error::bad_input(format!("DSA client on {}: {e}", c.device)))?;
+        }
+        let client = DsaClient { dev: DevId::of(dev), wq, bytes: c.bytes, stop_ns: c.runtime_ns, ..Default::default() };
+        self.dsa_clients.push(client);
+        Ok(())
+    }
+
+    /// Timed action `i` (a write at `at` ns of virtual time), checked now.
+    fn add_timed_action(&mut self, i: usize, at: u64, action: &TimedAction) -> Result<(), Error> {
+        if let TimedAction::CpuOffline { cpu } = action {
+            let cpu = CpuId(*cpu);
+            if self.jobs.iter().any(|j| j.cpu == cpu) || self.irqs.iter().any(|q| q.managed && q.cpu == cpu) {
+                return Err(Error::not_modelled(format!(
+                    "offlining CPU {cpu}: it runs a job or a managed (NVMe) IRQ; migrating tasks and shutting down managed IRQs is not modelled yet"
+                )));
+            }
+            if cpu.idx() >= self.cpus.len() {
+                return Err(Error::bad_input(format!("CPU {cpu} does not exist")));
+            }
+        }
+        self.timed.push(action.clone());
+        self.q.at(at, Event::Timed { index: i as u32 });
+        Ok(())
+    }
+
+    /// The next stonewall phase with jobs: its jobs start (after their startdelay).
     pub(crate) fn start_phase(&mut self) {
         while self.phase < self.phases {
-            let members: Vec<u32> = self.jobs.iter().filter(|j| j.cfg.phase == self.phase).map(|j| j.index).collect();
+            let members: Vec<JobId> = self.jobs.iter().filter(|j| j.cfg.phase == self.phase).map(|j| j.index).collect();
             if members.is_empty() {
                 self.phase += 1;
                 continue;
             }
             self.jobs_left = members.len();
             for j in members {
-                let delay = self.jobs[j as usize].cfg.startdelay_ns;
+                let delay = self.jobs[j].cfg.startdelay_ns;
                 self.q.after(delay, Event::JobStarted { job: j });
             }
             return;
@@ -136,7 +150,7 @@ impl Sim {
     }
 
     /// A job ended: when its whole phase has, the next phase starts.
-    pub(crate) fn job_finished(&mut self, _j: u32) {
+    pub(crate) fn job_finished(&mut self, _j: JobId) {
         self.jobs_left -= 1;
         if self.jobs_left == 0 {
             self.phase += 1;
@@ -144,55 +158,18 @@ impl Sim {
         }
     }
 
+    /// Every phase ran and every DSA client stopped.
     pub(crate) fn all_done(&self) -> bool {
         self.phase >= self.phases && self.dsa_done()
     }
 
+    /// The event loop, until everything is done. No event left before that
+    /// is a stall: an internal error.
     pub(crate) fn run_loop(&mut self) -> Result<(), Error> {
         self.start_phase();
         while !self.all_done() {
             let Some(popped) = self.q.pop() else {
-                let stuck: Vec<String> = self
-                    .jobs
-                    .iter()
-                    .filter(|j| j.state != JobState::Done && j.cfg.phase == self.phase)
-                    .map(|j| {
-                        format!(
-                            "{}#{} in {:?} (inflight {}, ready {}, task_work {}, waits for {}, tag waits {})",
-                            j.cfg.name,
-                            j.index,
-                            j.state,
-                            j.inflight,
-                            j.ready.len(),
-                            j.tw_pending.len(),
-                            j.wait_for,
-                            j.tag_waits
-                        )
-                    })
-                    .collect();
-                let cpus: Vec<String> = self
-                    .cpus
-                    .iter()
-                    .filter(|c| {
-                        !c.done_list.is_empty() || c.ksoftirqd_pending || c.irr != [0; 4] || !c.frames.is_empty()
-                    })
-                    .map(|c| {
-                        format!(
-                            "cpu{}: done_list {} ksoftirqd {} irr {:?} frames {}",
-                            c.id,
-                            c.done_list.len(),
-                            c.ksoftirqd_pending,
-                            c.irr,
-                            c.frames.len()
-                        )
-                    })
-                    .collect();
-                let waits: usize = self.devs.iter().flat_map(|d| d.queues.iter()).map(|q| q.tag_waiters.len()).sum();
-                return Err(Error::internal(format!(
-                    "internal error: the simulation stalled ({}; {}; {waits} requests waiting for tags)",
-                    stuck.join(", "),
-                    cpus.join("; ")
-                )));
+                return Err(Error::internal(self.stall_report()));
             };
             self.prefetch_next();
             self.handle(popped);
@@ -201,6 +178,51 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// What is stuck when the simulation stalls: jobs not done, CPUs with
+    /// work pending, requests waiting for tags.
+    fn stall_report(&self) -> String {
+        let stuck: Vec<String> = self
+            .jobs
+            .iter()
+            .filter(|j| j.state != JobState::Done && j.cfg.phase == self.phase)
+            .map(|j| {
+                format!(
+                    "{}#{} in {:?} (inflight {}, ready {}, task_work {}, waits for {}, tag waits {})",
+                    j.cfg.name,
+                    j.index,
+                    j.state,
+                    j.inflight,
+                    j.ready.len(),
+                    j.tw_pending.len(),
+                    j.wait_for,
+                    j.tag_waits
+                )
+            })
+            .collect();
+        let cpus: Vec<String> = self
+            .cpus
+            .iter()
+            .filter(|c| !c.done_list.is_empty() || c.ksoftirqd_pending || !c.irr.is_empty() || !c.frames.is_empty())
+            .map(|c| {
+                let irr: Vec<String> = c.irr.iter().map(|v| format!("{v:#x}")).collect();
+                format!(
+                    "cpu{}: done_list {} ksoftirqd {} irr [{}] frames {}",
+                    c.id,
+                    c.done_list.len(),
+                    c.ksoftirqd_pending,
+                    irr.join(", "),
+                    c.frames.len()
+                )
+            })
+            .collect();
+        let waits: usize = self.devs.iter().flat_map(|d| d.queues.iter()).map(|q| q.tag_waiters.len()).sum();
+        format!(
+            "internal error: the simulation stalled ({}; {}; {waits} requests waiting for tags)",
+            stuck.join(", "),
+            cpus.join("; ")
+        )
     }
 
     /// Run every event due up to `until_ns` (tests drive the model this way).
@@ -223,7 +245,7 @@ impl Sim {
             },
             _ => return,
         };
-        if let Some(r) = self.reqs.reqs.get(req as usize..=req as usize) {
+        if let Some(r) = self.reqs.reqs.get(req.idx()..=req.idx()) {
             crate::sim::prefetch_slice(r);
         }
     }
@@ -232,7 +254,7 @@ impl Sim {
     pub(crate) fn handle(&mut self, popped: Popped<Event>) {
         let ev = match popped {
             // A CPU's timer: the step running on it reached its end.
-            Popped::Timer(cpu) => return self.cpu_step_done(cpu),
+            Popped::Timer(cpu) => return self.cpu_step_done(CpuId(cpu)),
             Popped::Event(ev) => ev,
         };
         match ev {

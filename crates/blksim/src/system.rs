@@ -5,13 +5,16 @@
 
 use crate::block::RequestPool;
 use crate::drivers::dsa::DsaClient;
+use crate::drivers::nvme::pci::Foresight;
 use crate::drivers::Device;
 use crate::hw::cpu::Cpu;
 use crate::hw::iommu::IommuState;
 use crate::hw::root_port::RootPortState;
+use crate::ids::{CpuId, DevId, HctxId, IrqId, JobId, ReqId};
 use crate::ioengine::job::Job;
 use crate::irq::desc::{Irq, MsiCounters};
 use crate::irq::posted_msi::PiDesc;
+use crate::irq::vector::VectorTable;
 use crate::machine::{Costs, Machine};
 use crate::settings::TimedAction;
 use crate::sim::EventQueue;
@@ -20,25 +23,25 @@ use crate::sim::EventQueue;
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     /// A device sent the CQE write of `req` towards its root port.
-    CqeSent { dev: u16, req: u32 },
+    CqeSent { dev: DevId, req: ReqId },
     /// The CQE write of `req` (after its read data) reached the device's root port.
-    CqeAtPort { dev: u16, hctx: u16, req: u32 },
+    CqeAtPort { dev: DevId, hctx: HctxId, req: ReqId },
     /// A root port finished the MSI that held the writes behind it.
     RootPortFree { port: u16 },
     /// An interrupt message (MSI or IPI) reached a CPU's local APIC.
-    InterruptArrived { cpu: u32, vector: u8 },
+    InterruptArrived { cpu: CpuId, vector: u8 },
     /// The IOMMU's posting of a device MSI (vector on cpu) left root port `port`.
-    MsiPosted { cpu: u32, vector: u8, port: u16 },
+    MsiPosted { cpu: CpuId, vector: u8, port: u16 },
     /// A wake-up IPI reached the idle CPU of a woken job.
-    TaskWoken { job: u32 },
+    TaskWoken { job: JobId },
     /// An hrtimer armed by null_blk (irqmode=2) for `req` expired on `cpu`.
-    HrtimerExpired { cpu: u32, req: u32 },
+    HrtimerExpired { cpu: CpuId, req: ReqId },
     /// A timed action (index into `Sim::timed`) is due.
     Timed { index: u32 },
     /// `__vector_cleanup` on `cpu` for the old `vector` of a moved `irq`.
-    VectorCleanup { cpu: u32, vector: u8, irq: u32 },
+    VectorCleanup { cpu: CpuId, vector: u8, irq: IrqId },
     /// A job's start time (its phase began, plus startdelay) came.
-    JobStarted { job: u32 },
+    JobStarted { job: JobId },
 }
 
 /// Counts that let tests check exactly-once invariants.
@@ -61,8 +64,8 @@ pub struct Sim {
     pub pi_descs: Vec<PiDesc>,
     pub devs: Vec<Device>,
     pub irqs: Vec<Irq>,
-    /// (cpu * 256 + vector) -> IRQ index, `u32::MAX` if none.
-    pub vector_irq: Vec<u32>,
+    /// Which IRQ each vector of each CPU is bound to.
+    pub vectors: VectorTable,
     pub root_ports: Vec<RootPortState>,
     /// The interrupt-remapping unit of each socket.
     pub iommus: Vec<IommuState>,
@@ -88,16 +91,14 @@ pub struct Sim {
     pub failure: Option<String>,
     /// Vectors retriggered on a new CPU after their old CPU went offline.
     pub retriggered: u64,
-    /// Next free device vector on each CPU.
-    pub next_vector: Vec<u8>,
     /// DSA clients (the workload of a DSA run).
     pub dsa_clients: Vec<DsaClient>,
     /// The timeline being recorded, if asked for.
     pub trace: Option<crate::stats::Trace>,
     /// Scratch space for foreseeing a drain's wake-ups and IPIs.
-    pub scratch: Vec<(u32, u32)>,
+    pub foresight: Foresight,
     /// The job whose poller is reaping right now (IOPOLL completions go straight to its ring).
-    pub polling_job: Option<u32>,
+    pub polling_job: Option<JobId>,
     pub(crate) phase: u32,
     pub(crate) phases: u32,
     pub(crate) jobs_left: usize,

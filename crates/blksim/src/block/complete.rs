@@ -6,26 +6,27 @@
 //! waiter), SCHED_RESTART, the ioengine's completion.
 
 use super::Placement;
+use crate::ids::{CpuId, JobId, ReqId};
 use crate::ioengine::job::JobState;
 use crate::system::Sim;
 
 impl Sim {
     /// `blk_mq_complete_request` on `cpu`: where does `req` end?
     #[inline(always)]
-    pub(crate) fn placement(&self, cpu: u32, req: u32) -> Placement {
-        let r = &self.reqs.reqs[req as usize];
-        let dev = &self.devs[r.dev as usize];
+    pub(crate) fn placement(&self, cpu: CpuId, req: ReqId) -> Placement {
+        let r = &self.reqs.reqs[req];
+        let dev = &self.devs[r.dev()];
         if r.polled {
             return Placement::Batched;
         }
         // hctx with a single ctx, completing on that ctx's CPU: no IPI.
-        if dev.map.nr_ctx[r.hctx as usize] == 1 && r.submit_cpu == cpu {
+        if dev.map.nr_ctx[r.hctx] == 1 && r.submit_cpu == cpu {
             return if dev.elevator.is_some() { Placement::Inline } else { Placement::Batched };
         }
         let rq_affinity = dev.queue_settings.rq_affinity;
         let need_ipi = rq_affinity >= 1
             && cpu != r.submit_cpu
-            && !(rq_affinity == 1 && self.machine.topology.share_cache(cpu, r.submit_cpu));
+            && !(rq_affinity == 1 && self.machine.topology.share_cache(cpu.0, r.submit_cpu.0));
         if need_ipi {
             Placement::Remote
         } else if dev.nr_hw_queues() == 1 {
@@ -39,10 +40,10 @@ impl Sim {
     }
 
     /// BLOCK_SOFTIRQ on `cpu`: end the first `n` requests of its `blk_cpu_done` list.
-    pub(crate) fn block_softirq(&mut self, cpu: u32, n: u32) -> u64 {
+    pub(crate) fn block_softirq(&mut self, cpu: CpuId, n: u32) -> u64 {
         let mut debt = 0;
         for _ in 0..n {
-            let req = self.cpus[cpu as usize].done_list.pop_front().expect("done list");
+            let req = self.cpus[cpu].done_list.pop_front().expect("done list");
             debt += self.end_request(cpu, req);
         }
         debt
@@ -52,46 +53,46 @@ impl Sim {
     /// the ioengine. Returns the cost of follow-on work (wake-ups, dispatch of
     /// a request that waited for the tag).
     #[inline(always)]
-    pub(crate) fn end_request(&mut self, cpu: u32, req: u32) -> u64 {
+    pub(crate) fn end_request(&mut self, cpu: CpuId, req: ReqId) -> u64 {
         let now = self.q.now_ns();
-        self.reqs.reqs[req as usize].t_done_ns = now;
-        let r = self.reqs.reqs[req as usize];
-        let dev = &mut self.devs[r.dev as usize];
+        self.reqs.reqs[req].t_done_ns = now;
+        let r = self.reqs.reqs[req];
+        let dev = &mut self.devs[r.dev()];
         dev.account_done(now, &r);
         if let Some(t) = self.trace.as_mut() {
-            t.queue_depth(r.dev, now, dev.disk.inflight);
+            t.queue_depth(r.dev().0, now, dev.disk.inflight);
         }
         let mut debt = 0;
-        let hctx = &mut dev.queues[r.hctx as usize];
+        let hctx = &mut dev.queues[r.hctx];
         match hctx.tag_waiters.pop_front() {
             // The freed tag goes straight to the oldest waiter, dispatched from here.
             Some(waiter) => {
-                self.reqs.reqs[waiter as usize].waiting_tag = false;
+                self.reqs.reqs[waiter].waiting_tag = false;
                 if let Some(dd) = dev.elevator.as_mut() {
                     // It goes to the scheduler's FIFO (inserted from here, lock not modelled).
                     dd.fifo.push_back(waiter);
                     debt += self.costs.dd_insert_ns;
                 } else {
-                    debt += self.driver_queue_rq_cost(r.dev, false) + self.driver_commit_cost(r.dev);
-                    debt += self.driver_issue(cpu, r.dev, r.hctx, waiter);
+                    debt += self.driver_queue_rq_cost(r.dev(), false) + self.driver_commit_cost(r.dev());
+                    debt += self.driver_issue(cpu, r.dev(), r.hctx, waiter);
                 }
-                let wj = self.reqs.reqs[waiter as usize].job;
+                let wj = self.reqs.reqs[waiter].job();
                 debt += self.tag_granted(cpu, wj);
             }
             None => hctx.tags_free += 1,
         }
-        if let Some(dd) = self.devs[r.dev as usize].elevator.as_mut() {
+        if let Some(dd) = self.devs[r.dev()].elevator.as_mut() {
             dd.driver_tags_free += 1;
         }
-        debt += self.sched_restart(cpu, r.dev);
+        debt += self.sched_restart(cpu, r.dev());
         let mut debt = debt + self.engine_complete(cpu, req);
         // Bios merged into this request end with it.
         let mut next = r.next_merged;
-        while next != crate::block::NO_REQ {
-            let c = &mut self.reqs.reqs[next as usize];
+        while let Some(m) = next {
+            let c = &mut self.reqs.reqs[m];
             (c.t_dispatch_ns, c.t_cqe_ns, c.t_done_ns) = (r.t_dispatch_ns, r.t_cqe_ns, now);
             let following = c.next_merged;
-            debt += self.engine_complete(cpu, next);
+            debt += self.engine_complete(cpu, m);
             next = following;
         }
         debt
@@ -99,8 +100,8 @@ impl Sim {
 
     /// A request of `j` got the tag it waited for; the last one wakes a
     /// submitter sleeping for them. Returns the waker's cost.
-    pub(crate) fn tag_granted(&mut self, cpu: u32, j: u32) -> u64 {
-        let job = &mut self.jobs[j as usize];
+    pub(crate) fn tag_granted(&mut self, cpu: CpuId, j: JobId) -> u64 {
+        let job = &mut self.jobs[j];
         job.tag_waits -= 1;
         if job.tag_waits == 0 && job.tag_blocked && job.state == JobState::Sleeping {
             self.wake(cpu, j)

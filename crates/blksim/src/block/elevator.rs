@@ -17,23 +17,24 @@
 
 use crate::block::mq_deadline::SchedOp;
 use crate::hw::cpu::{Acct, Running};
+use crate::ids::{CpuId, DevId, JobId};
 use crate::ioengine::fio_loop::SPIN_NS;
 use crate::ioengine::job::JobState;
 use crate::system::Sim;
 
 impl Sim {
-    pub(crate) fn deadline_dev(&self, j: u32) -> u16 {
-        self.jobs[j as usize].devs[0]
+    pub(crate) fn deadline_dev(&self, j: JobId) -> DevId {
+        self.jobs[j].devs[0]
     }
 
     /// Cost of handing a lock from `from` to `to` (the lock's line moves to
     /// the new owner, and its MCS node first).
-    pub(crate) fn lock_handoff_ns(&self, from: u32, to: u32) -> u64 {
+    pub(crate) fn lock_handoff_ns(&self, from: CpuId, to: CpuId) -> u64 {
         let t = &self.machine.topology;
         let c = &self.costs;
-        let one = if t.cpus[from as usize].core == t.cpus[to as usize].core {
+        let one = if t.cpus[from].core == t.cpus[to].core {
             c.cacheline_transfer_ns / 4
-        } else if t.share_cache(from, to) {
+        } else if t.share_cache(from.0, to.0) {
             c.cacheline_transfer_ns
         } else {
             c.cacheline_transfer_llc_ns
@@ -42,10 +43,10 @@ impl Sim {
     }
 
     /// Start the job's next scheduler step, or go on with fio's loop.
-    pub(crate) fn sched_next_op(&mut self, cpu: u32, j: u32) {
-        let dev = self.deadline_dev(j) as usize;
+    pub(crate) fn sched_next_op(&mut self, cpu: CpuId, j: JobId) {
+        let dev = self.deadline_dev(j);
         let patched = self.patch_mq_deadline_2024;
-        let Some(op) = self.jobs[j as usize].sched_ops.front().copied() else {
+        let Some(op) = self.jobs[j].sched_ops.front().copied() else {
             return self.job_after_submit(cpu, j);
         };
         let now = self.q.now_ns();
@@ -54,21 +55,21 @@ impl Sim {
         match op {
             // The 2024 series: spin_trylock, and no merge if it fails.
             SchedOp::Merge if patched && dd.lock.owner.is_some() => {
-                self.jobs[j as usize].sched_ops.pop_front();
+                self.jobs[j].sched_ops.pop_front();
                 return self.sched_next_op(cpu, j);
             }
             // The 2024 series: another CPU is dispatching; it will pick ours up.
-            SchedOp::Dispatch if patched && dd.dispatching && !self.jobs[j as usize].dispatching => {
-                self.jobs[j as usize].sched_ops.pop_front();
+            SchedOp::Dispatch if patched && dd.dispatching && !self.jobs[j].dispatching => {
+                self.jobs[j].sched_ops.pop_front();
                 return self.sched_next_op(cpu, j);
             }
             SchedOp::Dispatch if patched => {
                 dd.dispatching = true;
-                self.jobs[j as usize].dispatching = true;
+                self.jobs[j].dispatching = true;
             }
             _ => {}
         }
-        self.jobs[j as usize].on_insert_lock = insert_lock;
+        self.jobs[j].on_insert_lock = insert_lock;
         let lock = if insert_lock { &mut dd.insert_lock } else { &mut dd.lock };
         if lock.acquire(j, now) {
             self.sched_hold(j);
@@ -78,10 +79,10 @@ impl Sim {
     }
 
     /// The job owns the lock: its locked section for the current op.
-    pub(crate) fn sched_hold(&mut self, j: u32) {
-        let dev = self.deadline_dev(j) as usize;
+    pub(crate) fn sched_hold(&mut self, j: JobId) {
+        let dev = self.deadline_dev(j);
         let c = &self.costs;
-        let job = &self.jobs[j as usize];
+        let job = &self.jobs[j];
         let dd = self.devs[dev].elevator.as_ref().unwrap();
         let cost = match job.sched_ops.front().copied().unwrap() {
             SchedOp::Merge => c.dd_merge_ns,
@@ -94,19 +95,19 @@ impl Sim {
     }
 
     /// The lock was handed to a spinning job (or it found it free).
-    pub(crate) fn sched_lock_granted(&mut self, _cpu: u32, j: u32) {
+    pub(crate) fn sched_lock_granted(&mut self, _cpu: CpuId, j: JobId) {
         self.sched_hold(j);
     }
 
     /// The locked section ended: its effect, then the lock goes to the next waiter.
-    pub(crate) fn sched_hold_done(&mut self, cpu: u32, j: u32) {
+    pub(crate) fn sched_hold_done(&mut self, cpu: CpuId, j: JobId) {
         let now = self.q.now_ns();
-        let dev = self.deadline_dev(j) as usize;
-        let op = self.jobs[j as usize].sched_ops.pop_front().unwrap();
-        let on_insert_lock = self.jobs[j as usize].on_insert_lock;
-        let pending = std::mem::take(&mut self.jobs[j as usize].sched_pending);
+        let dev = self.deadline_dev(j);
+        let op = self.jobs[j].sched_ops.pop_front().unwrap();
+        let on_insert_lock = self.jobs[j].on_insert_lock;
+        let pending = std::mem::take(&mut self.jobs[j].sched_pending);
         let dd = self.devs[dev].elevator.as_mut().unwrap();
-        let mut issue = u32::MAX;
+        let mut issue = None;
         match op {
             SchedOp::Merge => {}
             SchedOp::Insert if on_insert_lock => dd.insert_list.extend(pending.iter().copied()),
@@ -118,19 +119,19 @@ impl Sim {
                 if dd.driver_tags_free > 0 {
                     if let Some(r) = dd.fifo.pop_front() {
                         dd.driver_tags_free -= 1;
-                        issue = r;
+                        issue = Some(r);
                     }
                 }
             }
         }
         if op != SchedOp::Insert {
-            self.jobs[j as usize].sched_pending = pending;
+            self.jobs[j].sched_pending = pending;
         }
         // spin_unlock: hand the lock to the oldest waiter.
         let lock = if on_insert_lock { &mut dd.insert_lock } else { &mut dd.lock };
         let next = lock.release(now, |_| now);
         if let Some(n) = next {
-            let ns = self.lock_handoff_ns(self.jobs[j as usize].cpu, self.jobs[n as usize].cpu);
+            let ns = self.lock_handoff_ns(self.jobs[j].cpu, self.jobs[n].cpu);
             let l = if on_insert_lock {
                 &mut self.devs[dev].elevator.as_mut().unwrap().insert_lock
             } else {
@@ -142,15 +143,15 @@ impl Sim {
             self.lock_spin_ends(n, ns);
         }
         if op == SchedOp::Dispatch {
-            if issue != u32::MAX {
+            if issue.is_some() {
                 // queue_rq outside the lock, then another dispatch round.
-                self.jobs[j as usize].sched_issue = issue;
-                let cost = self.driver_queue_rq_cost(dev as u16, false);
+                self.jobs[j].sched_issue = issue;
+                let cost = self.driver_queue_rq_cost(dev, false);
                 return self.job_set(j, JobState::SchedIssue, cost, Acct::Sys, 0);
             }
             // Nothing (or no driver tag) left: the dispatch is over.
-            if self.jobs[j as usize].dispatching {
-                self.jobs[j as usize].dispatching = false;
+            if self.jobs[j].dispatching {
+                self.jobs[j].dispatching = false;
                 self.devs[dev].elevator.as_mut().unwrap().dispatching = false;
             }
         }
@@ -158,12 +159,12 @@ impl Sim {
     }
 
     /// The driver took the dispatched request: issue it, then dispatch again.
-    pub(crate) fn sched_issued(&mut self, cpu: u32, j: u32) {
-        let req = std::mem::replace(&mut self.jobs[j as usize].sched_issue, u32::MAX);
-        let (dev, hctx) = (self.reqs.reqs[req as usize].dev, self.reqs.reqs[req as usize].hctx);
+    pub(crate) fn sched_issued(&mut self, cpu: CpuId, j: JobId) {
+        let req = self.jobs[j].sched_issue.take().expect("a dispatched request");
+        let (dev, hctx) = (self.reqs.reqs[req].dev(), self.reqs.reqs[req].hctx);
         let debt = self.driver_issue(cpu, dev, hctx, req);
-        self.jobs[j as usize].debt_ns += debt;
-        self.jobs[j as usize].sched_ops.push_front(SchedOp::Dispatch);
+        self.jobs[j].debt_ns += debt;
+        self.jobs[j].sched_ops.push_front(SchedOp::Dispatch);
         self.sched_next_op(cpu, j);
     }
 
@@ -173,17 +174,17 @@ impl Sim {
     /// charged to the completing context (the kblockd hand-off is not
     /// modelled). Returns its cost.
     #[inline(always)]
-    pub(crate) fn sched_restart(&mut self, cpu: u32, dev: u16) -> u64 {
-        if self.devs[dev as usize].elevator.is_none() {
+    pub(crate) fn sched_restart(&mut self, cpu: CpuId, dev: DevId) -> u64 {
+        if self.devs[dev].elevator.is_none() {
             return 0;
         }
         self.sched_restart_deadline(cpu, dev)
     }
 
-    pub(crate) fn sched_restart_deadline(&mut self, cpu: u32, dev: u16) -> u64 {
+    pub(crate) fn sched_restart_deadline(&mut self, cpu: CpuId, dev: DevId) -> u64 {
         let patched = self.patch_mq_deadline_2024;
         let now = self.q.now_ns();
-        let Some(dd) = self.devs[dev as usize].elevator.as_mut() else { return 0 };
+        let Some(dd) = self.devs[dev].elevator.as_mut() else { return 0 };
         if (dd.fifo.is_empty() && dd.insert_list.is_empty())
             || dd.driver_tags_free == 0
             || dd.lock.owner.is_some()
@@ -204,7 +205,7 @@ impl Sim {
         let _ = now;
         let mut cost = 0;
         for r in issue {
-            let hctx = self.reqs.reqs[r as usize].hctx;
+            let hctx = self.reqs.reqs[r].hctx;
             cost += self.costs.dd_dispatch_ns + self.driver_queue_rq_cost(dev, false);
             cost += self.driver_issue(cpu, dev, hctx, r);
         }
@@ -212,10 +213,10 @@ impl Sim {
     }
 
     /// A job spinning for a lock gets it `after_ns` from now.
-    pub(crate) fn lock_spin_ends(&mut self, j: u32, after_ns: u64) {
-        debug_assert_eq!(self.jobs[j as usize].state, JobState::LockSpin);
-        let cpu = self.jobs[j as usize].cpu;
-        let running = self.cpus[cpu as usize].running == Running::Task(j);
+    pub(crate) fn lock_spin_ends(&mut self, j: JobId, after_ns: u64) {
+        debug_assert_eq!(self.jobs[j].state, JobState::LockSpin);
+        let cpu = self.jobs[j].cpu;
+        let running = self.cpus[cpu].running == Running::Task(j);
         if running {
             self.cpu_charge(cpu);
         }

@@ -2,6 +2,7 @@
 //! spin (busy, system time) until the owner hands the lock over; a hand-off
 //! costs the lock's cache line moving to the next owner's core.
 
+use crate::ids::JobId;
 use std::collections::VecDeque;
 
 /// Lock statistics, as `perf lock contention` sees them.
@@ -19,9 +20,9 @@ pub struct LockStats {
 #[derive(Clone, Debug, Default)]
 pub struct SpinLock {
     /// The job holding it.
-    pub owner: Option<u32>,
+    pub owner: Option<JobId>,
     /// Jobs spinning for it, with when they started, oldest first.
-    pub waiters: VecDeque<(u32, u64)>,
+    pub waiters: VecDeque<(JobId, u64)>,
     /// When the current owner got it.
     pub held_since_ns: u64,
     pub stats: LockStats,
@@ -29,7 +30,7 @@ pub struct SpinLock {
 
 impl SpinLock {
     /// `spin_lock`: take it (`true`) or queue behind the owner (`false`).
-    pub fn acquire(&mut self, job: u32, now: u64) -> bool {
+    pub fn acquire(&mut self, job: JobId, now: u64) -> bool {
         self.stats.acquisitions += 1;
         if self.owner.is_none() {
             self.owner = Some(job);
@@ -44,7 +45,7 @@ impl SpinLock {
 
     /// `spin_trylock`: take it only if free.
     #[cfg(test)]
-    pub fn try_acquire(&mut self, job: u32, now: u64) -> bool {
+    pub fn try_acquire(&mut self, job: JobId, now: u64) -> bool {
         if self.owner.is_none() {
             self.stats.acquisitions += 1;
             self.owner = Some(job);
@@ -57,7 +58,7 @@ impl SpinLock {
 
     /// `spin_unlock`: the next waiter (if any) becomes the owner at `granted_ns`
     /// (after the hand-off); returns it.
-    pub fn release(&mut self, now: u64, granted_ns: impl FnOnce(u32) -> u64) -> Option<u32> {
+    pub fn release(&mut self, now: u64, granted_ns: impl FnOnce(JobId) -> u64) -> Option<JobId> {
         self.stats.hold_ns += now - self.held_since_ns;
         match self.waiters.pop_front() {
             Some((next, since)) => {
@@ -82,12 +83,12 @@ mod tests {
     #[test]
     fn waiters_get_the_lock_in_arrival_order_and_waits_are_counted() {
         let mut l = SpinLock::default();
-        assert!(l.acquire(1, 0));
-        assert!(!l.acquire(2, 10));
-        assert!(!l.acquire(3, 20));
-        assert!(!l.try_acquire(4, 25));
-        assert_eq!(l.release(100, |_| 150), Some(2));
-        assert_eq!(l.release(200, |_| 260), Some(3));
+        assert!(l.acquire(JobId(1), 0));
+        assert!(!l.acquire(JobId(2), 10));
+        assert!(!l.acquire(JobId(3), 20));
+        assert!(!l.try_acquire(JobId(4), 25));
+        assert_eq!(l.release(100, |_| 150), Some(JobId(2)));
+        assert_eq!(l.release(200, |_| 260), Some(JobId(3)));
         assert_eq!(l.release(300, |_| 0), None);
         assert_eq!(
             l.stats,

@@ -11,7 +11,7 @@ pub(crate) mod mq_deadline;
 pub(crate) mod request;
 pub(crate) mod submit;
 
-pub(crate) use request::{Request, RequestPool, NO_REQ};
+pub(crate) use request::{Owner, Request, RequestPool};
 
 /// Where a completed request ends (`blk_mq_complete_request`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

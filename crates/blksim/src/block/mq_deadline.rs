@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 
 use crate::block::lock::SpinLock;
+use crate::ids::ReqId;
 
 /// mq-deadline's per-queue state.
 #[derive(Clone, Debug, Default)]
@@ -13,12 +14,12 @@ pub struct Deadline {
     /// `dd->lock`.
     pub lock: SpinLock,
     /// Inserted requests, in deadline (FIFO) order.
-    pub fifo: VecDeque<u32>,
+    pub fifo: VecDeque<ReqId>,
     /// Driver tags free (the hardware queue's depth).
     pub driver_tags_free: u32,
     /// 2024 series: `insert_lock` and the insertion list.
     pub insert_lock: SpinLock,
-    pub insert_list: VecDeque<u32>,
+    pub insert_list: VecDeque<ReqId>,
     /// 2024 series: DD_DISPATCHING.
     pub dispatching: bool,
 }

@@ -1,21 +1,29 @@
 //! A request (fio's io_u and the kernel's request in one): where it goes and
 //! the timestamps its latencies come from. Held in a pool, allocation-free.
 
+use crate::ids::{CpuId, DevId, DsaClientId, HctxId, JobId, ReqId};
 use crate::workload::Direction;
 
-/// No request.
-pub const NO_REQ: u32 = u32::MAX;
+/// Whose I/O a request is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// A fio job's io_u.
+    Job(JobId),
+    /// A DSA client's descriptor.
+    Dsa(DsaClientId),
+}
 
 #[derive(Clone, Copy, Debug)]
 pub struct Request {
-    pub job: u32,
+    pub owner: Owner,
     pub dir: Direction,
     pub bytes: u32,
     pub offset: u64,
-    pub dev: u16,
-    pub hctx: u16,
+    /// The device it goes to (`None`: fio's null engine, which has none).
+    pub dev: Option<DevId>,
+    pub hctx: HctxId,
     /// The CPU that submitted it (`rq->mq_ctx->cpu`).
-    pub submit_cpu: u32,
+    pub submit_cpu: CpuId,
     /// fio prepared it (slat and lat start).
     pub t_start_ns: u64,
     /// The submitting syscall handed it to the kernel (slat end, clat start).
@@ -29,9 +37,8 @@ pub struct Request {
     /// Bytes the device moves for this request: its own, plus those of the
     /// bios merged into it.
     pub dev_bytes: u32,
-    /// The next request merged into this one (`NO_REQ` if none): they
-    /// complete with it.
-    pub next_merged: u32,
+    /// The next request merged into this one: they complete with it.
+    pub next_merged: Option<ReqId>,
     /// Merged into another request: it takes no tag and completes with it.
     pub merged: bool,
     /// Submitted with REQ_POLLED to a poll queue.
@@ -43,24 +50,39 @@ pub struct Request {
 impl Request {
     fn empty() -> Request {
         Request {
-            job: 0,
+            owner: Owner::Job(JobId(0)),
             dir: Direction::Read,
             bytes: 0,
             offset: 0,
-            dev: 0,
-            hctx: 0,
-            submit_cpu: 0,
+            dev: None,
+            hctx: HctxId(0),
+            submit_cpu: CpuId(0),
             t_start_ns: 0,
             t_issue_ns: 0,
             t_dispatch_ns: 0,
             t_cqe_ns: 0,
             t_done_ns: 0,
             dev_bytes: 0,
-            next_merged: NO_REQ,
+            next_merged: None,
             merged: false,
             polled: false,
             waiting_tag: false,
         }
+    }
+
+    /// The job whose io_u it is.
+    #[inline(always)]
+    pub fn job(&self) -> JobId {
+        match self.owner {
+            Owner::Job(j) => j,
+            Owner::Dsa(c) => unreachable!("a DSA descriptor (client {c}) has no job"),
+        }
+    }
+
+    /// The device of a block request (every engine's but fio's null one).
+    #[inline(always)]
+    pub fn dev(&self) -> DevId {
+        self.dev.expect("a block request has a device")
     }
 }
 
@@ -68,24 +90,24 @@ impl Request {
 #[derive(Default)]
 pub struct RequestPool {
     pub reqs: Vec<Request>,
-    free: Vec<u32>,
+    free: Vec<ReqId>,
     /// Requests handed out and not yet freed (for the exactly-once invariant).
     pub live: u64,
 }
 
 impl RequestPool {
-    pub fn alloc(&mut self) -> u32 {
+    pub fn alloc(&mut self) -> ReqId {
         self.live += 1;
         match self.free.pop() {
             Some(id) => id,
             None => {
                 self.reqs.push(Request::empty());
-                (self.reqs.len() - 1) as u32
+                ReqId::of(self.reqs.len() - 1)
             }
         }
     }
 
-    pub fn free(&mut self, id: u32) {
+    pub fn free(&mut self, id: ReqId) {
         debug_assert!(!self.free.contains(&id), "request freed twice");
         self.live -= 1;
         self.free.push(id);

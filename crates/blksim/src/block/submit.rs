@@ -6,8 +6,8 @@
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
 use crate::block::mq_deadline::SchedOp;
-use crate::block::NO_REQ;
 use crate::drivers::Driver;
+use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::job::{batch_bucket, depth_bucket};
 use crate::system::Sim;
 use crate::workload::IoEngine;
@@ -15,9 +15,9 @@ use crate::workload::IoEngine;
 impl Sim {
     /// The driver's cost per request on `dev`: `queue_rq`, or its share of
     /// `queue_rqs` for a plugged batch.
-    pub(crate) fn driver_queue_rq_cost(&self, dev: u16, plugged: bool) -> u64 {
+    pub(crate) fn driver_queue_rq_cost(&self, dev: DevId, plugged: bool) -> u64 {
         let c = &self.costs;
-        if matches!(self.devs[dev as usize].driver, Driver::Nvme(_)) {
+        if matches!(self.devs[dev].driver, Driver::Nvme(_)) {
             (if plugged { c.nvme_queue_rqs_ns } else { c.nvme_queue_rq_ns }) + c.dma_map_ns
         } else {
             c.null_queue_rq_ns
@@ -25,8 +25,8 @@ impl Sim {
     }
 
     /// The driver's cost to start a batch on `dev` (the NVMe SQ doorbell).
-    pub(crate) fn driver_commit_cost(&self, dev: u16) -> u64 {
-        if matches!(self.devs[dev as usize].driver, Driver::Nvme(_)) {
+    pub(crate) fn driver_commit_cost(&self, dev: DevId) -> u64 {
+        if matches!(self.devs[dev].driver, Driver::Nvme(_)) {
             self.costs.doorbell_ns
         } else {
             0
@@ -35,8 +35,8 @@ impl Sim {
 
     /// Hand `req` (holding a tag of `hctx`) to the driver on `cpu`. Returns the
     /// cost of work the driver did inline (null_blk irqmode=0 completions).
-    pub(crate) fn driver_issue(&mut self, cpu: u32, dev: u16, hctx: u16, req: u32) -> u64 {
-        if matches!(self.devs[dev as usize].driver, Driver::Nvme(_)) {
+    pub(crate) fn driver_issue(&mut self, cpu: CpuId, dev: DevId, hctx: HctxId, req: ReqId) -> u64 {
+        if matches!(self.devs[dev].driver, Driver::Nvme(_)) {
             self.nvme_issue(dev, hctx, &[req]);
             0
         } else {
@@ -49,18 +49,18 @@ impl Sim {
     /// io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD), so it comes from
     /// the plug's batch-allocated requests and the driver takes the batch via
     /// queue_rqs.
-    pub(crate) fn submit_cost(&self, j: u32, req: u32, plugged: bool) -> u64 {
-        if matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null) {
+    pub(crate) fn submit_cost(&self, j: JobId, req: ReqId, plugged: bool) -> u64 {
+        if matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
             return 0;
         }
         let c = &self.costs;
-        let r = &self.reqs.reqs[req as usize];
+        let r = &self.reqs.reqs[req];
         let pages = (r.bytes as u64).div_ceil(4096);
         let bio = if plugged { c.bio_submit_plugged_ns } else { c.bio_submit_ns };
-        let block = bio + self.driver_queue_rq_cost(r.dev, plugged);
+        let block = bio + self.driver_queue_rq_cost(r.dev(), plugged);
         let pin = pages * c.page_pin_ns;
         block
-            + match &self.jobs[j as usize].cfg.ioengine {
+            + match &self.jobs[j].cfg.ioengine {
                 IoEngine::Libaio => c.aio_submit_ns + pin,
                 IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
                     c.io_uring_sqe_ns
@@ -75,8 +75,8 @@ impl Sim {
     /// Cost of the submitting syscall for the queued io_us, and the
     /// task_work items it runs (io_uring_enter with GETEVENTS).
     #[inline(always)]
-    pub(crate) fn submit_syscall_cost(&self, j: u32, run_tw: bool) -> (u64, u32) {
-        let job = &self.jobs[j as usize];
+    pub(crate) fn submit_syscall_cost(&self, j: JobId, run_tw: bool) -> (u64, u32) {
+        let job = &self.jobs[j];
         let mut cost = if matches!(job.cfg.ioengine, IoEngine::Null) { 0 } else { self.costs.syscall_ns };
         let plugged = job.queued.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
         for &req in &job.queued {
@@ -88,7 +88,7 @@ impl Sim {
                 if job.devs[..i].contains(&d) {
                     continue;
                 }
-                if job.queued.iter().any(|&r| self.reqs.reqs[r as usize].dev == d) {
+                if job.queued.iter().any(|&r| self.reqs.reqs[r].dev == Some(d)) {
                     cost += self.driver_commit_cost(d);
                 }
             }
@@ -104,55 +104,55 @@ impl Sim {
 
     /// The submitting syscall ends: requests reach the driver and the device.
     #[inline(always)]
-    pub(crate) fn job_submitted(&mut self, cpu: u32, j: u32, tw: u32) {
+    pub(crate) fn job_submitted(&mut self, cpu: CpuId, j: JobId, tw: u32) {
         let now = self.q.now_ns();
-        let reqs = std::mem::take(&mut self.jobs[j as usize].queued);
+        let reqs = std::mem::take(&mut self.jobs[j].queued);
         let n = reqs.len() as u32;
-        let hipri = self.jobs[j as usize].hipri();
-        let is_null = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null);
-        let sync = self.jobs[j as usize].cfg.ioengine.is_sync();
+        let hipri = self.jobs[j].hipri();
+        let is_null = matches!(self.jobs[j].cfg.ioengine, IoEngine::Null);
+        let sync = self.jobs[j].cfg.ioengine.is_sync();
         // A plugged batch (io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD)
         // back-merges a bio into the last request when it continues it.
-        let plugged = n > 2 && matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
-        let mut last = NO_REQ;
+        let plugged = n > 2 && matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
+        let mut last = None;
         for &req in &reqs {
-            let r = &mut self.reqs.reqs[req as usize];
+            let r = &mut self.reqs.reqs[req];
             // Sync engines take the issue time before the syscall (fio's FIO_SYNCIO).
             r.t_issue_ns = if sync { r.t_start_ns } else { now };
             r.submit_cpu = cpu;
             if is_null {
-                self.jobs[j as usize].ready.push_back(req);
+                self.jobs[j].ready.push_back(req);
                 continue;
             }
-            let dev = r.dev;
-            let (hctx, polled) = self.devs[dev as usize].hctx_for(cpu, hipri);
-            let r = &mut self.reqs.reqs[req as usize];
+            let dev = r.dev();
+            let (hctx, polled) = self.devs[dev].hctx_for(cpu, hipri);
+            let r = &mut self.reqs.reqs[req];
             r.hctx = hctx;
             r.polled = polled;
-            if plugged && last != NO_REQ && self.plug_merge(last, req) {
+            if plugged && last.is_some_and(|l| self.plug_merge(l, req)) {
                 continue;
             }
-            last = req;
+            last = Some(req);
         }
         for &req in &reqs {
-            let r = &self.reqs.reqs[req as usize];
+            let r = &self.reqs.reqs[req];
             if is_null || r.merged {
                 continue;
             }
-            let (dev, hctx) = (r.dev, r.hctx);
+            let (dev, hctx) = (r.dev(), r.hctx);
             if self.get_tag(dev, hctx, req) {
-                if self.devs[dev as usize].elevator.is_some() {
+                if self.devs[dev].elevator.is_some() {
                     // A scheduler tag: the request goes to mq-deadline.
-                    self.jobs[j as usize].sched_pending.push(req);
+                    self.jobs[j].sched_pending.push(req);
                     continue;
                 }
                 let debt = self.driver_issue(cpu, dev, hctx, req);
-                self.jobs[j as usize].debt_ns += debt;
+                self.jobs[j].debt_ns += debt;
             } else {
-                self.jobs[j as usize].tag_waits += 1;
+                self.jobs[j].tag_waits += 1;
             }
         }
-        let job = &mut self.jobs[j as usize];
+        let job = &mut self.jobs[j];
         for _ in 0..tw {
             let r = job.tw_pending.pop_front().unwrap();
             job.ready.push_back(r);
@@ -162,14 +162,10 @@ impl Sim {
         job.iodepth_level[depth_bucket(depth)] += n as u64;
         job.iodepth_submit[batch_bucket(n)] += 1;
         // mq-deadline: merge lookups, the insertion and dispatch rounds, each under its lock.
-        if !self.jobs[j as usize].sched_pending.is_empty() {
-            let dev = self.reqs.reqs[self.jobs[j as usize].sched_pending[0] as usize].dev;
-            let merges = if self.devs[dev as usize].queue_settings.nomerges == 2 {
-                0
-            } else {
-                self.jobs[j as usize].sched_pending.len()
-            };
-            let ops = &mut self.jobs[j as usize].sched_ops;
+        if !self.jobs[j].sched_pending.is_empty() {
+            let dev = self.reqs.reqs[self.jobs[j].sched_pending[0]].dev();
+            let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { self.jobs[j].sched_pending.len() };
+            let ops = &mut self.jobs[j].sched_ops;
             ops.extend(std::iter::repeat_n(SchedOp::Merge, merges));
             ops.push_back(SchedOp::Insert);
             ops.push_back(SchedOp::Dispatch);
@@ -177,17 +173,17 @@ impl Sim {
         // Reuse the allocation for the next batch.
         let mut reqs = reqs;
         reqs.clear();
-        self.jobs[j as usize].queued = reqs;
+        self.jobs[j].queued = reqs;
     }
 
     /// `blk_attempt_plug_merge` (back merge): `req` continues `last` on the
     /// same device and direction and the result fits `max_sectors_kb`, so it
     /// rides with `last` and takes no tag of its own. `nomerges=2` forbids it.
-    pub(crate) fn plug_merge(&mut self, last: u32, req: u32) -> bool {
-        let (l, r) = (self.reqs.reqs[last as usize], self.reqs.reqs[req as usize]);
-        let q = &self.devs[r.dev as usize].queue_settings;
+    pub(crate) fn plug_merge(&mut self, last: ReqId, req: ReqId) -> bool {
+        let (l, r) = (self.reqs.reqs[last], self.reqs.reqs[req]);
+        let q = &self.devs[r.dev()].queue_settings;
         if q.nomerges == 2
-            || l.dev != r.dev
+            || l.dev() != r.dev()
             || l.dir != r.dir
             || l.hctx != r.hctx
             || l.offset + l.dev_bytes as u64 != r.offset
@@ -197,26 +193,26 @@ impl Sim {
         }
         // Chain `req` at the end of `last`'s merged bios.
         let mut tail = last;
-        while self.reqs.reqs[tail as usize].next_merged != NO_REQ {
-            tail = self.reqs.reqs[tail as usize].next_merged;
+        while let Some(next) = self.reqs.reqs[tail].next_merged {
+            tail = next;
         }
-        self.reqs.reqs[tail as usize].next_merged = req;
-        self.reqs.reqs[last as usize].dev_bytes += r.bytes;
-        self.reqs.reqs[req as usize].merged = true;
+        self.reqs.reqs[tail].next_merged = Some(req);
+        self.reqs.reqs[last].dev_bytes += r.bytes;
+        self.reqs.reqs[req].merged = true;
         let d = if r.dir == crate::workload::Direction::Read { 0 } else { 1 };
-        self.devs[r.dev as usize].disk.merges[d] += 1;
+        self.devs[r.dev()].disk.merges[d] += 1;
         true
     }
 
     /// Take a tag on `hctx` for `req`, or queue it to wait for one.
-    pub(crate) fn get_tag(&mut self, dev: u16, hctx: u16, req: u32) -> bool {
-        let q = &mut self.devs[dev as usize].queues[hctx as usize];
+    pub(crate) fn get_tag(&mut self, dev: DevId, hctx: HctxId, req: ReqId) -> bool {
+        let q = &mut self.devs[dev].queues[hctx];
         if q.tags_free > 0 {
             q.tags_free -= 1;
             true
         } else {
             q.tag_waiters.push_back(req);
-            self.reqs.reqs[req as usize].waiting_tag = true;
+            self.reqs.reqs[req].waiting_tag = true;
             false
         }
     }

@@ -4,19 +4,20 @@
 //! the port's earlier interrupt messages → in host memory, visible to the
 //! driver → the queue's MSI (`msi.rs`, `posted_msi.rs`), or a poller sees it.
 
+use crate::ids::{DevId, HctxId, ReqId};
 use crate::system::{Event, Sim};
 use crate::workload::Direction;
 
 impl Sim {
     /// The device finished a command: for a read, its data crosses the link
     /// (in media-completion order), then the CQE write goes upstream.
-    pub(crate) fn cqe_sent(&mut self, dev: u16, req: u32) {
+    pub(crate) fn cqe_sent(&mut self, dev: DevId, req: ReqId) {
         let now = self.q.now_ns();
-        let r = &self.reqs.reqs[req as usize];
+        let r = &self.reqs.reqs[req];
         let hctx = r.hctx;
         if r.dir == Direction::Read {
             let bytes = r.dev_bytes as u64;
-            let at = self.devs[dev as usize].nvme_mut().read_link_done(now, bytes);
+            let at = self.devs[dev].nvme_mut().read_link_done(now, bytes);
             if at > now {
                 return self.q.at(at, Event::CqeAtPort { dev, hctx, req });
             }
@@ -28,9 +29,9 @@ impl Sim {
     /// behind the port's earlier writes and MSIs. The queue (`hctx`) rides
     /// along so that the write does not reload the request.
     #[inline(always)]
-    pub(crate) fn cqe_at_port(&mut self, dev: u16, hctx: u16, req: u32) {
+    pub(crate) fn cqe_at_port(&mut self, dev: DevId, hctx: HctxId, req: ReqId) {
         let now = self.q.now_ns();
-        let port = self.devs[dev as usize].root_port;
+        let port = self.devs[dev].root_port;
         let rp = &mut self.root_ports[port];
         if rp.free_at_ns > now || !rp.waiting.is_empty() {
             rp.waiting.push_back((dev, hctx, req));
@@ -66,17 +67,17 @@ impl Sim {
     /// A CQE is in host memory, visible to the driver; raise the queue's MSI
     /// unless it is a poll queue.
     #[inline(always)]
-    pub(crate) fn cqe_written(&mut self, dev: u16, hctx: u16, req: u32) {
-        self.reqs.reqs[req as usize].t_cqe_ns = self.q.now_ns();
-        let q = &mut self.devs[dev as usize].queues[hctx as usize];
+    pub(crate) fn cqe_written(&mut self, dev: DevId, hctx: HctxId, req: ReqId) {
+        self.reqs.reqs[req].t_cqe_ns = self.q.now_ns();
+        let q = &mut self.devs[dev].queues[hctx];
         q.cq.push_back(req);
         if q.polled {
             for i in 0..q.pollers.len() {
-                let job = self.devs[dev as usize].queues[hctx as usize].pollers[i];
+                let job = self.devs[dev].queues[hctx].pollers[i];
                 self.poll_poke(job);
             }
         } else {
-            let irq = q.irq;
+            let irq = q.irq.expect("an interrupt queue has an IRQ");
             self.msi_send(irq);
         }
     }

@@ -11,6 +11,7 @@ use crate::block::disk::DiskCounters;
 use crate::block::hctx::{HwQueue, QueueMap};
 use crate::block::mq_deadline::Deadline;
 use crate::block::Request;
+use crate::ids::{CpuId, HctxId};
 use crate::machine::Machine;
 use crate::settings::{NullBlkSettings, QueueSettings, Settings};
 use crate::workload::Direction;
@@ -33,7 +34,7 @@ pub(crate) enum Driver {
 pub(crate) struct ProbeCtx<'a> {
     pub(crate) ncpus: usize,
     /// CPUs in `group_cpus_evenly` order: per node and core, its threads together.
-    pub(crate) spread_order: Vec<u32>,
+    pub(crate) spread_order: Vec<CpuId>,
     pub(crate) settings: &'a Settings,
     pub(crate) seed: u64,
 }
@@ -42,8 +43,8 @@ impl ProbeCtx<'_> {
     pub(crate) fn new<'a>(machine: &Machine, settings: &'a Settings, seed: u64) -> ProbeCtx<'a> {
         let topo = &machine.topology;
         let ncpus = topo.cpu_count() as usize;
-        let mut spread_order: Vec<u32> = (0..ncpus as u32).collect();
-        spread_order.sort_by_key(|&c| (topo.cpus[c as usize].node, topo.cpus[c as usize].core, c));
+        let mut spread_order: Vec<CpuId> = crate::ids::cpus(ncpus).collect();
+        spread_order.sort_by_key(|&c| (topo.cpus[c.idx()].node, topo.cpus[c.idx()].core, c));
         ProbeCtx { ncpus, spread_order, settings, seed }
     }
 }
@@ -57,8 +58,8 @@ pub(crate) struct Probed {
 
 /// An IRQ a driver asks for at probe: queue `queue`'s vector on `cpu`.
 pub(crate) struct IrqRequest {
-    pub(crate) queue: u16,
-    pub(crate) cpu: u32,
+    pub(crate) queue: HctxId,
+    pub(crate) cpu: CpuId,
     /// The action name `/proc/interrupts` shows (`nvme0q1`).
     pub(crate) name: String,
     /// Managed affinity (spread by the kernel; user space cannot move it).
@@ -104,6 +105,13 @@ impl Device {
         }
     }
 
+    /// Does its IRQ handler look again for completions that arrived while
+    /// it ran? (`nvme_irq` drains until no new CQE turns up; idxd's handler
+    /// walks its completion list once.)
+    pub(crate) fn irq_rescans(&self) -> bool {
+        !self.is_dsa()
+    }
+
     /// Is it a DSA accelerator (not a block device)?
     pub(crate) fn is_dsa(&self) -> bool {
         matches!(self.driver, Driver::Dsa(_))
@@ -138,10 +146,10 @@ impl Device {
     }
 
     /// The hctx a request from `cpu` goes to (`polled`: the POLL map if any).
-    pub fn hctx_for(&self, cpu: u32, polled: bool) -> (u16, bool) {
+    pub fn hctx_for(&self, cpu: CpuId, polled: bool) -> (HctxId, bool) {
         match (&self.poll_map, polled) {
-            (Some(pm), true) => (self.nr_irq_queues + pm.cpu_to_hctx[cpu as usize], true),
-            _ => (self.map.cpu_to_hctx[cpu as usize], false),
+            (Some(pm), true) => (HctxId(self.nr_irq_queues + pm.cpu_to_hctx[cpu].0), true),
+            _ => (self.map.cpu_to_hctx[cpu], false),
         }
     }
 

@@ -9,6 +9,7 @@ use super::{Device, Driver, ProbeCtx, Probed};
 use crate::block::hctx::{HwQueue, QueueMap};
 use crate::error::Error;
 use crate::hw::lapic::LOCAL_TIMER_VECTOR;
+use crate::ids::{CpuId, DevId, ReqId};
 use crate::system::{Event, Sim};
 
 /// `null_add_dev`: `submit_queues` hardware queues (at most one per CPU) of
@@ -27,7 +28,7 @@ pub(crate) fn probe(name: &str, ctx: &ProbeCtx) -> Result<Probed, Error> {
         Some(n) => n,
         None => nb.hw_queue_depth,
     };
-    let queues = (0..nr).map(|_| HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() }).collect();
+    let queues = (0..nr).map(|_| HwQueue { tags_free: tags, ..Default::default() }).collect();
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, nr);
     let mut device = Device::new(name, Driver::NullBlk(nb), queues, map, qs);
     device.capacity_bytes = 250 << 30;
@@ -36,20 +37,20 @@ pub(crate) fn probe(name: &str, ctx: &ProbeCtx) -> Result<Probed, Error> {
 
 impl Sim {
     /// `null_queue_rq` for `req` on `cpu`. Returns the cost of work done inline.
-    pub(crate) fn null_blk_issue(&mut self, cpu: u32, dev: u16, req: u32) -> u64 {
+    pub(crate) fn null_blk_issue(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> u64 {
         let now = self.q.now_ns();
-        self.reqs.reqs[req as usize].t_dispatch_ns = now;
+        self.reqs.reqs[req].t_dispatch_ns = now;
         // null_blk completes it at once (irqmode 0, 1) or when its timer fires (2).
-        self.reqs.reqs[req as usize].t_cqe_ns = now
-            + if self.devs[dev as usize].null_blk().is_some_and(|n| n.irqmode == 2) {
-                self.devs[dev as usize].null_blk().unwrap().completion_nsec
+        self.reqs.reqs[req].t_cqe_ns = now
+            + if self.devs[dev].null_blk().is_some_and(|n| n.irqmode == 2) {
+                self.devs[dev].null_blk().unwrap().completion_nsec
             } else {
                 0
             };
-        let d = &mut self.devs[dev as usize];
+        let d = &mut self.devs[dev];
         d.account_start(now);
         if let Some(t) = self.trace.as_mut() {
-            t.queue_depth(dev, now, d.disk.inflight);
+            t.queue_depth(dev.0, now, d.disk.inflight);
         }
         let nb = d.null_blk().expect("null_blk device");
         match nb.irqmode {
@@ -59,8 +60,8 @@ impl Sim {
             // (raised from task context: ksoftirqd runs it).
             1 => match self.placement(cpu, req) {
                 crate::block::Placement::Remote => {
-                    let target = self.reqs.reqs[req as usize].submit_cpu;
-                    let list = &mut self.cpus[target as usize].done_list;
+                    let target = self.reqs.reqs[req].submit_cpu;
+                    let list = &mut self.cpus[target].done_list;
                     list.push_back(req);
                     if list.len() == 1 {
                         self.ipi_send(target);
@@ -70,7 +71,7 @@ impl Sim {
                     }
                 }
                 _ => {
-                    let c = &mut self.cpus[cpu as usize];
+                    let c = &mut self.cpus[cpu];
                     c.done_list.push_back(req);
                     c.ksoftirqd_pending = true;
                     self.costs.llist_add_ns
@@ -85,8 +86,8 @@ impl Sim {
     }
 
     /// An hrtimer for `req` expired on `cpu` (null_blk irqmode=2).
-    pub(crate) fn hrtimer_expired(&mut self, cpu: u32, req: u32) {
-        self.cpus[cpu as usize].timer_expired.push_back(req);
+    pub(crate) fn hrtimer_expired(&mut self, cpu: CpuId, req: ReqId) {
+        self.cpus[cpu].timer_expired.push_back(req);
         self.interrupt_arrived(cpu, LOCAL_TIMER_VECTOR);
     }
 }

@@ -4,6 +4,8 @@
 
 use std::collections::VecDeque;
 
+use crate::hw::lapic::VectorSet;
+use crate::ids::{CpuId, IrqId, JobId, ReqId};
 use crate::stats::{CpuTime, TraceName, Track};
 
 /// Which account a step's time goes to.
@@ -19,7 +21,7 @@ pub enum Acct {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FrameKind {
     /// A device IRQ's handler (e.g. `nvme_irq` for one queue).
-    DeviceIrq { irq: u32 },
+    DeviceIrq { irq: IrqId },
     /// A device IRQ that arrived while its handler ran on another CPU: entry, ack, exit.
     DeviceIrqBusy,
     /// CALL_FUNCTION_SINGLE IPI: raises BLOCK_SOFTIRQ for `blk_cpu_done`.
@@ -62,12 +64,15 @@ pub struct Frame {
     /// Follow-on cost (wake-ups, IPIs) already charged in the current step.
     pub foreseen_ns: u64,
     /// Posted notification: vectors harvested and not yet handled.
-    pub pir: [u64; 4],
+    pub pir: VectorSet,
     /// Posted notification: vectors in `pir` put back to replay a handler (IRQS_PENDING), not harvested.
-    pub replayed: [u64; 4],
+    pub replayed: VectorSet,
     /// Posted notification: harvest passes done; `final_pass` once ON is cleared.
     pub passes: u32,
     pub final_pass: bool,
+    /// Posted notification: the vector in hand has its handler running on
+    /// another CPU (marked pending there, not run here).
+    pub handler_busy: bool,
 }
 
 impl FrameKind {
@@ -99,10 +104,11 @@ impl Frame {
             acct,
             since_ns: now_ns,
             foreseen_ns: 0,
-            pir: [0; 4],
-            replayed: [0; 4],
+            pir: VectorSet::default(),
+            replayed: VectorSet::default(),
             passes: 0,
             final_pass: false,
+            handler_busy: false,
         }
     }
 
@@ -116,7 +122,7 @@ impl Frame {
 pub enum Running {
     Idle,
     Frame,
-    Task(u32),
+    Task(JobId),
 }
 
 /// Fields in declaration order (repr(C)): what every step touches first,
@@ -130,11 +136,11 @@ pub struct Cpu {
     pub slow_pm: u64,
     pub time: CpuTime,
     /// Local APIC interrupt request register, one bit per vector.
-    pub irr: [u64; 4],
+    pub irr: VectorSet,
     pub frames: Vec<Frame>,
     /// The task that owns the CPU (runs when no frame is active).
-    pub current: Option<u32>,
-    pub sibling: Option<u32>,
+    pub current: Option<JobId>,
+    pub sibling: Option<CpuId>,
     /// Tasks of this CPU asleep waiting for I/O.
     pub io_sleepers: u32,
     /// BLOCK_SOFTIRQ raised.
@@ -143,12 +149,12 @@ pub struct Cpu {
     pub ksoftirqd_pending: bool,
     /// When the current task was switched in (for its time slice).
     pub task_since_ns: u64,
-    pub runqueue: VecDeque<u32>,
+    pub runqueue: VecDeque<JobId>,
     /// `blk_cpu_done`: requests to complete in BLOCK_SOFTIRQ here.
-    pub done_list: VecDeque<u32>,
-    pub id: u32,
+    pub done_list: VecDeque<ReqId>,
+    pub id: CpuId,
     /// Requests whose hrtimer expired, for the local timer interrupt.
-    pub timer_expired: VecDeque<u32>,
+    pub timer_expired: VecDeque<ReqId>,
     /// Local timer interrupts taken.
     pub loc_count: u64,
     /// Posted MSI notifications handled (`PMN` in /proc/interrupts).
@@ -164,7 +170,7 @@ pub struct Cpu {
 }
 
 impl Cpu {
-    pub fn new(id: u32, sibling: Option<u32>) -> Cpu {
+    pub fn new(id: CpuId, sibling: Option<CpuId>) -> Cpu {
         Cpu {
             id,
             sibling,
@@ -175,7 +181,7 @@ impl Cpu {
             since_ns: 0,
             slow_pm: 1000,
             time: CpuTime::default(),
-            irr: [0; 4],
+            irr: VectorSet::default(),
             softirq_pending: false,
             done_list: VecDeque::new(),
             ksoftirqd_pending: false,
@@ -195,26 +201,16 @@ impl Cpu {
         !self.frames.last().is_some_and(|f| f.is_hardirq())
     }
 
+    /// Set `vector` in the IRR; returns whether it was pending already (the message merges).
+    #[inline(always)]
     pub fn irr_set(&mut self, vector: u8) -> bool {
-        let (w, b) = ((vector >> 6) as usize, vector & 63);
-        let was = self.irr[w] >> b & 1 == 1;
-        self.irr[w] |= 1 << b;
-        was
+        self.irr.insert(vector)
     }
 
     /// Take the highest-priority pending vector.
+    #[inline(always)]
     pub fn irr_take_highest(&mut self) -> Option<u8> {
-        if self.irr == [0; 4] {
-            return None;
-        }
-        for w in (0..4).rev() {
-            if self.irr[w] != 0 {
-                let b = 63 - self.irr[w].leading_zeros();
-                self.irr[w] &= !(1 << b);
-                return Some((w as u32 * 64 + b) as u8);
-            }
-        }
-        None
+        self.irr.take_highest()
     }
 
     /// Is the CPU doing anything (for SMT sharing)?
@@ -247,7 +243,7 @@ mod tests {
 
     #[test]
     fn irr_merges_a_repeated_vector_and_yields_highest_first() {
-        let mut c = Cpu::new(0, None);
+        let mut c = Cpu::new(CpuId(0), None);
         assert!(!c.irr_set(0x30));
         assert!(c.irr_set(0x30));
         c.irr_set(0xfb);

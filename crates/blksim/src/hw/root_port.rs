@@ -2,6 +2,8 @@
 //! order, and an interrupt message holds the writes behind it until the
 //! remapping hardware has taken it and the port has finished it.
 
+use crate::ids::{DevId, HctxId, ReqId};
+
 /// A root port's upstream write path: posted writes leave in order; an MSI
 /// holds the writes behind it until the IOMMU has taken it and the port has
 /// finished it (`service_ns`).
@@ -9,7 +11,7 @@
 pub struct RootPortState {
     pub socket: usize,
     /// CQE writes held behind the port's last MSI, in order.
-    pub waiting: std::collections::VecDeque<(u16, u16, u32)>,
+    pub waiting: std::collections::VecDeque<(DevId, HctxId, ReqId)>,
     /// A `RootPortFree` event is scheduled.
     pub wake_pending: bool,
     pub free_at_ns: u64,

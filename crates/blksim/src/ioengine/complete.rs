@@ -4,14 +4,15 @@
 //! syscall's result → the waiting task woken when it has what it waits
 //! for; then fio's `io_completed` accounting of a reaped batch.
 
+use crate::ids::{CpuId, JobId, ReqId};
 use crate::ioengine::job::{batch_bucket, JobState};
 use crate::system::Sim;
 use crate::workload::IoEngine;
 
 impl Sim {
     /// Cost, in the completing context, of handing `req` to its engine.
-    pub(crate) fn engine_complete_cost(&self, req: u32) -> u64 {
-        let job = &self.jobs[self.reqs.reqs[req as usize].job as usize];
+    pub(crate) fn engine_complete_cost(&self, req: ReqId) -> u64 {
+        let job = &self.jobs[self.reqs.reqs[req].job()];
         match job.cfg.ioengine {
             IoEngine::Libaio => self.costs.aio_complete_ns,
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.llist_add_ns,
@@ -22,11 +23,11 @@ impl Sim {
     /// Hand a completed request to its engine (from irq, softirq or a poller on `cpu`).
     /// Returns the cost of wake-ups it caused.
     #[inline(always)]
-    pub(crate) fn engine_complete(&mut self, cpu: u32, req: u32) -> u64 {
-        let r = &self.reqs.reqs[req as usize];
-        let j = r.job;
+    pub(crate) fn engine_complete(&mut self, cpu: CpuId, req: ReqId) -> u64 {
+        let r = &self.reqs.reqs[req];
+        let j = r.job();
         let polled = r.polled;
-        let job = &mut self.jobs[j as usize];
+        let job = &mut self.jobs[j];
         if polled && job.is_uring() {
             // IOPOLL: marked done; its own ring sees it at its next poll.
             if self.polling_job == Some(j) {
@@ -55,11 +56,11 @@ impl Sim {
     }
 
     /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.
-    pub(crate) fn job_accounted(&mut self, j: u32) {
+    pub(crate) fn job_accounted(&mut self, j: JobId) {
         let interval = self.sample_interval_ns;
-        let reaping = std::mem::take(&mut self.jobs[j as usize].reaping);
-        let is_null = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Null);
-        let job = &mut self.jobs[j as usize];
+        let reaping = std::mem::take(&mut self.jobs[j].reaping);
+        let is_null = matches!(self.jobs[j].cfg.ioengine, IoEngine::Null);
+        let job = &mut self.jobs[j];
         let k = reaping.len() as u32;
         job.inflight -= k;
         job.iodepth_complete[batch_bucket(k)] += 1;
@@ -76,7 +77,7 @@ impl Sim {
             job.next_sample_ns += interval;
         }
         for &req in &reaping {
-            let r = self.reqs.reqs[req as usize];
+            let r = self.reqs.reqs[req];
             if measured {
                 let d = r.dir.index();
                 let s = &mut job.dirs[d];
@@ -110,6 +111,6 @@ impl Sim {
         }
         let mut reaping = reaping;
         reaping.clear();
-        self.jobs[j as usize].reaping = reaping;
+        self.jobs[j].reaping = reaping;
     }
 }

@@ -4,8 +4,9 @@
 //! or a stretch of user code, sleeping in `io_getevents` /
 //! `io_cqring_wait` / the sync syscall until woken.
 
-use crate::block::NO_REQ;
+use crate::block::Owner;
 use crate::hw::cpu::Acct;
+use crate::ids::{CpuId, JobId};
 use crate::ioengine::job::{Chain, JobState, Segments};
 use crate::sched::core::SCHED_SLICE_NS;
 use crate::system::Sim;
@@ -15,14 +16,13 @@ use crate::workload::{IoEngine, Program};
 pub(crate) const SPIN_NS: u64 = u64::MAX / 4;
 
 impl Sim {
-    pub(crate) fn job_set(&mut self, j: u32, state: JobState, cost_ns: u64, acct: Acct, items: u32) {
-        let cost =
-            if cost_ns >= SPIN_NS { SPIN_NS } else { cost_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns) };
+    pub(crate) fn job_set(&mut self, j: JobId, state: JobState, cost_ns: u64, acct: Acct, items: u32) {
+        let cost = if cost_ns >= SPIN_NS { SPIN_NS } else { cost_ns + std::mem::take(&mut self.jobs[j].debt_ns) };
         self.job_set_segs(j, state, [(acct, cost), (Acct::User, 0), (Acct::Sys, 0)], items);
     }
 
-    pub(crate) fn job_set_segs(&mut self, j: u32, state: JobState, segs: Segments, items: u32) {
-        let job = &mut self.jobs[j as usize];
+    pub(crate) fn job_set_segs(&mut self, j: JobId, state: JobState, segs: Segments, items: u32) {
+        let job = &mut self.jobs[j];
         job.state = state;
         job.items = items;
         job.segs = segs;
@@ -30,42 +30,42 @@ impl Sim {
     }
 
     /// The CPU picked the job's task from its run queue.
-    pub(crate) fn task_switched_in(&mut self, j: u32) {
-        self.jobs[j as usize].ctx += 1;
-        if self.jobs[j as usize].state == JobState::Sleeping {
-            let cpu = self.jobs[j as usize].cpu;
-            self.cpus[cpu as usize].io_sleepers -= 1;
+    pub(crate) fn task_switched_in(&mut self, j: JobId) {
+        self.jobs[j].ctx += 1;
+        if self.jobs[j].state == JobState::Sleeping {
+            let cpu = self.jobs[j].cpu;
+            self.cpus[cpu].io_sleepers -= 1;
         }
-        match self.jobs[j as usize].state {
+        match self.jobs[j].state {
             JobState::NotStarted => {
                 self.job_next(j);
                 let cs = self.costs.context_switch_ns;
-                self.jobs[j as usize].add_head_sys(cs);
+                self.jobs[j].add_head_sys(cs);
             }
             // Back from sleep: schedule() returns, the syscall finds its completions.
             // Back from waiting for tags: the submitting syscall returns.
-            JobState::Sleeping if self.jobs[j as usize].tag_blocked => {
-                self.jobs[j as usize].tag_blocked = false;
-                if self.jobs[j as usize].cfg.ioengine.is_sync() {
+            JobState::Sleeping if self.jobs[j].tag_blocked => {
+                self.jobs[j].tag_blocked = false;
+                if self.jobs[j].cfg.ioengine.is_sync() {
                     self.job_reap(j);
                 } else {
                     self.job_next(j);
                 }
                 let cs = self.costs.context_switch_ns;
-                self.jobs[j as usize].add_head_sys(cs);
+                self.jobs[j].add_head_sys(cs);
             }
             JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns),
             _ => {
                 let cs = self.costs.context_switch_ns;
-                self.jobs[j as usize].add_head_sys(cs);
+                self.jobs[j].add_head_sys(cs);
             }
         }
     }
 
     /// User time of the job's program: (per reap batch, per io_u prepared, per io_u reaped).
-    pub(crate) fn user_costs(&self, j: u32) -> (u64, u64, u64) {
+    pub(crate) fn user_costs(&self, j: JobId) -> (u64, u64, u64) {
         let c = &self.costs;
-        match self.jobs[j as usize].cfg.program {
+        match self.jobs[j].cfg.program {
             Program::Fio => (c.fio_clock_ns, c.fio_prep_ns + c.fio_clock_ns, c.fio_reap_ns),
             Program::TIoUring => (0, c.tio_prep_ns, c.tio_reap_ns),
         }
@@ -73,11 +73,11 @@ impl Sim {
 
     /// Decide the job's next step after the previous one ended (fio's do_io loop).
     #[inline(always)]
-    pub(crate) fn job_next(&mut self, j: u32) {
+    pub(crate) fn job_next(&mut self, j: JobId) {
         let now = self.q.now_ns();
         let prep_ns = self.user_costs(j).1;
         self.check_done_issuing(j);
-        let job = &mut self.jobs[j as usize];
+        let job = &mut self.jobs[j];
         let depth = job.cur_depth();
         let queued = job.queued.len() as u32;
         let full = depth >= job.cfg.iodepth;
@@ -98,9 +98,9 @@ impl Sim {
     }
 
     /// fio stops issuing at the end of its runtime, size or number_ios.
-    pub(crate) fn check_done_issuing(&mut self, j: u32) {
+    pub(crate) fn check_done_issuing(&mut self, j: JobId) {
         let now = self.q.now_ns();
-        let job = &mut self.jobs[j as usize];
+        let job = &mut self.jobs[j];
         if !job.done_issuing
             && (now >= job.end_ns
                 || job.bytes_issued >= job.bytes_limit
@@ -112,10 +112,10 @@ impl Sim {
 
     /// Prepare `n` io_us: pick direction, device and offset.
     #[inline(always)]
-    pub(crate) fn job_prep(&mut self, j: u32, n: u32) {
+    pub(crate) fn job_prep(&mut self, j: JobId, n: u32) {
         let now = self.q.now_ns();
         for _ in 0..n {
-            let job = &mut self.jobs[j as usize];
+            let job = &mut self.jobs[j];
             if job.done_issuing || job.bytes_issued >= job.bytes_limit {
                 break;
             }
@@ -123,12 +123,12 @@ impl Sim {
             let bytes = job.cfg.bs[dir.index()];
             // fio's null engine has no device: offsets span `size`.
             let (di, dev, capacity) = if job.devs.is_empty() {
-                (0, u16::MAX, job.cfg.size.unwrap_or(bytes))
+                (0, None, job.cfg.size.unwrap_or(bytes))
             } else {
                 let di = job.next_dev;
                 job.next_dev = if di + 1 == job.devs.len() { 0 } else { di + 1 };
                 let dev = job.devs[di];
-                (di, dev, self.devs[dev as usize].capacity_bytes)
+                (di, Some(dev), self.devs[dev].capacity_bytes)
             };
             let region = job.cfg.size.unwrap_or(capacity).max(bytes);
             let blocks = job.blocks_of(region, bytes);
@@ -145,31 +145,31 @@ impl Sim {
             job.bytes_issued += bytes;
             job.ios_issued += 1;
             let req = self.reqs.alloc();
-            let r = &mut self.reqs.reqs[req as usize];
-            r.job = j;
+            let r = &mut self.reqs.reqs[req];
+            r.owner = Owner::Job(j);
             r.dir = dir;
             r.bytes = bytes as u32;
             r.offset = offset;
             r.dev = dev;
             r.t_start_ns = now;
             r.dev_bytes = bytes as u32;
-            r.next_merged = NO_REQ;
+            r.next_merged = None;
             r.merged = false;
             r.polled = false;
             r.waiting_tag = false;
-            self.jobs[j as usize].queued.push(req);
+            self.jobs[j].queued.push(req);
         }
     }
 
     /// Commit the queued io_us with the engine's submitting syscall.
-    pub(crate) fn job_submit(&mut self, j: u32) {
+    pub(crate) fn job_submit(&mut self, j: JobId) {
         let (cost, tw) = self.submit_syscall_cost(j, true);
         self.job_set(j, JobState::Submit, cost, Acct::Sys, tw);
     }
 
     /// How many completions to wait for and take (fio's wait_for_completions).
-    pub(crate) fn reap_bounds(&self, j: u32) -> (u32, u32) {
-        let job = &self.jobs[j as usize];
+    pub(crate) fn reap_bounds(&self, j: JobId) -> (u32, u32) {
+        let job = &self.jobs[j];
         let depth = job.cur_depth().max(1);
         let min = job.cfg.iodepth_batch_complete_min.min(depth).max(1);
         let max = job.cfg.iodepth_batch_complete_max.max(min).min(depth);
@@ -177,10 +177,10 @@ impl Sim {
     }
 
     #[inline(always)]
-    pub(crate) fn job_reap(&mut self, j: u32) {
+    pub(crate) fn job_reap(&mut self, j: JobId) {
         let (min, max) = self.reap_bounds(j);
         let sys = self.costs.syscall_ns;
-        let job = &mut self.jobs[j as usize];
+        let job = &mut self.jobs[j];
         job.wait_for = min;
         let engine = job.cfg.ioengine.clone();
         match engine {
@@ -231,17 +231,16 @@ impl Sim {
     /// fio would. The io_us are prepared now; everything else happens when
     /// the step ends (`job_chain_done`).
     #[inline(always)]
-    pub(crate) fn job_chain(&mut self, j: u32, head_ns: u64, tw: u32, reap: u32) {
+    pub(crate) fn job_chain(&mut self, j: JobId, head_ns: u64, tw: u32, reap: u32) {
         let now = self.q.now_ns();
         let (clock, prep_ns, reap_ns) = self.user_costs(j);
-        let head =
-            head_ns + tw as u64 * self.costs.io_uring_cqe_ns + std::mem::take(&mut self.jobs[j as usize].debt_ns);
+        let head = head_ns + tw as u64 * self.costs.io_uring_cqe_ns + std::mem::take(&mut self.jobs[j].debt_ns);
         let mut body = clock + reap as u64 * reap_ns;
-        self.jobs[j as usize].reap_ns = now + head + clock;
+        self.jobs[j].reap_ns = now + head + clock;
         // What fio's do_io does after reaping: queue io_us while there is
         // room and the submit batch is not complete, then commit.
         self.check_done_issuing(j);
-        let job = &self.jobs[j as usize];
+        let job = &self.jobs[j];
         let depth = job.inflight - reap;
         let queued = job.queued.len() as u32;
         let mut n = 0;
@@ -252,23 +251,23 @@ impl Sim {
             body += n as u64 * prep_ns;
             self.job_prep(j, n);
             let t = now + head + body;
-            for &r in &self.jobs[j as usize].queued[queued as usize..] {
-                self.reqs.reqs[r as usize].t_start_ns = t;
+            for &r in &self.jobs[j].queued[queued as usize..] {
+                self.reqs.reqs[r].t_start_ns = t;
             }
         }
-        let job = &self.jobs[j as usize];
+        let job = &self.jobs[j];
         let queued = job.queued.len() as u32;
         let full = depth + queued >= job.cfg.iodepth;
         let submit = queued > 0 && (queued >= job.cfg.iodepth_batch_submit || full || job.done_issuing);
         let tail = if submit { self.submit_syscall_cost(j, false).0 } else { 0 };
-        self.jobs[j as usize].chain = Chain { tw, reap, submit };
+        self.jobs[j].chain = Chain { tw, reap, submit };
         self.job_set_segs(j, JobState::Chain, [(Acct::Sys, head), (Acct::User, body), (Acct::Sys, tail)], reap);
     }
 
     /// A chain step ended: task_work, reap, account, commit, in that order.
-    pub(crate) fn job_chain_done(&mut self, cpu: u32, j: u32) {
-        let ch = self.jobs[j as usize].chain;
-        let job = &mut self.jobs[j as usize];
+    pub(crate) fn job_chain_done(&mut self, cpu: CpuId, j: JobId) {
+        let ch = self.jobs[j].chain;
+        let job = &mut self.jobs[j];
         for _ in 0..ch.tw {
             let r = job.tw_pending.pop_front().unwrap();
             job.ready.push_back(r);
@@ -288,13 +287,13 @@ impl Sim {
     /// After the submitting syscall's block-layer work: the scheduler's
     /// locked sections if the queue has one, a sleep for tags, or on with
     /// fio's loop.
-    pub(crate) fn job_after_submit(&mut self, cpu: u32, j: u32) {
-        if !self.jobs[j as usize].sched_ops.is_empty() {
+    pub(crate) fn job_after_submit(&mut self, cpu: CpuId, j: JobId) {
+        if !self.jobs[j].sched_ops.is_empty() {
             return self.sched_next_op(cpu, j);
         }
         if self.job_blocks_on_tags(cpu, j) {
             // Sleeps in blk_mq_get_tag; tag_granted wakes it.
-        } else if self.jobs[j as usize].cfg.ioengine.is_sync() {
+        } else if self.jobs[j].cfg.ioengine.is_sync() {
             self.job_reap(j);
         } else {
             self.job_next(j);
@@ -303,9 +302,9 @@ impl Sim {
 
     /// The job's task is back on its CPU after sleeping (or did not need to
     /// sleep): `head_ns` of schedule(), then the syscall takes what woke it.
-    pub(crate) fn job_woken_chain(&mut self, j: u32, head_ns: u64) {
+    pub(crate) fn job_woken_chain(&mut self, j: JobId, head_ns: u64) {
         let (_, max) = self.reap_bounds(j);
-        let job = &self.jobs[j as usize];
+        let job = &self.jobs[j];
         let tw = job.tw_pending.len() as u32;
         let have = job.ready.len() as u32 + tw;
         let k = have.min(if job.cfg.ioengine.is_sync() { 1 } else { max }).max(1);
@@ -316,10 +315,10 @@ impl Sim {
 
     /// The job's current step on `cpu` ended.
     #[inline(always)]
-    pub(crate) fn task_step_done(&mut self, cpu: u32, j: u32) {
+    pub(crate) fn task_step_done(&mut self, cpu: CpuId, j: JobId) {
         let now = self.q.now_ns();
-        let state = self.jobs[j as usize].state;
-        let items = self.jobs[j as usize].items;
+        let state = self.jobs[j].state;
+        let items = self.jobs[j].items;
         match state {
             JobState::Prep => {
                 self.job_prep(j, items);
@@ -333,8 +332,8 @@ impl Sim {
             JobState::LockHold => self.sched_hold_done(cpu, j),
             JobState::SchedIssue => self.sched_issued(cpu, j),
             JobState::ReapEnter => {
-                let min = self.jobs[j as usize].wait_for;
-                let job = &mut self.jobs[j as usize];
+                let min = self.jobs[j].wait_for;
+                let job = &mut self.jobs[j];
                 for _ in 0..items {
                     let r = job.tw_pending.pop_front().unwrap();
                     job.ready.push_back(r);
@@ -344,14 +343,14 @@ impl Sim {
                         job.ready.push_back(r);
                     }
                     if job.ready.len() as u32 >= min {
-                        let k = self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32);
+                        let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
                         self.job_chain(j, 0, 0, k);
                     } else {
                         self.job_poll(j);
                     }
                 } else if job.ready.len() as u32 >= min {
-                    let k = self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32);
-                    let aio = matches!(self.jobs[j as usize].cfg.ioengine, IoEngine::Libaio);
+                    let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
+                    let aio = matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio);
                     let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
                     self.job_chain(j, getevents, 0, k);
                 } else {
@@ -359,7 +358,7 @@ impl Sim {
                 }
             }
             JobState::SleepOut => {
-                let job = &mut self.jobs[j as usize];
+                let job = &mut self.jobs[j];
                 let min = job.wait_for;
                 let uring = job.is_uring();
                 let have = job.ready.len() as u32 + if uring { job.tw_pending.len() as u32 } else { 0 };
@@ -378,10 +377,10 @@ impl Sim {
                 self.polling_job = Some(j);
                 let mut debt = 0;
                 let mut left = items;
-                for i in 0..self.jobs[j as usize].poll_queues.len() {
-                    let (d, h) = self.jobs[j as usize].poll_queues[i];
+                for i in 0..self.jobs[j].poll_queues.len() {
+                    let (d, h) = self.jobs[j].poll_queues[i];
                     while left > 0 {
-                        let Some(req) = self.devs[d as usize].queues[h as usize].cq.pop_front() else {
+                        let Some(req) = self.devs[d].queues[h].cq.pop_front() else {
                             break;
                         };
                         left -= 1;
@@ -389,7 +388,7 @@ impl Sim {
                     }
                 }
                 self.polling_job = None;
-                let job = &mut self.jobs[j as usize];
+                let job = &mut self.jobs[j];
                 job.debt_ns += debt;
                 while let Some(r) = job.iopoll_done.pop_front() {
                     job.ready.push_back(r);
@@ -399,7 +398,7 @@ impl Sim {
                     let k = if job.cfg.ioengine.is_sync() {
                         1
                     } else {
-                        self.reap_bounds(j).1.min(self.jobs[j as usize].ready.len() as u32)
+                        self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32)
                     };
                     self.job_chain(j, 0, 0, k);
                 } else {
@@ -412,8 +411,8 @@ impl Sim {
             }
         }
         // Leave the CPU if the task sleeps or ended; yield after a time slice.
-        let st = self.jobs[j as usize].state;
-        let c = &mut self.cpus[cpu as usize];
+        let st = self.jobs[j].state;
+        let c = &mut self.cpus[cpu];
         if st == JobState::Sleeping || st == JobState::Done {
             c.current = None;
         } else if !c.runqueue.is_empty() && now - c.task_since_ns >= SCHED_SLICE_NS {
@@ -425,24 +424,24 @@ impl Sim {
     /// A blocking submitter (io_submit, pread) whose requests found no tag
     /// sleeps in `blk_mq_get_tag` until completions hand it tags; io_uring
     /// does not (its requests wait, as if punted to io-wq).
-    pub(crate) fn job_blocks_on_tags(&mut self, cpu: u32, j: u32) -> bool {
-        let job = &mut self.jobs[j as usize];
+    pub(crate) fn job_blocks_on_tags(&mut self, cpu: CpuId, j: JobId) -> bool {
+        let job = &mut self.jobs[j];
         if job.tag_waits == 0 || job.is_uring() {
             return false;
         }
         job.tag_blocked = true;
         job.state = JobState::Sleeping;
         job.remaining_ns = 0;
-        self.cpus[cpu as usize].current = None;
-        self.cpus[cpu as usize].io_sleepers += 1;
+        self.cpus[cpu].current = None;
+        self.cpus[cpu].io_sleepers += 1;
         true
     }
 
     /// The task sleeps in its syscall until enough completions are in.
     /// `wait_for` counts what wakes it: ready events (libaio, sync), or task_work
     /// items on top of the CQEs already posted (io_uring).
-    pub(crate) fn job_sleep(&mut self, cpu: u32, j: u32) {
-        let job = &mut self.jobs[j as usize];
+    pub(crate) fn job_sleep(&mut self, cpu: CpuId, j: JobId) {
+        let job = &mut self.jobs[j];
         if job.is_uring() {
             job.wait_for = job.wait_for.saturating_sub(job.ready.len() as u32).max(1);
         }
@@ -454,7 +453,7 @@ impl Sim {
         }
         job.state = JobState::Sleeping;
         job.remaining_ns = 0;
-        self.cpus[cpu as usize].current = None;
-        self.cpus[cpu as usize].io_sleepers += 1;
+        self.cpus[cpu].current = None;
+        self.cpus[cpu].io_sleepers += 1;
     }
 }

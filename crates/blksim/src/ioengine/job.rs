@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use crate::block::mq_deadline::SchedOp;
 use crate::hw::cpu::Acct;
+use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::sim::Rng;
 use crate::stats::DirStats;
 use crate::workload::{Direction, IoEngine, JobConfig};
@@ -72,7 +73,7 @@ pub struct Job {
     pub usr_ns: u64,
     pub sys_ns: u64,
     /// The CPU the job's task runs on.
-    pub cpu: u32,
+    pub cpu: CpuId,
     /// Committed and not yet reaped by fio.
     pub inflight: u32,
     /// While sleeping: how many completions wake us.
@@ -81,7 +82,7 @@ pub struct Job {
     pub done_issuing: bool,
     /// The task sleeps until its requests waiting for tags get them.
     pub tag_blocked: bool,
-    pub index: u32,
+    pub index: JobId,
     // What accounting a reaped batch touches, on adjacent lines.
     /// When fio took the timestamp of the batch it is accounting.
     pub reap_ns: u64,
@@ -96,13 +97,13 @@ pub struct Job {
     pub sample_ios: [u64; 3],
     pub ctx: u64,
     /// Prepared io_us not yet committed.
-    pub queued: Vec<u32>,
+    pub queued: Vec<ReqId>,
     /// Completions visible to fio's reap (aio ring events, posted CQEs, sync results).
-    pub ready: VecDeque<u32>,
+    pub ready: VecDeque<ReqId>,
     /// io_uring: completions whose task_work has not run yet (CQE not posted).
-    pub tw_pending: VecDeque<u32>,
+    pub tw_pending: VecDeque<ReqId>,
     /// Completions fio is accounting in the current Account step.
-    pub reaping: Vec<u32>,
+    pub reaping: Vec<ReqId>,
     /// Bytes issued so far and the limit (size x loops; u64::MAX if time based).
     pub bytes_issued: u64,
     pub bytes_limit: u64,
@@ -112,17 +113,17 @@ pub struct Job {
     /// (region, bytes, region / bytes) of the last offset drawn.
     pub blocks_memo: (u64, u64, u64),
     /// Devices it does I/O to, round-robin.
-    pub devs: Vec<u16>,
+    pub devs: Vec<DevId>,
     pub rng: Rng,
     pub cfg: JobConfig,
     /// io_uring: completions polled by another ring's poller, visible at our next poll.
-    pub iopoll_done: VecDeque<u32>,
+    pub iopoll_done: VecDeque<ReqId>,
     /// mq-deadline: requests holding a scheduler tag, not yet inserted.
-    pub sched_pending: Vec<u32>,
+    pub sched_pending: Vec<ReqId>,
     /// mq-deadline: what is left to do after the syscall's bio work.
     pub sched_ops: VecDeque<SchedOp>,
     /// The request this job's dispatch round took, to issue.
-    pub sched_issue: u32,
+    pub sched_issue: Option<ReqId>,
     /// The lock this job spins for or holds: the insertion lock (2024 series) or `dd->lock`.
     pub on_insert_lock: bool,
     /// This job runs the (serialised) dispatch.
@@ -135,13 +136,13 @@ pub struct Job {
     /// Sequential offset per device.
     pub seq_offset: Vec<u64>,
     /// Hardware queues this job polls (dev, hctx).
-    pub poll_queues: Vec<(u16, u16)>,
+    pub poll_queues: Vec<(DevId, HctxId)>,
     // Statistics.
     pub dirs: [DirStats; 3],
 }
 
 impl Job {
-    pub fn new(index: u32, cfg: JobConfig, cpu: u32, devs: Vec<u16>, rng: Rng) -> Job {
+    pub fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
         let n = devs.len();
         Job {
             index,
@@ -166,7 +167,7 @@ impl Job {
             reap_ns: 0,
             sched_pending: Vec::new(),
             sched_ops: VecDeque::new(),
-            sched_issue: u32::MAX,
+            sched_issue: None,
             on_insert_lock: false,
             dispatching: false,
             tag_waits: 0,

@@ -5,48 +5,44 @@
 //! wait for that ring's next poll.
 
 use crate::hw::cpu::{Acct, Running};
+use crate::ids::JobId;
 use crate::ioengine::fio_loop::SPIN_NS;
 use crate::ioengine::job::JobState;
 use crate::system::Sim;
 
 impl Sim {
     /// Start or continue polling the job's poll queues (IOPOLL / RWF_HIPRI).
-    pub(crate) fn job_poll(&mut self, j: u32) {
-        let visible: u32 = self.jobs[j as usize]
-            .poll_queues
-            .iter()
-            .map(|&(d, h)| self.devs[d as usize].queues[h as usize].cq.len() as u32)
-            .sum();
-        if visible > 0 || !self.jobs[j as usize].iopoll_done.is_empty() || !self.jobs[j as usize].ready.is_empty() {
+    pub(crate) fn job_poll(&mut self, j: JobId) {
+        let visible: u32 = self.jobs[j].poll_queues.iter().map(|&(d, h)| self.devs[d].queues[h].cq.len() as u32).sum();
+        if visible > 0 || !self.jobs[j].iopoll_done.is_empty() || !self.jobs[j].ready.is_empty() {
             let c = &self.costs;
-            let per = c.nvme_cqe_ns
-                + c.blk_complete_batch_ns
-                + if self.jobs[j as usize].is_uring() { c.io_uring_cqe_ns } else { 0 };
+            let per =
+                c.nvme_cqe_ns + c.blk_complete_batch_ns + if self.jobs[j].is_uring() { c.io_uring_cqe_ns } else { 0 };
             let cost = c.poll_ns + visible as u64 * per;
             self.job_set(j, JobState::PollReap, cost, Acct::Sys, visible);
         } else {
             self.job_set(j, JobState::PollSpin, SPIN_NS, Acct::Sys, 0);
-            for i in 0..self.jobs[j as usize].poll_queues.len() {
-                let (d, h) = self.jobs[j as usize].poll_queues[i];
-                self.devs[d as usize].queues[h as usize].pollers.push(j);
+            for i in 0..self.jobs[j].poll_queues.len() {
+                let (d, h) = self.jobs[j].poll_queues[i];
+                self.devs[d].queues[h].pollers.push(j);
             }
         }
     }
 
-    pub(crate) fn job_unregister_poller(&mut self, j: u32) {
-        for i in 0..self.jobs[j as usize].poll_queues.len() {
-            let (d, h) = self.jobs[j as usize].poll_queues[i];
-            self.devs[d as usize].queues[h as usize].pollers.retain(|&p| p != j);
+    pub(crate) fn job_unregister_poller(&mut self, j: JobId) {
+        for i in 0..self.jobs[j].poll_queues.len() {
+            let (d, h) = self.jobs[j].poll_queues[i];
+            self.devs[d].queues[h].pollers.retain(|&p| p != j);
         }
     }
 
     /// A completion the spinning job can see appeared: its spin ends after one more poll.
-    pub(crate) fn poll_poke(&mut self, j: u32) {
-        if self.jobs[j as usize].state != JobState::PollSpin || self.jobs[j as usize].remaining_ns < SPIN_NS {
+    pub(crate) fn poll_poke(&mut self, j: JobId) {
+        if self.jobs[j].state != JobState::PollSpin || self.jobs[j].remaining_ns < SPIN_NS {
             return;
         }
-        let cpu = self.jobs[j as usize].cpu;
-        let running = self.cpus[cpu as usize].running == Running::Task(j);
+        let cpu = self.jobs[j].cpu;
+        let running = self.cpus[cpu].running == Running::Task(j);
         if running {
             self.cpu_charge(cpu);
         }

@@ -3,14 +3,16 @@
 //! is running somewhere (`IRQD_IRQ_INPROGRESS`) — and the MSI counts the
 //! exactly-once invariant checks.
 
+use crate::ids::{CpuId, DevId, HctxId, IrqId};
+
 /// A device interrupt (one per interrupt-driven NVMe queue).
 pub struct Irq {
     /// Linux IRQ number, as `/proc/interrupts` shows it.
     pub number: u32,
-    pub dev: u16,
-    pub queue: u16,
+    pub dev: DevId,
+    pub queue: HctxId,
     /// Target CPU (effective affinity) and vector there.
-    pub cpu: u32,
+    pub cpu: CpuId,
     pub vector: u8,
     /// Action name, e.g. `nvme0q1`.
     pub name: String,
@@ -19,9 +21,38 @@ pub struct Irq {
     /// Managed affinity (NVMe queues): user space cannot move it.
     pub managed: bool,
     /// The CPU running its handler (IRQD_IRQ_INPROGRESS), if any.
-    pub running_on: Option<u32>,
+    pub running_on: Option<CpuId>,
     /// IRQS_PENDING: it fired elsewhere while in progress; the handler runs again.
     pub replay: bool,
+}
+
+impl Irq {
+    /// IRQ `irq` of queue `queue` of `dev`, on `vector` of `cpu`; no
+    /// interrupt counted yet on any of `ncpus` CPUs.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        irq: IrqId,
+        dev: DevId,
+        queue: HctxId,
+        cpu: CpuId,
+        vector: u8,
+        name: String,
+        managed: bool,
+        ncpus: usize,
+    ) -> Irq {
+        Irq {
+            number: 128 + irq.0,
+            dev,
+            queue,
+            cpu,
+            vector,
+            name,
+            count: vec![0; ncpus],
+            managed,
+            running_on: None,
+            replay: false,
+        }
+    }
 }
 
 /// MSI counters for the exactly-once invariant.

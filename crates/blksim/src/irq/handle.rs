@@ -6,8 +6,10 @@
 //! CALL_FUNCTION_SINGLE and local timer vectors. Each handler is a frame on
 //! its CPU whose steps cost time and whose effects happen at their ends.
 
+use crate::drivers::Driver;
 use crate::hw::cpu::{Frame, FrameKind, Stage};
 use crate::hw::lapic::{CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR};
+use crate::ids::{CpuId, DevId, HctxId, IrqId};
 use crate::system::Sim;
 
 /// `MAX_SOFTIRQ_RESTART`: passes of `__do_softirq` before deferring to ksoftirqd.
@@ -18,30 +20,30 @@ pub const MAX_SOFTIRQ_TIME_NS: u64 = 2_000_000;
 
 impl Sim {
     /// The CPU takes `vector` (IRR -> handler): push its frame. Caller has charged the CPU.
-    pub(crate) fn interrupt_enter(&mut self, cpu: u32, vector: u8) {
+    pub(crate) fn interrupt_enter(&mut self, cpu: CpuId, vector: u8) {
         let kind = if vector == CALL_FUNCTION_SINGLE_VECTOR {
-            self.cpus[cpu as usize].cal_count += 1;
+            self.cpus[cpu].cal_count += 1;
             FrameKind::CallFunctionIpi
         } else if vector == LOCAL_TIMER_VECTOR {
-            self.cpus[cpu as usize].loc_count += 1;
+            self.cpus[cpu].loc_count += 1;
             FrameKind::LocalTimer
         } else if vector == POSTED_MSI_NOTIFICATION_VECTOR {
-            self.cpus[cpu as usize].pmn += 1;
+            self.cpus[cpu].pmn += 1;
             FrameKind::PostedNotification
         } else {
-            let irq = self.vector_irq[cpu as usize * 256 + vector as usize];
-            assert!(irq != u32::MAX, "vector {vector:#x} on CPU {cpu} has no IRQ");
+            let irq =
+                self.vectors.get(cpu, vector).unwrap_or_else(|| panic!("vector {vector:#x} on CPU {cpu} has no IRQ"));
             self.msi.delivered += 1;
-            match self.irqs[irq as usize].running_on {
+            match self.irqs[irq].running_on {
                 // handle_edge_irq: in progress on another CPU (a move raced with it):
                 // mark it pending and leave; the running handler goes round again.
                 Some(other) if other != cpu => {
-                    self.irqs[irq as usize].replay = true;
+                    self.irqs[irq].replay = true;
                     FrameKind::DeviceIrqBusy
                 }
                 _ => {
-                    self.irqs[irq as usize].count[cpu as usize] += 1;
-                    self.irqs[irq as usize].running_on = Some(cpu);
+                    self.irqs[irq].count[cpu] += 1;
+                    self.irqs[irq].running_on = Some(cpu);
                     FrameKind::DeviceIrq { irq }
                 }
             }
@@ -49,29 +51,46 @@ impl Sim {
         self.frame_push(cpu, kind);
     }
 
-    pub(crate) fn frame_push(&mut self, cpu: u32, kind: FrameKind) {
+    pub(crate) fn frame_push(&mut self, cpu: CpuId, kind: FrameKind) {
         let mut frame = Frame::new(kind, self.q.now_ns());
         self.frame_begin(cpu, &mut frame);
-        self.cpus[cpu as usize].frames.push(frame);
+        self.cpus[cpu].frames.push(frame);
+    }
+
+    /// A device IRQ's handler (its driver's: `nvme_irq`, idxd's WQ
+    /// handler) over the `n` completions visible: foreseen (`RUN = false`)
+    /// or run. Returns (cost, follow-on part: wake-ups and IPIs).
+    #[inline(always)]
+    pub(crate) fn device_irq_handler<const RUN: bool>(
+        &mut self,
+        cpu: CpuId,
+        dev: DevId,
+        queue: HctxId,
+        n: u32,
+    ) -> (u64, u64) {
+        match self.devs[dev].driver {
+            Driver::Dsa(_) => self.idxd_wq_irq::<RUN>(dev, queue, n),
+            Driver::Nvme(_) | Driver::NullBlk(_) => self.nvme_poll_cq::<RUN>(cpu, dev, queue, n),
+        }
     }
 
     /// Set the cost of a frame's current stage.
     #[inline(always)]
-    pub(crate) fn frame_begin(&mut self, cpu: u32, f: &mut Frame) {
+    pub(crate) fn frame_begin(&mut self, cpu: CpuId, f: &mut Frame) {
         let c = &self.costs;
         let cost = match (f.kind, f.stage) {
             (FrameKind::DeviceIrq { irq }, _) => {
                 // Entry, EOI (at ack, before the handler), the drain, the CQ
                 // doorbell and the exit in one step; later passes drain only.
-                let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
-                let n = self.devs[dev as usize].queues[queue as usize].cq.len() as u32;
+                let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
+                let n = self.devs[dev].queues[queue].cq.len() as u32;
                 f.items = n;
                 let entry_exit = if f.stage == Stage::Entry {
                     c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns + if n > 0 { c.cq_doorbell_ns } else { 0 }
                 } else {
                     0
                 };
-                let (drain, follow) = self.drain_cost(cpu, dev, queue, n);
+                let (drain, follow) = self.device_irq_handler::<false>(cpu, dev, queue, n);
                 f.foreseen_ns = follow;
                 entry_exit + drain
             }
@@ -79,7 +98,7 @@ impl Sim {
                 c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns
             }
             (FrameKind::Softirq { .. } | FrameKind::Ksoftirqd, _) => {
-                let list = &self.cpus[cpu as usize].done_list;
+                let list = &self.cpus[cpu].done_list;
                 f.items = list.len() as u32;
                 let entry = match (f.kind, f.stage) {
                     (FrameKind::Ksoftirqd, Stage::Entry) => c.context_switch_ns + c.softirq_entry_ns,
@@ -90,7 +109,7 @@ impl Sim {
             }
             (FrameKind::PostedNotification, _) => self.posted_begin(cpu, f),
             (FrameKind::LocalTimer, _) => {
-                let list = &self.cpus[cpu as usize].timer_expired;
+                let list = &self.cpus[cpu].timer_expired;
                 f.items = list.len() as u32;
                 let entry = if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 };
                 entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
@@ -104,25 +123,23 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn device_irq_step_done(
         &mut self,
-        cpu: u32,
-        irq: u32,
+        cpu: CpuId,
+        irq: IrqId,
         stage: Stage,
         items: u32,
         foreseen_ns: u64,
         since_ns: u64,
     ) {
-        let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
+        let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
         let first = stage == Stage::Entry;
-        let actual = self.nvme_drain(cpu, dev, queue, items);
+        let (_, actual) = self.device_irq_handler::<true>(cpu, dev, queue, items);
         // Work the drain caused that was not foreseen is charged in one more pass.
         let debt = actual.saturating_sub(foreseen_ns.min(actual));
-        let replay = std::mem::take(&mut self.irqs[irq as usize].replay);
-        // nvme_irq drains until no new CQE turns up; idxd's handler goes
-        // over its completion list once (later completions raise new MSIs).
-        let d = &self.devs[dev as usize];
-        let more = replay || (!d.is_dsa() && !d.queues[queue as usize].cq.is_empty());
+        let replay = std::mem::take(&mut self.irqs[irq].replay);
+        let d = &self.devs[dev];
+        let more = replay || (d.irq_rescans() && !d.queues[queue].cq.is_empty());
         if !more && debt == 0 {
-            self.irqs[irq as usize].running_on = None;
+            self.irqs[irq].running_on = None;
             return self.irq_exit(cpu);
         }
         // Another pass of the same handler (a device frame carries nothing else).
@@ -130,13 +147,13 @@ impl Sim {
         f.stage = Stage::Work;
         f.debt_ns = debt + if first && items == 0 && more { self.costs.cq_doorbell_ns } else { 0 };
         self.frame_begin(cpu, &mut f);
-        self.cpus[cpu as usize].frames.push(f);
+        self.cpus[cpu].frames.push(f);
     }
 
     /// The step of the frame on top of `cpu` ended: apply its effects and move on.
     #[inline(always)]
-    pub(crate) fn frame_step_done(&mut self, cpu: u32) {
-        let frames = &mut self.cpus[cpu as usize].frames;
+    pub(crate) fn frame_step_done(&mut self, cpu: CpuId) {
+        let frames = &mut self.cpus[cpu].frames;
         if let Some(&Frame { kind: FrameKind::DeviceIrq { irq }, stage, items, foreseen_ns, since_ns, .. }) =
             frames.last()
         {
@@ -150,15 +167,15 @@ impl Sim {
             FrameKind::DeviceIrq { .. } => unreachable!("handled above"),
             FrameKind::DeviceIrqBusy => return self.irq_exit(cpu),
             FrameKind::CallFunctionIpi => {
-                if !self.cpus[cpu as usize].done_list.is_empty() {
-                    self.cpus[cpu as usize].softirq_pending = true;
+                if !self.cpus[cpu].done_list.is_empty() {
+                    self.cpus[cpu].softirq_pending = true;
                 }
                 return self.irq_exit(cpu);
             }
             FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => {
                 debt = self.block_softirq(cpu, f.items);
                 let now = self.q.now_ns();
-                let c = &mut self.cpus[cpu as usize];
+                let c = &mut self.cpus[cpu];
                 let pending = !c.done_list.is_empty();
                 c.softirq_pending = false;
                 if !pending && debt == 0 {
@@ -187,11 +204,11 @@ impl Sim {
             FrameKind::LocalTimer => {
                 let mut d = 0;
                 for _ in 0..f.items {
-                    let req = self.cpus[cpu as usize].timer_expired.pop_front().unwrap();
+                    let req = self.cpus[cpu].timer_expired.pop_front().unwrap();
                     d += self.end_request(cpu, req);
                 }
                 debt = d;
-                if debt == 0 && self.cpus[cpu as usize].timer_expired.is_empty() {
+                if debt == 0 && self.cpus[cpu].timer_expired.is_empty() {
                     return self.irq_exit(cpu);
                 }
                 f.stage = Stage::Work;
@@ -199,12 +216,12 @@ impl Sim {
             }
         }
         self.frame_begin(cpu, &mut f);
-        self.cpus[cpu as usize].frames.push(f);
+        self.cpus[cpu].frames.push(f);
     }
 
     /// irq_exit: run pending softirqs unless nested in another interrupt context.
-    pub(crate) fn irq_exit(&mut self, cpu: u32) {
-        let c = &mut self.cpus[cpu as usize];
+    pub(crate) fn irq_exit(&mut self, cpu: CpuId) {
+        let c = &mut self.cpus[cpu];
         if c.softirq_pending && c.frames.is_empty() {
             c.softirq_pending = false;
             self.frame_push(cpu, FrameKind::Softirq { restarts: 0 });
@@ -212,7 +229,7 @@ impl Sim {
     }
 
     /// ksoftirqd gets the CPU: run the pending BLOCK_SOFTIRQ work in its thread.
-    pub(crate) fn ksoftirqd_run(&mut self, cpu: u32) {
+    pub(crate) fn ksoftirqd_run(&mut self, cpu: CpuId) {
         self.frame_push(cpu, FrameKind::Ksoftirqd);
     }
 }

@@ -8,3 +8,4 @@ pub(crate) mod handle;
 pub(crate) mod migrate;
 pub(crate) mod msi;
 pub(crate) mod posted_msi;
+pub(crate) mod vector;

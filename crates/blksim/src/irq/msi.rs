@@ -5,6 +5,7 @@
 //! (`smp_call_function_single_async`, wake-ups) take the same last step.
 
 use crate::hw::lapic::{CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR};
+use crate::ids::{CpuId, IrqId};
 use crate::stats::{TraceName, Track};
 use crate::system::{Event, Sim};
 
@@ -12,20 +13,20 @@ impl Sim {
     /// A device raises the MSI of `irq`: the root port serves it in order, then
     /// interrupt remapping sends the vector to its CPU.
     #[inline(always)]
-    pub(crate) fn msi_send(&mut self, irq: u32) {
+    pub(crate) fn msi_send(&mut self, irq: IrqId) {
         if self.posting {
             return self.msi_post(irq);
         }
         let (cpu, vector, dev) = {
-            let i = &self.irqs[irq as usize];
+            let i = &self.irqs[irq];
             (i.cpu, i.vector, i.dev)
         };
-        let port = self.devs[dev as usize].root_port;
+        let port = self.devs[dev].root_port;
         let remap_ns = self.iommus[self.root_ports[port].socket].remap_ns;
         let taken = self.interrupt_write(port, remap_ns);
         self.msi.sent += 1;
         self.msi.in_flight += 1;
-        self.cpus[cpu as usize].device_msis += 1;
+        self.cpus[cpu].device_msis += 1;
         self.q.at(taken + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
     }
 
@@ -50,8 +51,8 @@ impl Sim {
 
     /// An interrupt message reaches a CPU's local APIC.
     #[inline(always)]
-    pub(crate) fn interrupt_arrived(&mut self, cpu: u32, vector: u8) {
-        if self.offline[cpu as usize] && vector < POSTED_MSI_NOTIFICATION_VECTOR {
+    pub(crate) fn interrupt_arrived(&mut self, cpu: CpuId, vector: u8) {
+        if self.offline[cpu] && vector < POSTED_MSI_NOTIFICATION_VECTOR {
             return self.retrigger_from_offline(cpu, vector);
         }
         if let Some(t) = self.trace.as_mut() {
@@ -61,10 +62,10 @@ impl Sim {
                 TraceName::MsiArrived
             };
             if vector < CALL_FUNCTION_SINGLE_VECTOR && vector != LOCAL_TIMER_VECTOR {
-                t.instant(cpu, Track::Hardirq, name, self.q.now_ns());
+                t.instant(cpu.0, Track::Hardirq, name, self.q.now_ns());
             }
         }
-        let c = &mut self.cpus[cpu as usize];
+        let c = &mut self.cpus[cpu];
         if c.irr_set(vector) {
             if vector < POSTED_MSI_NOTIFICATION_VECTOR {
                 self.msi.merged += 1;
@@ -78,17 +79,19 @@ impl Sim {
 
     /// A device vector reached (or was posted to) an offline CPU: it goes to
     /// the IRQ's current target as its real vector (`irq_retrigger`).
-    pub(crate) fn retrigger_from_offline(&mut self, cpu: u32, vector: u8) {
-        let irq = self.vector_irq[cpu as usize * 256 + vector as usize];
-        assert!(irq != u32::MAX, "vector {vector:#x} on offline CPU {cpu} has no IRQ");
-        let (to_cpu, to_vector) = (self.irqs[irq as usize].cpu, self.irqs[irq as usize].vector);
+    pub(crate) fn retrigger_from_offline(&mut self, cpu: CpuId, vector: u8) {
+        let irq = self
+            .vectors
+            .get(cpu, vector)
+            .unwrap_or_else(|| panic!("vector {vector:#x} on offline CPU {cpu} has no IRQ"));
+        let (to_cpu, to_vector) = (self.irqs[irq].cpu, self.irqs[irq].vector);
         self.retriggered += 1;
         self.interrupt_arrived(to_cpu, to_vector);
     }
 
     /// Send a CALL_FUNCTION_SINGLE IPI to `target` (remote completion).
-    pub(crate) fn ipi_send(&mut self, target: u32) {
-        self.cpus[target as usize].ipis += 1;
+    pub(crate) fn ipi_send(&mut self, target: CpuId) {
+        self.cpus[target].ipis += 1;
         self.q.after(
             self.costs.ipi_latency_ns,
             Event::InterruptArrived { cpu: target, vector: CALL_FUNCTION_SINGLE_VECTOR },

@@ -5,7 +5,8 @@
 //! harvests once more, sends one EOI, and softirqs run once at its exit.
 
 use crate::hw::cpu::{Frame, Stage};
-use crate::hw::lapic::POSTED_MSI_NOTIFICATION_VECTOR;
+use crate::hw::lapic::{VectorSet, POSTED_MSI_NOTIFICATION_VECTOR};
+use crate::ids::{CpuId, IrqId};
 use crate::stats::{TraceName, Track};
 use crate::system::{Event, Sim};
 
@@ -13,7 +14,7 @@ use crate::system::{Event, Sim};
 #[derive(Clone, Debug, Default)]
 pub struct PiDesc {
     /// Posted interrupt requests, one bit per vector.
-    pub pir: [u64; 4],
+    pub pir: VectorSet,
     /// Outstanding notification.
     pub on: bool,
     /// Suppress notification (the host never sets it; tests do).
@@ -25,43 +26,41 @@ pub struct PiDesc {
 impl Sim {
     /// A device MSI on a posted IRTE: it crosses the root port and the IOMMU
     /// like any interrupt write, and the IOMMU posts it instead of delivering it.
-    pub(crate) fn msi_post(&mut self, irq: u32) {
+    pub(crate) fn msi_post(&mut self, irq: IrqId) {
         let (cpu, vector, dev) = {
-            let i = &self.irqs[irq as usize];
+            let i = &self.irqs[irq];
             (i.cpu, i.vector, i.dev)
         };
-        let port = self.devs[dev as usize].root_port;
+        let port = self.devs[dev].root_port;
         let post_ns = self.iommus[self.root_ports[port].socket].post_ns;
         let taken = self.interrupt_write(port, post_ns);
         self.msi.sent += 1;
         self.msi.in_flight += 1;
-        self.cpus[cpu as usize].device_msis += 1;
+        self.cpus[cpu].device_msis += 1;
         self.q.at(taken, Event::MsiPosted { cpu, vector, port: port as u16 });
     }
 
     /// The IOMMU's posting reaches the descriptor: PIR bit set, and a
     /// notification if ON was clear and SN clear.
-    pub(crate) fn msi_posted(&mut self, cpu: u32, vector: u8, port: usize) {
+    pub(crate) fn msi_posted(&mut self, cpu: CpuId, vector: u8, port: usize) {
         let now = self.q.now_ns();
-        if self.offline[cpu as usize] {
+        if self.offline[cpu] {
             return self.retrigger_from_offline(cpu, vector);
         }
         let transfer = self.costs.cacheline_transfer_ns;
         if let Some(t) = self.trace.as_mut() {
-            t.instant(cpu, Track::Hardirq, TraceName::MsiPosted, now);
+            t.instant(cpu.0, Track::Hardirq, TraceName::MsiPosted, now);
         }
-        let d = &mut self.pi_descs[cpu as usize];
+        let d = &mut self.pi_descs[cpu];
         let mut extra = 0;
         if !d.iommu_owns_line {
             // The CPU touched the line last: the IOMMU's atomic pulls it back.
             extra = transfer;
             d.iommu_owns_line = true;
         }
-        let (w, b) = ((vector >> 6) as usize, vector & 63);
-        if d.pir[w] >> b & 1 == 1 {
+        if d.pir.insert(vector) {
             self.msi.merged += 1;
         }
-        d.pir[w] |= 1 << b;
         let notify = !d.on && !d.sn;
         if notify {
             d.on = true;
@@ -74,7 +73,7 @@ impl Sim {
         if notify {
             // The IOMMU sends the notification itself, outside the device's
             // write stream: nothing waits behind it.
-            self.cpus[cpu as usize].notifications_sent += 1;
+            self.cpus[cpu].notifications_sent += 1;
             self.q.at(
                 now + self.costs.msi_latency_ns,
                 Event::InterruptArrived { cpu, vector: POSTED_MSI_NOTIFICATION_VECTOR },
@@ -84,41 +83,46 @@ impl Sim {
 
     /// `pi_harvest_pir`: take the posted vectors (xchg of each non-zero word).
     /// Returns the harvest's CPU cost; the vectors go into the frame on top.
-    pub(crate) fn pir_harvest(&mut self, cpu: u32, pir: &mut [u64; 4]) -> u64 {
+    pub(crate) fn pir_harvest(&mut self, cpu: CpuId, pir: &mut VectorSet) -> u64 {
         let mut cost = self.costs.pir_harvest_ns;
-        let d = &mut self.pi_descs[cpu as usize];
-        if d.pir.iter().any(|w| *w != 0) {
+        let d = &mut self.pi_descs[cpu];
+        if !d.pir.is_empty() {
             if d.iommu_owns_line {
                 cost += self.costs.cacheline_transfer_ns;
                 d.iommu_owns_line = false;
             }
-            for (dst, src) in pir.iter_mut().zip(d.pir.iter_mut()) {
-                *dst |= std::mem::take(src);
-            }
+            pir.take_from(&mut d.pir);
         }
         cost
     }
 
+    /// The IRQ of a vector posted to `cpu`.
+    fn posted_irq(&self, cpu: CpuId, vector: u8) -> IrqId {
+        self.vectors.get(cpu, vector).expect("a posted vector has an IRQ")
+    }
+
     /// Cost of the current stage of a posted-notification frame, and its harvests.
-    pub(crate) fn posted_begin(&mut self, cpu: u32, f: &mut Frame) -> u64 {
+    pub(crate) fn posted_begin(&mut self, cpu: CpuId, f: &mut Frame) -> u64 {
         match f.stage {
             Stage::Entry => self.costs.irq_entry_ns,
             Stage::Work => {
                 // Handle the lowest pending vector: its flow handler and driver handler.
-                let v = lowest_vector(&f.pir).expect("harvested vector");
-                let irq = self.vector_irq[cpu as usize * 256 + v as usize];
-                if self.irqs[irq as usize].running_on.is_some_and(|o| o != cpu) {
+                let v = f.pir.lowest().expect("harvested vector");
+                let irq = self.posted_irq(cpu, v);
+                if self.irqs[irq].running_on.is_some_and(|o| o != cpu) {
                     // In progress on another CPU (a move raced with it): marked pending only.
-                    self.irqs[irq as usize].replay = true;
-                    f.items = BUSY;
+                    self.irqs[irq].replay = true;
+                    f.handler_busy = true;
+                    f.items = 0;
                     f.foreseen_ns = 0;
                     return self.costs.posted_msi_demux_ns;
                 }
-                self.irqs[irq as usize].running_on = Some(cpu);
-                let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
-                let n = self.devs[dev as usize].queues[queue as usize].cq.len() as u32;
+                f.handler_busy = false;
+                self.irqs[irq].running_on = Some(cpu);
+                let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
+                let n = self.devs[dev].queues[queue].cq.len() as u32;
                 f.items = n;
-                let (drain, follow) = self.drain_cost(cpu, dev, queue, n);
+                let (drain, follow) = self.device_irq_handler::<false>(cpu, dev, queue, n);
                 f.foreseen_ns = follow;
                 self.costs.posted_msi_demux_ns + drain
             }
@@ -127,7 +131,7 @@ impl Sim {
     }
 
     /// A step of a posted-notification frame ended. Returns `false` when the frame is done.
-    pub(crate) fn posted_step_done(&mut self, cpu: u32, f: &mut Frame) -> bool {
+    pub(crate) fn posted_step_done(&mut self, cpu: CpuId, f: &mut Frame) -> bool {
         let loop_passes = self.max_posted_msi_coalescing_loop - 1;
         match f.stage {
             Stage::Entry => {
@@ -135,46 +139,43 @@ impl Sim {
                 if loop_passes > 0 {
                     f.passes = 1;
                     f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
-                    if lowest_vector(&f.pir).is_some() {
+                    if !f.pir.is_empty() {
                         f.stage = Stage::Work;
                         return true;
                     }
                 }
             }
             Stage::Work => {
-                let v = lowest_vector(&f.pir).unwrap();
-                f.pir[(v >> 6) as usize] &= !(1 << (v & 63));
-                let irq = self.vector_irq[cpu as usize * 256 + v as usize];
-                let (w, b) = ((v >> 6) as usize, v & 63);
-                if f.replayed[w] >> b & 1 == 1 {
-                    f.replayed[w] &= !(1 << b);
-                } else {
+                let v = f.pir.lowest().unwrap();
+                f.pir.remove(v);
+                let irq = self.posted_irq(cpu, v);
+                if !f.replayed.remove(v) {
                     self.msi.delivered += 1;
                 }
-                if f.items != BUSY {
+                if !f.handler_busy {
                     // Each demultiplexed MSI still counts on its own IRQ's row.
-                    self.irqs[irq as usize].count[cpu as usize] += 1;
-                    let (dev, queue) = (self.irqs[irq as usize].dev, self.irqs[irq as usize].queue);
-                    let actual = self.nvme_drain(cpu, dev, queue, f.items);
+                    self.irqs[irq].count[cpu] += 1;
+                    let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
+                    let (_, actual) = self.device_irq_handler::<true>(cpu, dev, queue, f.items);
                     f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
                     if f.items > 0 {
                         f.debt_ns += self.costs.cq_doorbell_ns;
                     }
-                    self.irqs[irq as usize].running_on = None;
-                    if std::mem::take(&mut self.irqs[irq as usize].replay) {
+                    self.irqs[irq].running_on = None;
+                    if std::mem::take(&mut self.irqs[irq].replay) {
                         // IRQS_PENDING: it fired elsewhere meanwhile; run the handler again.
-                        f.pir[w] |= 1 << b;
-                        f.replayed[w] |= 1 << b;
+                        f.pir.insert(v);
+                        f.replayed.insert(v);
                     }
                 }
-                if lowest_vector(&f.pir).is_some() {
+                if !f.pir.is_empty() {
                     return true;
                 }
                 // The pass is done: harvest again while the loop allows.
                 if !f.final_pass && f.passes < loop_passes {
                     f.passes += 1;
                     f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
-                    if lowest_vector(&f.pir).is_some() {
+                    if !f.pir.is_empty() {
                         return true;
                     }
                 }
@@ -185,9 +186,9 @@ impl Sim {
             // Clear ON (re-arming notifications), then one more harvest for
             // posts that raced with the clear.
             f.final_pass = true;
-            self.pi_descs[cpu as usize].on = false;
+            self.pi_descs[cpu].on = false;
             f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
-            if lowest_vector(&f.pir).is_some() {
+            if !f.pir.is_empty() {
                 f.stage = Stage::Work;
                 return true;
             }
@@ -197,20 +198,9 @@ impl Sim {
     }
 }
 
-/// `Frame::items` of a vector whose handler was busy on another CPU.
-const BUSY: u32 = u32::MAX;
-
-fn lowest_vector(pir: &[u64; 4]) -> Option<u8> {
-    pir.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| (i as u32 * 64 + w.trailing_zeros()) as u8)
-}
-
-/// Which posted MSIs a frame has in hand, for the exactly-once count.
-pub fn pir_count(pir: &[u64; 4]) -> u64 {
-    pir.iter().map(|w| w.count_ones() as u64).sum()
-}
-
 #[cfg(test)]
 mod tests {
+    use crate::ids::{CpuId, IrqId};
     use crate::machine::{load_profile, Builtins};
     use crate::settings::Settings;
     use crate::system::{Event, Sim};
@@ -227,20 +217,20 @@ mod tests {
     }
 
     /// The device IRQs whose vectors live on CPU 0 (one per drive).
-    fn irqs_on_cpu0(s: &Sim) -> Vec<u32> {
-        (0..s.irqs.len() as u32).filter(|&i| s.irqs[i as usize].cpu == 0).collect()
+    fn irqs_on_cpu0(s: &Sim) -> Vec<IrqId> {
+        (0..s.irqs.len()).map(IrqId::of).filter(|&i| s.irqs[i].cpu == CpuId(0)).collect()
     }
 
     /// An MSI of `irq` that the IOMMU posts at `t` (sent as the device would).
-    fn post_at(s: &mut Sim, t: u64, irq: u32) {
+    fn post_at(s: &mut Sim, t: u64, irq: IrqId) {
         s.msi.sent += 1;
         s.msi.in_flight += 1;
-        let (cpu, vector) = (s.irqs[irq as usize].cpu, s.irqs[irq as usize].vector);
+        let (cpu, vector) = (s.irqs[irq].cpu, s.irqs[irq].vector);
         s.q.at(t, Event::MsiPosted { cpu, vector, port: 0 });
     }
 
-    fn handled(s: &Sim, irq: u32) -> u64 {
-        s.irqs[irq as usize].count[0]
+    fn handled(s: &Sim, irq: IrqId) -> u64 {
+        s.irqs[irq].count[0]
     }
 
     #[test]
@@ -258,7 +248,7 @@ mod tests {
             assert_eq!(handled(&s, i), 1, "each posted MSI is handled exactly once");
         }
         assert!(!s.pi_descs[0].on, "ON is clear again after the handler");
-        assert_eq!(s.pi_descs[0].pir, [0; 4]);
+        assert!(s.pi_descs[0].pir.is_empty());
     }
 
     #[test]
@@ -312,7 +302,7 @@ mod tests {
         assert_eq!(s.cpus[0].notifications_sent, 0);
         assert_eq!(s.cpus[0].pmn, 0);
         assert_eq!(handled(&s, i), 0);
-        assert_ne!(s.pi_descs[0].pir, [0; 4], "the MSI waits in the PIR");
+        assert!(!s.pi_descs[0].pir.is_empty(), "the MSI waits in the PIR");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! IPI to an idle CPU → the task on its run queue.
 
 use crate::hw::cpu::{wall_ns, work_ns, Acct, Running};
+use crate::ids::{CpuId, JobId};
 use crate::stats::{TraceName, Track};
 use crate::system::{Event, Sim};
 
@@ -14,9 +15,9 @@ pub(crate) const SCHED_SLICE_NS: u64 = 3_000_000;
 impl Sim {
     /// Charge the time since the last charge to whatever ran, and take it off its step.
     #[inline(always)]
-    pub(crate) fn cpu_charge(&mut self, cpu: u32) {
+    pub(crate) fn cpu_charge(&mut self, cpu: CpuId) {
         let now = self.q.now_ns();
-        let c = &mut self.cpus[cpu as usize];
+        let c = &mut self.cpus[cpu];
         let wall = now - c.since_ns;
         c.since_ns = now;
         if wall == 0 {
@@ -26,7 +27,7 @@ impl Sim {
         if self.trace.is_some() {
             self.trace_charge(cpu, now, wall, done);
         }
-        let c = &mut self.cpus[cpu as usize];
+        let c = &mut self.cpus[cpu];
         match c.running {
             // Idle with a task of this CPU asleep in an I/O wait counts as iowait.
             Running::Idle if c.io_sleepers > 0 => c.time.iowait_ns += wall,
@@ -40,7 +41,7 @@ impl Sim {
                 }
             }
             Running::Task(j) => {
-                let job = &mut self.jobs[j as usize];
+                let job = &mut self.jobs[j];
                 let (user, sys) = job.consume(done);
                 // Split the wall time like the work; rounding goes to sys.
                 let user_wall = match (user, sys) {
@@ -64,8 +65,8 @@ impl Sim {
     /// Trace slices for the time `cpu_charge` just charged (`wall` ns ending now, `done` ns of work).
     #[cold]
     #[inline(never)]
-    pub(crate) fn trace_charge(&mut self, cpu: u32, now: u64, wall: u64, done: u64) {
-        let c = &self.cpus[cpu as usize];
+    pub(crate) fn trace_charge(&mut self, cpu: CpuId, now: u64, wall: u64, done: u64) {
+        let c = &self.cpus[cpu];
         let Some(t) = self.trace.as_mut() else { return };
         let start = now - wall;
         match c.running {
@@ -73,17 +74,17 @@ impl Sim {
             Running::Frame => {
                 let f = c.frames.last().expect("running frame");
                 let (track, name) = f.kind.trace_name();
-                t.slice(cpu, track, name, start, now);
+                t.slice(cpu.0, track, name, start, now);
             }
             Running::Task(j) => {
                 // One slice per segment the work went through (sys head, user body, sys tail).
                 let (mut t0, mut left) = (start, done);
-                for seg in self.jobs[j as usize].segs.iter().filter(|s| s.1 > 0) {
+                for seg in self.jobs[j].segs.iter().filter(|s| s.1 > 0) {
                     let take = left.min(seg.1);
                     left -= take;
                     let t1 =
                         if left == 0 { now } else { t0 + (wall as u128 * take as u128 / done.max(1) as u128) as u64 };
-                    t.slice(cpu, Track::Task, TraceName::Job { job: j, user: seg.0 == Acct::User }, t0, t1);
+                    t.slice(cpu.0, Track::Task, TraceName::Job { job: j.0, user: seg.0 == Acct::User }, t0, t1);
                     t0 = t1;
                     if left == 0 {
                         break;
@@ -96,11 +97,11 @@ impl Sim {
     /// Decide what runs now on `cpu` and schedule the end of its step.
     /// Call after `cpu_charge` whenever the CPU's state changed.
     #[inline(always)]
-    pub(crate) fn cpu_dispatch(&mut self, cpu: u32) {
+    pub(crate) fn cpu_dispatch(&mut self, cpu: CpuId) {
         let now = self.q.now_ns();
         // Deliver pending interrupts while interrupts are enabled.
         loop {
-            let c = &mut self.cpus[cpu as usize];
+            let c = &mut self.cpus[cpu];
             if !c.irqs_enabled() {
                 break;
             }
@@ -109,13 +110,13 @@ impl Sim {
             };
             self.interrupt_enter(cpu, vector);
         }
-        let c = &mut self.cpus[cpu as usize];
+        let c = &mut self.cpus[cpu];
         if c.frames.is_empty() && c.ksoftirqd_pending {
             // ksoftirqd is runnable: the scheduler runs it before the task goes on.
             c.ksoftirqd_pending = false;
             self.ksoftirqd_run(cpu);
         }
-        let c = &mut self.cpus[cpu as usize];
+        let c = &mut self.cpus[cpu];
         if c.frames.is_empty() && c.current.is_none() {
             if let Some(j) = c.runqueue.pop_front() {
                 c.current = Some(j);
@@ -123,12 +124,12 @@ impl Sim {
                 self.task_switched_in(j);
             }
         }
-        let c = &mut self.cpus[cpu as usize];
+        let c = &mut self.cpus[cpu];
         let was_busy = c.busy();
         let (running, remaining) = if let Some(f) = c.frames.last() {
             (Running::Frame, f.remaining_ns)
         } else if let Some(j) = c.current {
-            (Running::Task(j), self.jobs[j as usize].remaining_ns)
+            (Running::Task(j), self.jobs[j].remaining_ns)
         } else {
             (Running::Idle, 0)
         };
@@ -136,42 +137,42 @@ impl Sim {
         c.since_ns = now;
         let end = now.saturating_add(wall_ns(remaining, c.slow_pm));
         if running != Running::Idle && end < u64::MAX / 2 {
-            self.q.set_timer(cpu, end);
+            self.q.set_timer(cpu.0, end);
         } else {
-            self.q.clear_timer(cpu);
+            self.q.clear_timer(cpu.0);
         }
         let busy = running != Running::Idle;
         if busy != was_busy {
-            self.cpu_busy[cpu as usize] = busy;
+            self.cpu_busy[cpu] = busy;
             self.smt_update(cpu);
         }
     }
 
     /// A sibling's busy state changed: both threads re-rate their steps.
-    pub(crate) fn smt_update(&mut self, cpu: u32) {
-        let Some(sib) = self.cpus[cpu as usize].sibling else {
+    pub(crate) fn smt_update(&mut self, cpu: CpuId) {
+        let Some(sib) = self.cpus[cpu].sibling else {
             return;
         };
-        let both = self.cpu_busy[cpu as usize] && self.cpu_busy[sib as usize];
+        let both = self.cpu_busy[cpu] && self.cpu_busy[sib];
         let slow = if both { self.smt_slow_pm } else { 1000 };
-        if self.cpus[cpu as usize].slow_pm == slow {
+        if self.cpus[cpu].slow_pm == slow {
             // The two threads are always re-rated together (below), so the
             // sibling runs at this rate too: nothing changes.
             return;
         }
         for c in [cpu, sib] {
-            if self.cpus[c as usize].slow_pm != slow {
+            if self.cpus[c].slow_pm != slow {
                 self.cpu_charge(c);
-                self.cpus[c as usize].slow_pm = slow;
-                let cc = &self.cpus[c as usize];
+                self.cpus[c].slow_pm = slow;
+                let cc = &self.cpus[c];
                 let remaining = match cc.running {
                     Running::Idle => continue,
                     Running::Frame => cc.frames.last().unwrap().remaining_ns,
-                    Running::Task(j) => self.jobs[j as usize].remaining_ns,
+                    Running::Task(j) => self.jobs[j].remaining_ns,
                 };
                 let end = self.q.now_ns().saturating_add(wall_ns(remaining, slow));
                 if end < u64::MAX / 2 {
-                    self.q.set_timer(c, end);
+                    self.q.set_timer(c.0, end);
                 }
             }
         }
@@ -179,16 +180,16 @@ impl Sim {
 
     /// The step running on `cpu` has ended.
     #[inline(always)]
-    pub(crate) fn cpu_step_done(&mut self, cpu: u32) {
+    pub(crate) fn cpu_step_done(&mut self, cpu: CpuId) {
         self.cpu_charge(cpu);
-        match self.cpus[cpu as usize].running {
+        match self.cpus[cpu].running {
             Running::Idle => {}
             Running::Frame => {
-                self.cpus[cpu as usize].frames.last_mut().unwrap().remaining_ns = 0;
+                self.cpus[cpu].frames.last_mut().unwrap().remaining_ns = 0;
                 self.frame_step_done(cpu);
             }
             Running::Task(j) => {
-                self.jobs[j as usize].remaining_ns = 0;
+                self.jobs[j].remaining_ns = 0;
                 self.task_step_done(cpu, j);
             }
         }
@@ -198,26 +199,26 @@ impl Sim {
     /// Something changed on `cpu` from outside its running step (an interrupt
     /// arrived, a task was woken): re-decide what runs.
     #[inline(always)]
-    pub(crate) fn cpu_kick(&mut self, cpu: u32) {
+    pub(crate) fn cpu_kick(&mut self, cpu: CpuId) {
         self.cpu_charge(cpu);
         self.cpu_dispatch(cpu);
     }
 
     /// try_to_wake_up of a sleeping job's task from `cpu`. Returns the waker's cost.
-    pub(crate) fn wake(&mut self, cpu: u32, j: u32) -> u64 {
-        let job = &mut self.jobs[j as usize];
+    pub(crate) fn wake(&mut self, cpu: CpuId, j: JobId) -> u64 {
+        let job = &mut self.jobs[j];
         job.wait_for = u32::MAX;
         let target = job.cpu;
         let mut cost = self.costs.wakeup_ns;
-        if target != cpu && !self.cpus[target as usize].busy() {
-            self.cpus[target as usize].ipis += 1;
+        if target != cpu && !self.cpus[target].busy() {
+            self.cpus[target].ipis += 1;
             cost += self.costs.ipi_send_ns;
             self.q.after(self.costs.ipi_latency_ns, Event::TaskWoken { job: j });
         } else {
-            self.cpus[target as usize].runqueue.push_back(j);
+            self.cpus[target].runqueue.push_back(j);
             if target != cpu {
                 // The target is busy: it notices at its next scheduling point.
-                if self.cpus[target as usize].running == Running::Idle {
+                if self.cpus[target].running == Running::Idle {
                     self.cpu_kick(target);
                 }
             }
@@ -226,17 +227,17 @@ impl Sim {
     }
 
     /// A woken task's IPI arrived at its idle CPU.
-    pub(crate) fn task_woken(&mut self, j: u32) {
-        let cpu = self.jobs[j as usize].cpu;
-        self.cpus[cpu as usize].runqueue.push_back(j);
+    pub(crate) fn task_woken(&mut self, j: JobId) {
+        let cpu = self.jobs[j].cpu;
+        self.cpus[cpu].runqueue.push_back(j);
         self.cpu_kick(cpu);
     }
 
     /// The job's phase began: put its task on its CPU.
-    pub(crate) fn job_start(&mut self, j: u32) {
+    pub(crate) fn job_start(&mut self, j: JobId) {
         let now = self.q.now_ns();
         let interval = self.sample_interval_ns;
-        let job = &mut self.jobs[j as usize];
+        let job = &mut self.jobs[j];
         job.start_ns = now;
         job.ramp_end_ns = now + job.cfg.ramp_time_ns;
         job.next_sample_ns = job.ramp_end_ns + interval;
@@ -244,7 +245,7 @@ impl Sim {
             job.end_ns = job.ramp_end_ns + rt;
         }
         let cpu = job.cpu;
-        self.cpus[cpu as usize].runqueue.push_back(j);
+        self.cpus[cpu].runqueue.push_back(j);
         self.cpu_kick(cpu);
     }
 }

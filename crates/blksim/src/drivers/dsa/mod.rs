@@ -13,12 +13,10 @@ use std::collections::BinaryHeap;
 
 use super::{Device, Driver, IrqRequest, ProbeCtx, Probed};
 use crate::block::hctx::{HwQueue, QueueMap};
+use crate::ids::{CpuId, DevId, HctxId};
 use crate::machine::DsaParams;
 
 pub(crate) mod idxd;
-
-/// Requests whose `job` has this bit set are DSA descriptors of client `job & !DSA_CLIENT`.
-pub const DSA_CLIENT: u32 = 0x8000_0000;
 
 pub struct DsaState {
     pub params: DsaParams,
@@ -44,8 +42,8 @@ impl DsaState {
 /// A running client and what it got done.
 #[derive(Clone, Debug, Default)]
 pub struct DsaClient {
-    pub dev: u16,
-    pub wq: u16,
+    pub dev: DevId,
+    pub wq: HctxId,
     pub bytes: u32,
     pub stop_ns: u64,
     pub inflight: u32,
@@ -58,7 +56,12 @@ pub struct DsaClient {
 pub(crate) fn probe(name: &str, p: &DsaParams, ctx: &ProbeCtx, instance: u32) -> Probed {
     let queues = (0..p.wqs).map(|_| HwQueue::default()).collect();
     let irqs = (0..p.wqs)
-        .map(|wq| IrqRequest { queue: wq as u16, cpu: 0, name: format!("idxd-{name}-wq{wq}"), managed: false })
+        .map(|wq| IrqRequest {
+            queue: HctxId(wq as u16),
+            cpu: CpuId(0),
+            name: format!("idxd-{name}-wq{wq}"),
+            managed: false,
+        })
         .collect();
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, 1);
     let mut device = Device::new(name, Driver::Dsa(DsaState::new(p.clone())), queues, map, ctx.settings.queue(name));

@@ -8,6 +8,7 @@ pub(crate) mod pci;
 use super::{Device, Driver, IrqRequest, ProbeCtx, Probed};
 use crate::block::hctx::{HwQueue, QueueMap};
 use crate::error::Error;
+use crate::ids::HctxId;
 use crate::machine::NvmeParams;
 use crate::sim::Rng;
 use controller::NvmeState;
@@ -37,10 +38,10 @@ pub(crate) fn probe(name: &str, p: &NvmeParams, ctx: &ProbeCtx, instance: u32) -
     let mut queues = Vec::new();
     let mut irqs = Vec::new();
     for qi in 0..nr_io {
-        let mut hq = HwQueue { tags_free: tags, irq: u32::MAX, ..Default::default() };
+        let mut hq = HwQueue { tags_free: tags, ..Default::default() };
         if qi < nr_irq {
             let name = format!("nvme{instance}q{}", qi + 1);
-            irqs.push(IrqRequest { queue: qi as u16, cpu: map.first_cpu[qi as usize], name, managed: true });
+            irqs.push(IrqRequest { queue: HctxId(qi as u16), cpu: map.first_cpu[qi as usize], name, managed: true });
         } else {
             hq.polled = true;
         }

@@ -5,126 +5,142 @@
 //! `blk_mq_complete_request` → the CQ head doorbell.
 
 use crate::block::Placement;
+use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
+use crate::ioengine::job::JobState;
 use crate::system::{Event, Sim};
 
 impl Sim {
     /// The driver rang the SQ doorbell of `hctx` with `reqs`: the device takes them.
     #[inline(always)]
-    pub(crate) fn nvme_issue(&mut self, dev: u16, hctx: u16, reqs: &[u32]) {
+    pub(crate) fn nvme_issue(&mut self, dev: DevId, hctx: HctxId, reqs: &[ReqId]) {
         let now = self.q.now_ns();
         for &req in reqs {
-            let r = &mut self.reqs.reqs[req as usize];
+            let r = &mut self.reqs.reqs[req];
             r.t_dispatch_ns = now;
             let (dir, bytes) = (r.dir, r.dev_bytes as u64);
-            let d = &mut self.devs[dev as usize];
+            let d = &mut self.devs[dev];
             d.account_start(now);
             if let Some(t) = self.trace.as_mut() {
-                t.queue_depth(dev, now, d.disk.inflight);
+                t.queue_depth(dev.0, now, d.disk.inflight);
             }
             let nvme = d.nvme_mut();
             let done = nvme.service(now, dir, bytes);
-            debug_assert_eq!(self.reqs.reqs[req as usize].hctx, hctx);
+            debug_assert_eq!(self.reqs.reqs[req].hctx, hctx);
             self.q.at(done, Event::CqeSent { dev, req });
         }
     }
 
-    /// CPU cost of draining the first `n` CQEs of a queue on `cpu`,
-    /// including the follow-on work the drain will cause (IPIs to
-    /// submitters, wake-ups of waiting tasks), foreseen from the state now.
-    /// Returns (total cost, the follow-on part of it).
+    /// `nvme_irq` → `nvme_poll_cq` over the first `n` CQEs of `queue` on
+    /// `cpu`, in one of two passes over the same code: `RUN = false`
+    /// foresees it (nothing changes; the handler's step is charged this
+    /// cost before it runs), `RUN = true` does it at the step's end (the
+    /// CQEs are consumed and each request is completed where `rq_affinity`
+    /// places it). Returns (cost, follow-on part of it: wake-ups and IPIs);
+    /// the run's cost is not computed (it was charged), its follow-on is
+    /// what the completions really caused.
     #[inline(always)]
-    pub(crate) fn drain_cost(&mut self, cpu: u32, dev: u16, queue: u16, n: u32) -> (u64, u64) {
-        let c = &self.costs;
-        let mut seen = std::mem::take(&mut self.scratch);
-        seen.clear();
+    pub(crate) fn nvme_poll_cq<const RUN: bool>(
+        &mut self,
+        cpu: CpuId,
+        dev: DevId,
+        queue: HctxId,
+        n: u32,
+    ) -> (u64, u64) {
+        let mut foresight = std::mem::take(&mut self.foresight);
+        foresight.clear();
         let (mut cost, mut follow) = (0, 0);
-        if self.devs[dev as usize].is_dsa() {
-            // Completion record check and callback, which submits the next descriptor.
-            self.scratch = seen;
-            return (n as u64 * (c.dsa_complete_ns + c.dsa_submit_ns), 0);
-        }
-        for &req in self.devs[dev as usize].queues[queue as usize].cq.iter().take(n as usize) {
-            cost += c.nvme_cqe_ns;
+        for i in 0..n as usize {
+            let cq = &mut self.devs[dev].queues[queue].cq;
+            let req = if RUN { cq.pop_front().expect("CQE") } else { cq[i] };
+            let c = &self.costs;
+            if !RUN {
+                cost += c.nvme_cqe_ns;
+            }
             match self.placement(cpu, req) {
+                // blk_mq_complete_request_remote is false: complete here,
+                // in an io_comp_batch (or one by one with a scheduler).
                 Placement::Batched | Placement::Inline => {
-                    cost += c.blk_complete_batch_ns + self.engine_complete_cost(req);
-                    follow += self.foreseen_wake_ns(cpu, req, &mut seen);
-                }
-                Placement::Remote => {
-                    let target = self.reqs.reqs[req as usize].submit_cpu;
-                    let key = (u32::MAX, target);
-                    cost += c.llist_add_ns;
-                    if self.cpus[target as usize].done_list.is_empty() && !seen.contains(&key) {
-                        seen.push(key);
-                        follow += c.ipi_send_ns;
+                    if RUN {
+                        follow += self.end_request(cpu, req);
+                    } else {
+                        cost += c.blk_complete_batch_ns + self.engine_complete_cost(req);
+                        follow += self.foreseen_wake_ns(cpu, req, &mut foresight);
                     }
                 }
-                Placement::LocalSoftirq => cost += c.llist_add_ns,
+                // blk_mq_complete_send_ipi: onto the submitter's blk_cpu_done,
+                // with an IPI when the list was empty.
+                Placement::Remote => {
+                    let target = self.reqs.reqs[req].submit_cpu;
+                    if RUN {
+                        let list = &mut self.cpus[target].done_list;
+                        list.push_back(req);
+                        if list.len() == 1 {
+                            self.ipi_send(target);
+                            follow += self.costs.ipi_send_ns;
+                        }
+                    } else {
+                        cost += c.llist_add_ns;
+                        if self.cpus[target].done_list.is_empty() && !foresight.ipis.contains(&target) {
+                            foresight.ipis.push(target);
+                            follow += c.ipi_send_ns;
+                        }
+                    }
+                }
+                // blk_mq_raise_softirq: this CPU's blk_cpu_done, BLOCK_SOFTIRQ at irq exit.
+                Placement::LocalSoftirq => {
+                    if RUN {
+                        let c = &mut self.cpus[cpu];
+                        c.done_list.push_back(req);
+                        c.softirq_pending = true;
+                    } else {
+                        cost += c.llist_add_ns;
+                    }
+                }
             }
         }
-        self.scratch = seen;
+        self.foresight = foresight;
         (cost + follow, follow)
     }
 
     /// The waker's cost if completing `req` here wakes its task (the first
-    /// completion that meets what the sleeping task waits for).
-    pub(crate) fn foreseen_wake_ns(&self, cpu: u32, req: u32, seen: &mut Vec<(u32, u32)>) -> u64 {
-        let r = &self.reqs.reqs[req as usize];
-        let job = &self.jobs[r.job as usize];
-        if job.state != crate::ioengine::job::JobState::Sleeping || job.tag_blocked || r.polled {
+    /// completion that meets what the sleeping task waits for), counting
+    /// the completions foreseen so far in this pass.
+    pub(crate) fn foreseen_wake_ns(&self, cpu: CpuId, req: ReqId, foresight: &mut Foresight) -> u64 {
+        let r = &self.reqs.reqs[req];
+        let j = r.job();
+        let job = &self.jobs[j];
+        if job.state != JobState::Sleeping || job.tag_blocked || r.polled {
             return 0;
         }
-        let i = match seen.iter().position(|&(j, _)| j == r.job) {
+        let i = match foresight.wakes.iter().position(|&(w, _)| w == j) {
             Some(i) => i,
             None => {
                 let have = if job.is_uring() { job.tw_pending.len() } else { job.ready.len() } as u32;
-                seen.push((r.job, have));
-                seen.len() - 1
+                foresight.wakes.push((j, have));
+                foresight.wakes.len() - 1
             }
         };
-        seen[i].1 += 1;
-        if seen[i].1 == job.wait_for {
+        foresight.wakes[i].1 += 1;
+        if foresight.wakes[i].1 == job.wait_for {
             let target = job.cpu;
-            self.costs.wakeup_ns
-                + if target != cpu && !self.cpus[target as usize].busy() { self.costs.ipi_send_ns } else { 0 }
+            self.costs.wakeup_ns + if target != cpu && !self.cpus[target].busy() { self.costs.ipi_send_ns } else { 0 }
         } else {
             0
         }
     }
+}
 
-    /// `nvme_irq`'s loop over the first `n` CQEs of a queue, run on `cpu`.
-    /// Returns the cost of follow-on work (IPIs, wake-ups) to charge next.
-    #[inline(always)]
-    pub(crate) fn nvme_drain(&mut self, cpu: u32, dev: u16, queue: u16, n: u32) -> u64 {
-        let mut debt = 0;
-        for _ in 0..n {
-            let req = self.devs[dev as usize].queues[queue as usize].cq.pop_front().expect("CQE");
-            if self.devs[dev as usize].is_dsa() {
-                self.dsa_complete(req);
-                continue;
-            }
-            debt += match self.placement(cpu, req) {
-                Placement::Batched => self.end_request(cpu, req),
-                Placement::Inline => self.end_request(cpu, req),
-                Placement::Remote => {
-                    let target = self.reqs.reqs[req as usize].submit_cpu;
-                    let list = &mut self.cpus[target as usize].done_list;
-                    list.push_back(req);
-                    if list.len() == 1 {
-                        self.ipi_send(target);
-                        self.costs.ipi_send_ns
-                    } else {
-                        0
-                    }
-                }
-                Placement::LocalSoftirq => {
-                    let c = &mut self.cpus[cpu as usize];
-                    c.done_list.push_back(req);
-                    c.softirq_pending = true;
-                    0
-                }
-            };
-        }
-        debt
+/// What a foreseen pass has counted so far: completions per sleeping job
+/// (starting from what it already has) and the CPUs already sent an IPI.
+#[derive(Default)]
+pub(crate) struct Foresight {
+    pub(crate) wakes: Vec<(JobId, u32)>,
+    pub(crate) ipis: Vec<CpuId>,
+}
+
+impl Foresight {
+    fn clear(&mut self) {
+        self.wakes.clear();
+        self.ipis.clear();
     }
 }
