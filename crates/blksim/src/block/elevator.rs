@@ -46,7 +46,7 @@ impl Sim {
     pub(crate) fn sched_next_op(&mut self, cpu: CpuId, j: JobId) {
         let dev = self.deadline_dev(j);
         let patched = self.patch_mq_deadline_2024;
-        let Some(op) = self.jobs[j].sched_ops.front().copied() else {
+        let Some(op) = self.jobs[j].dd.ops.front().copied() else {
             return self.job_after_submit(cpu, j);
         };
         let now = self.q.now_ns();
@@ -55,21 +55,21 @@ impl Sim {
         match op {
             // The 2024 series: spin_trylock, and no merge if it fails.
             SchedOp::Merge if patched && dd.lock.owner.is_some() => {
-                self.jobs[j].sched_ops.pop_front();
+                self.jobs[j].dd.ops.pop_front();
                 return self.sched_next_op(cpu, j);
             }
             // The 2024 series: another CPU is dispatching; it will pick ours up.
-            SchedOp::Dispatch if patched && dd.dispatching && !self.jobs[j].dispatching => {
-                self.jobs[j].sched_ops.pop_front();
+            SchedOp::Dispatch if patched && dd.dispatching && !self.jobs[j].dd.dispatching => {
+                self.jobs[j].dd.ops.pop_front();
                 return self.sched_next_op(cpu, j);
             }
             SchedOp::Dispatch if patched => {
                 dd.dispatching = true;
-                self.jobs[j].dispatching = true;
+                self.jobs[j].dd.dispatching = true;
             }
             _ => {}
         }
-        self.jobs[j].on_insert_lock = insert_lock;
+        self.jobs[j].dd.on_insert_lock = insert_lock;
         let lock = if insert_lock { &mut dd.insert_lock } else { &mut dd.lock };
         if lock.acquire(j, now) {
             self.sched_hold(j);
@@ -84,10 +84,10 @@ impl Sim {
         let c = &self.costs;
         let job = &self.jobs[j];
         let dd = self.devs[dev].elevator.as_ref().unwrap();
-        let cost = match job.sched_ops.front().copied().unwrap() {
+        let cost = match job.dd.ops.front().copied().unwrap() {
             SchedOp::Merge => c.dd_merge_ns,
-            SchedOp::Insert if job.on_insert_lock => job.sched_pending.len() as u64 * c.dd_insert_list_ns,
-            SchedOp::Insert => job.sched_pending.len() as u64 * c.dd_insert_ns,
+            SchedOp::Insert if job.dd.on_insert_lock => job.dd.pending.len() as u64 * c.dd_insert_list_ns,
+            SchedOp::Insert => job.dd.pending.len() as u64 * c.dd_insert_ns,
             // The dispatcher first moves the insertion list in (2024 series).
             SchedOp::Dispatch => c.dd_dispatch_ns + dd.insert_list.len() as u64 * c.dd_insert_ns,
         };
@@ -103,9 +103,9 @@ impl Sim {
     pub(crate) fn sched_hold_done(&mut self, cpu: CpuId, j: JobId) {
         let now = self.q.now_ns();
         let dev = self.deadline_dev(j);
-        let op = self.jobs[j].sched_ops.pop_front().unwrap();
-        let on_insert_lock = self.jobs[j].on_insert_lock;
-        let pending = std::mem::take(&mut self.jobs[j].sched_pending);
+        let op = self.jobs[j].dd.ops.pop_front().unwrap();
+        let on_insert_lock = self.jobs[j].dd.on_insert_lock;
+        let pending = std::mem::take(&mut self.jobs[j].dd.pending);
         let dd = self.devs[dev].elevator.as_mut().unwrap();
         let mut issue = None;
         match op {
@@ -125,7 +125,7 @@ impl Sim {
             }
         }
         if op != SchedOp::Insert {
-            self.jobs[j].sched_pending = pending;
+            self.jobs[j].dd.pending = pending;
         }
         // spin_unlock: hand the lock to the oldest waiter.
         let lock = if on_insert_lock { &mut dd.insert_lock } else { &mut dd.lock };
@@ -145,13 +145,13 @@ impl Sim {
         if op == SchedOp::Dispatch {
             if issue.is_some() {
                 // queue_rq outside the lock, then another dispatch round.
-                self.jobs[j].sched_issue = issue;
+                self.jobs[j].dd.issue = issue;
                 let cost = self.driver_queue_rq_cost(dev, false);
                 return self.job_set(j, JobState::SchedIssue, cost, Acct::Sys, 0);
             }
             // Nothing (or no driver tag) left: the dispatch is over.
-            if self.jobs[j].dispatching {
-                self.jobs[j].dispatching = false;
+            if self.jobs[j].dd.dispatching {
+                self.jobs[j].dd.dispatching = false;
                 self.devs[dev].elevator.as_mut().unwrap().dispatching = false;
             }
         }
@@ -160,11 +160,11 @@ impl Sim {
 
     /// The driver took the dispatched request: issue it, then dispatch again.
     pub(crate) fn sched_issued(&mut self, cpu: CpuId, j: JobId) {
-        let req = self.jobs[j].sched_issue.take().expect("a dispatched request");
+        let req = self.jobs[j].dd.issue.take().expect("a dispatched request");
         let (dev, hctx) = (self.reqs.reqs[req].dev(), self.reqs.reqs[req].hctx);
         let debt = self.driver_issue(cpu, dev, hctx, req);
         self.jobs[j].debt_ns += debt;
-        self.jobs[j].sched_ops.push_front(SchedOp::Dispatch);
+        self.jobs[j].dd.ops.push_front(SchedOp::Dispatch);
         self.sched_next_op(cpu, j);
     }
 

@@ -35,3 +35,20 @@ pub enum SchedOp {
     /// `dd_dispatch_request` rounds until nothing is left to dispatch.
     Dispatch,
 }
+
+/// A submitting task's way through mq-deadline's locked sections after its
+/// syscall's bio work (what `dd_insert_requests` and the dispatch rounds it
+/// runs have left to do).
+#[derive(Clone, Debug, Default)]
+pub struct DdSubmitter {
+    /// Requests holding a scheduler tag, not yet inserted.
+    pub pending: Vec<ReqId>,
+    /// The sections left, in order.
+    pub ops: VecDeque<SchedOp>,
+    /// The request its dispatch round took, to issue outside the lock.
+    pub issue: Option<ReqId>,
+    /// The lock it spins for or holds is the insertion lock (2024 series), not `dd->lock`.
+    pub on_insert_lock: bool,
+    /// It runs the (serialised) dispatch.
+    pub dispatching: bool,
+}

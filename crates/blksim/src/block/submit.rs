@@ -105,17 +105,46 @@ impl Sim {
     /// The submitting syscall ends: requests reach the driver and the device.
     #[inline(always)]
     pub(crate) fn job_submitted(&mut self, cpu: CpuId, j: JobId, tw: u32) {
-        let now = self.q.now_ns();
         let reqs = std::mem::take(&mut self.jobs[j].queued);
         let n = reqs.len() as u32;
-        let hipri = self.jobs[j].hipri();
-        let is_null = matches!(self.jobs[j].cfg.ioengine, IoEngine::Null);
-        let sync = self.jobs[j].cfg.ioengine.is_sync();
-        // A plugged batch (io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD)
-        // back-merges a bio into the last request when it continues it.
-        let plugged = n > 2 && matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
+        self.submit_bios(cpu, j, &reqs);
+        if !matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
+            for &req in &reqs {
+                if !self.reqs.reqs[req].merged {
+                    self.blk_mq_get_tag_and_issue(cpu, j, req);
+                }
+            }
+        }
+        let job = &mut self.jobs[j];
+        for _ in 0..tw {
+            let r = job.tw_pending.pop_front().unwrap();
+            job.ready.push_back(r);
+        }
+        job.inflight += n;
+        let depth = job.cur_depth();
+        job.iodepth_level[depth_bucket(depth)] += n as u64;
+        job.iodepth_submit[batch_bucket(n)] += 1;
+        self.queue_scheduler_sections(j);
+        // Reuse the allocation for the next batch.
+        let mut reqs = reqs;
+        reqs.clear();
+        self.jobs[j].queued = reqs;
+    }
+
+    /// `submit_bio` for each io_u on `cpu`: its issue time, its hardware
+    /// queue (the POLL map for polled I/O), and a back merge into the
+    /// previous request of a plugged batch (io_uring's need_plug,
+    /// io_submit's AIO_PLUG_THRESHOLD) when it continues it. The null
+    /// engine's io_us are done at once.
+    #[inline(always)]
+    fn submit_bios(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
+        let now = self.q.now_ns();
+        let job = &self.jobs[j];
+        let (hipri, sync) = (job.hipri(), job.cfg.ioengine.is_sync());
+        let is_null = matches!(job.cfg.ioengine, IoEngine::Null);
+        let plugged = reqs.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
         let mut last = None;
-        for &req in &reqs {
+        for &req in reqs {
             let r = &mut self.reqs.reqs[req];
             // Sync engines take the issue time before the syscall (fio's FIO_SYNCIO).
             r.t_issue_ns = if sync { r.t_start_ns } else { now };
@@ -134,46 +163,34 @@ impl Sim {
             }
             last = Some(req);
         }
-        for &req in &reqs {
-            let r = &self.reqs.reqs[req];
-            if is_null || r.merged {
-                continue;
-            }
-            let (dev, hctx) = (r.dev(), r.hctx);
-            if self.get_tag(dev, hctx, req) {
-                if self.devs[dev].elevator.is_some() {
-                    // A scheduler tag: the request goes to mq-deadline.
-                    self.jobs[j].sched_pending.push(req);
-                    continue;
-                }
-                let debt = self.driver_issue(cpu, dev, hctx, req);
-                self.jobs[j].debt_ns += debt;
-            } else {
-                self.jobs[j].tag_waits += 1;
-            }
+    }
+
+    /// `blk_mq_get_tag`, then the request goes to the scheduler (a
+    /// scheduler tag) or straight to the driver; with no tag free it waits.
+    #[inline(always)]
+    fn blk_mq_get_tag_and_issue(&mut self, cpu: CpuId, j: JobId, req: ReqId) {
+        let r = &self.reqs.reqs[req];
+        let (dev, hctx) = (r.dev(), r.hctx);
+        if !self.get_tag(dev, hctx, req) {
+            self.jobs[j].tag_waits += 1;
+        } else if self.devs[dev].elevator.is_some() {
+            self.jobs[j].dd.pending.push(req);
+        } else {
+            let debt = self.driver_issue(cpu, dev, hctx, req);
+            self.jobs[j].debt_ns += debt;
         }
-        let job = &mut self.jobs[j];
-        for _ in 0..tw {
-            let r = job.tw_pending.pop_front().unwrap();
-            job.ready.push_back(r);
-        }
-        job.inflight += n;
-        let depth = job.cur_depth();
-        job.iodepth_level[depth_bucket(depth)] += n as u64;
-        job.iodepth_submit[batch_bucket(n)] += 1;
-        // mq-deadline: merge lookups, the insertion and dispatch rounds, each under its lock.
-        if !self.jobs[j].sched_pending.is_empty() {
-            let dev = self.reqs.reqs[self.jobs[j].sched_pending[0]].dev();
-            let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { self.jobs[j].sched_pending.len() };
-            let ops = &mut self.jobs[j].sched_ops;
-            ops.extend(std::iter::repeat_n(SchedOp::Merge, merges));
-            ops.push_back(SchedOp::Insert);
-            ops.push_back(SchedOp::Dispatch);
-        }
-        // Reuse the allocation for the next batch.
-        let mut reqs = reqs;
-        reqs.clear();
-        self.jobs[j].queued = reqs;
+    }
+
+    /// mq-deadline: the task's merge lookups, its insertion and a dispatch
+    /// round, each under its lock, after the syscall's bio work.
+    fn queue_scheduler_sections(&mut self, j: JobId) {
+        let Some(&first) = self.jobs[j].dd.pending.first() else { return };
+        let dev = self.reqs.reqs[first].dev();
+        let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { self.jobs[j].dd.pending.len() };
+        let ops = &mut self.jobs[j].dd.ops;
+        ops.extend(std::iter::repeat_n(SchedOp::Merge, merges));
+        ops.push_back(SchedOp::Insert);
+        ops.push_back(SchedOp::Dispatch);
     }
 
     /// `blk_attempt_plug_merge` (back merge): `req` continues `last` on the

@@ -8,7 +8,6 @@ use crate::block::Owner;
 use crate::hw::cpu::Acct;
 use crate::ids::{CpuId, JobId};
 use crate::ioengine::job::{Chain, JobState, Segments};
-use crate::sched::core::SCHED_SLICE_NS;
 use crate::system::Sim;
 use crate::workload::{IoEngine, Program};
 
@@ -288,7 +287,7 @@ impl Sim {
     /// locked sections if the queue has one, a sleep for tags, or on with
     /// fio's loop.
     pub(crate) fn job_after_submit(&mut self, cpu: CpuId, j: JobId) {
-        if !self.jobs[j].sched_ops.is_empty() {
+        if !self.jobs[j].dd.ops.is_empty() {
             return self.sched_next_op(cpu, j);
         }
         if self.job_blocks_on_tags(cpu, j) {
@@ -331,93 +330,62 @@ impl Sim {
             JobState::LockSpin => self.sched_lock_granted(cpu, j),
             JobState::LockHold => self.sched_hold_done(cpu, j),
             JobState::SchedIssue => self.sched_issued(cpu, j),
-            JobState::ReapEnter => {
-                let min = self.jobs[j].wait_for;
-                let job = &mut self.jobs[j];
-                for _ in 0..items {
-                    let r = job.tw_pending.pop_front().unwrap();
-                    job.ready.push_back(r);
-                }
-                if job.hipri() {
-                    while let Some(r) = job.iopoll_done.pop_front() {
-                        job.ready.push_back(r);
-                    }
-                    if job.ready.len() as u32 >= min {
-                        let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
-                        self.job_chain(j, 0, 0, k);
-                    } else {
-                        self.job_poll(j);
-                    }
-                } else if job.ready.len() as u32 >= min {
-                    let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
-                    let aio = matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio);
-                    let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
-                    self.job_chain(j, getevents, 0, k);
-                } else {
-                    self.job_sleep(cpu, j);
-                }
-            }
-            JobState::SleepOut => {
-                let job = &mut self.jobs[j];
-                let min = job.wait_for;
-                let uring = job.is_uring();
-                let have = job.ready.len() as u32 + if uring { job.tw_pending.len() as u32 } else { 0 };
-                if have >= min {
-                    // The completion came in before the task slept: no sleep.
-                    self.job_woken_chain(j, 0);
-                } else {
-                    self.job_sleep(cpu, j);
-                }
-            }
+            JobState::ReapEnter => self.job_reap_entered(cpu, j, items),
+            JobState::SleepOut => self.job_slept_out(cpu, j),
             JobState::PollSpin => {
                 self.job_unregister_poller(j);
                 self.job_poll(j);
             }
-            JobState::PollReap => {
-                self.polling_job = Some(j);
-                let mut debt = 0;
-                let mut left = items;
-                for i in 0..self.jobs[j].poll_queues.len() {
-                    let (d, h) = self.jobs[j].poll_queues[i];
-                    while left > 0 {
-                        let Some(req) = self.devs[d].queues[h].cq.pop_front() else {
-                            break;
-                        };
-                        left -= 1;
-                        debt += self.end_request(cpu, req);
-                    }
-                }
-                self.polling_job = None;
-                let job = &mut self.jobs[j];
-                job.debt_ns += debt;
-                while let Some(r) = job.iopoll_done.pop_front() {
-                    job.ready.push_back(r);
-                }
-                let min = job.wait_for.min(job.cur_depth()).max(1);
-                if job.ready.len() as u32 >= min {
-                    let k = if job.cfg.ioengine.is_sync() {
-                        1
-                    } else {
-                        self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32)
-                    };
-                    self.job_chain(j, 0, 0, k);
-                } else {
-                    self.job_poll(j);
-                }
-            }
+            JobState::PollReap => self.job_poll_reaped(cpu, j, items),
             JobState::Chain => self.job_chain_done(cpu, j),
             JobState::NotStarted | JobState::Sleeping | JobState::Done => {
                 unreachable!("{state:?} has no step")
             }
         }
-        // Leave the CPU if the task sleeps or ended; yield after a time slice.
-        let st = self.jobs[j].state;
-        let c = &mut self.cpus[cpu];
-        if st == JobState::Sleeping || st == JobState::Done {
-            c.current = None;
-        } else if !c.runqueue.is_empty() && now - c.task_since_ns >= SCHED_SLICE_NS {
-            c.current = None;
-            c.runqueue.push_back(j);
+        self.task_leave_or_yield(cpu, j, now);
+    }
+
+    /// The reaping syscall's entry ran `items` task_work items: enough
+    /// completions end it (a reap chain), else it polls (IOPOLL) or sleeps.
+    fn job_reap_entered(&mut self, cpu: CpuId, j: JobId, items: u32) {
+        let min = self.jobs[j].wait_for;
+        let job = &mut self.jobs[j];
+        for _ in 0..items {
+            let r = job.tw_pending.pop_front().unwrap();
+            job.ready.push_back(r);
+        }
+        if job.hipri() {
+            while let Some(r) = job.iopoll_done.pop_front() {
+                job.ready.push_back(r);
+            }
+            if job.ready.len() as u32 >= min {
+                let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
+                self.job_chain(j, 0, 0, k);
+            } else {
+                self.job_poll(j);
+            }
+        } else if job.ready.len() as u32 >= min {
+            let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
+            let aio = matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio);
+            let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
+            self.job_chain(j, getevents, 0, k);
+        } else {
+            self.job_sleep(cpu, j);
+        }
+    }
+
+    /// A sync syscall's schedule() out: it sleeps, unless the completion
+    /// came in first.
+    fn job_slept_out(&mut self, cpu: CpuId, j: JobId) {
+        let job = &mut self.jobs[j];
+        let min = job.wait_for;
+        let uring = job.is_uring();
+        let have = job.ready.len() as u32 + if uring { job.tw_pending.len() as u32 } else { 0 };
+        if have >= min {
+            // The completion came in before the task slept: no sleep.
+            self.job_woken_chain(j, 0);
+        } else {
+            self.job_sleep(cpu, j);
         }
     }
 

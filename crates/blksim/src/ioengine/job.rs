@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use crate::block::mq_deadline::SchedOp;
+use crate::block::mq_deadline::DdSubmitter;
 use crate::hw::cpu::Acct;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::sim::Rng;
@@ -118,16 +118,8 @@ pub struct Job {
     pub cfg: JobConfig,
     /// io_uring: completions polled by another ring's poller, visible at our next poll.
     pub iopoll_done: VecDeque<ReqId>,
-    /// mq-deadline: requests holding a scheduler tag, not yet inserted.
-    pub sched_pending: Vec<ReqId>,
-    /// mq-deadline: what is left to do after the syscall's bio work.
-    pub sched_ops: VecDeque<SchedOp>,
-    /// The request this job's dispatch round took, to issue.
-    pub sched_issue: Option<ReqId>,
-    /// The lock this job spins for or holds: the insertion lock (2024 series) or `dd->lock`.
-    pub on_insert_lock: bool,
-    /// This job runs the (serialised) dispatch.
-    pub dispatching: bool,
+    /// Where the task is in mq-deadline's locked sections.
+    pub dd: DdSubmitter,
     /// Its requests waiting for a tag (a blocking submitter, io_submit or
     /// pread, sleeps for them: `tag_blocked`).
     pub tag_waits: u32,
@@ -165,11 +157,7 @@ impl Job {
             iopoll_done: VecDeque::new(),
             reaping: Vec::new(),
             reap_ns: 0,
-            sched_pending: Vec::new(),
-            sched_ops: VecDeque::new(),
-            sched_issue: None,
-            on_insert_lock: false,
-            dispatching: false,
+            dd: DdSubmitter::default(),
             tag_waits: 0,
             tag_blocked: false,
             wait_for: 0,

@@ -5,7 +5,7 @@
 //! wait for that ring's next poll.
 
 use crate::hw::cpu::{Acct, Running};
-use crate::ids::JobId;
+use crate::ids::{CpuId, JobId};
 use crate::ioengine::fio_loop::SPIN_NS;
 use crate::ioengine::job::JobState;
 use crate::system::Sim;
@@ -50,6 +50,39 @@ impl Sim {
         self.job_set_segs(j, JobState::PollSpin, [(Acct::Sys, poll), (Acct::User, 0), (Acct::Sys, 0)], 0);
         if running {
             self.cpu_dispatch(cpu);
+        }
+    }
+
+    /// The poll found `items` CQEs on the task's poll queues: they end
+    /// here (`blk_mq_end_request_batch`), then the task reaps what it has,
+    /// or polls again.
+    pub(crate) fn job_poll_reaped(&mut self, cpu: CpuId, j: JobId, items: u32) {
+        self.polling_job = Some(j);
+        let mut debt = 0;
+        let mut left = items;
+        for i in 0..self.jobs[j].poll_queues.len() {
+            let (d, h) = self.jobs[j].poll_queues[i];
+            while left > 0 {
+                let Some(req) = self.devs[d].queues[h].cq.pop_front() else {
+                    break;
+                };
+                left -= 1;
+                debt += self.end_request(cpu, req);
+            }
+        }
+        self.polling_job = None;
+        let job = &mut self.jobs[j];
+        job.debt_ns += debt;
+        while let Some(r) = job.iopoll_done.pop_front() {
+            job.ready.push_back(r);
+        }
+        let min = job.wait_for.min(job.cur_depth()).max(1);
+        if job.ready.len() as u32 >= min {
+            let k =
+                if job.cfg.ioengine.is_sync() { 1 } else { self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32) };
+            self.job_chain(j, 0, 0, k);
+        } else {
+            self.job_poll(j);
         }
     }
 }

@@ -162,61 +162,75 @@ impl Sim {
             return self.device_irq_step_done(cpu, irq, stage, items, foreseen_ns, since_ns);
         }
         let mut f = frames.pop().expect("frame");
-        let debt;
-        match f.kind {
+        let again = match f.kind {
             FrameKind::DeviceIrq { .. } => unreachable!("handled above"),
-            FrameKind::DeviceIrqBusy => return self.irq_exit(cpu),
+            FrameKind::DeviceIrqBusy => false,
             FrameKind::CallFunctionIpi => {
                 if !self.cpus[cpu].done_list.is_empty() {
                     self.cpus[cpu].softirq_pending = true;
                 }
-                return self.irq_exit(cpu);
+                false
             }
             FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => {
-                debt = self.block_softirq(cpu, f.items);
-                let now = self.q.now_ns();
-                let c = &mut self.cpus[cpu];
-                let pending = !c.done_list.is_empty();
-                c.softirq_pending = false;
-                if !pending && debt == 0 {
+                if !self.softirq_step_done(cpu, &mut f) {
+                    // A softirq frame leaves without irq_exit.
                     return;
                 }
-                if let FrameKind::Softirq { restarts } = f.kind {
-                    // __do_softirq restarts while work is pending, up to
-                    // MAX_SOFTIRQ_RESTART passes or MAX_SOFTIRQ_TIME; then ksoftirqd.
-                    if pending && (restarts + 1 >= MAX_SOFTIRQ_RESTART || now - f.since_ns >= MAX_SOFTIRQ_TIME_NS) {
-                        c.ksoftirqd_pending = true;
-                        if debt == 0 {
-                            return;
-                        }
-                        f.items = 0;
-                    }
-                    f.kind = FrameKind::Softirq { restarts: restarts + 1 };
-                }
-                f.stage = Stage::Work;
-                f.debt_ns = debt;
+                true
             }
-            FrameKind::PostedNotification => {
-                if !self.posted_step_done(cpu, &mut f) {
-                    return self.irq_exit(cpu);
-                }
-            }
-            FrameKind::LocalTimer => {
-                let mut d = 0;
-                for _ in 0..f.items {
-                    let req = self.cpus[cpu].timer_expired.pop_front().unwrap();
-                    d += self.end_request(cpu, req);
-                }
-                debt = d;
-                if debt == 0 && self.cpus[cpu].timer_expired.is_empty() {
-                    return self.irq_exit(cpu);
-                }
-                f.stage = Stage::Work;
-                f.debt_ns = debt;
-            }
+            FrameKind::PostedNotification => self.posted_step_done(cpu, &mut f),
+            FrameKind::LocalTimer => self.local_timer_step_done(cpu, &mut f),
+        };
+        if !again {
+            return self.irq_exit(cpu);
         }
         self.frame_begin(cpu, &mut f);
         self.cpus[cpu].frames.push(f);
+    }
+
+    /// BLOCK_SOFTIRQ (or ksoftirqd) ended a pass over its `blk_cpu_done`
+    /// list. `__do_softirq` restarts while work is pending, up to
+    /// MAX_SOFTIRQ_RESTART passes or MAX_SOFTIRQ_TIME, then leaves the rest
+    /// to ksoftirqd. Returns whether the frame runs another step.
+    fn softirq_step_done(&mut self, cpu: CpuId, f: &mut Frame) -> bool {
+        let debt = self.block_softirq(cpu, f.items);
+        let now = self.q.now_ns();
+        let c = &mut self.cpus[cpu];
+        let pending = !c.done_list.is_empty();
+        c.softirq_pending = false;
+        if !pending && debt == 0 {
+            return false;
+        }
+        if let FrameKind::Softirq { restarts } = f.kind {
+            if pending && (restarts + 1 >= MAX_SOFTIRQ_RESTART || now - f.since_ns >= MAX_SOFTIRQ_TIME_NS) {
+                c.ksoftirqd_pending = true;
+                if debt == 0 {
+                    return false;
+                }
+                f.items = 0;
+            }
+            f.kind = FrameKind::Softirq { restarts: restarts + 1 };
+        }
+        f.stage = Stage::Work;
+        f.debt_ns = debt;
+        true
+    }
+
+    /// The local timer interrupt ended the requests whose hrtimers expired;
+    /// it runs again for those that expired meanwhile (or to charge what
+    /// the completions caused). Returns whether the frame runs another step.
+    fn local_timer_step_done(&mut self, cpu: CpuId, f: &mut Frame) -> bool {
+        let mut debt = 0;
+        for _ in 0..f.items {
+            let req = self.cpus[cpu].timer_expired.pop_front().unwrap();
+            debt += self.end_request(cpu, req);
+        }
+        if debt == 0 && self.cpus[cpu].timer_expired.is_empty() {
+            return false;
+        }
+        f.stage = Stage::Work;
+        f.debt_ns = debt;
+        true
     }
 
     /// irq_exit: run pending softirqs unless nested in another interrupt context.

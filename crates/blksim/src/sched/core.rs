@@ -6,6 +6,7 @@
 
 use crate::hw::cpu::{wall_ns, work_ns, Acct, Running};
 use crate::ids::{CpuId, JobId};
+use crate::ioengine::job::JobState;
 use crate::stats::{TraceName, Track};
 use crate::system::{Event, Sim};
 
@@ -247,5 +248,18 @@ impl Sim {
         let cpu = job.cpu;
         self.cpus[cpu].runqueue.push_back(j);
         self.cpu_kick(cpu);
+    }
+
+    /// After a task's step on `cpu`: it leaves the CPU if it sleeps or
+    /// ended, and yields to a runnable task once its time slice is used up.
+    pub(crate) fn task_leave_or_yield(&mut self, cpu: CpuId, j: JobId, now: u64) {
+        let st = self.jobs[j].state;
+        let c = &mut self.cpus[cpu];
+        if st == JobState::Sleeping || st == JobState::Done {
+            c.current = None;
+        } else if !c.runqueue.is_empty() && now - c.task_since_ns >= SCHED_SLICE_NS {
+            c.current = None;
+            c.runqueue.push_back(j);
+        }
     }
 }

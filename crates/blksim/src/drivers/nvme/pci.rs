@@ -144,3 +144,136 @@ impl Foresight {
         self.ipis.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::block::{Owner, Placement};
+    use crate::hw::cpu::Running;
+    use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
+    use crate::ioengine::job::JobState;
+    use crate::machine::{load_profile, Builtins};
+    use crate::settings::Settings;
+    use crate::system::Sim;
+    use crate::workload::{IoEngine, JobConfig};
+
+    /// 4 CPUs in two LLCs (0-1, 2-3), nvme0n1 with one queue per CPU (or
+    /// one queue in all with `one_queue`); one libaio job per CPU.
+    fn sim(one_queue: bool, writes: &[&str]) -> Sim {
+        let extra = if one_queue { "[device_model.pm1743]\nmax_queues = 1\n" } else { "" };
+        let text = format!(
+            "name = \"t\"\ndescription = \"t\"\nextends = \"spr-gen5\"\n[cpu]\ncores_per_socket = 4\nthreads_per_core = 1\nllc_per_socket = 2\n{extra}"
+        );
+        let m = load_profile(&text, "t", &Builtins).unwrap();
+        let mut s = Settings::default();
+        for w in writes {
+            s.apply_write(w, &["nvme0n1".into()]).unwrap();
+        }
+        let jobs: Vec<JobConfig> = (0..4)
+            .map(|c| {
+                let mut j = JobConfig::new(&format!("j{c}"));
+                j.ioengine = IoEngine::Libaio;
+                j.direct = true;
+                j.filenames = vec!["/dev/nvme0n1".into()];
+                j.cpus_allowed = Some(vec![c]);
+                j.runtime_ns = Some(1_000_000);
+                j.time_based = true;
+                j
+            })
+            .collect();
+        Sim::build(&m, &s, &jobs, 1).unwrap()
+    }
+
+    /// Job `j` (on CPU j) sleeps in io_getevents until `wait_for` completions.
+    fn sleeping(s: &mut Sim, j: u32, wait_for: u32) {
+        let job = &mut s.jobs[JobId(j)];
+        job.state = JobState::Sleeping;
+        job.wait_for = wait_for;
+        job.inflight = 8;
+    }
+
+    /// A CQE on `hctx` of nvme0n1 for a read job `j` submitted.
+    fn cqe(s: &mut Sim, j: u32, hctx: u16) -> ReqId {
+        let req = s.reqs.alloc();
+        let r = &mut s.reqs.reqs[req];
+        r.owner = Owner::Job(JobId(j));
+        r.dev = Some(DevId(0));
+        r.hctx = HctxId(hctx);
+        r.submit_cpu = s.jobs[JobId(j)].cpu;
+        s.devs[DevId(0)].queues[HctxId(hctx)].cq.push_back(req);
+        s.devs[DevId(0)].disk.inflight += 1;
+        req
+    }
+
+    /// nvme_poll_cq on CPU 0 over queue `hctx`: the foreseen pass, then the
+    /// run; their follow-on costs must agree and the queue end empty.
+    fn foresee_then_run(s: &mut Sim, hctx: u16) -> (u64, u64) {
+        let n = s.devs[DevId(0)].queues[HctxId(hctx)].cq.len() as u32;
+        let (cost, foreseen) = s.nvme_poll_cq::<false>(CpuId(0), DevId(0), HctxId(hctx), n);
+        let (_, actual) = s.nvme_poll_cq::<true>(CpuId(0), DevId(0), HctxId(hctx), n);
+        assert_eq!(foreseen, actual, "the foreseen follow-on work is what the run caused");
+        assert!(s.devs[DevId(0)].queues[HctxId(hctx)].cq.is_empty());
+        (cost, actual)
+    }
+
+    #[test]
+    fn batched_completion_wakes_the_task_once_it_has_what_it_waits_for() {
+        let mut s = sim(false, &[]);
+        sleeping(&mut s, 0, 2);
+        let reqs = [cqe(&mut s, 0, 0), cqe(&mut s, 0, 0), cqe(&mut s, 0, 0)];
+        assert_eq!(s.placement(CpuId(0), reqs[0]), Placement::Batched);
+        let c = s.costs.clone();
+        let (cost, follow) = foresee_then_run(&mut s, 0);
+        // The second completion wakes the job, on this CPU (no IPI).
+        assert_eq!(follow, c.wakeup_ns);
+        assert_eq!(cost, 3 * (c.nvme_cqe_ns + c.blk_complete_batch_ns + c.aio_complete_ns) + follow);
+    }
+
+    #[test]
+    fn waking_a_task_on_an_idle_cpu_elsewhere_costs_an_ipi_and_on_a_busy_one_does_not() {
+        for busy in [false, true] {
+            // rq_affinity=0: completions stay on CPU 0 whoever submitted them.
+            let mut s = sim(false, &["/sys/block/nvme0n1/queue/rq_affinity=0"]);
+            sleeping(&mut s, 1, 1);
+            if busy {
+                s.cpus[CpuId(1)].running = Running::Task(JobId(0));
+            }
+            let req = cqe(&mut s, 1, 1);
+            assert_eq!(s.placement(CpuId(0), req), Placement::Batched);
+            let c = s.costs.clone();
+            let (_, follow) = foresee_then_run(&mut s, 1);
+            assert_eq!(follow, c.wakeup_ns + if busy { 0 } else { c.ipi_send_ns }, "busy: {busy}");
+        }
+    }
+
+    #[test]
+    fn remote_completions_send_one_ipi_per_cpu_whose_list_was_empty() {
+        // CPU 2 shares no LLC with CPU 0: rq_affinity=1 sends its completions home.
+        let mut s = sim(false, &[]);
+        let reqs = [cqe(&mut s, 2, 0), cqe(&mut s, 2, 0), cqe(&mut s, 3, 0)];
+        assert_eq!(s.placement(CpuId(0), reqs[0]), Placement::Remote);
+        let c = s.costs.clone();
+        let (cost, follow) = foresee_then_run(&mut s, 0);
+        assert_eq!(follow, 2 * c.ipi_send_ns, "one IPI to CPU 2, one to CPU 3");
+        assert_eq!(cost, 3 * (c.nvme_cqe_ns + c.llist_add_ns) + follow);
+        assert_eq!(s.cpus[CpuId(2)].done_list.len(), 2);
+        // A list that is not empty already has its IPI on the way: none more.
+        cqe(&mut s, 2, 0);
+        assert_eq!(foresee_then_run(&mut s, 0).1, 0);
+    }
+
+    #[test]
+    fn a_scheduler_completes_inline_and_a_single_queue_raises_block_softirq() {
+        let mut s = sim(false, &["/sys/block/nvme0n1/queue/scheduler=mq-deadline"]);
+        sleeping(&mut s, 0, 1);
+        let req = cqe(&mut s, 0, 0);
+        assert_eq!(s.placement(CpuId(0), req), Placement::Inline);
+        assert_eq!(foresee_then_run(&mut s, 0).1, s.costs.wakeup_ns);
+
+        let mut s = sim(true, &["/sys/block/nvme0n1/queue/rq_affinity=0"]);
+        let req = cqe(&mut s, 3, 0);
+        assert_eq!(s.placement(CpuId(0), req), Placement::LocalSoftirq);
+        let c = s.costs.clone();
+        assert_eq!(foresee_then_run(&mut s, 0), (c.nvme_cqe_ns + c.llist_add_ns, 0));
+        assert!(s.cpus[CpuId(0)].softirq_pending && s.cpus[CpuId(0)].done_list.len() == 1);
+    }
+}
