@@ -21,7 +21,7 @@ use crate::system::Sim;
 use crate::workload::{IoEngine, JobConfig};
 
 /// The most I/Os a job without a runtime may ask for (a few minutes of wall time).
-pub const MAX_UNBOUNDED_IOS: u64 = 200_000_000;
+pub(crate) const MAX_UNBOUNDED_IOS: u64 = 200_000_000;
 
 fn err(job: usize, message: String) -> Error {
     Error::bad_input(message).for_job(job)

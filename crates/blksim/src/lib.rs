@@ -3,6 +3,8 @@
 //! Architecture invariant: this crate does no I/O. It never reads a file, the
 //! environment or the wall clock; the CLI and the bindings do.
 
+#![warn(missing_docs, unreachable_pub)]
+
 pub(crate) mod block;
 pub(crate) mod build;
 pub(crate) mod drivers;
@@ -13,14 +15,15 @@ pub(crate) mod ioengine;
 pub(crate) mod irq;
 pub mod machine;
 pub(crate) mod report;
-pub mod run;
+pub(crate) mod run;
 pub(crate) mod sched;
 pub mod settings;
-pub mod sim;
+pub(crate) mod sim;
 pub mod stats;
 pub(crate) mod system;
 pub mod workload;
 
 pub use error::{Error, ErrorKind};
+pub use irq::desc::MsiCounters;
 pub use run::{run, run_with, run_workload, validate, RunOptions, Workload};
 pub use system::Invariants;

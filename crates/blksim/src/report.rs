@@ -1,4 +1,4 @@
-//! The run's end: every CPU's time charged up to now, then what happened
+//! Simulation: the run's end. Every CPU's time charged up to now, then what happened
 //! gathered into the `RunReport` (jobs, CPU time, interrupts, disks, the
 //! interrupt path, locks, DSA clients) and the invariant counters.
 

@@ -1,4 +1,4 @@
-//! A run: build the simulated system from machine + settings + workload +
+//! Simulation: the run. Build the simulated system from machine + settings + workload +
 //! seed, run the event loop until every job has finished, and report.
 
 use crate::drivers::dsa::DsaClient;
@@ -52,7 +52,9 @@ pub fn run_with(
 /// Everything a run drives: fio jobs, and DSA clients.
 #[derive(Clone, Debug, Default)]
 pub struct Workload {
+    /// fio jobs (each clone of a `numjobs` job is one).
     pub jobs: Vec<JobConfig>,
+    /// DSA clients.
     pub dsa: Vec<DsaClientConfig>,
 }
 

@@ -9,6 +9,7 @@ use crate::error::Error;
 /// The I/O scheduler of a request queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scheduler {
+    /// No scheduler (`none`).
     None,
     /// mq-deadline: one `dd->lock` for merges, insertion and dispatch.
     MqDeadline,
@@ -19,6 +20,7 @@ pub enum Scheduler {
 pub struct QueueSettings {
     /// 0, 1 (default) or 2.
     pub rq_affinity: u8,
+    /// `scheduler`.
     pub scheduler: Scheduler,
     /// 0 (default), 1 (only simple one-hit merges), 2 (no merges).
     pub nomerges: u8,
@@ -43,10 +45,13 @@ impl Default for QueueSettings {
 /// null_blk module parameters (`null_blk.irqmode=2` ...).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NullBlkSettings {
+    /// Hardware queues (`submit_queues`).
     pub submit_queues: u32,
     /// 0 none (complete in the submitter's context), 1 softirq, 2 timer.
     pub irqmode: u8,
+    /// irqmode=2: the timer's delay, ns.
     pub completion_nsec: u64,
+    /// Tags per hardware queue.
     pub hw_queue_depth: u32,
 }
 
@@ -71,6 +76,7 @@ pub struct Settings {
     pub nvme_write_queues: u32,
     /// `nvme.io_queue_depth` (2..4095, default 1024).
     pub nvme_io_queue_depth: u32,
+    /// null_blk's module parameters.
     pub null_blk: NullBlkSettings,
     /// Per device name (e.g. `nvme0n1`); devices not named here have the defaults.
     pub queues: BTreeMap<String, QueueSettings>,
@@ -184,9 +190,17 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TimedAction {
     /// `echo CPUS > /proc/irq/N/smp_affinity_list`.
-    IrqAffinity { irq_number: u32, cpus: Vec<u32> },
+    IrqAffinity {
+        /// The IRQ number (`/proc/irq/N`).
+        irq_number: u32,
+        /// The CPUs written (x86 delivers to the first).
+        cpus: Vec<u32>,
+    },
     /// `echo 0 > /sys/devices/system/cpu/cpuN/online`.
-    CpuOffline { cpu: u32 },
+    CpuOffline {
+        /// The CPU going offline.
+        cpu: u32,
+    },
 }
 
 /// Out-of-tree patch sets blksim models, by the name `--patch` takes.
@@ -212,6 +226,7 @@ impl Settings {
         self.posted_msi && !self.intremap_nopost
     }
 
+    /// The queue settings of `device` (the defaults if none were written).
     pub fn queue(&self, device: &str) -> QueueSettings {
         self.queues.get(device).cloned().unwrap_or_default()
     }

@@ -21,7 +21,7 @@ use crate::sim::EventQueue;
 
 /// Something that happened at an instant; the doc says source and target.
 #[derive(Clone, Copy, Debug)]
-pub enum Event {
+pub(crate) enum Event {
     /// A device sent the CQE write of `req` towards its root port.
     CqeSent { dev: DevId, req: ReqId },
     /// The CQE write of `req` (after its read data) reached the device's root port.
@@ -47,15 +47,19 @@ pub enum Event {
 /// Counts that let tests check exactly-once invariants.
 #[derive(Clone, Debug, Default)]
 pub struct Invariants {
+    /// I/Os the jobs issued.
     pub ios_issued: u64,
+    /// I/Os fio reaped.
     pub ios_reaped: u64,
+    /// Requests still allocated at the end (0 when every one completed once).
     pub requests_live: u64,
+    /// MSIs: sent, merged, delivered, on their way.
     pub msi: MsiCounters,
     /// MSIs still pending at the end: on their way, or in an IRR or PIR.
     pub msi_pending: u64,
 }
 
-pub struct Sim {
+pub(crate) struct Sim {
     pub q: EventQueue<Event>,
     pub machine: Machine,
     pub costs: Costs,

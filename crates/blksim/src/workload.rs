@@ -4,13 +4,18 @@
 /// One data direction, in fio's order (read, write, trim).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Direction {
+    /// Reads.
     Read = 0,
+    /// Writes.
     Write = 1,
+    /// Trims.
     Trim = 2,
 }
 
 impl Direction {
+    /// The three, in fio's order.
     pub const ALL: [Direction; 3] = [Direction::Read, Direction::Write, Direction::Trim];
+    /// Its index in fio's per-direction arrays.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -19,20 +24,30 @@ impl Direction {
 /// fio's `rw=` pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RwKind {
+    /// `read`: sequential reads.
     Read,
+    /// `write`: sequential writes.
     Write,
+    /// `trim`: sequential trims.
     Trim,
+    /// `randread`.
     RandRead,
+    /// `randwrite`.
     RandWrite,
+    /// `randtrim`.
     RandTrim,
     /// `rw`/`readwrite`: sequential mixed reads and writes.
     ReadWrite,
+    /// `randrw`: random mixed reads and writes.
     RandRw,
+    /// `trimwrite`: a trim then a write of each block.
     TrimWrite,
+    /// `randtrimwrite`.
     RandTrimWrite,
 }
 
 impl RwKind {
+    /// Are the offsets random?
     pub fn is_random(self) -> bool {
         matches!(self, RwKind::RandRead | RwKind::RandWrite | RwKind::RandTrim | RwKind::RandRw | RwKind::RandTrimWrite)
     }
@@ -58,12 +73,16 @@ impl RwKind {
 pub enum IoEngine {
     /// `sync` (read/write) and `psync` (pread/pwrite): one blocking syscall per I/O.
     Sync,
+    /// `psync`: pread/pwrite.
     Psync,
     /// `pvsync2`: preadv2/pwritev2, optionally RWF_HIPRI (polled).
     Pvsync2 {
+        /// RWF_HIPRI: polled completion.
         hipri: bool,
     },
+    /// `libaio`: io_submit/io_getevents.
     Libaio,
+    /// `io_uring`, with its options.
     IoUring(IoUringOptions),
     /// `io_uring_cmd` with `cmd_type=nvme`: NVMe passthrough on the char device.
     IoUringCmd(IoUringOptions),
@@ -72,6 +91,7 @@ pub enum IoEngine {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// io_uring's engine options that change the I/O path.
 pub struct IoUringOptions {
     /// IORING_SETUP_IOPOLL (`hipri`).
     pub hipri: bool,
@@ -86,6 +106,7 @@ pub struct IoUringOptions {
 }
 
 impl IoEngine {
+    /// fio's name for the engine (`ioengine=`).
     pub fn fio_name(&self) -> &'static str {
         match self {
             IoEngine::Sync => "sync",
@@ -124,18 +145,23 @@ pub struct JobConfig {
     /// Index of the stonewall phase: jobs of phase k start when every job of
     /// phase k-1 has finished.
     pub phase: u32,
+    /// `rw`.
     pub rw: RwKind,
     /// Percentage of reads in mixed workloads (`rwmixread`).
     pub rwmixread: u32,
     /// Block size per direction (read, write, trim), bytes.
     pub bs: [u64; 3],
+    /// `iodepth`.
     pub iodepth: u32,
     /// Resolved: never 0 and never above iodepth.
     pub iodepth_batch_submit: u32,
     /// 0 means reap without waiting.
     pub iodepth_batch_complete_min: u32,
+    /// `iodepth_batch_complete_max`.
     pub iodepth_batch_complete_max: u32,
+    /// `iodepth_low`.
     pub iodepth_low: u32,
+    /// `ioengine`, with its options.
     pub ioengine: IoEngine,
     /// Bytes of I/O region per file (`size`); `None` = the whole device.
     pub size: Option<u64>,
@@ -167,6 +193,7 @@ pub struct JobConfig {
     pub ramp_time_ns: u64,
     /// `startdelay` in ns.
     pub startdelay_ns: u64,
+    /// `norandommap` (blksim draws offsets without fio's random map either way).
     pub norandommap: bool,
     /// `rate_iops` per direction, 0 = unlimited.
     pub rate_iops: [u64; 3],
@@ -178,7 +205,9 @@ pub struct JobConfig {
     pub thread: bool,
     /// `clat_percentiles`, `lat_percentiles`, `slat_percentiles`.
     pub clat_percentiles: bool,
+    /// `lat_percentiles`.
     pub lat_percentiles: bool,
+    /// `slat_percentiles`.
     pub slat_percentiles: bool,
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
@@ -241,6 +270,7 @@ impl JobConfig {
 pub struct DsaClientConfig {
     /// Device name, e.g. `dsa0`.
     pub device: String,
+    /// Its work queue on the device.
     pub wq: u32,
     /// Descriptors kept in flight.
     pub outstanding: u32,

@@ -3,7 +3,7 @@
 
 /// Disk accounting as the block layer keeps it.
 #[derive(Clone, Debug, Default)]
-pub struct DiskCounters {
+pub(crate) struct DiskCounters {
     pub ios: [u64; 2],
     /// Bios merged into another request (back merges in the plug).
     pub merges: [u64; 2],

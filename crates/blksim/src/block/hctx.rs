@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 
 /// One hardware queue (hctx): for NVMe one SQ/CQ pair.
 #[derive(Clone, Debug, Default)]
-pub struct HwQueue {
+pub(crate) struct HwQueue {
     /// CQEs posted by the device and not yet consumed by the driver, in order.
     pub cq: VecDeque<ReqId>,
     /// A poll queue: created without IEN, raises no interrupt.
@@ -22,7 +22,7 @@ pub struct HwQueue {
 
 /// Which CPUs map to each hardware queue, and back.
 #[derive(Clone, Debug)]
-pub struct QueueMap {
+pub(crate) struct QueueMap {
     /// CPU -> hardware queue index.
     pub cpu_to_hctx: Vec<HctxId>,
     /// hardware queue -> number of CPUs mapped to it (`hctx->nr_ctx`).
@@ -34,7 +34,7 @@ pub struct QueueMap {
 impl QueueMap {
     /// `group_cpus_evenly`-style spread of `cpus` (in order) over `nr_queues` queues:
     /// consecutive, equal-as-possible groups.
-    pub fn spread(cpus: &[CpuId], ncpus: usize, nr_queues: u32) -> QueueMap {
+    pub(crate) fn spread(cpus: &[CpuId], ncpus: usize, nr_queues: u32) -> QueueMap {
         let nr = nr_queues.max(1) as usize;
         let mut cpu_to_hctx = vec![HctxId(0); ncpus];
         let mut nr_ctx = vec![0u32; nr];

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 /// Lock statistics, as `perf lock contention` sees them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LockStats {
+pub(crate) struct LockStats {
     pub acquisitions: u64,
     /// Acquisitions that found the lock held and had to wait.
     pub contended: u64,
@@ -18,7 +18,7 @@ pub struct LockStats {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct SpinLock {
+pub(crate) struct SpinLock {
     /// The job holding it.
     pub owner: Option<JobId>,
     /// Jobs spinning for it, with when they started, oldest first.
@@ -30,7 +30,7 @@ pub struct SpinLock {
 
 impl SpinLock {
     /// `spin_lock`: take it (`true`) or queue behind the owner (`false`).
-    pub fn acquire(&mut self, job: JobId, now: u64) -> bool {
+    pub(crate) fn acquire(&mut self, job: JobId, now: u64) -> bool {
         self.stats.acquisitions += 1;
         if self.owner.is_none() {
             self.owner = Some(job);
@@ -45,7 +45,7 @@ impl SpinLock {
 
     /// `spin_trylock`: take it only if free.
     #[cfg(test)]
-    pub fn try_acquire(&mut self, job: JobId, now: u64) -> bool {
+    pub(crate) fn try_acquire(&mut self, job: JobId, now: u64) -> bool {
         if self.owner.is_none() {
             self.stats.acquisitions += 1;
             self.owner = Some(job);
@@ -58,7 +58,7 @@ impl SpinLock {
 
     /// `spin_unlock`: the next waiter (if any) becomes the owner at `granted_ns`
     /// (after the hand-off); returns it.
-    pub fn release(&mut self, now: u64, granted_ns: impl FnOnce(JobId) -> u64) -> Option<JobId> {
+    pub(crate) fn release(&mut self, now: u64, granted_ns: impl FnOnce(JobId) -> u64) -> Option<JobId> {
         self.stats.hold_ns += now - self.held_since_ns;
         match self.waiters.pop_front() {
             Some((next, since)) => {

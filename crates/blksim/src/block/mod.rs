@@ -15,7 +15,7 @@ pub(crate) use request::{Owner, Request, RequestPool};
 
 /// Where a completed request ends (`blk_mq_complete_request`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Placement {
+pub(crate) enum Placement {
     /// Ended inline in the current context, inside an `io_comp_batch`.
     Batched,
     /// Ended inline, one by one.

@@ -10,7 +10,7 @@ use crate::ids::ReqId;
 
 /// mq-deadline's per-queue state.
 #[derive(Clone, Debug, Default)]
-pub struct Deadline {
+pub(crate) struct Deadline {
     /// `dd->lock`.
     pub lock: SpinLock,
     /// Inserted requests, in deadline (FIFO) order.
@@ -26,7 +26,7 @@ pub struct Deadline {
 
 /// A step of mq-deadline work a submitter does after its syscall's bio work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SchedOp {
+pub(crate) enum SchedOp {
     /// `dd_bio_merge` for one bio, under `dd->lock`.
     Merge,
     /// `dd_insert_requests` of the job's new requests, under `dd->lock`
@@ -40,7 +40,7 @@ pub enum SchedOp {
 /// syscall's bio work (what `dd_insert_requests` and the dispatch rounds it
 /// runs have left to do).
 #[derive(Clone, Debug, Default)]
-pub struct DdSubmitter {
+pub(crate) struct DdSubmitter {
     /// Requests holding a scheduler tag, not yet inserted.
     pub pending: Vec<ReqId>,
     /// The sections left, in order.

@@ -6,7 +6,7 @@ use crate::workload::Direction;
 
 /// Whose I/O a request is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Owner {
+pub(crate) enum Owner {
     /// A fio job's io_u.
     Job(JobId),
     /// A DSA client's descriptor.
@@ -14,7 +14,7 @@ pub enum Owner {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub struct Request {
+pub(crate) struct Request {
     pub owner: Owner,
     pub dir: Direction,
     pub bytes: u32,
@@ -72,7 +72,7 @@ impl Request {
 
     /// The job whose io_u it is.
     #[inline(always)]
-    pub fn job(&self) -> JobId {
+    pub(crate) fn job(&self) -> JobId {
         match self.owner {
             Owner::Job(j) => j,
             Owner::Dsa(c) => unreachable!("a DSA descriptor (client {c}) has no job"),
@@ -81,14 +81,14 @@ impl Request {
 
     /// The device of a block request (every engine's but fio's null one).
     #[inline(always)]
-    pub fn dev(&self) -> DevId {
+    pub(crate) fn dev(&self) -> DevId {
         self.dev.expect("a block request has a device")
     }
 }
 
 /// Fixed pool of requests with a free list.
 #[derive(Default)]
-pub struct RequestPool {
+pub(crate) struct RequestPool {
     pub reqs: Vec<Request>,
     free: Vec<ReqId>,
     /// Requests handed out and not yet freed (for the exactly-once invariant).
@@ -96,7 +96,7 @@ pub struct RequestPool {
 }
 
 impl RequestPool {
-    pub fn alloc(&mut self) -> ReqId {
+    pub(crate) fn alloc(&mut self) -> ReqId {
         self.live += 1;
         match self.free.pop() {
             Some(id) => id,
@@ -107,7 +107,7 @@ impl RequestPool {
         }
     }
 
-    pub fn free(&mut self, id: ReqId) {
+    pub(crate) fn free(&mut self, id: ReqId) {
         debug_assert!(!self.free.contains(&id), "request freed twice");
         self.live -= 1;
         self.free.push(id);

@@ -66,7 +66,7 @@ pub(crate) struct IrqRequest {
     pub(crate) managed: bool,
 }
 
-pub struct Device {
+pub(crate) struct Device {
     pub name: String,
     /// Index among devices of its driver (nvme0, nvme1, ...).
     pub instance: u32,
@@ -141,12 +141,12 @@ impl Device {
         }
     }
 
-    pub fn nr_hw_queues(&self) -> usize {
+    pub(crate) fn nr_hw_queues(&self) -> usize {
         self.queues.len()
     }
 
     /// The hctx a request from `cpu` goes to (`polled`: the POLL map if any).
-    pub fn hctx_for(&self, cpu: CpuId, polled: bool) -> (HctxId, bool) {
+    pub(crate) fn hctx_for(&self, cpu: CpuId, polled: bool) -> (HctxId, bool) {
         match (&self.poll_map, polled) {
             (Some(pm), true) => (HctxId(self.nr_irq_queues + pm.cpu_to_hctx[cpu].0), true),
             _ => (self.map.cpu_to_hctx[cpu], false),
@@ -154,7 +154,7 @@ impl Device {
     }
 
     /// Block-layer accounting at dispatch.
-    pub fn account_start(&mut self, now: u64) {
+    pub(crate) fn account_start(&mut self, now: u64) {
         if self.disk.inflight == 0 {
             self.disk.busy_since_ns = now;
         }
@@ -162,7 +162,7 @@ impl Device {
     }
 
     /// Block-layer accounting at completion.
-    pub fn account_done(&mut self, now: u64, r: &Request) {
+    pub(crate) fn account_done(&mut self, now: u64, r: &Request) {
         let d = if r.dir == Direction::Read { 0 } else { 1 };
         self.disk.ios[d] += 1;
         self.disk.sectors[d] += r.dev_bytes as u64 / 512;
@@ -174,7 +174,7 @@ impl Device {
     }
 
     /// Busy time up to `now`, counting a busy period still open.
-    pub fn busy_ns(&self, now: u64) -> u64 {
+    pub(crate) fn busy_ns(&self, now: u64) -> u64 {
         self.disk.busy_ns + if self.disk.inflight > 0 { now - self.disk.busy_since_ns } else { 0 }
     }
 }

@@ -10,7 +10,7 @@ use crate::stats::{CpuTime, TraceName, Track};
 
 /// Which account a step's time goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Acct {
+pub(crate) enum Acct {
     User,
     Sys,
     Softirq,
@@ -19,7 +19,7 @@ pub enum Acct {
 
 /// An interrupt-context activity on a CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FrameKind {
+pub(crate) enum FrameKind {
     /// A device IRQ's handler (e.g. `nvme_irq` for one queue).
     DeviceIrq { irq: IrqId },
     /// A device IRQ that arrived while its handler ran on another CPU: entry, ack, exit.
@@ -39,7 +39,7 @@ pub enum FrameKind {
 
 /// Stage of a frame's program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
+pub(crate) enum Stage {
     /// Entry plus the first pass of work.
     Entry,
     /// A further pass of work (e.g. CQEs that arrived during the handler).
@@ -49,7 +49,7 @@ pub enum Stage {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub struct Frame {
+pub(crate) struct Frame {
     pub kind: FrameKind,
     pub stage: Stage,
     /// Work left in the current step, ns at full core speed.
@@ -77,7 +77,7 @@ pub struct Frame {
 
 impl FrameKind {
     /// The trace track and name of this kind of frame.
-    pub fn trace_name(self) -> (Track, TraceName) {
+    pub(crate) fn trace_name(self) -> (Track, TraceName) {
         match self {
             FrameKind::DeviceIrq { .. } | FrameKind::DeviceIrqBusy => (Track::Hardirq, TraceName::DeviceIrq),
             FrameKind::PostedNotification => (Track::Hardirq, TraceName::PostedNotification),
@@ -90,7 +90,7 @@ impl FrameKind {
 }
 
 impl Frame {
-    pub fn new(kind: FrameKind, now_ns: u64) -> Frame {
+    pub(crate) fn new(kind: FrameKind, now_ns: u64) -> Frame {
         let acct = match kind {
             FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => Acct::Softirq,
             _ => Acct::Hardirq,
@@ -112,14 +112,14 @@ impl Frame {
         }
     }
 
-    pub fn is_hardirq(&self) -> bool {
+    pub(crate) fn is_hardirq(&self) -> bool {
         self.acct == Acct::Hardirq
     }
 }
 
 /// What the CPU is running right now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Running {
+pub(crate) enum Running {
     Idle,
     Frame,
     Task(JobId),
@@ -128,7 +128,7 @@ pub enum Running {
 /// Fields in declaration order (repr(C)): what every step touches first,
 /// on the first two cache lines; counters and rarely used state after.
 #[repr(C)]
-pub struct Cpu {
+pub(crate) struct Cpu {
     pub running: Running,
     /// When the running entity last started or was last charged.
     pub since_ns: u64,
@@ -170,7 +170,7 @@ pub struct Cpu {
 }
 
 impl Cpu {
-    pub fn new(id: CpuId, sibling: Option<CpuId>) -> Cpu {
+    pub(crate) fn new(id: CpuId, sibling: Option<CpuId>) -> Cpu {
         Cpu {
             id,
             sibling,
@@ -197,30 +197,30 @@ impl Cpu {
         }
     }
 
-    pub fn irqs_enabled(&self) -> bool {
+    pub(crate) fn irqs_enabled(&self) -> bool {
         !self.frames.last().is_some_and(|f| f.is_hardirq())
     }
 
     /// Set `vector` in the IRR; returns whether it was pending already (the message merges).
     #[inline(always)]
-    pub fn irr_set(&mut self, vector: u8) -> bool {
+    pub(crate) fn irr_set(&mut self, vector: u8) -> bool {
         self.irr.insert(vector)
     }
 
     /// Take the highest-priority pending vector.
     #[inline(always)]
-    pub fn irr_take_highest(&mut self) -> Option<u8> {
+    pub(crate) fn irr_take_highest(&mut self) -> Option<u8> {
         self.irr.take_highest()
     }
 
     /// Is the CPU doing anything (for SMT sharing)?
-    pub fn busy(&self) -> bool {
+    pub(crate) fn busy(&self) -> bool {
         self.running != Running::Idle
     }
 }
 
 /// Wall time to do `work_ns` of work at `slow_pm`.
-pub fn wall_ns(work_ns: u64, slow_pm: u64) -> u64 {
+pub(crate) fn wall_ns(work_ns: u64, slow_pm: u64) -> u64 {
     if slow_pm == 1000 {
         work_ns
     } else {

@@ -3,7 +3,7 @@
 
 /// A socket's interrupt-remapping unit: one interrupt message at a time.
 #[derive(Clone, Debug, Default)]
-pub struct IommuState {
+pub(crate) struct IommuState {
     pub messages: u64,
     pub free_at_ns: u64,
     pub remap_ns: u64,

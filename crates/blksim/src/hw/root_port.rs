@@ -8,7 +8,7 @@ use crate::ids::{DevId, HctxId, ReqId};
 /// holds the writes behind it until the IOMMU has taken it and the port has
 /// finished it (`service_ns`).
 #[derive(Clone, Debug, Default)]
-pub struct RootPortState {
+pub(crate) struct RootPortState {
     pub socket: usize,
     /// CQE writes held behind the port's last MSI, in order.
     pub waiting: std::collections::VecDeque<(DevId, HctxId, ReqId)>,

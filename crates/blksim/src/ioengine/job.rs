@@ -12,7 +12,7 @@ use crate::workload::{Direction, IoEngine, JobConfig};
 
 /// The step a job is executing (or why it is not on a CPU).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobState {
+pub(crate) enum JobState {
     /// Not started yet (its phase has not begun, or startdelay).
     NotStarted,
     /// User: fio prepares `items` io_us.
@@ -45,7 +45,7 @@ pub enum JobState {
 
 /// What a `JobState::Chain` step does when it ends, in order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Chain {
+pub(crate) struct Chain {
     /// io_uring task_work items run (CQEs posted).
     pub tw: u32,
     /// Completions fio reaps and accounts.
@@ -56,12 +56,12 @@ pub struct Chain {
 
 /// A step's work in up to three segments, each with its account (e.g. a
 /// syscall head, fio's user-space body, a submitting syscall tail).
-pub type Segments = [(Acct, u64); 3];
+pub(crate) type Segments = [(Acct, u64); 3];
 
 /// Fields in declaration order (repr(C)): what every step of the job
 /// touches comes first; configuration and statistics after.
 #[repr(C)]
-pub struct Job {
+pub(crate) struct Job {
     pub state: JobState,
     /// Work left in the current step (the sum of `segs`), ns at full speed.
     pub remaining_ns: u64,
@@ -134,7 +134,7 @@ pub struct Job {
 }
 
 impl Job {
-    pub fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
+    pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
         let n = devs.len();
         Job {
             index,
@@ -186,7 +186,7 @@ impl Job {
     }
 
     /// `region / bytes`, remembered for the last pair (a division per I/O otherwise).
-    pub fn blocks_of(&mut self, region: u64, bytes: u64) -> u64 {
+    pub(crate) fn blocks_of(&mut self, region: u64, bytes: u64) -> u64 {
         let (r, b, n) = self.blocks_memo;
         if r == region && b == bytes {
             return n;
@@ -198,7 +198,7 @@ impl Job {
 
     /// Take `work` ns of done work off the step's segments in order; returns
     /// how much of it was (user, sys).
-    pub fn consume(&mut self, work: u64) -> (u64, u64) {
+    pub(crate) fn consume(&mut self, work: u64) -> (u64, u64) {
         let (mut user, mut sys, mut left) = (0, 0, work);
         for seg in self.segs.iter_mut() {
             let take = left.min(seg.1);
@@ -214,7 +214,7 @@ impl Job {
     }
 
     /// Add sys work in front of the current step (e.g. a context switch).
-    pub fn add_head_sys(&mut self, ns: u64) {
+    pub(crate) fn add_head_sys(&mut self, ns: u64) {
         if self.segs[0].0 != Acct::User || self.segs[0].1 == 0 {
             self.segs[0].1 += ns;
             if self.segs[0].1 == ns {
@@ -231,16 +231,16 @@ impl Job {
     }
 
     /// io_us fio holds: queued, in flight, completed but not reaped.
-    pub fn cur_depth(&self) -> u32 {
+    pub(crate) fn cur_depth(&self) -> u32 {
         self.queued.len() as u32 + self.inflight
     }
 
-    pub fn is_uring(&self) -> bool {
+    pub(crate) fn is_uring(&self) -> bool {
         matches!(self.cfg.ioengine, IoEngine::IoUring(_) | IoEngine::IoUringCmd(_))
     }
 
     /// IOPOLL (io_uring hipri) or RWF_HIPRI (pvsync2 hipri).
-    pub fn hipri(&self) -> bool {
+    pub(crate) fn hipri(&self) -> bool {
         match &self.cfg.ioengine {
             IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => o.hipri,
             IoEngine::Pvsync2 { hipri } => *hipri,
@@ -249,7 +249,7 @@ impl Job {
     }
 
     /// The direction of the next I/O (rwmixread for mixed workloads).
-    pub fn next_dir(&mut self) -> Direction {
+    pub(crate) fn next_dir(&mut self) -> Direction {
         use crate::workload::RwKind::*;
         match self.cfg.rw {
             Read | RandRead => Direction::Read,
@@ -274,7 +274,7 @@ impl Job {
 }
 
 /// fio's io_u_map index for a depth (1, 2, 4, 8, 16, 32, >=64).
-pub fn depth_bucket(depth: u32) -> usize {
+pub(crate) fn depth_bucket(depth: u32) -> usize {
     match depth {
         0..=1 => 0,
         2..=3 => 1,
@@ -287,7 +287,7 @@ pub fn depth_bucket(depth: u32) -> usize {
 }
 
 /// fio's submit/complete map index for a batch size (0, 4, 8, 16, 32, 64, >=64).
-pub fn batch_bucket(n: u32) -> usize {
+pub(crate) fn batch_bucket(n: u32) -> usize {
     match n {
         0 => 0,
         1..=4 => 1,

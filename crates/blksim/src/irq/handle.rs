@@ -13,10 +13,10 @@ use crate::ids::{CpuId, DevId, HctxId, IrqId};
 use crate::system::Sim;
 
 /// `MAX_SOFTIRQ_RESTART`: passes of `__do_softirq` before deferring to ksoftirqd.
-pub const MAX_SOFTIRQ_RESTART: u8 = 10;
+pub(crate) const MAX_SOFTIRQ_RESTART: u8 = 10;
 
 /// `MAX_SOFTIRQ_TIME`: 2 ms.
-pub const MAX_SOFTIRQ_TIME_NS: u64 = 2_000_000;
+pub(crate) const MAX_SOFTIRQ_TIME_NS: u64 = 2_000_000;
 
 impl Sim {
     /// The CPU takes `vector` (IRR -> handler): push its frame. Caller has charged the CPU.

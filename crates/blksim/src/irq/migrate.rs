@@ -21,7 +21,7 @@ use crate::settings::{Settings, TimedAction};
 use crate::system::{Event, Sim};
 
 /// When `__vector_cleanup` runs again after finding a moved vector pending.
-pub const VECTOR_CLEANUP_RETRY_NS: u64 = 1_000_000;
+pub(crate) const VECTOR_CLEANUP_RETRY_NS: u64 = 1_000_000;
 
 impl Sim {
     /// A device IRQ with a vector on `cpu`: managed (NVMe queues, spread by

@@ -12,7 +12,7 @@ use crate::system::{Event, Sim};
 
 /// The posted-interrupt descriptor of one CPU (`struct pi_desc`).
 #[derive(Clone, Debug, Default)]
-pub struct PiDesc {
+pub(crate) struct PiDesc {
     /// Posted interrupt requests, one bit per vector.
     pub pir: VectorSet,
     /// Outstanding notification.

@@ -9,13 +9,18 @@ use serde::Deserialize;
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Cost {
+    /// The value the model charges, ns.
     pub ns: u64,
+    /// The lowest value published measurements support, ns.
     pub min: u64,
+    /// The highest value published measurements support, ns.
     pub max: u64,
+    /// Where the value and its range come from.
     pub note: String,
 }
 
 impl Cost {
+    /// An error naming `what` unless `min <= ns <= max`.
     pub fn check(&self, what: &str) -> Result<(), String> {
         if self.min > self.max || self.ns < self.min || self.ns > self.max {
             return Err(format!("{what} = {} ns is outside its range {}..{} ns", self.ns, self.min, self.max));
@@ -35,6 +40,7 @@ macro_rules! costs {
         }
 
         impl Costs {
+            /// Every cost's name, in table order.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($name),)*];
 
             /// Resolve from a profile's `[costs]` table: every cost present, in range, nothing unknown.

@@ -122,16 +122,22 @@ impl RawDevice {
 /// A root port (PCIe / IIO stack) through which devices' MSIs pass.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RootPort {
+    /// Its name in the profile (devices name it in `root_port`).
     pub name: String,
+    /// The socket it belongs to.
     pub socket: u32,
     /// Service time per interrupt message (ordering behind DMA), ns.
     pub msi_service_ns: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// What kind of device a profile entry is, with its model's parameters.
 pub enum DeviceKind {
+    /// An NVMe SSD.
     Nvme(NvmeParams),
+    /// null_blk (its parameters are module parameters, in the settings).
     NullBlk,
+    /// An Intel DSA-like accelerator.
     Dsa(DsaParams),
 }
 
@@ -139,7 +145,9 @@ pub enum DeviceKind {
 /// completed descriptor writes a completion record and raises its WQ's MSI.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DsaParams {
+    /// Work queues (one MSI-X vector each).
     pub wqs: u32,
+    /// Processing engines serving descriptors in parallel.
     pub engines: u32,
     /// Engine time per descriptor besides moving data, ns.
     pub descriptor_ns: u64,
@@ -150,25 +158,38 @@ pub struct DsaParams {
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// An NVMe SSD's model: queues, controller and media limits, latency, link.
 pub struct NvmeParams {
+    /// Namespace capacity, bytes.
     pub capacity_bytes: u64,
+    /// I/O queue pairs the controller offers.
     pub max_queues: u32,
+    /// Entries per queue (MQES + 1).
     pub max_queue_entries: u32,
+    /// The controller's command rate limit, [read, write] per second.
     pub iops_max: [u64; 2],
+    /// Media units (dies/planes) serving commands in parallel.
     pub media_units: u32,
+    /// Media time of a 4 KiB command, [read, write], ns.
     pub latency_ns: [u64; 2],
+    /// Extra media time per KiB above 4 KiB, [read, write], ns.
     pub ns_per_kib: [u64; 2],
+    /// Log-normal spread of the media time (sigma of its logarithm).
     pub latency_sigma: f64,
+    /// Command fetch after the doorbell, ns.
     pub fetch_ns: u64,
+    /// Link bandwidth, MB/s (10^6 bytes per second).
     pub link_mb_per_s: u64,
     /// Index into `Machine::root_ports`.
     pub root_port: usize,
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// A device of the machine as the profile declares it.
 pub struct DeviceSpec {
     /// Block device name, e.g. `nvme0n1` (jobs name it `/dev/nvme0n1`).
     pub name: String,
+    /// Its kind and model parameters.
     pub kind: DeviceKind,
 }
 
@@ -186,17 +207,25 @@ pub struct Iommu {
 /// A resolved, validated machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Machine {
+    /// The profile's name.
     pub name: String,
+    /// One line describing the machine.
     pub description: String,
+    /// Sockets, nodes, cores, threads and last-level caches.
     pub topology: Topology,
+    /// Its interrupt-remapping hardware.
     pub iommu: Iommu,
+    /// Root ports (PCIe root complex / IIO stacks) devices attach to.
     pub root_ports: Vec<RootPort>,
+    /// Its devices, in profile order.
     pub devices: Vec<DeviceSpec>,
+    /// What each operation costs.
     pub costs: Costs,
 }
 
 /// Looks up profiles by name for `extends`: the built-ins, then whatever the caller knows.
 pub trait ProfileSource {
+    /// The TOML text of the profile called `name`, if this source has it.
     fn profile_text(&self, name: &str) -> Option<String>;
 }
 
@@ -224,6 +253,7 @@ pub fn builtin(name: &str) -> Result<Machine, String> {
     load_profile(&text, name, &Builtins)
 }
 
+/// The built-in profiles' names.
 pub fn builtin_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(n, _)| *n).collect()
 }

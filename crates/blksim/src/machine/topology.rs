@@ -5,28 +5,39 @@
 /// Where one logical CPU sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CpuPlace {
+    /// Its socket.
     pub socket: u32,
+    /// Its NUMA node (global index).
     pub node: u32,
     /// Global core index.
     pub core: u32,
+    /// Its last-level cache domain (global index).
     pub llc: u32,
     /// The other hardware thread of the core, if SMT.
     pub sibling: Option<u32>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// The CPU topology of a machine.
 pub struct Topology {
+    /// Sockets.
     pub sockets: u32,
+    /// Cores per socket.
     pub cores_per_socket: u32,
+    /// Hardware threads per core (1 or 2).
     pub threads_per_core: u32,
+    /// NUMA nodes per socket.
     pub numa_nodes_per_socket: u32,
+    /// Last-level cache domains per socket (e.g. CCDs).
     pub llc_per_socket: u32,
     /// Throughput of a core with both threads busy, relative to one thread alone.
     pub smt_throughput: f64,
+    /// Every logical CPU, by Linux CPU number.
     pub cpus: Vec<CpuPlace>,
 }
 
 impl Topology {
+    /// The topology of `sockets` sockets of `cores_per_socket` cores of `threads_per_core` threads, `nodes` NUMA nodes and `llcs` LLC domains per socket; `smt` is a core's throughput with both threads busy.
     pub fn new(
         sockets: u32,
         cores_per_socket: u32,
@@ -58,10 +69,12 @@ impl Topology {
         }
     }
 
+    /// Logical CPUs.
     pub fn cpu_count(&self) -> u32 {
         self.cpus.len() as u32
     }
 
+    /// NUMA nodes.
     pub fn node_count(&self) -> u32 {
         self.sockets * self.numa_nodes_per_socket
     }

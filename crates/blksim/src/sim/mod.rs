@@ -1,17 +1,14 @@
 //! The simulation engine: integer-nanosecond virtual time, an event queue
 //! ordered by (time, insertion sequence), and seeded random streams.
 
-pub mod queue;
-pub mod rng;
+pub(crate) mod queue;
+pub(crate) mod rng;
 
-pub use queue::{EventQueue, Popped};
-pub use rng::Rng;
-
-/// Nanoseconds in one second.
-pub const NS_PER_SEC: u64 = 1_000_000_000;
+pub(crate) use queue::{EventQueue, Popped};
+pub(crate) use rng::Rng;
 
 /// Ask the CPU to start loading `items` into cache (a hint: no effect on results).
-pub fn prefetch_slice<T>(items: &[T]) {
+pub(crate) fn prefetch_slice<T>(items: &[T]) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

@@ -53,7 +53,7 @@ impl<E> Ord for Far<E> {
 
 /// What `pop` returns: a one-off event, or a timer slot that fired.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Popped<E> {
+pub(crate) enum Popped<E> {
     Event(E),
     Timer(u32),
 }
@@ -63,7 +63,7 @@ pub enum Popped<E> {
 const SHIFT: u32 = 7;
 const BUCKETS: usize = 2048;
 
-pub struct EventQueue<E> {
+pub(crate) struct EventQueue<E> {
     /// Entries of the current bucket (and any scheduled before it), sorted
     /// latest first so the next one is popped off the end.
     active: Vec<Entry<E>>,
@@ -86,7 +86,7 @@ pub struct EventQueue<E> {
 
 impl<E> EventQueue<E> {
     /// A queue with `timer_slots` re-armable timers.
-    pub fn new(timer_slots: usize) -> EventQueue<E> {
+    pub(crate) fn new(timer_slots: usize) -> EventQueue<E> {
         EventQueue {
             active: Vec::with_capacity(64),
             cur: 0,
@@ -101,25 +101,25 @@ impl<E> EventQueue<E> {
         }
     }
 
-    pub fn now_ns(&self) -> u64 {
+    pub(crate) fn now_ns(&self) -> u64 {
         self.now_ns
     }
 
     /// Schedule `event` at absolute time `time_ns` (never in the past).
     #[inline(always)]
-    pub fn at(&mut self, time_ns: u64, event: E) {
+    pub(crate) fn at(&mut self, time_ns: u64, event: E) {
         debug_assert!(time_ns >= self.now_ns, "event scheduled in the past");
         self.push(time_ns.max(self.now_ns), Item::Event(event));
     }
 
     /// Schedule `event` after `delay_ns`.
-    pub fn after(&mut self, delay_ns: u64, event: E) {
+    pub(crate) fn after(&mut self, delay_ns: u64, event: E) {
         self.at(self.now_ns + delay_ns, event);
     }
 
     /// Arm timer `slot` to fire at `time_ns`, replacing whatever it held.
     #[inline(always)]
-    pub fn set_timer(&mut self, slot: u32, time_ns: u64) {
+    pub(crate) fn set_timer(&mut self, slot: u32, time_ns: u64) {
         let s = slot as usize;
         self.timer_gen[s] = self.timer_gen[s].wrapping_add(1);
         self.timer_armed[s] = true;
@@ -127,7 +127,7 @@ impl<E> EventQueue<E> {
         self.push(time_ns.max(self.now_ns), Item::Timer { slot, gen });
     }
 
-    pub fn clear_timer(&mut self, slot: u32) {
+    pub(crate) fn clear_timer(&mut self, slot: u32) {
         let s = slot as usize;
         self.timer_gen[s] = self.timer_gen[s].wrapping_add(1);
         self.timer_armed[s] = false;
@@ -205,6 +205,7 @@ impl<E> EventQueue<E> {
         true
     }
 
+    #[cfg(test)]
     fn live(&self, e: &Entry<E>) -> bool {
         match e.item {
             Item::Event(_) => true,
@@ -213,6 +214,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Drop stale timer entries off the front; false when the queue is empty.
+    #[cfg(test)]
     fn settle(&mut self) -> bool {
         loop {
             match self.active.last() {
@@ -231,7 +233,7 @@ impl<E> EventQueue<E> {
 
     /// The next event or timer, advancing the clock to its time. A timer that
     /// fires is disarmed: the caller re-arms it if it wants it again.
-    pub fn pop(&mut self) -> Option<Popped<E>> {
+    pub(crate) fn pop(&mut self) -> Option<Popped<E>> {
         loop {
             let Some(e) = self.active.pop() else {
                 if !self.advance() {
@@ -259,19 +261,22 @@ impl<E> EventQueue<E> {
 
     /// The event after the one just popped, if it is already in the bucket
     /// being drained (a hint for prefetching what it will touch).
-    pub fn peek_event(&self) -> Option<&E> {
+    pub(crate) fn peek_event(&self) -> Option<&E> {
         match &self.active.last()?.item {
             Item::Event(e) => Some(e),
             Item::Timer { .. } => None,
         }
     }
 
-    /// When the next event or timer is due.
-    pub fn peek_time_ns(&mut self) -> Option<u64> {
+    /// When the next event or timer is due (tests step the model with it).
+    #[cfg(test)]
+    pub(crate) fn peek_time_ns(&mut self) -> Option<u64> {
         self.settle().then(|| self.active.last().unwrap().time_ns())
     }
 
-    pub fn is_empty(&mut self) -> bool {
+    /// Nothing left to pop.
+    #[cfg(test)]
+    pub(crate) fn is_empty(&mut self) -> bool {
         !self.settle()
     }
 }

@@ -3,7 +3,7 @@
 //! from the run's seed and the component's id.
 
 #[derive(Clone, Debug)]
-pub struct Rng {
+pub(crate) struct Rng {
     s: [u64; 4],
     /// The second normal of the last Box-Muller pair.
     spare: Option<f64>,
@@ -19,7 +19,7 @@ fn splitmix64(x: &mut u64) -> u64 {
 
 impl Rng {
     /// The stream of component `component` (e.g. `"job/3"`, `"dev/nvme0n1"`) for `seed`.
-    pub fn stream(seed: u64, component: &str) -> Rng {
+    pub(crate) fn stream(seed: u64, component: &str) -> Rng {
         // FNV-1a of the component id, mixed with the seed.
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
         for b in component.bytes() {
@@ -30,7 +30,7 @@ impl Rng {
         Rng { s: [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)], spare: None }
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
         let t = self.s[1] << 17;
         self.s[2] ^= self.s[0];
@@ -43,7 +43,7 @@ impl Rng {
     }
 
     /// Uniform in [0, n).
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             return 0;
         }
@@ -51,12 +51,12 @@ impl Rng {
     }
 
     /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// Standard normal (Box-Muller; each pair of uniforms gives two).
-    pub fn normal(&mut self) -> f64 {
+    pub(crate) fn normal(&mut self) -> f64 {
         if let Some(z) = self.spare.take() {
             return z;
         }
@@ -69,7 +69,7 @@ impl Rng {
     }
 
     /// A log-normal factor with median 1 and `sigma` the deviation of its log.
-    pub fn lognormal_factor(&mut self, sigma: f64) -> f64 {
+    pub(crate) fn lognormal_factor(&mut self, sigma: f64) -> f64 {
         if sigma == 0.0 {
             1.0
         } else {

@@ -2,17 +2,24 @@
 //! up to 2^34 ns, with fio's exact index arithmetic (`stat.c` plat_val_to_idx),
 //! plus exact integer sums for the mean and standard deviation.
 
+/// fio's FIO_IO_U_PLAT_BITS: the bits of precision per group.
 pub const PLAT_BITS: u32 = 6;
+/// fio's FIO_IO_U_PLAT_VAL: buckets per group.
 pub const PLAT_VAL: usize = 1 << PLAT_BITS;
+/// fio's FIO_IO_U_PLAT_GROUP_NR: groups.
 pub const PLAT_GROUP_NR: usize = 29;
+/// fio's FIO_IO_U_PLAT_NR: buckets in all.
 pub const PLAT_NR: usize = PLAT_GROUP_NR * PLAT_VAL;
 
 /// Latency statistics of one kind (slat, clat or lat) in nanoseconds:
 /// min, max, mean, variance (Welford) and fio's bucketed histogram.
 #[derive(Clone, Debug)]
 pub struct LatencyStat {
+    /// Samples.
     pub n: u64,
+    /// Smallest sample, ns.
     pub min_ns: u64,
+    /// Largest sample, ns.
     pub max_ns: u64,
     /// Exact sums of the samples and their squares.
     sum: u128,
@@ -54,6 +61,7 @@ pub fn plat_idx_to_val(idx: usize) -> u64 {
 
 impl LatencyStat {
     #[inline(always)]
+    /// Add a sample of `ns`.
     pub fn record(&mut self, ns: u64) {
         if self.buckets.is_empty() {
             self.allocate();
@@ -71,6 +79,7 @@ impl LatencyStat {
         self.buckets = vec![0; PLAT_NR];
     }
 
+    /// Mean of the samples, ns (0 with none).
     pub fn mean(&self) -> f64 {
         if self.n == 0 {
             0.0

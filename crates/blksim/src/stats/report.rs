@@ -7,7 +7,9 @@ use crate::workload::JobConfig;
 /// Statistics of one direction of one job, over the measured period (after ramp).
 #[derive(Clone, Debug, Default)]
 pub struct DirStats {
+    /// I/Os completed in the measured period.
     pub total_ios: u64,
+    /// Bytes those I/Os moved.
     pub io_bytes: u64,
     /// Submission latency (fio's slat): from fio queueing the I/O to the
     /// kernel accepting it. Empty for sync engines.
@@ -25,6 +27,7 @@ pub struct DirStats {
 /// One job's results.
 #[derive(Clone, Debug)]
 pub struct JobStats {
+    /// The job as configured.
     pub config: JobConfig,
     /// fio's per-direction order: read, write, trim.
     pub dirs: [DirStats; 3],
@@ -32,9 +35,11 @@ pub struct JobStats {
     pub runtime_ns: u64,
     /// Virtual time at which the job started and ended, ns.
     pub start_ns: u64,
+    /// Virtual time at which it ended, ns.
     pub end_ns: u64,
     /// CPU time of the job's own task, ns: user and system (as getrusage reports it).
     pub usr_ns: u64,
+    /// System time of the job's task, ns.
     pub sys_ns: u64,
     /// Voluntary + involuntary context switches of the job's task.
     pub ctx: u64,
@@ -63,16 +68,22 @@ pub const LATENCY_STAGES: [(&str, &str); 5] = [
 /// Time spent by one logical CPU, by context, ns. They add up to the run's elapsed time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CpuTime {
+    /// User time, ns.
     pub user_ns: u64,
+    /// System (kernel, task context) time, ns.
     pub sys_ns: u64,
+    /// Hardirq time, ns.
     pub hardirq_ns: u64,
+    /// Softirq time, ns.
     pub softirq_ns: u64,
+    /// Idle time with no task waiting for I/O, ns.
     pub idle_ns: u64,
     /// Idle while a task of this CPU sleeps waiting for I/O (as /proc/stat's iowait).
     pub iowait_ns: u64,
 }
 
 impl CpuTime {
+    /// The sum of every context's time.
     pub fn total_ns(&self) -> u64 {
         self.user_ns + self.sys_ns + self.hardirq_ns + self.softirq_ns + self.idle_ns + self.iowait_ns
     }
@@ -83,6 +94,7 @@ impl CpuTime {
 pub struct InterruptRow {
     /// `"145"` for a device IRQ, `"PMN"`, `"CAL"`, `"LOC"`-style names for system vectors.
     pub label: String,
+    /// Count per CPU.
     pub per_cpu: Vec<u64>,
     /// Chip column, e.g. `"IR-PCI-MSIX-0000:01:00.0"` or `"INTEL-IR-POST"`; empty for system vectors.
     pub chip: String,
@@ -106,6 +118,7 @@ pub struct MsiCpuStats {
 /// A shared interrupt-path resource (a root port or a socket's IOMMU): how busy it was.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PathStats {
+    /// What it is, e.g. `iio0` or `iommu0`.
     pub name: String,
     /// Interrupt messages through it.
     pub messages: u64,
@@ -118,7 +131,9 @@ pub struct PathStats {
 pub struct LockReport {
     /// e.g. `nullb0 dd->lock`.
     pub name: String,
+    /// Times it was taken.
     pub acquisitions: u64,
+    /// Acquisitions that found it held.
     pub contended: u64,
     /// Time spent spinning for it, summed over CPUs, ns.
     pub wait_ns: u64,
@@ -129,10 +144,13 @@ pub struct LockReport {
 /// One DSA client's results.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DsaStats {
+    /// The DSA device, e.g. `dsa0`.
     pub device: String,
+    /// Its work queue.
     pub wq: u32,
     /// Descriptors completed (and handled by the interrupt handler).
     pub completed: u64,
+    /// Bytes those descriptors filled.
     pub bytes: u64,
     /// How long the client submitted, ns.
     pub runtime_ns: u64,
@@ -141,13 +159,17 @@ pub struct DsaStats {
 /// Disk statistics as `/proc/diskstats` and fio's "Disk stats" show them.
 #[derive(Clone, Debug, Default)]
 pub struct DiskStats {
+    /// Block device name, e.g. `nvme0n1`.
     pub name: String,
     /// [read, write].
     pub ios: [u64; 2],
+    /// Sectors (512 B) moved, [read, write].
     pub sectors: [u64; 2],
+    /// Bios merged into other requests, [read, write].
     pub merges: [u64; 2],
     /// Milliseconds spent on I/Os of each direction (sum over I/Os).
     pub ticks_ms: [u64; 2],
+    /// Milliseconds of I/O time, summed over both directions.
     pub in_queue_ms: u64,
     /// Percentage of elapsed time with at least one I/O in flight.
     pub util_pct: f64,
@@ -158,9 +180,11 @@ pub struct DiskStats {
 /// Everything a run produced.
 #[derive(Clone, Debug)]
 pub struct RunReport {
+    /// Per job, in job order.
     pub jobs: Vec<JobStats>,
     /// Per logical CPU.
     pub cpu_time: Vec<CpuTime>,
+    /// `/proc/interrupts` rows: device IRQs, then system vectors.
     pub interrupts: Vec<InterruptRow>,
     /// IPIs received per CPU (function-call IPIs for remote completion, wake-ups).
     pub ipis_per_cpu: Vec<u64>,
@@ -170,11 +194,13 @@ pub struct RunReport {
     pub msi_per_cpu: Vec<MsiCpuStats>,
     /// Root ports, then each socket's IOMMU.
     pub interrupt_path: Vec<PathStats>,
+    /// Block devices that did I/O.
     pub disks: Vec<DiskStats>,
     /// Virtual time simulated, ns.
     pub sim_time_ns: u64,
     /// Events processed by the event loop.
     pub events: u64,
+    /// The seed of the run.
     pub seed: u64,
     /// Bandwidth/IOPS sample interval, ns.
     pub sample_interval_ns: u64,

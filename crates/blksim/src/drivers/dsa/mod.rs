@@ -18,20 +18,20 @@ use crate::machine::DsaParams;
 
 pub(crate) mod idxd;
 
-pub struct DsaState {
+pub(crate) struct DsaState {
     pub params: DsaParams,
     /// Free times of the engines (min-heap).
     engines: BinaryHeap<Reverse<u64>>,
 }
 
 impl DsaState {
-    pub fn new(params: DsaParams) -> DsaState {
+    pub(crate) fn new(params: DsaParams) -> DsaState {
         let engines = (0..params.engines).map(|_| Reverse(0)).collect();
         DsaState { params, engines }
     }
 
     /// When a descriptor arriving at `now` is complete.
-    pub fn service(&mut self, now: u64, bytes: u64) -> u64 {
+    pub(crate) fn service(&mut self, now: u64, bytes: u64) -> u64 {
         let Reverse(free) = self.engines.pop().expect("engine");
         let done = now.max(free) + self.params.descriptor_ns + bytes * 1000 / self.params.fill_mb_per_s;
         self.engines.push(Reverse(done));
@@ -41,7 +41,7 @@ impl DsaState {
 
 /// A running client and what it got done.
 #[derive(Clone, Debug, Default)]
-pub struct DsaClient {
+pub(crate) struct DsaClient {
     pub dev: DevId,
     pub wq: HctxId,
     pub bytes: u32,

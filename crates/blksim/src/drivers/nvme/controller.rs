@@ -10,7 +10,7 @@ use crate::machine::NvmeParams;
 use crate::sim::Rng;
 use crate::workload::Direction;
 
-pub struct NvmeState {
+pub(crate) struct NvmeState {
     pub params: NvmeParams,
     /// When the controller is next free.
     pub ctrl_free_ns: u64,
@@ -26,7 +26,7 @@ pub struct NvmeState {
 }
 
 impl NvmeState {
-    pub fn new(params: NvmeParams, rng: Rng) -> NvmeState {
+    pub(crate) fn new(params: NvmeParams, rng: Rng) -> NvmeState {
         let units = (0..params.media_units).map(|_| Reverse(0)).collect();
         let ctrl_ns = [1_000_000_000 / params.iops_max[0], 1_000_000_000 / params.iops_max[1]];
         NvmeState { params, ctrl_free_ns: 0, units, link_free_ns: 0, rng, ctrl_ns, xfer_memo: (0, 0) }
@@ -41,7 +41,7 @@ impl NvmeState {
     }
 
     /// When the CQE of a command whose doorbell rang at `now` is written.
-    pub fn service(&mut self, now: u64, dir: Direction, bytes: u64) -> u64 {
+    pub(crate) fn service(&mut self, now: u64, dir: Direction, bytes: u64) -> u64 {
         let d = if dir == Direction::Read { 0 } else { 1 };
         let xfer_ns = self.xfer_ns(bytes);
         let p = &self.params;
@@ -78,7 +78,7 @@ impl NvmeState {
 impl NvmeState {
     /// A read whose data would finish crossing a free link at `now`: when it
     /// really finishes, given the reads ahead of it on the link.
-    pub fn read_link_done(&mut self, now: u64, bytes: u64) -> u64 {
+    pub(crate) fn read_link_done(&mut self, now: u64, bytes: u64) -> u64 {
         let xfer_ns = self.xfer_ns(bytes);
         let done = now.max(self.link_free_ns + xfer_ns);
         self.link_free_ns = done;

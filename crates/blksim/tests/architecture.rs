@@ -1,0 +1,210 @@
+//! The model crate's layering, checked on its source: state modules own
+//! their data and local rules and never reach into the simulation as a
+//! whole; the kernel paths (flow modules: the files that add methods to
+//! `Sim`) may use anything. A state module that imports a flow module, or
+//! names `Sim`, fails here; so does a flow file not headed by the kernel
+//! path it models.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`, as (module path, source) — `hw::cpu` for
+/// `src/hw/cpu.rs`, `irq` for `src/irq/mod.rs`, `crate` for `lib.rs`.
+fn modules(dir: &Path, prefix: &str, out: &mut BTreeMap<String, (PathBuf, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        let stem = p.file_stem().unwrap().to_str().unwrap().to_string();
+        if p.is_dir() {
+            modules(&p, &join(prefix, &stem), out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            let module = match stem.as_str() {
+                "lib" => "crate".to_string(),
+                "mod" => prefix.to_string(),
+                _ => join(prefix, &stem),
+            };
+            out.insert(module, (p.clone(), std::fs::read_to_string(&p).unwrap()));
+        }
+    }
+}
+
+fn join(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}::{name}")
+    }
+}
+
+/// The code of a file without comments and without its `#[cfg(test)]`
+/// module (tests may drive the whole system).
+fn code(source: &str) -> String {
+    let body = source.split("#[cfg(test)]\nmod tests").next().unwrap();
+    body.lines().map(|l| l.split("//").next().unwrap()).collect::<Vec<_>>().join("\n")
+}
+
+fn is_flow(source: &str) -> bool {
+    code(source).contains("impl Sim {")
+}
+
+/// The module paths `code` refers to: every leaf of its `use` trees
+/// (`use a::{b, c::d}`: `a::b`, `a::c::d`) and every inline `crate::x` or
+/// `super::x` path, resolved against `module` (`crate::`, `super::`,
+/// `self::` and child modules); paths into other crates are left out.
+fn referenced(module: &str, code: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut rest = Vec::new();
+    for stmt in code.split(';') {
+        let s = stmt.trim();
+        match s
+            .strip_prefix("use ")
+            .or_else(|| s.strip_prefix("pub(crate) use "))
+            .or_else(|| s.strip_prefix("pub use "))
+        {
+            Some(tree) => use_leaves("", &tree.split_whitespace().collect::<String>(), &mut paths),
+            None => rest.push(stmt),
+        }
+    }
+    paths.extend(inline_paths(&rest.join(";")));
+    paths.into_iter().filter_map(|p| resolve(module, &p)).collect()
+}
+
+/// The leaves of a `use` tree, each with `prefix` in front.
+fn use_leaves(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    match tree.find('{') {
+        None => out.push(format!("{prefix}{}", tree.split(" as ").next().unwrap())),
+        Some(open) => {
+            let head = format!("{prefix}{}", &tree[..open]);
+            let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+            let (mut depth, mut start) = (0, 0);
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        use_leaves(&head, &inner[start..i], out);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            if !inner[start..].is_empty() {
+                use_leaves(&head, &inner[start..], out);
+            }
+        }
+    }
+}
+
+/// `crate::a::b` and `super::a` paths written inline in code.
+fn inline_paths(code: &str) -> Vec<String> {
+    let bytes = code.as_bytes();
+    let path_char = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b':';
+    let mut out = Vec::new();
+    for start in ["crate::", "super::"] {
+        let mut at = 0;
+        while let Some(i) = code[at..].find(start) {
+            let i = at + i;
+            at = i + start.len();
+            if i > 0 && path_char(bytes[i - 1]) {
+                continue; // inside a longer path (`super::super::`)
+            }
+            let mut end = i;
+            while end < bytes.len() && path_char(bytes[end]) {
+                end += 1;
+            }
+            out.push(code[i..end].trim_end_matches(':').to_string());
+        }
+    }
+    out
+}
+
+/// A path as written in `module`, as a path from the crate root; `None`
+/// for another crate's.
+fn resolve(module: &str, path: &str) -> Option<String> {
+    if let Some(rest) = path.strip_prefix("crate::") {
+        return Some(rest.to_string());
+    }
+    if let Some(rest) = path.strip_prefix("self::") {
+        return Some(join(module, rest));
+    }
+    if path.starts_with("super::") {
+        // Each `super::` goes up one module.
+        let (mut base, mut rest) = (module, path);
+        while let Some(r) = rest.strip_prefix("super::") {
+            base = base.rsplit_once("::").map_or("", |(p, _)| p);
+            rest = r;
+        }
+        return Some(join(base, rest));
+    }
+    // A child module's path (`use controller::NvmeState` in `drivers::nvme`).
+    let first = path.split("::").next().unwrap_or("");
+    let crate_roots = ["std", "core", "alloc", "serde", "toml"];
+    (!crate_roots.contains(&first)).then(|| join(module, path))
+}
+
+/// The module a path names: its longest prefix that is a module.
+fn module_of<'a>(path: &str, mods: &'a BTreeMap<String, (PathBuf, String)>) -> Option<&'a str> {
+    let parts: Vec<&str> = path.split("::").collect();
+    (1..=parts.len()).rev().map(|n| parts[..n].join("::")).find_map(|p| mods.get_key_value(&p).map(|(k, _)| k.as_str()))
+}
+
+fn crate_modules() -> BTreeMap<String, (PathBuf, String)> {
+    let mut mods = BTreeMap::new();
+    modules(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), "", &mut mods);
+    mods
+}
+
+#[test]
+fn state_modules_import_no_flow_module_and_never_the_simulation() {
+    let mods = crate_modules();
+    let flows: Vec<&str> = mods.iter().filter(|(_, (_, s))| is_flow(s)).map(|(m, _)| m.as_str()).collect();
+    assert!(flows.len() >= 10, "the kernel paths are flow modules: {flows:?}");
+    let mut bad = Vec::new();
+    for (module, (path, source)) in &mods {
+        if is_flow(source) || module == "system" {
+            continue;
+        }
+        let code = code(source);
+        if code.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "Sim") {
+            bad.push(format!("{}: names Sim", path.display()));
+        }
+        for r in referenced(module, &code) {
+            match module_of(&r, &mods) {
+                Some(m) if m == "system" || flows.contains(&m) => {
+                    bad.push(format!("{}: uses {r} (flow module {m})", path.display()))
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(bad.is_empty(), "state modules reaching into flows:\n  {}", bad.join("\n  "));
+}
+
+#[test]
+fn every_flow_file_is_headed_by_the_kernel_path_it_models() {
+    let mods = crate_modules();
+    let mut bad = Vec::new();
+    for (path, source) in mods.values() {
+        let head = source.lines().next().unwrap_or("");
+        if is_flow(source) && !(head.starts_with("//! Kernel path: ") || head.starts_with("//! Simulation: ")) {
+            bad.push(path.display().to_string());
+        }
+    }
+    assert!(bad.is_empty(), "flow files without a '//! Kernel path: ...' head:\n  {}", bad.join("\n  "));
+}
+
+#[test]
+fn the_checks_see_an_import_of_a_flow_module() {
+    // The resolver itself: `super::` and `crate::` paths to the module they name.
+    let mods = crate_modules();
+    let refs = referenced(
+        "drivers::nvme",
+        "use pci::Foresight;\nuse crate::{hw::cpu::Cpu, system::Sim};\nuse super::super::irq::{msi, desc::Irq};\nuse std::fmt;",
+    );
+    let named: Vec<Option<&str>> = refs.iter().map(|r| module_of(r, &mods)).collect();
+    assert_eq!(
+        named,
+        [Some("drivers::nvme::pci"), Some("hw::cpu"), Some("system"), Some("irq::msi"), Some("irq::desc")]
+    );
+    assert!(is_flow(&mods["drivers::nvme::pci"].1) && !is_flow(&mods["drivers::nvme::controller"].1));
+}
