@@ -1,9 +1,10 @@
-//! Kernel path: null_blk, a block device with no hardware. `null_queue_rq` → `irqmode` 0 ends a request
-//! inside `queue_rq`, 1 completes it through BLOCK_SOFTIRQ (on the CPU that
-//! ran queue_rq, raised from task context so ksoftirqd runs it, or on the
-//! submitter's CPU by IPI as `rq_affinity` decides), 2 arms an hrtimer
-//! of `completion_nsec` whose expiry (a local timer interrupt on the
-//! submitting CPU) ends it.
+//! Kernel path: null_blk, a block device with no hardware.
+//! `null_queue_rq` → irqmode 0: `blk_mq_end_request` inside `queue_rq`;
+//! 1: `blk_mq_complete_request` → BLOCK_SOFTIRQ (on the CPU that ran
+//! queue_rq, raised from task context so ksoftirqd runs it, or on the
+//! submitter's CPU by IPI as `rq_affinity` decides); 2: an hrtimer of
+//! `completion_nsec` → the local timer interrupt on the submitting CPU →
+//! `end_request`.
 
 use super::{Device, Driver, ProbeCtx, Probed};
 use crate::block::hctx::{HwQueue, QueueMap};

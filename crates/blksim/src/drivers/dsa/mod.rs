@@ -1,4 +1,5 @@
-//! A DSA-like accelerator and the kernel client that drives it. Each work
+//! A DSA-like accelerator (state): its engines, the kernel clients that
+//! drive it, and its probe (the flows are in `idxd.rs`). Each work
 //! queue has one MSI-X vector (not managed: its affinity can be set from
 //! user space). A client keeps `outstanding` memfill descriptors in flight on
 //! one WQ; the device's engines serve descriptors in order of arrival
