@@ -256,13 +256,20 @@ fn describe_platform(m: &Machine) -> String {
         "cpu: {} socket(s) x {} cores x {} threads = {} CPUs; {} NUMA node(s)/socket; {} LLC(s)/socket; SMT throughput {}\n",
         t.sockets, t.cores_per_socket, t.threads_per_core, t.cpu_count(), t.numa_nodes_per_socket, t.llc_per_socket, t.smt_throughput
     );
-    s += &format!(
-        "iommu: posting capable: {}, remap_service_ns {}, post_service_ns {}\n",
-        m.iommu.posting_capable, m.iommu.remap_service_ns, m.iommu.post_service_ns
-    );
+    for u in &m.iommus {
+        let ports: Vec<&str> = u.root_ports.iter().map(|&p| m.root_ports[p].name.as_str()).collect();
+        s += &format!(
+            "iommu {}: socket {}, root ports {}, posting capable: {}, remap_service_ns {}, post_service_ns {}, IEC {} entries, iec_miss_ns {}\n",
+            u.name, u.socket, ports.join(" "), u.posting_capable, u.remap_service_ns, u.post_service_ns, u.iec_entries, u.iec_miss_ns
+        );
+    }
     for r in &m.root_ports {
         s += &format!("root port {}: socket {}, msi_service_ns {}\n", r.name, r.socket, r.msi_service_ns);
     }
+    for w in &m.pcie_switches {
+        s += &format!("pcie switch {}: on {}, upstream {} MB/s per direction\n", w.name, m.root_ports[w.root_port].name, w.upstream_mb_per_s);
+    }
+    s += &format!("interrupt delivery: service_ns {} per message, per socket\n", m.interrupt_delivery.service_ns);
     s
 }
 
@@ -270,14 +277,17 @@ fn describe_platform(m: &Machine) -> String {
 fn describe_device(m: &Machine, d: &DeviceSpec) -> String {
     match &d.kind {
         DeviceKind::Nvme(p) => format!(
-            "device {}: nvme on {}, {} GiB, {} queues x {} entries, {}/{} IOPS r/w, {} media units, {}/{} ns r/w latency, {} MB/s link\n",
+            "device {}: nvme on {}{}, {} GiB, {} queues x {} entries, {}/{} ns per command + {}/{} MB/s r/w, {} media units, {}/{} ns r/w latency, {} MB/s link\n",
             d.name,
             m.root_ports[p.root_port].name,
+            p.pcie_switch.map(|s| format!(" via {}", m.pcie_switches[s].name)).unwrap_or_default(),
             p.capacity_bytes >> 30,
             p.max_queues,
             p.max_queue_entries,
-            p.iops_max[0],
-            p.iops_max[1],
+            p.command_ns[0],
+            p.command_ns[1],
+            p.drive_mb_per_s[0],
+            p.drive_mb_per_s[1],
             p.media_units,
             p.latency_ns[0],
             p.latency_ns[1],

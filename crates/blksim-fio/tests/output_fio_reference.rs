@@ -118,6 +118,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         trace: None,
         dsa: vec![],
         locks: vec![],
+        invariants: Default::default(),
     };
     let options = job["job options"].as_object().unwrap();
     let options = options.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();

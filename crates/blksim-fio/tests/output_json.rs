@@ -243,6 +243,7 @@ mod json_output {
                 "interrupts",
                 "ipis_per_cpu",
                 "disks",
+                "exactly_once",
                 "msi",
                 "io_breakdown",
                 "locks",
@@ -268,7 +269,16 @@ mod json_output {
             json!({"label": "146", "per_cpu": [20000, 0], "total": 20000, "chip": "IR-PCI-MSIX-0000:01:00.0", "name": "nvme0q1"})
         );
         assert_eq!(blksim["ipis_per_cpu"], json!([0, 12]));
-        assert_eq!(blksim["disks"][0], json!({"name": "nvme0n1", "iops": 10000.0, "util_pct": 70.0}));
+        assert_eq!(
+            blksim["disks"][0],
+            json!({"name": "nvme0n1", "iops": 10000.0, "util_pct": 70.0, "ios": 20000, "device_msis": 20000,
+                   "irq_handler_runs": 20000, "ios_per_msi": 1.0, "ios_per_handler_run": 1.0})
+        );
+        assert_eq!(
+            blksim["exactly_once"],
+            json!({"ios_issued": 0, "ios_reaped": 0, "requests_live": 0, "msis_sent": 0, "msis_handled": 0,
+                   "msis_merged": 0, "msis_pending": 0})
+        );
         assert_eq!(blksim["msi"]["mode"], "remappable");
         assert_eq!(blksim["msi"]["total"]["device_msis"], 20000);
         assert_eq!(blksim["msi"]["total"]["device_msis_per_sec"], 10000.0);

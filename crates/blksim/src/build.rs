@@ -8,11 +8,13 @@ use crate::block::RequestPool;
 use crate::drivers::{dsa, null_blk, nvme, IrqRequest, ProbeCtx, Probed};
 use crate::error::Error;
 use crate::hw::cpu::Cpu;
-use crate::hw::iommu::IommuState;
+use crate::hw::delivery::InterruptRouter;
+use crate::hw::iommu::RemapUnit;
+use crate::hw::pcie::Link;
 use crate::hw::root_port::RootPortState;
 use crate::ids::{CpuId, DevId, JobId};
 use crate::ioengine::job::Job;
-use crate::irq::desc::MsiCounters;
+use crate::stats::MsiCounters;
 use crate::irq::vector::VectorTable;
 use crate::machine::{DeviceKind, DeviceSpec, Machine};
 use crate::settings::{Scheduler, Settings};
@@ -70,16 +72,13 @@ impl Sim {
                 .map(|r| RootPortState {
                     service_ns: r.msi_service_ns,
                     socket: r.socket as usize,
+                    unit: r.iommu,
                     ..Default::default()
                 })
                 .collect(),
-            iommus: (0..topo.sockets)
-                .map(|_| IommuState {
-                    remap_ns: machine.iommu.remap_service_ns,
-                    post_ns: machine.iommu.post_service_ns,
-                    ..Default::default()
-                })
-                .collect(),
+            pcie_switches: machine.pcie_switches.iter().map(|s| Link::new(s.upstream_mb_per_s)).collect(),
+            iommus: machine.iommus.iter().map(RemapUnit::new).collect(),
+            routers: (0..topo.sockets).map(|_| InterruptRouter::new(machine.interrupt_delivery.service_ns)).collect(),
             reqs: RequestPool::default(),
             jobs: Vec::new(),
             msi: MsiCounters::default(),
@@ -265,7 +264,7 @@ impl Sim {
 
 /// Kernel settings the machine cannot honour, or that are not modelled.
 fn check_settings(machine: &Machine, settings: &Settings) -> Result<(), Error> {
-    if settings.posting() && !machine.iommu.posting_capable {
+    if settings.posting() && !machine.posting_capable() {
         return Err(Error::bad_input(format!(
             "intremap=posted_msi: machine '{}' has no IOMMU that can post interrupts (iommu.posting_capable)",
             machine.name

@@ -24,6 +24,6 @@ pub(crate) mod system;
 pub mod workload;
 
 pub use error::{Error, ErrorKind};
-pub use irq::desc::MsiCounters;
+pub use stats::MsiCounters;
 pub use run::{run, run_with, run_workload, validate, RunOptions, Workload};
-pub use system::Invariants;
+pub use stats::Invariants;

@@ -6,7 +6,8 @@ use crate::block::lock::SpinLock;
 use crate::drivers::Device;
 use crate::ids::CpuId;
 use crate::stats::{DiskStats, DsaStats, InterruptRow, JobStats, LockReport, MsiCpuStats, PathStats, RunReport};
-use crate::system::{Invariants, Sim};
+use crate::stats::Invariants;
+use crate::system::Sim;
 
 fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
@@ -36,8 +37,12 @@ impl Sim {
             disks: self
                 .devs
                 .iter()
-                .filter(|d| d.disk.ios.iter().sum::<u64>() > 0)
-                .map(|d| disk_stats(d, end))
+                .enumerate()
+                .filter(|(_, d)| d.disk.ios.iter().sum::<u64>() > 0)
+                .map(|(i, d)| {
+                    let runs = self.irqs.iter().filter(|q| q.dev.0 as usize == i).map(|q| q.count.iter().sum::<u64>()).sum();
+                    disk_stats(d, end, runs)
+                })
                 .collect(),
             sim_time_ns: end,
             events: self.q.processed,
@@ -46,6 +51,7 @@ impl Sim {
             trace: self.trace.take(),
             locks: self.lock_reports(),
             dsa: self.dsa_stats(),
+            invariants: inv.clone(),
         };
         (report, inv)
     }
@@ -115,19 +121,24 @@ impl Sim {
             .collect()
     }
 
-    /// The root ports, then each socket's remapping unit: messages and busy share.
+    /// The root ports, the remapping units, each socket's interrupt delivery: messages and busy share.
     fn interrupt_path(&self, end: u64) -> Vec<PathStats> {
         let ports = self.root_ports.iter().zip(&self.machine.root_ports).map(|(s, p)| PathStats {
             name: p.name.clone(),
             messages: s.msis,
             busy_pct: pct(s.busy_ns, end),
         });
-        let iommus = self.iommus.iter().enumerate().map(|(i, s)| PathStats {
-            name: format!("iommu{i}"),
+        let iommus = self.iommus.iter().zip(&self.machine.iommus).map(|(s, u)| PathStats {
+            name: u.name.clone(),
             messages: s.messages,
             busy_pct: pct(s.busy_ns, end),
         });
-        ports.chain(iommus).collect()
+        let routers = self.routers.iter().enumerate().map(|(i, s)| PathStats {
+            name: format!("interrupt-delivery{i}"),
+            messages: s.messages,
+            busy_pct: pct(s.busy_ns, end),
+        });
+        ports.chain(iommus).chain(routers).collect()
     }
 
     /// mq-deadline's locks, per device that has it.
@@ -188,7 +199,7 @@ impl Sim {
 }
 
 /// A device's `/proc/diskstats`-like counters over the run.
-fn disk_stats(d: &Device, end: u64) -> DiskStats {
+fn disk_stats(d: &Device, end: u64, irq_handler_runs: u64) -> DiskStats {
     DiskStats {
         name: d.name.clone(),
         ios: d.disk.ios,
@@ -198,5 +209,7 @@ fn disk_stats(d: &Device, end: u64) -> DiskStats {
         in_queue_ms: (d.disk.ticks_ns[0] + d.disk.ticks_ns[1]) / 1_000_000,
         util_pct: if end > 0 { d.busy_ns(end) as f64 * 100.0 / end as f64 } else { 0.0 },
         iops: if end > 0 { (d.disk.ios[0] + d.disk.ios[1]) as f64 * 1e9 / end as f64 } else { 0.0 },
+        msis: d.msis,
+        irq_handler_runs,
     }
 }

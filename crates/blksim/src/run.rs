@@ -10,7 +10,8 @@ use crate::machine::Machine;
 use crate::settings::{Settings, TimedAction};
 use crate::sim::Popped;
 use crate::stats::RunReport;
-use crate::system::{Event, Invariants, Sim};
+use crate::stats::Invariants;
+use crate::system::{Event, Sim};
 use crate::workload::{DsaClientConfig, JobConfig};
 
 /// Check that `jobs` can run on `machine` with `settings` (devices exist,
@@ -277,6 +278,7 @@ impl Sim {
             Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
             Event::JobStarted { job } => self.job_start(job),
             Event::VectorCleanup { cpu, vector, irq } => self.vector_cleanup(cpu, vector, irq),
+            Event::NvmeAggregationTimer { dev, hctx, gen } => self.nvme_aggregation_timer(dev, hctx, gen),
             Event::Timed { index } => {
                 if let Err(e) = self.timed_action(index as usize) {
                     self.failure.get_or_insert(e);

@@ -85,6 +85,9 @@ pub struct Settings {
     pub patch_mq_deadline_2024: bool,
     /// `/proc/irq/N/smp_affinity_list` writes: IRQ number -> CPUs.
     pub irq_affinity: BTreeMap<u32, Vec<u32>>,
+    /// NVMe Interrupt Coalescing (Feature 08h) per controller (`nvme0`):
+    /// (Aggregation Threshold, 0's based; Aggregation Time, 100 µs units).
+    pub nvme_interrupt_coalescing: BTreeMap<String, (u8, u8)>,
     /// The command line and writes as given, for the report.
     pub given: Vec<String>,
 }
@@ -101,6 +104,7 @@ impl Default for Settings {
             null_blk: NullBlkSettings::default(),
             queues: BTreeMap::new(),
             irq_affinity: BTreeMap::new(),
+            nvme_interrupt_coalescing: BTreeMap::new(),
             patch_mq_deadline_2024: false,
             given: Vec::new(),
         }
@@ -333,6 +337,19 @@ impl Settings {
                 self.queues.insert(dev.to_string(), q);
             }
             ["", "sys", "module", module, "parameters", param] => self.apply_param(&format!("{module}.{param}"), value)?,
+            ["", "sys", "class", "nvme", ctrl, "blksim", "interrupt_coalescing"] => {
+                if !devices.iter().any(|d| d.strip_prefix(ctrl).is_some_and(|n| n.starts_with('n'))) {
+                    return Err(Error::bad_input(format!("{path}: no NVMe controller '{ctrl}' on this machine")));
+                }
+                let fields = value.split_once(',').ok_or_else(|| {
+                    Error::bad_input(format!(
+                        "{path}: expected THR,TIME (Aggregation Threshold, 0's based, and Aggregation Time in 100 us units, each 0..255)"
+                    ))
+                })?;
+                let thr = parse_num(path, fields.0, 0, 255)? as u8;
+                let time = parse_num(path, fields.1, 0, 255)? as u8;
+                self.nvme_interrupt_coalescing.insert(ctrl.to_string(), (thr, time));
+            }
             ["", "proc", "irq", irq, "smp_affinity_list"] => {
                 let n: u32 = irq.parse().map_err(|_| Error::bad_input(format!("{path}: '{irq}' is not an IRQ number")))?;
                 let cpus = parse_cpu_list(value).map_err(|e| Error::bad_input(format!("{path}: {e}")))?;
@@ -340,7 +357,7 @@ impl Settings {
             }
             _ => {
                 return Err(Error::bad_input(format!(
-                    "--set '{path}': unknown knob (expected /sys/block/DEV/queue/ATTR, /sys/module/MOD/parameters/PARAM or /proc/irq/N/smp_affinity_list)"
+                    "--set '{path}': unknown knob (expected /sys/block/DEV/queue/ATTR, /sys/module/MOD/parameters/PARAM, /sys/class/nvme/nvmeN/blksim/interrupt_coalescing or /proc/irq/N/smp_affinity_list)"
                 )))
             }
         }

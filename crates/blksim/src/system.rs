@@ -8,11 +8,14 @@ use crate::drivers::dsa::DsaClient;
 use crate::drivers::nvme::pci::Foresight;
 use crate::drivers::Device;
 use crate::hw::cpu::Cpu;
-use crate::hw::iommu::IommuState;
+use crate::hw::delivery::InterruptRouter;
+use crate::hw::iommu::RemapUnit;
+use crate::hw::pcie::Link;
 use crate::hw::root_port::RootPortState;
 use crate::ids::{CpuId, DevId, HctxId, IrqId, JobId, ReqId};
 use crate::ioengine::job::Job;
-use crate::irq::desc::{Irq, MsiCounters};
+use crate::irq::desc::Irq;
+use crate::stats::MsiCounters;
 use crate::irq::posted_msi::PiDesc;
 use crate::irq::vector::VectorTable;
 use crate::machine::{Costs, Machine};
@@ -40,24 +43,13 @@ pub(crate) enum Event {
     Timed { index: u32 },
     /// `__vector_cleanup` on `cpu` for the old `vector` of a moved `irq`.
     VectorCleanup { cpu: CpuId, vector: u8, irq: IrqId },
+    /// The Interrupt Coalescing aggregation timer (of generation `gen`) of
+    /// an NVMe queue's vector expired.
+    NvmeAggregationTimer { dev: DevId, hctx: HctxId, gen: u32 },
     /// A job's start time (its phase began, plus startdelay) came.
     JobStarted { job: JobId },
 }
 
-/// Counts that let tests check exactly-once invariants.
-#[derive(Clone, Debug, Default)]
-pub struct Invariants {
-    /// I/Os the jobs issued.
-    pub ios_issued: u64,
-    /// I/Os fio reaped.
-    pub ios_reaped: u64,
-    /// Requests still allocated at the end (0 when every one completed once).
-    pub requests_live: u64,
-    /// MSIs: sent, merged, delivered, on their way.
-    pub msi: MsiCounters,
-    /// MSIs still pending at the end: on their way, or in an IRR or PIR.
-    pub msi_pending: u64,
-}
 
 pub(crate) struct Sim {
     pub q: EventQueue<Event>,
@@ -71,8 +63,12 @@ pub(crate) struct Sim {
     /// Which IRQ each vector of each CPU is bound to.
     pub vectors: VectorTable,
     pub root_ports: Vec<RootPortState>,
-    /// The interrupt-remapping unit of each socket.
-    pub iommus: Vec<IommuState>,
+    /// The upstream links of PCIe switches, shared by the drives behind each.
+    pub pcie_switches: Vec<Link>,
+    /// The interrupt-remapping units (one per PCIe stack).
+    pub iommus: Vec<RemapUnit>,
+    /// Each socket's interrupt delivery.
+    pub routers: Vec<InterruptRouter>,
     pub reqs: RequestPool,
     pub jobs: Vec<Job>,
     pub msi: MsiCounters,

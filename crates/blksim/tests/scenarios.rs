@@ -29,7 +29,11 @@ fn psync_qd1_latency_is_device_time_plus_path_costs() {
     let (r, _) = run_checked(&m, &Settings::default(), &[j], 1);
     let c = &m.costs;
     let blksim::machine::DeviceKind::Nvme(p) = &m.devices[0].kind else { panic!() };
-    let device = p.fetch_ns + 1_000_000_000 / p.iops_max[0] + p.latency_ns[0] + 4096 * 1000 / p.link_mb_per_s;
+    let device = p.fetch_ns
+        + p.command_ns[0]
+        + 4096 * 1000 / p.drive_mb_per_s[0]
+        + p.latency_ns[0]
+        + 4096 * 1000 / p.link_mb_per_s;
     let submit = c.syscall_ns
         + c.fget_fput_ns
         + c.page_pin_ns
@@ -37,7 +41,11 @@ fn psync_qd1_latency_is_device_time_plus_path_costs() {
         + c.nvme_queue_rq_ns
         + c.dma_map_ns
         + c.doorbell_ns;
-    let msi = m.root_ports[0].msi_service_ns + m.iommu.remap_service_ns + c.msi_latency_ns;
+    let unit = &m.iommus[m.root_ports[0].iommu];
+    let msi = m.root_ports[0].msi_service_ns
+        + unit.remap_service_ns
+        + m.interrupt_delivery.service_ns
+        + c.msi_latency_ns;
     let irq = c.irq_entry_ns
         + c.apic_eoi_ns
         + c.nvme_cqe_ns
@@ -45,11 +53,12 @@ fn psync_qd1_latency_is_device_time_plus_path_costs() {
         + c.irq_exit_ns
         + c.cq_doorbell_ns
         + c.wakeup_ns;
-    let back = c.context_switch_ns + c.fio_clock_ns;
+    let back = c.context_switch_ns + c.user_wake_ns + c.fio_clock_ns + c.fio_reap_call_ns;
     let expected = submit + device + msi + irq + back;
     let clat = &r.jobs[0].dirs[0].clat;
     assert_eq!(clat.min_ns, expected, "clat = submit {submit} + device {device} + msi {msi} + irq {irq} + wake {back}");
-    assert_eq!(clat.max_ns, expected);
+    // Only the first MSI misses the remapping unit's interrupt-entry cache.
+    assert_eq!(clat.max_ns, expected + unit.iec_miss_ns);
 }
 
 #[test]
@@ -210,11 +219,16 @@ fn posted_mode_keeps_every_invariant_and_coalesces_under_load() {
     let m = small_machine(4);
     let mut s = Settings::default();
     s.apply_cmdline("intremap=posted_msi").unwrap();
+    // Two drives: each CPU has a vector of each, so a notification can
+    // carry both (one vector is signalled once per drain: NVMe holds its
+    // next interrupt until the CQ head doorbell).
     let mut jobs = Vec::new();
     for cpu in 0..4 {
-        let mut j = job("p", IoEngine::Libaio, RwKind::RandRead, 4096, 64, "nvme0n1", 20);
-        j.cpus_allowed = Some(vec![cpu]);
-        jobs.push(j);
+        for dev in ["nvme0n1", "nvme1n1"] {
+            let mut j = job("p", IoEngine::Libaio, RwKind::RandRead, 4096, 64, dev, 20);
+            j.cpus_allowed = Some(vec![cpu]);
+            jobs.push(j);
+        }
     }
     let (r, inv) = run_checked(&m, &s, &jobs, 1);
     let msis: u64 = r.msi_per_cpu.iter().map(|c| c.device_msis).sum();

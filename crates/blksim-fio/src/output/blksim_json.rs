@@ -22,14 +22,34 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
     });
     obj.insert("interrupts".into(), Value::Array(rows.collect()));
     obj.insert("ipis_per_cpu".into(), json!(report.ipis_per_cpu));
+    let ratio = |m: u64, n: u64| float(if n == 0 { 0.0 } else { m as f64 / n as f64 });
     let disks = report.disks.iter().map(|disk| {
+        let ios = disk.ios[0] + disk.ios[1];
         json!({
             "name": disk.name,
             "iops": float(disk.iops),
             "util_pct": float(disk.util_pct),
+            "ios": ios,
+            "device_msis": disk.msis,
+            "irq_handler_runs": disk.irq_handler_runs,
+            "ios_per_msi": ratio(ios, disk.msis),
+            "ios_per_handler_run": ratio(ios, disk.irq_handler_runs),
         })
     });
     obj.insert("disks".into(), Value::Array(disks.collect()));
+    let inv = &report.invariants;
+    obj.insert(
+        "exactly_once".into(),
+        json!({
+            "ios_issued": inv.ios_issued,
+            "ios_reaped": inv.ios_reaped,
+            "requests_live": inv.requests_live,
+            "msis_sent": inv.msi.sent,
+            "msis_handled": inv.msi.delivered,
+            "msis_merged": inv.msi.merged,
+            "msis_pending": inv.msi_pending,
+        }),
+    );
     obj.insert("msi".into(), msi_object(report));
     obj.insert("io_breakdown".into(), super::breakdown::json(report));
     let cpu_ns: u64 = report.cpu_time.iter().map(|c| c.total_ns()).sum();

@@ -1,5 +1,7 @@
 //! The `/proc/interrupts`-style table, laid out as the kernel's
-//! `show_interrupts` (kernel/irq/proc.c) and x86 `arch_show_interrupts` print it.
+//! `show_interrupts` (kernel/irq/proc.c) and x86 `arch_show_interrupts` print it,
+//! then, after a blank line, what it does not show: each device's MSIs and
+//! handler runs against its I/Os, and the exactly-once counts.
 
 use std::fmt::Write;
 
@@ -30,5 +32,33 @@ pub fn write(report: &RunReport) -> String {
             let _ = writeln!(out, " {:>8}  {}", row.chip, row.name);
         }
     }
+    out += &device_summary(report);
+    out
+}
+
+/// Per device: I/Os, MSIs sent, handler runs and the ratios; then the
+/// run's exactly-once counts.
+fn device_summary(report: &RunReport) -> String {
+    let ratio = |a: u64, b: u64| if b == 0 { "-".to_string() } else { format!("{:.2}", a as f64 / b as f64) };
+    let mut out = String::from("\ndevice      I/Os         MSIs         handler runs  I/Os per MSI  I/Os per run\n");
+    for d in &report.disks {
+        let ios = d.ios[0] + d.ios[1];
+        let _ = writeln!(
+            out,
+            "{:<11} {:<12} {:<12} {:<13} {:<13} {}",
+            d.name,
+            ios,
+            d.msis,
+            d.irq_handler_runs,
+            ratio(ios, d.msis),
+            ratio(ios, d.irq_handler_runs)
+        );
+    }
+    let inv = &report.invariants;
+    let _ = writeln!(
+        out,
+        "exactly once: I/Os issued {}, reaped {}, requests live {}; MSIs sent {} = handled {} + merged {} + pending {}",
+        inv.ios_issued, inv.ios_reaped, inv.requests_live, inv.msi.sent, inv.msi.delivered, inv.msi.merged, inv.msi_pending
+    );
     out
 }

@@ -154,6 +154,8 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
             in_queue_ms: 1_400,
             util_pct: 70.0,
             iops: 10_000.0,
+            msis: 20_000,
+            irq_handler_runs: 20_000,
         }],
         sim_time_ns,
         events: 123_456,
@@ -162,6 +164,7 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
         trace: None,
         dsa: vec![],
         locks: vec![],
+        invariants: Default::default(),
     }
 }
 

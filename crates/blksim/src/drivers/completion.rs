@@ -5,6 +5,8 @@
 //! driver → the queue's MSI (`msi.rs`, `posted_msi.rs`), or a poller sees it.
 
 use crate::ids::{DevId, HctxId, ReqId};
+use crate::drivers::nvme::interrupt::Signal;
+use crate::drivers::Driver;
 use crate::system::{Event, Sim};
 use crate::workload::Direction;
 
@@ -17,7 +19,9 @@ impl Sim {
         let hctx = r.hctx;
         if r.dir == Direction::Read {
             let bytes = r.dev_bytes as u64;
-            let at = self.devs[dev].nvme_mut().read_link_done(now, bytes);
+            let nvme = self.devs[dev].nvme_mut();
+            let upstream = nvme.params.pcie_switch.map(|s| &mut self.pcie_switches[s]);
+            let at = nvme.read_link_done(now, bytes, upstream);
             if at > now {
                 return self.q.at(at, Event::CqeAtPort { dev, hctx, req });
             }
@@ -64,21 +68,42 @@ impl Sim {
         }
     }
 
-    /// A CQE is in host memory, visible to the driver; raise the queue's MSI
-    /// unless it is a poll queue.
+    /// A CQE is in host memory, visible to the driver: a poll queue's
+    /// pollers see it; on an interrupt queue the device raises the queue's
+    /// MSI when its interrupt generation says so (an NVMe controller holds
+    /// it while an earlier one is unacknowledged; a DSA WQ signals every
+    /// completion record).
     #[inline(always)]
     pub(crate) fn cqe_written(&mut self, dev: DevId, hctx: HctxId, req: ReqId) {
-        self.reqs.reqs[req].t_cqe_ns = self.q.now_ns();
-        let q = &mut self.devs[dev].queues[hctx];
+        let now = self.q.now_ns();
+        self.reqs.reqs[req].t_cqe_ns = now;
+        let d = &mut self.devs[dev];
+        let q = &mut d.queues[hctx];
         q.cq.push_back(req);
         if q.polled {
             for i in 0..q.pollers.len() {
                 let job = self.devs[dev].queues[hctx].pollers[i];
                 self.poll_poke(job);
             }
-        } else {
-            let irq = q.irq.expect("an interrupt queue has an IRQ");
-            self.msi_send(irq);
+            return;
+        }
+        let signal = match &mut d.driver {
+            Driver::Nvme(n) => n.irq.cqe_posted(hctx, now),
+            Driver::Dsa(_) | Driver::NullBlk(_) => Signal::Now,
+        };
+        self.device_signal(dev, hctx, signal);
+    }
+
+    /// Act on a device's interrupt decision for `hctx`'s vector.
+    #[inline(always)]
+    pub(crate) fn device_signal(&mut self, dev: DevId, hctx: HctxId, signal: Signal) {
+        match signal {
+            Signal::Now => {
+                let irq = self.devs[dev].queues[hctx].irq.expect("an interrupt queue has an IRQ");
+                self.msi_send(irq);
+            }
+            Signal::At { at_ns, gen } => self.q.at(at_ns, Event::NvmeAggregationTimer { dev, hctx, gen }),
+            Signal::Hold => {}
         }
     }
 }

@@ -84,6 +84,8 @@ pub(crate) struct Device {
     /// mq-deadline's state, when it is the queue's scheduler (`q->elevator`).
     pub elevator: Option<Deadline>,
     pub disk: DiskCounters,
+    /// MSIs it sent.
+    pub msis: u64,
 }
 
 impl Device {
@@ -102,6 +104,7 @@ impl Device {
             driver,
             elevator: None,
             disk: Default::default(),
+            msis: 0,
         }
     }
 

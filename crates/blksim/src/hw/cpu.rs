@@ -73,6 +73,8 @@ pub(crate) struct Frame {
     /// Posted notification: the vector in hand has its handler running on
     /// another CPU (marked pending there, not run here).
     pub handler_busy: bool,
+    /// Device IRQ: the drain has found entries (its CQ head doorbell is due).
+    pub found: bool,
 }
 
 impl FrameKind {
@@ -109,6 +111,7 @@ impl Frame {
             passes: 0,
             final_pass: false,
             handler_busy: false,
+            found: false,
         }
     }
 

@@ -10,6 +10,8 @@ use crate::ids::{DevId, HctxId, ReqId};
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RootPortState {
     pub socket: usize,
+    /// The remapping unit behind it (index into `Sim::iommus`).
+    pub unit: usize,
     /// CQE writes held behind the port's last MSI, in order.
     pub waiting: std::collections::VecDeque<(DevId, HctxId, ReqId)>,
     /// A `RootPortFree` event is scheduled.

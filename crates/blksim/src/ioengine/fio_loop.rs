@@ -53,7 +53,7 @@ impl Sim {
                 let cs = self.costs.context_switch_ns;
                 self.jobs[j].add_head_sys(cs);
             }
-            JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns),
+            JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
             _ => {
                 let cs = self.costs.context_switch_ns;
                 self.jobs[j].add_head_sys(cs);
@@ -61,12 +61,31 @@ impl Sim {
         }
     }
 
-    /// User time of the job's program: (per reap batch, per io_u prepared, per io_u reaped).
-    pub(crate) fn user_costs(&self, j: JobId) -> (u64, u64, u64) {
+    /// User time of the job's program per io_u and per call.
+    pub(crate) fn user_costs(&self, j: JobId) -> UserCosts {
         let c = &self.costs;
-        match self.jobs[j].cfg.program {
-            Program::Fio => (c.fio_clock_ns, c.fio_prep_ns + c.fio_clock_ns, c.fio_reap_ns),
-            Program::TIoUring => (0, c.tio_prep_ns, c.tio_reap_ns),
+        let job = &self.jobs[j];
+        match job.cfg.program {
+            // fio: get_io_u + a clock per io_u; io_u_queued_complete's
+            // batch (init_icd's clock, ios_completed, bytes done) per reap;
+            // td_io_commit (io_u_mark_depth, the engine's commit wrapper)
+            // per commit, which sync engines never make.
+            Program::Fio => UserCosts {
+                prep: c.fio_prep_ns + c.fio_clock_ns,
+                reap: c.fio_reap_ns,
+                reap_call: c.fio_clock_ns + c.fio_reap_call_ns,
+                submit_call: if job.cfg.ioengine.is_sync() { 0 } else { c.fio_submit_call_ns },
+                wake: c.user_wake_ns,
+            },
+            // t/io_uring: one round of its submitter loop (prep, enter,
+            // reap_events) per reap; no clock, no per-call accounting.
+            Program::TIoUring => UserCosts {
+                prep: c.tio_prep_ns,
+                reap: c.tio_reap_ns,
+                reap_call: c.tio_round_ns,
+                submit_call: 0,
+                wake: c.user_wake_ns,
+            },
         }
     }
 
@@ -74,7 +93,7 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn job_next(&mut self, j: JobId) {
         let now = self.q.now_ns();
-        let prep_ns = self.user_costs(j).1;
+        let prep_ns = self.user_costs(j).prep;
         self.check_done_issuing(j);
         let job = &mut self.jobs[j];
         let depth = job.cur_depth();
@@ -160,10 +179,13 @@ impl Sim {
         }
     }
 
-    /// Commit the queued io_us with the engine's submitting syscall.
+    /// Commit the queued io_us with the engine's submitting syscall, after
+    /// the user side of the commit.
     pub(crate) fn job_submit(&mut self, j: JobId) {
         let (cost, tw) = self.submit_syscall_cost(j, true);
-        self.job_set(j, JobState::Submit, cost, Acct::Sys, tw);
+        let user = self.user_costs(j).submit_call;
+        let sys = cost + std::mem::take(&mut self.jobs[j].debt_ns);
+        self.job_set_segs(j, JobState::Submit, [(Acct::User, user), (Acct::Sys, sys), (Acct::Sys, 0)], tw);
     }
 
     /// How many completions to wait for and take (fio's wait_for_completions).
@@ -185,11 +207,11 @@ impl Sim {
         match engine {
             IoEngine::Null => {
                 let k = (job.ready.len() as u32).min(max);
-                self.job_chain(j, 0, 0, k)
+                self.job_chain(j, 0, 0, 0, k)
             }
             IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => {
                 if !job.ready.is_empty() {
-                    self.job_chain(j, 0, 0, 1)
+                    self.job_chain(j, 0, 0, 0, 1)
                 } else if job.hipri() {
                     self.job_poll(j)
                 } else {
@@ -201,7 +223,7 @@ impl Sim {
                     // io_getevents finds enough events at once.
                     let k = (job.ready.len() as u32).min(max);
                     let head = sys + k as u64 * self.costs.aio_getevents_ns;
-                    self.job_chain(j, head, 0, k)
+                    self.job_chain(j, head, 0, 0, k)
                 } else {
                     // Not enough events: the syscall goes on to schedule() out.
                     let cost = sys + self.costs.context_switch_ns;
@@ -212,7 +234,7 @@ impl Sim {
                 if job.ready.len() as u32 >= min {
                     // Enough CQEs in the ring: reaped in user space, no syscall.
                     let k = (job.ready.len() as u32).min(max);
-                    self.job_chain(j, 0, 0, k)
+                    self.job_chain(j, 0, 0, 0, k)
                 } else {
                     let tw = job.tw_pending.len() as u32;
                     let sleep = if job.hipri() { 0 } else { self.costs.context_switch_ns };
@@ -227,15 +249,17 @@ impl Sim {
     /// (the reaping syscall, or schedule() after a wake-up) that runs `tw`
     /// task_work items, then fio takes `reap` completions, accounts them and
     /// prepares the io_us it queues next (user), then commits them (sys) if
-    /// fio would. The io_us are prepared now; everything else happens when
-    /// the step ends (`job_chain_done`).
+    /// fio would. The user part starts with `user_ns` (a wake-up's refill).
+    /// The io_us are prepared now; everything else happens when the step
+    /// ends (`job_chain_done`).
     #[inline(always)]
-    pub(crate) fn job_chain(&mut self, j: JobId, head_ns: u64, tw: u32, reap: u32) {
+    pub(crate) fn job_chain(&mut self, j: JobId, head_ns: u64, user_ns: u64, tw: u32, reap: u32) {
         let now = self.q.now_ns();
-        let (clock, prep_ns, reap_ns) = self.user_costs(j);
+        let user = self.user_costs(j);
         let head = head_ns + tw as u64 * self.costs.io_uring_cqe_ns + std::mem::take(&mut self.jobs[j].debt_ns);
-        let mut body = clock + reap as u64 * reap_ns;
-        self.jobs[j].reap_ns = now + head + clock;
+        let call = if reap > 0 { user.reap_call } else { 0 };
+        let mut body = user_ns + call + reap as u64 * user.reap;
+        self.jobs[j].reap_ns = now + head + user_ns + call;
         // What fio's do_io does after reaping: queue io_us while there is
         // room and the submit batch is not complete, then commit.
         self.check_done_issuing(j);
@@ -247,7 +271,7 @@ impl Sim {
             n = (job.cfg.iodepth_batch_submit - queued).min(job.cfg.iodepth - depth - queued);
         }
         if n > 0 {
-            body += n as u64 * prep_ns;
+            body += n as u64 * user.prep;
             self.job_prep(j, n);
             let t = now + head + body;
             for &r in &self.jobs[j].queued[queued as usize..] {
@@ -258,7 +282,12 @@ impl Sim {
         let queued = job.queued.len() as u32;
         let full = depth + queued >= job.cfg.iodepth;
         let submit = queued > 0 && (queued >= job.cfg.iodepth_batch_submit || full || job.done_issuing);
-        let tail = if submit { self.submit_syscall_cost(j, false).0 } else { 0 };
+        let tail = if submit {
+            body += user.submit_call;
+            self.submit_syscall_cost(j, false).0
+        } else {
+            0
+        };
         self.jobs[j].chain = Chain { tw, reap, submit };
         self.job_set_segs(j, JobState::Chain, [(Acct::Sys, head), (Acct::User, body), (Acct::Sys, tail)], reap);
     }
@@ -299,9 +328,10 @@ impl Sim {
         }
     }
 
-    /// The job's task is back on its CPU after sleeping (or did not need to
-    /// sleep): `head_ns` of schedule(), then the syscall takes what woke it.
-    pub(crate) fn job_woken_chain(&mut self, j: JobId, head_ns: u64) {
+    /// The job's task is back on its CPU after sleeping (`woke`) or did not
+    /// need to sleep: `head_ns` of schedule(), then the syscall takes what
+    /// woke it; after a sleep, fio's user code refills what it lost.
+    pub(crate) fn job_woken_chain(&mut self, j: JobId, head_ns: u64, woke: bool) {
         let (_, max) = self.reap_bounds(j);
         let job = &self.jobs[j];
         let tw = job.tw_pending.len() as u32;
@@ -309,7 +339,8 @@ impl Sim {
         let k = have.min(if job.cfg.ioengine.is_sync() { 1 } else { max }).max(1);
         let aio = matches!(job.cfg.ioengine, IoEngine::Libaio);
         let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
-        self.job_chain(j, head_ns + getevents, tw, k);
+        let wake = if woke { self.user_costs(j).wake } else { 0 };
+        self.job_chain(j, head_ns + getevents, wake, tw, k);
     }
 
     /// The job's current step on `cpu` ended.
@@ -360,7 +391,7 @@ impl Sim {
             }
             if job.ready.len() as u32 >= min {
                 let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
-                self.job_chain(j, 0, 0, k);
+                self.job_chain(j, 0, 0, 0, k);
             } else {
                 self.job_poll(j);
             }
@@ -368,7 +399,7 @@ impl Sim {
             let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
             let aio = matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio);
             let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
-            self.job_chain(j, getevents, 0, k);
+            self.job_chain(j, getevents, 0, 0, k);
         } else {
             self.job_sleep(cpu, j);
         }
@@ -383,7 +414,7 @@ impl Sim {
         let have = job.ready.len() as u32 + if uring { job.tw_pending.len() as u32 } else { 0 };
         if have >= min {
             // The completion came in before the task slept: no sleep.
-            self.job_woken_chain(j, 0);
+            self.job_woken_chain(j, 0, false);
         } else {
             self.job_sleep(cpu, j);
         }
@@ -417,11 +448,26 @@ impl Sim {
         // in during the syscall (task_work, aio events) end it at once.
         let have = if job.is_uring() { job.tw_pending.len() } else { job.ready.len() } as u32;
         if have >= job.wait_for {
-            return self.job_woken_chain(j, 0);
+            return self.job_woken_chain(j, 0, false);
         }
         job.state = JobState::Sleeping;
         job.remaining_ns = 0;
         self.cpus[cpu].current = None;
         self.cpus[cpu].io_sleepers += 1;
     }
+}
+
+/// User time of a job's program, ns (`Sim::user_costs`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UserCosts {
+    /// Preparing one io_u.
+    pub prep: u64,
+    /// Accounting one reaped io_u.
+    pub reap: u64,
+    /// Once per reaping call: the completion batch's bookkeeping.
+    pub reap_call: u64,
+    /// Once per commit: the user side of the submitting call.
+    pub submit_call: u64,
+    /// Once after the task slept: the user working set refilled.
+    pub wake: u64,
 }

@@ -80,7 +80,7 @@ impl Sim {
         if job.ready.len() as u32 >= min {
             let k =
                 if job.cfg.ioengine.is_sync() { 1 } else { self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32) };
-            self.job_chain(j, 0, 0, k);
+            self.job_chain(j, 0, 0, 0, k);
         } else {
             self.job_poll(j);
         }

@@ -54,16 +54,3 @@ impl Irq {
         }
     }
 }
-
-/// MSI counters for the exactly-once invariant.
-#[derive(Clone, Debug, Default)]
-pub struct MsiCounters {
-    /// Messages the devices sent.
-    pub sent: u64,
-    /// Messages that found their vector already pending in IRR and merged.
-    pub merged: u64,
-    /// Messages that set IRR and were later delivered to a handler.
-    pub delivered: u64,
-    /// Messages on their way (taken by the IOMMU, not yet at the LAPIC or PIR).
-    pub in_flight: u64,
-}

@@ -18,6 +18,17 @@ pub(crate) const MAX_SOFTIRQ_RESTART: u8 = 10;
 /// `MAX_SOFTIRQ_TIME`: 2 ms.
 pub(crate) const MAX_SOFTIRQ_TIME_NS: u64 = 2_000_000;
 
+/// What a device IRQ frame's ended step leaves for its next: read off the
+/// frame stack without copying the whole frame.
+#[derive(Clone, Copy)]
+pub(crate) struct DeviceIrqStep {
+    stage: Stage,
+    items: u32,
+    foreseen_ns: u64,
+    since_ns: u64,
+    found: bool,
+}
+
 impl Sim {
     /// The CPU takes `vector` (IRR -> handler): push its frame. Caller has charged the CPU.
     pub(crate) fn interrupt_enter(&mut self, cpu: CpuId, vector: u8) {
@@ -79,20 +90,26 @@ impl Sim {
     pub(crate) fn frame_begin(&mut self, cpu: CpuId, f: &mut Frame) {
         let c = &self.costs;
         let cost = match (f.kind, f.stage) {
+            // After the drain: only what its completions caused is left to charge.
+            (FrameKind::DeviceIrq { .. }, Stage::Exit) => {
+                f.items = 0;
+                f.foreseen_ns = 0;
+                0
+            }
             (FrameKind::DeviceIrq { irq }, _) => {
                 // Entry, EOI (at ack, before the handler), the drain, the CQ
-                // doorbell and the exit in one step; later passes drain only.
+                // doorbell (once, with the first entries found) and the exit
+                // in one step; later passes drain only.
                 let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
                 let n = self.devs[dev].queues[queue].cq.len() as u32;
                 f.items = n;
-                let entry_exit = if f.stage == Stage::Entry {
-                    c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns + if n > 0 { c.cq_doorbell_ns } else { 0 }
-                } else {
-                    0
-                };
+                let entry_exit =
+                    if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 };
+                let doorbell = if n > 0 && !f.found { c.cq_doorbell_ns } else { 0 };
+                f.found |= n > 0;
                 let (drain, follow) = self.device_irq_handler::<false>(cpu, dev, queue, n);
                 f.foreseen_ns = follow;
-                entry_exit + drain
+                entry_exit + doorbell + drain
             }
             (FrameKind::CallFunctionIpi | FrameKind::DeviceIrqBusy, _) => {
                 c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns
@@ -119,33 +136,37 @@ impl Sim {
     }
 
     /// The step of a device IRQ's handler (already off the stack) ended:
-    /// the CQEs it handled complete; it exits, or drains again if more came.
+    /// the CQEs it handled complete; it drains again if more came (and the
+    /// driver looks again: `nvme_irq`), else writes the CQ head doorbell if
+    /// it found entries, then charges what the completions caused, and exits.
     #[inline(always)]
-    pub(crate) fn device_irq_step_done(
-        &mut self,
-        cpu: CpuId,
-        irq: IrqId,
-        stage: Stage,
-        items: u32,
-        foreseen_ns: u64,
-        since_ns: u64,
-    ) {
+    pub(crate) fn device_irq_step_done(&mut self, cpu: CpuId, irq: IrqId, step: DeviceIrqStep) {
         let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
-        let first = stage == Stage::Entry;
-        let (_, actual) = self.device_irq_handler::<true>(cpu, dev, queue, items);
+        let draining = step.stage != Stage::Exit;
+        let actual = if draining { self.device_irq_handler::<true>(cpu, dev, queue, step.items).1 } else { 0 };
         // Work the drain caused that was not foreseen is charged in one more pass.
-        let debt = actual.saturating_sub(foreseen_ns.min(actual));
+        let debt = actual.saturating_sub(step.foreseen_ns.min(actual));
         let replay = std::mem::take(&mut self.irqs[irq].replay);
         let d = &self.devs[dev];
-        let more = replay || (d.irq_rescans() && !d.queues[queue].cq.is_empty());
-        if !more && debt == 0 {
-            self.irqs[irq].running_on = None;
-            return self.irq_exit(cpu);
-        }
+        let rescan = draining && d.irq_rescans() && !d.queues[queue].cq.is_empty();
+        let next = if replay || rescan {
+            Stage::Work
+        } else {
+            if draining && step.found {
+                self.nvme_cq_head_written(dev, queue);
+            }
+            if debt == 0 {
+                self.irqs[irq].running_on = None;
+                return self.irq_exit(cpu);
+            }
+            Stage::Exit
+        };
         // Another pass of the same handler (a device frame carries nothing else).
-        let mut f = Frame::new(FrameKind::DeviceIrq { irq }, since_ns);
-        f.stage = Stage::Work;
-        f.debt_ns = debt + if first && items == 0 && more { self.costs.cq_doorbell_ns } else { 0 };
+        let mut f = Frame::new(FrameKind::DeviceIrq { irq }, step.since_ns);
+        f.stage = next;
+        // A pass after the doorbell (a replay) looks for entries anew.
+        f.found = step.found && draining;
+        f.debt_ns = debt;
         self.frame_begin(cpu, &mut f);
         self.cpus[cpu].frames.push(f);
     }
@@ -154,12 +175,13 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn frame_step_done(&mut self, cpu: CpuId) {
         let frames = &mut self.cpus[cpu].frames;
-        if let Some(&Frame { kind: FrameKind::DeviceIrq { irq }, stage, items, foreseen_ns, since_ns, .. }) =
+        if let Some(&Frame { kind: FrameKind::DeviceIrq { irq }, stage, items, foreseen_ns, since_ns, found, .. }) =
             frames.last()
         {
             // The common case, without copying the whole frame off the stack.
             frames.pop();
-            return self.device_irq_step_done(cpu, irq, stage, items, foreseen_ns, since_ns);
+            let step = DeviceIrqStep { stage, items, foreseen_ns, since_ns, found };
+            return self.device_irq_step_done(cpu, irq, step);
         }
         let mut f = frames.pop().expect("frame");
         let again = match f.kind {

@@ -1,11 +1,13 @@
 //! Kernel path: interrupt delivery, remappable. A device's MSI write →
-//! its root port (behind the port's earlier writes) → the remapping unit
-//! (IRTE lookup) → the target CPU's local APIC IRR (a pending vector merges)
-//! → delivered when the CPU has interrupts enabled. IPIs
-//! (`smp_call_function_single_async`, wake-ups) take the same last step.
+//! its root port (behind the port's earlier writes) → the remapping unit of
+//! its PCIe stack (IRTE from the interrupt-entry cache or memory) → the
+//! socket's interrupt delivery (Ubox), one message at a time → the target
+//! CPU's local APIC IRR (a pending vector merges) → delivered when the CPU
+//! has interrupts enabled. IPIs (`smp_call_function_single_async`,
+//! wake-ups) take the last two steps.
 
 use crate::hw::lapic::{CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR};
-use crate::ids::{CpuId, IrqId};
+use crate::ids::{CpuId, DevId, IrqId};
 use crate::stats::{TraceName, Track};
 use crate::system::{Event, Sim};
 
@@ -22,27 +24,32 @@ impl Sim {
             (i.cpu, i.vector, i.dev)
         };
         let port = self.devs[dev].root_port;
-        let remap_ns = self.iommus[self.root_ports[port].socket].remap_ns;
-        let taken = self.interrupt_write(port, remap_ns);
+        let routed = self.interrupt_write(port, irq, false);
+        self.msi_counted(cpu, dev);
+        self.q.at(routed + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
+    }
+
+    /// Count a device MSI of `dev` aimed at `cpu`, on its way.
+    pub(crate) fn msi_counted(&mut self, cpu: CpuId, dev: DevId) {
         self.msi.sent += 1;
         self.msi.in_flight += 1;
         self.cpus[cpu].device_msis += 1;
-        self.q.at(taken + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
+        self.devs[dev].msis += 1;
     }
 
-    /// An MSI write reaches root port `port` behind the port's earlier
-    /// writes; the socket's IOMMU takes one message at a time (`iommu_ns`),
-    /// then the port finishes the message (`service_ns`) before letting the
-    /// writes behind it go. Returns when the port is done with it.
-    pub(crate) fn interrupt_write(&mut self, port: usize, iommu_ns: u64) -> u64 {
+    /// The MSI write of `irq` reaches root port `port` behind the port's
+    /// earlier writes; the port's remapping unit takes it (one message at a
+    /// time). Remapped, it is handed to the socket's interrupt delivery (one
+    /// message at a time for the whole socket); posted, it is a write into a
+    /// PIR. Posted writes are ordered, so the writes behind the MSI wait
+    /// until it has been handed on and the port has finished it
+    /// (`service_ns`). Returns when the port is done with it.
+    pub(crate) fn interrupt_write(&mut self, port: usize, irq: IrqId, posted: bool) -> u64 {
         let now = self.q.now_ns();
         let rp = &mut self.root_ports[port];
-        let io = &mut self.iommus[rp.socket];
-        let taken = now.max(rp.free_at_ns).max(io.free_at_ns) + iommu_ns;
-        io.free_at_ns = taken;
-        io.busy_ns += iommu_ns;
-        io.messages += 1;
-        let done = taken + rp.service_ns;
+        let taken = self.iommus[rp.unit].take(irq, now.max(rp.free_at_ns), posted);
+        let handed = if posted { taken } else { self.routers[rp.socket].route(taken) };
+        let done = handed + rp.service_ns;
         rp.busy_ns += done - now.max(rp.free_at_ns);
         rp.free_at_ns = done;
         rp.msis += 1;
@@ -92,9 +99,14 @@ impl Sim {
     /// Send a CALL_FUNCTION_SINGLE IPI to `target` (remote completion).
     pub(crate) fn ipi_send(&mut self, target: CpuId) {
         self.cpus[target].ipis += 1;
-        self.q.after(
-            self.costs.ipi_latency_ns,
-            Event::InterruptArrived { cpu: target, vector: CALL_FUNCTION_SINGLE_VECTOR },
-        );
+        let at = self.ipi_routed(target);
+        self.q.at(at, Event::InterruptArrived { cpu: target, vector: CALL_FUNCTION_SINGLE_VECTOR });
+    }
+
+    /// When an IPI sent now to `target` reaches it: through the socket's
+    /// interrupt delivery, then its flight.
+    pub(crate) fn ipi_routed(&mut self, target: CpuId) -> u64 {
+        let socket = self.machine.topology.cpus[target].socket as usize;
+        self.routers[socket].route(self.q.now_ns()) + self.costs.ipi_latency_ns
     }
 }

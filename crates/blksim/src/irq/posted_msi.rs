@@ -32,11 +32,8 @@ impl Sim {
             (i.cpu, i.vector, i.dev)
         };
         let port = self.devs[dev].root_port;
-        let post_ns = self.iommus[self.root_ports[port].socket].post_ns;
-        let taken = self.interrupt_write(port, post_ns);
-        self.msi.sent += 1;
-        self.msi.in_flight += 1;
-        self.cpus[cpu].device_msis += 1;
+        let taken = self.interrupt_write(port, irq, true);
+        self.msi_counted(cpu, dev);
         self.q.at(taken, Event::MsiPosted { cpu, vector, port: port as u16 });
     }
 
@@ -65,17 +62,19 @@ impl Sim {
         if notify {
             d.on = true;
         }
-        let io = &mut self.iommus[self.root_ports[port].socket];
+        let rp = &self.root_ports[port];
+        let socket = rp.socket;
         if extra > 0 {
-            io.free_at_ns = io.free_at_ns.max(now) + extra;
-            io.busy_ns += extra;
+            self.iommus[rp.unit].hold(now, extra);
         }
         if notify {
-            // The IOMMU sends the notification itself, outside the device's
-            // write stream: nothing waits behind it.
+            // The unit sends the notification itself, outside the device's
+            // write stream: nothing waits behind it at the port; it is
+            // delivered to the CPU as any interrupt is.
             self.cpus[cpu].notifications_sent += 1;
+            let routed = self.routers[socket].route(now);
             self.q.at(
-                now + self.costs.msi_latency_ns,
+                routed + self.costs.msi_latency_ns,
                 Event::InterruptArrived { cpu, vector: POSTED_MSI_NOTIFICATION_VECTOR },
             );
         }
@@ -159,7 +158,9 @@ impl Sim {
                     let (_, actual) = self.device_irq_handler::<true>(cpu, dev, queue, f.items);
                     f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
                     if f.items > 0 {
+                        // nvme_irq's CQ head doorbell, after its drain.
                         f.debt_ns += self.costs.cq_doorbell_ns;
+                        self.nvme_cq_head_written(dev, queue);
                     }
                     self.irqs[irq].running_on = None;
                     if std::mem::take(&mut self.irqs[irq].replay) {

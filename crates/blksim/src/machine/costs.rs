@@ -85,10 +85,18 @@ costs! {
     fio_reap_ns,
     /// One clock_gettime (user).
     fio_clock_ns,
+    /// fio's td_io_commit around one submitting call: depth histogram, the engine's commit wrapper (user).
+    fio_submit_call_ns,
+    /// fio's io_u_queued_complete around one reaping call: the completion batch's bookkeeping (user).
+    fio_reap_call_ns,
+    /// The user working set refilled after the task slept: cache and TLB misses (user).
+    user_wake_ns,
     /// t/io_uring filling one SQE (user).
     tio_prep_ns,
     /// t/io_uring reaping one CQE (user).
     tio_reap_ns,
+    /// One round of t/io_uring's submitter loop: prep, enter and reap calls, statistics (user).
+    tio_round_ns,
     /// io_submit per iocb.
     aio_submit_ns,
     /// aio_complete per request (in the completing context).

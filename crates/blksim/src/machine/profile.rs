@@ -23,9 +23,12 @@ struct RawProfile {
     name: String,
     description: String,
     cpu: RawCpu,
-    iommu: RawIommu,
+    iommu: Vec<RawIommu>,
+    interrupt_delivery: RawDelivery,
     #[serde(default)]
     root_port: Vec<RawRootPort>,
+    #[serde(default)]
+    pcie_switch: Vec<RawSwitch>,
     #[serde(default)]
     device_model: BTreeMap<String, RawDevice>,
     #[serde(default)]
@@ -47,10 +50,22 @@ struct RawCpu {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawIommu {
+    name: String,
+    socket: u32,
+    /// The root ports whose interrupt messages this unit remaps.
+    root_ports: Vec<String>,
     #[serde(default)]
     posting_capable: bool,
     remap_service_ns: Cost,
     post_service_ns: Cost,
+    iec_entries: u32,
+    iec_miss_ns: Cost,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDelivery {
+    service_ns: Cost,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -59,6 +74,14 @@ struct RawRootPort {
     name: String,
     socket: u32,
     msi_service_ns: Cost,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSwitch {
+    name: String,
+    root_port: String,
+    upstream_mb_per_s: u64,
 }
 
 /// A device or a device model: every field optional so a device can take the
@@ -70,11 +93,15 @@ struct RawDevice {
     model: Option<String>,
     kind: Option<String>,
     root_port: Option<String>,
+    pcie_switch: Option<String>,
     capacity_gib: Option<u64>,
     max_queues: Option<u32>,
     max_queue_entries: Option<u32>,
     iops_max_read: Option<u64>,
     iops_max_write: Option<u64>,
+    iops_block_size: Option<u64>,
+    read_mb_per_s: Option<u64>,
+    write_mb_per_s: Option<u64>,
     media_units: Option<u32>,
     read_latency_ns: Option<u64>,
     write_latency_ns: Option<u64>,
@@ -98,11 +125,15 @@ impl RawDevice {
             model,
             kind,
             root_port,
+            pcie_switch,
             capacity_gib,
             max_queues,
             max_queue_entries,
             iops_max_read,
             iops_max_write,
+            iops_block_size,
+            read_mb_per_s,
+            write_mb_per_s,
             media_units,
             read_latency_ns,
             write_latency_ns,
@@ -128,6 +159,8 @@ pub struct RootPort {
     pub socket: u32,
     /// Service time per interrupt message (ordering behind DMA), ns.
     pub msi_service_ns: u64,
+    /// Index into `Machine::iommus` of the unit that remaps its interrupts.
+    pub iommu: usize,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -166,8 +199,13 @@ pub struct NvmeParams {
     pub max_queues: u32,
     /// Entries per queue (MQES + 1).
     pub max_queue_entries: u32,
-    /// The controller's command rate limit, [read, write] per second.
-    pub iops_max: [u64; 2],
+    /// The controller's time per command besides moving its data,
+    /// [read, write], ns: the data sheet's random IOPS figure less its
+    /// block's time at the drive's bandwidth.
+    pub command_ns: [u64; 2],
+    /// The drive's own data bandwidth (its rated sequential figures),
+    /// [read, write], MB/s.
+    pub drive_mb_per_s: [u64; 2],
     /// Media units (dies/planes) serving commands in parallel.
     pub media_units: u32,
     /// Media time of a 4 KiB command, [read, write], ns.
@@ -182,6 +220,19 @@ pub struct NvmeParams {
     pub link_mb_per_s: u64,
     /// Index into `Machine::root_ports`.
     pub root_port: usize,
+    /// Index into `Machine::pcie_switches` of the switch it sits behind.
+    pub pcie_switch: Option<usize>,
+}
+
+/// A PCIe switch whose one upstream link the drives behind it share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PcieSwitch {
+    /// Its name in the profile (devices name it in `pcie_switch`).
+    pub name: String,
+    /// Index into `Machine::root_ports` of the port its upstream link ends at.
+    pub root_port: usize,
+    /// Its upstream link's payload bandwidth per direction, MB/s.
+    pub upstream_mb_per_s: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -193,15 +244,45 @@ pub struct DeviceSpec {
     pub kind: DeviceKind,
 }
 
-/// The interrupt-remapping unit of each socket.
+/// An interrupt-remapping hardware unit (a DRHD of the ACPI DMAR table,
+/// `dmarN` in Linux): one per PCIe root complex / IIO stack, remapping the
+/// interrupt messages of its root ports one at a time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Iommu {
-    /// IRQ_POSTING_CAP: `intremap=posted_msi` can take effect.
+    /// Its name (`dmar0`).
+    pub name: String,
+    /// Its socket.
+    pub socket: u32,
+    /// Indexes into `Machine::root_ports` of the ports behind it.
+    pub root_ports: Vec<usize>,
+    /// It can post interrupts (IRQ_POSTING_CAP).
     pub posting_capable: bool,
-    /// Remapping and delivering one interrupt message to a LAPIC, ns.
+    /// Remapping one interrupt message whose IRTE is in the interrupt-entry cache, ns.
     pub remap_service_ns: u64,
-    /// Posting one MSI into a PIR, ns.
+    /// Posting one MSI into a PIR (IRTE cached), ns.
     pub post_service_ns: u64,
+    /// Entries of its interrupt-entry cache (IRTEs), least recently used out.
+    pub iec_entries: u32,
+    /// Extra time to fetch an IRTE from memory on an IEC miss, ns.
+    pub iec_miss_ns: u64,
+}
+
+/// A socket's interrupt delivery (on Intel Xeons the Ubox, which routes
+/// device MSIs, IPIs and other interrupt messages to the cores): every
+/// interrupt delivered to a core — a remappable device MSI, a posted-MSI
+/// notification, an IPI — passes it, one at a time. Posted MSIs do not:
+/// they are memory writes into a PIR.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InterruptDelivery {
+    /// Routing one interrupt message to its core, ns.
+    pub service_ns: u64,
+}
+
+impl Machine {
+    /// Every remapping unit can post interrupts (IRQ_POSTING_CAP): `intremap=posted_msi` can take effect.
+    pub fn posting_capable(&self) -> bool {
+        !self.iommus.is_empty() && self.iommus.iter().all(|u| u.posting_capable)
+    }
 }
 
 /// A resolved, validated machine.
@@ -213,10 +294,14 @@ pub struct Machine {
     pub description: String,
     /// Sockets, nodes, cores, threads and last-level caches.
     pub topology: Topology,
-    /// Its interrupt-remapping hardware.
-    pub iommu: Iommu,
+    /// Its interrupt-remapping units.
+    pub iommus: Vec<Iommu>,
+    /// Each socket's interrupt delivery.
+    pub interrupt_delivery: InterruptDelivery,
     /// Root ports (PCIe root complex / IIO stacks) devices attach to.
     pub root_ports: Vec<RootPort>,
+    /// PCIe switches between root ports and devices.
+    pub pcie_switches: Vec<PcieSwitch>,
     /// Its devices, in profile order.
     pub devices: Vec<DeviceSpec>,
     /// What each operation costs.
@@ -328,7 +413,26 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
             return Err(format!("root_port '{}': socket {} does not exist", rp.name, rp.socket));
         }
         rp.msi_service_ns.check(&format!("root_port '{}' msi_service_ns", rp.name))?;
-        root_ports.push(RootPort { name: rp.name.clone(), socket: rp.socket, msi_service_ns: rp.msi_service_ns.ns });
+        root_ports.push(RootPort {
+            name: rp.name.clone(),
+            socket: rp.socket,
+            msi_service_ns: rp.msi_service_ns.ns,
+            iommu: usize::MAX,
+        });
+    }
+    let mut pcie_switches: Vec<PcieSwitch> = Vec::new();
+    for sw in &raw.pcie_switch {
+        if pcie_switches.iter().any(|x| x.name == sw.name) {
+            return Err(format!("pcie_switch '{}' is defined twice", sw.name));
+        }
+        let root_port = root_ports
+            .iter()
+            .position(|r| r.name == sw.root_port)
+            .ok_or_else(|| format!("pcie_switch '{}': unknown root_port '{}'", sw.name, sw.root_port))?;
+        if sw.upstream_mb_per_s == 0 {
+            return Err(format!("pcie_switch '{}': upstream_mb_per_s must be > 0", sw.name));
+        }
+        pcie_switches.push(PcieSwitch { name: sw.name.clone(), root_port, upstream_mb_per_s: sw.upstream_mb_per_s });
     }
     let mut devices = Vec::new();
     for (i, d) in raw.device.iter().enumerate() {
@@ -344,7 +448,7 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
             return Err(format!("device '{name}' is defined twice"));
         }
         let kind = match d.kind.as_deref() {
-            Some("nvme") => DeviceKind::Nvme(nvme_params(&name, &d, &root_ports)?),
+            Some("nvme") => DeviceKind::Nvme(nvme_params(&name, &d, &root_ports, &pcie_switches)?),
             Some("null_blk") => DeviceKind::NullBlk,
             Some("dsa") => DeviceKind::Dsa(dsa_params(&name, &d, &root_ports)?),
             Some(k) => return Err(format!("device '{name}': unknown kind '{k}' (expected nvme, null_blk or dsa)")),
@@ -352,22 +456,67 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
         };
         devices.push(DeviceSpec { name, kind });
     }
-    raw.iommu.remap_service_ns.check("iommu.remap_service_ns")?;
-    raw.iommu.post_service_ns.check("iommu.post_service_ns")?;
+    let iommus = iommu_units(&raw.iommu, &mut root_ports, c.sockets)?;
+    raw.interrupt_delivery.service_ns.check("interrupt_delivery.service_ns")?;
     let costs = Costs::from_table(&raw.costs)?;
     Ok(Machine {
         name: raw.name,
         description: raw.description,
         topology,
-        iommu: Iommu {
-            posting_capable: raw.iommu.posting_capable,
-            remap_service_ns: raw.iommu.remap_service_ns.ns,
-            post_service_ns: raw.iommu.post_service_ns.ns,
-        },
+        iommus,
+        interrupt_delivery: InterruptDelivery { service_ns: raw.interrupt_delivery.service_ns.ns },
         root_ports,
+        pcie_switches,
         devices,
         costs,
     })
+}
+
+/// The `[[iommu]]` units, each with its root ports (every port behind
+/// exactly one unit of its own socket), and each port told its unit.
+fn iommu_units(raw: &[RawIommu], root_ports: &mut [RootPort], sockets: u32) -> Result<Vec<Iommu>, String> {
+    let mut units = Vec::new();
+    for (u, r) in raw.iter().enumerate() {
+        let what = format!("iommu '{}'", r.name);
+        if r.socket >= sockets {
+            return Err(format!("{what}: socket {} does not exist", r.socket));
+        }
+        for (field, cost) in [("remap_service_ns", &r.remap_service_ns), ("post_service_ns", &r.post_service_ns), ("iec_miss_ns", &r.iec_miss_ns)] {
+            cost.check(&format!("{what} {field}"))?;
+        }
+        if r.iec_entries == 0 {
+            return Err(format!("{what}: iec_entries must be at least 1"));
+        }
+        let mut ports = Vec::new();
+        for name in &r.root_ports {
+            let p = root_ports
+                .iter()
+                .position(|p| &p.name == name)
+                .ok_or_else(|| format!("{what}: unknown root_port '{name}'"))?;
+            if root_ports[p].iommu != usize::MAX {
+                return Err(format!("{what}: root_port '{name}' is behind another unit already"));
+            }
+            if root_ports[p].socket != r.socket {
+                return Err(format!("{what}: root_port '{name}' is on socket {}, the unit on {}", root_ports[p].socket, r.socket));
+            }
+            root_ports[p].iommu = u;
+            ports.push(p);
+        }
+        units.push(Iommu {
+            name: r.name.clone(),
+            socket: r.socket,
+            root_ports: ports,
+            posting_capable: r.posting_capable,
+            remap_service_ns: r.remap_service_ns.ns,
+            post_service_ns: r.post_service_ns.ns,
+            iec_entries: r.iec_entries,
+            iec_miss_ns: r.iec_miss_ns.ns,
+        });
+    }
+    if let Some(p) = root_ports.iter().find(|p| p.iommu == usize::MAX) {
+        return Err(format!("root_port '{}' is behind no [[iommu]] unit (list it in one unit's root_ports)", p.name));
+    }
+    Ok(units)
 }
 
 fn need<T: Clone>(name: &str, field: &str, v: &Option<T>) -> Result<T, String> {
@@ -383,6 +532,9 @@ fn root_port_of(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<us
 }
 
 fn dsa_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<DsaParams, String> {
+    if d.pcie_switch.is_some() {
+        return Err(format!("device '{name}': pcie_switch is modelled for nvme devices only"));
+    }
     let p = DsaParams {
         wqs: need(name, "wqs", &d.wqs)?,
         engines: need(name, "engines", &d.engines)?,
@@ -396,13 +548,60 @@ fn dsa_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<DsaP
     Ok(p)
 }
 
-fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<NvmeParams, String> {
-    let root_port = root_port_of(name, d, root_ports)?;
+/// A device behind a PCIe switch takes its root port from the switch.
+fn switch_of(name: &str, d: &RawDevice, switches: &[PcieSwitch], root_ports: &[RootPort]) -> Result<(usize, Option<usize>), String> {
+    let Some(sw_name) = &d.pcie_switch else {
+        return Ok((root_port_of(name, d, root_ports)?, None));
+    };
+    let sw = switches
+        .iter()
+        .position(|s| &s.name == sw_name)
+        .ok_or_else(|| format!("device '{name}': unknown pcie_switch '{sw_name}'"))?;
+    let port = switches[sw].root_port;
+    if let Some(rp) = &d.root_port {
+        if *rp != root_ports[port].name {
+            return Err(format!(
+                "device '{name}': root_port '{rp}' is not the root port of its pcie_switch '{sw_name}' ('{}')",
+                root_ports[port].name
+            ));
+        }
+    }
+    Ok((port, Some(sw)))
+}
+
+/// The controller's time per command besides its data, from the data
+/// sheet's random IOPS at its block size and the drive's bandwidth.
+fn command_ns(name: &str, dir: &str, iops: u64, block: u64, mb_per_s: u64) -> Result<u64, String> {
+    let per_command = 1_000_000_000 / iops;
+    let data = block * 1000 / mb_per_s;
+    per_command.checked_sub(data).ok_or_else(|| {
+        format!(
+            "device '{name}': {dir}_mb_per_s = {mb_per_s} cannot carry iops_max_{dir} = {iops} commands of {block} B per second (needs at least {} MB/s)",
+            (iops * block).div_ceil(1_000_000)
+        )
+    })
+}
+
+fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort], switches: &[PcieSwitch]) -> Result<NvmeParams, String> {
+    let (root_port, pcie_switch) = switch_of(name, d, switches, root_ports)?;
+    let iops = [need(name, "iops_max_read", &d.iops_max_read)?, need(name, "iops_max_write", &d.iops_max_write)?];
+    let drive_mb_per_s = [need(name, "read_mb_per_s", &d.read_mb_per_s)?, need(name, "write_mb_per_s", &d.write_mb_per_s)?];
+    if iops.contains(&0) || drive_mb_per_s.contains(&0) {
+        return Err(format!("device '{name}': iops_max_*, read_mb_per_s and write_mb_per_s must be > 0"));
+    }
+    let block = d.iops_block_size.unwrap_or(4096);
+    if block == 0 || block % 512 != 0 {
+        return Err(format!("device '{name}': iops_block_size must be a multiple of 512 bytes"));
+    }
     let p = NvmeParams {
         capacity_bytes: need(name, "capacity_gib", &d.capacity_gib)? << 30,
         max_queues: need(name, "max_queues", &d.max_queues)?,
         max_queue_entries: need(name, "max_queue_entries", &d.max_queue_entries)?,
-        iops_max: [need(name, "iops_max_read", &d.iops_max_read)?, need(name, "iops_max_write", &d.iops_max_write)?],
+        command_ns: [
+            command_ns(name, "read", iops[0], block, drive_mb_per_s[0])?,
+            command_ns(name, "write", iops[1], block, drive_mb_per_s[1])?,
+        ],
+        drive_mb_per_s,
         media_units: need(name, "media_units", &d.media_units)?,
         latency_ns: [
             need(name, "read_latency_ns", &d.read_latency_ns)?,
@@ -416,9 +615,10 @@ fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<Nvm
         fetch_ns: need(name, "fetch_ns", &d.fetch_ns)?,
         link_mb_per_s: need(name, "link_mb_per_s", &d.link_mb_per_s)?,
         root_port,
+        pcie_switch,
     };
-    if p.max_queues == 0 || p.media_units == 0 || p.iops_max.contains(&0) || p.link_mb_per_s == 0 {
-        return Err(format!("device '{name}': max_queues, media_units, iops_max_* and link_mb_per_s must be > 0"));
+    if p.max_queues == 0 || p.media_units == 0 || p.link_mb_per_s == 0 {
+        return Err(format!("device '{name}': max_queues, media_units and link_mb_per_s must be > 0"));
     }
     if !(2..=65536).contains(&p.max_queue_entries) {
         return Err(format!("device '{name}': max_queue_entries must be within 2..65536"));
@@ -482,5 +682,42 @@ mod tests {
             WithChild("name = \"child\"\ndescription = \"c\"\nextends = \"spr-gen5\"\n[cpu]\nthreads_per_core = 1\n");
         let m = load_profile("name = \"g\"\ndescription = \"g\"\nextends = \"child\"\n", "g", &src).unwrap();
         assert_eq!(m.topology.cpu_count(), 64);
+    }
+
+    fn with(extra: &str) -> Result<Machine, String> {
+        load_profile(&format!("name = \"x\"\ndescription = \"d\"\nextends = \"spr-gen5\"\n{extra}"), "x.toml", &Builtins)
+    }
+
+    fn nvme(m: &Machine, name: &str) -> NvmeParams {
+        match &m.devices.iter().find(|d| d.name == name).unwrap().kind {
+            DeviceKind::Nvme(p) => p.clone(),
+            _ => panic!("{name} is not nvme"),
+        }
+    }
+
+    #[test]
+    fn the_controller_cost_per_command_comes_from_the_data_sheet() {
+        let p = nvme(&builtin("spr-gen5").unwrap(), "nvme0n1");
+        // 2.5 M IOPS at 4 KiB: 400 ns per read, 315 ns of it the data at 13 GB/s.
+        assert_eq!(p.command_ns[0], 400 - 4096 * 1000 / 13000);
+        assert_eq!(p.drive_mb_per_s, [13000, 6600]);
+        let e = with("[device_model.pm1743]\nread_mb_per_s = 5000\n").unwrap_err();
+        assert!(e.contains("read_mb_per_s = 5000 cannot carry iops_max_read") && e.contains("10240 MB/s"), "{e}");
+    }
+
+    #[test]
+    fn a_device_behind_a_switch_takes_its_root_port() {
+        let sw = "[[pcie_switch]]\nname = \"sw0\"\nroot_port = \"iio1\"\nupstream_mb_per_s = 28000\n";
+        let m = with(&format!("{sw}[[device]]\nname = \"nvme9n1\"\nmodel = \"pm1743\"\npcie_switch = \"sw0\"\n")).unwrap();
+        let p = nvme(&m, "nvme9n1");
+        assert_eq!(m.root_ports[p.root_port].name, "iio1");
+        assert_eq!(p.pcie_switch, Some(0));
+        let e = with(&format!(
+            "{sw}[[device]]\nname = \"nvme9n1\"\nmodel = \"pm1743\"\npcie_switch = \"sw0\"\nroot_port = \"iio0\"\n"
+        ))
+        .unwrap_err();
+        assert!(e.contains("root_port 'iio0' is not the root port of its pcie_switch 'sw0'"), "{e}");
+        let e = with("[[device]]\nname = \"nvme9n1\"\nmodel = \"pm1743\"\npcie_switch = \"nope\"\n").unwrap_err();
+        assert!(e.contains("unknown pcie_switch 'nope'"), "{e}");
     }
 }

@@ -214,7 +214,8 @@ impl Sim {
         if target != cpu && !self.cpus[target].busy() {
             self.cpus[target].ipis += 1;
             cost += self.costs.ipi_send_ns;
-            self.q.after(self.costs.ipi_latency_ns, Event::TaskWoken { job: j });
+            let at = self.ipi_routed(target);
+            self.q.at(at, Event::TaskWoken { job: j });
         } else {
             self.cpus[target].runqueue.push_back(j);
             if target != cpu {

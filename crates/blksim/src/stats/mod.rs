@@ -6,7 +6,8 @@ pub mod trace;
 
 pub use histogram::LatencyStat;
 pub use report::{
-    CpuTime, DirStats, DiskStats, DsaStats, InterruptRow, JobStats, LockReport, MsiCpuStats, PathStats, RunReport,
+    CpuTime, DirStats, DiskStats, DsaStats, InterruptRow, Invariants, JobStats, LockReport, MsiCounters, MsiCpuStats, PathStats,
+    RunReport,
     LATENCY_STAGES,
 };
 pub use trace::{Trace, TraceName, TraceRecord, Track};

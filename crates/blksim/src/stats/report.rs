@@ -175,6 +175,10 @@ pub struct DiskStats {
     pub util_pct: f64,
     /// I/Os completed per second by the device over the whole run.
     pub iops: f64,
+    /// MSIs the device sent.
+    pub msis: u64,
+    /// Runs of its interrupt handlers (its rows of `/proc/interrupts`, summed).
+    pub irq_handler_runs: u64,
 }
 
 /// Everything a run produced.
@@ -210,4 +214,35 @@ pub struct RunReport {
     pub locks: Vec<LockReport>,
     /// The timeline, when one was asked for.
     pub trace: Option<super::trace::Trace>,
+    /// The exactly-once counts.
+    pub invariants: Invariants,
+}
+
+/// MSI counters for the exactly-once invariant.
+#[derive(Clone, Debug, Default)]
+pub struct MsiCounters {
+    /// Messages the devices sent.
+    pub sent: u64,
+    /// Messages that found their vector already pending in IRR and merged.
+    pub merged: u64,
+    /// Messages that set IRR and were later delivered to a handler.
+    pub delivered: u64,
+    /// Messages on their way (taken by the IOMMU, not yet at the LAPIC or PIR).
+    pub in_flight: u64,
+}
+
+/// The exactly-once counts of a run: each I/O completes once, each MSI is
+/// handled once (the JSON shows them as `exactly_once`).
+#[derive(Clone, Debug, Default)]
+pub struct Invariants {
+    /// I/Os the jobs issued.
+    pub ios_issued: u64,
+    /// I/Os fio reaped.
+    pub ios_reaped: u64,
+    /// Requests still allocated at the end (0 when every one completed once).
+    pub requests_live: u64,
+    /// MSIs: sent, merged, delivered, on their way.
+    pub msi: MsiCounters,
+    /// MSIs still pending at the end: on their way, or in an IRR or PIR.
+    pub msi_pending: u64,
 }

@@ -3,6 +3,7 @@
 //! `nvme_probe` → `nvme_setup_io_queues` does.
 
 pub(crate) mod controller;
+pub(crate) mod interrupt;
 pub(crate) mod pci;
 
 use super::{Device, Driver, IrqRequest, ProbeCtx, Probed};
@@ -12,6 +13,7 @@ use crate::ids::HctxId;
 use crate::machine::NvmeParams;
 use crate::sim::Rng;
 use controller::NvmeState;
+use interrupt::{Coalescing, InterruptGen};
 
 /// Probe NVMe controller number `instance`: one I/O queue per CPU plus
 /// `nvme.poll_queues` (up to the controller's limit), the interrupt queues
@@ -47,7 +49,9 @@ pub(crate) fn probe(name: &str, p: &NvmeParams, ctx: &ProbeCtx, instance: u32) -
         }
         queues.push(hq);
     }
-    let controller = NvmeState::new(p.clone(), Rng::stream(ctx.seed, &format!("dev/{name}")));
+    let mut controller = NvmeState::new(p.clone(), Rng::stream(ctx.seed, &format!("dev/{name}")));
+    let (thr, time) = settings.nvme_interrupt_coalescing.get(&format!("nvme{instance}")).copied().unwrap_or((0, 0));
+    controller.irq = InterruptGen::new(nr_irq as usize, Coalescing { thr, time });
     let mut device = Device::new(name, Driver::Nvme(controller), queues, map, qs);
     device.instance = instance;
     device.root_port = p.root_port;

@@ -5,6 +5,7 @@
 //! `blk_mq_complete_request` → the CQ head doorbell.
 
 use crate::block::Placement;
+use crate::drivers::Driver;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::job::JobState;
 use crate::system::{Event, Sim};
@@ -24,7 +25,8 @@ impl Sim {
                 t.queue_depth(dev.0, now, d.disk.inflight);
             }
             let nvme = d.nvme_mut();
-            let done = nvme.service(now, dir, bytes);
+            let upstream = nvme.params.pcie_switch.map(|s| &mut self.pcie_switches[s]);
+            let done = nvme.service(now, dir, bytes, upstream);
             debug_assert_eq!(self.reqs.reqs[req].hctx, hctx);
             self.q.at(done, Event::CqeSent { dev, req });
         }
@@ -127,6 +129,25 @@ impl Sim {
         } else {
             0
         }
+    }
+
+    /// The driver wrote `queue`'s CQ head doorbell (`nvme_ring_cq_doorbell`,
+    /// once after a drain that found entries): the controller takes the
+    /// entries as acknowledged and signals those the host left behind.
+    pub(crate) fn nvme_cq_head_written(&mut self, dev: DevId, queue: HctxId) {
+        let now = self.q.now_ns();
+        let d = &mut self.devs[dev];
+        let unconsumed = d.queues[queue].cq.len() as u32;
+        let Driver::Nvme(n) = &mut d.driver else { return };
+        let signal = n.irq.cq_head_written(queue, unconsumed, now);
+        self.device_signal(dev, queue, signal);
+    }
+
+    /// The aggregation time of `hctx`'s vector ran out.
+    pub(crate) fn nvme_aggregation_timer(&mut self, dev: DevId, hctx: HctxId, gen: u32) {
+        let Driver::Nvme(n) = &mut self.devs[dev].driver else { return };
+        let signal = n.irq.timer_fired(hctx, gen);
+        self.device_signal(dev, hctx, signal);
     }
 }
 
