@@ -14,7 +14,7 @@ fn spec_for<'a>(exps: &'a [blksim_lab::Experiment], threads: usize) -> FitSpec<'
     let dir = blksim_lab::source_experiments_dir().join("examples");
     FitSpec {
         base: BaseProfile::new(dir.join("vm-2cpu.toml").to_str().unwrap()).unwrap(),
-        params: vec!["fio_prep_ns".into(), "fio_reap_ns".into()],
+        params: vec!["fio_prep_ns".into(), "fio_reap_ns".into(), "fio_reap_call_ns".into()],
         experiments: exps,
         opts: LabOptions { threads, ..Default::default() },
         iterations: 12,

@@ -69,12 +69,19 @@ impl Sim {
             // fio: get_io_u + a clock per io_u; io_u_queued_complete's
             // batch (init_icd's clock, ios_completed, bytes done) per reap;
             // td_io_commit (io_u_mark_depth, the engine's commit wrapper)
-            // per commit, which sync engines never make.
+            // per commit, which sync engines never make (nor the null
+            // engine at iodepth=1: null_init makes it FIO_SYNCIO).
             Program::Fio => UserCosts {
                 prep: c.fio_prep_ns + c.fio_clock_ns,
                 reap: c.fio_reap_ns,
                 reap_call: c.fio_clock_ns + c.fio_reap_call_ns,
-                submit_call: if job.cfg.ioengine.is_sync() { 0 } else { c.fio_submit_call_ns },
+                submit_call: if job.cfg.ioengine.is_sync()
+                    || (job.cfg.ioengine == IoEngine::Null && job.cfg.iodepth == 1)
+                {
+                    0
+                } else {
+                    c.fio_submit_call_ns
+                },
                 wake: c.user_wake_ns,
             },
             // t/io_uring: one round of its submitter loop (prep, enter,

@@ -39,11 +39,14 @@ impl Sim {
 
     /// The MSI write of `irq` reaches root port `port` behind the port's
     /// earlier writes; the port's remapping unit takes it (one message at a
-    /// time). Remapped, it is handed to the socket's interrupt delivery (one
-    /// message at a time for the whole socket); posted, it is a write into a
-    /// PIR. Posted writes are ordered, so the writes behind the MSI wait
-    /// until it has been handed on and the port has finished it
-    /// (`service_ns`). Returns when the port is done with it.
+    /// time). Remapped, it becomes an interrupt message for the socket's
+    /// interrupt delivery (one message at a time for the whole socket);
+    /// posted, it is a write into a PIR. A posted write may not pass an
+    /// earlier one (PCIe ordering), so the writes behind the MSI wait until
+    /// it is performed — delivered, for a remapped MSI; written to the PIR,
+    /// for a posted one (its notification goes on separately) — and the
+    /// port has finished it (`service_ns`). Returns when the port is done
+    /// with it.
     pub(crate) fn interrupt_write(&mut self, port: usize, irq: IrqId, posted: bool) -> u64 {
         let now = self.q.now_ns();
         let rp = &mut self.root_ports[port];

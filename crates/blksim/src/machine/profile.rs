@@ -186,6 +186,8 @@ pub struct DsaParams {
     pub descriptor_ns: u64,
     /// Fill bandwidth of one engine, MB/s.
     pub fill_mb_per_s: u64,
+    /// Log-normal spread of a descriptor's time (sigma of its logarithm).
+    pub latency_sigma: f64,
     /// Index into `Machine::root_ports`.
     pub root_port: usize,
 }
@@ -540,10 +542,14 @@ fn dsa_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<DsaP
         engines: need(name, "engines", &d.engines)?,
         descriptor_ns: need(name, "descriptor_ns", &d.descriptor_ns)?,
         fill_mb_per_s: need(name, "fill_mb_per_s", &d.fill_mb_per_s)?,
+        latency_sigma: need(name, "latency_sigma", &d.latency_sigma)?,
         root_port: root_port_of(name, d, root_ports)?,
     };
     if p.wqs == 0 || p.engines == 0 || p.fill_mb_per_s == 0 {
         return Err(format!("device '{name}': wqs, engines and fill_mb_per_s must be > 0"));
+    }
+    if !(0.0..=2.0).contains(&p.latency_sigma) {
+        return Err(format!("device '{name}': latency_sigma must be within 0..2"));
     }
     Ok(p)
 }
@@ -698,11 +704,11 @@ mod tests {
     #[test]
     fn the_controller_cost_per_command_comes_from_the_data_sheet() {
         let p = nvme(&builtin("spr-gen5").unwrap(), "nvme0n1");
-        // 2.5 M IOPS at 4 KiB: 400 ns per read, 315 ns of it the data at 13 GB/s.
-        assert_eq!(p.command_ns[0], 400 - 4096 * 1000 / 13000);
+        // 2.0 M IOPS at 4 KiB: 500 ns per read, 315 ns of it the data at 13 GB/s.
+        assert_eq!(p.command_ns[0], 500 - 4096 * 1000 / 13000);
         assert_eq!(p.drive_mb_per_s, [13000, 6600]);
         let e = with("[device_model.pm1743]\nread_mb_per_s = 5000\n").unwrap_err();
-        assert!(e.contains("read_mb_per_s = 5000 cannot carry iops_max_read") && e.contains("10240 MB/s"), "{e}");
+        assert!(e.contains("read_mb_per_s = 5000 cannot carry iops_max_read") && e.contains("8192 MB/s"), "{e}");
     }
 
     #[test]

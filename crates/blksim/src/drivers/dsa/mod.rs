@@ -16,6 +16,7 @@ use super::{Device, Driver, IrqRequest, ProbeCtx, Probed};
 use crate::block::hctx::{HwQueue, QueueMap};
 use crate::ids::{CpuId, DevId, HctxId};
 use crate::machine::DsaParams;
+use crate::sim::Rng;
 
 pub(crate) mod idxd;
 
@@ -23,18 +24,23 @@ pub(crate) struct DsaState {
     pub params: DsaParams,
     /// Free times of the engines (min-heap).
     engines: BinaryHeap<Reverse<u64>>,
+    rng: Rng,
 }
 
 impl DsaState {
-    pub(crate) fn new(params: DsaParams) -> DsaState {
+    pub(crate) fn new(params: DsaParams, rng: Rng) -> DsaState {
         let engines = (0..params.engines).map(|_| Reverse(0)).collect();
-        DsaState { params, engines }
+        DsaState { params, engines, rng }
     }
 
-    /// When a descriptor arriving at `now` is complete.
+    /// When a descriptor arriving at `now` is complete: its descriptor
+    /// time and fill, spread log-normally (`latency_sigma`).
     pub(crate) fn service(&mut self, now: u64, bytes: u64) -> u64 {
         let Reverse(free) = self.engines.pop().expect("engine");
-        let done = now.max(free) + self.params.descriptor_ns + bytes * 1000 / self.params.fill_mb_per_s;
+        let p = &self.params;
+        let base = p.descriptor_ns + bytes * 1000 / p.fill_mb_per_s;
+        let t = (base as f64 * self.rng.lognormal_factor(p.latency_sigma)) as u64;
+        let done = now.max(free) + t;
         self.engines.push(Reverse(done));
         done
     }
@@ -65,7 +71,8 @@ pub(crate) fn probe(name: &str, p: &DsaParams, ctx: &ProbeCtx, instance: u32) ->
         })
         .collect();
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, 1);
-    let mut device = Device::new(name, Driver::Dsa(DsaState::new(p.clone())), queues, map, ctx.settings.queue(name));
+    let state = DsaState::new(p.clone(), Rng::stream(ctx.seed, &format!("dev/{name}")));
+    let mut device = Device::new(name, Driver::Dsa(state), queues, map, ctx.settings.queue(name));
     device.instance = instance;
     device.root_port = p.root_port;
     Probed { device, irqs }
