@@ -119,6 +119,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         dsa: vec![],
         locks: vec![],
         invariants: Default::default(),
+        hotplug: Default::default(),
     };
     let options = job["job options"].as_object().unwrap();
     let options = options.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();

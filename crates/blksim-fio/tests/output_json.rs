@@ -244,6 +244,7 @@ mod json_output {
                 "ipis_per_cpu",
                 "disks",
                 "exactly_once",
+                "hotplug",
                 "msi",
                 "io_breakdown",
                 "locks",

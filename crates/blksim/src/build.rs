@@ -17,6 +17,7 @@ use crate::ioengine::job::Job;
 use crate::stats::MsiCounters;
 use crate::irq::vector::VectorTable;
 use crate::machine::{DeviceKind, DeviceSpec, Machine};
+use crate::sched::cpumask::CpuMasks;
 use crate::settings::{Scheduler, Settings};
 use crate::sim::{EventQueue, Rng};
 use crate::system::Sim;
@@ -90,7 +91,7 @@ impl Sim {
             trace: None,
             dsa_clients: Vec::new(),
             timed: Vec::new(),
-            offline: vec![false; ncpus],
+            cpumask: CpuMasks::new(ncpus),
             retriggered: 0,
             failure: None,
             posting: settings.posting(),
@@ -125,7 +126,12 @@ impl Sim {
         let Probed { mut device, irqs } = probed;
         let dev = DevId::of(self.devs.len());
         for IrqRequest { queue, cpu, name, managed } in irqs {
-            device.queues[queue.idx()].irq = Some(self.alloc_irq(dev, queue, cpu, name, managed)?);
+            let irq = self.alloc_irq(dev, queue, cpu, name, managed)?;
+            // A managed IRQ's mask is its queue's CPUs; others may go anywhere.
+            self.irqs[irq].mask = crate::ids::cpus(self.cpus.len())
+                .filter(|&c| !managed || device.map.cpu_to_hctx[c] == queue)
+                .collect();
+            device.queues[queue.idx()].irq = Some(irq);
         }
         self.devs.push(device);
         Ok(())

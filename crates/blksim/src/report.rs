@@ -52,6 +52,7 @@ impl Sim {
             locks: self.lock_reports(),
             dsa: self.dsa_stats(),
             invariants: inv.clone(),
+            hotplug: self.cpumask.stats.clone(),
         };
         (report, inv)
     }

@@ -119,15 +119,12 @@ impl Sim {
 
     /// Timed action `i` (a write at `at` ns of virtual time), checked now.
     fn add_timed_action(&mut self, i: usize, at: u64, action: &TimedAction) -> Result<(), Error> {
-        if let TimedAction::CpuOffline { cpu } = action {
-            let cpu = CpuId(*cpu);
-            if self.jobs.iter().any(|j| j.cpu == cpu) || self.irqs.iter().any(|q| q.managed && q.cpu == cpu) {
-                return Err(Error::not_modelled(format!(
-                    "offlining CPU {cpu}: it runs a job or a managed (NVMe) IRQ; migrating tasks and shutting down managed IRQs is not modelled yet"
+        if let TimedAction::CpuOffline { cpu } | TimedAction::CpuOnline { cpu } = action {
+            if *cpu as usize >= self.cpus.len() {
+                return Err(Error::bad_input(format!(
+                    "/sys/devices/system/cpu/cpu{cpu}/online: CPU {cpu} does not exist (machine has {} CPUs)",
+                    self.cpus.len()
                 )));
-            }
-            if cpu.idx() >= self.cpus.len() {
-                return Err(Error::bad_input(format!("CPU {cpu} does not exist")));
             }
         }
         self.timed.push(action.clone());
@@ -176,8 +173,11 @@ impl Sim {
             };
             self.prefetch_next();
             self.handle(popped);
-            if self.failure.is_some() {
-                return Err(Error::bad_input(self.failure.take().unwrap_or_default()));
+            if let Some(mut e) = self.failure.take() {
+                if e.kind == crate::error::ErrorKind::Internal {
+                    e.message = format!("{}\n{}", e.message, self.stall_report());
+                }
+                return Err(e);
             }
         }
         Ok(())
@@ -277,11 +277,12 @@ impl Sim {
             }
             Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
             Event::JobStarted { job } => self.job_start(job),
+            Event::HotplugStep { cpu } => self.cpu_down_step(cpu),
             Event::VectorCleanup { cpu, vector, irq } => self.vector_cleanup(cpu, vector, irq),
             Event::NvmeAggregationTimer { dev, hctx, gen } => self.nvme_aggregation_timer(dev, hctx, gen),
             Event::Timed { index } => {
                 if let Err(e) = self.timed_action(index as usize) {
-                    self.failure.get_or_insert(e);
+                    self.failure.get_or_insert(Error::bad_input(e));
                 }
             }
         }

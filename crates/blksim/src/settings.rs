@@ -158,11 +158,8 @@ pub fn parse_timed_write(s: &str) -> Result<(u64, TimedAction), Error> {
             let cpu = c[3..].parse().map_err(|_| bad(format!("'{c}' is not a CPU")))?;
             match value.trim() {
                 "0" => TimedAction::CpuOffline { cpu },
-                v => {
-                    return Err(Error::not_modelled(format!(
-                        "--at '{s}': only online=0 (going offline) is modelled, got '{v}'"
-                    )))
-                }
+                "1" => TimedAction::CpuOnline { cpu },
+                v => return Err(bad(format!("online takes 0 or 1, got '{v}'"))),
             }
         }
         _ => {
@@ -203,6 +200,11 @@ pub enum TimedAction {
     /// `echo 0 > /sys/devices/system/cpu/cpuN/online`.
     CpuOffline {
         /// The CPU going offline.
+        cpu: u32,
+    },
+    /// `echo 1 > /sys/devices/system/cpu/cpuN/online`.
+    CpuOnline {
+        /// The CPU coming back.
         cpu: u32,
     },
 }
@@ -402,10 +404,14 @@ mod tests {
             parse_timed_write("2ms:/sys/devices/system/cpu/cpu3/online=0").unwrap(),
             (2_000_000, TimedAction::CpuOffline { cpu: 3 })
         );
-        assert!(parse_timed_write("2ms:/sys/devices/system/cpu/cpu3/online=1")
+        assert_eq!(
+            parse_timed_write("2ms:/sys/devices/system/cpu/cpu3/online=1").unwrap(),
+            (2_000_000, TimedAction::CpuOnline { cpu: 3 })
+        );
+        assert!(parse_timed_write("2ms:/sys/devices/system/cpu/cpu3/online=2")
             .unwrap_err()
             .message
-            .contains("only online=0"));
+            .contains("online takes 0 or 1, got '2'"));
         assert!(parse_timed_write("/proc/irq/1/smp_affinity_list=1").unwrap_err().message.contains("TIME:PATH=VALUE"));
         assert!(parse_timed_write("2qs:/proc/irq/1/smp_affinity_list=1").unwrap_err().message.contains("unknown unit"));
     }
@@ -432,7 +438,6 @@ mod tests {
         assert_eq!(s.apply_cmdline("intremap=off").unwrap_err().kind, NotModelled);
         assert_eq!(s.apply_write("/sys/block/nvme0n1/queue/scheduler=bfq", &dev).unwrap_err().kind, NotModelled);
         assert_eq!(s.apply_write("/sys/block/nvme0n1/queue/scheduler=cfq", &dev).unwrap_err().kind, BadInput);
-        assert_eq!(parse_timed_write("1ms:/sys/devices/system/cpu/cpu3/online=1").unwrap_err().kind, NotModelled);
         assert_eq!(parse_timed_write("1ms:/proc/irq/x/smp_affinity_list=1").unwrap_err().kind, BadInput);
         assert_eq!(s.apply_patch("nope").unwrap_err().kind, BadInput);
     }

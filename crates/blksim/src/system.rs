@@ -7,6 +7,7 @@ use crate::block::RequestPool;
 use crate::drivers::dsa::DsaClient;
 use crate::drivers::nvme::pci::Foresight;
 use crate::drivers::Device;
+use crate::error::Error;
 use crate::hw::cpu::Cpu;
 use crate::hw::delivery::InterruptRouter;
 use crate::hw::iommu::RemapUnit;
@@ -19,6 +20,7 @@ use crate::stats::MsiCounters;
 use crate::irq::posted_msi::PiDesc;
 use crate::irq::vector::VectorTable;
 use crate::machine::{Costs, Machine};
+use crate::sched::cpumask::CpuMasks;
 use crate::settings::TimedAction;
 use crate::sim::EventQueue;
 
@@ -48,6 +50,8 @@ pub(crate) enum Event {
     NvmeAggregationTimer { dev: DevId, hctx: HctxId, gen: u32 },
     /// A job's start time (its phase began, plus startdelay) came.
     JobStarted { job: JobId },
+    /// CPU hotplug: look again at `cpu` going down (its queues' drain, then the take-down).
+    HotplugStep { cpu: CpuId },
 }
 
 
@@ -85,10 +89,10 @@ pub(crate) struct Sim {
     pub max_posted_msi_coalescing_loop: u32,
     /// Actions at points of virtual time (IRQ moves, CPUs going offline).
     pub timed: Vec<TimedAction>,
-    /// CPUs taken offline.
-    pub offline: Vec<bool>,
+    /// CPU hotplug: which CPUs are online and active.
+    pub cpumask: CpuMasks,
     /// An error found while running (a timed action that cannot be done).
-    pub failure: Option<String>,
+    pub failure: Option<Error>,
     /// Vectors retriggered on a new CPU after their old CPU went offline.
     pub retriggered: u64,
     /// DSA clients (the workload of a DSA run).

@@ -50,6 +50,19 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
             "msis_pending": inv.msi_pending,
         }),
     );
+    let h = &report.hotplug;
+    obj.insert(
+        "hotplug".into(),
+        json!({
+            "cpus_down": h.cpus_down,
+            "cpus_up": h.cpus_up,
+            "task_migrations": h.task_migrations,
+            "irqs_moved": h.irqs_moved,
+            "irqs_shut_down": h.irqs_shut_down,
+            "irqs_started": h.irqs_started,
+            "drain_waits": h.drain_waits,
+        }),
+    );
     obj.insert("msi".into(), msi_object(report));
     obj.insert("io_breakdown".into(), super::breakdown::json(report));
     let cpu_ns: u64 = report.cpu_time.iter().map(|c| c.total_ns()).sum();

@@ -165,6 +165,7 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
         dsa: vec![],
         locks: vec![],
         invariants: Default::default(),
+        hotplug: Default::default(),
     }
 }
 

@@ -24,9 +24,11 @@ impl Sim {
             return if dev.elevator.is_some() { Placement::Inline } else { Placement::Batched };
         }
         let rq_affinity = dev.queue_settings.rq_affinity;
+        // blk_mq_complete_need_ipi: never to an offline CPU.
         let need_ipi = rq_affinity >= 1
             && cpu != r.submit_cpu
-            && !(rq_affinity == 1 && self.machine.topology.share_cache(cpu.0, r.submit_cpu.0));
+            && !(rq_affinity == 1 && self.machine.topology.share_cache(cpu.0, r.submit_cpu.0))
+            && self.cpumask.online[r.submit_cpu.idx()];
         if need_ipi {
             Placement::Remote
         } else if dev.nr_hw_queues() == 1 {
@@ -64,6 +66,7 @@ impl Sim {
         }
         let mut debt = 0;
         let hctx = &mut dev.queues[r.hctx];
+        hctx.busy -= 1;
         match hctx.tag_waiters.pop_front() {
             // The freed tag goes straight to the oldest waiter, dispatched from here.
             Some(waiter) => {

@@ -18,6 +18,10 @@ pub(crate) struct HwQueue {
     pub tag_waiters: VecDeque<ReqId>,
     /// Jobs spinning on this queue's CQ.
     pub pollers: Vec<JobId>,
+    /// Requests holding one of its tags or waiting for one (what a drain waits for).
+    pub busy: u32,
+    /// `BLK_MQ_S_INACTIVE`: none of its CPUs is active; it drains.
+    pub inactive: bool,
 }
 
 /// Which CPUs map to each hardware queue, and back.

@@ -224,6 +224,7 @@ impl Sim {
     /// Take a tag on `hctx` for `req`, or queue it to wait for one.
     pub(crate) fn get_tag(&mut self, dev: DevId, hctx: HctxId, req: ReqId) -> bool {
         let q = &mut self.devs[dev].queues[hctx];
+        q.busy += 1;
         if q.tags_free > 0 {
             q.tags_free -= 1;
             true

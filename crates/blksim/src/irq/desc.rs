@@ -24,6 +24,15 @@ pub(crate) struct Irq {
     pub running_on: Option<CpuId>,
     /// IRQS_PENDING: it fired elsewhere while in progress; the handler runs again.
     pub replay: bool,
+    /// Shut down (a managed IRQ whose CPUs all went offline): its MSI-X
+    /// vector is masked; `cpu`/`vector` are where it was.
+    pub shutdown: bool,
+    /// The device raised it while masked: the MSI-X pending bit, sent when
+    /// the IRQ starts again.
+    pub masked_pending: bool,
+    /// The CPUs of its affinity mask (a managed IRQ's queue's CPUs; all
+    /// CPUs for others until user space writes a list).
+    pub mask: Vec<CpuId>,
 }
 
 impl Irq {
@@ -51,6 +60,9 @@ impl Irq {
             managed,
             running_on: None,
             replay: false,
+            shutdown: false,
+            masked_pending: false,
+            mask: Vec::new(),
         }
     }
 }

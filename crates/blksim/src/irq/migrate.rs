@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::hw::cpu::FrameKind;
 use crate::ids::{CpuId, DevId, HctxId, IrqId};
 use crate::irq::desc::Irq;
+use crate::sched::cpumask::HotplugOp;
 use crate::settings::{Settings, TimedAction};
 use crate::system::{Event, Sim};
 
@@ -72,8 +73,10 @@ impl Sim {
         Ok(())
     }
 
-    /// Retarget `irq` to a new vector on the first of `cpus`, leaving the old
-    /// vector bound to it (messages already sent still arrive there).
+    /// Retarget `irq` to a new vector on the first online CPU of `cpus`
+    /// (offline ones are accepted when one is online, as the kernel does),
+    /// leaving the old vector bound to it (messages already sent still
+    /// arrive there).
     pub(crate) fn irq_set_affinity_keep_old(&mut self, irq: IrqId, cpus: &[u32]) -> Result<(), String> {
         let ncpus = self.cpus.len() as u32;
         let i = &self.irqs[irq];
@@ -83,11 +86,24 @@ impl Sim {
                 i.number, i.name
             ));
         }
-        let &target = cpus.first().ok_or("empty CPU list")?;
+        if cpus.is_empty() {
+            return Err("empty CPU list".into());
+        }
         if let Some(bad) = cpus.iter().find(|&&c| c >= ncpus) {
             return Err(format!("CPU {bad} does not exist (machine has {ncpus} CPUs)"));
         }
-        let target = CpuId(target);
+        let target = cpus
+            .iter()
+            .map(|&c| CpuId(c))
+            .find(|&c| self.cpumask.online[c.idx()])
+            .ok_or_else(|| format!("CPU list {cpus:?} names no online CPU"))?;
+        self.irqs[irq].mask = cpus.iter().map(|&c| CpuId(c)).collect();
+        self.irq_retarget(irq, target)
+    }
+
+    /// Point `irq` at a new vector on `target`; the old vector stays bound
+    /// until cleaned up.
+    pub(crate) fn irq_retarget(&mut self, irq: IrqId, target: CpuId) -> Result<(), String> {
         let vector = self.vectors.alloc(target).ok_or_else(|| format!("CPU {target} has no free interrupt vector"))?;
         let i = &mut self.irqs[irq];
         i.cpu = target;
@@ -105,12 +121,9 @@ impl Sim {
             || c.frames.iter().any(|f| f.pir.contains(vector))
     }
 
-    /// Retarget a non-managed IRQ to the first of `cpus` during the run.
+    /// Retarget a non-managed IRQ to the first online CPU of `cpus` during the run.
     pub(crate) fn irq_move(&mut self, irq: IrqId, cpus: &[u32]) -> Result<(), String> {
         let (old_cpu, old_vector) = (self.irqs[irq].cpu, self.irqs[irq].vector);
-        if cpus.iter().any(|&c| self.offline.get(c as usize).copied().unwrap_or(false)) {
-            return Err(format!("CPU list {cpus:?} names an offline CPU"));
-        }
         self.irq_set_affinity_keep_old(irq, cpus)?;
         self.q.after(VECTOR_CLEANUP_RETRY_NS, Event::VectorCleanup { cpu: old_cpu, vector: old_vector, irq });
         Ok(())
@@ -118,7 +131,8 @@ impl Sim {
 
     /// `__vector_cleanup`: free the moved IRQ's old vector unless it is still pending.
     pub(crate) fn vector_cleanup(&mut self, cpu: CpuId, vector: u8, irq: IrqId) {
-        if self.vectors.get(cpu, vector) != Some(irq) {
+        // Gone already, or the IRQ's current vector again (it moved back).
+        if self.vectors.get(cpu, vector) != Some(irq) || (self.irqs[irq].cpu, self.irqs[irq].vector) == (cpu, vector) {
             return;
         }
         if self.vector_pending(cpu, vector)
@@ -131,30 +145,90 @@ impl Sim {
         }
     }
 
-    /// `fixup_irqs` for a CPU going offline: move its IRQs, then retrigger
-    /// what is still pending on it at the new targets.
-    pub(crate) fn cpu_offline(&mut self, cpu: CpuId) -> Result<(), String> {
-        if self.offline.iter().filter(|o| !**o).count() <= 1 {
-            return Err("cannot offline the last online CPU".into());
-        }
-        self.offline[cpu] = true;
-        let target = crate::ids::cpus(self.cpus.len()).find(|&c| !self.offline[c]).expect("an online CPU");
+    /// `fixup_irqs` / `irq_migrate_all_off_this_cpu` for `cpu`, now
+    /// offline: each IRQ aimed at it moves to the first online CPU of its
+    /// mask (a non-managed one with none left breaks affinity and goes to
+    /// the first online CPU); a managed one with none left is shut down.
+    /// Then what is still pending in the dead CPU's IRR or PIR is
+    /// retriggered at the IRQ's new target, or kept as the masked vector's
+    /// pending bit.
+    pub(crate) fn fixup_irqs(&mut self, cpu: CpuId) {
         for irq in (0..self.irqs.len()).map(IrqId::of) {
             let (irq_cpu, vector) = (self.irqs[irq].cpu, self.irqs[irq].vector);
-            if irq_cpu != cpu {
+            if irq_cpu != cpu || self.irqs[irq].shutdown {
                 continue;
             }
-            self.irq_set_affinity_keep_old(irq, &[target.0])?;
-            // Retrigger a vector left pending in the dead CPU's IRR or PIR.
+            let online = |c: &CpuId| self.cpumask.online[c.idx()];
+            let target = match self.irqs[irq].mask.iter().copied().find(online) {
+                Some(t) => Some(t),
+                None if self.irqs[irq].managed => None,
+                None => crate::ids::cpus(self.cpus.len()).find(online),
+            };
+            match target {
+                Some(t) => {
+                    self.irq_retarget(irq, t).unwrap_or_else(|e| panic!("fixup_irqs: {e}"));
+                    self.cpumask.stats.irqs_moved += 1;
+                }
+                None => {
+                    // irq_shutdown_and_deactivate: the vector stays bound on
+                    // the dead CPU for messages already on their way.
+                    self.irqs[irq].shutdown = true;
+                    self.cpumask.stats.irqs_shut_down += 1;
+                }
+            }
             let in_irr = self.cpus[cpu].irr.remove(vector);
             let in_pir = self.pi_descs[cpu].pir.remove(vector);
             if in_irr || in_pir {
-                let new_vector = self.irqs[irq].vector;
-                self.retriggered += 1;
-                self.interrupt_arrived(target, new_vector);
+                self.irq_redeliver(irq);
             }
         }
-        Ok(())
+    }
+
+    /// A message of `irq` found its old CPU gone: to the IRQ's current
+    /// target as its real vector (`irq_retrigger`, even in posted mode), or,
+    /// the IRQ shut down, into its masked vector's pending bit.
+    pub(crate) fn irq_redeliver(&mut self, irq: IrqId) {
+        self.retriggered += 1;
+        if self.irqs[irq].shutdown {
+            if std::mem::replace(&mut self.irqs[irq].masked_pending, true) {
+                self.msi.merged += 1;
+            } else {
+                self.msi.in_flight += 1;
+            }
+            return;
+        }
+        let (to_cpu, to_vector) = (self.irqs[irq].cpu, self.irqs[irq].vector);
+        self.interrupt_arrived(to_cpu, to_vector);
+    }
+
+    /// `irq_affinity_online_cpu` for `cpu`, back online: its stale vectors
+    /// (IRQs that moved away when it went down) are freed, and each managed
+    /// IRQ shut down for want of it starts there (`irq_startup`); a pending
+    /// bit set while it was masked sends its message now.
+    pub(crate) fn irqs_startup_on(&mut self, cpu: CpuId) {
+        for irq in (0..self.irqs.len()).map(IrqId::of) {
+            let i = &self.irqs[irq];
+            if i.shutdown && i.mask.contains(&cpu) {
+                let (old_cpu, old_vector) = (i.cpu, i.vector);
+                if old_cpu != cpu {
+                    self.irq_retarget(irq, cpu).unwrap_or_else(|e| panic!("irq_startup: {e}"));
+                    self.vectors.unbind(old_cpu, old_vector);
+                }
+                self.irqs[irq].shutdown = false;
+                self.cpumask.stats.irqs_started += 1;
+                if std::mem::take(&mut self.irqs[irq].masked_pending) {
+                    // Unmasked with its pending bit set: the message goes out.
+                    self.msi_deliver(irq);
+                }
+            }
+        }
+        for v in self.vectors.bound_on(cpu) {
+            let irq = self.vectors.get(cpu, v).expect("bound");
+            let i = &self.irqs[irq];
+            if (i.cpu, i.vector) != (cpu, v) {
+                self.vectors.unbind(cpu, v);
+            }
+        }
     }
 
     /// Apply a timed action.
@@ -164,7 +238,8 @@ impl Sim {
                 let irq = self.irq_numbered(irq_number).ok_or_else(|| format!("no IRQ {irq_number}"))?;
                 self.irq_move(irq, &cpus)
             }
-            TimedAction::CpuOffline { cpu } => self.cpu_offline(CpuId(cpu)),
+            TimedAction::CpuOffline { cpu } => self.hotplug_write(HotplugOp::Down(CpuId(cpu))),
+            TimedAction::CpuOnline { cpu } => self.hotplug_write(HotplugOp::Up(CpuId(cpu))),
         }
     }
 }

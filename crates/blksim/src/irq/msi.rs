@@ -12,10 +12,27 @@ use crate::stats::{TraceName, Track};
 use crate::system::{Event, Sim};
 
 impl Sim {
-    /// A device raises the MSI of `irq`: the root port serves it in order, then
-    /// interrupt remapping sends the vector to its CPU.
+    /// A device raises the MSI of `irq`: counted, then sent (a shut-down
+    /// IRQ's vector is masked: the message sets its pending bit instead).
     #[inline(always)]
     pub(crate) fn msi_send(&mut self, irq: IrqId) {
+        let (cpu, dev) = (self.irqs[irq].cpu, self.irqs[irq].dev);
+        self.msi_counted(cpu, dev);
+        if self.irqs[irq].shutdown {
+            if std::mem::replace(&mut self.irqs[irq].masked_pending, true) {
+                // The pending bit was set already: one message.
+                self.msi.in_flight -= 1;
+                self.msi.merged += 1;
+            }
+            return;
+        }
+        self.msi_deliver(irq);
+    }
+
+    /// A counted MSI of `irq` goes out: posted, or through the root port and
+    /// interrupt remapping to its CPU.
+    #[inline(always)]
+    pub(crate) fn msi_deliver(&mut self, irq: IrqId) {
         if self.posting {
             return self.msi_post(irq);
         }
@@ -25,7 +42,6 @@ impl Sim {
         };
         let port = self.devs[dev].root_port;
         let routed = self.interrupt_write(port, irq, false);
-        self.msi_counted(cpu, dev);
         self.q.at(routed + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
     }
 
@@ -62,8 +78,8 @@ impl Sim {
     /// An interrupt message reaches a CPU's local APIC.
     #[inline(always)]
     pub(crate) fn interrupt_arrived(&mut self, cpu: CpuId, vector: u8) {
-        if self.offline[cpu] && vector < POSTED_MSI_NOTIFICATION_VECTOR {
-            return self.retrigger_from_offline(cpu, vector);
+        if !self.cpumask.online[cpu.idx()] {
+            return self.interrupt_at_offline_cpu(cpu, vector);
         }
         if let Some(t) = self.trace.as_mut() {
             let name = if vector == POSTED_MSI_NOTIFICATION_VECTOR {
@@ -87,16 +103,36 @@ impl Sim {
         }
     }
 
-    /// A device vector reached (or was posted to) an offline CPU: it goes to
-    /// the IRQ's current target as its real vector (`irq_retrigger`).
+    /// An interrupt reached an offline CPU. A device vector goes on as
+    /// `irq_redeliver` says; a remote-completion IPI's work moves to an
+    /// online CPU (`blk_softirq_cpu_dead` splices the dead CPU's
+    /// `blk_cpu_done` list), as do expired hrtimers (`hrtimers_cpu_dying`);
+    /// a posted-MSI notification finds nothing (the PIR was emptied by
+    /// `fixup_irqs`).
+    fn interrupt_at_offline_cpu(&mut self, cpu: CpuId, vector: u8) {
+        if vector < POSTED_MSI_NOTIFICATION_VECTOR {
+            return self.retrigger_from_offline(cpu, vector);
+        }
+        let to = crate::ids::cpus(self.cpus.len()).find(|c| self.cpumask.online[c.idx()]).expect("an online CPU");
+        if vector == CALL_FUNCTION_SINGLE_VECTOR {
+            let moved = std::mem::take(&mut self.cpus[cpu].done_list);
+            self.cpus[to].done_list.extend(moved);
+            self.interrupt_arrived(to, vector);
+        } else if vector == LOCAL_TIMER_VECTOR {
+            let moved = std::mem::take(&mut self.cpus[cpu].timer_expired);
+            self.cpus[to].timer_expired.extend(moved);
+            self.interrupt_arrived(to, vector);
+        }
+    }
+
+    /// A device vector reached (or was posted to) an offline CPU: it goes
+    /// on as `irq_redeliver` says.
     pub(crate) fn retrigger_from_offline(&mut self, cpu: CpuId, vector: u8) {
         let irq = self
             .vectors
             .get(cpu, vector)
             .unwrap_or_else(|| panic!("vector {vector:#x} on offline CPU {cpu} has no IRQ"));
-        let (to_cpu, to_vector) = (self.irqs[irq].cpu, self.irqs[irq].vector);
-        self.retriggered += 1;
-        self.interrupt_arrived(to_cpu, to_vector);
+        self.irq_redeliver(irq);
     }
 
     /// Send a CALL_FUNCTION_SINGLE IPI to `target` (remote completion).

@@ -33,7 +33,6 @@ impl Sim {
         };
         let port = self.devs[dev].root_port;
         let taken = self.interrupt_write(port, irq, true);
-        self.msi_counted(cpu, dev);
         self.q.at(taken, Event::MsiPosted { cpu, vector, port: port as u16 });
     }
 
@@ -41,7 +40,7 @@ impl Sim {
     /// notification if ON was clear and SN clear.
     pub(crate) fn msi_posted(&mut self, cpu: CpuId, vector: u8, port: usize) {
         let now = self.q.now_ns();
-        if self.offline[cpu] {
+        if !self.cpumask.online[cpu.idx()] {
             return self.retrigger_from_offline(cpu, vector);
         }
         let transfer = self.costs.cacheline_transfer_ns;

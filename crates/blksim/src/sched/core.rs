@@ -207,9 +207,12 @@ impl Sim {
 
     /// try_to_wake_up of a sleeping job's task from `cpu`. Returns the waker's cost.
     pub(crate) fn wake(&mut self, cpu: CpuId, j: JobId) -> u64 {
-        let job = &mut self.jobs[j];
-        job.wait_for = u32::MAX;
-        let target = job.cpu;
+        self.jobs[j].wait_for = u32::MAX;
+        let mut target = self.jobs[j].cpu;
+        if !self.cpumask.active[target.idx()] {
+            // select_task_rq: its CPU is going or gone; wake it elsewhere.
+            target = self.task_migrate(j, target, false);
+        }
         let mut cost = self.costs.wakeup_ns;
         if target != cpu && !self.cpus[target].busy() {
             self.cpus[target].ipis += 1;
@@ -231,6 +234,10 @@ impl Sim {
     /// A woken task's IPI arrived at its idle CPU.
     pub(crate) fn task_woken(&mut self, j: JobId) {
         let cpu = self.jobs[j].cpu;
+        if !self.cpumask.active[cpu.idx()] {
+            self.task_migrate(j, cpu, true);
+            return;
+        }
         self.cpus[cpu].runqueue.push_back(j);
         self.cpu_kick(cpu);
     }
@@ -246,7 +253,10 @@ impl Sim {
         if let Some(rt) = job.cfg.runtime_ns {
             job.end_ns = job.ramp_end_ns + rt;
         }
-        let cpu = job.cpu;
+        let mut cpu = job.cpu;
+        if !self.cpumask.active[cpu.idx()] {
+            cpu = self.task_migrate(j, cpu, false);
+        }
         self.cpus[cpu].runqueue.push_back(j);
         self.cpu_kick(cpu);
     }
@@ -256,8 +266,16 @@ impl Sim {
     pub(crate) fn task_leave_or_yield(&mut self, cpu: CpuId, j: JobId, now: u64) {
         let st = self.jobs[j].state;
         let c = &mut self.cpus[cpu];
+        // Spinning for or holding a spinlock, the task runs with preemption
+        // disabled: it neither yields nor moves until it is out.
+        let preemptible = !matches!(st, JobState::LockSpin | JobState::LockHold);
         if st == JobState::Sleeping || st == JobState::Done {
             c.current = None;
+        } else if !preemptible {
+        } else if !self.cpumask.active[cpu.idx()] {
+            // balance_push: its CPU is going down; it moves on.
+            c.current = None;
+            self.task_migrate(j, cpu, true);
         } else if !c.runqueue.is_empty() && now - c.task_since_ns >= SCHED_SLICE_NS {
             c.current = None;
             c.runqueue.push_back(j);

@@ -6,7 +6,7 @@ pub mod trace;
 
 pub use histogram::LatencyStat;
 pub use report::{
-    CpuTime, DirStats, DiskStats, DsaStats, InterruptRow, Invariants, JobStats, LockReport, MsiCounters, MsiCpuStats, PathStats,
+    CpuTime, DirStats, DiskStats, DsaStats, HotplugStats, InterruptRow, Invariants, JobStats, LockReport, MsiCounters, MsiCpuStats, PathStats,
     RunReport,
     LATENCY_STAGES,
 };

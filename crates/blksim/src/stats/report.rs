@@ -216,6 +216,8 @@ pub struct RunReport {
     pub trace: Option<super::trace::Trace>,
     /// The exactly-once counts.
     pub invariants: Invariants,
+    /// What CPU hotplug did.
+    pub hotplug: HotplugStats,
 }
 
 /// MSI counters for the exactly-once invariant.
@@ -245,4 +247,23 @@ pub struct Invariants {
     pub msi: MsiCounters,
     /// MSIs still pending at the end: on their way, or in an IRR or PIR.
     pub msi_pending: u64,
+}
+
+/// What CPU hotplug did over a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HotplugStats {
+    /// CPUs taken offline.
+    pub cpus_down: u64,
+    /// CPUs brought back online.
+    pub cpus_up: u64,
+    /// Tasks moved off a CPU going down.
+    pub task_migrations: u64,
+    /// IRQs moved to another CPU of their mask by `fixup_irqs`.
+    pub irqs_moved: u64,
+    /// Managed IRQs shut down (no online CPU left in their mask).
+    pub irqs_shut_down: u64,
+    /// Managed IRQs started again when a CPU of their mask came back.
+    pub irqs_started: u64,
+    /// Times a take-down waited for its hardware queues to drain.
+    pub drain_waits: u64,
 }

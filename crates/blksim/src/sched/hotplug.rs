@@ -1,0 +1,204 @@
+//! Kernel path: CPU hotplug (`echo 0|1 > /sys/devices/system/cpu/cpuN/online`).
+//! Going down, in the kernel's teardown order: `sched_cpu_deactivate`
+//! (the CPU leaves `cpu_active_mask`; runnable tasks move now, the running
+//! one at the end of its current step, as `balance_push` does, each to the
+//! CPU `select_fallback_rq` picks) → `blk_mq_hctx_notify_offline` (every
+//! hardware queue none of whose CPUs is active is marked inactive and
+//! drained: the wait polls every 5 ms until it has no request, its IRQ
+//! still firing on the dying CPU) → `take_cpu_down` once nothing runs there
+//! → `fixup_irqs` (`migrate.rs`: IRQs move; a managed IRQ whose mask has no
+//! online CPU left is shut down). Coming up: the CPU is online and active
+//! again, its queues active, and managed IRQs shut down for want of it
+//! start again on it (a message the device raised while masked is sent
+//! then). Operations are serialised: a write waits for the one before it.
+
+use crate::error::Error;
+use crate::ids::{CpuId, DevId, HctxId, JobId};
+use crate::ioengine::job::JobState;
+use crate::sched::cpumask::HotplugOp;
+use crate::system::{Event, Sim};
+
+/// `blk_mq_hctx_notify_offline`'s wait between checks of a draining queue.
+pub(crate) const HCTX_DRAIN_POLL_NS: u64 = 5_000_000;
+/// How soon the take-down looks again at a CPU still running something.
+pub(crate) const TAKEDOWN_RETRY_NS: u64 = 1_000;
+/// Drain polls (over all take-downs of a run) after which a queue that
+/// does not drain is reported as a stall: 100 s of virtual time.
+pub(crate) const DRAIN_WAITS_MAX: u64 = 20_000;
+
+impl Sim {
+    /// A write to a CPU's `online` file: done now, or after the hotplug
+    /// operation in progress.
+    pub(crate) fn hotplug_write(&mut self, op: HotplugOp) -> Result<(), String> {
+        let cpu = match op {
+            HotplugOp::Down(c) | HotplugOp::Up(c) => c,
+        };
+        if cpu.idx() >= self.cpus.len() {
+            return Err(format!("CPU {cpu} does not exist (machine has {} CPUs)", self.cpus.len()));
+        }
+        if self.cpumask.going_down.is_some() {
+            self.cpumask.waiting.push_back(op);
+            return Ok(());
+        }
+        self.hotplug_start(op)
+    }
+
+    fn hotplug_start(&mut self, op: HotplugOp) -> Result<(), String> {
+        match op {
+            HotplugOp::Down(cpu) => self.cpu_down_begin(cpu),
+            HotplugOp::Up(cpu) => {
+                self.cpu_up(cpu);
+                Ok(())
+            }
+        }
+    }
+
+    /// The operation in progress ended: the writes waiting for it run.
+    fn hotplug_next(&mut self) -> Result<(), String> {
+        while self.cpumask.going_down.is_none() {
+            let Some(op) = self.cpumask.waiting.pop_front() else { break };
+            self.hotplug_start(op)?;
+        }
+        Ok(())
+    }
+
+    /// Take-down, first half: deactivate, move the runnable tasks, stop and
+    /// drain the queues only this CPU served.
+    fn cpu_down_begin(&mut self, cpu: CpuId) -> Result<(), String> {
+        if !self.cpumask.online[cpu.idx()] {
+            // Writing 0 to an offline CPU's file changes nothing.
+            return Ok(());
+        }
+        if self.cpumask.nr_active() <= 1 {
+            return Err(format!("cannot offline CPU {cpu}: it is the last online CPU"));
+        }
+        self.cpumask.active[cpu.idx()] = false;
+        self.cpumask.going_down = Some(cpu);
+        let runnable = std::mem::take(&mut self.cpus[cpu].runqueue);
+        for j in runnable {
+            self.task_migrate(j, cpu, true);
+        }
+        self.hctxs_update_active();
+        self.cpu_down_step(cpu);
+        Ok(())
+    }
+
+    /// Take-down, second half: once the inactive queues are drained and
+    /// nothing runs on the CPU, it goes offline and its IRQs move or shut
+    /// down. Until then it looks again later.
+    pub(crate) fn cpu_down_step(&mut self, cpu: CpuId) {
+        if self.inactive_hctxs_busy() {
+            self.cpumask.stats.drain_waits += 1;
+            if self.cpumask.stats.drain_waits > DRAIN_WAITS_MAX {
+                // The kernel would wait for ever; the model reports the stall.
+                self.failure.get_or_insert(Error::internal(format!(
+                    "CPU {cpu} going offline: its hardware queues have not drained in {} s of polling",
+                    DRAIN_WAITS_MAX * HCTX_DRAIN_POLL_NS / 1_000_000_000
+                )));
+                return;
+            }
+            return self.q.after(HCTX_DRAIN_POLL_NS, Event::HotplugStep { cpu });
+        }
+        let c = &self.cpus[cpu];
+        let busy = !c.frames.is_empty() || c.current.is_some() || !c.runqueue.is_empty();
+        let work_left = !c.done_list.is_empty() || !c.timer_expired.is_empty() || c.softirq_pending || c.ksoftirqd_pending;
+        if busy || work_left {
+            return self.q.after(TAKEDOWN_RETRY_NS, Event::HotplugStep { cpu });
+        }
+        self.cpumask.online[cpu.idx()] = false;
+        self.fixup_irqs(cpu);
+        self.cpumask.stats.cpus_down += 1;
+        self.cpumask.going_down = None;
+        if let Err(e) = self.hotplug_next() {
+            self.failure.get_or_insert(Error::bad_input(e));
+        }
+    }
+
+    /// Bring `cpu` up: online and active, its queues active, managed IRQs
+    /// waiting for it started.
+    fn cpu_up(&mut self, cpu: CpuId) {
+        if self.cpumask.online[cpu.idx()] {
+            return;
+        }
+        self.cpumask.online[cpu.idx()] = true;
+        self.cpumask.active[cpu.idx()] = true;
+        self.cpumask.stats.cpus_up += 1;
+        self.hctxs_update_active();
+        self.irqs_startup_on(cpu);
+    }
+
+    /// The CPUs mapped to queue `hctx` of `dev` (interrupt or poll map).
+    fn hctx_has_active_cpu(&self, dev: DevId, hctx: HctxId) -> bool {
+        let d = &self.devs[dev];
+        let (map, h) = match &d.poll_map {
+            Some(pm) if hctx.0 >= d.nr_irq_queues => (pm, HctxId(hctx.0 - d.nr_irq_queues)),
+            _ => (&d.map, hctx),
+        };
+        map.cpu_to_hctx.iter().enumerate().any(|(c, &q)| q == h && self.cpumask.active[c])
+    }
+
+    /// Mark each hardware queue inactive when none of its CPUs is active
+    /// (`BLK_MQ_S_INACTIVE`), active again when one is.
+    fn hctxs_update_active(&mut self) {
+        for d in (0..self.devs.len()).map(DevId::of) {
+            for h in (0..self.devs[d].queues.len()).map(|h| HctxId(h as u16)) {
+                let active = self.hctx_has_active_cpu(d, h);
+                self.devs[d].queues[h].inactive = !active;
+            }
+        }
+    }
+
+    /// Does an inactive queue still hold a request (with a tag or waiting for one)?
+    fn inactive_hctxs_busy(&self) -> bool {
+        self.devs.iter().any(|d| d.queues.iter().any(|q| q.inactive && q.busy > 0))
+    }
+
+    /// `select_fallback_rq`: the first active CPU the task may use, else
+    /// the first active CPU of its node (its affinity is broken, as the
+    /// kernel reports "no longer affine to cpuN"), else any active CPU.
+    fn fallback_cpu(&self, j: JobId, from: CpuId) -> CpuId {
+        let allowed = self.jobs[j].cfg.cpus_allowed.iter().flatten().map(|&c| CpuId(c));
+        if let Some(c) = self.cpumask.first_active(allowed) {
+            return c;
+        }
+        let topo = &self.machine.topology;
+        let node = topo.cpus[from.idx()].node;
+        let same_node = crate::ids::cpus(self.cpus.len()).filter(|c| topo.cpus[c.idx()].node == node);
+        self.cpumask
+            .first_active(same_node)
+            .or_else(|| self.cpumask.first_active(crate::ids::cpus(self.cpus.len())))
+            .expect("an active CPU")
+    }
+
+    /// Move job `j` off inactive CPU `from`: a sleeping task's wait moves
+    /// with it, a `runnable` one joins its new CPU's run queue, a polling
+    /// one polls its new CPU's poll queues too (requests in flight on the
+    /// old ones complete only when polled).
+    pub(crate) fn task_migrate(&mut self, j: JobId, from: CpuId, runnable: bool) -> CpuId {
+        let to = self.fallback_cpu(j, from);
+        self.cpumask.stats.task_migrations += 1;
+        self.jobs[j].cpu = to;
+        let state = self.jobs[j].state;
+        if state == JobState::Sleeping {
+            self.cpus[from].io_sleepers -= 1;
+            self.cpus[to].io_sleepers += 1;
+        }
+        if self.jobs[j].hipri() {
+            for i in 0..self.jobs[j].devs.len() {
+                let d = self.jobs[j].devs[i];
+                let (h, polled) = self.devs[d].hctx_for(to, true);
+                if polled && !self.jobs[j].poll_queues.contains(&(d, h)) {
+                    self.jobs[j].poll_queues.push((d, h));
+                    if state == JobState::PollSpin {
+                        self.devs[d].queues[h].pollers.push(j);
+                    }
+                }
+            }
+        }
+        if runnable {
+            self.cpus[to].runqueue.push_back(j);
+            self.cpu_kick(to);
+        }
+        to
+    }
+}
