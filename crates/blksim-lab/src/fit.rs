@@ -266,15 +266,17 @@ fn inline_cost(v: &toml::Value) -> String {
     format!("{{ {} }}", parts.join(", "))
 }
 
-/// The objective: mean squared relative error over the cells that have a
-/// simulated value and are not documented known gaps (fitting to a gap would
-/// make costs stand in for a missing mechanism) unless `include_gaps`.
+/// The objective: mean squared error in tolerances ((relative error /
+/// tolerance)², so a cell compared within 10 points of a percentage weighs
+/// like one compared within 15%) over the cells that have a simulated value
+/// and are not documented known gaps (fitting to a gap would make costs
+/// stand in for a missing mechanism) unless `include_gaps`.
 pub fn objective(results: &[ExperimentResult], include_gaps: bool) -> Option<f64> {
     let errs: Vec<f64> = results
         .iter()
         .flat_map(|r| r.cells.iter())
         .filter(|c| c.status != CellStatus::Pending && (include_gaps || !c.known_gap))
-        .filter_map(|c| c.error)
+        .filter_map(|c| c.error.map(|e| e / c.tolerance))
         .collect();
     (!errs.is_empty()).then(|| errs.iter().map(|e| e * e).sum::<f64>() / errs.len() as f64)
 }
@@ -449,7 +451,7 @@ fn start_simplex(u0: &[f64]) -> Vec<Vec<f64>> {
 fn fit_header(spec: &FitSpec, params: &[Param], fitted: &[u64], evaluations: usize, objective: (f64, f64)) -> String {
     let names: Vec<&str> = spec.experiments.iter().map(|e| e.name.as_str()).collect();
     let mut header = format!(
-        "Fitted by `blksim fit` to {} ({} candidates, seed {}).\nMean squared relative error: {:.6} before, {:.6} after.\n",
+        "Fitted by `blksim fit` to {} ({} candidates, seed {}).\nMean squared error in tolerances: {:.6} before, {:.6} after.\n",
         names.join(", "),
         evaluations,
         spec.opts.seed.map_or("per experiment".to_string(), |s| s.to_string()),

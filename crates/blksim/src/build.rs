@@ -143,7 +143,7 @@ impl Sim {
                 for q in d.queues.iter_mut() {
                     q.tags_free = sched_tags;
                 }
-                d.elevator = Some(Deadline { driver_tags_free: depth * d.queues.len() as u32, ..Default::default() });
+                d.elevator = Some(Deadline::new(depth * d.queues.len() as u32, sched_tags));
             }
         }
     }

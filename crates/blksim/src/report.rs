@@ -143,9 +143,6 @@ impl Sim {
                 hold_ns: lock.stats.hold_ns,
             };
             out.push(rep(&dd.lock, "dd->lock"));
-            if self.patch_mq_deadline_2024 {
-                out.push(rep(&dd.insert_lock, "dd->insert_lock"));
-            }
         }
         out
     }

@@ -81,7 +81,7 @@ pub struct Settings {
     /// Per device name (e.g. `nvme0n1`); devices not named here have the defaults.
     pub queues: BTreeMap<String, QueueSettings>,
     /// The 2024 mq-deadline scalability series (`--patch mq-deadline-2024`):
-    /// serialised dispatch, separate insertion lists, merges skipped when contended.
+    /// serialised dispatch, per-CPU insertion buckets, merges skipped when contended.
     pub patch_mq_deadline_2024: bool,
     /// `/proc/irq/N/smp_affinity_list` writes: IRQ number -> CPUs.
     pub irq_affinity: BTreeMap<u32, Vec<u32>>,
@@ -205,7 +205,7 @@ pub enum TimedAction {
 
 /// Out-of-tree patch sets blksim models, by the name `--patch` takes.
 pub const PATCHES: &[(&str, &str)] =
-    &[("mq-deadline-2024", "mq-deadline scalability series (Jan 2024, not merged): serialised dispatch, separate insertion lists, merges skipped when the lock is contended")];
+    &[("mq-deadline-2024", "mq-deadline scalability series (RFC v2, Jan 2024, not merged): serialised dispatch, per-CPU insertion buckets, merges skipped when the lock is contended")];
 
 impl Settings {
     /// `--patch NAME`.

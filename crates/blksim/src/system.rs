@@ -42,6 +42,10 @@ pub(crate) enum Event {
     VectorCleanup { cpu: CpuId, vector: u8, irq: IrqId },
     /// A job's start time (its phase began, plus startdelay) came.
     JobStarted { job: JobId },
+    /// The timer of `dev`'s delayed queue run (`hctx->run_work`, armed as generation `gen`) expired.
+    RunWorkTimer { dev: DevId, gen: u32 },
+    /// A wake-up IPI reached the idle CPU of a woken kworker.
+    KworkerWoken { cpu: CpuId },
 }
 
 /// Counts that let tests check exactly-once invariants.

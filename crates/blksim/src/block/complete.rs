@@ -69,9 +69,10 @@ impl Sim {
             Some(waiter) => {
                 self.reqs.reqs[waiter].waiting_tag = false;
                 if let Some(dd) = dev.elevator.as_mut() {
-                    // It goes to the scheduler's FIFO (inserted from here, lock not modelled).
+                    // It goes to the scheduler's FIFO (inserted from here, lock not
+                    // modelled) and kblockd runs the queue.
                     dd.fifo.push_back(waiter);
-                    debt += self.costs.dd_insert_ns;
+                    debt += self.costs.dd_insert_ns + self.run_hw_queue_async(cpu, r.dev());
                 } else {
                     debt += self.driver_queue_rq_cost(r.dev(), false) + self.driver_commit_cost(r.dev());
                     debt += self.driver_issue(cpu, r.dev(), r.hctx, waiter);
@@ -81,9 +82,7 @@ impl Sim {
             }
             None => hctx.tags_free += 1,
         }
-        if let Some(dd) = self.devs[r.dev()].elevator.as_mut() {
-            dd.driver_tags_free += 1;
-        }
+        // The driver tag is freed; SCHED_RESTART runs the queue.
         debt += self.sched_restart(cpu, r.dev());
         let mut debt = debt + self.engine_complete(cpu, req);
         // Bios merged into this request end with it.

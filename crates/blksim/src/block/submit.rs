@@ -5,7 +5,6 @@
 //! (mq-deadline: `elevator.rs`) or `nvme_queue_rq` / `nvme_queue_rqs` /
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
-use crate::block::mq_deadline::SchedOp;
 use crate::drivers::Driver;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::job::{batch_bucket, depth_bucket};
@@ -179,18 +178,6 @@ impl Sim {
             let debt = self.driver_issue(cpu, dev, hctx, req);
             self.jobs[j].debt_ns += debt;
         }
-    }
-
-    /// mq-deadline: the task's merge lookups, its insertion and a dispatch
-    /// round, each under its lock, after the syscall's bio work.
-    fn queue_scheduler_sections(&mut self, j: JobId) {
-        let Some(&first) = self.jobs[j].dd.pending.first() else { return };
-        let dev = self.reqs.reqs[first].dev();
-        let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { self.jobs[j].dd.pending.len() };
-        let ops = &mut self.jobs[j].dd.ops;
-        ops.extend(std::iter::repeat_n(SchedOp::Merge, merges));
-        ops.push_back(SchedOp::Insert);
-        ops.push_back(SchedOp::Dispatch);
     }
 
     /// `blk_attempt_plug_merge` (back merge): `req` continues `last` on the

@@ -1,7 +1,8 @@
 //! Kernel path: null_blk, a block device with no hardware.
 //! `null_queue_rq` → irqmode 0: `blk_mq_end_request` inside `queue_rq`;
 //! 1: `blk_mq_complete_request` → BLOCK_SOFTIRQ (on the CPU that ran
-//! queue_rq, raised from task context so ksoftirqd runs it, or on the
+//! queue_rq, raised from task context so ksoftirqd or the next irq_exit
+//! runs it, or on the
 //! submitter's CPU by IPI as `rq_affinity` decides); 2: an hrtimer of
 //! `completion_nsec` → the local timer interrupt on the submitting CPU →
 //! `end_request`.
@@ -71,9 +72,12 @@ impl Sim {
                         self.costs.llist_add_ns
                     }
                 }
+                // Raised from task context: pending here (the next irq_exit runs
+                // it) and ksoftirqd woken, whichever comes first.
                 _ => {
                     let c = &mut self.cpus[cpu];
                     c.done_list.push_back(req);
+                    c.softirq_pending = true;
                     c.ksoftirqd_pending = true;
                     self.costs.llist_add_ns
                 }

@@ -4,8 +4,9 @@
 
 use std::collections::VecDeque;
 
+use crate::block::mq_deadline::DdCtx;
 use crate::hw::lapic::VectorSet;
-use crate::ids::{CpuId, IrqId, JobId, ReqId};
+use crate::ids::{CpuId, DevId, IrqId, JobId, ReqId};
 use crate::stats::{CpuTime, TraceName, Track};
 
 /// Which account a step's time goes to.
@@ -35,6 +36,9 @@ pub(crate) enum FrameKind {
     LocalTimer,
     /// POSTED_MSI_NOTIFICATION_VECTOR: demultiplex the PIR (`sysvec_posted_msi_notification`).
     PostedNotification,
+    /// The CPU's kworker running kblockd work items (a task: system time,
+    /// interrupts enabled; it runs before the CPU's fio task, like ksoftirqd).
+    Kworker,
 }
 
 /// Stage of a frame's program.
@@ -85,6 +89,7 @@ impl FrameKind {
             FrameKind::LocalTimer => (Track::Hardirq, TraceName::LocalTimer),
             FrameKind::Softirq { .. } => (Track::Softirq, TraceName::BlockSoftirq),
             FrameKind::Ksoftirqd => (Track::Softirq, TraceName::Ksoftirqd),
+            FrameKind::Kworker => (Track::Task, TraceName::Kworker),
         }
     }
 }
@@ -93,6 +98,7 @@ impl Frame {
     pub(crate) fn new(kind: FrameKind, now_ns: u64) -> Frame {
         let acct = match kind {
             FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => Acct::Softirq,
+            FrameKind::Kworker => Acct::Sys,
             _ => Acct::Hardirq,
         };
         Frame {
@@ -167,6 +173,27 @@ pub(crate) struct Cpu {
     pub ipis: u64,
     /// Per-vector delivery counts for system vectors (CAL).
     pub cal_count: u64,
+    /// The CPU's kblockd worker.
+    pub kworker: Kworker,
+}
+
+/// A CPU's kworker of kblockd's (per-CPU, high-priority) pool: the work
+/// items queued on it (queue runs of devices, `hctx->run_work`) and the
+/// scheduler program of the one it runs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Kworker {
+    /// Queued work items: the devices whose queue it runs, in order.
+    pub worklist: VecDeque<DevId>,
+    /// Woken (runnable or running) and not yet asleep again.
+    pub runnable: bool,
+    /// The scheduler program of the work item it runs.
+    pub dd: DdCtx,
+    /// Cost of effects applied at a step's end, charged in its next step.
+    pub debt_ns: u64,
+    /// When the work item it runs started.
+    pub since_ns: u64,
+    /// Work items run.
+    pub items: u64,
 }
 
 impl Cpu {
@@ -194,6 +221,7 @@ impl Cpu {
             ipis: 0,
             io_sleepers: 0,
             cal_count: 0,
+            kworker: Kworker::default(),
         }
     }
 

@@ -108,6 +108,7 @@ impl Sim {
                 entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
             }
             (FrameKind::PostedNotification, _) => self.posted_begin(cpu, f),
+            (FrameKind::Kworker, _) => self.kworker_begin_cost(),
             (FrameKind::LocalTimer, _) => {
                 let list = &self.cpus[cpu].timer_expired;
                 f.items = list.len() as u32;
@@ -161,9 +162,13 @@ impl Sim {
             frames.pop();
             return self.device_irq_step_done(cpu, irq, stage, items, foreseen_ns, since_ns);
         }
+        if frames.last().is_some_and(|f| f.kind == FrameKind::Kworker) {
+            // The kworker keeps its frame from step to step.
+            return self.kworker_step_done(cpu);
+        }
         let mut f = frames.pop().expect("frame");
         let again = match f.kind {
-            FrameKind::DeviceIrq { .. } => unreachable!("handled above"),
+            FrameKind::DeviceIrq { .. } | FrameKind::Kworker => unreachable!("handled above"),
             FrameKind::DeviceIrqBusy => false,
             FrameKind::CallFunctionIpi => {
                 if !self.cpus[cpu].done_list.is_empty() {
@@ -233,10 +238,11 @@ impl Sim {
         true
     }
 
-    /// irq_exit: run pending softirqs unless nested in another interrupt context.
+    /// irq_exit: run pending softirqs unless nested in another interrupt
+    /// context (a kworker below is task context).
     pub(crate) fn irq_exit(&mut self, cpu: CpuId) {
         let c = &mut self.cpus[cpu];
-        if c.softirq_pending && c.frames.is_empty() {
+        if c.softirq_pending && c.frames.last().is_none_or(|f| f.kind == FrameKind::Kworker) {
             c.softirq_pending = false;
             self.frame_push(cpu, FrameKind::Softirq { restarts: 0 });
         }

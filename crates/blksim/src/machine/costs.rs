@@ -157,10 +157,15 @@ costs! {
     cacheline_transfer_llc_ns,
     /// mq-deadline `dd_bio_merge` lookup, under `dd->lock`.
     dd_merge_ns,
+    /// Cache lines of mq-deadline's state a `dd->lock` section touches (a
+    /// count, not ns): they move to the holder's core when the last section ran on another.
+    dd_lock_data_lines,
     /// mq-deadline inserting one request (rb-tree, hash, FIFO), under `dd->lock`.
     dd_insert_ns,
     /// mq-deadline `dd_dispatch_request`, under `dd->lock`.
     dd_dispatch_ns,
-    /// 2024 series: adding one request to the insertion list, under `insert_lock`.
-    dd_insert_list_ns,
+    /// 2024 series: one per-CPU insertion bucket: adding a task's requests to it, or draining it under `dd->lock`.
+    dd_bucket_ns,
+    /// kblockd: `process_one_work` running one work item (a queue run), besides the run itself.
+    kblockd_work_ns,
 }

@@ -38,6 +38,7 @@ impl Sim {
                 f.remaining_ns = f.remaining_ns.saturating_sub(done);
                 match f.acct {
                     Acct::Softirq => c.time.softirq_ns += wall,
+                    Acct::Sys => c.time.sys_ns += wall,
                     _ => c.time.hardirq_ns += wall,
                 }
             }
@@ -111,10 +112,15 @@ impl Sim {
             };
             self.interrupt_enter(cpu, vector);
         }
-        let c = &mut self.cpus[cpu];
-        if c.frames.is_empty() && c.ksoftirqd_pending {
+        let c = &self.cpus[cpu];
+        if c.frames.is_empty() && c.kworker.runnable && self.task_preemptible(cpu) {
+            // A kblockd kworker (high priority) is runnable: it runs before the task goes on.
+            self.kworker_run(cpu);
+        }
+        let c = &self.cpus[cpu];
+        if c.frames.is_empty() && c.ksoftirqd_pending && self.task_preemptible(cpu) {
             // ksoftirqd is runnable: the scheduler runs it before the task goes on.
-            c.ksoftirqd_pending = false;
+            self.cpus[cpu].ksoftirqd_pending = false;
             self.ksoftirqd_run(cpu);
         }
         let c = &mut self.cpus[cpu];
