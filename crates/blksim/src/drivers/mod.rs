@@ -11,6 +11,7 @@ use crate::block::disk::DiskCounters;
 use crate::block::hctx::{HwQueue, QueueMap};
 use crate::block::mq_deadline::Deadline;
 use crate::block::Request;
+use crate::error::Error;
 use crate::ids::{CpuId, HctxId};
 use crate::machine::Machine;
 use crate::settings::{NullBlkSettings, QueueSettings, Settings};
@@ -64,6 +65,26 @@ pub(crate) struct IrqRequest {
     pub(crate) name: String,
     /// Managed affinity (spread by the kernel; user space cannot move it).
     pub(crate) managed: bool,
+}
+
+/// Driver tags per hardware queue: `nr_requests` if it was written (at
+/// most the driver's `depth`, which `limit` names in the error), else `depth`.
+pub(crate) fn driver_tags(name: &str, nr_requests: Option<u32>, depth: u32, limit: &str) -> Result<u32, Error> {
+    match nr_requests {
+        Some(n) if n > depth => {
+            Err(Error::bad_input(format!("/sys/block/{name}/queue/nr_requests={n} exceeds {limit}")))
+        }
+        Some(n) => Ok(n),
+        None => Ok(depth),
+    }
+}
+
+impl IrqRequest {
+    /// One IRQ per queue `0..n`, not managed: on CPU 0 until user space
+    /// moves it. `name` gives queue q's action name.
+    pub(crate) fn unmanaged_per_queue(n: u32, name: impl Fn(u32) -> String) -> Vec<IrqRequest> {
+        (0..n).map(|q| IrqRequest { queue: HctxId(q as u16), cpu: CpuId(0), name: name(q), managed: false }).collect()
+    }
 }
 
 pub(crate) struct Device {

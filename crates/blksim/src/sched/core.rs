@@ -218,9 +218,7 @@ impl Sim {
         let target = job.cpu;
         let mut cost = self.costs.wakeup_ns;
         if target != cpu && !self.cpus[target].busy() {
-            self.cpus[target].ipis += 1;
-            cost += self.costs.ipi_send_ns;
-            self.q.after(self.costs.ipi_latency_ns, Event::TaskWoken { job: j });
+            cost += self.reschedule_ipi(target, Event::TaskWoken { job: j });
         } else {
             self.cpus[target].runqueue.push_back(j);
             if target != cpu {
@@ -231,6 +229,15 @@ impl Sim {
             }
         }
         cost
+    }
+
+    /// A reschedule IPI to the idle `target` for a wake-up: `woken` happens
+    /// when it arrives. Returns the sender's cost.
+    #[inline(always)]
+    pub(crate) fn reschedule_ipi(&mut self, target: CpuId, woken: Event) -> u64 {
+        self.cpus[target].ipis += 1;
+        self.q.after(self.costs.ipi_latency_ns, woken);
+        self.costs.ipi_send_ns
     }
 
     /// A woken task's IPI arrived at its idle CPU.

@@ -73,9 +73,7 @@ impl Sim {
         }
         let mut cost = self.costs.wakeup_ns;
         if target != waker && !self.cpus[target].busy() {
-            self.cpus[target].ipis += 1;
-            cost += self.costs.ipi_send_ns;
-            self.q.after(self.costs.ipi_latency_ns, Event::KworkerWoken { cpu: target });
+            cost += self.reschedule_ipi(target, Event::KworkerWoken { cpu: target });
         } else {
             self.cpus[target].kworker.runnable = true;
             if target != waker && !self.cpus[target].busy() {
