@@ -90,6 +90,8 @@ pub(crate) struct Sim {
     pub posting: bool,
     /// `--patch mq-deadline-2024`.
     pub patch_mq_deadline_2024: bool,
+    /// `--patch io-cpu-affinity-2008`.
+    pub patch_io_cpu_affinity_2008: bool,
     pub max_posted_msi_coalescing_loop: u32,
     /// Actions at points of virtual time (IRQ moves, CPUs going offline).
     pub timed: Vec<TimedAction>,

@@ -76,28 +76,10 @@ impl Sim {
         }
     }
 
-    /// Cost of a CPU reading a line last written on `from` (a flag, a held lock).
-    fn line_from(&self, from: CpuId, to: CpuId) -> u64 {
-        if from == to {
-            0
-        } else {
-            self.lock_handoff_ns(from, to) / 2
-        }
-    }
-
     /// Cost of handing a lock from `from` to `to` (the lock's line moves to
     /// the new owner, and its MCS node first).
     pub(crate) fn lock_handoff_ns(&self, from: CpuId, to: CpuId) -> u64 {
-        let t = &self.machine.topology;
-        let c = &self.costs;
-        let one = if t.cpus[from].core == t.cpus[to].core {
-            c.cacheline_transfer_ns / 4
-        } else if t.share_cache(from.0, to.0) {
-            c.cacheline_transfer_ns
-        } else {
-            c.cacheline_transfer_llc_ns
-        };
-        2 * one
+        2 * self.core_line_ns(from, to)
     }
 
     /// A task's scheduler work after its syscall's bio work: a merge lookup
@@ -132,7 +114,7 @@ impl Sim {
                 // spin_trylock failed: no merge lookup (the lock's line was read from its owner).
                 Some(owner) => {
                     dd.merges_skipped += 1;
-                    let cost = self.line_from(self.actor_cpu(owner), cpu);
+                    let cost = self.line_ns(self.actor_cpu(owner), cpu);
                     self.sched_step(a, SchedStep::TrylockFailed, cost);
                 }
                 None => {
@@ -176,7 +158,7 @@ impl Sim {
         let patched = self.patch_mq_deadline_2024;
         let lock = &mut self.devs[dev].elevator.as_mut().unwrap().lock;
         let migrated = match lock.data_cpu.replace(cpu) {
-            Some(from) if from != cpu => self.costs.dd_lock_data_lines * self.line_from(from, cpu),
+            Some(from) if from != cpu => self.costs.dd_lock_data_lines * self.line_ns(from, cpu),
             _ => 0,
         };
         let c = &self.costs;
@@ -359,7 +341,7 @@ impl Sim {
                 // Another CPU is in dd_dispatch_request: leave it to that CPU.
                 dd.dispatch_skipped += 1;
                 let from = dd.run_state_cpu;
-                let cost = self.line_from(from, cpu);
+                let cost = self.line_ns(from, cpu);
                 return self.sched_step(a, SchedStep::FlagSeen, cost);
             }
             dd.dispatching = true;

@@ -4,6 +4,7 @@
 //! the port's earlier interrupt messages → in host memory, visible to the
 //! driver → the queue's MSI (`msi.rs`, `posted_msi.rs`), or a poller sees it.
 
+use crate::drivers::Driver;
 use crate::ids::{DevId, HctxId, ReqId};
 use crate::system::{Event, Sim};
 use crate::workload::Direction;
@@ -12,6 +13,9 @@ impl Sim {
     /// The device finished a command: for a read, its data crosses the link
     /// (in media-completion order), then the CQE write goes upstream.
     pub(crate) fn cqe_sent(&mut self, dev: DevId, req: ReqId) {
+        if let Driver::Scsi(_) = self.devs[dev].driver {
+            return self.scsi_status_sent(dev, req);
+        }
         let now = self.q.now_ns();
         let r = &self.reqs.reqs[req];
         let hctx = r.hctx;

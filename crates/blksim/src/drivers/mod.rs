@@ -6,6 +6,7 @@ pub(crate) mod completion;
 pub(crate) mod dsa;
 pub(crate) mod null_blk;
 pub(crate) mod nvme;
+pub(crate) mod scsi;
 
 use crate::block::disk::DiskCounters;
 use crate::block::hctx::{HwQueue, QueueMap};
@@ -13,12 +14,13 @@ use crate::block::mq_deadline::Deadline;
 use crate::block::Request;
 use crate::error::Error;
 use crate::ids::{CpuId, HctxId};
-use crate::machine::Machine;
+use crate::machine::{Costs, Machine};
 use crate::settings::{NullBlkSettings, QueueSettings, Settings};
 use crate::workload::Direction;
 
 use dsa::DsaState;
 use nvme::controller::NvmeState;
+use scsi::ScsiState;
 
 /// The driver and device model behind a device: one arm per kind, each
 /// built by its driver's `probe` from the profile and the settings.
@@ -29,6 +31,8 @@ pub(crate) enum Driver {
     NullBlk(NullBlkSettings),
     /// An Intel DSA accelerator: its engines (its work queues are the queues).
     Dsa(DsaState),
+    /// SCSI over Fibre Channel: a host adapter (its ports are the queues), or a disk behind one.
+    Scsi(ScsiState),
 }
 
 /// What a driver's probe needs to know of the machine and the settings.
@@ -37,16 +41,17 @@ pub(crate) struct ProbeCtx<'a> {
     /// CPUs in `group_cpus_evenly` order: per node and core, its threads together.
     pub(crate) spread_order: Vec<CpuId>,
     pub(crate) settings: &'a Settings,
+    pub(crate) costs: &'a Costs,
     pub(crate) seed: u64,
 }
 
 impl ProbeCtx<'_> {
-    pub(crate) fn new<'a>(machine: &Machine, settings: &'a Settings, seed: u64) -> ProbeCtx<'a> {
+    pub(crate) fn new<'a>(machine: &'a Machine, settings: &'a Settings, seed: u64) -> ProbeCtx<'a> {
         let topo = &machine.topology;
         let ncpus = topo.cpu_count() as usize;
         let mut spread_order: Vec<CpuId> = crate::ids::cpus(ncpus).collect();
         spread_order.sort_by_key(|&c| (topo.cpus[c.idx()].node, topo.cpus[c.idx()].core, c));
-        ProbeCtx { ncpus, spread_order, settings, seed }
+        ProbeCtx { ncpus, spread_order, settings, costs: &machine.costs, seed }
     }
 }
 
@@ -105,6 +110,8 @@ pub(crate) struct Device {
     /// mq-deadline's state, when it is the queue's scheduler (`q->elevator`).
     pub elevator: Option<Deadline>,
     pub disk: DiskCounters,
+    /// `queue/rotational`: a disk with moving heads.
+    pub rotational: bool,
 }
 
 impl Device {
@@ -123,6 +130,7 @@ impl Device {
             driver,
             elevator: None,
             disk: Default::default(),
+            rotational: false,
         }
     }
 
@@ -136,6 +144,11 @@ impl Device {
     /// Is it a DSA accelerator (not a block device)?
     pub(crate) fn is_dsa(&self) -> bool {
         matches!(self.driver, Driver::Dsa(_))
+    }
+
+    /// Is it a block device (not an accelerator or a host adapter)?
+    pub(crate) fn is_block(&self) -> bool {
+        !matches!(self.driver, Driver::Dsa(_) | Driver::Scsi(ScsiState::Host(_)))
     }
 
     /// The NVMe controller behind an NVMe device.

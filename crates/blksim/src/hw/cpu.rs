@@ -25,7 +25,8 @@ pub(crate) enum FrameKind {
     DeviceIrq { irq: IrqId },
     /// A device IRQ that arrived while its handler ran on another CPU: entry, ack, exit.
     DeviceIrqBusy,
-    /// CALL_FUNCTION_SINGLE IPI: raises BLOCK_SOFTIRQ for `blk_cpu_done`.
+    /// CALL_FUNCTION_SINGLE IPI: raises BLOCK_SOFTIRQ for `blk_cpu_done`;
+    /// runs the queues of the requests handed over to this CPU (`queue_affinity`).
     CallFunctionIpi,
     /// `__do_softirq` running BLOCK_SOFTIRQ; `restarts` counts passes.
     Softirq { restarts: u8 },
@@ -77,6 +78,8 @@ pub(crate) struct Frame {
     /// Posted notification: the vector in hand has its handler running on
     /// another CPU (marked pending there, not run here).
     pub handler_busy: bool,
+    /// CALL_FUNCTION_SINGLE: requests handed over (`queue_affinity`) the current step issues.
+    pub issues: u32,
 }
 
 impl FrameKind {
@@ -115,6 +118,7 @@ impl Frame {
             passes: 0,
             final_pass: false,
             handler_busy: false,
+            issues: 0,
         }
     }
 
@@ -158,6 +162,8 @@ pub(crate) struct Cpu {
     pub runqueue: VecDeque<JobId>,
     /// `blk_cpu_done`: requests to complete in BLOCK_SOFTIRQ here.
     pub done_list: VecDeque<ReqId>,
+    /// Requests handed over for this CPU to issue (`queue_affinity`).
+    pub issue_list: VecDeque<ReqId>,
     pub id: CpuId,
     /// Requests whose hrtimer expired, for the local timer interrupt.
     pub timer_expired: VecDeque<ReqId>,
@@ -211,6 +217,7 @@ impl Cpu {
             irr: VectorSet::default(),
             softirq_pending: false,
             done_list: VecDeque::new(),
+            issue_list: VecDeque::new(),
             ksoftirqd_pending: false,
             timer_expired: VecDeque::new(),
             loc_count: 0,

@@ -6,7 +6,7 @@ pub mod topology;
 
 pub use costs::{Cost, Costs};
 pub use profile::{
-    builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, DsaParams, Iommu, Machine, NvmeParams,
-    ProfileSource, RootPort,
+    builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, DiskParams, DsaParams, HbaParams, Iommu,
+    Machine, NvmeParams, ProfileSource, RootPort, ScsiSpec,
 };
 pub use topology::Topology;
