@@ -393,7 +393,9 @@ fn affinity_change_and_cpu_offline_lose_no_interrupt() {
 /// Mutated machine profiles and knob strings give a result or an error, never a panic.
 #[test]
 fn mutated_profiles_and_knobs_never_panic() {
-    mutated_profiles_never_panic(include_str!("../../../profiles/spr-gen5.toml"));
+    for base in [include_str!("../../../profiles/spr-gen5.toml"), include_str!("../../../profiles/hp-ia64-2008.toml")] {
+        mutated_profiles_never_panic(base);
+    }
 }
 
 fn mutated_profiles_never_panic(base: &str) {
@@ -651,4 +653,72 @@ fn sequential_sync_reads_are_served_from_the_disk_cache() {
     // Interrupts on CPU 0 (the port's IRQ, not moved), the task on CPU 1.
     let irqs: u64 = r.interrupts.iter().filter(|row| row.name.starts_with("qla2xxx")).map(|row| row.per_cpu[0]).sum();
     assert!(irqs >= inv.ios_issued - 1, "{irqs} interrupts on CPU 0 for {} reads", inv.ios_issued);
+}
+
+/// The 2008 machine: 4 cells of 4 CPUs, a cell one cache domain; port 0 of
+/// host0 (sda, sdb) interrupts CPU 0. A sync reader of sda on `cpu`.
+fn ia64_completions(cpu: u32, rq_affinity: u8, patch: bool) -> blksim::stats::RunReport {
+    let m = blksim::machine::builtin("hp-ia64-2008").unwrap();
+    let devs: Vec<String> = m.devices.iter().filter(|d| d.is_block()).map(|d| d.name.clone()).collect();
+    let mut s = Settings::default();
+    if patch {
+        s.apply_patch("io-cpu-affinity-2008").unwrap();
+    }
+    s.apply_write("/proc/irq/128/smp_affinity_list=0", &devs).unwrap();
+    s.apply_write(&format!("/sys/block/sda/queue/rq_affinity={rq_affinity}"), &devs).unwrap();
+    let mut j = job("r", IoEngine::Sync, RwKind::Read, 4096, 1, "sda", 20);
+    j.cpus_allowed = Some(vec![cpu]);
+    run_checked(&m, &s, &[j], 1).0
+}
+
+/// The CPU that ran BLOCK_SOFTIRQ (the completions) in a run of one reader.
+fn completing_cpu(r: &blksim::stats::RunReport) -> usize {
+    let busy: Vec<usize> = (0..r.cpu_time.len()).filter(|&c| r.cpu_time[c].softirq_ns > 0).collect();
+    assert_eq!(busy.len(), 1, "completions ran on one CPU: {busy:?}");
+    busy[0]
+}
+
+/// `rq_affinity` as today's kernel reads it: 0 completes where the
+/// interrupt came (CPU 0), 1 in the submitter's cache domain (its cell: CPU
+/// 0 for a reader on CPU 1 of cell 0, the reader's CPU for one in cell 1), 2
+/// on the submitter; with the 2008 branch, 1 means the submitting CPU.
+#[test]
+fn rq_affinity_places_completions_on_the_irq_cpu_the_submitters_cell_or_the_submitter() {
+    assert_eq!(completing_cpu(&ia64_completions(1, 0, false)), 0, "0: the interrupted CPU");
+    assert_eq!(completing_cpu(&ia64_completions(5, 0, false)), 0, "0: the interrupted CPU");
+    assert_eq!(completing_cpu(&ia64_completions(1, 1, false)), 0, "1: CPU 0 shares cell 0's cache with the reader");
+    assert_eq!(completing_cpu(&ia64_completions(5, 1, false)), 5, "1: another cell: back to the reader");
+    assert_eq!(completing_cpu(&ia64_completions(1, 2, false)), 1, "2: always the submitter");
+    assert_eq!(completing_cpu(&ia64_completions(1, 1, true)), 1, "2008 branch: 1 is the submitting CPU");
+    // A remote completion is an IPI (CAL) to the submitter for each I/O.
+    let r = ia64_completions(1, 2, false);
+    let cal = r.interrupts.iter().find(|row| row.label == "CAL").unwrap();
+    let ios = r.jobs[0].dirs[0].total_ios;
+    assert!(cal.per_cpu[1] >= ios, "{} IPIs to CPU 1 for {ios} reads", cal.per_cpu[1]);
+}
+
+/// `queue_affinity` needs the 2008 patch; with it, requests are handed over
+/// by IPI to the CPU named, which issues them (in its IPI handler).
+#[test]
+fn queue_affinity_needs_its_patch_and_issues_from_the_cpu_it_names() {
+    let m = blksim::machine::builtin("hp-ia64-2008").unwrap();
+    let devs: Vec<String> = m.devices.iter().filter(|d| d.is_block()).map(|d| d.name.clone()).collect();
+    let mut j = job("r", IoEngine::Sync, RwKind::Read, 4096, 1, "sda", 20);
+    j.cpus_allowed = Some(vec![1]);
+    let mut s = Settings::default();
+    let e = s.apply_write("/sys/block/host0/queue/queue_affinity=6", &devs).unwrap_err();
+    assert!(e.message.contains("no block device 'host0'"), "a host adapter has no queue: {}", e.message);
+    s.apply_write("/sys/block/sda/queue/queue_affinity=6", &devs).unwrap();
+    let e = blksim::run(&m, &s, &[j.clone()], 1).unwrap_err();
+    assert_eq!(e.kind, blksim::ErrorKind::BadInput);
+    assert!(e.message.contains("--patch io-cpu-affinity-2008"), "{}", e.message);
+    s.apply_patch("io-cpu-affinity-2008").unwrap();
+    s.apply_write("/sys/block/sda/queue/queue_affinity=99", &devs).unwrap();
+    assert!(blksim::run(&m, &s, &[j.clone()], 1).unwrap_err().message.contains("CPU 99 does not exist"));
+    s.apply_write("/sys/block/sda/queue/queue_affinity=6", &devs).unwrap();
+    let (r, _) = run_checked(&m, &s, &[j], 1);
+    let ios = r.jobs[0].dirs[0].total_ios;
+    let cal = r.interrupts.iter().find(|row| row.label == "CAL").unwrap();
+    assert!(cal.per_cpu[6] >= ios, "{} hand-over IPIs to CPU 6 for {ios} reads", cal.per_cpu[6]);
+    assert!(r.cpu_time[6].hardirq_ns > 0 && r.cpu_time[6].softirq_ns == 0, "CPU 6 issues, in its IPI handler");
 }

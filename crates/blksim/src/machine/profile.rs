@@ -15,6 +15,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("spr-dsa", include_str!("../../../../profiles/spr-dsa.toml")),
     ("x86-gen5-5m", include_str!("../../../../profiles/x86-gen5-5m.toml")),
     ("ryzen-7950x", include_str!("../../../../profiles/ryzen-7950x.toml")),
+    ("hp-ia64-2008", include_str!("../../../../profiles/hp-ia64-2008.toml")),
 ];
 
 #[derive(Clone, Debug, Deserialize)]
