@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use blksim::machine::{builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, Machine, ProfileSource};
+use blksim::machine::{
+    builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, Machine, ProfileSource, ScsiSpec,
+};
 use blksim::settings::Settings;
 use blksim::stats::RunReport;
 use blksim_fio::job::{parse_job_files, JobFile, ParseContext};
@@ -85,7 +87,7 @@ pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> 
     for c in cmdline {
         settings.apply_cmdline(c).map_err(|e| format!("--cmdline: {e}"))?;
     }
-    let dev_names: Vec<String> = machine.devices.iter().map(|d| d.name.clone()).collect();
+    let dev_names: Vec<String> = machine.devices.iter().filter(|d| d.is_block()).map(|d| d.name.clone()).collect();
     for s in sets {
         settings.apply_write(s, &dev_names)?;
     }
@@ -267,7 +269,10 @@ fn describe_platform(m: &Machine) -> String {
         s += &format!("root port {}: socket {}, msi_service_ns {}\n", r.name, r.socket, r.msi_service_ns);
     }
     for w in &m.pcie_switches {
-        s += &format!("pcie switch {}: on {}, upstream {} MB/s per direction\n", w.name, m.root_ports[w.root_port].name, w.upstream_mb_per_s);
+        s += &format!(
+            "pcie switch {}: on {}, upstream {} MB/s per direction\n",
+            w.name, m.root_ports[w.root_port].name, w.upstream_mb_per_s
+        );
     }
     s += &format!("interrupt delivery: service_ns {} per message, per socket\n", m.interrupt_delivery.service_ns);
     s
@@ -297,6 +302,27 @@ fn describe_device(m: &Machine, d: &DeviceSpec) -> String {
         DeviceKind::Dsa(p) => format!(
             "device {}: dsa on {}, {} WQ(s), {} engines, {} ns per descriptor, {} MB/s fill per engine\n",
             d.name, m.root_ports[p.root_port].name, p.wqs, p.engines, p.descriptor_ns, p.fill_mb_per_s
+        ),
+        DeviceKind::Scsi(ScsiSpec::Host(p)) => format!(
+            "device {}: fc_hba on {}, {} port(s), {} ns firmware per command, {} MB/s link per port, queue depth {} per LUN\n",
+            d.name, m.root_ports[p.root_port].name, p.ports, p.fw_cmd_ns, p.link_mb_per_s, p.queue_depth
+        ),
+        DeviceKind::Scsi(ScsiSpec::Disk(p)) => format!(
+            "device {}: scsi_disk (rotational=1) on {} port {}{}, {} GiB, {} rpm, seek {}/{}/{} ns track/avg/full, {} MB/s media, {} ns controller, {} MiB cache, {} KiB read-ahead, write cache {}\n",
+            d.name,
+            m.devices[p.host].name,
+            p.port,
+            p.target.as_ref().map(|t| format!(" (target {t})")).unwrap_or_default(),
+            p.capacity_bytes >> 30,
+            p.rpm,
+            p.seek_ns[0],
+            p.seek_ns[1],
+            p.seek_ns[2],
+            p.media_mb_per_s,
+            p.controller_ns,
+            p.cache_bytes >> 20,
+            p.read_ahead_bytes >> 10,
+            if p.write_cache { "on" } else { "off" }
         ),
     }
 }

@@ -14,7 +14,7 @@ use crate::reproduce::{load_experiments, LabArgs};
 pub const FIT_USAGE: &str = "usage: blksim fit [NAME|FILE.toml...|--all] --param COST... [--machine NAME|FILE] \
 [--iterations N] [--output FILE] [--include-gaps] [--seed N] [--jobs N] [--dir DIR]\n  \
 COST: a [costs] name (syscall_ns), or a cost of another table (iommu.remap_service_ns, root_port.msi_service_ns: \
-every root port alike); each moves within its profile range min..max, minimising the mean squared relative error\n  \
+every root port alike); each moves within its profile range min..max, minimising the mean squared error in tolerances ((relative error / tolerance)²)\n  \
 of the cells with a simulated value (known gaps only with --include-gaps)";
 
 /// What `blksim fit` was asked to do.
@@ -142,7 +142,7 @@ fn print_fit(machine: &str, exps: &[Experiment], r: &FitResult) {
     for (p, v) in r.params.iter().zip(&r.fitted) {
         println!("  {:<32} {:>8} {:>8}  {}..{}", p.name, p.ns, v, p.min, p.max);
     }
-    println!("  mean squared relative error: {:.6} -> {:.6}", r.objective_before, r.objective_after);
+    println!("  mean squared error in tolerances: {:.6} -> {:.6}", r.objective_before, r.objective_after);
     print_experiment_errors(r);
 }
 

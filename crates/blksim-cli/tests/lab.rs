@@ -127,7 +127,7 @@ fn fit_writes_an_overlay_that_reproduce_takes() {
         overlay.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert!(text.contains("costs.fio_prep_ns") && text.contains("mean squared relative error"), "{text}");
+    assert!(text.contains("costs.fio_prep_ns") && text.contains("mean squared error in tolerances"), "{text}");
     let written = std::fs::read_to_string(&overlay).unwrap();
     assert!(written.contains("extends = \"vm-2cpu\"") && written.contains("[costs]"), "{written}");
     let (code, table, err) = blksim(&["reproduce", exp, "--profile", overlay.to_str().unwrap()]);

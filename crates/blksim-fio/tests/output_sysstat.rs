@@ -32,7 +32,9 @@ fn mpstat_has_an_all_row_and_one_row_per_cpu_whose_shares_add_up() {
 fn iostat_rates_come_from_the_disk_counters() {
     let report = sync_report();
     let text = write_iostat(&report);
-    let row: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("avg-cpu:") && lines[3].starts_with("Device"), "{text}");
+    let row: Vec<&str> = lines[4].split_whitespace().collect();
     let d = &report.disks[0];
     let secs = report.sim_time_ns as f64 / 1e9;
     assert_eq!(row[0], d.name);
@@ -40,4 +42,29 @@ fn iostat_rates_come_from_the_disk_counters() {
     assert!((rps - d.ios[0] as f64 / secs).abs() < 0.01, "r/s {rps}");
     let util: f64 = row.last().unwrap().parse().unwrap();
     assert!((util - d.util_pct).abs() < 0.01);
+}
+
+/// iostat's `%system` is sys + irq + softirq over all CPUs (sysstat adds
+/// them), and the shares add up to 100.
+#[test]
+fn iostat_avg_cpu_counts_interrupt_time_as_system() {
+    let mut report = sync_report();
+    for (i, t) in report.cpu_time.iter_mut().enumerate() {
+        let hardirq = 5 * (i as u64 % 3);
+        *t = blksim::stats::CpuTime {
+            user_ns: 10,
+            sys_ns: 20,
+            hardirq_ns: hardirq,
+            softirq_ns: 5,
+            idle_ns: 40 - hardirq,
+            iowait_ns: 25,
+        };
+    }
+    let text = write_iostat(&report);
+    let v: Vec<f64> = text.lines().nth(1).unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
+    let n = report.cpu_time.len() as f64;
+    let irq: f64 = (0..report.cpu_time.len()).map(|i| 5.0 * (i % 3) as f64).sum::<f64>() / n;
+    assert!((v[2] - (20.0 + 5.0 + irq)).abs() < 0.01, "{text}");
+    assert!((v[3] - 25.0).abs() < 0.01, "%iowait: {text}");
+    assert!((v.iter().sum::<f64>() - 100.0).abs() < 0.05, "{text}");
 }

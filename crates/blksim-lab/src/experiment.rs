@@ -223,6 +223,9 @@ struct RawValueColumn {
     #[serde(default)]
     axes: BTreeMap<String, toml::Value>,
     tolerance: Option<f64>,
+    /// An absolute tolerance in the column's unit (10 points of a percentage):
+    /// each cell's relative tolerance is this over its published value.
+    tolerance_points: Option<f64>,
 }
 
 fn one() -> f64 {
@@ -434,13 +437,26 @@ impl Builder<'_> {
                         Some((self.case_for(&axes_of(&p.rows[b])?).map_err(at)?, key_label(b).join(" ")))
                     }
                 };
+                if v.tolerance.is_some() && v.tolerance_points.is_some() {
+                    return Err(format!("published: column '{}': tolerance and tolerance_points both given", v.column));
+                }
+                let tolerance = match v.tolerance_points {
+                    Some(p) if p > 0.0 && base.is_none() => p / published.abs(),
+                    Some(_) => {
+                        return Err(format!(
+                            "published: column '{}': tolerance_points must be positive and not relative",
+                            v.column
+                        ))
+                    }
+                    None => v.tolerance.unwrap_or(self.raw.tolerance),
+                };
                 self.push_cell(CellSpec {
                     label: label.join(" "),
                     case,
                     metric,
                     scale: v.scale,
                     published,
-                    tolerance: v.tolerance.unwrap_or(self.raw.tolerance),
+                    tolerance,
                     known_gap: None,
                     base,
                 })?;

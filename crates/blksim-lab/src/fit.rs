@@ -108,16 +108,23 @@ pub fn resolve_params(merged: &toml::Value, names: &[String], profile: &str) -> 
     Ok(out)
 }
 
-/// The `(ns, min, max)` of the cost `TABLE.KEY` in the merged profile, if it is one.
+/// The `(ns, min, max)` of the cost `TABLE.KEY` (or `device_model.MODEL.KEY`)
+/// in the merged profile, if it is one.
 fn find_cost(merged: &toml::Value, name: &str) -> Option<(u64, u64, u64)> {
-    let parts: Vec<&str> = name.split('.').collect();
-    let [table, key] = parts.as_slice() else {
-        return None;
-    };
-    match merged.get(*table) {
+    let (table, key) = name.rsplit_once('.')?;
+    match table_at(merged, table) {
         Some(toml::Value::Array(items)) => array_cost(items, key),
-        Some(t @ toml::Value::Table(_)) => t.get(*key).and_then(cost_fields),
+        Some(t @ toml::Value::Table(_)) => t.get(key).and_then(cost_fields),
         _ => None,
+    }
+}
+
+/// The value at a dotted table path (`iommu`, `device_model.msa_lun`) of the merged profile.
+fn table_at<'a>(merged: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
+    match path.split_once('.') {
+        Some(("device_model", model)) => merged.get("device_model")?.get(model),
+        Some(_) => None,
+        None => merged.get(path),
     }
 }
 
@@ -137,6 +144,13 @@ fn known_costs(merged: &toml::Value) -> Vec<String> {
     let mut known: Vec<String> = Costs::NAMES.iter().map(|s| s.to_string()).collect();
     for (t, v) in merged.as_table().into_iter().flatten() {
         match v {
+            toml::Value::Table(models) if t == "device_model" => {
+                for (model, m) in models {
+                    if let Some(m) = m.as_table() {
+                        known.extend(cost_names(&format!("device_model.{model}"), m).collect::<Vec<_>>());
+                    }
+                }
+            }
             toml::Value::Table(m) if t != "costs" => known.extend(cost_names(t, m)),
             toml::Value::Array(items) => {
                 if let Some(first) = items.first().and_then(|f| f.as_table()) {
@@ -150,7 +164,8 @@ fn known_costs(merged: &toml::Value) -> Vec<String> {
 }
 
 /// `TABLE.KEY` for each cost of `table`.
-fn cost_names<'a>(table: &'a str, m: &'a toml::map::Map<String, toml::Value>) -> impl Iterator<Item = String> + 'a {
+fn cost_names<'a>(table: &str, m: &'a toml::map::Map<String, toml::Value>) -> impl Iterator<Item = String> + 'a {
+    let table = table.to_string();
     m.iter().filter(|(_, c)| cost_fields(c).is_some()).map(move |(k, _)| format!("{table}.{k}"))
 }
 
@@ -191,8 +206,8 @@ impl FittedTables {
     fn of(merged: &toml::Value, params: &[Param], values: &[u64]) -> FittedTables {
         let mut f = FittedTables::default();
         for (p, &ns) in params.iter().zip(values) {
-            let (table, key) = p.name.split_once('.').expect("resolved names are dotted");
-            match merged.get(table) {
+            let (table, key) = p.name.rsplit_once('.').expect("resolved names are dotted");
+            match table_at(merged, table) {
                 Some(toml::Value::Array(items)) => {
                     let arr = f.arrays.entry(table.to_string()).or_insert_with(|| items.clone());
                     for item in arr.iter_mut() {
@@ -266,15 +281,17 @@ fn inline_cost(v: &toml::Value) -> String {
     format!("{{ {} }}", parts.join(", "))
 }
 
-/// The objective: mean squared relative error over the cells that have a
-/// simulated value and are not documented known gaps (fitting to a gap would
-/// make costs stand in for a missing mechanism) unless `include_gaps`.
+/// The objective: mean squared error in tolerances ((relative error /
+/// tolerance)², so a cell compared within 10 points of a percentage weighs
+/// like one compared within 15%) over the cells that have a simulated value
+/// and are not documented known gaps (fitting to a gap would make costs
+/// stand in for a missing mechanism) unless `include_gaps`.
 pub fn objective(results: &[ExperimentResult], include_gaps: bool) -> Option<f64> {
     let errs: Vec<f64> = results
         .iter()
         .flat_map(|r| r.cells.iter())
         .filter(|c| c.status != CellStatus::Pending && (include_gaps || !c.known_gap))
-        .filter_map(|c| c.error)
+        .filter_map(|c| c.error.map(|e| e / c.tolerance))
         .collect();
     (!errs.is_empty()).then(|| errs.iter().map(|e| e * e).sum::<f64>() / errs.len() as f64)
 }
@@ -449,7 +466,7 @@ fn start_simplex(u0: &[f64]) -> Vec<Vec<f64>> {
 fn fit_header(spec: &FitSpec, params: &[Param], fitted: &[u64], evaluations: usize, objective: (f64, f64)) -> String {
     let names: Vec<&str> = spec.experiments.iter().map(|e| e.name.as_str()).collect();
     let mut header = format!(
-        "Fitted by `blksim fit` to {} ({} candidates, seed {}).\nMean squared relative error: {:.6} before, {:.6} after.\n",
+        "Fitted by `blksim fit` to {} ({} candidates, seed {}).\nMean squared error in tolerances: {:.6} before, {:.6} after.\n",
         names.join(", "),
         evaluations,
         spec.opts.seed.map_or("per experiment".to_string(), |s| s.to_string()),
@@ -506,5 +523,32 @@ mod tests {
         assert_eq!(fitted.root_ports.len(), orig.root_ports.len());
         assert_eq!(fitted.costs.irq_entry_ns, orig.costs.irq_entry_ns);
         assert_eq!(fitted.devices, orig.devices);
+    }
+
+    /// A device model's cost (`device_model.MODEL.KEY`) and an optional cost are parameters too.
+    #[test]
+    fn device_model_costs_fit_and_their_overlay_reaches_every_device_of_the_model() {
+        use blksim::machine::{DeviceKind, ScsiSpec};
+        let base = BaseProfile::new("hp-ia64-2008").unwrap();
+        let m = base.merged().unwrap();
+        let names: Vec<String> =
+            ["device_model.msa_lun.cache_hit_ns", "scsi_bio_lines"].iter().map(|s| s.to_string()).collect();
+        let p = resolve_params(&m, &names, "hp-ia64-2008").unwrap();
+        assert_eq!((p[0].min, p[0].max), (100_000, 400_000));
+        let text = overlay_text(&base, &m, &p, &[p[0].min, p[1].max], "h");
+        assert!(text.contains("[device_model.msa_lun]"), "{text}");
+        let fitted = load_profile(&text, "overlay", &base).unwrap();
+        let hits: Vec<u64> = fitted
+            .devices
+            .iter()
+            .filter_map(|d| match &d.kind {
+                DeviceKind::Scsi(ScsiSpec::Disk(p)) => Some(p.cache_hit_ns),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(hits, vec![100_000; 24]);
+        assert_eq!(fitted.costs.scsi_bio_lines, Some(p[1].max));
+        let e = resolve_params(&m, &["device_model.msa_lun.rpm".to_string()], "hp-ia64-2008").unwrap_err();
+        assert!(e.contains("device_model.msa_lun.controller_ns"), "{e}");
     }
 }

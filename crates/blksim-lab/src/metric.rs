@@ -32,7 +32,7 @@ pub enum Metric {
     NotificationsPerSec,
     /// `ipis_per_sec`.
     IpisPerSec,
-    /// `lock_contention_pct`: share of all CPUs' time spent spinning on the scheduler locks.
+    /// `lock_contention_pct`: share of the CPUs' busy time spent spinning on the scheduler locks (a cycles profile's share).
     LockContentionPct,
 }
 

@@ -25,8 +25,9 @@ pub struct Observation {
     pub cpu: Option<CpuShares>,
     /// Rates over the run, per second.
     pub rates: Option<Rates>,
-    /// Share of all CPUs' time spent spinning on the scheduler locks, %,
-    /// when the run had any.
+    /// Share of the CPUs' busy time (not idle, not iowait) spent spinning
+    /// on the scheduler locks, %, when the run had any: what a cycles
+    /// profile (`perf`) shows, since idle CPUs take no samples.
     pub lock_wait_pct: Option<f64>,
 }
 
@@ -174,12 +175,12 @@ impl Observation {
             latency_missing: (!with_latency)
                 .then(|| "the jobs ran with gtod_reduce (no latency statistics)".to_string()),
             lock_wait_pct: (!report.locks.is_empty()).then(|| {
-                let cpu_ns: u64 = report.cpu_time.iter().map(|c| c.total_ns()).sum();
+                let busy_ns: u64 = report.cpu_time.iter().map(|c| c.total_ns() - c.idle_ns - c.iowait_ns).sum();
                 let wait: u64 = report.locks.iter().map(|l| l.wait_ns).sum();
-                if cpu_ns == 0 {
+                if busy_ns == 0 {
                     0.0
                 } else {
-                    wait as f64 * 100.0 / cpu_ns as f64
+                    wait as f64 * 100.0 / busy_ns as f64
                 }
             }),
             cpu: Some(cpu),

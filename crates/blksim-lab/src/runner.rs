@@ -188,7 +188,7 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
             };
         }
     }
-    let devices: Vec<String> = machine.devices.iter().map(|d| d.name.clone()).collect();
+    let devices: Vec<String> = machine.devices.iter().filter(|d| d.is_block()).map(|d| d.name.clone()).collect();
     for w in &case.sysfs {
         // `/sys/block/*/...` writes the attribute of every block device of the machine.
         let writes: Vec<String> = match w.split_once("/sys/block/*/") {

@@ -5,7 +5,7 @@
 
 use crate::block::mq_deadline::Deadline;
 use crate::block::RequestPool;
-use crate::drivers::{dsa, null_blk, nvme, IrqRequest, ProbeCtx, Probed};
+use crate::drivers::{dsa, null_blk, nvme, scsi, IrqRequest, ProbeCtx, Probed};
 use crate::error::Error;
 use crate::hw::cpu::Cpu;
 use crate::hw::delivery::InterruptRouter;
@@ -14,12 +14,12 @@ use crate::hw::pcie::Link;
 use crate::hw::root_port::RootPortState;
 use crate::ids::{CpuId, DevId, JobId};
 use crate::ioengine::job::Job;
-use crate::stats::MsiCounters;
 use crate::irq::vector::VectorTable;
-use crate::machine::{DeviceKind, DeviceSpec, Machine};
+use crate::machine::{DeviceKind, DeviceSpec, Machine, ScsiSpec};
 use crate::sched::cpumask::CpuMasks;
 use crate::settings::{Scheduler, Settings};
 use crate::sim::{EventQueue, Rng};
+use crate::stats::MsiCounters;
 use crate::system::Sim;
 use crate::workload::{IoEngine, JobConfig};
 
@@ -96,6 +96,7 @@ impl Sim {
             failure: None,
             posting: settings.posting(),
             patch_mq_deadline_2024: settings.patch_mq_deadline_2024,
+            patch_io_cpu_affinity_2008: settings.patch_io_cpu_affinity_2008,
             max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
             phase: 0,
             phases: 0,
@@ -117,6 +118,8 @@ impl Sim {
                 dsa::probe(&spec.name, p, ctx, instances[1] - 1)
             }
             DeviceKind::NullBlk => null_blk::probe(&spec.name, ctx)?,
+            DeviceKind::Scsi(ScsiSpec::Host(p)) => scsi::probe_host(&spec.name, p, ctx)?,
+            DeviceKind::Scsi(ScsiSpec::Disk(p)) => scsi::probe_disk(&spec.name, p, ctx, &mut self.devs)?,
         };
         self.attach(probed)
     }
@@ -124,13 +127,15 @@ impl Sim {
     /// Add a probed device, allocating the IRQs its driver asked for in order.
     fn attach(&mut self, probed: Probed) -> Result<(), Error> {
         let Probed { mut device, irqs } = probed;
+        if let Some(r) = device.queue_settings.rotational {
+            device.rotational = r;
+        }
         let dev = DevId::of(self.devs.len());
         for IrqRequest { queue, cpu, name, managed } in irqs {
             let irq = self.alloc_irq(dev, queue, cpu, name, managed)?;
             // A managed IRQ's mask is its queue's CPUs; others may go anywhere.
-            self.irqs[irq].mask = crate::ids::cpus(self.cpus.len())
-                .filter(|&c| !managed || device.map.cpu_to_hctx[c] == queue)
-                .collect();
+            self.irqs[irq].mask =
+                crate::ids::cpus(self.cpus.len()).filter(|&c| !managed || device.map.cpu_to_hctx[c] == queue).collect();
             device.queues[queue.idx()].irq = Some(irq);
         }
         self.devs.push(device);
@@ -148,7 +153,7 @@ impl Sim {
                 for q in d.queues.iter_mut() {
                     q.tags_free = sched_tags;
                 }
-                d.elevator = Some(Deadline { driver_tags_free: depth * d.queues.len() as u32, ..Default::default() });
+                d.elevator = Some(Deadline::new(depth * d.queues.len() as u32, sched_tags));
             }
         }
     }
@@ -219,6 +224,9 @@ impl Sim {
                     ),
                 ));
             }
+            if !self.devs[d].is_block() {
+                return Err(err(i, format!("filename={f}: a SCSI host adapter is not a block device (its disks are)")));
+            }
             devs.push(DevId::of(d));
         }
         Ok(devs)
@@ -278,6 +286,21 @@ fn check_settings(machine: &Machine, settings: &Settings) -> Result<(), Error> {
     }
     if settings.nvme_write_queues > 0 {
         return Err(Error::not_modelled("nvme.write_queues is not modelled yet (only 0)"));
+    }
+    for (dev, q) in &settings.queues {
+        let Some(cpu) = q.queue_affinity else { continue };
+        let path = format!("/sys/block/{dev}/queue/queue_affinity");
+        if !settings.patch_io_cpu_affinity_2008 {
+            return Err(Error::bad_input(format!(
+                "{path}: queue_affinity is not in this kernel: it needs --patch io-cpu-affinity-2008"
+            )));
+        }
+        if cpu >= machine.topology.cpu_count() {
+            return Err(Error::bad_input(format!(
+                "{path}={cpu}: CPU {cpu} does not exist (the machine has {} CPUs)",
+                machine.topology.cpu_count()
+            )));
+        }
     }
     Ok(())
 }

@@ -24,6 +24,6 @@ pub(crate) mod system;
 pub mod workload;
 
 pub use error::{Error, ErrorKind};
-pub use stats::MsiCounters;
 pub use run::{run, run_with, run_workload, validate, RunOptions, Workload};
 pub use stats::Invariants;
+pub use stats::MsiCounters;

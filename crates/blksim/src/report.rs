@@ -5,8 +5,8 @@
 use crate::block::lock::SpinLock;
 use crate::drivers::Device;
 use crate::ids::CpuId;
-use crate::stats::{DiskStats, DsaStats, InterruptRow, JobStats, LockReport, MsiCpuStats, PathStats, RunReport};
 use crate::stats::Invariants;
+use crate::stats::{DiskStats, DsaStats, InterruptRow, JobStats, LockReport, MsiCpuStats, PathStats, RunReport};
 use crate::system::Sim;
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -40,7 +40,8 @@ impl Sim {
                 .enumerate()
                 .filter(|(_, d)| d.disk.ios.iter().sum::<u64>() > 0)
                 .map(|(i, d)| {
-                    let runs = self.irqs.iter().filter(|q| q.dev.0 as usize == i).map(|q| q.count.iter().sum::<u64>()).sum();
+                    let runs =
+                        self.irqs.iter().filter(|q| q.dev.0 as usize == i).map(|q| q.count.iter().sum::<u64>()).sum();
                     disk_stats(d, end, runs)
                 })
                 .collect(),
@@ -87,11 +88,15 @@ impl Sim {
             .map(|irq| InterruptRow {
                 label: irq.number.to_string(),
                 per_cpu: irq.count.clone(),
-                chip: format!(
-                    "IR-PCI-MSIX-0000:{:02x}:00.0 {}-edge",
-                    0x10 + self.devs[irq.dev].instance,
-                    irq.queue.0 + 1
-                ),
+                chip: match self.devs[irq.dev].driver {
+                    // One interrupt per adapter port (a PCI function each).
+                    crate::drivers::Driver::Scsi(_) => format!("PCI-MSI {}-edge", irq.queue.0),
+                    _ => format!(
+                        "IR-PCI-MSIX-0000:{:02x}:00.0 {}-edge",
+                        0x10 + self.devs[irq.dev].instance,
+                        irq.queue.0 + 1
+                    ),
+                },
                 name: irq.name.clone(),
             })
             .collect();
@@ -155,9 +160,6 @@ impl Sim {
                 hold_ns: lock.stats.hold_ns,
             };
             out.push(rep(&dd.lock, "dd->lock"));
-            if self.patch_mq_deadline_2024 {
-                out.push(rep(&dd.insert_lock, "dd->insert_lock"));
-            }
         }
         out
     }

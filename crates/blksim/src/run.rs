@@ -9,8 +9,8 @@ use crate::ioengine::job::JobState;
 use crate::machine::Machine;
 use crate::settings::{Settings, TimedAction};
 use crate::sim::Popped;
-use crate::stats::RunReport;
 use crate::stats::Invariants;
+use crate::stats::RunReport;
 use crate::system::{Event, Sim};
 use crate::workload::{DsaClientConfig, JobConfig};
 
@@ -185,7 +185,7 @@ impl Sim {
 
     /// What is stuck when the simulation stalls: jobs not done, CPUs with
     /// work pending, requests waiting for tags.
-    fn stall_report(&self) -> String {
+    pub(crate) fn stall_report(&self) -> String {
         let stuck: Vec<String> = self
             .jobs
             .iter()
@@ -221,10 +221,29 @@ impl Sim {
             })
             .collect();
         let waits: usize = self.devs.iter().flat_map(|d| d.queues.iter()).map(|q| q.tag_waiters.len()).sum();
+        let scheds: Vec<String> = self
+            .devs
+            .iter()
+            .filter_map(|d| d.elevator.as_ref().map(|dd| (d, dd)))
+            .filter(|(_, dd)| dd.has_pending() || dd.bucketed() > 0)
+            .map(|(d, dd)| {
+                format!(
+                    "{}: {} in the scheduler, {} in buckets, {} on hctx->dispatch, {} driver tags free, run_work {:?}",
+                    d.name,
+                    dd.fifo.len(),
+                    dd.bucketed(),
+                    dd.dispatch.len(),
+                    dd.driver_tags_free,
+                    dd.run_work
+                )
+            })
+            .collect();
         format!(
-            "internal error: the simulation stalled ({}; {}; {waits} requests waiting for tags)",
+            "internal error: the simulation stalled ({}; {}; {waits} requests waiting for tags{}{})",
             stuck.join(", "),
-            cpus.join("; ")
+            cpus.join("; "),
+            if scheds.is_empty() { "" } else { "; " },
+            scheds.join("; ")
         )
     }
 
@@ -280,6 +299,8 @@ impl Sim {
             Event::HotplugStep { cpu } => self.cpu_down_step(cpu),
             Event::VectorCleanup { cpu, vector, irq } => self.vector_cleanup(cpu, vector, irq),
             Event::NvmeAggregationTimer { dev, hctx, gen } => self.nvme_aggregation_timer(dev, hctx, gen),
+            Event::RunWorkTimer { dev, gen } => self.run_work_timer(dev, gen),
+            Event::KworkerWoken { cpu } => self.kworker_woken(cpu),
             Event::Timed { index } => {
                 if let Err(e) = self.timed_action(index as usize) {
                     self.failure.get_or_insert(Error::bad_input(e));

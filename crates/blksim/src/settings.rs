@@ -28,6 +28,11 @@ pub struct QueueSettings {
     pub nr_requests: Option<u32>,
     /// `max_sectors_kb`: the largest request merging may build, KiB.
     pub max_sectors_kb: u32,
+    /// `rotational`: `None` = what the driver says (1 for a SCSI disk).
+    pub rotational: Option<bool>,
+    /// `queue_affinity` (`--patch io-cpu-affinity-2008`): the CPU that issues
+    /// the queue's requests to the device; `None` = the submitting CPU.
+    pub queue_affinity: Option<u32>,
 }
 
 impl Default for QueueSettings {
@@ -38,6 +43,8 @@ impl Default for QueueSettings {
             nomerges: 0,
             nr_requests: None,
             max_sectors_kb: 128,
+            rotational: None,
+            queue_affinity: None,
         }
     }
 }
@@ -81,8 +88,11 @@ pub struct Settings {
     /// Per device name (e.g. `nvme0n1`); devices not named here have the defaults.
     pub queues: BTreeMap<String, QueueSettings>,
     /// The 2024 mq-deadline scalability series (`--patch mq-deadline-2024`):
-    /// serialised dispatch, separate insertion lists, merges skipped when contended.
+    /// serialised dispatch, per-CPU insertion buckets, merges skipped when contended.
     pub patch_mq_deadline_2024: bool,
+    /// The 2008 io-cpu-affinity branch (`--patch io-cpu-affinity-2008`):
+    /// `queue_affinity`, and `rq_affinity` as the branch defined it.
+    pub patch_io_cpu_affinity_2008: bool,
     /// `/proc/irq/N/smp_affinity_list` writes: IRQ number -> CPUs.
     pub irq_affinity: BTreeMap<u32, Vec<u32>>,
     /// NVMe Interrupt Coalescing (Feature 08h) per controller (`nvme0`):
@@ -106,6 +116,7 @@ impl Default for Settings {
             irq_affinity: BTreeMap::new(),
             nvme_interrupt_coalescing: BTreeMap::new(),
             patch_mq_deadline_2024: false,
+            patch_io_cpu_affinity_2008: false,
             given: Vec::new(),
         }
     }
@@ -210,14 +221,17 @@ pub enum TimedAction {
 }
 
 /// Out-of-tree patch sets blksim models, by the name `--patch` takes.
-pub const PATCHES: &[(&str, &str)] =
-    &[("mq-deadline-2024", "mq-deadline scalability series (Jan 2024, not merged): serialised dispatch, separate insertion lists, merges skipped when the lock is contended")];
+pub const PATCHES: &[(&str, &str)] = &[
+    ("mq-deadline-2024", "mq-deadline scalability series (RFC v2, Jan 2024, not merged): serialised dispatch, per-CPU insertion buckets, merges skipped when the lock is contended"),
+    ("io-cpu-affinity-2008", "the io-cpu-affinity branch of 2008 (2.6.25 era): queue_affinity (the CPU that issues a queue's requests: the submitter hands them over by IPI) and rq_affinity as it then was (any value but 0 completes on the submitting CPU's SMT group)"),
+];
 
 impl Settings {
     /// `--patch NAME`.
     pub fn apply_patch(&mut self, name: &str) -> Result<(), Error> {
         match name {
             "mq-deadline-2024" => self.patch_mq_deadline_2024 = true,
+            "io-cpu-affinity-2008" => self.patch_io_cpu_affinity_2008 = true,
             _ => {
                 let known: Vec<&str> = PATCHES.iter().map(|p| p.0).collect();
                 return Err(Error::bad_input(format!("--patch {name}: unknown patch (known: {})", known.join(", "))));
@@ -314,6 +328,9 @@ impl Settings {
                     "nomerges" => q.nomerges = parse_num(path, value, 0, 2)? as u8,
                     "nr_requests" => q.nr_requests = Some(parse_num(path, value, 4, 65536)? as u32),
                     "max_sectors_kb" => q.max_sectors_kb = parse_num(path, value, 4, 32768)? as u32,
+                    "rotational" => q.rotational = Some(parse_num(path, value, 0, 1)? == 1),
+                    // Checked against the machine's CPUs and the patch when the run is built.
+                    "queue_affinity" => q.queue_affinity = Some(parse_num(path, value, 0, 65535)? as u32),
                     "scheduler" => {
                         q.scheduler = match value.trim() {
                             "none" => Scheduler::None,
@@ -332,7 +349,7 @@ impl Settings {
                     }
                     a => {
                         return Err(Error::bad_input(format!(
-                            "{path}: unknown queue attribute '{a}' (known: rq_affinity, scheduler, nomerges, nr_requests, max_sectors_kb)"
+                            "{path}: unknown queue attribute '{a}' (known: rq_affinity, scheduler, nomerges, nr_requests, max_sectors_kb, rotational, queue_affinity with --patch io-cpu-affinity-2008)"
                         )))
                     }
                 }

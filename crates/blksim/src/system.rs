@@ -16,13 +16,13 @@ use crate::hw::root_port::RootPortState;
 use crate::ids::{CpuId, DevId, HctxId, IrqId, JobId, ReqId};
 use crate::ioengine::job::Job;
 use crate::irq::desc::Irq;
-use crate::stats::MsiCounters;
 use crate::irq::posted_msi::PiDesc;
 use crate::irq::vector::VectorTable;
 use crate::machine::{Costs, Machine};
 use crate::sched::cpumask::CpuMasks;
 use crate::settings::TimedAction;
 use crate::sim::EventQueue;
+use crate::stats::MsiCounters;
 
 /// Something that happened at an instant; the doc says source and target.
 #[derive(Clone, Copy, Debug)]
@@ -52,8 +52,11 @@ pub(crate) enum Event {
     JobStarted { job: JobId },
     /// CPU hotplug: look again at `cpu` going down (its queues' drain, then the take-down).
     HotplugStep { cpu: CpuId },
+    /// The timer of `dev`'s delayed queue run (`hctx->run_work`, armed as generation `gen`) expired.
+    RunWorkTimer { dev: DevId, gen: u32 },
+    /// A wake-up IPI reached the idle CPU of a woken kworker.
+    KworkerWoken { cpu: CpuId },
 }
-
 
 pub(crate) struct Sim {
     pub q: EventQueue<Event>,
@@ -86,6 +89,8 @@ pub(crate) struct Sim {
     pub posting: bool,
     /// `--patch mq-deadline-2024`.
     pub patch_mq_deadline_2024: bool,
+    /// `--patch io-cpu-affinity-2008`.
+    pub patch_io_cpu_affinity_2008: bool,
     pub max_posted_msi_coalescing_loop: u32,
     /// Actions at points of virtual time (IRQ moves, CPUs going offline).
     pub timed: Vec<TimedAction>,

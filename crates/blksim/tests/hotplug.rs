@@ -12,7 +12,12 @@ use common::*;
 
 const MODES: [&str; 2] = ["", "intremap=posted_msi"];
 
-fn run_timed(m: &blksim::machine::Machine, cmdline: &str, jobs: &[JobConfig], timed: Vec<(u64, TimedAction)>) -> (RunReport, Invariants) {
+fn run_timed(
+    m: &blksim::machine::Machine,
+    cmdline: &str,
+    jobs: &[JobConfig],
+    timed: Vec<(u64, TimedAction)>,
+) -> (RunReport, Invariants) {
     let mut s = Settings::default();
     s.apply_cmdline(cmdline).unwrap();
     let (r, inv) = run_with(m, &s, jobs, 1, &RunOptions { timed, ..Default::default() }).expect("run");
@@ -34,10 +39,8 @@ fn offlining_the_last_cpu_of_a_managed_irq_drains_its_queue_and_loses_nothing() 
     for mode in MODES {
         let mut j = job("r", IoEngine::Libaio, RwKind::RandRead, 4096, 32, "nvme0n1", 12);
         j.cpus_allowed = Some(vec![1]);
-        let timed = vec![
-            (2_000_000, TimedAction::CpuOffline { cpu: 1 }),
-            (8_000_000, TimedAction::CpuOnline { cpu: 1 }),
-        ];
+        let timed =
+            vec![(2_000_000, TimedAction::CpuOffline { cpu: 1 }), (8_000_000, TimedAction::CpuOnline { cpu: 1 })];
         let (r, inv) = run_timed(&m, mode, &[j], timed);
         let h = &r.hotplug;
         assert_eq!((h.cpus_down, h.cpus_up), (1, 1), "{mode}: {h:?}");
@@ -66,7 +69,8 @@ fn cpu_churn_on_the_8_drive_job_loses_no_io_and_no_interrupt() {
     let m = server();
     let jobs: Vec<JobConfig> = (0..64u32)
         .map(|i| {
-            let mut j = job(&format!("j{i}"), IoEngine::Libaio, RwKind::RandRead, 4096, 64, &format!("nvme{}n1", i / 8), 15);
+            let mut j =
+                job(&format!("j{i}"), IoEngine::Libaio, RwKind::RandRead, 4096, 64, &format!("nvme{}n1", i / 8), 15);
             j.cpus_allowed = Some(vec![i]);
             j
         })
@@ -87,7 +91,10 @@ fn cpu_churn_on_the_8_drive_job_loses_no_io_and_no_interrupt() {
         // The report's counts are the ones checked.
         let e = &r.invariants;
         assert_eq!((e.ios_issued, e.ios_reaped, e.requests_live), (inv.ios_issued, inv.ios_reaped, 0), "{mode}");
-        assert_eq!((e.msi.sent, e.msi.delivered, e.msi.merged, e.msi_pending), (inv.msi.sent, inv.msi.delivered, inv.msi.merged, inv.msi_pending));
+        assert_eq!(
+            (e.msi.sent, e.msi.delivered, e.msi.merged, e.msi_pending),
+            (inv.msi.sent, inv.msi.delivered, inv.msi.merged, inv.msi_pending)
+        );
         assert!(inv.msi.sent > 10_000, "{mode}: {inv:?}");
     }
 }
@@ -111,7 +118,8 @@ fn affinity_lists_may_name_offline_cpus_and_the_last_cpu_stays() {
         (100_000, TimedAction::CpuOffline { cpu: 3 }),
         (300_000, TimedAction::IrqAffinity { irq_number: 128, cpus: vec![3, 4] }),
     ];
-    let (r, inv) = blksim::run_workload(&m, &Settings::default(), &w, 1, &RunOptions { timed, ..Default::default() }).unwrap();
+    let (r, inv) =
+        blksim::run_workload(&m, &Settings::default(), &w, 1, &RunOptions { timed, ..Default::default() }).unwrap();
     check_invariants(&r, &inv);
     let q = row(&r, "idxd-dsa0-wq0");
     assert!(q[4] > 0 && q[3] == 0, "{:?}", &q[..6]);

@@ -58,7 +58,13 @@ fn device_summary(report: &RunReport) -> String {
     let _ = writeln!(
         out,
         "exactly once: I/Os issued {}, reaped {}, requests live {}; MSIs sent {} = handled {} + merged {} + pending {}",
-        inv.ios_issued, inv.ios_reaped, inv.requests_live, inv.msi.sent, inv.msi.delivered, inv.msi.merged, inv.msi_pending
+        inv.ios_issued,
+        inv.ios_reaped,
+        inv.requests_live,
+        inv.msi.sent,
+        inv.msi.delivered,
+        inv.msi.merged,
+        inv.msi_pending
     );
     out
 }

@@ -49,10 +49,29 @@ pub fn write_mpstat(report: &RunReport) -> String {
     s
 }
 
-/// `iostat -x`: per device, rates, request sizes, waits, queue size and utilisation over the run.
+/// `iostat -x`: the CPUs' average shares (`avg-cpu`, whose `%system`
+/// counts hardirq and softirq time too, as sysstat's iostat does), then per
+/// device rates, request sizes, waits, queue size and utilisation over the run.
 pub fn write_iostat(report: &RunReport) -> String {
     let secs = report.sim_time_ns as f64 / 1e9;
+    let mut all = blksim::stats::CpuTime::default();
+    for t in &report.cpu_time {
+        all.user_ns += t.user_ns;
+        all.sys_ns += t.sys_ns + t.hardirq_ns + t.softirq_ns;
+        all.idle_ns += t.idle_ns;
+        all.iowait_ns += t.iowait_ns;
+    }
+    let total = all.total_ns();
     let mut s = format!(
+        "avg-cpu:  %user   %nice %system %iowait  %steal   %idle\n        {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}\n\n",
+        pct(all.user_ns, total),
+        0.0,
+        pct(all.sys_ns, total),
+        pct(all.iowait_ns, total),
+        0.0,
+        pct(all.idle_ns, total)
+    );
+    s += &format!(
         "{:<12}{:>12}{:>12}{:>10}{:>8}{:>9}{:>10}{:>12}{:>12}{:>10}{:>8}{:>9}{:>10}{:>8}{:>8}\n",
         "Device",
         "r/s",

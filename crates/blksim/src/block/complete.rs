@@ -6,6 +6,7 @@
 //! waiter), SCHED_RESTART, the ioengine's completion.
 
 use super::Placement;
+use crate::drivers::Driver;
 use crate::ids::{CpuId, JobId, ReqId};
 use crate::ioengine::job::JobState;
 use crate::system::Sim;
@@ -25,10 +26,16 @@ impl Sim {
         }
         let rq_affinity = dev.queue_settings.rq_affinity;
         // blk_mq_complete_need_ipi: never to an offline CPU.
-        let need_ipi = rq_affinity >= 1
-            && cpu != r.submit_cpu
-            && !(rq_affinity == 1 && self.machine.topology.share_cache(cpu.0, r.submit_cpu.0))
-            && self.cpumask.online[r.submit_cpu.idx()];
+        let need_ipi = self.cpumask.online[r.submit_cpu.idx()]
+            && if self.patch_io_cpu_affinity_2008 {
+                // The 2008 branch: any value but 0 completes on the submitter's
+                // group (blk_cpu_to_group: its SMT siblings without SCHED_MC).
+                rq_affinity >= 1 && self.smt_group(cpu) != self.smt_group(r.submit_cpu)
+            } else {
+                rq_affinity >= 1
+                    && cpu != r.submit_cpu
+                    && !(rq_affinity == 1 && self.machine.topology.share_cache(cpu.0, r.submit_cpu.0))
+            };
         if need_ipi {
             Placement::Remote
         } else if dev.nr_hw_queues() == 1 {
@@ -41,14 +48,39 @@ impl Sim {
         }
     }
 
+    /// `blk_cpu_to_group` without SCHED_MC: the first CPU of `cpu`'s SMT siblings.
+    fn smt_group(&self, cpu: CpuId) -> u32 {
+        let sibling = self.machine.topology.cpus[cpu].sibling;
+        sibling.map_or(cpu.0, |s| s.min(cpu.0))
+    }
+
     /// BLOCK_SOFTIRQ on `cpu`: end the first `n` requests of its `blk_cpu_done` list.
     pub(crate) fn block_softirq(&mut self, cpu: CpuId, n: u32) -> u64 {
         let mut debt = 0;
         for _ in 0..n {
             let req = self.cpus[cpu].done_list.pop_front().expect("done list");
             debt += self.end_request(cpu, req);
+            if self.is_scsi_request(req) {
+                self.scsi_ended(cpu, req);
+            }
         }
         debt
+    }
+
+    /// Is `req` a SCSI disk's?
+    #[inline(always)]
+    fn is_scsi_request(&self, req: ReqId) -> bool {
+        self.reqs.reqs[req].dev.is_some_and(|d| matches!(self.devs[d].driver, Driver::Scsi(_)))
+    }
+
+    /// The driver's part of ending `req` in BLOCK_SOFTIRQ on `cpu` (SCSI's `scsi_io_completion`).
+    #[inline(always)]
+    pub(crate) fn softirq_driver_cost(&self, cpu: CpuId, req: ReqId) -> u64 {
+        if self.is_scsi_request(req) {
+            self.scsi_complete_cost(cpu, req)
+        } else {
+            0
+        }
     }
 
     /// `blk_mq_end_request`: account the disk, free the tag, hand the result to
@@ -72,9 +104,10 @@ impl Sim {
             Some(waiter) => {
                 self.reqs.reqs[waiter].waiting_tag = false;
                 if let Some(dd) = dev.elevator.as_mut() {
-                    // It goes to the scheduler's FIFO (inserted from here, lock not modelled).
+                    // It goes to the scheduler's FIFO (inserted from here, lock not
+                    // modelled) and kblockd runs the queue.
                     dd.fifo.push_back(waiter);
-                    debt += self.costs.dd_insert_ns;
+                    debt += self.costs.dd_insert_ns + self.run_hw_queue_async(cpu, r.dev());
                 } else {
                     debt += self.driver_queue_rq_cost(r.dev(), false) + self.driver_commit_cost(r.dev());
                     debt += self.driver_issue(cpu, r.dev(), r.hctx, waiter);
@@ -84,9 +117,7 @@ impl Sim {
             }
             None => hctx.tags_free += 1,
         }
-        if let Some(dd) = self.devs[r.dev()].elevator.as_mut() {
-            dd.driver_tags_free += 1;
-        }
+        // The driver tag is freed; SCHED_RESTART runs the queue.
         debt += self.sched_restart(cpu, r.dev());
         let mut debt = debt + self.engine_complete(cpu, req);
         // Bios merged into this request end with it.

@@ -24,6 +24,9 @@ pub(crate) struct Request {
     pub hctx: HctxId,
     /// The CPU that submitted it (`rq->mq_ctx->cpu`).
     pub submit_cpu: CpuId,
+    /// The CPU whose cache last wrote its command state (SCSI: where it was
+    /// issued, then interrupted, then completed).
+    pub cmd_cpu: CpuId,
     /// fio prepared it (slat and lat start).
     pub t_start_ns: u64,
     /// The submitting syscall handed it to the kernel (slat end, clat start).
@@ -57,6 +60,7 @@ impl Request {
             dev: None,
             hctx: HctxId(0),
             submit_cpu: CpuId(0),
+            cmd_cpu: CpuId(0),
             t_start_ns: 0,
             t_issue_ns: 0,
             t_dispatch_ns: 0,

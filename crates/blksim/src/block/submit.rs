@@ -5,7 +5,7 @@
 //! (mq-deadline: `elevator.rs`) or `nvme_queue_rq` / `nvme_queue_rqs` /
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
-use crate::block::mq_deadline::SchedOp;
+use crate::drivers::scsi::ScsiState;
 use crate::drivers::Driver;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::job::{batch_bucket, depth_bucket};
@@ -17,30 +17,63 @@ impl Sim {
     /// `queue_rqs` for a plugged batch.
     pub(crate) fn driver_queue_rq_cost(&self, dev: DevId, plugged: bool) -> u64 {
         let c = &self.costs;
-        if matches!(self.devs[dev].driver, Driver::Nvme(_)) {
-            (if plugged { c.nvme_queue_rqs_ns } else { c.nvme_queue_rq_ns }) + c.dma_map_ns
-        } else {
-            c.null_queue_rq_ns
+        match &self.devs[dev].driver {
+            Driver::Nvme(_) => (if plugged { c.nvme_queue_rqs_ns } else { c.nvme_queue_rq_ns }) + c.dma_map_ns,
+            Driver::Scsi(ScsiState::Disk(sd)) => sd.queue_rq_ns,
+            _ => c.null_queue_rq_ns,
         }
     }
 
-    /// The driver's cost to start a batch on `dev` (the NVMe SQ doorbell).
+    /// The driver's cost to start a batch on `dev` (the NVMe SQ doorbell,
+    /// the adapter's request-ring doorbell).
     pub(crate) fn driver_commit_cost(&self, dev: DevId) -> u64 {
-        if matches!(self.devs[dev].driver, Driver::Nvme(_)) {
-            self.costs.doorbell_ns
-        } else {
-            0
+        match self.devs[dev].driver {
+            Driver::Nvme(_) | Driver::Scsi(_) => self.costs.doorbell_ns,
+            _ => 0,
         }
     }
 
-    /// Hand `req` (holding a tag of `hctx`) to the driver on `cpu`. Returns the
-    /// cost of work the driver did inline (null_blk irqmode=0 completions).
+    /// The CPU `queue_affinity` (io-cpu-affinity-2008) makes issue `dev`'s
+    /// requests, when it is not `cpu`.
+    #[inline(always)]
+    pub(crate) fn issue_elsewhere(&self, dev: DevId, cpu: CpuId) -> Option<CpuId> {
+        self.devs[dev].queue_settings.queue_affinity.map(CpuId).filter(|&q| q != cpu)
+    }
+
+    /// Hand `req` (holding a tag of `hctx`) to the driver on `cpu`, or (with
+    /// `queue_affinity` naming another CPU) hand it over to that CPU: onto
+    /// its list, with a CALL_FUNCTION_SINGLE IPI if the list was empty, whose
+    /// function runs the queue there (`queue_rq` in the IPI's handler).
+    /// Returns the cost of work done inline (null_blk irqmode=0 completions,
+    /// a SCSI command's lines reaching the issuing CPU, the hand-over).
     pub(crate) fn driver_issue(&mut self, cpu: CpuId, dev: DevId, hctx: HctxId, req: ReqId) -> u64 {
-        if matches!(self.devs[dev].driver, Driver::Nvme(_)) {
-            self.nvme_issue(dev, hctx, &[req]);
-            0
-        } else {
-            self.null_blk_issue(cpu, dev, req)
+        if let Some(target) = self.issue_elsewhere(dev, cpu) {
+            let list = &mut self.cpus[target].issue_list;
+            list.push_back(req);
+            if list.len() == 1 {
+                self.ipi_send(target);
+                return self.costs.llist_add_ns + self.costs.ipi_send_ns;
+            }
+            return self.costs.llist_add_ns;
+        }
+        self.driver_issue_here(cpu, dev, hctx, req)
+    }
+
+    /// The CPU cost of issuing a request handed over to this CPU: its `queue_rq` and a doorbell.
+    pub(crate) fn handed_over_issue_cost(&self, req: ReqId) -> u64 {
+        let dev = self.reqs.reqs[req].dev();
+        self.driver_queue_rq_cost(dev, false) + self.driver_commit_cost(dev)
+    }
+
+    /// `queue_rq` of `req` on `cpu`, the CPU that runs the queue.
+    pub(crate) fn driver_issue_here(&mut self, cpu: CpuId, dev: DevId, hctx: HctxId, req: ReqId) -> u64 {
+        match self.devs[dev].driver {
+            Driver::Nvme(_) => {
+                self.nvme_issue(dev, hctx, &[req]);
+                0
+            }
+            Driver::Scsi(_) => self.scsi_issue(cpu, dev, req),
+            _ => self.null_blk_issue(cpu, dev, req),
         }
     }
 
@@ -57,7 +90,12 @@ impl Sim {
         let r = &self.reqs.reqs[req];
         let pages = (r.bytes as u64).div_ceil(4096);
         let bio = if plugged { c.bio_submit_plugged_ns } else { c.bio_submit_ns };
-        let block = bio + self.driver_queue_rq_cost(r.dev(), plugged);
+        // With queue_affinity elsewhere the driver runs there (the hand-over is charged when it happens).
+        let driver = match self.issue_elsewhere(r.dev(), self.jobs[j].cpu) {
+            Some(_) => 0,
+            None => self.driver_queue_rq_cost(r.dev(), plugged),
+        };
+        let block = bio + driver;
         let pin = pages * c.page_pin_ns;
         block
             + match &self.jobs[j].cfg.ioengine {
@@ -88,7 +126,9 @@ impl Sim {
                 if job.devs[..i].contains(&d) {
                     continue;
                 }
-                if job.queued.iter().any(|&r| self.reqs.reqs[r].dev == Some(d)) {
+                if job.queued.iter().any(|&r| self.reqs.reqs[r].dev == Some(d))
+                    && self.issue_elsewhere(d, job.cpu).is_none()
+                {
                     cost += self.driver_commit_cost(d);
                 }
             }
@@ -179,18 +219,6 @@ impl Sim {
             let debt = self.driver_issue(cpu, dev, hctx, req);
             self.jobs[j].debt_ns += debt;
         }
-    }
-
-    /// mq-deadline: the task's merge lookups, its insertion and a dispatch
-    /// round, each under its lock, after the syscall's bio work.
-    fn queue_scheduler_sections(&mut self, j: JobId) {
-        let Some(&first) = self.jobs[j].dd.pending.first() else { return };
-        let dev = self.reqs.reqs[first].dev();
-        let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { self.jobs[j].dd.pending.len() };
-        let ops = &mut self.jobs[j].dd.ops;
-        ops.extend(std::iter::repeat_n(SchedOp::Merge, merges));
-        ops.push_back(SchedOp::Insert);
-        ops.push_back(SchedOp::Dispatch);
     }
 
     /// `blk_attempt_plug_merge` (back merge): `req` continues `last` on the

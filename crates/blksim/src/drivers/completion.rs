@@ -4,9 +4,9 @@
 //! the port's earlier interrupt messages → in host memory, visible to the
 //! driver → the queue's MSI (`msi.rs`, `posted_msi.rs`), or a poller sees it.
 
-use crate::ids::{DevId, HctxId, ReqId};
 use crate::drivers::nvme::interrupt::Signal;
 use crate::drivers::Driver;
+use crate::ids::{DevId, HctxId, ReqId};
 use crate::system::{Event, Sim};
 use crate::workload::Direction;
 
@@ -14,6 +14,9 @@ impl Sim {
     /// The device finished a command: for a read, its data crosses the link
     /// (in media-completion order), then the CQE write goes upstream.
     pub(crate) fn cqe_sent(&mut self, dev: DevId, req: ReqId) {
+        if let Driver::Scsi(_) = self.devs[dev].driver {
+            return self.scsi_status_sent(dev, req);
+        }
         let now = self.q.now_ns();
         let r = &self.reqs.reqs[req];
         let hctx = r.hctx;
@@ -89,7 +92,7 @@ impl Sim {
         }
         let signal = match &mut d.driver {
             Driver::Nvme(n) => n.irq.cqe_posted(hctx, now),
-            Driver::Dsa(_) | Driver::NullBlk(_) => Signal::Now,
+            Driver::Dsa(_) | Driver::NullBlk(_) | Driver::Scsi(_) => Signal::Now,
         };
         self.device_signal(dev, hctx, signal);
     }

@@ -6,21 +6,26 @@ pub(crate) mod completion;
 pub(crate) mod dsa;
 pub(crate) mod null_blk;
 pub(crate) mod nvme;
+pub(crate) mod scsi;
 
 use crate::block::disk::DiskCounters;
 use crate::block::hctx::{HwQueue, QueueMap};
 use crate::block::mq_deadline::Deadline;
 use crate::block::Request;
+use crate::error::Error;
 use crate::ids::{CpuId, HctxId};
-use crate::machine::Machine;
+use crate::machine::{Costs, Machine};
 use crate::settings::{NullBlkSettings, QueueSettings, Settings};
 use crate::workload::Direction;
 
 use dsa::DsaState;
 use nvme::controller::NvmeState;
+use scsi::ScsiState;
 
 /// The driver and device model behind a device: one arm per kind, each
 /// built by its driver's `probe` from the profile and the settings.
+// One per device, built once and never moved: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Driver {
     /// An NVMe SSD: the controller model.
     Nvme(NvmeState),
@@ -28,6 +33,8 @@ pub(crate) enum Driver {
     NullBlk(NullBlkSettings),
     /// An Intel DSA accelerator: its engines (its work queues are the queues).
     Dsa(DsaState),
+    /// SCSI over Fibre Channel: a host adapter (its ports are the queues), or a disk behind one.
+    Scsi(ScsiState),
 }
 
 /// What a driver's probe needs to know of the machine and the settings.
@@ -36,16 +43,17 @@ pub(crate) struct ProbeCtx<'a> {
     /// CPUs in `group_cpus_evenly` order: per node and core, its threads together.
     pub(crate) spread_order: Vec<CpuId>,
     pub(crate) settings: &'a Settings,
+    pub(crate) costs: &'a Costs,
     pub(crate) seed: u64,
 }
 
 impl ProbeCtx<'_> {
-    pub(crate) fn new<'a>(machine: &Machine, settings: &'a Settings, seed: u64) -> ProbeCtx<'a> {
+    pub(crate) fn new<'a>(machine: &'a Machine, settings: &'a Settings, seed: u64) -> ProbeCtx<'a> {
         let topo = &machine.topology;
         let ncpus = topo.cpu_count() as usize;
         let mut spread_order: Vec<CpuId> = crate::ids::cpus(ncpus).collect();
         spread_order.sort_by_key(|&c| (topo.cpus[c.idx()].node, topo.cpus[c.idx()].core, c));
-        ProbeCtx { ncpus, spread_order, settings, seed }
+        ProbeCtx { ncpus, spread_order, settings, costs: &machine.costs, seed }
     }
 }
 
@@ -64,6 +72,26 @@ pub(crate) struct IrqRequest {
     pub(crate) name: String,
     /// Managed affinity (spread by the kernel; user space cannot move it).
     pub(crate) managed: bool,
+}
+
+/// Driver tags per hardware queue: `nr_requests` if it was written (at
+/// most the driver's `depth`, which `limit` names in the error), else `depth`.
+pub(crate) fn driver_tags(name: &str, nr_requests: Option<u32>, depth: u32, limit: &str) -> Result<u32, Error> {
+    match nr_requests {
+        Some(n) if n > depth => {
+            Err(Error::bad_input(format!("/sys/block/{name}/queue/nr_requests={n} exceeds {limit}")))
+        }
+        Some(n) => Ok(n),
+        None => Ok(depth),
+    }
+}
+
+impl IrqRequest {
+    /// One IRQ per queue `0..n`, not managed: on CPU 0 until user space
+    /// moves it. `name` gives queue q's action name.
+    pub(crate) fn unmanaged_per_queue(n: u32, name: impl Fn(u32) -> String) -> Vec<IrqRequest> {
+        (0..n).map(|q| IrqRequest { queue: HctxId(q as u16), cpu: CpuId(0), name: name(q), managed: false }).collect()
+    }
 }
 
 pub(crate) struct Device {
@@ -86,6 +114,8 @@ pub(crate) struct Device {
     pub disk: DiskCounters,
     /// MSIs it sent.
     pub msis: u64,
+    /// `queue/rotational`: a disk with moving heads.
+    pub rotational: bool,
 }
 
 impl Device {
@@ -105,6 +135,7 @@ impl Device {
             elevator: None,
             disk: Default::default(),
             msis: 0,
+            rotational: false,
         }
     }
 
@@ -118,6 +149,11 @@ impl Device {
     /// Is it a DSA accelerator (not a block device)?
     pub(crate) fn is_dsa(&self) -> bool {
         matches!(self.driver, Driver::Dsa(_))
+    }
+
+    /// Is it a block device (not an accelerator or a host adapter)?
+    pub(crate) fn is_block(&self) -> bool {
+        !matches!(self.driver, Driver::Dsa(_) | Driver::Scsi(ScsiState::Host(_)))
     }
 
     /// The NVMe controller behind an NVMe device.

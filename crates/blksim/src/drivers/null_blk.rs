@@ -1,12 +1,13 @@
 //! Kernel path: null_blk, a block device with no hardware.
 //! `null_queue_rq` → irqmode 0: `blk_mq_end_request` inside `queue_rq`;
 //! 1: `blk_mq_complete_request` → BLOCK_SOFTIRQ (on the CPU that ran
-//! queue_rq, raised from task context so ksoftirqd runs it, or on the
+//! queue_rq, raised from task context so ksoftirqd or the next irq_exit
+//! runs it, or on the
 //! submitter's CPU by IPI as `rq_affinity` decides); 2: an hrtimer of
 //! `completion_nsec` → the local timer interrupt on the submitting CPU →
 //! `end_request`.
 
-use super::{Device, Driver, ProbeCtx, Probed};
+use super::{driver_tags, Device, Driver, ProbeCtx, Probed};
 use crate::block::hctx::{HwQueue, QueueMap};
 use crate::error::Error;
 use crate::hw::lapic::LOCAL_TIMER_VECTOR;
@@ -19,16 +20,8 @@ pub(crate) fn probe(name: &str, ctx: &ProbeCtx) -> Result<Probed, Error> {
     let nb = ctx.settings.null_blk.clone();
     let qs = ctx.settings.queue(name);
     let nr = nb.submit_queues.min(ctx.ncpus as u32).max(1);
-    let tags = match qs.nr_requests {
-        Some(n) if n > nb.hw_queue_depth => {
-            return Err(Error::bad_input(format!(
-                "/sys/block/{name}/queue/nr_requests={n} exceeds null_blk.hw_queue_depth={}",
-                nb.hw_queue_depth
-            )))
-        }
-        Some(n) => n,
-        None => nb.hw_queue_depth,
-    };
+    let depth = nb.hw_queue_depth;
+    let tags = driver_tags(name, qs.nr_requests, depth, &format!("null_blk.hw_queue_depth={depth}"))?;
     let queues = (0..nr).map(|_| HwQueue { tags_free: tags, ..Default::default() }).collect();
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, nr);
     let mut device = Device::new(name, Driver::NullBlk(nb), queues, map, qs);
@@ -71,9 +64,12 @@ impl Sim {
                         self.costs.llist_add_ns
                     }
                 }
+                // Raised from task context: pending here (the next irq_exit runs
+                // it) and ksoftirqd woken, whichever comes first.
                 _ => {
                     let c = &mut self.cpus[cpu];
                     c.done_list.push_back(req);
+                    c.softirq_pending = true;
                     c.ksoftirqd_pending = true;
                     self.costs.llist_add_ns
                 }

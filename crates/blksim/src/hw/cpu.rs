@@ -4,8 +4,9 @@
 
 use std::collections::VecDeque;
 
+use crate::block::mq_deadline::DdCtx;
 use crate::hw::lapic::VectorSet;
-use crate::ids::{CpuId, IrqId, JobId, ReqId};
+use crate::ids::{CpuId, DevId, IrqId, JobId, ReqId};
 use crate::stats::{CpuTime, TraceName, Track};
 
 /// Which account a step's time goes to.
@@ -24,7 +25,8 @@ pub(crate) enum FrameKind {
     DeviceIrq { irq: IrqId },
     /// A device IRQ that arrived while its handler ran on another CPU: entry, ack, exit.
     DeviceIrqBusy,
-    /// CALL_FUNCTION_SINGLE IPI: raises BLOCK_SOFTIRQ for `blk_cpu_done`.
+    /// CALL_FUNCTION_SINGLE IPI: raises BLOCK_SOFTIRQ for `blk_cpu_done`;
+    /// runs the queues of the requests handed over to this CPU (`queue_affinity`).
     CallFunctionIpi,
     /// `__do_softirq` running BLOCK_SOFTIRQ; `restarts` counts passes.
     Softirq { restarts: u8 },
@@ -35,6 +37,9 @@ pub(crate) enum FrameKind {
     LocalTimer,
     /// POSTED_MSI_NOTIFICATION_VECTOR: demultiplex the PIR (`sysvec_posted_msi_notification`).
     PostedNotification,
+    /// The CPU's kworker running kblockd work items (a task: system time,
+    /// interrupts enabled; it runs before the CPU's fio task, like ksoftirqd).
+    Kworker,
 }
 
 /// Stage of a frame's program.
@@ -75,6 +80,8 @@ pub(crate) struct Frame {
     pub handler_busy: bool,
     /// Device IRQ: the drain has found entries (its CQ head doorbell is due).
     pub found: bool,
+    /// CALL_FUNCTION_SINGLE: requests handed over (`queue_affinity`) the current step issues.
+    pub issues: u32,
 }
 
 impl FrameKind {
@@ -87,6 +94,7 @@ impl FrameKind {
             FrameKind::LocalTimer => (Track::Hardirq, TraceName::LocalTimer),
             FrameKind::Softirq { .. } => (Track::Softirq, TraceName::BlockSoftirq),
             FrameKind::Ksoftirqd => (Track::Softirq, TraceName::Ksoftirqd),
+            FrameKind::Kworker => (Track::Task, TraceName::Kworker),
         }
     }
 }
@@ -95,6 +103,7 @@ impl Frame {
     pub(crate) fn new(kind: FrameKind, now_ns: u64) -> Frame {
         let acct = match kind {
             FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => Acct::Softirq,
+            FrameKind::Kworker => Acct::Sys,
             _ => Acct::Hardirq,
         };
         Frame {
@@ -112,6 +121,7 @@ impl Frame {
             final_pass: false,
             handler_busy: false,
             found: false,
+            issues: 0,
         }
     }
 
@@ -155,6 +165,8 @@ pub(crate) struct Cpu {
     pub runqueue: VecDeque<JobId>,
     /// `blk_cpu_done`: requests to complete in BLOCK_SOFTIRQ here.
     pub done_list: VecDeque<ReqId>,
+    /// Requests handed over for this CPU to issue (`queue_affinity`).
+    pub issue_list: VecDeque<ReqId>,
     pub id: CpuId,
     /// Requests whose hrtimer expired, for the local timer interrupt.
     pub timer_expired: VecDeque<ReqId>,
@@ -170,6 +182,27 @@ pub(crate) struct Cpu {
     pub ipis: u64,
     /// Per-vector delivery counts for system vectors (CAL).
     pub cal_count: u64,
+    /// The CPU's kblockd worker.
+    pub kworker: Kworker,
+}
+
+/// A CPU's kworker of kblockd's (per-CPU, high-priority) pool: the work
+/// items queued on it (queue runs of devices, `hctx->run_work`) and the
+/// scheduler program of the one it runs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Kworker {
+    /// Queued work items: the devices whose queue it runs, in order.
+    pub worklist: VecDeque<DevId>,
+    /// Woken (runnable or running) and not yet asleep again.
+    pub runnable: bool,
+    /// The scheduler program of the work item it runs.
+    pub dd: DdCtx,
+    /// Cost of effects applied at a step's end, charged in its next step.
+    pub debt_ns: u64,
+    /// When the work item it runs started.
+    pub since_ns: u64,
+    /// Work items run.
+    pub items: u64,
 }
 
 impl Cpu {
@@ -187,6 +220,7 @@ impl Cpu {
             irr: VectorSet::default(),
             softirq_pending: false,
             done_list: VecDeque::new(),
+            issue_list: VecDeque::new(),
             ksoftirqd_pending: false,
             timer_expired: VecDeque::new(),
             loc_count: 0,
@@ -197,6 +231,7 @@ impl Cpu {
             ipis: 0,
             io_sleepers: 0,
             cal_count: 0,
+            kworker: Kworker::default(),
         }
     }
 

@@ -87,7 +87,8 @@ impl Iec {
         let hit = self.last_use[irq.idx()] != 0;
         if !hit {
             if self.cached == self.capacity {
-                let (lru, _) = self.last_use.iter().enumerate().filter(|(_, &t)| t != 0).min_by_key(|(_, &t)| t).unwrap();
+                let (lru, _) =
+                    self.last_use.iter().enumerate().filter(|(_, &t)| t != 0).min_by_key(|(_, &t)| t).unwrap();
                 self.last_use[lru] = 0;
             } else {
                 self.cached += 1;

@@ -4,6 +4,7 @@
 //! or a stretch of user code, sleeping in `io_getevents` /
 //! `io_cqring_wait` / the sync syscall until woken.
 
+use crate::block::lock::Actor;
 use crate::block::Owner;
 use crate::hw::cpu::Acct;
 use crate::ids::{CpuId, JobId};
@@ -324,7 +325,7 @@ impl Sim {
     /// fio's loop.
     pub(crate) fn job_after_submit(&mut self, cpu: CpuId, j: JobId) {
         if !self.jobs[j].dd.ops.is_empty() {
-            return self.sched_next_op(cpu, j);
+            return self.sched_next_op(cpu, Actor::Task(j));
         }
         if self.job_blocks_on_tags(cpu, j) {
             // Sleeps in blk_mq_get_tag; tag_granted wakes it.
@@ -365,9 +366,7 @@ impl Sim {
                 self.job_submitted(cpu, j, items);
                 self.job_after_submit(cpu, j);
             }
-            JobState::LockSpin => self.sched_lock_granted(cpu, j),
-            JobState::LockHold => self.sched_hold_done(cpu, j),
-            JobState::SchedIssue => self.sched_issued(cpu, j),
+            JobState::LockSpin | JobState::Sched => self.sched_step_done(cpu, Actor::Task(j)),
             JobState::ReapEnter => self.job_reap_entered(cpu, j, items),
             JobState::SleepOut => self.job_slept_out(cpu, j),
             JobState::PollSpin => {

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use crate::block::mq_deadline::DdSubmitter;
+use crate::block::mq_deadline::DdCtx;
 use crate::hw::cpu::Acct;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::sim::Rng;
@@ -35,10 +35,8 @@ pub(crate) enum JobState {
     PollReap,
     /// Sys: spinning for a scheduler lock (ended by the hand-off).
     LockSpin,
-    /// Sys: holding a scheduler lock for the current `SchedOp`.
-    LockHold,
-    /// Sys: the driver's queue_rq for a request the job dispatched.
-    SchedIssue,
+    /// Sys: a step of the I/O scheduler's work (`dd.step` says which).
+    Sched,
     /// Finished.
     Done,
 }
@@ -118,8 +116,8 @@ pub(crate) struct Job {
     pub cfg: JobConfig,
     /// io_uring: completions polled by another ring's poller, visible at our next poll.
     pub iopoll_done: VecDeque<ReqId>,
-    /// Where the task is in mq-deadline's locked sections.
-    pub dd: DdSubmitter,
+    /// Where the task is in the I/O scheduler's work.
+    pub dd: DdCtx,
     /// Its requests waiting for a tag (a blocking submitter, io_submit or
     /// pread, sleeps for them: `tag_blocked`).
     pub tag_waits: u32,
@@ -157,7 +155,7 @@ impl Job {
             iopoll_done: VecDeque::new(),
             reaping: Vec::new(),
             reap_ns: 0,
-            dd: DdSubmitter::default(),
+            dd: DdCtx::default(),
             tag_waits: 0,
             tag_blocked: false,
             wait_for: 0,

@@ -82,6 +82,7 @@ impl Sim {
         match self.devs[dev].driver {
             Driver::Dsa(_) => self.idxd_wq_irq::<RUN>(dev, queue, n),
             Driver::Nvme(_) | Driver::NullBlk(_) => self.nvme_poll_cq::<RUN>(cpu, dev, queue, n),
+            Driver::Scsi(_) => self.scsi_host_irq::<RUN>(cpu, dev, queue, n),
         }
     }
 
@@ -111,8 +112,13 @@ impl Sim {
                 f.foreseen_ns = follow;
                 entry_exit + doorbell + drain
             }
-            (FrameKind::CallFunctionIpi | FrameKind::DeviceIrqBusy, _) => {
-                c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns
+            (FrameKind::DeviceIrqBusy, _) => c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns,
+            (FrameKind::CallFunctionIpi, stage) => {
+                // The IPI's function runs the queues of the requests handed over (queue_affinity).
+                let issue = &self.cpus[cpu].issue_list;
+                f.issues = issue.len() as u32;
+                let issue: u64 = issue.iter().map(|&r| self.handed_over_issue_cost(r)).sum();
+                issue + if stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 }
             }
             (FrameKind::Softirq { .. } | FrameKind::Ksoftirqd, _) => {
                 let list = &self.cpus[cpu].done_list;
@@ -122,9 +128,14 @@ impl Sim {
                     (_, Stage::Entry) => c.softirq_entry_ns,
                     _ => 0,
                 };
-                entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
+                entry
+                    + list
+                        .iter()
+                        .map(|&r| c.blk_complete_ns + self.engine_complete_cost(r) + self.softirq_driver_cost(cpu, r))
+                        .sum::<u64>()
             }
             (FrameKind::PostedNotification, _) => self.posted_begin(cpu, f),
+            (FrameKind::Kworker, _) => self.kworker_begin_cost(),
             (FrameKind::LocalTimer, _) => {
                 let list = &self.cpus[cpu].timer_expired;
                 f.items = list.len() as u32;
@@ -183,15 +194,32 @@ impl Sim {
             let step = DeviceIrqStep { stage, items, foreseen_ns, since_ns, found };
             return self.device_irq_step_done(cpu, irq, step);
         }
+        if frames.last().is_some_and(|f| f.kind == FrameKind::Kworker) {
+            // The kworker keeps its frame from step to step.
+            return self.kworker_step_done(cpu);
+        }
         let mut f = frames.pop().expect("frame");
         let again = match f.kind {
-            FrameKind::DeviceIrq { .. } => unreachable!("handled above"),
+            FrameKind::DeviceIrq { .. } | FrameKind::Kworker => unreachable!("handled above"),
             FrameKind::DeviceIrqBusy => false,
             FrameKind::CallFunctionIpi => {
+                let mut debt = 0;
+                for _ in 0..f.issues {
+                    let req = self.cpus[cpu].issue_list.pop_front().expect("handed-over request");
+                    let (dev, hctx) = (self.reqs.reqs[req].dev(), self.reqs.reqs[req].hctx);
+                    debt += self.driver_issue_here(cpu, dev, hctx, req);
+                }
                 if !self.cpus[cpu].done_list.is_empty() {
                     self.cpus[cpu].softirq_pending = true;
                 }
-                false
+                // What the issues cost beyond queue_rq, and requests handed over meanwhile: one more pass.
+                if debt > 0 || !self.cpus[cpu].issue_list.is_empty() {
+                    f.stage = Stage::Work;
+                    f.debt_ns = debt;
+                    true
+                } else {
+                    false
+                }
             }
             FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => {
                 if !self.softirq_step_done(cpu, &mut f) {
@@ -255,10 +283,11 @@ impl Sim {
         true
     }
 
-    /// irq_exit: run pending softirqs unless nested in another interrupt context.
+    /// irq_exit: run pending softirqs unless nested in another interrupt
+    /// context (a kworker below is task context).
     pub(crate) fn irq_exit(&mut self, cpu: CpuId) {
         let c = &mut self.cpus[cpu];
-        if c.softirq_pending && c.frames.is_empty() {
+        if c.softirq_pending && c.frames.last().is_none_or(|f| f.kind == FrameKind::Kworker) {
             c.softirq_pending = false;
             self.frame_push(cpu, FrameKind::Softirq { restarts: 0 });
         }

@@ -56,7 +56,7 @@ mod tests {
     fn the_lowest_free_vector_is_handed_out_until_the_device_range_ends() {
         let mut t = VectorTable::new(2);
         let (c0, c1) = (CpuId(0), CpuId(1));
-        let mut take = |t: &mut VectorTable, c: CpuId| {
+        let take = |t: &mut VectorTable, c: CpuId| {
             let v = t.alloc(c)?;
             t.bind(c, v, IrqId(1));
             Some(v)

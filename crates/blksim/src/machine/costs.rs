@@ -30,20 +30,26 @@ impl Cost {
 }
 
 macro_rules! costs {
-    ($($(#[doc = $doc:literal])* $name:ident,)*) => {
-        /// Every cost the model charges, ns.
+    (
+        required { $($(#[doc = $doc:literal])* $name:ident,)* }
+        optional { $($(#[doc = $odoc:literal])* $oname:ident,)* }
+    ) => {
+        /// Every cost the model charges, ns. The optional ones belong to
+        /// hardware only some machines have (a SCSI host adapter): a driver
+        /// that needs one reports its absence when it probes.
         #[derive(Clone, Debug, PartialEq)]
         pub struct Costs {
             $($(#[doc = $doc])* pub $name: u64,)*
+            $($(#[doc = $odoc])* pub $oname: Option<u64>,)*
             /// The profile's entries, for display (ranges and notes).
             pub table: BTreeMap<String, Cost>,
         }
 
         impl Costs {
-            /// Every cost's name, in table order.
-            pub const NAMES: &'static [&'static str] = &[$(stringify!($name),)*];
+            /// Every cost's name, in table order (the optional ones last).
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($name),)* $(stringify!($oname),)*];
 
-            /// Resolve from a profile's `[costs]` table: every cost present, in range, nothing unknown.
+            /// Resolve from a profile's `[costs]` table: every required cost present, all in range, nothing unknown.
             pub fn from_table(table: &BTreeMap<String, Cost>) -> Result<Costs, String> {
                 for (k, c) in table {
                     if !Self::NAMES.contains(&k.as_str()) {
@@ -52,7 +58,11 @@ macro_rules! costs {
                     c.check(&format!("costs.{k}"))?;
                 }
                 let get = |k: &str| table.get(k).map(|c| c.ns).ok_or_else(|| format!("costs: missing cost '{k}'"));
-                Ok(Costs { $($name: get(stringify!($name))?,)* table: table.clone() })
+                Ok(Costs {
+                    $($name: get(stringify!($name))?,)*
+                    $($oname: table.get(stringify!($oname)).map(|c| c.ns),)*
+                    table: table.clone(),
+                })
             }
 
             /// Set one cost by name (calibration and `--set`-style overrides), keeping it in range.
@@ -64,15 +74,22 @@ macro_rules! costs {
                 *entry = c;
                 match name {
                     $(stringify!($name) => self.$name = ns,)*
+                    $(stringify!($oname) => self.$oname = Some(ns),)*
                     _ => unreachable!(),
                 }
                 Ok(())
+            }
+
+            /// An optional cost a device needs: its value, or an error naming it and the device.
+            pub fn need(&self, value: Option<u64>, name: &str, device: &str) -> Result<u64, String> {
+                value.ok_or_else(|| format!("device '{device}' needs costs.{name} in the machine profile"))
             }
         }
     };
 }
 
 costs! {
+    required {
     /// Syscall entry + exit with the platform's mitigations.
     syscall_ns,
     /// schedule() switching a task out or in (charged once each way).
@@ -165,10 +182,38 @@ costs! {
     cacheline_transfer_llc_ns,
     /// mq-deadline `dd_bio_merge` lookup, under `dd->lock`.
     dd_merge_ns,
+    /// Cache lines of mq-deadline's state a `dd->lock` section touches (a
+    /// count, not ns): they move to the holder's core when the last section ran on another.
+    dd_lock_data_lines,
     /// mq-deadline inserting one request (rb-tree, hash, FIFO), under `dd->lock`.
     dd_insert_ns,
     /// mq-deadline `dd_dispatch_request`, under `dd->lock`.
     dd_dispatch_ns,
-    /// 2024 series: adding one request to the insertion list, under `insert_lock`.
-    dd_insert_list_ns,
+    /// 2024 series: one per-CPU insertion bucket: adding a task's requests to it, or draining it under `dd->lock`.
+    dd_bucket_ns,
+    /// kblockd: `process_one_work` running one work item (a queue run), besides the run itself.
+    kblockd_work_ns,
+    }
+    optional {
+    /// SCSI: `scsi_queue_rq` with the upper driver's command setup (`sd_init_command`), per request.
+    scsi_queue_rq_ns,
+    /// SCSI: the host adapter driver's `queuecommand` (IOCB build, request ring, host lock), per command.
+    hba_queuecommand_ns,
+    /// SCSI: the host adapter's interrupt handler per pass (status register reads, response-ring pointers).
+    hba_irq_ns,
+    /// SCSI: the interrupt handler per completed command (status entry, command lookup, `scsi_done`).
+    hba_cqe_ns,
+    /// SCSI: `scsi_softirq_done` → `scsi_io_completion` per request, besides `blk_complete_ns`.
+    scsi_complete_ns,
+    /// SCSI: cache lines of a command's state (`scsi_cmnd`, request, the adapter's command slot) that
+    /// move when the next stage (issue, interrupt, completion) runs on another CPU (a count).
+    scsi_cmd_lines,
+    /// SCSI: cache lines of the submitter's side of an I/O (bio, bio_vec, direct-I/O state) that the
+    /// completion touches, and the woken task touches again after it (a count).
+    scsi_bio_lines,
+    /// Cache lines a wake-up writes in another CPU's run queue and the task (a count).
+    wake_remote_lines,
+    /// A miss to another NUMA node's memory beyond a local one: the adapter's rings touched from another cell.
+    numa_remote_ns,
+    }
 }

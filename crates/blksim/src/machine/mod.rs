@@ -6,7 +6,7 @@ pub mod topology;
 
 pub use costs::{Cost, Costs};
 pub use profile::{
-    builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, DsaParams, InterruptDelivery, Iommu, Machine, NvmeParams,
-    ProfileSource, RootPort,
+    builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, DiskParams, DsaParams, HbaParams,
+    InterruptDelivery, Iommu, Machine, NvmeParams, ProfileSource, RootPort, ScsiSpec,
 };
 pub use topology::Topology;

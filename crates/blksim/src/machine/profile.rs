@@ -15,6 +15,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("spr-dsa", include_str!("../../../../profiles/spr-dsa.toml")),
     ("x86-gen5-5m", include_str!("../../../../profiles/x86-gen5-5m.toml")),
     ("ryzen-7950x", include_str!("../../../../profiles/ryzen-7950x.toml")),
+    ("hp-ia64-2008", include_str!("../../../../profiles/hp-ia64-2008.toml")),
 ];
 
 #[derive(Clone, Debug, Deserialize)]
@@ -114,6 +115,22 @@ struct RawDevice {
     engines: Option<u32>,
     descriptor_ns: Option<u64>,
     fill_mb_per_s: Option<u64>,
+    ports: Option<u32>,
+    queue_depth: Option<u32>,
+    fw_cmd_ns: Option<Cost>,
+    host: Option<String>,
+    port: Option<u32>,
+    target: Option<String>,
+    rpm: Option<u32>,
+    media_mb_per_s: Option<u64>,
+    seek_track_ns: Option<Cost>,
+    seek_avg_ns: Option<Cost>,
+    seek_full_ns: Option<Cost>,
+    controller_ns: Option<Cost>,
+    cache_hit_ns: Option<Cost>,
+    cache_mib: Option<u64>,
+    read_ahead_kib: Option<u64>,
+    write_cache: Option<bool>,
 }
 
 impl RawDevice {
@@ -145,7 +162,23 @@ impl RawDevice {
             wqs,
             engines,
             descriptor_ns,
-            fill_mb_per_s
+            fill_mb_per_s,
+            ports,
+            queue_depth,
+            fw_cmd_ns,
+            host,
+            port,
+            target,
+            rpm,
+            media_mb_per_s,
+            seek_track_ns,
+            seek_avg_ns,
+            seek_full_ns,
+            controller_ns,
+            cache_hit_ns,
+            cache_mib,
+            read_ahead_kib,
+            write_cache
         )
     }
 }
@@ -172,6 +205,70 @@ pub enum DeviceKind {
     NullBlk,
     /// An Intel DSA-like accelerator.
     Dsa(DsaParams),
+    /// SCSI over Fibre Channel: a host adapter, or a disk behind one of its ports.
+    Scsi(ScsiSpec),
+}
+
+/// A SCSI device of the profile: a host adapter (`kind = "fc_hba"`) or a
+/// disk behind one of its ports (`kind = "scsi_disk"`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ScsiSpec {
+    /// A Fibre Channel host adapter.
+    Host(HbaParams),
+    /// A disk (LUN) behind a host adapter's port.
+    Disk(DiskParams),
+}
+
+/// A Fibre Channel host adapter: ports, each with its firmware's command
+/// processing, its link and one interrupt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HbaParams {
+    /// FC ports.
+    pub ports: u32,
+    /// The port firmware's time per command (IOCB fetch, exchange set-up, status), ns.
+    pub fw_cmd_ns: u64,
+    /// The FC link's payload bandwidth per port, MB/s.
+    pub link_mb_per_s: u64,
+    /// Commands the driver queues per LUN (the disk's tags).
+    pub queue_depth: u32,
+    /// Index into `Machine::root_ports`.
+    pub root_port: usize,
+}
+
+/// A rotational disk (or an array's LUN presented as one) behind an FC port:
+/// geometry, seek curve, rotation, media rate, controller and cache.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskParams {
+    /// Its host adapter (index into `Machine::devices`).
+    pub host: usize,
+    /// The host adapter's port it is behind.
+    pub port: u32,
+    /// The target controller it shares with other LUNs of the same name (an array controller), if any.
+    pub target: Option<String>,
+    /// Capacity, bytes.
+    pub capacity_bytes: u64,
+    /// Spindle speed, revolutions per minute.
+    pub rpm: u32,
+    /// Sustained media transfer rate, MB/s (a revolution passes this many
+    /// bytes under the head: a track; consecutive bytes need no seek).
+    pub media_mb_per_s: u64,
+    /// Seek times: track to track, average (a third of the stroke), full stroke, ns.
+    pub seek_ns: [u64; 3],
+    /// The controller's time per command (decode, cache lookup, status),
+    /// one command at a time, ns.
+    pub controller_ns: u64,
+    /// A read served from the cache: its data reaches the port this much
+    /// later (moved by the controller's DMA engines, which overlap with
+    /// other commands), ns.
+    pub cache_hit_ns: u64,
+    /// Log-normal spread of `cache_hit_ns` (sigma of its logarithm).
+    pub latency_sigma: f64,
+    /// Read cache, bytes.
+    pub cache_bytes: u64,
+    /// Read-ahead after a media read, bytes.
+    pub read_ahead_bytes: u64,
+    /// Writes complete from the cache and are destaged later (else written through).
+    pub write_cache: bool,
 }
 
 /// A DSA-like accelerator: work queues feeding parallel engines; each
@@ -244,6 +341,13 @@ pub struct DeviceSpec {
     pub name: String,
     /// Its kind and model parameters.
     pub kind: DeviceKind,
+}
+
+impl DeviceSpec {
+    /// Is it a block device (`/sys/block/NAME`)? A DSA accelerator and a SCSI host adapter are not.
+    pub fn is_block(&self) -> bool {
+        !matches!(self.kind, DeviceKind::Dsa(_) | DeviceKind::Scsi(ScsiSpec::Host(_)))
+    }
 }
 
 /// An interrupt-remapping hardware unit (a DRHD of the ACPI DMAR table,
@@ -453,7 +557,13 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
             Some("nvme") => DeviceKind::Nvme(nvme_params(&name, &d, &root_ports, &pcie_switches)?),
             Some("null_blk") => DeviceKind::NullBlk,
             Some("dsa") => DeviceKind::Dsa(dsa_params(&name, &d, &root_ports)?),
-            Some(k) => return Err(format!("device '{name}': unknown kind '{k}' (expected nvme, null_blk or dsa)")),
+            Some("fc_hba") => DeviceKind::Scsi(ScsiSpec::Host(hba_params(&name, &d, &root_ports)?)),
+            Some("scsi_disk") => DeviceKind::Scsi(ScsiSpec::Disk(disk_params(&name, &d, &devices)?)),
+            Some(k) => {
+                return Err(format!(
+                    "device '{name}': unknown kind '{k}' (expected nvme, null_blk, dsa, fc_hba or scsi_disk)"
+                ))
+            }
             None => return Err(format!("device '{name}': missing `kind`")),
         };
         devices.push(DeviceSpec { name, kind });
@@ -483,7 +593,11 @@ fn iommu_units(raw: &[RawIommu], root_ports: &mut [RootPort], sockets: u32) -> R
         if r.socket >= sockets {
             return Err(format!("{what}: socket {} does not exist", r.socket));
         }
-        for (field, cost) in [("remap_service_ns", &r.remap_service_ns), ("post_service_ns", &r.post_service_ns), ("iec_miss_ns", &r.iec_miss_ns)] {
+        for (field, cost) in [
+            ("remap_service_ns", &r.remap_service_ns),
+            ("post_service_ns", &r.post_service_ns),
+            ("iec_miss_ns", &r.iec_miss_ns),
+        ] {
             cost.check(&format!("{what} {field}"))?;
         }
         if r.iec_entries == 0 {
@@ -499,7 +613,10 @@ fn iommu_units(raw: &[RawIommu], root_ports: &mut [RootPort], sockets: u32) -> R
                 return Err(format!("{what}: root_port '{name}' is behind another unit already"));
             }
             if root_ports[p].socket != r.socket {
-                return Err(format!("{what}: root_port '{name}' is on socket {}, the unit on {}", root_ports[p].socket, r.socket));
+                return Err(format!(
+                    "{what}: root_port '{name}' is on socket {}, the unit on {}",
+                    root_ports[p].socket, r.socket
+                ));
             }
             root_ports[p].iommu = u;
             ports.push(p);
@@ -533,6 +650,78 @@ fn root_port_of(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<us
         .ok_or_else(|| format!("device '{name}': unknown root_port '{rp_name}'"))
 }
 
+/// A cost-valued device field: its value, checked against its range.
+fn need_cost(name: &str, field: &str, v: &Option<Cost>) -> Result<u64, String> {
+    let c = need(name, field, v)?;
+    c.check(&format!("device '{name}' {field}"))?;
+    Ok(c.ns)
+}
+
+fn hba_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<HbaParams, String> {
+    let p = HbaParams {
+        ports: need(name, "ports", &d.ports)?,
+        fw_cmd_ns: need_cost(name, "fw_cmd_ns", &d.fw_cmd_ns)?,
+        link_mb_per_s: need(name, "link_mb_per_s", &d.link_mb_per_s)?,
+        queue_depth: need(name, "queue_depth", &d.queue_depth)?,
+        root_port: root_port_of(name, d, root_ports)?,
+    };
+    if !(1..=16).contains(&p.ports) || p.link_mb_per_s == 0 || !(1..=4096).contains(&p.queue_depth) {
+        return Err(format!(
+            "device '{name}': ports must be within 1..16, queue_depth within 1..4096 and link_mb_per_s > 0"
+        ));
+    }
+    Ok(p)
+}
+
+fn disk_params(name: &str, d: &RawDevice, devices: &[DeviceSpec]) -> Result<DiskParams, String> {
+    let host_name = need(name, "host", &d.host)?;
+    let host = devices.iter().position(|x| x.name == host_name).ok_or_else(|| {
+        format!("device '{name}': unknown host '{host_name}' (a host adapter listed before its disks)")
+    })?;
+    let DeviceKind::Scsi(ScsiSpec::Host(h)) = &devices[host].kind else {
+        return Err(format!("device '{name}': host '{host_name}' is not a host adapter (kind fc_hba)"));
+    };
+    let port = need(name, "port", &d.port)?;
+    if port >= h.ports {
+        return Err(format!("device '{name}': host '{host_name}' has ports 0..{}, not {port}", h.ports));
+    }
+    let p = DiskParams {
+        host,
+        port,
+        target: d.target.clone(),
+        capacity_bytes: need(name, "capacity_gib", &d.capacity_gib)? << 30,
+        rpm: need(name, "rpm", &d.rpm)?,
+        media_mb_per_s: need(name, "media_mb_per_s", &d.media_mb_per_s)?,
+        seek_ns: [
+            need_cost(name, "seek_track_ns", &d.seek_track_ns)?,
+            need_cost(name, "seek_avg_ns", &d.seek_avg_ns)?,
+            need_cost(name, "seek_full_ns", &d.seek_full_ns)?,
+        ],
+        controller_ns: need_cost(name, "controller_ns", &d.controller_ns)?,
+        cache_hit_ns: need_cost(name, "cache_hit_ns", &d.cache_hit_ns)?,
+        latency_sigma: d.latency_sigma.unwrap_or(0.0),
+        cache_bytes: need(name, "cache_mib", &d.cache_mib)? << 20,
+        read_ahead_bytes: need(name, "read_ahead_kib", &d.read_ahead_kib)? << 10,
+        write_cache: need(name, "write_cache", &d.write_cache)?,
+    };
+    if !(3600..=20000).contains(&p.rpm) {
+        return Err(format!("device '{name}': rpm must be within 3600..20000"));
+    }
+    if p.capacity_bytes == 0 || p.media_mb_per_s == 0 {
+        return Err(format!("device '{name}': capacity_gib and media_mb_per_s must be > 0"));
+    }
+    if !(p.seek_ns[0] <= p.seek_ns[1] && p.seek_ns[1] <= p.seek_ns[2]) {
+        return Err(format!("device '{name}': seeks must be track-to-track <= average <= full stroke"));
+    }
+    if !(0.0..=2.0).contains(&p.latency_sigma) {
+        return Err(format!("device '{name}': latency_sigma must be within 0..2"));
+    }
+    if p.read_ahead_bytes > p.cache_bytes {
+        return Err(format!("device '{name}': read_ahead_kib must fit in cache_mib"));
+    }
+    Ok(p)
+}
+
 fn dsa_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<DsaParams, String> {
     if d.pcie_switch.is_some() {
         return Err(format!("device '{name}': pcie_switch is modelled for nvme devices only"));
@@ -555,7 +744,12 @@ fn dsa_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<DsaP
 }
 
 /// A device behind a PCIe switch takes its root port from the switch.
-fn switch_of(name: &str, d: &RawDevice, switches: &[PcieSwitch], root_ports: &[RootPort]) -> Result<(usize, Option<usize>), String> {
+fn switch_of(
+    name: &str,
+    d: &RawDevice,
+    switches: &[PcieSwitch],
+    root_ports: &[RootPort],
+) -> Result<(usize, Option<usize>), String> {
     let Some(sw_name) = &d.pcie_switch else {
         return Ok((root_port_of(name, d, root_ports)?, None));
     };
@@ -588,15 +782,21 @@ fn command_ns(name: &str, dir: &str, iops: u64, block: u64, mb_per_s: u64) -> Re
     })
 }
 
-fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort], switches: &[PcieSwitch]) -> Result<NvmeParams, String> {
+fn nvme_params(
+    name: &str,
+    d: &RawDevice,
+    root_ports: &[RootPort],
+    switches: &[PcieSwitch],
+) -> Result<NvmeParams, String> {
     let (root_port, pcie_switch) = switch_of(name, d, switches, root_ports)?;
     let iops = [need(name, "iops_max_read", &d.iops_max_read)?, need(name, "iops_max_write", &d.iops_max_write)?];
-    let drive_mb_per_s = [need(name, "read_mb_per_s", &d.read_mb_per_s)?, need(name, "write_mb_per_s", &d.write_mb_per_s)?];
+    let drive_mb_per_s =
+        [need(name, "read_mb_per_s", &d.read_mb_per_s)?, need(name, "write_mb_per_s", &d.write_mb_per_s)?];
     if iops.contains(&0) || drive_mb_per_s.contains(&0) {
         return Err(format!("device '{name}': iops_max_*, read_mb_per_s and write_mb_per_s must be > 0"));
     }
     let block = d.iops_block_size.unwrap_or(4096);
-    if block == 0 || block % 512 != 0 {
+    if block == 0 || !block.is_multiple_of(512) {
         return Err(format!("device '{name}': iops_block_size must be a multiple of 512 bytes"));
     }
     let p = NvmeParams {
@@ -691,7 +891,11 @@ mod tests {
     }
 
     fn with(extra: &str) -> Result<Machine, String> {
-        load_profile(&format!("name = \"x\"\ndescription = \"d\"\nextends = \"spr-gen5\"\n{extra}"), "x.toml", &Builtins)
+        load_profile(
+            &format!("name = \"x\"\ndescription = \"d\"\nextends = \"spr-gen5\"\n{extra}"),
+            "x.toml",
+            &Builtins,
+        )
     }
 
     fn nvme(m: &Machine, name: &str) -> NvmeParams {
@@ -714,7 +918,8 @@ mod tests {
     #[test]
     fn a_device_behind_a_switch_takes_its_root_port() {
         let sw = "[[pcie_switch]]\nname = \"sw0\"\nroot_port = \"iio1\"\nupstream_mb_per_s = 28000\n";
-        let m = with(&format!("{sw}[[device]]\nname = \"nvme9n1\"\nmodel = \"pm1743\"\npcie_switch = \"sw0\"\n")).unwrap();
+        let m =
+            with(&format!("{sw}[[device]]\nname = \"nvme9n1\"\nmodel = \"pm1743\"\npcie_switch = \"sw0\"\n")).unwrap();
         let p = nvme(&m, "nvme9n1");
         assert_eq!(m.root_ports[p.root_port].name, "iio1");
         assert_eq!(p.pcie_switch, Some(0));

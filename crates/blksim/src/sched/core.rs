@@ -38,6 +38,7 @@ impl Sim {
                 f.remaining_ns = f.remaining_ns.saturating_sub(done);
                 match f.acct {
                     Acct::Softirq => c.time.softirq_ns += wall,
+                    Acct::Sys => c.time.sys_ns += wall,
                     _ => c.time.hardirq_ns += wall,
                 }
             }
@@ -111,10 +112,15 @@ impl Sim {
             };
             self.interrupt_enter(cpu, vector);
         }
-        let c = &mut self.cpus[cpu];
-        if c.frames.is_empty() && c.ksoftirqd_pending {
+        let c = &self.cpus[cpu];
+        if c.frames.is_empty() && c.kworker.runnable && self.task_preemptible(cpu) {
+            // A kblockd kworker (high priority) is runnable: it runs before the task goes on.
+            self.kworker_run(cpu);
+        }
+        let c = &self.cpus[cpu];
+        if c.frames.is_empty() && c.ksoftirqd_pending && self.task_preemptible(cpu) {
             // ksoftirqd is runnable: the scheduler runs it before the task goes on.
-            c.ksoftirqd_pending = false;
+            self.cpus[cpu].ksoftirqd_pending = false;
             self.ksoftirqd_run(cpu);
         }
         let c = &mut self.cpus[cpu];
@@ -205,6 +211,30 @@ impl Sim {
         self.cpu_dispatch(cpu);
     }
 
+    /// One cache line moving from `from`'s core to `to`'s: a quarter of a
+    /// transfer between SMT siblings, a transfer within a last-level cache,
+    /// a cross-cache (cross-socket, cross-cell) transfer otherwise.
+    pub(crate) fn core_line_ns(&self, from: CpuId, to: CpuId) -> u64 {
+        let t = &self.machine.topology;
+        let c = &self.costs;
+        if t.cpus[from].core == t.cpus[to].core {
+            c.cacheline_transfer_ns / 4
+        } else if t.share_cache(from.0, to.0) {
+            c.cacheline_transfer_ns
+        } else {
+            c.cacheline_transfer_llc_ns
+        }
+    }
+
+    /// A line last written on `from` read or written on `to` (nothing on the same CPU).
+    pub(crate) fn line_ns(&self, from: CpuId, to: CpuId) -> u64 {
+        if from == to {
+            0
+        } else {
+            self.core_line_ns(from, to)
+        }
+    }
+
     /// try_to_wake_up of a sleeping job's task from `cpu`. Returns the waker's cost.
     pub(crate) fn wake(&mut self, cpu: CpuId, j: JobId) -> u64 {
         self.jobs[j].wait_for = u32::MAX;
@@ -215,10 +245,7 @@ impl Sim {
         }
         let mut cost = self.costs.wakeup_ns;
         if target != cpu && !self.cpus[target].busy() {
-            self.cpus[target].ipis += 1;
-            cost += self.costs.ipi_send_ns;
-            let at = self.ipi_routed(target);
-            self.q.at(at, Event::TaskWoken { job: j });
+            cost += self.reschedule_ipi(target, Event::TaskWoken { job: j });
         } else {
             self.cpus[target].runqueue.push_back(j);
             if target != cpu {
@@ -229,6 +256,16 @@ impl Sim {
             }
         }
         cost
+    }
+
+    /// A reschedule IPI to the idle `target` for a wake-up: `woken` happens
+    /// when it arrives. Returns the sender's cost.
+    #[inline(always)]
+    pub(crate) fn reschedule_ipi(&mut self, target: CpuId, woken: Event) -> u64 {
+        self.cpus[target].ipis += 1;
+        let at = self.ipi_routed(target);
+        self.q.at(at, woken);
+        self.costs.ipi_send_ns
     }
 
     /// A woken task's IPI arrived at its idle CPU.
@@ -265,10 +302,10 @@ impl Sim {
     /// ended, and yields to a runnable task once its time slice is used up.
     pub(crate) fn task_leave_or_yield(&mut self, cpu: CpuId, j: JobId, now: u64) {
         let st = self.jobs[j].state;
+        let preemptible = self.job_preemptible(j);
         let c = &mut self.cpus[cpu];
         // Spinning for or holding a spinlock, the task runs with preemption
         // disabled: it neither yields nor moves until it is out.
-        let preemptible = !matches!(st, JobState::LockSpin | JobState::LockHold);
         if st == JobState::Sleeping || st == JobState::Done {
             c.current = None;
         } else if !preemptible {

@@ -1,5 +1,7 @@
-//! The scheduler side of a CPU: what runs, for how long, and wake-ups.
+//! The scheduler side of a CPU: what runs, for how long, wake-ups, and
+//! the kworkers of kblockd.
 
 pub(crate) mod core;
 pub(crate) mod cpumask;
 pub(crate) mod hotplug;
+pub(crate) mod workqueue;

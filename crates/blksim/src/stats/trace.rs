@@ -46,6 +46,8 @@ pub enum TraceName {
     BlockSoftirq,
     /// ksoftirqd running deferred softirq work.
     Ksoftirqd,
+    /// A kworker running kblockd work (a queue run).
+    Kworker,
     /// A device MSI reached the CPU (remappable) or was posted to its PIR.
     MsiArrived,
     /// A device MSI posted into the CPU's PIR.
@@ -66,6 +68,7 @@ impl TraceName {
             TraceName::LocalTimer => "local_timer",
             TraceName::BlockSoftirq => "BLOCK_SOFTIRQ",
             TraceName::Ksoftirqd => "ksoftirqd",
+            TraceName::Kworker => "kworker/kblockd",
             TraceName::MsiArrived => "MSI",
             TraceName::MsiPosted => "MSI posted",
             TraceName::NotificationSent => "notification",

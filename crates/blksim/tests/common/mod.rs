@@ -70,3 +70,57 @@ pub fn check_invariants(report: &RunReport, inv: &Invariants) {
         }
     }
 }
+
+/// `small_machine(cores)` with an FC host adapter (two ports) on its first
+/// root port and one 15k rpm disk, `sda`, behind port 0 (write cache as
+/// given), with the SCSI path's costs.
+pub fn scsi_machine(cores: u32, write_cache: bool) -> Machine {
+    let text = format!(
+        r#"name = "fc"
+description = "test"
+extends = "spr-gen5"
+[cpu]
+cores_per_socket = {cores}
+threads_per_core = 1
+[device_model.hba]
+kind = "fc_hba"
+root_port = "iio0"
+ports = 2
+queue_depth = 32
+fw_cmd_ns = {{ ns = 10000, min = 1000, max = 50000, note = "t" }}
+link_mb_per_s = 200
+[device_model.disk15k]
+kind = "scsi_disk"
+capacity_gib = 146
+rpm = 15000
+media_mb_per_s = 100
+seek_track_ns = {{ ns = 200000, min = 100000, max = 1000000, note = "t" }}
+seek_avg_ns = {{ ns = 3400000, min = 2000000, max = 5000000, note = "t" }}
+seek_full_ns = {{ ns = 7000000, min = 5000000, max = 10000000, note = "t" }}
+controller_ns = {{ ns = 50000, min = 10000, max = 500000, note = "t" }}
+cache_hit_ns = {{ ns = 20000, min = 0, max = 500000, note = "t" }}
+cache_mib = 16
+read_ahead_kib = 512
+write_cache = {write_cache}
+[[device]]
+name = "host0"
+model = "hba"
+[[device]]
+name = "sda"
+model = "disk15k"
+host = "host0"
+port = 0
+[costs]
+scsi_queue_rq_ns = {{ ns = 1000, min = 100, max = 10000, note = "t" }}
+hba_queuecommand_ns = {{ ns = 1000, min = 100, max = 10000, note = "t" }}
+hba_irq_ns = {{ ns = 1000, min = 100, max = 10000, note = "t" }}
+hba_cqe_ns = {{ ns = 500, min = 100, max = 10000, note = "t" }}
+scsi_complete_ns = {{ ns = 1000, min = 100, max = 10000, note = "t" }}
+scsi_cmd_lines = {{ ns = 4, min = 0, max = 20, note = "t" }}
+scsi_bio_lines = {{ ns = 6, min = 0, max = 20, note = "t" }}
+wake_remote_lines = {{ ns = 4, min = 0, max = 20, note = "t" }}
+numa_remote_ns = {{ ns = 100, min = 0, max = 1000, note = "t" }}
+"#
+    );
+    load_profile(&text, "fc", &Builtins).unwrap()
+}

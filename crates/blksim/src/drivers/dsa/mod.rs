@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 
 use super::{Device, Driver, IrqRequest, ProbeCtx, Probed};
 use crate::block::hctx::{HwQueue, QueueMap};
-use crate::ids::{CpuId, DevId, HctxId};
+use crate::ids::{DevId, HctxId};
 use crate::machine::DsaParams;
 use crate::sim::Rng;
 
@@ -62,14 +62,7 @@ pub(crate) struct DsaClient {
 /// managed, on CPU 0 until user space moves it.
 pub(crate) fn probe(name: &str, p: &DsaParams, ctx: &ProbeCtx, instance: u32) -> Probed {
     let queues = (0..p.wqs).map(|_| HwQueue::default()).collect();
-    let irqs = (0..p.wqs)
-        .map(|wq| IrqRequest {
-            queue: HctxId(wq as u16),
-            cpu: CpuId(0),
-            name: format!("idxd-{name}-wq{wq}"),
-            managed: false,
-        })
-        .collect();
+    let irqs = IrqRequest::unmanaged_per_queue(p.wqs, |wq| format!("idxd-{name}-wq{wq}"));
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, 1);
     let state = DsaState::new(p.clone(), Rng::stream(ctx.seed, &format!("dev/{name}")));
     let mut device = Device::new(name, Driver::Dsa(state), queues, map, ctx.settings.queue(name));

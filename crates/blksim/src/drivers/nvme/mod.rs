@@ -6,7 +6,7 @@ pub(crate) mod controller;
 pub(crate) mod interrupt;
 pub(crate) mod pci;
 
-use super::{Device, Driver, IrqRequest, ProbeCtx, Probed};
+use super::{driver_tags, Device, Driver, IrqRequest, ProbeCtx, Probed};
 use crate::block::hctx::{HwQueue, QueueMap};
 use crate::error::Error;
 use crate::ids::HctxId;
@@ -26,15 +26,7 @@ pub(crate) fn probe(name: &str, p: &NvmeParams, ctx: &ProbeCtx, instance: u32) -
     let poll = settings.nvme_poll_queues.min(nr_io - 1);
     let nr_irq = nr_io - poll;
     let depth = settings.nvme_io_queue_depth.min(p.max_queue_entries) - 1;
-    let tags = match qs.nr_requests {
-        Some(n) if n > depth => {
-            return Err(Error::bad_input(format!(
-                "/sys/block/{name}/queue/nr_requests={n} exceeds the tag depth {depth} (nvme.io_queue_depth - 1)"
-            )))
-        }
-        Some(n) => n,
-        None => depth,
-    };
+    let tags = driver_tags(name, qs.nr_requests, depth, &format!("the tag depth {depth} (nvme.io_queue_depth - 1)"))?;
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, nr_irq);
     let poll_map = (poll > 0).then(|| QueueMap::spread(&ctx.spread_order, ctx.ncpus, poll));
     let mut queues = Vec::new();

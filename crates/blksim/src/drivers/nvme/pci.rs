@@ -48,16 +48,33 @@ impl Sim {
         queue: HctxId,
         n: u32,
     ) -> (u64, u64) {
+        let cqe_ns = self.costs.nvme_cqe_ns;
+        self.drain_cq::<RUN>(cpu, dev, queue, n, |_, _| cqe_ns)
+    }
+
+    /// A device interrupt handler's drain of the first `n` completions of
+    /// `queue`, each costing `cqe_cost` to take off the queue and then
+    /// completed where `rq_affinity` places it; foreseen or run as
+    /// `nvme_poll_cq` says.
+    #[inline(always)]
+    pub(crate) fn drain_cq<const RUN: bool>(
+        &mut self,
+        cpu: CpuId,
+        dev: DevId,
+        queue: HctxId,
+        n: u32,
+        cqe_cost: impl Fn(&Sim, ReqId) -> u64,
+    ) -> (u64, u64) {
         let mut foresight = std::mem::take(&mut self.foresight);
         foresight.clear();
         let (mut cost, mut follow) = (0, 0);
         for i in 0..n as usize {
             let cq = &mut self.devs[dev].queues[queue].cq;
             let req = if RUN { cq.pop_front().expect("CQE") } else { cq[i] };
-            let c = &self.costs;
             if !RUN {
-                cost += c.nvme_cqe_ns;
+                cost += cqe_cost(self, req);
             }
+            let c = &self.costs;
             match self.placement(cpu, req) {
                 // blk_mq_complete_request_remote is false: complete here,
                 // in an io_comp_batch (or one by one with a scheduler).

@@ -1,0 +1,164 @@
+//! Kernel path: kblockd, a per-CPU high-priority workqueue, running
+//! queues. `blk_mq_run_hw_queue(async)` / `blk_mq_delay_run_hw_queue` →
+//! `kblockd_mod_delayed_work_on` (the run_work armed with a delay, or
+//! queued now) → `queue_work_on` → `wake_up_process` of the CPU's kworker
+//! (an IPI when that CPU is idle and another) → the kworker is switched in
+//! at the CPU's next scheduling point → `process_one_work` →
+//! `blk_mq_run_work_fn` → the dispatch (`elevator.rs`) → the next work
+//! item, or back to sleep.
+
+use crate::block::lock::Actor;
+use crate::block::mq_deadline::{DdCtx, RunWork, SchedOp, SchedStep};
+use crate::hw::cpu::{Frame, FrameKind, Stage};
+use crate::ids::{CpuId, DevId, JobId};
+use crate::ioengine::job::JobState;
+use crate::system::{Event, Sim};
+
+impl Sim {
+    /// `blk_mq_delay_run_hw_queue(hctx, 0)` from `cpu`: queue `dev`'s
+    /// run_work on kblockd now (a pending delay is cut short). A single
+    /// hardware queue runs on the CPU that asks (WORK_CPU_UNBOUND); the
+    /// model does the same for several. Returns the caller's cost.
+    pub(crate) fn run_hw_queue_async(&mut self, cpu: CpuId, dev: DevId) -> u64 {
+        let dd = self.devs[dev].elevator.as_mut().expect("a queue with a scheduler");
+        match dd.run_work {
+            RunWork::Queued { .. } => 0,
+            RunWork::Delayed { .. } | RunWork::Idle => {
+                // mod_delayed_work: the timer (if any) is cancelled.
+                dd.run_work_gen += 1;
+                dd.run_work = RunWork::Queued { cpu };
+                self.kworker_queue(cpu, dev, cpu)
+            }
+        }
+    }
+
+    /// `blk_mq_delay_run_hw_queues(q, delay)`: arm `dev`'s run_work to run
+    /// on `cpu` after `delay_ns`, unless it is pending already (then its
+    /// delay stands). Arming the timer is not charged.
+    pub(crate) fn run_hw_queue_delayed(&mut self, cpu: CpuId, dev: DevId, delay_ns: u64) -> u64 {
+        let at_ns = self.q.now_ns() + delay_ns;
+        let dd = self.devs[dev].elevator.as_mut().expect("a queue with a scheduler");
+        if dd.run_work != RunWork::Idle {
+            return 0;
+        }
+        dd.run_work_gen += 1;
+        let gen = dd.run_work_gen;
+        dd.run_work = RunWork::Delayed { cpu, at_ns, gen };
+        self.q.at(at_ns, Event::RunWorkTimer { dev, gen });
+        0
+    }
+
+    /// A run_work's timer expired: the work goes on its CPU's kworker.
+    pub(crate) fn run_work_timer(&mut self, dev: DevId, gen: u32) {
+        let dd = self.devs[dev].elevator.as_mut().expect("a queue with a scheduler");
+        let RunWork::Delayed { cpu, gen: armed, .. } = dd.run_work else { return };
+        if armed != gen {
+            return;
+        }
+        dd.run_work = RunWork::Queued { cpu };
+        // The timer softirq that queues it is not charged.
+        let _ = self.kworker_queue(cpu, dev, cpu);
+        if !self.cpus[cpu].busy() {
+            self.cpu_kick(cpu);
+        }
+    }
+
+    /// `queue_work_on(target)` from `waker`: the item joins the worklist and
+    /// the kworker is woken if it sleeps. Returns the waker's cost.
+    fn kworker_queue(&mut self, target: CpuId, dev: DevId, waker: CpuId) -> u64 {
+        let kw = &mut self.cpus[target].kworker;
+        kw.worklist.push_back(dev);
+        if kw.runnable {
+            return 0;
+        }
+        let mut cost = self.costs.wakeup_ns;
+        if target != waker && !self.cpus[target].busy() {
+            cost += self.reschedule_ipi(target, Event::KworkerWoken { cpu: target });
+        } else {
+            self.cpus[target].kworker.runnable = true;
+            if target != waker && !self.cpus[target].busy() {
+                self.cpu_kick(target);
+            }
+        }
+        cost
+    }
+
+    /// The wake-up IPI reached the kworker's idle CPU.
+    pub(crate) fn kworker_woken(&mut self, cpu: CpuId) {
+        self.cpus[cpu].kworker.runnable = true;
+        self.cpu_kick(cpu);
+    }
+
+    /// May a kernel thread (kworker, ksoftirqd) take the CPU from its task
+    /// now? Not while the task spins for or holds a spinlock (preemption
+    /// is off there).
+    #[inline(always)]
+    pub(crate) fn task_preemptible(&self, cpu: CpuId) -> bool {
+        self.cpus[cpu].current.is_none_or(|j| self.job_preemptible(j))
+    }
+
+    /// Is `j` outside a spinlock section (neither spinning for a lock nor holding one)?
+    pub(crate) fn job_preemptible(&self, j: JobId) -> bool {
+        let job = &self.jobs[j];
+        job.state != JobState::LockSpin && !matches!(job.dd.step, SchedStep::Hold(_))
+    }
+
+    /// The kworker is switched in on `cpu` (its frame's first step).
+    pub(crate) fn kworker_run(&mut self, cpu: CpuId) {
+        self.frame_push(cpu, FrameKind::Kworker);
+    }
+
+    /// The kworker's frame on `cpu` (below any interrupt that came in).
+    pub(crate) fn kworker_frame(&mut self, cpu: CpuId) -> &mut Frame {
+        self.cpus[cpu].frames.iter_mut().rev().find(|f| f.kind == FrameKind::Kworker).expect("a kworker frame")
+    }
+
+    /// Cost of the kworker's first step: the context switch to it.
+    pub(crate) fn kworker_begin_cost(&self) -> u64 {
+        self.costs.context_switch_ns
+    }
+
+    /// A step of the kworker on `cpu` ended (its frame is on top).
+    pub(crate) fn kworker_step_done(&mut self, cpu: CpuId) {
+        let stage = self.cpus[cpu].frames.last().expect("kworker frame").stage;
+        match stage {
+            Stage::Entry => self.kworker_item_done(cpu),
+            Stage::Work => self.sched_step_done(cpu, Actor::Kworker(cpu)),
+            Stage::Exit => {
+                self.cpus[cpu].frames.pop();
+                let kw = &mut self.cpus[cpu].kworker;
+                // Work queued while it was leaving wakes it again at once.
+                kw.runnable = !kw.worklist.is_empty();
+            }
+        }
+    }
+
+    /// The kworker finished a work item (or was just switched in): the next
+    /// one (`process_one_work` → `blk_mq_run_work_fn`), or it sleeps.
+    pub(crate) fn kworker_item_done(&mut self, cpu: CpuId) {
+        let now = self.q.now_ns();
+        let Some(dev) = self.cpus[cpu].kworker.worklist.pop_front() else {
+            // Back to the task it preempted (if any).
+            let cost = if self.cpus[cpu].current.is_some() { self.costs.context_switch_ns } else { 0 };
+            let debt = std::mem::take(&mut self.cpus[cpu].kworker.debt_ns);
+            let f = self.kworker_frame(cpu);
+            f.stage = Stage::Exit;
+            f.remaining_ns = cost + debt;
+            return;
+        };
+        // The work is no longer pending once it runs: it can be queued again.
+        let dd = self.devs[dev].elevator.as_mut().expect("a queue with a scheduler");
+        if dd.run_work == (RunWork::Queued { cpu }) {
+            dd.run_work = RunWork::Idle;
+        }
+        let kw = &mut self.cpus[cpu].kworker;
+        kw.items += 1;
+        kw.since_ns = now;
+        kw.debt_ns += self.costs.kblockd_work_ns;
+        let mut ops = std::mem::take(&mut kw.dd.ops);
+        ops.clear();
+        ops.push_back(SchedOp::Run);
+        kw.dd = DdCtx { dev: Some(dev), ops, ..std::mem::take(&mut kw.dd) };
+        self.sched_next_op(cpu, Actor::Kworker(cpu));
+    }
+}
