@@ -2,7 +2,7 @@
 //! messages on bad input, determinism of the JSON output.
 
 mod common;
-use common::{blksim, root};
+use common::blksim;
 
 fn tmp_job(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("blksim-cli-test-{}", std::process::id()));
@@ -93,17 +93,19 @@ fn machines_lists_and_shows_the_builtin_profile() {
     assert!(out.contains("syscall_ns") && out.contains("nvme0n1"));
 }
 
+#[cfg(feature = "crosscheck")]
+#[path = "../../blksim-fio/tests/crosscheck/mod.rs"]
+mod crosscheck;
+
 /// Every file of fio's example corpus gets a result or one clear message
 /// (exit 2, file:line), never a panic: `--parse-only` parses and checks the
-/// jobs against the machine without simulating.
+/// jobs against the machine without simulating. A cross-check (`--features
+/// crosscheck`): the corpus is in the project's shared/.
+#[cfg(feature = "crosscheck")]
 #[test]
 fn every_corpus_file_is_accepted_or_rejected_cleanly() {
-    let dir = root().join("../shared/corpus/fio-examples");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    assert_eq!(files.len(), 107);
     let mut accepted = Vec::new();
-    for f in &files {
+    for f in &crosscheck::corpus_files() {
         let (code, out, err) = blksim(&["run", "--parse-only", f.to_str().unwrap()]);
         match code {
             0 => accepted.push(f.file_name().unwrap().to_string_lossy().into_owned()),

@@ -1,5 +1,6 @@
-//! blksim's job parser against the real fio (Debian's fio 3.33; CI installs
-//! it, and these tests fail without it). For each fixture in tests/jobs/:
+//! blksim's job parser against the real fio (Debian's fio 3.33; a
+//! cross-check, `--features crosscheck`: CI installs fio, and these tests
+//! fail without it). For each fixture in tests/jobs/:
 //! fio and blksim agree on accepting or rejecting it; for an accepted one,
 //! fio runs it (null engine or /dev/null, a few MiB) and its JSON (job names,
 //! group ids, job and global options) and its job header lines (rw, block
@@ -12,6 +13,9 @@ use std::process::{Command, Output};
 
 use blksim_fio::job::{option_status, parse_job_files, JobFile, ParseContext};
 use serde_json::Value;
+
+#[path = "crosscheck/mod.rs"]
+mod crosscheck;
 
 /// A fixture: its job files, whether fio and blksim accept it, and whether
 /// fio can run it here (else only `--parse-only` is compared).
@@ -68,12 +72,7 @@ const FIO_ERRORS: &[&str] =
     &["Bad option", "failed parsing", "No new sections", "outside of [] job section", "requires an argument"];
 
 fn fio(args: &[&str]) -> Output {
-    Command::new("fio")
-        .args(args)
-        .env(SET_VAR.0, SET_VAR.1)
-        .env_remove(UNSET_VAR)
-        .output()
-        .expect("the real fio must be installed for this test (Debian/Ubuntu: apt-get install fio)")
+    crosscheck::fio_tool("fio").args(args).env(SET_VAR.0, SET_VAR.1).env_remove(UNSET_VAR).output().expect("run fio")
 }
 
 fn getconf(name: &str) -> u64 {
