@@ -62,9 +62,12 @@ fn bad_input_exits_2_with_one_message_naming_file_and_line() {
         (vec!["run", &job, "--set", "/sys/block/nvme0n1/queue/rq_affinity=7"], "out of range"),
         (vec!["run", &job, "--cmdline", "nvme.bogus=1"], "unknown kernel parameter"),
         (vec!["run", &job, "--machine", "nosuch"], "unknown machine 'nosuch'"),
-        (vec!["run", &job, "--frobnicate"], "unknown option '--frobnicate'"),
+        // (Before clap: "unknown option '--frobnicate'" and "unknown command 'bogus'".)
+        (vec!["run", &job, "--frobnicate"], "unexpected argument '--frobnicate'"),
+        (vec!["run", &job, "--intrerupts"], "a similar argument exists: '--interrupts'"),
+        (vec!["machine", "spr-gen5"], "a similar subcommand exists: 'machines'"),
         (vec!["run", "/nonexistent/job.fio"], "/nonexistent/job.fio"),
-        (vec!["bogus"], "unknown command 'bogus'"),
+        (vec!["bogus"], "unrecognized subcommand 'bogus'"),
     ] {
         let (code, _, err) = blksim(&args);
         assert_eq!(code, 2, "{args:?}");
@@ -214,4 +217,163 @@ fn t_io_uring_prints_its_own_lines_and_rejects_what_is_not_modelled() {
     let (code, _, err) = blksim(&["t-io_uring", "-u", "1", "--", "/dev/nvme0n1"]);
     assert_eq!(code, 2);
     assert!(err.contains("-u"), "{err}");
+}
+
+/// Runs `blksim ARGS` with stdout going to `stdout` (a closed pipe, /dev/full).
+fn blksim_to(args: &[&str], stdout: std::process::Stdio) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(args)
+        .current_dir(common::root())
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_and_a_full_disk_is_one_line() {
+    let job = tmp_job("pipe.fio", SMALL_JOB);
+    // A reader that went away before the report (`| head` after its lines).
+    let (read_end, write_end) = std::io::pipe().unwrap();
+    drop(read_end);
+    let (code, err) = blksim_to(&["run", &job], write_end.into());
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (read_end, write_end) = std::io::pipe().unwrap();
+    drop(read_end);
+    assert_eq!(blksim_to(&["machines"], write_end.into()), (0, String::new()));
+
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let (code, err) = blksim_to(&["run", &job], full.into());
+    assert_eq!(code, 1);
+    assert_eq!(err.trim_end(), "blksim: writing stdout: No space left on device (os error 28)");
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn ctrl_c_prints_the_report_so_far_and_exits_130() {
+    let job = tmp_job("long.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=1h"));
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", &job, "--output-format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once blksim catches SIGINT (bit 2 of SigCgt in /proc/PID/status), the run is under way.
+    let catches_sigint = || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim).unwrap_or("0");
+        u64::from_str_radix(mask, 16).unwrap() & (1 << (libc::SIGINT - 1)) != 0
+    };
+    let t0 = std::time::Instant::now();
+    while !catches_sigint() {
+        assert!(t0.elapsed().as_secs() < 60, "blksim never set up its Ctrl-C handler");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.starts_with("blksim: interrupted (Ctrl-C) at ") && err.contains("the report covers the run so far"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the JSON report so far");
+    let job = &doc["jobs"][0];
+    let ios = job["read"]["total_ios"].as_u64().unwrap();
+    let runtime_ms = job["read"]["runtime"].as_u64().unwrap();
+    assert!(ios > 0 && runtime_ms > 0 && runtime_ms < 3_600_000, "{ios} I/Os in {runtime_ms} ms");
+}
+
+#[test]
+fn every_command_has_help_and_the_tool_has_completions_and_a_man_page() {
+    for command in ["run", "machines", "t-io_uring", "dsa-memfill", "reproduce", "fit", "completions", "man"] {
+        let (code, out, err) = blksim(&[command, "--help"]);
+        assert_eq!(code, 0, "{command}: {err}");
+        assert!(out.contains(&format!("Usage: blksim {command}")), "{command}: {out}");
+    }
+    let (code, out, _) = blksim(&["run", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("--output-format <FORMAT[,FORMAT]>") && out.contains("fio's command-line job form"), "{out}");
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, out, err) = blksim(&["completions", shell]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("t-io_uring") && out.contains("output-format"), "{shell}: {out}");
+    }
+    let (code, out, _) = blksim(&["man"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with(".ie") || out.contains(".TH blksim 1"), "{out}");
+    assert!(out.contains("reproduce") && out.contains("Exit status"), "{out}");
+    let dir = std::env::temp_dir().join(format!("blksim-man-{}", std::process::id()));
+    let (code, _, err) = blksim(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let run_page = std::fs::read_to_string(dir.join("blksim-run.1")).unwrap();
+    assert!(run_page.contains(".TH blksim-run 1") && run_page.contains("trace\\-window"), "{run_page}");
+}
+
+#[test]
+fn fios_command_line_job_form_and_a_job_file_on_stdin_run_the_same_job() {
+    let job = tmp_job("same.fio", SMALL_JOB);
+    let strip = |s: &str| -> String { s.lines().filter(|l| !l.contains("wall")).collect::<Vec<_>>().join("\n") };
+    let (code, from_file, err) = blksim(&["run", &job, "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    // fio's form: --opt=VALUE, or --opt VALUE but for bare flags; blksim's own options mixed in.
+    let cmdline = [
+        "run",
+        "--name=r",
+        "--ioengine=libaio",
+        "--direct=1",
+        "--rw",
+        "randread",
+        "--output-format",
+        "json",
+        "--bs=4k",
+        "--iodepth=8",
+        "--time_based",
+        "--runtime=5ms",
+        "--filename=/dev/nvme0n1",
+        "--cpus_allowed=0",
+    ];
+    let (code, from_cmdline, err) = blksim(&cmdline);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(strip(&from_cmdline), strip(&from_file));
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", "-", "--output-format", "json"])
+        .stdin(std::fs::File::open(&job).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(strip(&String::from_utf8_lossy(&out.stdout)), strip(&from_file));
+
+    // A bad value is named by its argument; job files and command-line options do not mix.
+    let (code, _, err) = blksim(&["run", "--name=r", "--rw=randred", "--filename=/dev/nvme0n1"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("blksim: <command line>: '--rw=randred': option 'rw'"), "{err}");
+    let (code, _, err) = blksim(&["run", &job, "--name=x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not both"), "{err}");
+    let (code, _, err) = blksim(&["run"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no job given"), "{err}");
+}
+
+#[test]
+fn output_format_takes_fios_list_with_json_between_the_headers_and_the_results() {
+    let job = tmp_job("formats.fio", SMALL_JOB);
+    let (code, both, err) = blksim(&["run", &job, "--output-format=json,normal"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, normal, _) = blksim(&["run", &job]);
+    let (_, json, _) = blksim(&["run", &job, "--output-format=json"]);
+    let split = normal.find("Starting 1 process\n").unwrap() + "Starting 1 process\n".len();
+    let strip = |s: &str| -> String { s.lines().filter(|l| !l.contains("wall")).collect::<Vec<_>>().join("\n") };
+    assert_eq!(strip(&both), strip(&format!("{}{json}{}", &normal[..split], &normal[split..])));
+    let reversed = blksim(&["run", &job, "--output-format=normal,json"]).1;
+    assert_eq!(strip(&reversed), strip(&both), "the order given does not matter");
+    let (_, plus, _) = blksim(&["run", &job, "--output-format=json,json+"]);
+    assert!(plus.contains("\"bins\""), "json+ wins over json");
+    let (code, _, err) = blksim(&["run", &job, "--output-format=json,xml"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value 'xml'"), "{err}");
 }
