@@ -292,3 +292,41 @@ fn every_option_fio_lists_is_in_blksims_table() {
         assert!(missing.is_empty(), "{engine} options blksim does not know: {missing:?}");
     }
 }
+
+/// For sizes that are not multiples of the block size, blksim issues as many
+/// I/Os as fio does (null engine, so nothing but fio's accounting counts).
+#[test]
+fn io_counts_for_sizes_that_are_not_multiples_of_bs_match_fio() {
+    let machine = blksim::machine::builtin("spr-gen5").unwrap();
+    let cases = [
+        "rw=randread\nbs=4k\nsize=10001\n",
+        "rw=read\nbs=4k\nsize=10001\n",
+        "rw=randread\nbs=4k\nsize=10001\nnorandommap\n",
+        "rw=randwrite\nbs=3000\nsize=10001\n",
+        "rw=write\nbs=3000\nsize=10001\nloops=2\n",
+        "rw=randread\nbs=8k\nsize=40000\nnorandommap\n",
+        "rw=read\nbs=1m\nsize=5000000\n",
+    ];
+    let mut failures = Vec::new();
+    for case in cases {
+        let text = format!("[a]\nioengine=null\n{case}");
+        let dir = std::env::temp_dir().join(format!("blksim-xc-count-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("count.fio");
+        std::fs::write(&path, &text).unwrap();
+        let out = fio(&["--output-format=json", path.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let json: Value = serde_json::from_str(&stdout[stdout.find('{').expect("fio's JSON")..]).unwrap();
+        let want: Vec<u64> =
+            ["read", "write"].iter().map(|d| json["jobs"][0][d]["total_ios"].as_u64().unwrap()).collect();
+
+        let jobs = parse_job_files(&[path], &ctx()).unwrap();
+        let configs: Vec<_> = jobs.jobs.into_iter().map(|j| j.config).collect();
+        let (report, _) = blksim::run(&machine, &Default::default(), &configs, 1).unwrap();
+        let got: Vec<u64> = report.jobs[0].dirs[..2].iter().map(|d| d.total_ios).collect();
+        if got != want {
+            failures.push(format!("{}: fio {want:?}, blksim {got:?}", case.replace('\n', " ")));
+        }
+    }
+    assert!(failures.is_empty(), "I/O counts differ:\n{}", failures.join("\n"));
+}

@@ -5,6 +5,7 @@
 //! option with blksim's decision (modelled, no-op, rejected); `engine` sorts
 //! ioengines; `settings` holds a job's values; `resolve` builds the jobs.
 
+mod checks;
 mod cmdline;
 mod engine;
 mod ini;

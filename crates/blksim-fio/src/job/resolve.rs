@@ -10,7 +10,7 @@ use super::engine::{EngineName, OptionTable};
 use super::ini::{self, RawOption, Section};
 use super::options::{self, Decision, OptSpec, GENERAL, MAX_JOBS};
 use super::settings::{parse_kind, EngineOpts, Refusal, Settings};
-use super::{subst, JobFile, ParseContext, ParsedJob};
+use super::{checks, subst, JobFile, ParseContext, ParsedJob};
 use crate::{ErrorKind, InputError};
 
 /// Jobs built from one or more job files.
@@ -51,6 +51,7 @@ impl<'c> Builder<'c> {
                 implicit_stonewall = false;
             }
             let recorded = apply_section(&mut job, section, self.ctx)?;
+            check_job(&job, section)?;
             if self.out.jobs.len() + job.numjobs as usize > MAX_JOBS {
                 return Err(ini::error(
                     &section.file,
@@ -213,6 +214,17 @@ fn apply_option(st: &mut Settings, spec: &OptSpec, line: &Line, ctx: &ParseConte
     }
 }
 
+/// fio's and Linux's checks of the job's sizes, said at the job's section.
+fn check_job(st: &Settings, section: &Section) -> Result<(), InputError> {
+    checks::check_sizes(st).map_err(|p| {
+        let (kind, message) = match p {
+            checks::SizeProblem::Bad(m) => (ErrorKind::BadInput, m),
+            checks::SizeProblem::NotModelled(m) => (ErrorKind::NotModelled, m),
+        };
+        InputError { kind, ..ini::error(&section.file, section.line, format!("job '{}': {message}", section.name)) }
+    })
+}
+
 /// fio's "Bad option", with a hint when the option belongs to another
 /// engine or looks like a general option.
 fn unknown_option(line: &Line, engine: EngineName, table: OptionTable) -> InputError {
@@ -275,7 +287,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.cpus_allowed =
         st.cpus.as_ref().map(|mask| if st.split { vec![mask[(thread_number - 1) % mask.len()]] } else { mask.clone() });
     c.filenames = st.filenames.clone();
-    c.size = st.size;
+    c.size = st.size.map(|size| checks::io_size(st, size));
     c.offset = st.offset;
     c.runtime_ns = (st.runtime_us > 0).then(|| st.runtime_us.saturating_mul(1000));
     // fio ignores time_based (with a warning) when there is no runtime.

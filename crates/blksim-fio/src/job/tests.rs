@@ -354,3 +354,38 @@ fn errors_say_whether_the_input_is_bad_or_not_modelled() {
         assert_eq!(error(text).kind, kind, "{text:?}: {}", error(text));
     }
 }
+
+#[test]
+fn sizes_are_64_bit_and_checked_as_fio_and_linux_check_them() {
+    let job = |extra: &str| format!("[a]\nioengine=libaio\nrw=randread\nfilename=/dev/nvme0n1\n{extra}");
+    // 64-bit sizes and offsets.
+    let c = &configs(&job("bs=1g\nsize=16t\noffset=5g\n"))[0];
+    assert_eq!((c.bs[0], c.size, c.offset), (1 << 30, Some(16 << 40), 5 << 30));
+    // Larger than one request of the model holds: not modelled, never truncated.
+    let e = error(&job("bs=4g\n"));
+    assert_eq!((e.kind, e.line), (crate::ErrorKind::NotModelled, 1));
+    assert!(e.message.contains("bs=4294967296") && e.message.contains("4 GiB"), "{e}");
+    // fio: "size too small".
+    assert_error(&job("bs=4k\nsize=1\n"), 1, &["job 'a'", "size=1 is smaller than the block size 4096"]);
+    // The smallest block size of the directions the job does counts.
+    assert_error(&job("rw=randwrite\nbs=4k,16k\nsize=8k\n"), 1, &["size=8192 is smaller than the block size 16384"]);
+    configs(&job("rw=randread\nbs=4k,16k\nsize=8k\n"));
+    // Linux: O_DIRECT needs sizes and offsets aligned to the logical block size (EINVAL).
+    assert_error(&job("direct=1\nbs=1\n"), 1, &["bs=1 with direct=1", "512", "EINVAL"]);
+    assert_error(&job("direct=1\nbs=4k\noffset=100\n"), 1, &["offset=100 with direct=1", "EINVAL"]);
+    assert_error(&job("direct=1\nrw=randrw\nbs=4k,1000\n"), 1, &["bs=1000 with direct=1"]);
+    configs(&job("direct=1\nbs=512\noffset=1536\n"));
+    configs(&job("direct=0\nbs=1\n").replace("libaio", "psync"));
+    configs(&job("direct=1\nbs=1\n").replace("libaio", "null"));
+}
+
+#[test]
+fn a_size_that_is_not_a_multiple_of_bs_gives_fios_io_amount() {
+    let size = |extra: &str| configs(&format!("[a]\nioengine=null\nbs=4k\nsize=10001\n{extra}"))[0].size;
+    // Sequential, and random with the random map: whole blocks only.
+    assert_eq!(size("rw=read\n"), Some(8192));
+    assert_eq!(size("rw=randread\n"), Some(8192));
+    // Without the map, until the bytes reach size (so one more block).
+    assert_eq!(size("rw=randread\nnorandommap\n"), Some(10001));
+    assert_eq!(size("rw=randread\nsize=12288\n"), Some(12288));
+}
