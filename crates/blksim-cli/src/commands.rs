@@ -10,7 +10,7 @@ use std::time::Instant;
 use blksim::machine::{builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, Machine, ProfileSource};
 use blksim::settings::{parse_time_ns, parse_timed_write, Settings, TimedAction};
 use blksim::stats::RunReport;
-use blksim_fio::job::{parse_job_sources, JobFile, JobSource, ParseContext, COMMAND_LINE};
+use blksim_fio::job::{option_line_of, parse_job_sources, JobFile, JobSource, ParseContext, COMMAND_LINE};
 use blksim_fio::output::{
     write_breakdown, write_interrupts, write_iostat, write_json, write_mpstat, write_normal, write_normal_around,
     write_trace,
@@ -182,15 +182,17 @@ fn job_source(file: &str) -> Result<JobSource, String> {
     Ok(JobSource::Text { name: PathBuf::from("<stdin>"), text: String::from_utf8_lossy(&bytes).into_owned() })
 }
 
-/// A model error, prefixed with the file, line and name of the job it is about.
+/// A model error, prefixed with the file and line of the option it is about (also when written in
+/// `[global]`; else the job's section) and the job's name.
 fn locate(jobs: &JobFile, e: blksim::Error) -> Failure {
     match e.job {
         Some(i) => {
             let pj = &jobs.jobs[i];
-            let at = if pj.file == Path::new(COMMAND_LINE) {
+            let (file, line) = option_line_of(&pj.option_lines, &e.message).unwrap_or((&pj.file, pj.line));
+            let at = if file == Path::new(COMMAND_LINE) {
                 COMMAND_LINE.to_string()
             } else {
-                format!("{}:{}", pj.file.display(), pj.line)
+                format!("{}:{line}", file.display())
             };
             e.context(format!("{at}: job '{}'", pj.config.name)).into()
         }

@@ -63,15 +63,15 @@ impl CommandLineJob {
     }
 
     /// An error of the parser about the command-line job, said about the argument it is about.
-    pub fn locate(&self, e: InputError) -> InputError {
+    pub fn locate(&self, mut e: InputError) -> InputError {
+        e.more = std::mem::take(&mut e.more).into_iter().map(|m| self.locate(m)).collect();
         if e.file != Path::new(COMMAND_LINE) {
             return e;
         }
         let global = usize::from(!self.args.first().is_some_and(|a| a.starts_with("--name=")));
-        let message = match e.line.checked_sub(1 + global).and_then(|i| self.args.get(i)) {
-            Some(arg) => format!("'{arg}': {}", e.message),
-            None => e.message,
-        };
-        InputError { line: 0, message, ..e }
+        if let Some(arg) = e.line.checked_sub(1 + global).and_then(|i| self.args.get(i)) {
+            e.message = format!("'{arg}': {}", e.message);
+        }
+        InputError { line: 0, ..e }
     }
 }

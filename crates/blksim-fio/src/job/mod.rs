@@ -25,6 +25,8 @@ use blksim::workload::JobConfig;
 use crate::InputError;
 
 pub use cmdline::{command_line_option, CommandLineJob, COMMAND_LINE};
+pub use resolve::option_line_of;
+pub use settings::OptionLines;
 
 /// What the parser needs to know of the simulated system (`$ncpus`, ...) and the environment (`${VAR}`).
 #[derive(Clone, Debug)]
@@ -57,6 +59,9 @@ pub struct ParsedJob {
     pub file: PathBuf,
     /// Line of the section header.
     pub line: usize,
+    /// Where each option in effect was written (fio's name → file, line), `[global]`'s included: to say
+    /// a problem found later (by the model) at its option's line ([`option_line_of`]).
+    pub option_lines: OptionLines,
 }
 
 /// Parse job files (several files: the template resets per file and later files start with a stonewall).

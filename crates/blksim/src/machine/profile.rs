@@ -241,7 +241,7 @@ impl ProfileSource for Builtins {
 /// Parse and resolve a profile's TOML text (`origin` names it in errors).
 pub fn load_profile(text: &str, origin: &str, source: &dyn ProfileSource) -> Result<Machine, String> {
     let merged = merged_value(text, origin, source, 0)?;
-    let raw: RawProfile = merged.try_into().map_err(|e: toml::de::Error| format!("{origin}: {}", e.message()))?;
+    let raw: RawProfile = merged.try_into().map_err(|e: toml::de::Error| toml_error_at(text, origin, &e))?;
     resolve(raw).map_err(|e| format!("{origin}: {e}"))
 }
 
@@ -268,7 +268,7 @@ fn merged_value(text: &str, origin: &str, source: &dyn ProfileSource, depth: u32
     if depth > 8 {
         return Err(format!("{origin}: `extends` chain is too deep (a cycle?)"));
     }
-    let mut value: toml::Value = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+    let mut value: toml::Value = toml::from_str(text).map_err(|e| toml_error_at(text, origin, &e))?;
     let parent = value.get("extends").and_then(|v| v.as_str()).map(str::to_string);
     if let Some(parent) = parent {
         let parent_text =
@@ -427,6 +427,92 @@ fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<Nvm
         return Err(format!("device '{name}': latency_sigma must be within 0..2"));
     }
     Ok(p)
+}
+
+/// A TOML error in one line: `ORIGIN:LINE:COLUMN: KEY: message`. The place
+/// is the error's span in `text` (a syntax or type error read from the text),
+/// or else where `text` writes the key the error names (an error found in the
+/// merged profile); without either, `ORIGIN: KEY: message` (the key may come
+/// from the profile `text` extends).
+pub fn toml_error_at(text: &str, origin: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().replace('\n', "; ");
+    // Deserializing a value names the key in the error's text: "...\nin `costs.syscall_ns`"; an unknown
+    // field is named in the message, below that key.
+    let shown = e.to_string();
+    let table = shown.trim_end().rsplit_once("\nin `").and_then(|(_, k)| k.strip_suffix('`').map(str::to_string));
+    let unknown = message.strip_prefix("unknown field `").and_then(|m| m.split_once('`')).map(|(f, _)| f);
+    let named = match (table, unknown) {
+        (Some(t), Some(f)) => Some(format!("{t}.{f}")),
+        (t, f) => t.or(f.map(str::to_string)),
+    };
+    let (place, key) = match e.span() {
+        Some(span) => {
+            let (line, column) = line_column(text, span.start);
+            (Some((line, column)), key_on_line(text, line))
+        }
+        None => (named.as_deref().and_then(|k| find_key(text, k)), named),
+    };
+    let key = key.map_or(String::new(), |k| format!("{k}: "));
+    match place {
+        Some((line, column)) => format!("{origin}:{line}:{column}: {key}{message}"),
+        None => format!("{origin}: {key}{message}"),
+    }
+}
+
+/// 1-based line and column (in characters) of byte `at` of `text`.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+}
+
+/// The table header `[a.b]` / `[[a]]` a trimmed line opens, as its dotted name.
+fn header(line: &str) -> Option<&str> {
+    let inner = line.strip_prefix("[[").and_then(|h| h.strip_suffix("]]"));
+    inner.or_else(|| line.strip_prefix('[').and_then(|h| h.strip_suffix(']'))).map(str::trim)
+}
+
+/// The dotted key written on line `line` of `text` (`table.key`), if the line holds `key = ...`.
+fn key_on_line(text: &str, line: usize) -> Option<String> {
+    let mut table = None;
+    for (i, l) in text.lines().enumerate().take(line) {
+        let l = l.trim();
+        if let Some(h) = header(l) {
+            table = Some(h);
+        } else if i + 1 == line {
+            let key = l.split_once('=')?.0.trim();
+            return Some(table.map_or(key.to_string(), |t| format!("{t}.{key}")));
+        }
+    }
+    table.map(str::to_string)
+}
+
+/// Line and column where `text` writes dotted key `key` (array indices ignored): the key's line, or the
+/// header of the table it names.
+fn find_key(text: &str, key: &str) -> Option<(usize, usize)> {
+    let want: Vec<&str> = key.split('.').filter(|p| p.parse::<usize>().is_err()).collect();
+    let parts = |s: &str| -> Vec<String> { s.split('.').map(|p| p.trim().trim_matches('"').to_string()).collect() };
+    let mut table: Vec<String> = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let column = l.len() - l.trim_start().len() + 1;
+        let l = l.trim();
+        let full = match header(l) {
+            Some(h) => {
+                table = parts(h);
+                table.clone()
+            }
+            None => match l.split_once('=') {
+                Some((k, _)) => table.iter().cloned().chain(parts(k)).collect(),
+                None => continue,
+            },
+        };
+        let prefix = !full.is_empty() && full.len() <= want.len() && want.iter().zip(&full).all(|(w, f)| w == f);
+        // A key line on the path, or the header of the table the path names.
+        if prefix && (full.len() == want.len() || header(l).is_none()) {
+            return Some((i + 1, column));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
