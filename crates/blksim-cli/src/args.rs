@@ -83,6 +83,17 @@ pub struct AtArgs {
     pub at: Vec<String>,
 }
 
+/// The wall-time budget of a simulation (`run`, `t-io_uring`, `dsa-memfill`).
+#[derive(Args, Clone, Debug)]
+pub struct BudgetArgs {
+    /// Run even when the estimated wall time is over --wall-budget
+    #[arg(long)]
+    pub yes: bool,
+    /// Refuse (without --yes) a run estimated to take longer than this wall time, e.g. 10m, 2h
+    #[arg(long, value_name = "TIME", default_value = "10m")]
+    pub wall_budget: String,
+}
+
 /// One of fio's output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum OutputFormat {
@@ -105,6 +116,8 @@ pub struct RunArgs {
     pub knobs: MachineArgs,
     #[command(flatten)]
     pub at: AtArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// An out-of-tree patch set by name: mq-deadline-2024 (repeatable)
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
@@ -154,6 +167,8 @@ pub struct MachinesArgs {
 pub struct TIoUringArgs {
     #[command(flatten)]
     pub knobs: MachineArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// Block size in bytes [default: 4096]
     #[arg(short = 'b', value_name = "BS")]
     pub bs: Option<String>,
@@ -259,6 +274,8 @@ pub struct DsaArgs {
     pub knobs: MachineArgs,
     #[command(flatten)]
     pub at: AtArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
     /// DSA devices to drive, comma-separated [default: every DSA device of the machine]
     #[arg(long, value_name = "DEV,...")]
     pub devices: Option<String>,

@@ -119,6 +119,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         // Like fio's --parse-only, plus the check that the machine can run the jobs.
         return blksim::validate(&machine, &settings, &configs).map_err(|e| locate(&jobs, e));
     }
+    crate::budget::check(&machine, &blksim::Workload { jobs: configs.clone(), dsa: Vec::new() }, &args.budget)?;
     let wall = Instant::now();
     let stop = interrupt::stop_on_ctrl_c();
     let options = blksim::RunOptions {

@@ -16,6 +16,7 @@ pub fn dsa_memfill_command(args: &DsaArgs) -> Result<(), Failure> {
     let timed = timed_writes(&args.at.at)?;
     let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_DSA_MACHINE)?;
     let workload = dsa_memfill(&args.front_end_args(), &machine)?;
+    crate::budget::check(&machine, &workload, &args.budget)?;
     let options = blksim::RunOptions { timed, ..Default::default() };
     let (report, _) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options)?;
     let secs = workload.dsa.iter().map(|c| c.runtime_ns).max().unwrap_or(0) as f64 / 1e9;

@@ -6,6 +6,7 @@
 //! tolerance, 130 after Ctrl-C (the report so far printed).
 
 mod args;
+mod budget;
 mod commands;
 mod dsa;
 mod failure;

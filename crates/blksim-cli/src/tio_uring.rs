@@ -37,6 +37,7 @@ pub fn fmt_bw(iops: f64, bs: u64) -> String {
 pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
     let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
     let workload = t_io_uring(&args.front_end_args())?;
+    crate::budget::check(&machine, &workload, &args.budget)?;
     let stop = interrupt::stop_on_ctrl_c();
     let options = blksim::RunOptions { stop: Some(stop.clone()), ..Default::default() };
     let (report, _) =

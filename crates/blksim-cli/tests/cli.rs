@@ -260,7 +260,7 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_one_line() {
 fn ctrl_c_prints_the_report_so_far_and_exits_130() {
     let job = tmp_job("long.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=1h"));
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(["run", &job, "--output-format", "json"])
+        .args(["run", &job, "--output-format", "json", "--yes"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -430,4 +430,31 @@ fn every_problem_of_a_job_file_is_reported_at_its_options_line_also_from_global(
     let (code, _, err) = blksim(&["run", &job]);
     assert_eq!(code, 2);
     assert!(err.contains("global.fio:4: job 'a': filename=/dev/nvme9n1"), "{err}");
+}
+
+#[test]
+fn a_run_over_the_wall_budget_asks_for_yes_with_the_estimate() {
+    // The 8-drive, 64-job example for an hour: hours of wall time.
+    let text = std::fs::read_to_string(common::root().join("examples/bench-8drive-libaio.fio")).unwrap();
+    let job = tmp_job("hour.fio", &text.replace("runtime=", "runtime=3600s\n#"));
+    let (code, out, err) = blksim(&["run", &job]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("would take about") && err.contains(" h of wall time") && err.contains("--yes"), "{err}");
+    let (code, _, err) = blksim(&["run", &job, "--parse-only"]);
+    assert_eq!(code, 0, "parsing needs no budget: {err}");
+    let (code, _, err) = blksim(&["run", &tmp_job("small.fio", SMALL_JOB), "--wall-budget", "0.0001s"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("over the wall budget"), "{err}");
+}
+
+#[test]
+fn cpu_lists_and_machine_sizes_are_bounded() {
+    let job = tmp_job("bounds.fio", SMALL_JOB);
+    let (code, _, err) = blksim(&["run", &job, "--set", "/proc/irq/130/smp_affinity_list=0-4294967295"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("beyond the largest CPU number Linux supports (8191)"), "{err}");
+    let profile = tmp_job("huge.toml", "extends = \"spr-gen5\"\n[cpu]\nsockets = 1000\ncores_per_socket = 1000\n");
+    let (code, _, err) = blksim(&["machines", &profile]);
+    assert_eq!(code, 2);
+    assert!(err.contains("2000000 CPUs; Linux supports at most 8192"), "{err}");
 }

@@ -314,6 +314,16 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
     if !(1.0..=2.0).contains(&c.smt_throughput) {
         return Err(format!("cpu: smt_throughput must be within 1.0..2.0, got {}", c.smt_throughput));
     }
+    let cpus = c.sockets as u64 * c.cores_per_socket as u64 * c.threads_per_core as u64;
+    if cpus > crate::settings::MAX_CPUS as u64 {
+        return Err(format!(
+            "cpu: {cpus} CPUs; Linux supports at most {} (sockets x cores_per_socket x threads_per_core)",
+            crate::settings::MAX_CPUS
+        ));
+    }
+    if raw.root_port.len() > MAX_DEVICES || raw.device.len() > MAX_DEVICES {
+        return Err(format!("at most {MAX_DEVICES} root ports and {MAX_DEVICES} devices"));
+    }
     let topology = Topology::new(
         c.sockets,
         c.cores_per_socket,
@@ -370,6 +380,9 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
     })
 }
 
+/// The most root ports, and the most devices, of a machine.
+const MAX_DEVICES: usize = 1024;
+
 fn need<T: Clone>(name: &str, field: &str, v: &Option<T>) -> Result<T, String> {
     v.clone().ok_or_else(|| format!("device '{name}': needs `{field}`"))
 }
@@ -393,13 +406,18 @@ fn dsa_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<DsaP
     if p.wqs == 0 || p.engines == 0 || p.fill_mb_per_s == 0 {
         return Err(format!("device '{name}': wqs, engines and fill_mb_per_s must be > 0"));
     }
+    if p.wqs > 64 || p.engines > 64 {
+        return Err(format!("device '{name}': wqs and engines must be at most 64"));
+    }
     Ok(p)
 }
 
 fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<NvmeParams, String> {
     let root_port = root_port_of(name, d, root_ports)?;
     let p = NvmeParams {
-        capacity_bytes: need(name, "capacity_gib", &d.capacity_gib)? << 30,
+        capacity_bytes: need(name, "capacity_gib", &d.capacity_gib)?
+            .checked_mul(1 << 30)
+            .ok_or_else(|| format!("device '{name}': capacity_gib is above 16 EiB"))?,
         max_queues: need(name, "max_queues", &d.max_queues)?,
         max_queue_entries: need(name, "max_queue_entries", &d.max_queue_entries)?,
         iops_max: [need(name, "iops_max_read", &d.iops_max_read)?, need(name, "iops_max_write", &d.iops_max_write)?],
@@ -422,6 +440,10 @@ fn nvme_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<Nvm
     }
     if !(2..=65536).contains(&p.max_queue_entries) {
         return Err(format!("device '{name}': max_queue_entries must be within 2..65536"));
+    }
+    // NVMe queue ids are 16 bits (65535 I/O queues at most); media units are the device's dies.
+    if p.max_queues > 65535 || p.media_units > 65536 {
+        return Err(format!("device '{name}': max_queues must be at most 65535 and media_units at most 65536"));
     }
     if !(0.0..=2.0).contains(&p.latency_sigma) {
         return Err(format!("device '{name}': latency_sigma must be within 0..2"));
