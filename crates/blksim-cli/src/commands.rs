@@ -127,8 +127,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         timed,
         stop: Some(stop.clone()),
     };
-    let (report, _) =
+    let (report, inv) =
         blksim::run_with(&machine, &settings, &configs, args.knobs.seed, &options).map_err(|e| locate(&jobs, e))?;
+    interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
     write_trace_file(&args, &report)?;
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     let out = run_output(&args, &report, &jobs, extra);

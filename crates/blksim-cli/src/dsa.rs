@@ -18,7 +18,8 @@ pub fn dsa_memfill_command(args: &DsaArgs) -> Result<(), Failure> {
     let workload = dsa_memfill(&args.front_end_args(), &machine)?;
     crate::budget::check(&machine, &workload, &args.budget)?;
     let options = blksim::RunOptions { timed, ..Default::default() };
-    let (report, _) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options)?;
+    let (report, inv) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options)?;
+    crate::invariants::check(&report, &inv)?;
     let secs = workload.dsa.iter().map(|c| c.runtime_ns).max().unwrap_or(0) as f64 / 1e9;
     let rates = DsaRates::of(&report, secs);
     let mut out = match args.format {

@@ -31,3 +31,11 @@ pub fn check(stop: &AtomicBool, sim_time_ns: u64) -> Result<(), Failure> {
     }
     Ok(())
 }
+
+/// `check()` unless Ctrl-C stopped the run (its I/Os are then still in flight).
+pub fn unless_stopped(stop: &AtomicBool, check: impl FnOnce() -> Result<(), Failure>) -> Result<(), Failure> {
+    if stop.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    check()
+}

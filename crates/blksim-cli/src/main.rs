@@ -12,6 +12,7 @@ mod dsa;
 mod failure;
 mod fit;
 mod interrupt;
+mod invariants;
 mod out;
 mod parse;
 mod reproduce;

@@ -40,11 +40,12 @@ pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
     crate::budget::check(&machine, &workload, &args.budget)?;
     let stop = interrupt::stop_on_ctrl_c();
     let options = blksim::RunOptions { stop: Some(stop.clone()), ..Default::default() };
-    let (report, _) =
+    let (report, inv) =
         blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options).map_err(|e| match e.job {
             Some(j) => e.context(format!("t/io_uring submitter {j}")),
             None => e,
         })?;
+    interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
     out::print(&write_report(&report, stop.load(std::sync::atomic::Ordering::Relaxed)))?;
     interrupt::check(&stop, report.sim_time_ns)
 }

@@ -8,21 +8,9 @@ use std::path::{Path, PathBuf};
 
 use blksim_fio::job::{parse_job_text, ParseContext};
 
-/// SplitMix64: a fixed, seedable stream for the mutations.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+#[path = "splitmix/mod.rs"]
+mod splitmix;
+use splitmix::Gen;
 
 const PIECES: &[&str] = &[
     "=",
@@ -65,15 +53,15 @@ const PIECES: &[&str] = &[
 
 fn mutate(text: &str, g: &mut Gen) -> String {
     let mut s: Vec<char> = text.chars().collect();
-    for _ in 0..1 + g.below(4) {
-        let at = g.below(s.len() + 1);
-        match g.below(3) {
+    for _ in 0..1 + g.index(4) {
+        let at = g.index(s.len() + 1);
+        match g.index(3) {
             0 if !s.is_empty() => {
-                let end = (at + g.below(8)).min(s.len());
+                let end = (at + g.index(8)).min(s.len());
                 s.drain(at.min(end)..end);
             }
             1 => {
-                let piece: Vec<char> = PIECES[g.below(PIECES.len())].chars().collect();
+                let piece: Vec<char> = PIECES[g.index(PIECES.len())].chars().collect();
                 for (i, c) in piece.into_iter().enumerate() {
                     s.insert((at + i).min(s.len()), c);
                 }
@@ -81,7 +69,7 @@ fn mutate(text: &str, g: &mut Gen) -> String {
             _ => {
                 if !s.is_empty() {
                     let i = at.min(s.len() - 1);
-                    s[i] = PIECES[g.below(PIECES.len())].chars().next().unwrap_or('x');
+                    s[i] = PIECES[g.index(PIECES.len())].chars().next().unwrap_or('x');
                 }
             }
         }
