@@ -94,6 +94,31 @@ pub struct BudgetArgs {
     pub wall_budget: String,
 }
 
+/// When to show progress (fio's `--eta`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Eta {
+    /// When stderr is a terminal
+    Auto,
+    /// Always (plain lines every --eta-newline, 1s by default, when stderr is not a terminal)
+    Always,
+    /// Never
+    Never,
+}
+
+/// Progress while simulating, with fio's options for it.
+#[derive(Args, Clone, Debug)]
+pub struct ProgressArgs {
+    /// Progress on stderr: virtual time done, wall time, ETA
+    #[arg(long, value_enum, default_value = "auto")]
+    pub eta: Eta,
+    /// Progress as a new line every TIME (e.g. 1s) instead of a bar
+    #[arg(long, value_name = "TIME")]
+    pub eta_newline: Option<String>,
+    /// fio's periodic full report: accepted; blksim reports once, at the end of the simulated run
+    #[arg(long, value_name = "TIME")]
+    pub status_interval: Option<String>,
+}
+
 /// One of fio's output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
 pub enum OutputFormat {
@@ -118,6 +143,8 @@ pub struct RunArgs {
     pub at: AtArgs,
     #[command(flatten)]
     pub budget: BudgetArgs,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
     /// An out-of-tree patch set by name: mq-deadline-2024 (repeatable)
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
@@ -169,6 +196,8 @@ pub struct TIoUringArgs {
     pub knobs: MachineArgs,
     #[command(flatten)]
     pub budget: BudgetArgs,
+    #[command(flatten)]
+    pub progress: ProgressArgs,
     /// Block size in bytes [default: 4096]
     #[arg(short = 'b', value_name = "BS")]
     pub bs: Option<String>,

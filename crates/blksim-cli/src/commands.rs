@@ -18,10 +18,11 @@ use blksim_fio::output::{
 use clap::CommandFactory;
 use serde_json::json;
 
-use crate::args::{Cli, Command, MachineArgs, OutputFormat, RunArgs};
+use crate::args::{Cli, Command, MachineArgs, OutputFormat, ProgressArgs, RunArgs};
 use crate::failure::Failure;
 use crate::interrupt;
 use crate::out;
+use crate::progress::{total_virtual_ns, Progress};
 
 /// The default machine: the built-in Sapphire Rapids Gen5 server.
 pub const DEFAULT_MACHINE: &str = "spr-gen5";
@@ -110,6 +111,7 @@ pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> 
 
 /// `blksim run`: load the machine, build the settings, parse the jobs, simulate, write the outputs.
 fn run(args: RunArgs) -> Result<(), Failure> {
+    status_interval_note(&args.progress);
     let timed = timed_writes(&args.at.at)?;
     let trace_window_ns = args.trace_window.as_deref().map(parse_trace_window).transpose()?;
     let (machine, settings) = run_machine_and_settings(&args)?;
@@ -122,19 +124,29 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     crate::budget::check(&machine, &blksim::Workload { jobs: configs.clone(), dsa: Vec::new() }, &args.budget)?;
     let wall = Instant::now();
     let stop = interrupt::stop_on_ctrl_c();
+    let progress = Progress::start(&args.progress, total_virtual_ns(&configs))?;
     let options = blksim::RunOptions {
         trace_window_ns: args.trace.as_ref().map(|_| trace_window_ns.unwrap_or(DEFAULT_TRACE_WINDOW_NS)),
         timed,
         stop: Some(stop.clone()),
+        progress: Some(progress.virtual_ns.clone()),
     };
-    let (report, inv) =
-        blksim::run_with(&machine, &settings, &configs, args.knobs.seed, &options).map_err(|e| locate(&jobs, e))?;
+    let result = blksim::run_with(&machine, &settings, &configs, args.knobs.seed, &options);
+    progress.finish();
+    let (report, inv) = result.map_err(|e| locate(&jobs, e))?;
     interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
     write_trace_file(&args, &report)?;
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     let out = run_output(&args, &report, &jobs, extra);
     write_output(args.output.as_deref(), out)?;
     interrupt::check(&stop, report.sim_time_ns)
+}
+
+/// fio's `--status-interval` is accepted; say once that it changes nothing here.
+pub fn status_interval_note(progress: &ProgressArgs) {
+    if let Some(v) = &progress.status_interval {
+        eprintln!("blksim: --status-interval {v}: no periodic report; blksim reports once, at the end of the simulated run (see --eta for progress)");
+    }
 }
 
 /// The machine and settings of `run`: the machine options, then `--patch`es.

@@ -55,19 +55,22 @@ fn default_output(base: &BaseProfile) -> String {
     base.dir.as_ref().map_or(file.clone(), |d| d.join(&file).display().to_string())
 }
 
-/// Fit, showing each candidate's error on stderr when it is a terminal.
+/// Fit, showing the candidates simulated, the last one's error and the wall time on stderr when it is
+/// a terminal.
 fn fit_with_progress(spec: &FitSpec) -> Result<FitResult, blksim::Error> {
-    let tty = std::io::stderr().is_terminal();
-    let progress = move |n: usize, v: f64| {
-        if tty {
-            eprint!("\rcandidate {n}: mean squared error {v:.6}   ");
-        }
+    let bar = if std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new_spinner()
+            .with_style(indicatif::ProgressStyle::with_template("{spinner} {msg} wall {elapsed}").expect("template"))
+    } else {
+        indicatif::ProgressBar::hidden()
     };
-    let r = run_fit(spec, &progress)?;
-    if tty {
-        eprintln!();
-    }
-    Ok(r)
+    let progress = |n: usize, v: f64| {
+        bar.set_message(format!("candidate {n}: mean squared error {v:.6}"));
+        bar.tick();
+    };
+    let r = run_fit(spec, &progress);
+    bar.finish_and_clear();
+    r
 }
 
 /// What was fitted: the parameters before and after, the objective, and each experiment's errors.

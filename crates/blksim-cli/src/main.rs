@@ -15,6 +15,7 @@ mod interrupt;
 mod invariants;
 mod out;
 mod parse;
+mod progress;
 mod reproduce;
 mod tio_uring;
 

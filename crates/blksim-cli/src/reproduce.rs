@@ -2,7 +2,7 @@
 //! simulated and relative error per cell, then a summary; `--plot DIR`
 //! writes one SVG per experiment.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -52,20 +52,21 @@ pub fn load_experiments(a: &LabArgs, command: &str) -> Result<Vec<Experiment>, S
     paths.iter().map(|p| load(p)).collect()
 }
 
-/// A progress callback drawing a bar on stderr, only when stderr is a terminal.
+/// A progress callback drawing a bar on stderr (runs done of all, wall time, ETA), only when stderr is
+/// a terminal; cleared when every run is done.
 pub fn progress_bar(what: &'static str) -> Box<dyn Fn(usize, usize) + Sync> {
     if !std::io::stderr().is_terminal() {
         return Box::new(|_, _| {});
     }
+    let style = indicatif::ProgressStyle::with_template("[{wide_bar}] {pos}/{len} {msg} wall {elapsed} ETA {eta}")
+        .expect("template");
+    let bar = indicatif::ProgressBar::new(0).with_style(style).with_message(what);
     Box::new(move |done, total| {
-        let width = 30;
-        let filled = (done * width).checked_div(total).unwrap_or(width);
-        let mut e = std::io::stderr().lock();
-        let _ = write!(e, "\r[{}{}] {done}/{total} {what}", "#".repeat(filled), " ".repeat(width - filled));
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
         if done == total {
-            let _ = write!(e, "\r{}\r", " ".repeat(width + 20 + what.len()));
+            bar.finish_and_clear();
         }
-        let _ = e.flush();
     })
 }
 

@@ -11,6 +11,7 @@ use crate::commands::DEFAULT_MACHINE;
 use crate::failure::Failure;
 use crate::interrupt;
 use crate::out;
+use crate::progress::{total_virtual_ns, Progress};
 
 /// t/io_uring's IOPS: `%.2fM` above 10^6, `%.2fK` above 10^5, else an integer.
 pub fn fmt_iops(iops: f64) -> String {
@@ -38,13 +39,20 @@ pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
     let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
     let workload = t_io_uring(&args.front_end_args())?;
     crate::budget::check(&machine, &workload, &args.budget)?;
+    crate::commands::status_interval_note(&args.progress);
     let stop = interrupt::stop_on_ctrl_c();
-    let options = blksim::RunOptions { stop: Some(stop.clone()), ..Default::default() };
-    let (report, inv) =
-        blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options).map_err(|e| match e.job {
-            Some(j) => e.context(format!("t/io_uring submitter {j}")),
-            None => e,
-        })?;
+    let progress = Progress::start(&args.progress, total_virtual_ns(&workload.jobs))?;
+    let options = blksim::RunOptions {
+        stop: Some(stop.clone()),
+        progress: Some(progress.virtual_ns.clone()),
+        ..Default::default()
+    };
+    let result = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options);
+    progress.finish();
+    let (report, inv) = result.map_err(|e| match e.job {
+        Some(j) => e.context(format!("t/io_uring submitter {j}")),
+        None => e,
+    })?;
     interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
     out::print(&write_report(&report, stop.load(std::sync::atomic::Ordering::Relaxed)))?;
     interrupt::check(&stop, report.sim_time_ns)

@@ -458,3 +458,22 @@ fn cpu_lists_and_machine_sizes_are_bounded() {
     assert_eq!(code, 2);
     assert!(err.contains("2000000 CPUs; Linux supports at most 8192"), "{err}");
 }
+
+#[test]
+fn progress_goes_to_stderr_only_when_asked_or_a_terminal() {
+    let job = tmp_job("progress.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=50ms"));
+    // Not a terminal: nothing, unless --eta always (then lines every --eta-newline).
+    let (code, out, err) = blksim(&["run", &job]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, with_lines, err) = blksim(&["run", &job, "--eta", "always", "--eta-newline", "1ms"]);
+    assert_eq!(code, 0, "{err}");
+    let first = err.lines().next().unwrap_or_else(|| panic!("progress lines: {err}"));
+    assert!(
+        first.starts_with("blksim: virtual ") && first.contains(" of 50.0ms (") && first.contains(", wall "),
+        "{err}"
+    );
+    assert_eq!(with_lines, out, "progress changes nothing on stdout");
+    let (code, _, err) = blksim(&["run", &job, "--eta", "never", "--status-interval", "1"]);
+    assert_eq!(code, 0);
+    assert!(err.starts_with("blksim: --status-interval 1: no periodic report"), "{err}");
+}

@@ -1,7 +1,7 @@
 //! Simulation: the run. Build the simulated system from machine + settings + workload +
 //! seed, run the event loop until every job has finished (or a stop is asked for), and report.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::drivers::dsa::DsaClient;
@@ -34,6 +34,9 @@ pub struct RunOptions {
     /// the run so far, as fio's does when interrupted: a running job ends
     /// there, a job not started yet has no I/O.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Where the run loop writes the current virtual time (ns) as it goes, for
+    /// a progress display: written when it looks at `stop`.
+    pub progress: Option<Arc<AtomicU64>>,
 }
 
 /// How often (in events, a power of two) the run loop looks at [`RunOptions::stop`].
@@ -95,7 +98,7 @@ pub fn run_workload(
         t.dev_names = sim.devs.iter().map(|d| d.name.clone()).collect();
         sim.trace = Some(t);
     }
-    sim.run_loop(options.stop.as_deref())?;
+    sim.run_loop(options)?;
     Ok(sim.report())
 }
 
@@ -178,10 +181,10 @@ impl Sim {
 
     /// The event loop, until everything is done or `stop` is set. No event
     /// left before that is a stall: an internal error.
-    pub(crate) fn run_loop(&mut self, stop: Option<&AtomicBool>) -> Result<(), Error> {
+    pub(crate) fn run_loop(&mut self, options: &RunOptions) -> Result<(), Error> {
         self.start_phase();
         while !self.all_done() {
-            if self.q.processed.is_multiple_of(STOP_CHECK_EVENTS) && self.stop_asked(stop) {
+            if self.q.processed.is_multiple_of(STOP_CHECK_EVENTS) && self.stop_asked(options) {
                 break;
             }
             let Some(popped) = self.q.pop() else {
@@ -196,12 +199,16 @@ impl Sim {
         Ok(())
     }
 
-    /// Whether `stop` is set; if so the running jobs and the DSA clients end
+    /// Every 16,384 events: the virtual time written to `progress`, and
+    /// whether `stop` is set; if so the running jobs and the DSA clients end
     /// now. Out of line, so the loop's hot path stays as it was.
     #[cold]
     #[inline(never)]
-    fn stop_asked(&mut self, stop: Option<&AtomicBool>) -> bool {
-        if !stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+    fn stop_asked(&mut self, options: &RunOptions) -> bool {
+        if let Some(progress) = &options.progress {
+            progress.store(self.q.now_ns(), Ordering::Relaxed);
+        }
+        if !options.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
             return false;
         }
         let now = self.q.now_ns();
