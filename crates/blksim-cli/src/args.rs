@@ -42,6 +42,10 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// Fit profile costs within their ranges to experiments; write an `extends` overlay profile
     Fit(FitArgs),
+    /// Run a cartesian sweep (SPEC.toml) over job options, kernel knobs, patches and profile fields on all
+    /// cores: one CSV row per point, resumable
+    #[command(after_help = SWEEP_AFTER_HELP)]
+    Sweep(SweepArgs),
     /// Print a shell completion script (e.g. `blksim completions bash > /etc/bash_completion.d/blksim`)
     Completions(CompletionsArgs),
     /// Print blksim's man page (roff), or write one page per command into a directory
@@ -55,6 +59,27 @@ const RUN_AFTER_HELP: &str = "fio's command-line job form: options before the fi
 --name=NAME starts a job; --opt=VALUE or --opt VALUE (bare flags such as --time_based only with =). \
 Example: blksim run --name=a --ioengine=io_uring --rw=randread --direct=1 --filename=/dev/nvme0n1 \
 --runtime=10ms --time_based";
+
+const SWEEP_AFTER_HELP: &str = "SPEC.toml: job = \"job.fio\", machine = \"spr-gen5\" (or a profile file), seed = 1, \
+cmdline = \"...\" (for every point), and [axes]: a fio option (iodepth = [1, 8, 32], set in every job section), \
+cmdline = [\"\", \"intremap=posted_msi\"], a sysfs/procfs path (\"/sys/block/nvme0n1/queue/rq_affinity\" = [0, 1, 2]), \
+patch = [\"\", \"mq-deadline-2024\"], or a profile field (\"profile.cpu.cores_per_socket\" = [8, 16]). Columns: point, the \
+axes, iops, bw_bytes, clat mean/p50/p99/p99.9 (us), job usr/sys %, CPU busy/sys/irq %, interrupts, notifications and \
+IPIs per second, error. A rerun skips the points the CSV already has.";
+
+/// `blksim sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The sweep's spec file
+    #[arg(value_name = "SPEC.toml")]
+    pub spec: String,
+    /// The CSV to write (and to resume from) [default: SPEC.csv beside the spec]
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<String>,
+    /// Worker threads [default: the machine's cores]; results do not depend on it
+    #[arg(long, short = 'j', value_name = "N", value_parser = positive)]
+    pub jobs: Option<usize>,
+}
 
 /// The machine, its kernel knobs and the seed (`run`, `t-io_uring`, `dsa-memfill`).
 #[derive(Args, Clone, Debug, Default)]

@@ -44,6 +44,7 @@ pub fn main(argv: &[String]) -> Result<(), Failure> {
         Command::DsaMemfill(args) => crate::dsa::dsa_memfill_command(&args),
         Command::Reproduce(args) => crate::reproduce::reproduce(&args),
         Command::Fit(args) => crate::fit::fit(&args),
+        Command::Sweep(args) => crate::sweep::sweep(&args),
         Command::Completions(args) => completions(args.shell),
         Command::Man(args) => man(args.dir.as_deref()),
         Command::Version => out::print_line(&format!("blksim {}", env!("CARGO_PKG_VERSION"))),
@@ -76,7 +77,7 @@ fn parse_trace_window(v: &str) -> Result<(u64, u64), String> {
 }
 
 /// Profiles next to a user's profile file, for `extends`.
-struct DirSource(PathBuf);
+pub struct DirSource(pub PathBuf);
 
 impl ProfileSource for DirSource {
     fn profile_text(&self, name: &str) -> Option<String> {

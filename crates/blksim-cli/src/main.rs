@@ -17,6 +17,7 @@ mod out;
 mod parse;
 mod progress;
 mod reproduce;
+mod sweep;
 mod tio_uring;
 
 use std::io::Write;

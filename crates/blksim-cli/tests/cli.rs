@@ -294,7 +294,7 @@ fn ctrl_c_prints_the_report_so_far_and_exits_130() {
 
 #[test]
 fn every_command_has_help_and_the_tool_has_completions_and_a_man_page() {
-    for command in ["run", "machines", "t-io_uring", "dsa-memfill", "reproduce", "fit", "completions", "man"] {
+    for command in ["run", "machines", "t-io_uring", "dsa-memfill", "reproduce", "fit", "sweep", "completions", "man"] {
         let (code, out, err) = blksim(&[command, "--help"]);
         assert_eq!(code, 0, "{command}: {err}");
         assert!(out.contains(&format!("Usage: blksim {command}")), "{command}: {out}");
@@ -476,4 +476,51 @@ fn progress_goes_to_stderr_only_when_asked_or_a_terminal() {
     let (code, _, err) = blksim(&["run", &job, "--eta", "never", "--status-interval", "1"]);
     assert_eq!(code, 0);
     assert!(err.starts_with("blksim: --status-interval 1: no periodic report"), "{err}");
+}
+
+#[test]
+fn sweep_writes_one_row_per_point_and_resumes() {
+    let dir = std::env::temp_dir().join(format!("blksim-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("job.fio"), SMALL_JOB.replace("runtime=5ms", "runtime=2ms")).unwrap();
+    let spec = dir.join("s.toml");
+    std::fs::write(
+        &spec,
+        "job = \"job.fio\"\n[axes]\niodepth = [1, 16]\ncmdline = [\"\", \"intremap=posted_msi\"]\n\
+         \"profile.cpu.cores_per_socket\" = [4]\n",
+    )
+    .unwrap();
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--jobs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(dir.join("s.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("point,cmdline,iodepth,profile.cpu.cores_per_socket,iops,bw_bytes,"), "{csv}");
+    assert_eq!(lines.len(), 5, "{csv}");
+    for (i, l) in lines[1..].iter().enumerate() {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f[0], i.to_string());
+        assert!(f[4].parse::<f64>().unwrap() > 0.0, "iops: {l}");
+        assert!(l.ends_with(','), "no error: {l}");
+    }
+    // Points 0 and 1: iodepth 1 and 16 (remappable); the deeper queue gives more IOPS.
+    let iops = |l: &str| l.split(',').nth(4).unwrap().parse::<f64>().unwrap();
+    assert!(iops(lines[2]) > 2.0 * iops(lines[1]), "{csv}");
+    // A rerun with every point done runs none and writes the same file.
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("4 of 4 points already in") && err.contains("running the other 0"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("s.csv")).unwrap(), csv);
+    // An interrupted sweep (two rows missing) runs only those, and the result is the same.
+    std::fs::write(dir.join("s.csv"), lines[..3].join("\n") + "\n").unwrap();
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("running the other 2"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("s.csv")).unwrap(), csv);
+    // A bad point is a row with its error, and exit 2.
+    std::fs::write(&spec, "job = \"job.fio\"\n[axes]\nrw = [\"randread\", \"randred\"]\n").unwrap();
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--output", dir.join("bad.csv").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("1 of 2 points failed"), "{err}");
+    let bad = std::fs::read_to_string(dir.join("bad.csv")).unwrap();
+    assert!(bad.lines().nth(2).unwrap().contains("randred"), "{bad}");
 }
