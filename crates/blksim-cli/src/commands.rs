@@ -1,67 +1,85 @@
-//! The subcommands: `run`, `machines`; `reproduce` and `fit` live in reproduce.rs and fit.rs.
+//! The commands: `main` reads the command line and runs one; `run`,
+//! `machines`, `completions` and `man` live here, the others in their own
+//! files.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use blksim::machine::{
     builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, Machine, ProfileSource, ScsiSpec,
 };
-use blksim::settings::Settings;
+use blksim::settings::{parse_time_ns, parse_timed_write, Settings, TimedAction};
 use blksim::stats::RunReport;
-use blksim_fio::job::{parse_job_files, JobFile, ParseContext};
+use blksim_fio::job::{option_line_of, parse_job_sources, JobFile, JobSource, ParseContext, COMMAND_LINE};
 use blksim_fio::output::{
-    write_breakdown, write_interrupts, write_iostat, write_json, write_mpstat, write_normal, write_trace,
+    write_breakdown, write_interrupts, write_iostat, write_json, write_mpstat, write_normal, write_normal_around,
+    write_trace,
 };
+use clap::CommandFactory;
 use serde_json::json;
 
-use crate::args::{parse_run, RunArgs, RUN_USAGE};
+use crate::args::{Cli, Command, MachineArgs, OutputFormat, ProgressArgs, RunArgs};
 use crate::failure::Failure;
-
-const USAGE: &str = "usage: blksim <command>\n\
-commands:\n  run JOB.fio... [options]   simulate fio jobs (blksim run --help)\n  \
-machines [NAME]            list built-in machine profiles, or show one resolved\n  \
-dsa-memfill [options]      drive the DSA devices with a memfill client (blksim dsa-memfill --help)\n  \
-t-io_uring [opts] -- DEV.. fio's t/io_uring benchmark on the simulated machine\n  \
-reproduce [NAME...|--all]  run calibration experiments: published vs simulated (blksim reproduce --help)\n  \
-fit [NAME...] --param COST fit profile costs within their ranges to experiments (blksim fit --help)\n  \
---version                  print the version";
+use crate::interrupt;
+use crate::out;
+use crate::progress::{total_virtual_ns, Progress};
 
 /// The default machine: the built-in Sapphire Rapids Gen5 server.
 pub const DEFAULT_MACHINE: &str = "spr-gen5";
 /// The default machine of `dsa-memfill`.
 pub const DEFAULT_DSA_MACHINE: &str = "spr-dsa";
 
-/// Run the command `argv` names (`--help` as its first argument prints its usage).
-pub fn dispatch(argv: &[String]) -> Result<(), Failure> {
-    let Some((command, rest)) = argv.split_first() else {
-        return Err(USAGE.to_string().into());
+/// Default trace window: the first 10 ms of the run.
+pub const DEFAULT_TRACE_WINDOW_NS: (u64, u64) = (0, 10_000_000);
+
+/// Read the command line (`argv`, the program's name first) and run the command it names.
+pub fn main(argv: &[String]) -> Result<(), Failure> {
+    let Some(cli) = crate::parse::parse(argv)? else {
+        return Ok(());
     };
-    let help = rest.first().is_some_and(|a| a == "--help");
-    match command.as_str() {
-        "run" if help => print_line(RUN_USAGE),
-        "run" => run(rest),
-        "machines" => Ok(machines(rest)?),
-        "dsa-memfill" if help => print_line(&crate::dsa::dsa_memfill_help()),
-        "dsa-memfill" => crate::dsa::dsa_memfill_command(rest),
-        "t-io_uring" if help => print_line(&crate::tio_uring::t_io_uring_help()),
-        "t-io_uring" => crate::tio_uring::t_io_uring_command(rest),
-        "reproduce" => crate::reproduce::reproduce(rest),
-        "fit" => crate::fit::fit(rest),
-        "--version" | "version" => print_line(&format!("blksim {}", env!("CARGO_PKG_VERSION"))),
-        "--help" | "help" | "-h" => print_line(USAGE),
-        other => Err(format!("unknown command '{other}'\n{USAGE}").into()),
+    match cli.command {
+        Command::Run(args) => run(args),
+        Command::Machines(args) => machines(args.machine.as_deref()),
+        Command::TIoUring(args) => crate::tio_uring::t_io_uring_command(&args),
+        Command::DsaMemfill(args) => crate::dsa::dsa_memfill_command(&args),
+        Command::Reproduce(args) => crate::reproduce::reproduce(&args),
+        Command::Fit(args) => crate::fit::fit(&args),
+        Command::Sweep(args) => crate::sweep::sweep(&args),
+        Command::Completions(args) => completions(args.shell),
+        Command::Man(args) => man(args.dir.as_deref()),
+        Command::Version => out::print_line(&format!("blksim {}", env!("CARGO_PKG_VERSION"))),
     }
 }
 
-/// Print `text` and a newline on stdout.
-fn print_line(text: &str) -> Result<(), Failure> {
-    println!("{text}");
-    Ok(())
+impl MachineArgs {
+    /// The machine (`--machine`, else `default`) and the settings `--cmdline` and `--set` make on it.
+    pub fn machine_and_settings(&self, default: &str) -> Result<(Machine, Settings), String> {
+        let machine = load_machine(self.machine.as_deref().unwrap_or(default))?;
+        let settings = knob_settings(&machine, &self.cmdline, &self.sets)?;
+        Ok((machine, settings))
+    }
+}
+
+/// `--at TIME:PATH=VALUE`s, read.
+pub fn timed_writes(at: &[String]) -> Result<Vec<(u64, TimedAction)>, Failure> {
+    at.iter().map(|a| parse_timed_write(a).map_err(Failure::from)).collect()
+}
+
+/// `--trace-window START:END` in ns; END must be after START.
+fn parse_trace_window(v: &str) -> Result<(u64, u64), String> {
+    let (s, e) =
+        v.split_once(':').ok_or_else(|| format!("--trace-window '{v}': expected START:END, e.g. 10ms:12ms"))?;
+    let (s, e) = (parse_time_ns(s)?, parse_time_ns(e)?);
+    if e <= s {
+        return Err(format!("--trace-window '{v}': END must be after START"));
+    }
+    Ok((s, e))
 }
 
 /// Profiles next to a user's profile file, for `extends`.
-struct DirSource(PathBuf);
+pub struct DirSource(pub PathBuf);
 
 impl ProfileSource for DirSource {
     fn profile_text(&self, name: &str) -> Option<String> {
@@ -95,26 +113,43 @@ pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> 
 }
 
 /// `blksim run`: load the machine, build the settings, parse the jobs, simulate, write the outputs.
-fn run(argv: &[String]) -> Result<(), Failure> {
-    let args = parse_run(argv)?;
+fn run(args: RunArgs) -> Result<(), Failure> {
+    status_interval_note(&args.progress);
+    let timed = timed_writes(&args.at.at)?;
+    let trace_window_ns = args.trace_window.as_deref().map(parse_trace_window).transpose()?;
     let (machine, settings) = run_machine_and_settings(&args)?;
-    let jobs = parse_jobs(&args.job_files, &machine)?;
+    let jobs = parse_jobs(&args, &machine)?;
     let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
     if args.parse_only {
         // Like fio's --parse-only, plus the check that the machine can run the jobs.
         return blksim::validate(&machine, &settings, &configs).map_err(|e| locate(&jobs, e));
     }
+    crate::budget::check(&machine, &blksim::Workload { jobs: configs.clone(), dsa: Vec::new() }, &args.budget)?;
     let wall = Instant::now();
+    let stop = interrupt::stop_on_ctrl_c();
+    let progress = Progress::start(&args.progress, total_virtual_ns(&configs))?;
     let options = blksim::RunOptions {
-        trace_window_ns: args.trace.as_ref().map(|_| args.trace_window_ns),
-        timed: args.knobs.at.clone(),
+        trace_window_ns: args.trace.as_ref().map(|_| trace_window_ns.unwrap_or(DEFAULT_TRACE_WINDOW_NS)),
+        timed,
+        stop: Some(stop.clone()),
+        progress: Some(progress.virtual_ns.clone()),
     };
-    let (report, _) =
-        blksim::run_with(&machine, &settings, &configs, args.knobs.seed, &options).map_err(|e| locate(&jobs, e))?;
+    let result = blksim::run_with(&machine, &settings, &configs, args.knobs.seed, &options);
+    progress.finish();
+    let (report, inv) = result.map_err(|e| locate(&jobs, e))?;
+    interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
     write_trace_file(&args, &report)?;
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     let out = run_output(&args, &report, &jobs, extra);
-    Ok(write_output(args.output.as_deref(), out)?)
+    write_output(args.output.as_deref(), out)?;
+    interrupt::check(&stop, report.sim_time_ns)
+}
+
+/// fio's `--status-interval` is accepted; say once that it changes nothing here.
+pub fn status_interval_note(progress: &ProgressArgs) {
+    if let Some(v) = &progress.status_interval {
+        eprintln!("blksim: --status-interval {v}: no periodic report; blksim reports once, at the end of the simulated run (see --eta for progress)");
+    }
 }
 
 /// The machine and settings of `run`: the machine options, then `--patch`es.
@@ -126,33 +161,66 @@ fn run_machine_and_settings(args: &RunArgs) -> Result<(Machine, Settings), Strin
     Ok((machine, settings))
 }
 
-/// The job files, parsed as fio would on `machine`.
-fn parse_jobs(job_files: &[String], machine: &Machine) -> Result<JobFile, String> {
+/// The jobs of `run` (job files, `-` for stdin, or fio's command-line job form), parsed as fio would on
+/// `machine`.
+fn parse_jobs(args: &RunArgs, machine: &Machine) -> Result<JobFile, String> {
+    let cmdline = &args.fio_job;
+    let sources: Vec<JobSource> = match (args.job_files.is_empty(), cmdline.args.is_empty()) {
+        (true, true) => {
+            return Err("no job given: give job files (JOB.fio, `-` for stdin) or fio's command-line job options \
+                        (--name=NAME --rw=... ); see blksim run --help"
+                .into())
+        }
+        (false, false) => {
+            return Err(format!(
+                "give job files or fio's command-line job options, not both (job file '{}', option '{}')",
+                args.job_files[0], cmdline.args[0]
+            ))
+        }
+        (true, false) => vec![cmdline.source()],
+        (false, true) => args.job_files.iter().map(|f| job_source(f)).collect::<Result<_, _>>()?,
+    };
     let ctx = ParseContext {
         ncpus: machine.topology.cpu_count(),
         mb_memory: 256 * 1024,
         pagesize: 4096,
         env: std::env::vars().collect::<BTreeMap<_, _>>(),
     };
-    let paths: Vec<PathBuf> = job_files.iter().map(PathBuf::from).collect();
-    parse_job_files(&paths, &ctx).map_err(|e| e.to_string())
+    parse_job_sources(&sources, &ctx).map_err(|e| cmdline.locate(e).to_string())
 }
 
-/// A model error, prefixed with the file, line and name of the job it is about.
+/// A job file, or `-`: a job file on stdin.
+fn job_source(file: &str) -> Result<JobSource, String> {
+    if file != "-" {
+        return Ok(JobSource::File(PathBuf::from(file)));
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin().read_to_end(&mut bytes).map_err(|e| format!("<stdin>: cannot read the job file: {e}"))?;
+    Ok(JobSource::Text { name: PathBuf::from("<stdin>"), text: String::from_utf8_lossy(&bytes).into_owned() })
+}
+
+/// A model error, prefixed with the file and line of the option it is about (also when written in
+/// `[global]`; else the job's section) and the job's name.
 fn locate(jobs: &JobFile, e: blksim::Error) -> Failure {
     match e.job {
         Some(i) => {
             let pj = &jobs.jobs[i];
-            e.context(format!("{}:{}: job '{}'", pj.file.display(), pj.line, pj.config.name)).into()
+            let (file, line) = option_line_of(&pj.option_lines, &e.message).unwrap_or((&pj.file, pj.line));
+            let at = if file == Path::new(COMMAND_LINE) {
+                COMMAND_LINE.to_string()
+            } else {
+                format!("{}:{line}", file.display())
+            };
+            e.context(format!("{at}: job '{}'", pj.config.name)).into()
         }
         None => e.into(),
     }
 }
 
 /// `--trace FILE`: write the run's trace there.
-fn write_trace_file(args: &RunArgs, report: &RunReport) -> Result<(), String> {
+fn write_trace_file(args: &RunArgs, report: &RunReport) -> Result<(), Failure> {
     if let (Some(path), Some(trace)) = (&args.trace, &report.trace) {
-        std::fs::write(path, write_trace(trace)).map_err(|e| format!("--trace {path}: {e}"))?;
+        out::write_file(path, write_trace(trace).as_bytes(), "--trace")?;
     }
     Ok(())
 }
@@ -170,11 +238,17 @@ fn run_json_extra(machine: &Machine, settings: &Settings, report: &RunReport, wa
     })
 }
 
-/// The report in `--output-format`, then the tables asked for (`--interrupts`, `--mpstat`, ...).
+/// The report in `--output-format` (fio's list: with normal and JSON, the JSON goes between the job
+/// headers and the results, as fio prints it), then the tables asked for (`--interrupts`, ...).
 fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_json::Value) -> String {
-    let mut out = match args.output_format.as_str() {
-        "normal" => write_normal(report, jobs),
-        f => write_json(report, jobs, f == "json+", extra),
+    let formats = &args.output_format;
+    let normal = formats.contains(&OutputFormat::Normal);
+    let plus = formats.contains(&OutputFormat::JsonPlus);
+    let json = (plus || formats.contains(&OutputFormat::Json)).then(|| write_json(report, jobs, plus, extra));
+    let mut out = match json {
+        None => write_normal(report, jobs),
+        Some(json) if normal => write_normal_around(report, jobs, &json),
+        Some(json) => json,
     };
     for (wanted, text) in [
         (args.interrupts, write_interrupts as fn(&RunReport) -> String),
@@ -191,13 +265,10 @@ fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_j
 }
 
 /// `--output FILE`, else stdout.
-fn write_output(output: Option<&str>, out: String) -> Result<(), String> {
+fn write_output(output: Option<&str>, text: String) -> Result<(), Failure> {
     match output {
-        Some(f) => std::fs::write(f, out).map_err(|e| format!("--output {f}: {e}")),
-        None => {
-            print!("{out}");
-            Ok(())
-        }
+        Some(f) => out::write_file(f, text.as_bytes(), "--output"),
+        None => out::print(&text),
     }
 }
 
@@ -217,24 +288,55 @@ fn machine_json(m: &Machine) -> serde_json::Value {
 }
 
 /// `blksim machines [NAME|FILE]`: list the built-in machines, or show one resolved.
-fn machines(argv: &[String]) -> Result<(), String> {
-    match argv {
-        [] => list_machines(),
-        [name] => {
-            print!("{}", describe(&load_machine(name)?));
-            Ok(())
-        }
-        _ => Err("usage: blksim machines [NAME|FILE]".into()),
+fn machines(machine: Option<&str>) -> Result<(), Failure> {
+    match machine {
+        None => out::print(&list_machines()?),
+        Some(name) => out::print(&describe(&load_machine(name)?)),
     }
 }
 
-/// One line per built-in machine: its name and description.
-fn list_machines() -> Result<(), String> {
-    for name in builtin_names() {
-        let m = builtin(name)?;
-        println!("{:<12} {}", name, m.description);
+/// `blksim completions SHELL`: the shell's completion script on stdout.
+fn completions(shell: clap_complete::Shell) -> Result<(), Failure> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "blksim", &mut script);
+    out::print(&String::from_utf8_lossy(&script))
+}
+
+/// `blksim man`: blksim.1 on stdout, or with `--dir DIR` it and a page per command written there.
+fn man(dir: Option<&str>) -> Result<(), Failure> {
+    let cmd = Cli::command();
+    let Some(dir) = dir else {
+        return out::print(&String::from_utf8_lossy(&man_page(&cmd)));
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("--dir {dir}: {e}"))?;
+    let mut pages = vec![("blksim.1".to_string(), man_page(&cmd))];
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let sub = sub.clone().name(format!("blksim-{}", sub.get_name()));
+        pages.push((format!("{}.1", sub.get_name()), man_page(&sub)));
+    }
+    for (file, page) in pages {
+        let path = Path::new(dir).join(&file);
+        out::write_file(&path.to_string_lossy(), &page, "--dir")?;
+        eprintln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// One command's man page (roff).
+fn man_page(cmd: &clap::Command) -> Vec<u8> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).render(&mut page).expect("writing to a Vec");
+    page
+}
+
+/// One line per built-in machine: its name and description.
+fn list_machines() -> Result<String, String> {
+    let mut s = String::new();
+    for name in builtin_names() {
+        let m = builtin(name)?;
+        s += &format!("{:<12} {}\n", name, m.description);
+    }
+    Ok(s)
 }
 
 /// A machine resolved, as `blksim machines NAME` shows it.

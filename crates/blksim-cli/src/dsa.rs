@@ -3,77 +3,35 @@
 
 use blksim::machine::Machine;
 use blksim::stats::{MsiCpuStats, RunReport};
-use blksim_lab::frontend::{dsa_memfill, DSA_MEMFILL_USAGE};
+use blksim_lab::frontend::dsa_memfill;
 use serde_json::json;
 
-use crate::args::MachineArgs;
-use crate::commands::DEFAULT_DSA_MACHINE;
+use crate::args::{DsaArgs, DsaFormat};
+use crate::commands::{timed_writes, DEFAULT_DSA_MACHINE};
 use crate::failure::Failure;
-use crate::options::{one_of, split_front_end, CommandOptions, Seen, Value};
-
-/// `blksim dsa-memfill --help`.
-pub fn dsa_memfill_help() -> String {
-    format!("usage: blksim {DSA_MEMFILL_USAGE} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--at TIME:PATH=VALUE]... [--seed N] [--format text|json] [--interrupts]")
-}
-
-/// What `blksim dsa-memfill` was asked to do: the machine options, the report's form, and the client's arguments.
-#[derive(Debug)]
-struct DsaArgs {
-    knobs: MachineArgs,
-    /// `text` or `json`.
-    format: String,
-    interrupts: bool,
-    /// The memfill client's command line, in order.
-    rest: Vec<String>,
-}
-
-impl CommandOptions for DsaArgs {
-    fn option(&mut self, name: &str, value: &mut Value) -> Result<Seen, String> {
-        if self.knobs.option(name, value)? {
-            return Ok(Seen::Taken);
-        }
-        match name {
-            "--format" => self.format = one_of("--format", value.take_any()?, &["text", "json"], "text or json")?,
-            "--interrupts" => self.interrupts = true,
-            _ => return Ok(Seen::Unknown),
-        }
-        Ok(Seen::Taken)
-    }
-
-    fn operand(&mut self, arg: &str) {
-        self.rest.push(arg.to_string());
-    }
-}
-
-/// `blksim dsa-memfill`'s options: the CLI's anywhere, every other argument (with its value) the client's.
-fn parse_dsa_memfill(argv: &[String]) -> Result<DsaArgs, String> {
-    let mut a =
-        DsaArgs { knobs: MachineArgs::default(), format: "text".to_string(), interrupts: false, rest: Vec::new() };
-    let usage = format!(
-        "usage: blksim {DSA_MEMFILL_USAGE} [--machine M] [--cmdline ..] [--set ..] [--seed N] [--format text|json] [--interrupts]"
-    );
-    split_front_end(argv, &usage, true, &mut a)?;
-    Ok(a)
-}
+use crate::out;
 
 /// `blksim dsa-memfill`: load the machine, build the settings and the clients, simulate, print the rates.
-pub fn dsa_memfill_command(argv: &[String]) -> Result<(), Failure> {
-    let args = parse_dsa_memfill(argv)?;
+pub fn dsa_memfill_command(args: &DsaArgs) -> Result<(), Failure> {
+    let timed = timed_writes(&args.at.at)?;
     let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_DSA_MACHINE)?;
-    let workload = dsa_memfill(&args.rest, &machine)?;
-    let options = blksim::RunOptions { timed: args.knobs.at, ..Default::default() };
-    let (report, _) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options)?;
+    let workload = dsa_memfill(&args.front_end_args(), &machine)?;
+    crate::budget::check(&machine, &workload, &args.budget)?;
+    let options = blksim::RunOptions { timed, ..Default::default() };
+    let (report, inv) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options)?;
+    crate::invariants::check(&report, &inv)?;
     let secs = workload.dsa.iter().map(|c| c.runtime_ns).max().unwrap_or(0) as f64 / 1e9;
     let rates = DsaRates::of(&report, secs);
-    if args.format == "json" {
-        println!("{}", serde_json::to_string_pretty(&dsa_json(&report, secs, &rates)).unwrap());
-    } else {
-        print_dsa_text(&machine, &report, secs, &rates);
-    }
+    let mut out = match args.format {
+        DsaFormat::Json => {
+            format!("{}\n", serde_json::to_string_pretty(&dsa_json(&report, secs, &rates)).expect("JSON"))
+        }
+        DsaFormat::Text => dsa_text(&machine, &report, secs, &rates),
+    };
     if args.interrupts {
-        print!("\n{}", blksim_fio::output::write_interrupts(&report));
+        out += &format!("\n{}", blksim_fio::output::write_interrupts(&report));
     }
-    Ok(())
+    out::print(&out)
 }
 
 /// The run's totals per second.
@@ -148,13 +106,20 @@ fn irq_cpus_json(report: &RunReport) -> Vec<serde_json::Value> {
 }
 
 /// `--format text`: the run, one line per client, then the rates.
-fn print_dsa_text(machine: &Machine, report: &RunReport, secs: f64, r: &DsaRates) {
-    println!("dsa-memfill on {} ({} MSI), {:.1} ms", machine.name, msi_mode(report), secs * 1e3);
+fn dsa_text(machine: &Machine, report: &RunReport, secs: f64, r: &DsaRates) -> String {
+    let mut s = format!("dsa-memfill on {} ({} MSI), {:.1} ms\n", machine.name, msi_mode(report), secs * 1e3);
     for c in &report.dsa {
-        println!("  {} wq{}: {} descriptors, {:.2} GB/s", c.device, c.wq, c.completed, c.bytes as f64 / secs / 1e9);
+        s += &format!(
+            "  {} wq{}: {} descriptors, {:.2} GB/s\n",
+            c.device,
+            c.wq,
+            c.completed,
+            c.bytes as f64 / secs / 1e9
+        );
     }
-    println!("completion interrupts (one per descriptor): {:.3} M/s", r.completed / 1e6);
-    println!("device IRQ handler invocations: {:.3} M/s", r.handled / 1e6);
-    println!("device MSIs: {:.3} M/s; notifications: {:.3} M/s", r.msis / 1e6, r.notifications / 1e6);
-    println!("bandwidth: {:.2} GB/s", r.bytes / 1e9);
+    s += &format!("completion interrupts (one per descriptor): {:.3} M/s\n", r.completed / 1e6);
+    s += &format!("device IRQ handler invocations: {:.3} M/s\n", r.handled / 1e6);
+    s += &format!("device MSIs: {:.3} M/s; notifications: {:.3} M/s\n", r.msis / 1e6, r.notifications / 1e6);
+    s += &format!("bandwidth: {:.2} GB/s\n", r.bytes / 1e9);
+    s
 }

@@ -1,29 +1,43 @@
 //! The `blksim` command: run fio jobs on a simulated machine.
 //!
-//! Exit status: 0 on success, 2 with one message on bad input, 70 on an
-//! internal error (a bug).
+//! Exit status: 0 on success (and when stdout's reader went away), 2 with one
+//! message on bad input, 70 on an internal error (a bug, a stall), 1 when the
+//! output could not be written or `reproduce --check` found cells out of
+//! tolerance, 130 after Ctrl-C (the report so far printed).
 
 mod args;
+mod budget;
 mod commands;
 mod dsa;
 mod failure;
 mod fit;
-mod options;
+mod interrupt;
+mod invariants;
+mod out;
+mod parse;
+mod progress;
 mod reproduce;
+mod sweep;
 mod tio_uring;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let argv: Vec<String> = std::env::args().collect();
     // A panic is a bug in blksim, never the user's input: say so in one line.
     std::panic::set_hook(Box::new(|info| {
-        eprintln!("blksim: internal error (a bug; please report it with the job and command): {info}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "blksim: internal error (a bug; please report it with the job and command): {info}"
+        );
     }));
-    match std::panic::catch_unwind(|| commands::dispatch(&argv)) {
+    match std::panic::catch_unwind(|| commands::main(&argv)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(failure)) => {
-            eprintln!("blksim: {}", failure.message);
+            if !failure.message.is_empty() {
+                let _ = writeln!(std::io::stderr(), "blksim: {}", failure.message);
+            }
             ExitCode::from(failure.status())
         }
         Err(_) => ExitCode::from(70),

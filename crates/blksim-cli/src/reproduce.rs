@@ -2,58 +2,22 @@
 //! simulated and relative error per cell, then a summary; `--plot DIR`
 //! writes one SVG per experiment.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use blksim_lab::experiment::{find, list, load};
 use blksim_lab::runner::load_overlay;
-use blksim_lab::{plot, run_experiments, summary, Experiment, LabOptions};
+use blksim_lab::{plot, run_experiments, summary, CellStatus, Experiment, ExperimentResult, LabOptions};
 
-use crate::failure::Failure;
-use crate::options::{one_of, parse_options, parse_positive, parse_seed, CommandOptions, Needs, Seen, Value};
-
-pub const REPRODUCE_USAGE: &str =
-    "usage: blksim reproduce [NAME|FILE.toml...] [--all] [--format table|json] [--plot DIR] \
-[--jobs N] [--seed N] [--dir DIR] [--profile FILE]\n  \
-NAME: an experiment of the experiments directory (--dir, else ./experiments, else the source tree's);\n  \
---all: every experiment there; --profile FILE: use this overlay profile in place of the machine it extends";
-
-/// Options shared by `reproduce` and `fit`.
-#[derive(Debug, Default)]
-pub struct LabArgs {
-    pub names: Vec<String>,
-    pub all: bool,
-    pub dir: Option<String>,
-    pub jobs: usize,
-    pub seed: Option<u64>,
-    /// `--help`: print the usage and do nothing else.
-    pub help: bool,
-}
+use crate::args::{LabArgs, ReproduceArgs, ReproduceFormat};
+use crate::failure::{Cause, Failure};
+use crate::out;
 
 impl LabArgs {
-    /// Take `name` if it is an option common to the lab commands (`--help` among them); `Ok(None)` if it is not.
-    pub fn option(&mut self, name: &str, value: &mut Value) -> Result<Option<Seen>, String> {
-        match name {
-            "--all" => self.all = true,
-            "--dir" => self.dir = Some(value.take_any()?),
-            "--jobs" | "-j" => self.jobs = parse_positive(name, &value.take_any()?)?,
-            "--seed" => self.seed = Some(parse_seed(&value.take_any()?)?),
-            "--help" | "-h" => {
-                self.help = true;
-                return Ok(Some(Seen::Stop));
-            }
-            _ => return Ok(None),
-        }
-        Ok(Some(Seen::Taken))
-    }
-
-    /// With `--help`: print `usage` and say so.
-    pub fn usage_asked(&self, usage: &str) -> bool {
-        if self.help {
-            println!("{usage}");
-        }
-        self.help
+    /// The lab's options: threads (0: the machine's cores) and seed.
+    pub fn options(&self) -> LabOptions {
+        LabOptions { threads: self.jobs.unwrap_or(0), seed: self.seed, substitutes: Vec::new() }
     }
 }
 
@@ -66,17 +30,19 @@ fn experiments_dir(a: &LabArgs) -> PathBuf {
     }
 }
 
-/// Load the experiments the arguments name (or all of them with `--all`).
-pub fn load_experiments(a: &LabArgs, usage: &str) -> Result<Vec<Experiment>, String> {
+/// Load the experiments the arguments name (or all of them with `--all`); `command` names the command in
+/// the messages.
+pub fn load_experiments(a: &LabArgs, command: &str) -> Result<Vec<Experiment>, String> {
+    let usage = format!("(see blksim {command} --help)");
     let dir = experiments_dir(a);
     let paths: Vec<PathBuf> = if a.all {
         if !a.names.is_empty() {
-            return Err(format!("give experiment names or --all, not both\n{usage}"));
+            return Err(format!("give experiment names or --all, not both {usage}"));
         }
         list(&dir)?
     } else {
         if a.names.is_empty() {
-            return Err(format!("no experiment given (names, or --all)\n{usage}"));
+            return Err(format!("no experiment given (names, or --all) {usage}"));
         }
         a.names.iter().map(|n| find(&dir, n)).collect::<Result<_, _>>()?
     };
@@ -86,84 +52,67 @@ pub fn load_experiments(a: &LabArgs, usage: &str) -> Result<Vec<Experiment>, Str
     paths.iter().map(|p| load(p)).collect()
 }
 
-/// A progress callback drawing a bar on stderr, only when stderr is a terminal.
+/// A progress callback drawing a bar on stderr (runs done of all, wall time, ETA), only when stderr is
+/// a terminal; cleared when every run is done.
 pub fn progress_bar(what: &'static str) -> Box<dyn Fn(usize, usize) + Sync> {
     if !std::io::stderr().is_terminal() {
         return Box::new(|_, _| {});
     }
+    let style = indicatif::ProgressStyle::with_template("[{wide_bar}] {pos}/{len} {msg} wall {elapsed} ETA {eta}")
+        .expect("template");
+    let bar = indicatif::ProgressBar::new(0).with_style(style).with_message(what);
     Box::new(move |done, total| {
-        let width = 30;
-        let filled = (done * width).checked_div(total).unwrap_or(width);
-        let mut e = std::io::stderr().lock();
-        let _ = write!(e, "\r[{}{}] {done}/{total} {what}", "#".repeat(filled), " ".repeat(width - filled));
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
         if done == total {
-            let _ = write!(e, "\r{}\r", " ".repeat(width + 20 + what.len()));
+            bar.finish_and_clear();
         }
-        let _ = e.flush();
     })
 }
 
-/// What `blksim reproduce` was asked to do.
-#[derive(Debug)]
-struct ReproduceArgs {
-    lab: LabArgs,
-    /// `table` or `json`.
-    format: String,
-    plot_dir: Option<String>,
-    profile: Option<String>,
-}
-
-impl CommandOptions for ReproduceArgs {
-    fn option(&mut self, name: &str, value: &mut Value) -> Result<Seen, String> {
-        if let Some(seen) = self.lab.option(name, value)? {
-            return Ok(seen);
-        }
-        match name {
-            "--format" => self.format = one_of("--format", value.take_any()?, &["table", "json"], "table or json")?,
-            "--plot" => self.plot_dir = Some(value.take_any()?),
-            "--profile" => self.profile = Some(value.take_any()?),
-            _ => return Ok(Seen::Unknown),
-        }
-        Ok(Seen::Taken)
-    }
-
-    fn operand(&mut self, arg: &str) {
-        self.lab.names.push(arg.to_string());
-    }
-}
-
-/// `blksim reproduce`'s options.
-fn parse_reproduce(argv: &[String]) -> Result<ReproduceArgs, String> {
-    let mut a = ReproduceArgs { lab: LabArgs::default(), format: "table".to_string(), plot_dir: None, profile: None };
-    parse_options(argv, REPRODUCE_USAGE, Needs::AValue, &mut a)?;
-    Ok(a)
-}
-
 /// `blksim reproduce`: load and run the experiments, print the comparison, write the plots.
-pub fn reproduce(argv: &[String]) -> Result<(), Failure> {
-    let args = parse_reproduce(argv)?;
-    if args.lab.usage_asked(REPRODUCE_USAGE) {
-        return Ok(());
-    }
-    let exps = load_experiments(&args.lab, REPRODUCE_USAGE)?;
-    let opts = reproduce_options(&args)?;
+pub fn reproduce(args: &ReproduceArgs) -> Result<(), Failure> {
+    let exps = load_experiments(&args.lab, "reproduce")?;
+    let opts = reproduce_options(args)?;
     let bar = progress_bar("runs");
     let results = run_experiments(&exps, &opts, &*bar)?;
-    match args.format.as_str() {
-        "json" => println!("{}", serde_json::to_string_pretty(&summary::to_json(&results)).expect("JSON")),
-        _ => print!("{}", summary::to_table(&results)),
-    }
-    if let Some(d) = args.plot_dir {
+    out::print(&match args.format {
+        ReproduceFormat::Json => {
+            format!("{}\n", serde_json::to_string_pretty(&summary::to_json(&results)).expect("JSON"))
+        }
+        ReproduceFormat::Table => summary::to_table(&results),
+    })?;
+    if let Some(d) = &args.plot_dir {
         for f in plot::write_figures(&results, Path::new(&d))? {
             eprintln!("wrote {}", f.display());
         }
     }
+    if args.check {
+        check_tolerance(&results)?;
+    }
     Ok(())
+}
+
+/// `--check`: an error naming the cells out of tolerance that are neither pending nor known gaps.
+fn check_tolerance(results: &[ExperimentResult]) -> Result<(), Failure> {
+    let failed: Vec<String> = results
+        .iter()
+        .flat_map(|r| {
+            r.cells.iter().filter(|c| c.status == CellStatus::Fail).map(move |c| format!("{}: {}", r.name, c.label))
+        })
+        .collect();
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::new(
+        Cause::OutOfTolerance,
+        format!("--check: {} cell(s) out of tolerance: {}", failed.len(), failed.join("; ")),
+    ))
 }
 
 /// The lab's options: threads and seed, and the `--profile` overlay in place of the machine it extends.
 fn reproduce_options(args: &ReproduceArgs) -> Result<LabOptions, String> {
-    let mut opts = LabOptions { threads: args.lab.jobs, seed: args.lab.seed, substitutes: Vec::new() };
+    let mut opts = args.lab.options();
     if let Some(p) = &args.profile {
         let (base, machine) = load_overlay(Path::new(p)).map_err(|e| format!("--profile {e}"))?;
         opts.substitutes.push((base, Arc::new(machine)));

@@ -4,12 +4,14 @@
 
 use blksim::stats::RunReport;
 use blksim::workload::{IoEngine, JobConfig};
-use blksim_lab::frontend::{t_io_uring, T_IO_URING_USAGE};
+use blksim_lab::frontend::t_io_uring;
 
-use crate::args::MachineArgs;
+use crate::args::TIoUringArgs;
 use crate::commands::DEFAULT_MACHINE;
 use crate::failure::Failure;
-use crate::options::{split_front_end, CommandOptions, Seen, Value};
+use crate::interrupt;
+use crate::out;
+use crate::progress::{total_virtual_ns, Progress};
 
 /// t/io_uring's IOPS: `%.2fM` above 10^6, `%.2fK` above 10^5, else an integer.
 pub fn fmt_iops(iops: f64) -> String {
@@ -32,55 +34,32 @@ pub fn fmt_bw(iops: f64, bs: u64) -> String {
     }
 }
 
-/// `blksim t-io_uring --help`.
-pub fn t_io_uring_help() -> String {
-    format!(
-        "usage: blksim {T_IO_URING_USAGE} [--machine NAME|FILE] [--cmdline \"...\"] [--set PATH=VALUE]... [--seed N]"
-    )
-}
-
-/// What `blksim t-io_uring` was asked to do: the machine options, and t/io_uring's own arguments.
-#[derive(Debug, Default)]
-struct TIoUringArgs {
-    knobs: MachineArgs,
-    /// t/io_uring's command line, in order.
-    rest: Vec<String>,
-}
-
-impl CommandOptions for TIoUringArgs {
-    fn option(&mut self, name: &str, value: &mut Value) -> Result<Seen, String> {
-        // `--at` is not one of t-io_uring's: it goes to t/io_uring (which refuses it).
-        Ok(if name != "--at" && self.knobs.option(name, value)? { Seen::Taken } else { Seen::Unknown })
-    }
-
-    fn operand(&mut self, arg: &str) {
-        self.rest.push(arg.to_string());
-    }
-}
-
-/// `blksim t-io_uring`'s options: the machine options anywhere, every other argument t/io_uring's.
-fn parse_t_io_uring(argv: &[String]) -> Result<TIoUringArgs, String> {
-    let mut a = TIoUringArgs::default();
-    split_front_end(argv, &format!("usage: blksim {T_IO_URING_USAGE}"), false, &mut a)?;
-    Ok(a)
-}
-
 /// `blksim t-io_uring`: load the machine, build the settings and the workload, simulate, print t/io_uring's lines.
-pub fn t_io_uring_command(argv: &[String]) -> Result<(), Failure> {
-    let args = parse_t_io_uring(argv)?;
+pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
     let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
-    let workload = t_io_uring(&args.rest)?;
-    let (report, _) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &Default::default())
-        .map_err(|e| match e.job {
-            Some(j) => e.context(format!("t/io_uring submitter {j}")),
-            None => e,
-        })?;
-    print!("{}", write_report(&report));
-    Ok(())
+    let workload = t_io_uring(&args.front_end_args())?;
+    crate::budget::check(&machine, &workload, &args.budget)?;
+    crate::commands::status_interval_note(&args.progress);
+    let stop = interrupt::stop_on_ctrl_c();
+    let progress = Progress::start(&args.progress, total_virtual_ns(&workload.jobs))?;
+    let options = blksim::RunOptions {
+        stop: Some(stop.clone()),
+        progress: Some(progress.virtual_ns.clone()),
+        ..Default::default()
+    };
+    let result = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options);
+    progress.finish();
+    let (report, inv) = result.map_err(|e| match e.job {
+        Some(j) => e.context(format!("t/io_uring submitter {j}")),
+        None => e,
+    })?;
+    interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
+    out::print(&write_report(&report, stop.load(std::sync::atomic::Ordering::Relaxed)))?;
+    interrupt::check(&stop, report.sim_time_ns)
 }
 
-/// t/io_uring's lines for a finished run.
-pub fn write_report(report: &RunReport) -> String {
+/// t/io_uring's lines for a finished run (`interrupted`: ended by Ctrl-C).
+pub fn write_report(report: &RunReport, interrupted: bool) -> String {
     let mut out = String::new();
     let mut total_iops = 0.0;
     let mut bs = 4096;
@@ -89,7 +68,9 @@ pub fn write_report(report: &RunReport) -> String {
         out += &submitter_lines(i, &j.config);
         total_iops += j.dirs[0].total_ios as f64 / (j.runtime_ns.max(1) as f64 / 1e9);
     }
-    out += &rate_lines(report, total_iops, bs);
+    out += &rate_line(report, total_iops, bs);
+    out += if interrupted { "Exiting on signal\n" } else { "Exiting on timeout\n" };
+    out += &format!("Maximum IOPS={}\n", fmt_iops(total_iops));
     out
 }
 
@@ -113,22 +94,13 @@ fn submitter_lines(i: usize, c: &JobConfig) -> String {
     out
 }
 
-/// The rate line (IOPS, bandwidth of `bs`-byte I/Os, I/Os per submit and reap call) and the closing lines.
-fn rate_lines(report: &RunReport, total_iops: f64, bs: u64) -> String {
+/// The rate line: IOPS, bandwidth of `bs`-byte I/Os, I/Os per submit and reap call.
+fn rate_line(report: &RunReport, total_iops: f64, bs: u64) -> String {
     let ios: u64 = report.jobs.iter().map(|j| j.dirs[0].total_ios).sum();
     let submits: u64 = report.jobs.iter().flat_map(|j| j.iodepth_submit.iter()).sum();
     let reaps: u64 = report.jobs.iter().flat_map(|j| j.iodepth_complete.iter()).sum();
     let per = |n: u64| ios.checked_div(n).unwrap_or(0);
-    let mut out = format!(
-        "IOPS={}, BW={}, IOS/call={}/{}\n",
-        fmt_iops(total_iops),
-        fmt_bw(total_iops, bs),
-        per(submits),
-        per(reaps)
-    );
-    out += "Exiting on timeout\n";
-    out += &format!("Maximum IOPS={}\n", fmt_iops(total_iops));
-    out
+    format!("IOPS={}, BW={}, IOS/call={}/{}\n", fmt_iops(total_iops), fmt_bw(total_iops, bs), per(submits), per(reaps))
 }
 
 #[cfg(test)]

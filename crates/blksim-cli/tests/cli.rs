@@ -2,7 +2,7 @@
 //! messages on bad input, determinism of the JSON output.
 
 mod common;
-use common::{blksim, root};
+use common::blksim;
 
 fn tmp_job(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("blksim-cli-test-{}", std::process::id()));
@@ -55,16 +55,20 @@ fn bad_input_exits_2_with_one_message_naming_file_and_line() {
     let job = tmp_job("nodev.fio", &SMALL_JOB.replace("nvme0n1", "sdq"));
     let (code, _, err) = blksim(&["run", &job]);
     assert_eq!(code, 2);
-    assert!(err.contains("nodev.fio:1") && err.contains("/dev/sdq"), "{err}");
+    // At the line of the option the model refuses (before: the job's section line).
+    assert!(err.contains("nodev.fio:9: job 'r': filename=/dev/sdq"), "{err}");
 
     let job = tmp_job("ok2.fio", SMALL_JOB);
     for (args, needle) in [
         (vec!["run", &job, "--set", "/sys/block/nvme0n1/queue/rq_affinity=7"], "out of range"),
         (vec!["run", &job, "--cmdline", "nvme.bogus=1"], "unknown kernel parameter"),
         (vec!["run", &job, "--machine", "nosuch"], "unknown machine 'nosuch'"),
-        (vec!["run", &job, "--frobnicate"], "unknown option '--frobnicate'"),
+        // (Before clap: "unknown option '--frobnicate'" and "unknown command 'bogus'".)
+        (vec!["run", &job, "--frobnicate"], "unexpected argument '--frobnicate'"),
+        (vec!["run", &job, "--intrerupts"], "a similar argument exists: '--interrupts'"),
+        (vec!["machine", "spr-gen5"], "a similar subcommand exists: 'machines'"),
         (vec!["run", "/nonexistent/job.fio"], "/nonexistent/job.fio"),
-        (vec!["bogus"], "unknown command 'bogus'"),
+        (vec!["bogus"], "unrecognized subcommand 'bogus'"),
     ] {
         let (code, _, err) = blksim(&args);
         assert_eq!(code, 2, "{args:?}");
@@ -93,24 +97,31 @@ fn machines_lists_and_shows_the_builtin_profile() {
     assert!(out.contains("syscall_ns") && out.contains("nvme0n1"));
 }
 
+#[cfg(feature = "crosscheck")]
+#[path = "../../blksim-fio/tests/crosscheck/mod.rs"]
+mod crosscheck;
+
 /// Every file of fio's example corpus gets a result or one clear message
 /// (exit 2, file:line), never a panic: `--parse-only` parses and checks the
-/// jobs against the machine without simulating.
+/// jobs against the machine without simulating. A cross-check (`--features
+/// crosscheck`): the corpus is in the project's shared/.
+#[cfg(feature = "crosscheck")]
 #[test]
 fn every_corpus_file_is_accepted_or_rejected_cleanly() {
-    let dir = root().join("../shared/corpus/fio-examples");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    assert_eq!(files.len(), 107);
     let mut accepted = Vec::new();
-    for f in &files {
+    for f in &crosscheck::corpus_files() {
         let (code, out, err) = blksim(&["run", "--parse-only", f.to_str().unwrap()]);
         match code {
             0 => accepted.push(f.file_name().unwrap().to_string_lossy().into_owned()),
             2 => {
                 let name = f.file_name().unwrap().to_string_lossy();
-                assert!(err.contains(name.as_ref()), "{name}: message names the file: {err}");
-                assert_eq!(err.trim_end().lines().count(), 1, "{name}: one message: {err}");
+                // One line per problem, each naming the file and the line.
+                let at = format!("{}:", f.display());
+                for (i, line) in err.trim_end().lines().enumerate() {
+                    let line = if i == 0 { line.strip_prefix("blksim: ").unwrap_or("") } else { line };
+                    let rest = line.strip_prefix(&at).unwrap_or_else(|| panic!("{name}: names the file: {err}"));
+                    assert!(rest.split(':').next().unwrap().parse::<usize>().is_ok(), "{name}: a line: {err}");
+                }
             }
             c => panic!("{}: exit {c}: {out}{err}", f.display()),
         }
@@ -212,4 +223,304 @@ fn t_io_uring_prints_its_own_lines_and_rejects_what_is_not_modelled() {
     let (code, _, err) = blksim(&["t-io_uring", "-u", "1", "--", "/dev/nvme0n1"]);
     assert_eq!(code, 2);
     assert!(err.contains("-u"), "{err}");
+}
+
+/// Runs `blksim ARGS` with stdout going to `stdout` (a closed pipe, /dev/full).
+fn blksim_to(args: &[&str], stdout: std::process::Stdio) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(args)
+        .current_dir(common::root())
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_and_a_full_disk_is_one_line() {
+    let job = tmp_job("pipe.fio", SMALL_JOB);
+    // A reader that went away before the report (`| head` after its lines).
+    let (read_end, write_end) = std::io::pipe().unwrap();
+    drop(read_end);
+    let (code, err) = blksim_to(&["run", &job], write_end.into());
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (read_end, write_end) = std::io::pipe().unwrap();
+    drop(read_end);
+    assert_eq!(blksim_to(&["machines"], write_end.into()), (0, String::new()));
+
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let (code, err) = blksim_to(&["run", &job], full.into());
+    assert_eq!(code, 1);
+    assert_eq!(err.trim_end(), "blksim: writing stdout: No space left on device (os error 28)");
+    assert_eq!(err.lines().count(), 1);
+}
+
+#[test]
+fn ctrl_c_prints_the_report_so_far_and_exits_130() {
+    let job = tmp_job("long.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=1h"));
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", &job, "--output-format", "json", "--yes"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once blksim catches SIGINT (bit 2 of SigCgt in /proc/PID/status), the run is under way.
+    let catches_sigint = || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim).unwrap_or("0");
+        u64::from_str_radix(mask, 16).unwrap() & (1 << (libc::SIGINT - 1)) != 0
+    };
+    let t0 = std::time::Instant::now();
+    while !catches_sigint() {
+        assert!(t0.elapsed().as_secs() < 60, "blksim never set up its Ctrl-C handler");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        err.starts_with("blksim: interrupted (Ctrl-C) at ") && err.contains("the report covers the run so far"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the JSON report so far");
+    let job = &doc["jobs"][0];
+    let ios = job["read"]["total_ios"].as_u64().unwrap();
+    let runtime_ms = job["read"]["runtime"].as_u64().unwrap();
+    assert!(ios > 0 && runtime_ms > 0 && runtime_ms < 3_600_000, "{ios} I/Os in {runtime_ms} ms");
+}
+
+#[test]
+fn every_command_has_help_and_the_tool_has_completions_and_a_man_page() {
+    for command in ["run", "machines", "t-io_uring", "dsa-memfill", "reproduce", "fit", "sweep", "completions", "man"] {
+        let (code, out, err) = blksim(&[command, "--help"]);
+        assert_eq!(code, 0, "{command}: {err}");
+        assert!(out.contains(&format!("Usage: blksim {command}")), "{command}: {out}");
+    }
+    let (code, out, _) = blksim(&["run", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("--output-format <FORMAT[,FORMAT]>") && out.contains("fio's command-line job form"), "{out}");
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, out, err) = blksim(&["completions", shell]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("t-io_uring") && out.contains("output-format"), "{shell}: {out}");
+    }
+    let (code, out, _) = blksim(&["man"]);
+    assert_eq!(code, 0);
+    assert!(out.starts_with(".ie") || out.contains(".TH blksim 1"), "{out}");
+    assert!(out.contains("reproduce") && out.contains("Exit status"), "{out}");
+    let dir = std::env::temp_dir().join(format!("blksim-man-{}", std::process::id()));
+    let (code, _, err) = blksim(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let run_page = std::fs::read_to_string(dir.join("blksim-run.1")).unwrap();
+    assert!(run_page.contains(".TH blksim-run 1") && run_page.contains("trace\\-window"), "{run_page}");
+}
+
+#[test]
+fn fios_command_line_job_form_and_a_job_file_on_stdin_run_the_same_job() {
+    let job = tmp_job("same.fio", SMALL_JOB);
+    let strip = |s: &str| -> String { s.lines().filter(|l| !l.contains("wall")).collect::<Vec<_>>().join("\n") };
+    let (code, from_file, err) = blksim(&["run", &job, "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    // fio's form: --opt=VALUE, or --opt VALUE but for bare flags; blksim's own options mixed in.
+    let cmdline = [
+        "run",
+        "--name=r",
+        "--ioengine=libaio",
+        "--direct=1",
+        "--rw",
+        "randread",
+        "--output-format",
+        "json",
+        "--bs=4k",
+        "--iodepth=8",
+        "--time_based",
+        "--runtime=5ms",
+        "--filename=/dev/nvme0n1",
+        "--cpus_allowed=0",
+    ];
+    let (code, from_cmdline, err) = blksim(&cmdline);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(strip(&from_cmdline), strip(&from_file));
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", "-", "--output-format", "json"])
+        .stdin(std::fs::File::open(&job).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(strip(&String::from_utf8_lossy(&out.stdout)), strip(&from_file));
+
+    // A bad value is named by its argument; job files and command-line options do not mix.
+    let (code, _, err) = blksim(&["run", "--name=r", "--rw=randred", "--filename=/dev/nvme0n1"]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("blksim: <command line>: '--rw=randred': option 'rw'"), "{err}");
+    let (code, _, err) = blksim(&["run", &job, "--name=x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not both"), "{err}");
+    let (code, _, err) = blksim(&["run"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no job given"), "{err}");
+}
+
+#[test]
+fn output_format_takes_fios_list_with_json_between_the_headers_and_the_results() {
+    let job = tmp_job("formats.fio", SMALL_JOB);
+    let (code, both, err) = blksim(&["run", &job, "--output-format=json,normal"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, normal, _) = blksim(&["run", &job]);
+    let (_, json, _) = blksim(&["run", &job, "--output-format=json"]);
+    let split = normal.find("Starting 1 process\n").unwrap() + "Starting 1 process\n".len();
+    let strip = |s: &str| -> String { s.lines().filter(|l| !l.contains("wall")).collect::<Vec<_>>().join("\n") };
+    assert_eq!(strip(&both), strip(&format!("{}{json}{}", &normal[..split], &normal[split..])));
+    let reversed = blksim(&["run", &job, "--output-format=normal,json"]).1;
+    assert_eq!(strip(&reversed), strip(&both), "the order given does not matter");
+    let (_, plus, _) = blksim(&["run", &job, "--output-format=json,json+"]);
+    assert!(plus.contains("\"bins\""), "json+ wins over json");
+    let (code, _, err) = blksim(&["run", &job, "--output-format=json,xml"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value 'xml'"), "{err}");
+}
+
+#[test]
+fn toml_errors_name_the_file_line_column_and_key() {
+    let cases = [
+        (
+            "extends = \"spr-gen5\"\n[cpu]\nsockets = \"two\"\n",
+            "type.toml:3:1: cpu.sockets: invalid type: string \"two\"",
+        ),
+        ("extends = \"spr-gen5\"\n[cpu]\nsockets = 1\n  foo = 2\n", "unknown.toml:4:3: cpu.foo: unknown field `foo`"),
+        ("extends = \"spr-gen5\"\nbogus = 1\n", "top.toml:2:1: bogus: unknown field `bogus`"),
+        (
+            "extends = \"spr-gen5\"\n[costs]\nsyscall_ns = { ns = \"x\" }\n",
+            "inline.toml:3:1: costs.syscall_ns.ns: invalid type",
+        ),
+        ("x = [1,\n", "syntax.toml:2:1: invalid array; expected `]`"),
+    ];
+    let names = ["type.toml", "unknown.toml", "top.toml", "inline.toml", "syntax.toml"];
+    for ((text, want), name) in cases.iter().zip(names) {
+        let path = tmp_job(name, text);
+        let (code, _, err) = blksim(&["machines", &path]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(want), "want '{want}' in: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let exp = tmp_job("exp.toml", "description = \"x\"\nmachine = \"spr-gen5\"\ntolerance = \"a\"\n");
+    let (code, _, err) = blksim(&["reproduce", &exp]);
+    assert_eq!(code, 2);
+    assert!(err.contains("exp.toml:3:13: tolerance: invalid type: string \"a\", expected f64"), "{err}");
+}
+
+#[test]
+fn every_problem_of_a_job_file_is_reported_at_its_options_line_also_from_global() {
+    let job = tmp_job(
+        "many.fio",
+        "[global]\nioengine=libaio\ndirect=1\nrw=randred\n[a]\nfilename=/dev/nvme0n1\niodepth=0\nfoo=1\n",
+    );
+    let (code, _, err) = blksim(&["run", &job]);
+    assert_eq!(code, 2);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(lines[0].starts_with("blksim: ") && lines[0].contains("many.fio:4: option 'rw'"), "{err}");
+    assert!(lines[1].contains("many.fio:7: option 'iodepth'") && lines[2].contains("many.fio:8: unknown option 'foo'"));
+    // A problem the model finds with an option written in [global] is said at that line.
+    let job = tmp_job("global.fio", "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme9n1\n[a]\nrw=randread\n");
+    let (code, _, err) = blksim(&["run", &job]);
+    assert_eq!(code, 2);
+    assert!(err.contains("global.fio:4: job 'a': filename=/dev/nvme9n1"), "{err}");
+}
+
+#[test]
+fn a_run_over_the_wall_budget_asks_for_yes_with_the_estimate() {
+    // The 8-drive, 64-job example for an hour: hours of wall time.
+    let text = std::fs::read_to_string(common::root().join("examples/bench-8drive-libaio.fio")).unwrap();
+    let job = tmp_job("hour.fio", &text.replace("runtime=", "runtime=3600s\n#"));
+    let (code, out, err) = blksim(&["run", &job]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("would take about") && err.contains(" h of wall time") && err.contains("--yes"), "{err}");
+    let (code, _, err) = blksim(&["run", &job, "--parse-only"]);
+    assert_eq!(code, 0, "parsing needs no budget: {err}");
+    let (code, _, err) = blksim(&["run", &tmp_job("small.fio", SMALL_JOB), "--wall-budget", "0.0001s"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("over the wall budget"), "{err}");
+}
+
+#[test]
+fn cpu_lists_and_machine_sizes_are_bounded() {
+    let job = tmp_job("bounds.fio", SMALL_JOB);
+    let (code, _, err) = blksim(&["run", &job, "--set", "/proc/irq/130/smp_affinity_list=0-4294967295"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("beyond the largest CPU number Linux supports (8191)"), "{err}");
+    let profile = tmp_job("huge.toml", "extends = \"spr-gen5\"\n[cpu]\nsockets = 1000\ncores_per_socket = 1000\n");
+    let (code, _, err) = blksim(&["machines", &profile]);
+    assert_eq!(code, 2);
+    assert!(err.contains("2000000 CPUs; Linux supports at most 8192"), "{err}");
+}
+
+#[test]
+fn progress_goes_to_stderr_only_when_asked_or_a_terminal() {
+    let job = tmp_job("progress.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=50ms"));
+    // Not a terminal: nothing, unless --eta always (then lines every --eta-newline).
+    let (code, out, err) = blksim(&["run", &job]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, with_lines, err) = blksim(&["run", &job, "--eta", "always", "--eta-newline", "1ms"]);
+    assert_eq!(code, 0, "{err}");
+    let first = err.lines().next().unwrap_or_else(|| panic!("progress lines: {err}"));
+    assert!(
+        first.starts_with("blksim: virtual ") && first.contains(" of 50.0ms (") && first.contains(", wall "),
+        "{err}"
+    );
+    assert_eq!(with_lines, out, "progress changes nothing on stdout");
+    let (code, _, err) = blksim(&["run", &job, "--eta", "never", "--status-interval", "1"]);
+    assert_eq!(code, 0);
+    assert!(err.starts_with("blksim: --status-interval 1: no periodic report"), "{err}");
+}
+
+#[test]
+fn sweep_writes_one_row_per_point_and_resumes() {
+    let dir = std::env::temp_dir().join(format!("blksim-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("job.fio"), SMALL_JOB.replace("runtime=5ms", "runtime=2ms")).unwrap();
+    let spec = dir.join("s.toml");
+    std::fs::write(
+        &spec,
+        "job = \"job.fio\"\n[axes]\niodepth = [1, 16]\ncmdline = [\"\", \"intremap=posted_msi\"]\n\
+         \"profile.cpu.cores_per_socket\" = [4]\n",
+    )
+    .unwrap();
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--jobs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(dir.join("s.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with("point,cmdline,iodepth,profile.cpu.cores_per_socket,iops,bw_bytes,"), "{csv}");
+    assert_eq!(lines.len(), 5, "{csv}");
+    for (i, l) in lines[1..].iter().enumerate() {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f[0], i.to_string());
+        assert!(f[4].parse::<f64>().unwrap() > 0.0, "iops: {l}");
+        assert!(l.ends_with(','), "no error: {l}");
+    }
+    // Points 0 and 1: iodepth 1 and 16 (remappable); the deeper queue gives more IOPS.
+    let iops = |l: &str| l.split(',').nth(4).unwrap().parse::<f64>().unwrap();
+    assert!(iops(lines[2]) > 2.0 * iops(lines[1]), "{csv}");
+    // A rerun with every point done runs none and writes the same file.
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("4 of 4 points already in") && err.contains("running the other 0"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("s.csv")).unwrap(), csv);
+    // An interrupted sweep (two rows missing) runs only those, and the result is the same.
+    std::fs::write(dir.join("s.csv"), lines[..3].join("\n") + "\n").unwrap();
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("running the other 2"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("s.csv")).unwrap(), csv);
+    // A bad point is a row with its error, and exit 2.
+    std::fs::write(&spec, "job = \"job.fio\"\n[axes]\nrw = [\"randread\", \"randred\"]\n").unwrap();
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--output", dir.join("bad.csv").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("1 of 2 points failed"), "{err}");
+    let bad = std::fs::read_to_string(dir.join("bad.csv")).unwrap();
+    assert!(bad.lines().nth(2).unwrap().contains("randred"), "{bad}");
 }

@@ -96,7 +96,8 @@ fn bad_input_exits_2_with_one_message() {
             vec!["fit", "posted-msi-nvme", "--param", "no_such_cost_ns"],
             "'no_such_cost_ns' is not a cost of machine 'spr-gen5'",
         ),
-        (vec!["fit", "posted-msi-nvme"], "no parameter to fit"),
+        // (Before clap: "no parameter to fit (give --param COST)".)
+        (vec!["fit", "posted-msi-nvme"], "required arguments were not provided:\n  --param <COST>"),
         (vec!["fit", "--all", "--param", "syscall_ns"], "several machines"),
     ];
     for (args, want) in cases {
@@ -133,4 +134,20 @@ fn fit_writes_an_overlay_that_reproduce_takes() {
     let (code, table, err) = blksim(&["reproduce", exp, "--profile", overlay.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(table.contains("null-engine"), "{table}");
+}
+
+#[test]
+fn reproduce_check_exits_1_only_for_cells_out_of_tolerance_that_are_not_known_gaps() {
+    // The committed example's iops cell is outside its ±25% (a fit's starting point).
+    let exp = "experiments/examples/null-engine.toml";
+    let (code, out, err) = blksim(&["reproduce", exp, "--check"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("fio-3.33 iops") && out.contains("summary"), "the table is printed first: {out}");
+    assert_eq!(err.trim_end(), "blksim: --check: 1 cell(s) out of tolerance: null-engine: fio-3.33 iops");
+    // Without --check the same run succeeds.
+    assert_eq!(blksim(&["reproduce", exp]).0, 0);
+    // single-core-iops is outside tolerance only in cells listed as known gaps.
+    let (code, out, err) = blksim(&["reproduce", "single-core-iops", "--check"]);
+    assert!(out.contains(" gap"), "{out}");
+    assert_eq!(code, 0, "{err}");
 }

@@ -1,5 +1,6 @@
-//! blksim's job parser against the real fio (Debian's fio 3.33; CI installs
-//! it, and these tests fail without it). For each fixture in tests/jobs/:
+//! blksim's job parser against the real fio (Debian's fio 3.33; a
+//! cross-check, `--features crosscheck`: CI installs fio, and these tests
+//! fail without it). For each fixture in tests/jobs/:
 //! fio and blksim agree on accepting or rejecting it; for an accepted one,
 //! fio runs it (null engine or /dev/null, a few MiB) and its JSON (job names,
 //! group ids, job and global options) and its job header lines (rw, block
@@ -12,6 +13,9 @@ use std::process::{Command, Output};
 
 use blksim_fio::job::{option_status, parse_job_files, JobFile, ParseContext};
 use serde_json::Value;
+
+#[path = "crosscheck/mod.rs"]
+mod crosscheck;
 
 /// A fixture: its job files, whether fio and blksim accept it, and whether
 /// fio can run it here (else only `--parse-only` is compared).
@@ -68,12 +72,7 @@ const FIO_ERRORS: &[&str] =
     &["Bad option", "failed parsing", "No new sections", "outside of [] job section", "requires an argument"];
 
 fn fio(args: &[&str]) -> Output {
-    Command::new("fio")
-        .args(args)
-        .env(SET_VAR.0, SET_VAR.1)
-        .env_remove(UNSET_VAR)
-        .output()
-        .expect("the real fio must be installed for this test (Debian/Ubuntu: apt-get install fio)")
+    crosscheck::fio_tool("fio").args(args).env(SET_VAR.0, SET_VAR.1).env_remove(UNSET_VAR).output().expect("run fio")
 }
 
 fn getconf(name: &str) -> u64 {
@@ -292,4 +291,42 @@ fn every_option_fio_lists_is_in_blksims_table() {
         let missing: Vec<_> = names.iter().filter(|n| option_status(n, Some(engine)).is_none()).collect();
         assert!(missing.is_empty(), "{engine} options blksim does not know: {missing:?}");
     }
+}
+
+/// For sizes that are not multiples of the block size, blksim issues as many
+/// I/Os as fio does (null engine, so nothing but fio's accounting counts).
+#[test]
+fn io_counts_for_sizes_that_are_not_multiples_of_bs_match_fio() {
+    let machine = blksim::machine::builtin("spr-gen5").unwrap();
+    let cases = [
+        "rw=randread\nbs=4k\nsize=10001\n",
+        "rw=read\nbs=4k\nsize=10001\n",
+        "rw=randread\nbs=4k\nsize=10001\nnorandommap\n",
+        "rw=randwrite\nbs=3000\nsize=10001\n",
+        "rw=write\nbs=3000\nsize=10001\nloops=2\n",
+        "rw=randread\nbs=8k\nsize=40000\nnorandommap\n",
+        "rw=read\nbs=1m\nsize=5000000\n",
+    ];
+    let mut failures = Vec::new();
+    for case in cases {
+        let text = format!("[a]\nioengine=null\n{case}");
+        let dir = std::env::temp_dir().join(format!("blksim-xc-count-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("count.fio");
+        std::fs::write(&path, &text).unwrap();
+        let out = fio(&["--output-format=json", path.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let json: Value = serde_json::from_str(&stdout[stdout.find('{').expect("fio's JSON")..]).unwrap();
+        let want: Vec<u64> =
+            ["read", "write"].iter().map(|d| json["jobs"][0][d]["total_ios"].as_u64().unwrap()).collect();
+
+        let jobs = parse_job_files(&[path], &ctx()).unwrap();
+        let configs: Vec<_> = jobs.jobs.into_iter().map(|j| j.config).collect();
+        let (report, _) = blksim::run(&machine, &Default::default(), &configs, 1).unwrap();
+        let got: Vec<u64> = report.jobs[0].dirs[..2].iter().map(|d| d.total_ios).collect();
+        if got != want {
+            failures.push(format!("{}: fio {want:?}, blksim {got:?}", case.replace('\n', " ")));
+        }
+    }
+    assert!(failures.is_empty(), "I/O counts differ:\n{}", failures.join("\n"));
 }

@@ -1,27 +1,16 @@
-//! Any input gives jobs or one clear error, never a panic: fio's example
-//! corpus mutated many ways (deterministic: a fixed-seed generator), fed to
-//! the parser and to the model's validation.
+//! Any input gives jobs or one clear error, never a panic: the repository's
+//! job files (and, as a cross-check, fio's example corpus in shared/)
+//! mutated many ways (deterministic: a fixed-seed generator), fed to the
+//! parser and to the model's validation.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use blksim_fio::job::{parse_job_text, ParseContext};
 
-/// SplitMix64: a fixed, seedable stream for the mutations.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+#[path = "splitmix/mod.rs"]
+mod splitmix;
+use splitmix::Gen;
 
 const PIECES: &[&str] = &[
     "=",
@@ -64,15 +53,15 @@ const PIECES: &[&str] = &[
 
 fn mutate(text: &str, g: &mut Gen) -> String {
     let mut s: Vec<char> = text.chars().collect();
-    for _ in 0..1 + g.below(4) {
-        let at = g.below(s.len() + 1);
-        match g.below(3) {
+    for _ in 0..1 + g.index(4) {
+        let at = g.index(s.len() + 1);
+        match g.index(3) {
             0 if !s.is_empty() => {
-                let end = (at + g.below(8)).min(s.len());
+                let end = (at + g.index(8)).min(s.len());
                 s.drain(at.min(end)..end);
             }
             1 => {
-                let piece: Vec<char> = PIECES[g.below(PIECES.len())].chars().collect();
+                let piece: Vec<char> = PIECES[g.index(PIECES.len())].chars().collect();
                 for (i, c) in piece.into_iter().enumerate() {
                     s.insert((at + i).min(s.len()), c);
                 }
@@ -80,7 +69,7 @@ fn mutate(text: &str, g: &mut Gen) -> String {
             _ => {
                 if !s.is_empty() {
                     let i = at.min(s.len() - 1);
-                    s[i] = PIECES[g.below(PIECES.len())].chars().next().unwrap_or('x');
+                    s[i] = PIECES[g.index(PIECES.len())].chars().next().unwrap_or('x');
                 }
             }
         }
@@ -88,18 +77,15 @@ fn mutate(text: &str, g: &mut Gen) -> String {
     s.into_iter().collect()
 }
 
-#[test]
-fn mutated_corpus_files_never_panic_the_parser_or_the_model() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/fio-examples");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
+/// Mutate each of `files` `rounds` times; parse each mutant and validate what parses.
+fn mutants_never_panic(files: &[PathBuf], rounds: usize) {
     let machine = blksim::machine::builtin("spr-gen5").unwrap();
     let ctx =
         ParseContext { ncpus: machine.topology.cpu_count(), mb_memory: 65536, pagesize: 4096, env: BTreeMap::new() };
     let mut g = Gen(42);
     let (mut parsed, mut rejected) = (0, 0);
-    for round in 0..100 {
-        for f in &files {
+    for round in 0..rounds {
+        for f in files {
             let text = std::fs::read_to_string(f).unwrap();
             let m = mutate(&text, &mut g);
             let path = f.with_file_name(format!("mutant-{round}.fio"));
@@ -113,10 +99,41 @@ fn mutated_corpus_files_never_panic_the_parser_or_the_model() {
                 Err(e) => {
                     rejected += 1;
                     assert!(!e.message.is_empty(), "an error says what is wrong");
-                    assert!(e.to_string().contains("mutant-"), "the error names the file: {e}");
+                    // The mutant itself, or a file it includes.
+                    assert!(e.file == path || e.file.is_file(), "the error names the file: {e}");
+                    assert!(e.to_string().starts_with(&e.file.display().to_string()), "{e}");
                 }
             }
         }
     }
     assert!(parsed > 0 && rejected > 0, "mutations both pass and fail: {parsed} parsed, {rejected} rejected");
+}
+
+/// The `*.fio` files of the repository's directories `dirs`.
+fn repository_job_files(dirs: &[&str]) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "fio"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn mutated_repository_job_files_never_panic_the_parser_or_the_model() {
+    let files = repository_job_files(&["crates/blksim-fio/tests/jobs", "examples", "experiments/jobs"]);
+    assert!(files.len() >= 30, "{} job files", files.len());
+    mutants_never_panic(&files, 100);
+}
+
+#[cfg(feature = "crosscheck")]
+#[path = "crosscheck/mod.rs"]
+mod crosscheck;
+
+#[cfg(feature = "crosscheck")]
+#[test]
+fn mutated_corpus_files_never_panic_the_parser_or_the_model() {
+    mutants_never_panic(&crosscheck::corpus_files(), 100);
 }

@@ -123,7 +123,13 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
     };
     let options = job["job options"].as_object().unwrap();
     let options = options.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
-    let parsed = ParsedJob { config: fixture.config.clone(), options, file: PathBuf::from("cmdline"), line: 1 };
+    let parsed = ParsedJob {
+        config: fixture.config.clone(),
+        options,
+        file: PathBuf::from("cmdline"),
+        line: 1,
+        option_lines: Default::default(),
+    };
     (report, JobFile { global_options: vec![], jobs: vec![parsed] })
 }
 

@@ -4,10 +4,6 @@
 
 mod output_support;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
-
 use blksim::stats::{DirStats, RunReport};
 use blksim::workload::{IoEngine, RwKind};
 use blksim_fio::output::write_json;
@@ -299,13 +295,23 @@ mod json_output {
         let doc = parse(&write_json(&report, &job_file(&report, &[]), false, Value::Null));
         assert!(doc.get("disk_util").is_none());
     }
+}
+
+#[cfg(feature = "crosscheck")]
+#[path = "crosscheck/mod.rs"]
+mod crosscheck;
+
+/// A cross-check (`--features crosscheck`): fio's own json+ consumer reads our json+.
+#[cfg(feature = "crosscheck")]
+mod clat2csv {
+    use std::collections::BTreeMap;
+
+    use super::*;
 
     /// Debian's fio package ships fio's own json+ consumer; it must read our
     /// json+ and write, per job, CSV rows whose counts are our bins.
     #[test]
     fn fio_jsonplus_clat2csv_reads_json_plus() {
-        let script = PathBuf::from("/usr/bin/fio_jsonplus_clat2csv");
-        assert!(script.exists(), "{} is missing: install Debian's fio package", script.display());
         let report = libaio_report();
         let text = write_json(&report, &job_file(&report, &[]), true, extra());
         let doc = parse(&text);
@@ -314,8 +320,11 @@ mod json_output {
         std::fs::create_dir_all(&dir).unwrap();
         let source = dir.join("run.json");
         std::fs::write(&source, &text).unwrap();
-        let output =
-            Command::new(&script).arg(&source).arg(dir.join("lat.csv")).output().expect("run fio_jsonplus_clat2csv");
+        let output = crosscheck::fio_tool("fio_jsonplus_clat2csv")
+            .arg(&source)
+            .arg(dir.join("lat.csv"))
+            .output()
+            .expect("run fio_jsonplus_clat2csv");
         assert!(output.status.success(), "exit {:?}: {}", output.status, String::from_utf8_lossy(&output.stderr));
 
         for (jobnum, job) in doc["jobs"].as_array().unwrap().iter().enumerate() {
@@ -339,24 +348,24 @@ mod json_output {
         }
         std::fs::remove_dir_all(&dir).ok();
     }
-}
 
-/// Per `<ddir>_<lat>` column group of the script's CSV, the (nsec, count) of every row with a count.
-fn csv_counts(csv: &str) -> BTreeMap<String, BTreeMap<u64, u64>> {
-    let mut lines = csv.lines();
-    let header: Vec<String> = lines.next().expect("a header").split(',').map(|c| c.trim().to_string()).collect();
-    assert_eq!(header[0], "nsec");
-    let mut counts: BTreeMap<String, BTreeMap<u64, u64>> = BTreeMap::new();
-    for line in lines.filter(|l| !l.trim().is_empty()) {
-        let values: Vec<&str> = line.split(',').map(|v| v.trim()).collect();
-        let nsec: u64 = values[0].parse().expect("nsec column");
-        for (col, name) in header.iter().enumerate() {
-            if let Some(group) = name.strip_suffix("_count") {
-                if !values[col].is_empty() {
-                    counts.entry(group.to_string()).or_default().insert(nsec, values[col].parse().unwrap());
+    /// Per `<ddir>_<lat>` column group of the script's CSV, the (nsec, count) of every row with a count.
+    fn csv_counts(csv: &str) -> BTreeMap<String, BTreeMap<u64, u64>> {
+        let mut lines = csv.lines();
+        let header: Vec<String> = lines.next().expect("a header").split(',').map(|c| c.trim().to_string()).collect();
+        assert_eq!(header[0], "nsec");
+        let mut counts: BTreeMap<String, BTreeMap<u64, u64>> = BTreeMap::new();
+        for line in lines.filter(|l| !l.trim().is_empty()) {
+            let values: Vec<&str> = line.split(',').map(|v| v.trim()).collect();
+            let nsec: u64 = values[0].parse().expect("nsec column");
+            for (col, name) in header.iter().enumerate() {
+                if let Some(group) = name.strip_suffix("_count") {
+                    if !values[col].is_empty() {
+                        counts.entry(group.to_string()).or_default().insert(nsec, values[col].parse().unwrap());
+                    }
                 }
             }
         }
+        counts
     }
-    counts
 }

@@ -3,6 +3,7 @@
 //! and the cells to compare (a reference number, the case that reproduces
 //! it, the metric and the tolerance).
 
+use blksim::machine::profile::toml_error_at;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -286,15 +287,9 @@ pub fn load(path: &Path) -> Result<Experiment, String> {
 /// Parse an experiment's text; `path` names it in errors and anchors relative file names.
 pub fn parse(text: &str, path: &Path) -> Result<Experiment, String> {
     let at = |e: String| format!("{}: {e}", path.display());
-    let raw: RawExperiment = toml::from_str(text).map_err(|e: toml::de::Error| {
-        // One line: `FILE:LINE: message`.
-        let line =
-            e.span().map(|s| text.as_bytes()[..s.start.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1);
-        match line {
-            Some(l) => format!("{}:{l}: {}", path.display(), e.message().trim()),
-            None => at(e.message().trim().to_string()),
-        }
-    })?;
+    // One line: `FILE:LINE:COLUMN: KEY: message`.
+    let raw: RawExperiment =
+        toml::from_str(text).map_err(|e: toml::de::Error| toml_error_at(text, &path.display().to_string(), &e))?;
     resolve(raw, path).map_err(at)
 }
 
@@ -725,7 +720,7 @@ value = [
         write(&d, "j.fio", "[j]\nfilename=/dev/nvme0n1\n");
         let p = d.join("x.toml");
         let cases = [
-            (BASE.replace("tolerance = 0.1", "tolerance = 0.1\nbogus = 1"), "x.toml:5: unknown field `bogus`"),
+            (BASE.replace("tolerance = 0.1", "tolerance = 0.1\nbogus = 1"), "x.toml:5:1: bogus: unknown field `bogus`"),
             (BASE.replace("keys = [\"disks\"]", "keys = [\"disk\"]"), "no column 'disk'"),
             (BASE.replace("axes = { mode = \"b\" }", "axes = { mode = \"c\" }"), "no value 'c'"),
             (BASE.replace(", axes = { mode = \"a\" }", ""), "which value of axis 'mode'"),

@@ -283,8 +283,10 @@ fn check_modelled(opt: &str, value: &mut dyn FnMut() -> Result<String, String>) 
 fn getopt_split(args: &[String]) -> Vec<String> {
     args.iter()
         .flat_map(|a| match a.strip_prefix('-') {
-            Some(r) if r.len() > 1 && !r.starts_with('-') && !r.starts_with('/') => {
-                vec![format!("-{}", &r[..1]), r[1..].to_string()]
+            Some(r) if r.chars().count() > 1 && !r.starts_with('-') && !r.starts_with('/') => {
+                // The option is one character (any character: `-é5` is `-é 5`, refused later).
+                let first = r.chars().next().map_or(0, char::len_utf8);
+                vec![format!("-{}", &r[..first]), r[first..].to_string()]
             }
             _ => vec![a.clone()],
         })
@@ -376,5 +378,12 @@ mod t_io_uring_tests {
         assert_eq!(j.cpus_allowed, Some(vec![3]));
         assert!(t_io_uring(&["-a".into(), "1".into(), "/dev/x".into()]).is_err());
         assert!(t_io_uring(&["-d".into(), "8".into()]).unwrap_err().contains("no device"));
+    }
+
+    /// Found by the `t_io_uring_options` fuzz target: a multi-byte character after `-` panicked.
+    #[test]
+    fn an_option_of_any_character_is_refused_not_a_panic() {
+        let e = t_io_uring(&["-\u{fffd}5".into(), "/dev/x".into()]).unwrap_err();
+        assert!(e.contains("unknown option '-\u{fffd}'"), "{e}");
     }
 }

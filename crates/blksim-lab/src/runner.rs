@@ -127,7 +127,8 @@ pub fn load_profile_file(path: &Path) -> Result<Machine, String> {
 /// An overlay profile file (`extends = "MACHINE"`): the machine it extends, and the overlay resolved.
 pub fn load_overlay(path: &Path) -> Result<(String, Machine), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let value: toml::Value = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let value: toml::Value = toml::from_str(&text)
+        .map_err(|e| blksim::machine::profile::toml_error_at(&text, &path.display().to_string(), &e))?;
     let base = value
         .get("extends")
         .and_then(|v| v.as_str())

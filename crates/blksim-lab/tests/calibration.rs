@@ -1,5 +1,6 @@
 //! Calibration discipline: every table of calibration.toml has its
-//! experiment with the numbers copied exactly, and no calibration cell that
+//! experiment with the numbers copied exactly (a cross-check, `--features
+//! crosscheck`: it reads the project's shared/), and no calibration cell that
 //! is not pending leaves its tolerance (known gaps must stay outside it, or
 //! their entry goes). Experiments marked `slow`, and every experiment at ten
 //! times its simulated duration, run with `--features slow-experiments`.
@@ -15,11 +16,14 @@ fn experiments_dir() -> PathBuf {
     blksim_lab::source_experiments_dir()
 }
 
+#[cfg(feature = "crosscheck")]
+#[path = "../../blksim-fio/tests/crosscheck/mod.rs"]
+mod crosscheck;
+
+#[cfg(feature = "crosscheck")]
 fn calibration_toml() -> toml::Value {
-    // shared/ sits beside the repository for every developer and CI run.
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/calibration.toml");
-    let text = std::fs::read_to_string(&p)
-        .unwrap_or_else(|e| panic!("{}: {e} (shared/ must be beside the repository)", p.display()));
+    let p = crosscheck::shared("reference/calibration.toml");
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     toml::from_str(&text).unwrap()
 }
 
@@ -27,6 +31,7 @@ fn all_experiments() -> Vec<Experiment> {
     list(&experiments_dir()).unwrap().iter().map(|p| load(p).unwrap()).collect()
 }
 
+#[cfg(feature = "crosscheck")]
 #[test]
 fn every_calibration_table_has_its_experiment_with_the_numbers_copied() {
     let cal = calibration_toml();

@@ -1,5 +1,8 @@
 //! Simulation: the run. Build the simulated system from machine + settings + workload +
-//! seed, run the event loop until every job has finished, and report.
+//! seed, run the event loop until every job has finished (or a stop is asked for), and report.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::drivers::dsa::DsaClient;
 use crate::error::Error;
@@ -20,14 +23,25 @@ pub fn validate(machine: &Machine, settings: &Settings, jobs: &[JobConfig]) -> R
     Sim::build(machine, settings, jobs, 0).map(|_| ())
 }
 
-/// How to run beyond the inputs: what to record.
+/// How to run beyond the inputs: what to record, and when to stop early.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     /// Record a timeline over [start, end) ns of virtual time.
     pub trace_window_ns: Option<(u64, u64)>,
     /// Actions at points of virtual time, ns.
     pub timed: Vec<(u64, TimedAction)>,
+    /// Set from outside (Ctrl-C) to stop the run at the current virtual time:
+    /// looked at every 16,384 events (about a millisecond of wall time). The report then covers
+    /// the run so far, as fio's does when interrupted: a running job ends
+    /// there, a job not started yet has no I/O.
+    pub stop: Option<Arc<AtomicBool>>,
+    /// Where the run loop writes the current virtual time (ns) as it goes, for
+    /// a progress display: written when it looks at `stop`.
+    pub progress: Option<Arc<AtomicU64>>,
 }
+
+/// How often (in events, a power of two) the run loop looks at [`RunOptions::stop`].
+const STOP_CHECK_EVENTS: u64 = 1 << 14;
 
 /// Run `jobs` on `machine` with `settings` and `seed`.
 pub fn run(
@@ -85,7 +99,7 @@ pub fn run_workload(
         t.dev_names = sim.devs.iter().map(|d| d.name.clone()).collect();
         sim.trace = Some(t);
     }
-    sim.run_loop()?;
+    sim.run_loop(options)?;
     Ok(sim.report())
 }
 
@@ -163,11 +177,14 @@ impl Sim {
         self.phase >= self.phases && self.dsa_done()
     }
 
-    /// The event loop, until everything is done. No event left before that
-    /// is a stall: an internal error.
-    pub(crate) fn run_loop(&mut self) -> Result<(), Error> {
+    /// The event loop, until everything is done or `stop` is set. No event
+    /// left before that is a stall: an internal error.
+    pub(crate) fn run_loop(&mut self, options: &RunOptions) -> Result<(), Error> {
         self.start_phase();
         while !self.all_done() {
+            if self.q.processed.is_multiple_of(STOP_CHECK_EVENTS) && self.stop_asked(options) {
+                break;
+            }
             let Some(popped) = self.q.pop() else {
                 return Err(Error::internal(self.stall_report()));
             };
@@ -181,6 +198,30 @@ impl Sim {
             }
         }
         Ok(())
+    }
+
+    /// Every 16,384 events: the virtual time written to `progress`, and
+    /// whether `stop` is set; if so the running jobs and the DSA clients end
+    /// now. Out of line, so the loop's hot path stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn stop_asked(&mut self, options: &RunOptions) -> bool {
+        if let Some(progress) = &options.progress {
+            progress.store(self.q.now_ns(), Ordering::Relaxed);
+        }
+        if !options.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return false;
+        }
+        let now = self.q.now_ns();
+        for j in &mut self.jobs {
+            if !matches!(j.state, JobState::NotStarted | JobState::Done) {
+                j.finish_ns = now;
+            }
+        }
+        for c in &mut self.dsa_clients {
+            c.stop_ns = c.stop_ns.min(now);
+        }
+        true
     }
 
     /// What is stuck when the simulation stalls: jobs not done, CPUs with

@@ -191,12 +191,22 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
             None => (part.trim().parse::<u32>(), part.trim().parse::<u32>()),
         };
         match (lo, hi) {
+            (Ok(_), Ok(hi)) if hi >= MAX_CPUS => {
+                return Err(format!(
+                    "'{s}': CPU {hi} is beyond the largest CPU number Linux supports ({})",
+                    MAX_CPUS - 1
+                ))
+            }
             (Ok(lo), Ok(hi)) if lo <= hi => cpus.extend(lo..=hi),
             _ => return Err(format!("'{s}' is not a CPU list (expected e.g. 0-3,8)")),
         }
     }
     Ok(cpus)
 }
+
+/// The most CPUs Linux supports (x86-64's largest NR_CPUS, with MAXSMP): the
+/// bound of CPU lists and of a machine's CPU count.
+pub const MAX_CPUS: u32 = 8192;
 
 /// An action at a point of virtual time, written as on a real machine.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -28,7 +28,7 @@ pub(crate) struct Section {
 const MAX_INCLUDE_DEPTH: usize = 16;
 
 pub(crate) fn error(file: &Path, line: usize, message: impl Into<String>) -> InputError {
-    InputError { kind: ErrorKind::BadInput, file: file.to_path_buf(), line, message: message.into() }
+    InputError { kind: ErrorKind::BadInput, file: file.to_path_buf(), line, message: message.into(), more: Vec::new() }
 }
 
 /// fio's `strip_blank_front` + `strip_blank_end`: blanks around, and

@@ -5,6 +5,8 @@
 //! option with blksim's decision (modelled, no-op, rejected); `engine` sorts
 //! ioengines; `settings` holds a job's values; `resolve` builds the jobs.
 
+mod checks;
+mod cmdline;
 mod engine;
 mod ini;
 mod options;
@@ -21,6 +23,10 @@ use std::path::{Path, PathBuf};
 use blksim::workload::JobConfig;
 
 use crate::InputError;
+
+pub use cmdline::{command_line_option, CommandLineJob, COMMAND_LINE};
+pub use resolve::option_line_of;
+pub use settings::OptionLines;
 
 /// What the parser needs to know of the simulated system (`$ncpus`, ...) and the environment (`${VAR}`).
 #[derive(Clone, Debug)]
@@ -53,20 +59,48 @@ pub struct ParsedJob {
     pub file: PathBuf,
     /// Line of the section header.
     pub line: usize,
+    /// Where each option in effect was written (fio's name → file, line), `[global]`'s included: to say
+    /// a problem found later (by the model) at its option's line ([`option_line_of`]).
+    pub option_lines: OptionLines,
 }
 
 /// Parse job files (several files: the template resets per file and later files start with a stonewall).
 pub fn parse_job_files(paths: &[PathBuf], ctx: &ParseContext) -> Result<JobFile, InputError> {
-    let Some(first) = paths.first() else {
+    let sources: Vec<JobSource> = paths.iter().cloned().map(JobSource::File).collect();
+    parse_job_sources(&sources, ctx)
+}
+
+/// Where the text of a job file comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobSource {
+    /// A file, read by the parser.
+    File(PathBuf),
+    /// Text read by the caller (a job file on stdin, fio's command-line job form): `name` stands for the
+    /// file in messages, and `include`s resolve from the working directory.
+    Text { name: PathBuf, text: String },
+}
+
+/// Parse job files given as [`JobSource`]s, as [`parse_job_files`] does.
+pub fn parse_job_sources(sources: &[JobSource], ctx: &ParseContext) -> Result<JobFile, InputError> {
+    let Some(first) = sources.first() else {
         return Err(ini::error(&PathBuf::from("-"), 0, "no job file given"));
     };
     let mut builder = resolve::Builder::new(ctx);
-    for path in paths {
-        // fio reads bytes; a stray non-UTF-8 byte should not make the file unreadable.
-        let bytes = std::fs::read(path).map_err(|e| ini::error(path, 0, format!("cannot read job file: {e}")))?;
-        builder.add_file(&String::from_utf8_lossy(&bytes), path)?;
+    for source in sources {
+        match source {
+            JobSource::File(path) => {
+                // fio reads bytes; a stray non-UTF-8 byte should not make the file unreadable.
+                let bytes =
+                    std::fs::read(path).map_err(|e| ini::error(path, 0, format!("cannot read job file: {e}")))?;
+                builder.add_file(&String::from_utf8_lossy(&bytes), path)?;
+            }
+            JobSource::Text { name, text } => builder.add_file(text, name)?,
+        }
     }
-    builder.finish(first)
+    builder.finish(match first {
+        JobSource::File(path) => path,
+        JobSource::Text { name, .. } => name,
+    })
 }
 
 /// Parse one job file's text; `file` names it in errors and resolves `include`.

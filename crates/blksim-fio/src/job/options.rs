@@ -137,7 +137,7 @@ const DEPRECATED: &str = "is deprecated, and fio rejects it";
 // Reasons for rejections.
 const VERIFY: &str = "adds data verification I/O, which blksim does not model";
 const PATTERN: &str = "changes which offsets or block sizes the job uses, which blksim does not model";
-const PACING: &str = "changes when the job issues I/O, which blksim does not model (rate_iops is modelled)";
+const PACING: &str = "changes when the job issues I/O, which blksim does not model yet";
 const AMOUNT: &str = "changes how much I/O the job does in a way blksim does not model (size, number_ios, loops and runtime are modelled)";
 const ZONED: &str = "needs a zoned block device, which blksim does not model";
 const FILES: &str = "works with files in a filesystem, which blksim does not model (it simulates block devices)";
@@ -455,7 +455,8 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("log_hist_msec", INT, LOG),
     noop("log_hist_coarseness", INT, LOG),
     noop("write_hist_log", Kind::OptText, LOG),
-    noop("log_max_value", Kind::Bool, LOG),
+    // fio's current name; log_max_value (0 or 1) is its older alias.
+    noop_a("log_window_value", "log_max_value", Kind::Choice(&["avg", "max", "both", "0", "1"]), LOG),
     noop("log_offset", Kind::Bool, LOG),
     noop("log_prio", Kind::Bool, LOG),
     noop("log_issue_time", Kind::Bool, LOG),

@@ -9,8 +9,8 @@ use blksim::workload::{IoEngine, IoUringOptions, JobConfig};
 use super::engine::{EngineName, OptionTable};
 use super::ini::{self, RawOption, Section};
 use super::options::{self, Decision, OptSpec, GENERAL, MAX_JOBS};
-use super::settings::{parse_kind, EngineOpts, Refusal, Settings};
-use super::{subst, JobFile, ParseContext, ParsedJob};
+use super::settings::{parse_kind, EngineOpts, OptionLines, Refusal, Settings};
+use super::{checks, subst, JobFile, ParseContext, ParsedJob};
 use crate::{ErrorKind, InputError};
 
 /// Jobs built from one or more job files.
@@ -31,6 +31,8 @@ impl<'c> Builder<'c> {
 
     /// Adds one job file: the template starts from fio's defaults, and from
     /// the second file on, the file's first job waits for all earlier jobs.
+    /// Every problem of the file is reported (each at the line of its option, also for an option
+    /// written in `[global]`), not only the first.
     pub fn add_file(&mut self, text: &str, file: &Path) -> Result<(), InputError> {
         let sections = ini::read_sections(text, file)?;
         let mut template = Settings::default();
@@ -38,9 +40,10 @@ impl<'c> Builder<'c> {
         self.files_seen += 1;
         // fio's JSON shows the global options of the last file only.
         self.out.global_options.clear();
+        let mut problems = Vec::new();
         for section in &sections {
             if section.global {
-                let recorded = apply_section(&mut template, section, self.ctx)?;
+                let recorded = apply_section(&mut template, section, self.ctx, &mut problems);
                 self.out.global_options.extend(recorded);
                 continue;
             }
@@ -50,17 +53,29 @@ impl<'c> Builder<'c> {
                 job.stonewall = true;
                 implicit_stonewall = false;
             }
-            let recorded = apply_section(&mut job, section, self.ctx)?;
+            let before = problems.len();
+            let recorded = apply_section(&mut job, section, self.ctx, &mut problems);
+            if problems.len() > before {
+                continue;
+            }
+            if let Err(e) = check_job(&job, section) {
+                // A job's sizes fail in every job that inherits them: say it once per line.
+                if !problems.iter().any(|p: &InputError| (&p.file, p.line) == (&e.file, e.line)) {
+                    problems.push(e);
+                }
+                continue;
+            }
             if self.out.jobs.len() + job.numjobs as usize > MAX_JOBS {
-                return Err(ini::error(
+                problems.push(ini::error(
                     &section.file,
                     section.line,
                     format!("more than {MAX_JOBS} jobs (fio's limit)"),
                 ));
+                break;
             }
             self.add_job(section, &job, recorded);
         }
-        Ok(())
+        InputError::all(problems).map_or(Ok(()), Err)
     }
 
     pub fn finish(self, file: &Path) -> Result<JobFile, InputError> {
@@ -98,23 +113,33 @@ impl<'c> Builder<'c> {
                 options: options.clone(),
                 file: section.file.clone(),
                 line: section.line,
+                option_lines: st.lines.clone(),
             });
         }
     }
 }
 
 /// Applies a section's options to `st` in fio's order (by priority, then as
-/// written; engine options last, against the engine then chosen). Returns
-/// the options as fio's JSON shows them: canonical name, substituted value.
+/// written; engine options last, against the engine then chosen), adding
+/// each option that fails to `problems` and going on with the others.
+/// Returns the options as fio's JSON shows them: canonical name, substituted
+/// value.
 fn apply_section(
     st: &mut Settings,
     section: &Section,
     ctx: &ParseContext,
-) -> Result<Vec<(String, String)>, InputError> {
+    problems: &mut Vec<InputError>,
+) -> Vec<(String, String)> {
     let mut general: Vec<(usize, &'static OptSpec, Line)> = Vec::new();
     let mut engine: Vec<(usize, Line)> = Vec::new();
     for (i, raw) in section.options.iter().enumerate() {
-        let line = Line::read(raw, ctx)?;
+        let line = match Line::read(raw, ctx) {
+            Ok(line) => line,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
         match options::find(GENERAL, &line.name) {
             Some(spec) => general.push((i, spec, line)),
             None => engine.push((i, line)),
@@ -122,21 +147,39 @@ fn apply_section(
     }
     general.sort_by_key(|(_, spec, _)| -spec.prio);
     let mut recorded = Vec::new();
+    let mut engine_failed = false;
     for (i, spec, line) in &general {
-        apply_option(st, spec, line, ctx)?;
-        recorded.push((*i, spec.name, line.value.clone().unwrap_or_default()));
+        match apply_option(st, spec, line, ctx) {
+            Ok(()) => {
+                st.lines.insert(spec.name.to_string(), (line.raw.file.clone(), line.raw.line));
+                recorded.push((*i, spec.name, line.value.clone().unwrap_or_default()));
+            }
+            Err(e) => {
+                engine_failed |= spec.name == "ioengine";
+                problems.push(e);
+            }
+        }
     }
     let table = st.engine.option_table();
     for (i, line) in &engine {
         let Some(spec) = options::find(table.specs(), &line.name) else {
-            return Err(unknown_option(line, st.engine, table));
+            // With the engine refused, its options cannot be checked.
+            if !engine_failed {
+                problems.push(unknown_option(line, st.engine, table));
+            }
+            continue;
         };
         st.engine_opts();
-        apply_option(st, spec, line, ctx)?;
-        recorded.push((*i, spec.name, line.value.clone().unwrap_or_default()));
+        match apply_option(st, spec, line, ctx) {
+            Ok(()) => {
+                st.lines.insert(spec.name.to_string(), (line.raw.file.clone(), line.raw.line));
+                recorded.push((*i, spec.name, line.value.clone().unwrap_or_default()));
+            }
+            Err(e) => problems.push(e),
+        }
     }
     recorded.sort_by_key(|(i, _, _)| *i);
-    Ok(recorded.into_iter().map(|(_, name, value)| (name.to_string(), value)).collect())
+    recorded.into_iter().map(|(_, name, value)| (name.to_string(), value)).collect()
 }
 
 /// An option line after substitution, split at the first `=`.
@@ -213,6 +256,37 @@ fn apply_option(st: &mut Settings, spec: &OptSpec, line: &Line, ctx: &ParseConte
     }
 }
 
+/// fio's and Linux's checks of the job's sizes, said at the line of the option the message starts with
+/// (in the job's section or in `[global]`), else at the job's section.
+fn check_job(st: &Settings, section: &Section) -> Result<(), InputError> {
+    checks::check_sizes(st).map_err(|p| {
+        let (kind, message) = match p {
+            checks::SizeProblem::Bad(m) => (ErrorKind::BadInput, m),
+            checks::SizeProblem::NotModelled(m) => (ErrorKind::NotModelled, m),
+        };
+        let (file, line) = option_line_of(&st.lines, &message).unwrap_or((&section.file, section.line));
+        InputError { kind, ..ini::error(file, line, format!("job '{}': {message}", section.name)) }
+    })
+}
+
+/// Where the option a message is about was written: the first option of `lines` named in `message` as
+/// `NAME=`, `NAME:` or `NAME ` (a word of its own).
+pub fn option_line_of<'l>(lines: &'l OptionLines, message: &str) -> Option<(&'l Path, usize)> {
+    lines
+        .iter()
+        .filter_map(|(name, at)| {
+            let found = message.match_indices(name.as_str()).find(|&(i, _)| {
+                let before = message[..i].chars().next_back();
+                let after = message[i + name.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && matches!(after, Some('=' | ':' | ' ') | None)
+            });
+            found.map(|(i, _)| (i, at))
+        })
+        .min_by_key(|(i, _)| *i)
+        .map(|(_, (file, line))| (file.as_path(), *line))
+}
+
 /// fio's "Bad option", with a hint when the option belongs to another
 /// engine or looks like a general option.
 fn unknown_option(line: &Line, engine: EngineName, table: OptionTable) -> InputError {
@@ -275,7 +349,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.cpus_allowed =
         st.cpus.as_ref().map(|mask| if st.split { vec![mask[(thread_number - 1) % mask.len()]] } else { mask.clone() });
     c.filenames = st.filenames.clone();
-    c.size = st.size;
+    c.size = st.size.map(|size| checks::io_size(st, size));
     c.offset = st.offset;
     c.runtime_ns = (st.runtime_us > 0).then(|| st.runtime_us.saturating_mul(1000));
     // fio ignores time_based (with a warning) when there is no runtime.

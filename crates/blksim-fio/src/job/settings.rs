@@ -156,7 +156,12 @@ pub(crate) struct Settings {
     pub stonewall: bool,
     pub new_group: bool,
     pub kb_base: u64,
+    /// Where each option in effect was written (fio's name → file, line), inherited ones included.
+    pub lines: OptionLines,
 }
+
+/// Where options were written: fio's name of the option → (file, line).
+pub type OptionLines = std::collections::BTreeMap<String, (std::path::PathBuf, usize)>;
 
 impl Default for Settings {
     fn default() -> Settings {
@@ -198,6 +203,7 @@ impl Default for Settings {
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             stonewall: false,
             new_group: false,
+            lines: OptionLines::new(),
             kb_base: 1024,
         }
     }

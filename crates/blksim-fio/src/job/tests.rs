@@ -238,7 +238,10 @@ fn rejections_name_line_option_and_reason() {
     assert_error("[a]\nsize=8z\n", 2, &["zones"]);
     assert_error("[a]\nstartdelay=1-5\n", 2, &["random start delay"]);
     assert_error("[a]\nzonemode=zbd\n", 2, &["zoned"]);
-    assert_error("[a]\nrate=1m\n", 2, &["option 'rate'", "rate_iops is modelled"]);
+    // (The hint used to say rate_iops is modelled; the model rejects it.)
+    assert_error("[a]\nrate=1m\n", 2, &["option 'rate'", "does not model yet"]);
+    let e = error("[a]\nrate=1m\n");
+    assert!(!e.message.contains("rate_iops"), "{e}");
     assert_error("[a]\nwait_for=b\n", 2, &["wait_for", "stonewall is modelled"]);
     assert_error("[a]\nrwmixcycle=1\n", 2, &["rwmixcycle", "deprecated"]);
     assert_error("[a]\ndirect=2\n", 2, &["option 'direct'", "boolean"]);
@@ -353,4 +356,74 @@ fn errors_say_whether_the_input_is_bad_or_not_modelled() {
     ] {
         assert_eq!(error(text).kind, kind, "{text:?}: {}", error(text));
     }
+}
+
+#[test]
+fn sizes_are_64_bit_and_checked_as_fio_and_linux_check_them() {
+    let job = |extra: &str| format!("[a]\nioengine=libaio\nrw=randread\nfilename=/dev/nvme0n1\n{extra}");
+    // 64-bit sizes and offsets.
+    let c = &configs(&job("bs=1g\nsize=16t\noffset=5g\n"))[0];
+    assert_eq!((c.bs[0], c.size, c.offset), (1 << 30, Some(16 << 40), 5 << 30));
+    // Larger than one request of the model holds: not modelled, never truncated.
+    let e = error(&job("bs=4g\n"));
+    assert_eq!((e.kind, e.line), (crate::ErrorKind::NotModelled, 5), "at the line of bs");
+    assert!(e.message.contains("bs=4294967296") && e.message.contains("4 GiB"), "{e}");
+    // fio: "size too small".
+    assert_error(&job("bs=4k\nsize=1\n"), 6, &["job 'a'", "size=1 is smaller than the block size 4096"]);
+    // The smallest block size of the directions the job does counts.
+    assert_error(&job("rw=randwrite\nbs=4k,16k\nsize=8k\n"), 7, &["size=8192 is smaller than the block size 16384"]);
+    configs(&job("rw=randread\nbs=4k,16k\nsize=8k\n"));
+    // Linux: O_DIRECT needs sizes and offsets aligned to the logical block size (EINVAL).
+    assert_error(&job("direct=1\nbs=1\n"), 6, &["bs=1 with direct=1", "512", "EINVAL"]);
+    assert_error(&job("direct=1\nbs=4k\noffset=100\n"), 7, &["offset=100 with direct=1", "EINVAL"]);
+    assert_error(&job("direct=1\nrw=randrw\nbs=4k,1000\n"), 7, &["bs=1000 with direct=1"]);
+    // Written in [global]: said at that line, once for all the jobs that inherit it.
+    let e =
+        error("[global]\nbs=1\ndirect=1\nioengine=libaio\n[a]\nfilename=/dev/nvme0n1\n[b]\nfilename=/dev/nvme1n1\n");
+    assert_eq!((e.line, e.more.len()), (2, 0), "{e}");
+    configs(&job("direct=1\nbs=512\noffset=1536\n"));
+    configs(&job("direct=0\nbs=1\n").replace("libaio", "psync"));
+    configs(&job("direct=1\nbs=1\n").replace("libaio", "null"));
+}
+
+#[test]
+fn a_size_that_is_not_a_multiple_of_bs_gives_fios_io_amount() {
+    let size = |extra: &str| configs(&format!("[a]\nioengine=null\nbs=4k\nsize=10001\n{extra}"))[0].size;
+    // Sequential, and random with the random map: whole blocks only.
+    assert_eq!(size("rw=read\n"), Some(8192));
+    assert_eq!(size("rw=randread\n"), Some(8192));
+    // Without the map, until the bytes reach size (so one more block).
+    assert_eq!(size("rw=randread\nnorandommap\n"), Some(10001));
+    assert_eq!(size("rw=randread\nsize=12288\n"), Some(12288));
+}
+
+#[test]
+fn log_window_value_is_fios_current_name_of_log_max_value() {
+    for v in ["avg", "max", "both", "0", "1"] {
+        for name in ["log_window_value", "log_max_value"] {
+            let f = parse(&format!("[a]\nioengine=null\nsize=1m\n{name}={v}\n"));
+            assert_eq!(f.jobs[0].options[2], ("log_window_value".to_string(), v.to_string()));
+        }
+    }
+    assert_error("[a]\nlog_window_value=median\n", 2, &["log_window_value"]);
+}
+
+#[test]
+fn every_problem_of_a_file_is_reported_at_its_own_line() {
+    let text = "[global]\nioengine=libaio\nrw=randred\n[a]\nfilename=/dev/nvme0n1\niodepth=x\nfoo=1\n[b]\nbs=0\n";
+    let e = error(text);
+    let lines: Vec<usize> = std::iter::once(&e).chain(&e.more).map(|p| p.line).collect();
+    assert_eq!(lines, [3, 6, 7, 9], "{e}");
+    let shown = e.to_string();
+    assert_eq!(shown.lines().count(), 4, "{shown}");
+    assert!(shown.lines().all(|l| l.starts_with("t.fio:")), "{shown}");
+    assert!(shown.contains("t.fio:7: unknown option 'foo'"), "{shown}");
+    // The kind is bad input as soon as one problem is.
+    assert_eq!(error("[a]\nrate=1m\n").kind, crate::ErrorKind::NotModelled);
+    let e = error("[a]\nrate=1m\nbs=0\n");
+    assert!(e.message.contains("option 'rate'") && e.more.len() == 1, "{e}");
+    assert_eq!(e.kind, crate::ErrorKind::BadInput, "{e}");
+    // A refused ioengine does not also make each of its options unknown.
+    let e = error("[a]\nioengine=io_urin\nhipri\nfixedbufs\n");
+    assert!(e.more.is_empty(), "{e}");
 }

@@ -38,6 +38,13 @@ pub fn write_normal(report: &RunReport, jobs: &JobFile) -> String {
     normal::write(report, jobs)
 }
 
+/// fio's normal output around a JSON document, as fio prints `--output-format=normal,json`: the job
+/// headers, the JSON, then the rest of the normal output.
+pub fn write_normal_around(report: &RunReport, jobs: &JobFile, json: &str) -> String {
+    let (head, body) = normal::write_parts(report, jobs);
+    head + json + &body
+}
+
 /// fio's `--output-format=json` (or json+ with `plus`), with the extra top-level `blksim` object:
 /// what the report holds beyond fio, merged with `extra` (resolved machine, settings, wall time).
 pub fn write_json(report: &RunReport, jobs: &JobFile, plus: bool, extra: serde_json::Value) -> String {

@@ -21,12 +21,19 @@ const SIG_FIGS: usize = 4;
 const KB_BASE: f64 = 1024.0;
 
 pub fn write(report: &RunReport, jobs: &JobFile) -> String {
-    let mut out = String::new();
-    write_job_headers(&mut out, report, jobs);
-    out.push_str(VERSION_LINE);
-    out.push('\n');
-    write_starting(&mut out, report);
-    out.push('\n');
+    let (head, body) = write_parts(report, jobs);
+    head + &body
+}
+
+/// The normal output in two parts, as fio prints JSON between them with `--output-format=normal,json`:
+/// the job headers and `Starting N processes`, and the rest (from the blank line after them).
+pub fn write_parts(report: &RunReport, jobs: &JobFile) -> (String, String) {
+    let mut head = String::new();
+    write_job_headers(&mut head, report, jobs);
+    head.push_str(VERSION_LINE);
+    head.push('\n');
+    write_starting(&mut head, report);
+    let mut out = String::from("\n");
 
     let blocks = group::blocks(report, jobs);
     let groups = group::group_stats(&blocks);
@@ -38,7 +45,7 @@ pub fn write(report: &RunReport, jobs: &JobFile) -> String {
         write_group(&mut out, group);
     }
     write_disk_stats(&mut out, report);
-    out
+    (head, out)
 }
 
 /// One line per job as fio's `add_job` prints it; clones of a `numjobs` job

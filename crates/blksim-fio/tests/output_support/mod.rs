@@ -186,7 +186,13 @@ pub fn job_file(report: &RunReport, global_options: &[(&str, &str)]) -> JobFile 
             ("iodepth".to_string(), c.iodepth.to_string()),
             ("time_based".to_string(), String::new()),
         ];
-        jobs.push(ParsedJob { config: c.clone(), options, file: PathBuf::from("test.fio"), line });
+        jobs.push(ParsedJob {
+            config: c.clone(),
+            options,
+            file: PathBuf::from("test.fio"),
+            line,
+            option_lines: Default::default(),
+        });
     }
     let global_options = global_options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     JobFile { global_options, jobs }

@@ -432,7 +432,7 @@ impl ProfileSource for Builtins {
 /// Parse and resolve a profile's TOML text (`origin` names it in errors).
 pub fn load_profile(text: &str, origin: &str, source: &dyn ProfileSource) -> Result<Machine, String> {
     let merged = merged_value(text, origin, source, 0)?;
-    let raw: RawProfile = merged.try_into().map_err(|e: toml::de::Error| format!("{origin}: {}", e.message()))?;
+    let raw: RawProfile = merged.try_into().map_err(|e: toml::de::Error| toml_error_at(text, origin, &e))?;
     resolve(raw).map_err(|e| format!("{origin}: {e}"))
 }
 
@@ -459,7 +459,7 @@ fn merged_value(text: &str, origin: &str, source: &dyn ProfileSource, depth: u32
     if depth > 8 {
         return Err(format!("{origin}: `extends` chain is too deep (a cycle?)"));
     }
-    let mut value: toml::Value = toml::from_str(text).map_err(|e| format!("{origin}: {e}"))?;
+    let mut value: toml::Value = toml::from_str(text).map_err(|e| toml_error_at(text, origin, &e))?;
     let parent = value.get("extends").and_then(|v| v.as_str()).map(str::to_string);
     if let Some(parent) = parent {
         let parent_text =
@@ -504,6 +504,16 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
     }
     if !(1.0..=2.0).contains(&c.smt_throughput) {
         return Err(format!("cpu: smt_throughput must be within 1.0..2.0, got {}", c.smt_throughput));
+    }
+    let cpus = c.sockets as u64 * c.cores_per_socket as u64 * c.threads_per_core as u64;
+    if cpus > crate::settings::MAX_CPUS as u64 {
+        return Err(format!(
+            "cpu: {cpus} CPUs; Linux supports at most {} (sockets x cores_per_socket x threads_per_core)",
+            crate::settings::MAX_CPUS
+        ));
+    }
+    if raw.root_port.len() > MAX_DEVICES || raw.device.len() > MAX_DEVICES {
+        return Err(format!("at most {MAX_DEVICES} root ports and {MAX_DEVICES} devices"));
     }
     let topology = Topology::new(
         c.sockets,
@@ -637,6 +647,8 @@ fn iommu_units(raw: &[RawIommu], root_ports: &mut [RootPort], sockets: u32) -> R
     }
     Ok(units)
 }
+/// The most root ports, and the most devices, of a machine.
+const MAX_DEVICES: usize = 1024;
 
 fn need<T: Clone>(name: &str, field: &str, v: &Option<T>) -> Result<T, String> {
     v.clone().ok_or_else(|| format!("device '{name}': needs `{field}`"))
@@ -740,6 +752,9 @@ fn dsa_params(name: &str, d: &RawDevice, root_ports: &[RootPort]) -> Result<DsaP
     if !(0.0..=2.0).contains(&p.latency_sigma) {
         return Err(format!("device '{name}': latency_sigma must be within 0..2"));
     }
+    if p.wqs > 64 || p.engines > 64 {
+        return Err(format!("device '{name}': wqs and engines must be at most 64"));
+    }
     Ok(p)
 }
 
@@ -800,7 +815,9 @@ fn nvme_params(
         return Err(format!("device '{name}': iops_block_size must be a multiple of 512 bytes"));
     }
     let p = NvmeParams {
-        capacity_bytes: need(name, "capacity_gib", &d.capacity_gib)? << 30,
+        capacity_bytes: need(name, "capacity_gib", &d.capacity_gib)?
+            .checked_mul(1 << 30)
+            .ok_or_else(|| format!("device '{name}': capacity_gib is above 16 EiB"))?,
         max_queues: need(name, "max_queues", &d.max_queues)?,
         max_queue_entries: need(name, "max_queue_entries", &d.max_queue_entries)?,
         command_ns: [
@@ -829,10 +846,100 @@ fn nvme_params(
     if !(2..=65536).contains(&p.max_queue_entries) {
         return Err(format!("device '{name}': max_queue_entries must be within 2..65536"));
     }
+    // NVMe queue ids are 16 bits (65535 I/O queues at most); media units are the device's dies.
+    if p.max_queues > 65535 || p.media_units > 65536 {
+        return Err(format!("device '{name}': max_queues must be at most 65535 and media_units at most 65536"));
+    }
     if !(0.0..=2.0).contains(&p.latency_sigma) {
         return Err(format!("device '{name}': latency_sigma must be within 0..2"));
     }
     Ok(p)
+}
+
+/// A TOML error in one line: `ORIGIN:LINE:COLUMN: KEY: message`. The place
+/// is the error's span in `text` (a syntax or type error read from the text),
+/// or else where `text` writes the key the error names (an error found in the
+/// merged profile); without either, `ORIGIN: KEY: message` (the key may come
+/// from the profile `text` extends).
+pub fn toml_error_at(text: &str, origin: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().replace('\n', "; ");
+    // Deserializing a value names the key in the error's text: "...\nin `costs.syscall_ns`"; an unknown
+    // field is named in the message, below that key.
+    let shown = e.to_string();
+    let table = shown.trim_end().rsplit_once("\nin `").and_then(|(_, k)| k.strip_suffix('`').map(str::to_string));
+    let unknown = message.strip_prefix("unknown field `").and_then(|m| m.split_once('`')).map(|(f, _)| f);
+    let named = match (table, unknown) {
+        (Some(t), Some(f)) => Some(format!("{t}.{f}")),
+        (t, f) => t.or(f.map(str::to_string)),
+    };
+    let (place, key) = match e.span() {
+        Some(span) => {
+            let (line, column) = line_column(text, span.start);
+            (Some((line, column)), key_on_line(text, line))
+        }
+        None => (named.as_deref().and_then(|k| find_key(text, k)), named),
+    };
+    let key = key.map_or(String::new(), |k| format!("{k}: "));
+    match place {
+        Some((line, column)) => format!("{origin}:{line}:{column}: {key}{message}"),
+        None => format!("{origin}: {key}{message}"),
+    }
+}
+
+/// 1-based line and column (in characters) of byte `at` of `text`.
+fn line_column(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+}
+
+/// The table header `[a.b]` / `[[a]]` a trimmed line opens, as its dotted name.
+fn header(line: &str) -> Option<&str> {
+    let inner = line.strip_prefix("[[").and_then(|h| h.strip_suffix("]]"));
+    inner.or_else(|| line.strip_prefix('[').and_then(|h| h.strip_suffix(']'))).map(str::trim)
+}
+
+/// The dotted key written on line `line` of `text` (`table.key`), if the line holds `key = ...`.
+fn key_on_line(text: &str, line: usize) -> Option<String> {
+    let mut table = None;
+    for (i, l) in text.lines().enumerate().take(line) {
+        let l = l.trim();
+        if let Some(h) = header(l) {
+            table = Some(h);
+        } else if i + 1 == line {
+            let key = l.split_once('=')?.0.trim();
+            return Some(table.map_or(key.to_string(), |t| format!("{t}.{key}")));
+        }
+    }
+    table.map(str::to_string)
+}
+
+/// Line and column where `text` writes dotted key `key` (array indices ignored): the key's line, or the
+/// header of the table it names.
+fn find_key(text: &str, key: &str) -> Option<(usize, usize)> {
+    let want: Vec<&str> = key.split('.').filter(|p| p.parse::<usize>().is_err()).collect();
+    let parts = |s: &str| -> Vec<String> { s.split('.').map(|p| p.trim().trim_matches('"').to_string()).collect() };
+    let mut table: Vec<String> = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let column = l.len() - l.trim_start().len() + 1;
+        let l = l.trim();
+        let full = match header(l) {
+            Some(h) => {
+                table = parts(h);
+                table.clone()
+            }
+            None => match l.split_once('=') {
+                Some((k, _)) => table.iter().cloned().chain(parts(k)).collect(),
+                None => continue,
+            },
+        };
+        let prefix = !full.is_empty() && full.len() <= want.len() && want.iter().zip(&full).all(|(w, f)| w == f);
+        // A key line on the path, or the header of the table the path names.
+        if prefix && (full.len() == want.len() || header(l).is_none()) {
+            return Some((i + 1, column));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -1,0 +1,420 @@
+//! `blksim sweep SPEC.toml`: a cartesian sweep over fio job options, kernel
+//! knobs, patches and machine-profile fields, run on all cores, one CSV row
+//! per point (its parameters, then the key metrics), resumable: rows are
+//! appended as points finish, and a rerun skips the points its CSV has.
+//!
+//! ```toml
+//! job = "job.fio"                 # beside the spec
+//! machine = "spr-gen5"            # a built-in, or a profile file beside the spec
+//! seed = 1
+//! cmdline = "nvme.poll_queues=0"  # for every point (optional)
+//! [axes]
+//! iodepth = [1, 8, 32]                                # a fio option, in every job section
+//! cmdline = ["", "intremap=posted_msi"]               # added to the kernel command line
+//! "/sys/block/nvme0n1/queue/rq_affinity" = [0, 1, 2]  # a sysfs/procfs write
+//! patch = ["", "mq-deadline-2024"]
+//! "profile.cpu.cores_per_socket" = [8, 16]            # a field of the machine profile
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use blksim::machine::{load_profile, Machine};
+use blksim_fio::job::{command_line_option, parse_job_text, ParseContext};
+use blksim_lab::metric::Metric;
+use blksim_lab::observe::Observation;
+
+use crate::args::SweepArgs;
+use crate::commands::{knob_settings, load_machine, DirSource};
+use crate::failure::Failure;
+use crate::out;
+
+/// The metrics of every row, by the lab's names.
+const METRICS: &[&str] = &[
+    "iops",
+    "bw_bytes",
+    "clat_mean_us",
+    "clat_p50_us",
+    "clat_p99_us",
+    "clat_p99.9_us",
+    "job_usr_pct",
+    "job_sys_pct",
+    "cpu_busy_pct",
+    "cpu_sys_pct",
+    "cpu_irq_pct",
+    "interrupts_per_sec",
+    "notifications_per_sec",
+    "ipis_per_sec",
+];
+
+/// A sweep spec as written.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    job: String,
+    #[serde(default = "default_machine")]
+    machine: String,
+    #[serde(default = "one")]
+    seed: u64,
+    #[serde(default)]
+    cmdline: String,
+    axes: toml::Table,
+}
+
+fn default_machine() -> String {
+    crate::commands::DEFAULT_MACHINE.to_string()
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// What an axis changes.
+#[derive(Clone, Debug, PartialEq)]
+enum AxisKind {
+    /// A fio option, set in every job section.
+    JobOption(String),
+    /// Added to the kernel command line.
+    Cmdline,
+    /// A sysfs/procfs write.
+    Write(String),
+    /// A patch set (`""`: none).
+    Patch,
+    /// A field of the machine profile (dotted path below the profile's root).
+    Profile(String),
+}
+
+/// One axis: its name (the CSV column), what it changes, its values as text.
+#[derive(Clone, Debug)]
+struct Axis {
+    name: String,
+    kind: AxisKind,
+    values: Vec<toml::Value>,
+}
+
+/// A value as the CSV and the job file write it.
+fn text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The axes of a spec, checked.
+fn axes(table: &toml::Table) -> Result<Vec<Axis>, String> {
+    table
+        .iter()
+        .map(|(name, values)| {
+            let values = values
+                .as_array()
+                .filter(|v| !v.is_empty())
+                .cloned()
+                .ok_or_else(|| format!("axes.{name}: expected a non-empty list of values"))?;
+            let kind = if name == "cmdline" {
+                AxisKind::Cmdline
+            } else if name == "patch" {
+                AxisKind::Patch
+            } else if name.starts_with('/') {
+                AxisKind::Write(name.clone())
+            } else if let Some(field) = name.strip_prefix("profile.") {
+                AxisKind::Profile(field.to_string())
+            } else if command_line_option(name).is_some() {
+                AxisKind::JobOption(name.clone())
+            } else {
+                return Err(format!(
+                    "axes.{name}: not a fio option, `cmdline`, `patch`, a /sys or /proc path, or `profile.FIELD`"
+                ));
+            };
+            Ok(Axis { name: name.clone(), kind, values })
+        })
+        .collect()
+}
+
+/// Point `i` of the cartesian product (the last axis fastest): one value index per axis.
+fn point(axes: &[Axis], mut i: usize) -> Vec<usize> {
+    let mut at = vec![0; axes.len()];
+    for (k, axis) in axes.iter().enumerate().rev() {
+        at[k] = i % axis.values.len();
+        i /= axis.values.len();
+    }
+    at
+}
+
+/// The job file with `options` appended to every job section (later lines win in fio).
+fn with_options(job: &str, options: &[(String, String)]) -> String {
+    let extra: String = options.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+    let mut out = String::new();
+    let mut in_job = false;
+    for line in job.lines() {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            if in_job {
+                out += &extra;
+            }
+            in_job = !t.starts_with("[global");
+        }
+        out += line;
+        out.push('\n');
+    }
+    if in_job {
+        out += &extra;
+    }
+    out
+}
+
+/// An `extends` overlay setting dotted `fields` of the profile `base`.
+fn profile_overlay(base: &str, fields: &[(String, toml::Value)]) -> String {
+    let mut root = toml::Table::new();
+    root.insert("extends".into(), toml::Value::String(base.to_string()));
+    for (path, v) in fields {
+        let mut table = &mut root;
+        let parts: Vec<&str> = path.split('.').collect();
+        for p in &parts[..parts.len() - 1] {
+            table = table
+                .entry(p.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                .as_table_mut()
+                .expect("a table");
+        }
+        table.insert(parts[parts.len() - 1].to_string(), v.clone());
+    }
+    toml::to_string(&root).expect("TOML")
+}
+
+/// The sweep, read.
+struct Spec {
+    dir: PathBuf,
+    raw: RawSpec,
+    job_text: String,
+    axes: Vec<Axis>,
+    points: usize,
+}
+
+impl Spec {
+    fn load(path: &Path) -> Result<Spec, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let raw: RawSpec = toml::from_str(&text)
+            .map_err(|e| blksim::machine::profile::toml_error_at(&text, &path.display().to_string(), &e))?;
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let job_path = dir.join(&raw.job);
+        let job_text = std::fs::read_to_string(&job_path)
+            .map_err(|e| format!("{}: job {}: {e}", path.display(), job_path.display()))?;
+        let axes = axes(&raw.axes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let points = axes.iter().map(|a| a.values.len()).product();
+        Ok(Spec { dir, raw, job_text, axes, points })
+    }
+
+    /// The machine of point `at`: the spec's, with the point's profile fields overlaid.
+    fn machine(&self, at: &[usize]) -> Result<Machine, String> {
+        let fields: Vec<(String, toml::Value)> = self
+            .axes
+            .iter()
+            .zip(at)
+            .filter_map(|(a, &i)| match &a.kind {
+                AxisKind::Profile(f) => Some((f.clone(), a.values[i].clone())),
+                _ => None,
+            })
+            .collect();
+        let spec_machine = self.dir.join(&self.raw.machine);
+        let base_is_file = self.raw.machine.ends_with(".toml") || spec_machine.exists();
+        if fields.is_empty() {
+            return load_machine(&if base_is_file {
+                spec_machine.display().to_string()
+            } else {
+                self.raw.machine.clone()
+            });
+        }
+        let base = if base_is_file {
+            spec_machine.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        } else {
+            self.raw.machine.clone()
+        };
+        let source_dir = if base_is_file {
+            spec_machine.parent().map(Path::to_path_buf).unwrap_or_default()
+        } else {
+            self.dir.clone()
+        };
+        load_profile(&profile_overlay(&base, &fields), "sweep point", &DirSource(source_dir))
+    }
+
+    /// Run point `i`: its metric values, or why it failed.
+    fn run(&self, i: usize) -> Result<Vec<String>, String> {
+        let at = point(&self.axes, i);
+        let machine = self.machine(&at)?;
+        let mut cmdline = vec![self.raw.cmdline.clone()];
+        let (mut sets, mut patches, mut options) = (Vec::new(), Vec::new(), Vec::new());
+        for (a, &k) in self.axes.iter().zip(&at) {
+            let v = text(&a.values[k]);
+            match &a.kind {
+                AxisKind::Cmdline => cmdline.push(v),
+                AxisKind::Write(path) => sets.push(format!("{path}={v}")),
+                AxisKind::Patch if v.is_empty() => {}
+                AxisKind::Patch => patches.push(v),
+                AxisKind::JobOption(name) => options.push((name.clone(), v)),
+                AxisKind::Profile(_) => {}
+            }
+        }
+        let cmdline: Vec<String> = cmdline.into_iter().filter(|c| !c.trim().is_empty()).collect();
+        let mut settings = knob_settings(&machine, &cmdline, &sets)?;
+        for p in &patches {
+            settings.apply_patch(p)?;
+        }
+        let ctx = ParseContext {
+            ncpus: machine.topology.cpu_count(),
+            mb_memory: 256 * 1024,
+            pagesize: 4096,
+            env: std::env::vars().collect::<BTreeMap<_, _>>(),
+        };
+        let job_path = self.dir.join(&self.raw.job);
+        let jobs =
+            parse_job_text(&with_options(&self.job_text, &options), &job_path, &ctx).map_err(|e| e.to_string())?;
+        let configs: Vec<_> = jobs.jobs.into_iter().map(|j| j.config).collect();
+        let (report, inv) = blksim::run(&machine, &settings, &configs, self.raw.seed).map_err(|e| e.message)?;
+        crate::invariants::check(&report, &inv).map_err(|f| f.message)?;
+        let obs = Observation::from_report(&report);
+        Ok(METRICS
+            .iter()
+            .map(|m| Metric::parse(m).ok().and_then(|m| m.eval(&obs).ok()).map_or(String::new(), |v| format!("{v}")))
+            .collect())
+    }
+
+    /// The CSV header: the point, its axes, the metrics, the error.
+    fn header(&self) -> String {
+        let names = std::iter::once("point".to_string())
+            .chain(self.axes.iter().map(|a| a.name.clone()))
+            .chain(METRICS.iter().map(|m| m.to_string()))
+            .chain(std::iter::once("error".to_string()));
+        names.map(|n| csv_field(&n)).collect::<Vec<_>>().join(",")
+    }
+
+    /// Point `i`'s row.
+    fn row(&self, i: usize, result: &Result<Vec<String>, String>) -> String {
+        let at = point(&self.axes, i);
+        let mut fields = vec![i.to_string()];
+        fields.extend(self.axes.iter().zip(&at).map(|(a, &k)| text(&a.values[k])));
+        match result {
+            Ok(values) => fields.extend(values.iter().cloned().chain(std::iter::once(String::new()))),
+            Err(e) => fields.extend(METRICS.iter().map(|_| String::new()).chain(std::iter::once(e.clone()))),
+        }
+        fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// A CSV field, quoted when it holds a comma, a quote or a line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\"").replace('\n', " "))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The rows of an earlier run of the same sweep (same header), by point.
+fn finished_rows(path: &Path, header: &str) -> BTreeMap<usize, String> {
+    let Ok(text) = std::fs::read_to_string(path) else { return BTreeMap::new() };
+    let mut lines = text.lines();
+    if lines.next() != Some(header) {
+        return BTreeMap::new();
+    }
+    lines.filter_map(|l| l.split(',').next().and_then(|p| p.parse().ok()).map(|p| (p, l.to_string()))).collect()
+}
+
+/// `blksim sweep`: run every point not yet in the CSV on all cores, append each row as it finishes, then
+/// write the CSV sorted by point.
+pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
+    let spec = Spec::load(Path::new(&args.spec))?;
+    let output = args.output.clone().map(PathBuf::from).unwrap_or_else(|| Path::new(&args.spec).with_extension("csv"));
+    let header = spec.header();
+    let mut done = finished_rows(&output, &header);
+    let todo: Vec<usize> = (0..spec.points).filter(|i| !done.contains_key(i)).collect();
+    if !done.is_empty() {
+        eprintln!(
+            "blksim: sweep: {} of {} points already in {}; running the other {}",
+            done.len(),
+            spec.points,
+            output.display(),
+            todo.len()
+        );
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&output)
+        .map_err(|e| format!("--output {}: {e}", output.display()))?;
+    if done.is_empty() {
+        file.set_len(0).map_err(|e| format!("--output {}: {e}", output.display()))?;
+        writeln!(file, "{header}").map_err(|e| format!("--output {}: {e}", output.display()))?;
+    }
+    let file = Mutex::new(file);
+    let rows = Mutex::new(Vec::new());
+    let next = AtomicUsize::new(0);
+    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let bar = crate::reproduce::progress_bar("points");
+    bar(0, todo.len());
+    std::thread::scope(|s| {
+        for _ in 0..threads.max(1) {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&i) = todo.get(k) else { break };
+                let row = spec.row(i, &spec.run(i));
+                let _ = writeln!(file.lock().unwrap(), "{row}");
+                let mut rows = rows.lock().unwrap();
+                rows.push((i, row));
+                bar(rows.len(), todo.len());
+            });
+        }
+    });
+    done.extend(rows.into_inner().unwrap());
+    let failed: BTreeSet<usize> = done.iter().filter(|(_, row)| !row.ends_with(',')).map(|(i, _)| *i).collect();
+    let text: String = std::iter::once(header).chain(done.into_values()).map(|l| l + "\n").collect();
+    out::write_file(&output.display().to_string(), text.as_bytes(), "--output")?;
+    eprintln!("blksim: sweep: {} points in {}", spec.points, output.display());
+    match failed.first() {
+        None => Ok(()),
+        Some(first) => Err(format!(
+            "sweep: {} of {} points failed (their `error` column says why; the first is point {first})",
+            failed.len(),
+            spec.points
+        )
+        .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_run_through_the_cartesian_product_last_axis_fastest() {
+        let axis =
+            |n: usize| Axis { name: "a".into(), kind: AxisKind::Cmdline, values: vec![toml::Value::Integer(0); n] };
+        let axes = [axis(2), axis(3)];
+        let all: Vec<Vec<usize>> = (0..6).map(|i| point(&axes, i)).collect();
+        assert_eq!(all, [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]);
+    }
+
+    #[test]
+    fn job_options_go_to_every_job_section_and_not_to_global() {
+        let job = "[global]\nbs=4k\n[a]\nrw=read\n[b]\nrw=write\n";
+        let got = with_options(job, &[("iodepth".into(), "8".into())]);
+        assert_eq!(got, "[global]\nbs=4k\n[a]\nrw=read\niodepth=8\n[b]\nrw=write\niodepth=8\n");
+    }
+
+    #[test]
+    fn profile_fields_become_an_extends_overlay() {
+        let text = profile_overlay("spr-gen5", &[("cpu.cores_per_socket".into(), toml::Value::Integer(4))]);
+        let m = load_profile(&text, "t", &blksim::machine::Builtins).unwrap();
+        assert_eq!(m.topology.cores_per_socket, 4);
+    }
+
+    #[test]
+    fn an_axis_must_be_something_blksim_can_set() {
+        let table: toml::Table = toml::from_str("iodepth = [1]\nfrobnicate = [1]\n").unwrap();
+        assert!(axes(&table).unwrap_err().contains("axes.frobnicate"));
+        let table: toml::Table = toml::from_str("iodepth = []\n").unwrap();
+        assert!(axes(&table).unwrap_err().contains("non-empty"));
+    }
+}

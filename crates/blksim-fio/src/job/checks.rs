@@ -1,0 +1,84 @@
+//! fio's and Linux's checks of a job's sizes once its options are applied:
+//! `size` not below the block size (fio: "size too small"), O_DIRECT sizes
+//! and offsets aligned to the device's logical block size (Linux: EINVAL),
+//! I/Os the model can hold; and fio's I/O amount for a `size` that is not a
+//! multiple of the block size.
+
+use blksim::workload::RwKind;
+
+use super::engine::EngineName;
+use super::settings::Settings;
+
+/// The logical block size of the simulated block devices (blksim counts 512-byte sectors).
+pub const LOGICAL_BLOCK_BYTES: u64 = 512;
+
+/// The largest I/O the model holds in one request: 4 GiB - 1 bytes.
+const MAX_IO_BYTES: u64 = u32::MAX as u64;
+
+/// What is wrong with a job's sizes, as (bad input or not modelled, message).
+pub enum SizeProblem {
+    Bad(String),
+    NotModelled(String),
+}
+
+/// The directions (0 read, 1 write, 2 trim) a job of kind `rw` does.
+fn directions(rw: RwKind) -> &'static [usize] {
+    match rw {
+        RwKind::Read | RwKind::RandRead => &[0],
+        RwKind::Write | RwKind::RandWrite => &[1],
+        RwKind::Trim | RwKind::RandTrim => &[2],
+        RwKind::ReadWrite | RwKind::RandRw => &[0, 1],
+        _ => &[0, 1, 2],
+    }
+}
+
+/// The block size of each direction the job does: `bsrange`'s fixed size, else `bs`.
+fn block_sizes(st: &Settings) -> Vec<u64> {
+    directions(st.rw).iter().map(|&d| st.bsrange[d].unwrap_or(st.bs[d])).collect()
+}
+
+/// The job's smallest block size (fio's `min_bs` over the directions it does).
+fn min_bs(st: &Settings) -> u64 {
+    block_sizes(st).into_iter().min().unwrap_or(4096)
+}
+
+/// fio's and Linux's checks of the job's block sizes, size and offset.
+pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
+    let bs = block_sizes(st);
+    if let Some(&big) = bs.iter().find(|&&b| b > MAX_IO_BYTES) {
+        return Err(SizeProblem::NotModelled(format!(
+            "bs={big}: I/Os of 4 GiB or more are not modelled (one request holds at most {MAX_IO_BYTES} bytes)"
+        )));
+    }
+    if let Some(size) = st.size {
+        let min = min_bs(st);
+        if size < min {
+            return Err(SizeProblem::Bad(format!(
+                "size={size} is smaller than the block size {min} (fio: size too small, must not be less than \
+                 minimum block size)"
+            )));
+        }
+    }
+    // fio's null engine does no I/O, so nothing fails.
+    if st.direct && st.engine != EngineName::Null {
+        let misaligned = bs.iter().map(|&b| ("bs", b)).chain([("offset", st.offset)]);
+        if let Some((what, v)) = misaligned.into_iter().find(|(_, v)| v % LOGICAL_BLOCK_BYTES != 0) {
+            return Err(SizeProblem::Bad(format!(
+                "{what}={v} with direct=1: O_DIRECT I/O on a block device must be a multiple of its logical block \
+                 size ({LOGICAL_BLOCK_BYTES} bytes here) in size and offset; Linux fails it with EINVAL"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// fio's I/O amount for `size`: sequential I/O ends when the next block no longer fits, and random I/O
+/// with the random map ends when every whole block was done, so both do whole blocks only; random I/O
+/// without the map (`norandommap`) issues until the bytes reach `size`, so its last block may pass it.
+pub fn io_size(st: &Settings, size: u64) -> u64 {
+    if st.rw.is_random() && st.norandommap {
+        return size;
+    }
+    let min = min_bs(st);
+    size - size % min
+}

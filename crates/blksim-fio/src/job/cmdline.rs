@@ -1,0 +1,77 @@
+//! fio's command-line job form: `fio --name=a --rw=randread --bs=4k ...`.
+//! Options before the first `--name` are global; each `--name=X` starts a
+//! job. Like fio's getopt: `--opt=VALUE`, or `--opt VALUE` for every option
+//! but the bare flags (`--time_based`, `--group_reporting`), which take a
+//! value only with `=`. The options become a job file, one per line, so that
+//! the parser's messages can name the argument they are about.
+
+use std::path::{Path, PathBuf};
+
+use super::options::{find, Kind, GENERAL, IO_URING, LIBAIO, PVSYNC2};
+use super::JobSource;
+use crate::InputError;
+
+/// What stands for the file in the messages about a command-line job.
+pub const COMMAND_LINE: &str = "<command line>";
+
+/// How fio's command line takes option `name` (without `--`): `None` if fio has no such job option
+/// (general, or of an engine blksim simulates); else whether a value may follow as the next argument.
+pub fn command_line_option(name: &str) -> Option<bool> {
+    let spec = [GENERAL, IO_URING, LIBAIO, PVSYNC2].into_iter().find_map(|t| find(t, name))?;
+    Some(!matches!(spec.kind, Kind::Flag))
+}
+
+/// fio's command-line job options (`--name=a`, `--rw`, `randread`, ...), as given: the job file they
+/// make, and for each of its lines the argument it came from (to name it in messages).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommandLineJob {
+    /// `--opt=VALUE` or `--flag`, one per option, values joined.
+    pub args: Vec<String>,
+}
+
+impl CommandLineJob {
+    /// Take `args[at]`, a job option, with its value from the next argument when it has none and
+    /// takes one; returns how many arguments it used (1 or 2).
+    pub fn take(&mut self, args: &[String], at: usize, takes_value: bool) -> usize {
+        let arg = &args[at];
+        match args.get(at + 1) {
+            Some(next) if takes_value && !arg.contains('=') => {
+                self.args.push(format!("{arg}={next}"));
+                2
+            }
+            _ => {
+                self.args.push(arg.clone());
+                1
+            }
+        }
+    }
+
+    /// The job file: `[global]` for the options before the first `--name`, then a section per `--name`.
+    pub fn source(&self) -> JobSource {
+        let mut text = String::new();
+        if !self.args.first().is_some_and(|a| a.starts_with("--name=")) {
+            text.push_str("[global]\n");
+        }
+        for a in &self.args {
+            let option = a.trim_start_matches('-');
+            match option.strip_prefix("name=") {
+                Some(name) => text += &format!("[{name}]\n"),
+                None => text += &format!("{option}\n"),
+            }
+        }
+        JobSource::Text { name: PathBuf::from(COMMAND_LINE), text }
+    }
+
+    /// An error of the parser about the command-line job, said about the argument it is about.
+    pub fn locate(&self, mut e: InputError) -> InputError {
+        e.more = std::mem::take(&mut e.more).into_iter().map(|m| self.locate(m)).collect();
+        if e.file != Path::new(COMMAND_LINE) {
+            return e;
+        }
+        let global = usize::from(!self.args.first().is_some_and(|a| a.starts_with("--name=")));
+        if let Some(arg) = e.line.checked_sub(1 + global).and_then(|i| self.args.get(i)) {
+            e.message = format!("'{arg}': {}", e.message);
+        }
+        InputError { line: 0, ..e }
+    }
+}
