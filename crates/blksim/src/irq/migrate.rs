@@ -50,14 +50,25 @@ impl Sim {
         self.irqs.iter().position(|i| i.number == number).map(IrqId::of)
     }
 
+    /// Why IRQ `number` is not there: the machine's device IRQs, by name when few.
+    fn no_irq(&self, number: u32) -> String {
+        let listed = match self.irqs.len() {
+            0 => "it has no device IRQ".to_string(),
+            1..=16 => {
+                let names: Vec<String> = self.irqs.iter().map(|i| format!("{} {}", i.number, i.name)).collect();
+                format!("its device IRQs: {}", names.join(", "))
+            }
+            n => format!("its device IRQs are {}..{} (`--interrupts` names them)", self.irqs[IrqId(0)].number, self.irqs[IrqId::of(n - 1)].number),
+        };
+        format!("no IRQ {number} on this machine ({listed})")
+    }
+
     /// `/proc/irq/N/smp_affinity_list` writes before the run.
     pub(crate) fn apply_irq_affinity(&mut self, settings: &Settings) -> Result<(), Error> {
         for (&number, cpus) in &settings.irq_affinity {
             let path = format!("/proc/irq/{number}/smp_affinity_list");
             let fail = |e: String| Error::bad_input(format!("{path}: {e}"));
-            let irq = self.irq_numbered(number).ok_or_else(|| {
-                fail(format!("no IRQ {number} on this machine (device IRQs are 128..{})", 128 + self.irqs.len()))
-            })?;
+            let irq = self.irq_numbered(number).ok_or_else(|| fail(self.no_irq(number)))?;
             self.irq_set_affinity(irq, cpus).map_err(fail)?;
         }
         Ok(())
@@ -235,7 +246,7 @@ impl Sim {
     pub(crate) fn timed_action(&mut self, index: usize) -> Result<(), String> {
         match self.timed[index].clone() {
             TimedAction::IrqAffinity { irq_number, cpus } => {
-                let irq = self.irq_numbered(irq_number).ok_or_else(|| format!("no IRQ {irq_number}"))?;
+                let irq = self.irq_numbered(irq_number).ok_or_else(|| self.no_irq(irq_number))?;
                 self.irq_move(irq, &cpus)
             }
             TimedAction::CpuOffline { cpu } => self.hotplug_write(HotplugOp::Down(CpuId(cpu))),
