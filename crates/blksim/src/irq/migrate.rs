@@ -58,7 +58,11 @@ impl Sim {
                 let names: Vec<String> = self.irqs.iter().map(|i| format!("{} {}", i.number, i.name)).collect();
                 format!("its device IRQs: {}", names.join(", "))
             }
-            n => format!("its device IRQs are {}..{} (`--interrupts` names them)", self.irqs[IrqId(0)].number, self.irqs[IrqId::of(n - 1)].number),
+            n => format!(
+                "its device IRQs are {}..{} (`--interrupts` names them)",
+                self.irqs[IrqId(0)].number,
+                self.irqs[IrqId::of(n - 1)].number
+            ),
         };
         format!("no IRQ {number} on this machine ({listed})")
     }

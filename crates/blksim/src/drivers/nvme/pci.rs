@@ -237,7 +237,9 @@ mod tests {
         r.dev = Some(DevId(0));
         r.hctx = HctxId(hctx);
         r.submit_cpu = s.jobs[JobId(j)].cpu;
-        s.devs[DevId(0)].queues[HctxId(hctx)].cq.push_back(req);
+        let q = &mut s.devs[DevId(0)].queues[HctxId(hctx)];
+        q.cq.push_back(req);
+        q.busy += 1; // its tag, as blk_mq_get_tag would have counted it
         s.devs[DevId(0)].disk.inflight += 1;
         req
     }
