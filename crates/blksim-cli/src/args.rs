@@ -68,7 +68,8 @@ cmdline = \"...\" (for every point), and [axes]: a fio option (iodepth = [1, 8, 
 cmdline = [\"\", \"intremap=posted_msi\"], a sysfs/procfs path (\"/sys/block/nvme0n1/queue/rq_affinity\" = [0, 1, 2]), \
 patch = [\"\", \"mq-deadline-2024\"], or a profile field (\"profile.cpu.cores_per_socket\" = [8, 16]). Columns: point, the \
 axes, iops, bw_bytes, clat mean/p50/p99/p99.9 (us), job usr/sys %, CPU busy/sys/irq %, interrupts, notifications and \
-IPIs per second, error. A rerun skips the points the CSV already has.";
+IPIs per second, error. A rerun skips the points the CSV already has. When all points are done the table is also \
+written as Parquet beside the CSV (SPEC.parquet), and --plot draws --metric against the first axis.";
 
 /// `blksim options`.
 #[derive(Args, Debug)]
@@ -106,6 +107,13 @@ pub struct SweepArgs {
     /// Worker threads [default: the machine's cores]; results do not depend on it
     #[arg(long, short = 'j', value_name = "N", value_parser = positive)]
     pub jobs: Option<usize>,
+    /// Draw --metric against the first axis, one line per value of the other axes, as an SVG [default
+    /// file: the CSV's name with .svg]
+    #[arg(long, value_name = "FILE.svg", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub plot: Option<String>,
+    /// The metric --plot draws: a metric column of the CSV (iops, bw_bytes, clat_p99_us, ...)
+    #[arg(long, value_name = "NAME", default_value = "iops")]
+    pub metric: String,
 }
 
 /// The machine, its kernel knobs and the seed (`run`, `t-io_uring`, `dsa-memfill`).

@@ -99,11 +99,63 @@ pub fn load_machine(spec: &str) -> Result<Machine, String> {
     }
 }
 
+/// The kernel and module parameters blksim models (`Settings::apply_cmdline`).
+const MODELLED_PARAMS: &[&str] = &[
+    "intremap",
+    "nvme.poll_queues",
+    "nvme.write_queues",
+    "nvme.io_queue_depth",
+    "null_blk.submit_queues",
+    "null_blk.irqmode",
+    "null_blk.completion_nsec",
+    "null_blk.hw_queue_depth",
+];
+
+/// A parameter blksim does not model but that changes the modelled path (CPUs, interrupt
+/// delivery and affinity, the IOMMU, the NVMe driver's queues): what it changes. Every other
+/// parameter a real `/proc/cmdline` has (`BOOT_IMAGE`, `root`, `quiet`, `mitigations`,
+/// `intel_iommu=on`, ...) is ignored with a warning, as the kernel ignores what it does not know.
+fn path_changing_param(name: &str, word: &str) -> Option<&'static str> {
+    Some(match name {
+        "maxcpus" | "nr_cpus" | "possible_cpus" | "nosmt" | "isolcpus" | "nohz_full" | "rcu_nocbs" => {
+            "changes the CPUs or where tasks and interrupts may run"
+        }
+        "irqaffinity" | "threadirqs" | "noirqdebug" | "noapic" | "nox2apic" | "pci" => {
+            "changes interrupt delivery or affinity"
+        }
+        "iommu" | "amd_iommu" | "intel_iommu" if word.ends_with("=off") => {
+            "turns off the IOMMU and interrupt remapping"
+        }
+        _ if name.starts_with("nvme.") || name.starts_with("nvme_core.") || name.starts_with("null_blk.") => {
+            "is a parameter of a driver blksim simulates that it does not model"
+        }
+        _ if name.starts_with("blk_mq") || name.starts_with("scsi_mod.") => "changes the block layer",
+        _ => return None,
+    })
+}
+
 /// Settings from `--cmdline` strings and `--set` sysfs writes, checked against the machine's devices.
 pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> Result<Settings, String> {
     let mut settings = Settings::default();
+    let mut ignored = Vec::new();
     for c in cmdline {
-        settings.apply_cmdline(c).map_err(|e| format!("--cmdline: {e}"))?;
+        for word in c.split_whitespace() {
+            let name = word.split_once('=').map_or(word, |(n, _)| n);
+            if MODELLED_PARAMS.contains(&name) || name.starts_with("blksim.") {
+                settings.apply_cmdline(word).map_err(|e| format!("--cmdline: {e}"))?;
+            } else if let Some(why) = path_changing_param(name, word) {
+                return Err(format!("--cmdline: '{word}' {why}, which blksim does not model"));
+            } else if !ignored.contains(&name) {
+                ignored.push(name);
+            }
+        }
+    }
+    if !ignored.is_empty() {
+        // The kernel itself ignores parameters it does not know.
+        eprintln!(
+            "blksim: warning: --cmdline: ignored, not modelled (they do not change the simulated I/O path): {}",
+            ignored.join(", ")
+        );
     }
     let dev_names: Vec<String> = machine.devices.iter().filter(|d| d.is_block()).map(|d| d.name.clone()).collect();
     for s in sets {
