@@ -46,6 +46,9 @@ pub enum Command {
     /// cores: one CSV row per point, resumable
     #[command(after_help = SWEEP_AFTER_HELP)]
     Sweep(SweepArgs),
+    /// List every fio option blksim knows: modelled, no effect on a simulated run (warned about when a
+    /// real run's output would show it), or rejected, with why (like `fio --cmdhelp`)
+    Options(OptionsArgs),
     /// Print a shell completion script (e.g. `blksim completions bash > /etc/bash_completion.d/blksim`)
     Completions(CompletionsArgs),
     /// Print blksim's man page (roff), or write one page per command into a directory
@@ -65,7 +68,32 @@ cmdline = \"...\" (for every point), and [axes]: a fio option (iodepth = [1, 8, 
 cmdline = [\"\", \"intremap=posted_msi\"], a sysfs/procfs path (\"/sys/block/nvme0n1/queue/rq_affinity\" = [0, 1, 2]), \
 patch = [\"\", \"mq-deadline-2024\"], or a profile field (\"profile.cpu.cores_per_socket\" = [8, 16]). Columns: point, the \
 axes, iops, bw_bytes, clat mean/p50/p99/p99.9 (us), job usr/sys %, CPU busy/sys/irq %, interrupts, notifications and \
-IPIs per second, error. A rerun skips the points the CSV already has.";
+IPIs per second, error. A rerun skips the points the CSV already has. When all points are done the table is also \
+written as Parquet beside the CSV (SPEC.parquet), and --plot draws --metric against the first axis.";
+
+/// `blksim options`.
+#[derive(Args, Debug)]
+pub struct OptionsArgs {
+    /// Show this option only (a name or an alias)
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// Show only the options with this status
+    #[arg(long, value_enum)]
+    pub status: Option<OptionsStatus>,
+}
+
+/// `blksim options --status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OptionsStatus {
+    /// Options that change the simulated run
+    Modelled,
+    /// Options accepted with no effect on a simulated run
+    NoEffect,
+    /// Options with no effect here that a real run's output would show: a run warns once about each
+    Warns,
+    /// Options refused (some at their default value accepted), and deprecated ones
+    Rejected,
+}
 
 /// `blksim sweep`.
 #[derive(Args, Debug)]
@@ -79,6 +107,13 @@ pub struct SweepArgs {
     /// Worker threads [default: the machine's cores]; results do not depend on it
     #[arg(long, short = 'j', value_name = "N", value_parser = positive)]
     pub jobs: Option<usize>,
+    /// Draw --metric against the first axis, one line per value of the other axes, as an SVG [default
+    /// file: the CSV's name with .svg]
+    #[arg(long, value_name = "FILE.svg", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub plot: Option<String>,
+    /// The metric --plot draws: a metric column of the CSV (iops, bw_bytes, clat_p99_us, ...)
+    #[arg(long, value_name = "NAME", default_value = "iops")]
+    pub metric: String,
 }
 
 /// The machine, its kernel knobs and the seed (`run`, `t-io_uring`, `dsa-memfill`).
@@ -156,6 +191,25 @@ pub enum OutputFormat {
     JsonPlus,
 }
 
+/// The `--interrupts` table's view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InterruptsView {
+    /// Only the CPUs and rows with a non-zero count, and a line saying how many were left out
+    Compact,
+    /// Every CPU and every row, as /proc/interrupts has them
+    Full,
+}
+
+impl InterruptsView {
+    /// The table in this view.
+    pub fn write(self, report: &blksim::stats::RunReport) -> String {
+        match self {
+            InterruptsView::Compact => blksim_fio::output::write_interrupts_compact(report),
+            InterruptsView::Full => blksim_fio::output::write_interrupts(report),
+        }
+    }
+}
+
 /// What `blksim run` was asked to do.
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -179,9 +233,10 @@ pub struct RunArgs {
     /// Write the report to FILE instead of stdout
     #[arg(long, value_name = "FILE")]
     pub output: Option<String>,
-    /// After the report: a /proc/interrupts-shaped table of the run
-    #[arg(long)]
-    pub interrupts: bool,
+    /// After the report: a /proc/interrupts-shaped table of the run: only the CPUs and rows that
+    /// counted something (the default), or =full for every CPU and row
+    #[arg(long, value_name = "VIEW", value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "compact")]
+    pub interrupts: Option<InterruptsView>,
     /// After the report: `mpstat -P ALL`-shaped CPU time by context
     #[arg(long)]
     pub mpstat: bool,
@@ -354,9 +409,10 @@ pub struct DsaArgs {
     /// The report's form
     #[arg(long, value_enum, default_value = "text")]
     pub format: DsaFormat,
-    /// After the report: a /proc/interrupts-shaped table of the run
-    #[arg(long)]
-    pub interrupts: bool,
+    /// After the report: a /proc/interrupts-shaped table of the run: only the CPUs and rows that
+    /// counted something (the default), or =full for every CPU and row
+    #[arg(long, value_name = "VIEW", value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "compact")]
+    pub interrupts: Option<InterruptsView>,
 }
 
 impl DsaArgs {

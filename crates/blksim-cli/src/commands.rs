@@ -14,8 +14,7 @@ use blksim::settings::{parse_time_ns, parse_timed_write, Settings, TimedAction};
 use blksim::stats::RunReport;
 use blksim_fio::job::{option_line_of, parse_job_sources, JobFile, JobSource, ParseContext, COMMAND_LINE};
 use blksim_fio::output::{
-    write_breakdown, write_interrupts, write_iostat, write_json, write_mpstat, write_normal, write_normal_around,
-    write_trace,
+    write_breakdown, write_iostat, write_json, write_logs, write_mpstat, write_normal, write_normal_around, write_trace,
 };
 use clap::CommandFactory;
 use serde_json::json;
@@ -47,6 +46,7 @@ pub fn main(argv: &[String]) -> Result<(), Failure> {
         Command::Reproduce(args) => crate::reproduce::reproduce(&args),
         Command::Fit(args) => crate::fit::fit(&args),
         Command::Sweep(args) => crate::sweep::sweep(&args),
+        Command::Options(args) => crate::fio_options::options(&args),
         Command::Completions(args) => completions(args.shell),
         Command::Man(args) => man(args.dir.as_deref()),
         Command::Version => out::print_line(&format!("blksim {}", env!("CARGO_PKG_VERSION"))),
@@ -99,11 +99,63 @@ pub fn load_machine(spec: &str) -> Result<Machine, String> {
     }
 }
 
+/// The kernel and module parameters blksim models (`Settings::apply_cmdline`).
+const MODELLED_PARAMS: &[&str] = &[
+    "intremap",
+    "nvme.poll_queues",
+    "nvme.write_queues",
+    "nvme.io_queue_depth",
+    "null_blk.submit_queues",
+    "null_blk.irqmode",
+    "null_blk.completion_nsec",
+    "null_blk.hw_queue_depth",
+];
+
+/// A parameter blksim does not model but that changes the modelled path (CPUs, interrupt
+/// delivery and affinity, the IOMMU, the NVMe driver's queues): what it changes. Every other
+/// parameter a real `/proc/cmdline` has (`BOOT_IMAGE`, `root`, `quiet`, `mitigations`,
+/// `intel_iommu=on`, ...) is ignored with a warning, as the kernel ignores what it does not know.
+fn path_changing_param(name: &str, word: &str) -> Option<&'static str> {
+    Some(match name {
+        "maxcpus" | "nr_cpus" | "possible_cpus" | "nosmt" | "isolcpus" | "nohz_full" | "rcu_nocbs" => {
+            "changes the CPUs or where tasks and interrupts may run"
+        }
+        "irqaffinity" | "threadirqs" | "noirqdebug" | "noapic" | "nox2apic" | "pci" => {
+            "changes interrupt delivery or affinity"
+        }
+        "iommu" | "amd_iommu" | "intel_iommu" if word.ends_with("=off") => {
+            "turns off the IOMMU and interrupt remapping"
+        }
+        _ if name.starts_with("nvme.") || name.starts_with("nvme_core.") || name.starts_with("null_blk.") => {
+            "is a parameter of a driver blksim simulates that it does not model"
+        }
+        _ if name.starts_with("blk_mq") || name.starts_with("scsi_mod.") => "changes the block layer",
+        _ => return None,
+    })
+}
+
 /// Settings from `--cmdline` strings and `--set` sysfs writes, checked against the machine's devices.
 pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> Result<Settings, String> {
     let mut settings = Settings::default();
+    let mut ignored = Vec::new();
     for c in cmdline {
-        settings.apply_cmdline(c).map_err(|e| format!("--cmdline: {e}"))?;
+        for word in c.split_whitespace() {
+            let name = word.split_once('=').map_or(word, |(n, _)| n);
+            if MODELLED_PARAMS.contains(&name) || name.starts_with("blksim.") {
+                settings.apply_cmdline(word).map_err(|e| format!("--cmdline: {e}"))?;
+            } else if let Some(why) = path_changing_param(name, word) {
+                return Err(format!("--cmdline: '{word}' {why}, which blksim does not model"));
+            } else if !ignored.contains(&name) {
+                ignored.push(name);
+            }
+        }
+    }
+    if !ignored.is_empty() {
+        // The kernel itself ignores parameters it does not know.
+        eprintln!(
+            "blksim: warning: --cmdline: ignored, not modelled (they do not change the simulated I/O path): {}",
+            ignored.join(", ")
+        );
     }
     let dev_names: Vec<String> = machine.devices.iter().filter(|d| d.is_block()).map(|d| d.name.clone()).collect();
     for s in sets {
@@ -119,7 +171,19 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let trace_window_ns = args.trace_window.as_deref().map(parse_trace_window).transpose()?;
     let (machine, settings) = run_machine_and_settings(&args)?;
     let jobs = parse_jobs(&args, &machine)?;
+    for w in &jobs.warnings {
+        eprintln!("blksim: warning: {w}");
+    }
     let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
+    if let (Some(_), Some((start, _)), Some(total)) = (&args.trace, trace_window_ns, total_virtual_ns(&configs)) {
+        if start >= total {
+            return Err(Failure::from(format!(
+                "--trace-window {}: starts at or after the end of the jobs' I/O ({}), so the trace would be empty",
+                args.trace_window.as_deref().unwrap_or_default(),
+                time_text(total)
+            )));
+        }
+    }
     if args.parse_only {
         // Like fio's --parse-only, plus the check that the machine can run the jobs.
         return blksim::validate(&machine, &settings, &configs).map_err(|e| locate(&jobs, e));
@@ -138,7 +202,8 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     progress.finish();
     let (report, inv) = result.map_err(|e| locate(&jobs, e))?;
     interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
-    write_trace_file(&args, &report)?;
+    write_trace_file(&args, &report, trace_window_ns)?;
+    write_log_files(&report, &jobs)?;
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     let out = run_output(&args, &report, &jobs, extra);
     write_output(args.output.as_deref(), out)?;
@@ -217,10 +282,43 @@ fn locate(jobs: &JobFile, e: blksim::Error) -> Failure {
     }
 }
 
-/// `--trace FILE`: write the run's trace there.
-fn write_trace_file(args: &RunArgs, report: &RunReport) -> Result<(), Failure> {
+/// `--trace FILE`: write the run's trace there; a window that starts after the run ended (jobs that
+/// finished early) is said on stderr and no file is written.
+fn write_trace_file(args: &RunArgs, report: &RunReport, window: Option<(u64, u64)>) -> Result<(), Failure> {
     if let (Some(path), Some(trace)) = (&args.trace, &report.trace) {
+        let (start, _) = window.unwrap_or(DEFAULT_TRACE_WINDOW_NS);
+        if start >= report.sim_time_ns {
+            eprintln!(
+                "blksim: warning: --trace-window starts at {}, after the run ended at {}: no trace written to {path}",
+                time_text(start),
+                time_text(report.sim_time_ns)
+            );
+            return Ok(());
+        }
         out::write_file(path, write_trace(trace).as_bytes(), "--trace")?;
+    }
+    Ok(())
+}
+
+/// `ns` as a time the options take back (`12.5ms`).
+fn time_text(ns: u64) -> String {
+    match ns {
+        0..=999_999 => format!("{}us", ns as f64 / 1e3),
+        1_000_000..=999_999_999 => format!("{}ms", ns as f64 / 1e6),
+        _ => format!("{}s", ns as f64 / 1e9),
+    }
+}
+
+/// fio's log files the jobs ask for (`write_lat_log`, ...), where fio would write them (relative to the
+/// working directory); appended to with `per_job_logs=0`, as fio does.
+fn write_log_files(report: &RunReport, jobs: &JobFile) -> Result<(), Failure> {
+    for f in write_logs(report, jobs) {
+        let path = f.path.to_string_lossy();
+        if f.append {
+            out::append_file(&path, f.text.as_bytes(), "log file")?;
+        } else {
+            out::write_file(&path, f.text.as_bytes(), "log file")?;
+        }
     }
     Ok(())
 }
@@ -250,9 +348,12 @@ fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_j
         Some(json) if normal => write_normal_around(report, jobs, &json),
         Some(json) => json,
     };
+    if let Some(view) = args.interrupts {
+        out.push('\n');
+        out.push_str(&view.write(report));
+    }
     for (wanted, text) in [
-        (args.interrupts, write_interrupts as fn(&RunReport) -> String),
-        (args.mpstat, write_mpstat),
+        (args.mpstat, write_mpstat as fn(&RunReport) -> String),
         (args.iostat, write_iostat),
         (args.breakdown, write_breakdown),
     ] {

@@ -28,8 +28,8 @@ pub fn dsa_memfill_command(args: &DsaArgs) -> Result<(), Failure> {
         }
         DsaFormat::Text => dsa_text(&machine, &report, secs, &rates),
     };
-    if args.interrupts {
-        out += &format!("\n{}", blksim_fio::output::write_interrupts(&report));
+    if let Some(view) = args.interrupts {
+        out += &format!("\n{}", view.write(&report));
     }
     out::print(&out)
 }

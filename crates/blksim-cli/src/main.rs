@@ -10,6 +10,7 @@ mod budget;
 mod commands;
 mod dsa;
 mod failure;
+mod fio_options;
 mod fit;
 mod interrupt;
 mod invariants;

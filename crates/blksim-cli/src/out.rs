@@ -24,6 +24,16 @@ pub fn write_file(path: &str, text: &[u8], what: &str) -> Result<(), Failure> {
     f.write_all(text).and_then(|()| f.flush()).map_err(|e| written(&format!("{what} {path}"), e))
 }
 
+/// `text` appended to file `path`, created if it is not there (fio's logs with `per_job_logs=0`).
+pub fn append_file(path: &str, text: &[u8], what: &str) -> Result<(), Failure> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Failure::from(format!("{what} {path}: {e}")))?;
+    f.write_all(text).and_then(|()| f.flush()).map_err(|e| written(&format!("{what} {path}"), e))
+}
+
 /// The failure of a write to `to`.
 fn written(to: &str, e: std::io::Error) -> Failure {
     match e.kind() {

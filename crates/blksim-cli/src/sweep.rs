@@ -2,6 +2,11 @@
 //! knobs, patches and machine-profile fields, run on all cores, one CSV row
 //! per point (its parameters, then the key metrics), resumable: rows are
 //! appended as points finish, and a rerun skips the points its CSV has.
+//! When every point is done the same table is written as Parquet (Arrow
+//! types: point int64, each axis int64, float64 or string as its values are,
+//! the metrics float64, error string; a failed point's metrics are null)
+//! beside the CSV, and `--plot` draws a metric against the first axis, one
+//! line per value of the other axes (SVG).
 //!
 //! ```toml
 //! job = "job.fio"                 # beside the spec
@@ -20,7 +25,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
 
 use blksim::machine::{load_profile, Machine};
 use blksim_fio::job::{command_line_option, parse_job_text, ParseContext};
@@ -312,6 +321,100 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// A CSV line's fields, quotes undone (as [`csv_field`] writes them).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                fields.last_mut().expect("a field").push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(String::new()),
+            (c, _) => fields.last_mut().expect("a field").push(c),
+        }
+    }
+    fields
+}
+
+/// The Arrow type of an axis's column: int64 when every value is an integer, float64 when every
+/// value is a number, else string.
+fn axis_type(axis: &Axis) -> DataType {
+    if axis.values.iter().all(|v| v.is_integer()) {
+        DataType::Int64
+    } else if axis.values.iter().all(|v| v.is_integer() || v.is_float()) {
+        DataType::Float64
+    } else {
+        DataType::Utf8
+    }
+}
+
+/// A column of `rows`' field `k` as `kind` (empty fields null, but empty strings in a column that is
+/// not `nullable`: an axis value `""`).
+fn column(rows: &[(usize, Vec<String>)], k: usize, kind: &DataType, nullable: bool) -> ArrayRef {
+    let field = |r: &(usize, Vec<String>)| r.1.get(k).filter(|f| !f.is_empty()).cloned();
+    match kind {
+        DataType::Int64 => {
+            Arc::new(rows.iter().map(|r| field(r).and_then(|f| f.parse::<i64>().ok())).collect::<Int64Array>())
+        }
+        DataType::Float64 => {
+            Arc::new(rows.iter().map(|r| field(r).and_then(|f| f.parse::<f64>().ok())).collect::<Float64Array>())
+        }
+        _ if nullable => Arc::new(rows.iter().map(field).collect::<StringArray>()),
+        _ => Arc::new(rows.iter().map(|r| Some(r.1.get(k).cloned().unwrap_or_default())).collect::<StringArray>()),
+    }
+}
+
+/// The sweep's table as Parquet: the CSV's columns, typed.
+fn write_parquet(path: &Path, spec: &Spec, rows: &[(usize, Vec<String>)]) -> Result<(), String> {
+    let mut kinds = vec![("point".to_string(), DataType::Int64, false)];
+    kinds.extend(spec.axes.iter().map(|a| (a.name.clone(), axis_type(a), false)));
+    kinds.extend(METRICS.iter().map(|m| (m.to_string(), DataType::Float64, true)));
+    kinds.push(("error".to_string(), DataType::Utf8, true));
+    let columns: Vec<ArrayRef> =
+        kinds.iter().enumerate().map(|(k, (_, kind, nullable))| column(rows, k, kind, *nullable)).collect();
+    let schema = Arc::new(Schema::new(
+        kinds.iter().map(|(name, kind, nullable)| Field::new(name, kind.clone(), *nullable)).collect::<Vec<_>>(),
+    ));
+    let what = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| what(&e))?;
+    let file = std::fs::File::create(path).map_err(|e| what(&e))?;
+    let mut writer = ArrowWriter::try_new(file, schema, None).map_err(|e| what(&e))?;
+    writer.write(&batch).map_err(|e| what(&e))?;
+    writer.close().map_err(|e| what(&e))?;
+    Ok(())
+}
+
+/// `--plot`: `metric` against the first axis, one line per combination of the other axes' values.
+fn write_plot(path: &Path, spec: &Spec, rows: &[(usize, Vec<String>)], metric: &str, name: &str) -> Result<(), String> {
+    let Some(m) = METRICS.iter().position(|m| *m == metric) else {
+        return Err(format!("--metric {metric}: not a column of the sweep (one of: {})", METRICS.join(", ")));
+    };
+    let first = &spec.axes[0];
+    let x_values: Vec<String> = first.values.iter().map(text).collect();
+    let mut lines: Vec<blksim_lab::plot::SweepLine> = Vec::new();
+    for (i, fields) in rows {
+        let at = point(&spec.axes, *i);
+        let label: Vec<String> =
+            spec.axes.iter().zip(&at).skip(1).map(|(a, &k)| format!("{}={}", a.name, text(&a.values[k]))).collect();
+        let label = label.join(", ");
+        let value = fields.get(1 + spec.axes.len() + m).and_then(|f| f.parse::<f64>().ok());
+        let line = match lines.iter().position(|l| l.label == label) {
+            Some(l) => &mut lines[l],
+            None => {
+                lines.push(blksim_lab::plot::SweepLine { label, values: vec![None; x_values.len()] });
+                lines.last_mut().expect("a line")
+            }
+        };
+        line.values[at[0]] = value;
+    }
+    let title = format!("{name}: {metric} against {}", first.name);
+    blksim_lab::plot::write_sweep_figure(path, &title, &first.name, &x_values, metric, &lines).map_err(Into::into)
+}
+
 /// The rows of an earlier run of the same sweep (same header), by point.
 fn finished_rows(path: &Path, header: &str) -> BTreeMap<usize, String> {
     let Ok(text) = std::fs::read_to_string(path) else { return BTreeMap::new() };
@@ -371,7 +474,17 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let failed: BTreeSet<usize> = done.iter().filter(|(_, row)| !row.ends_with(',')).map(|(i, _)| *i).collect();
     let text: String = std::iter::once(header).chain(done.into_values()).map(|l| l + "\n").collect();
     out::write_file(&output.display().to_string(), text.as_bytes(), "--output")?;
-    eprintln!("blksim: sweep: {} points in {}", spec.points, output.display());
+    let table: Vec<(usize, Vec<String>)> = text.lines().skip(1).map(|l| (0, csv_fields(l))).collect();
+    let table: Vec<(usize, Vec<String>)> =
+        table.into_iter().filter_map(|(_, f)| Some((f.first()?.parse().ok()?, f))).collect();
+    let parquet_path = output.with_extension("parquet");
+    write_parquet(&parquet_path, &spec, &table)?;
+    eprintln!("blksim: sweep: {} points in {} and {}", spec.points, output.display(), parquet_path.display());
+    if let Some(plot) = &args.plot {
+        let path = if plot.is_empty() { output.with_extension("svg") } else { PathBuf::from(plot) };
+        write_plot(&path, &spec, &table, &args.metric, &args.spec)?;
+        eprintln!("blksim: sweep: {} against {} in {}", args.metric, spec.axes[0].name, path.display());
+    }
     match failed.first() {
         None => Ok(()),
         Some(first) => Err(format!(
@@ -386,6 +499,13 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_fields_undo_csv_field() {
+        let fields = ["1", "a,b", "say \"hi\"", ""];
+        let line = fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(",");
+        assert_eq!(csv_fields(&line), fields);
+    }
 
     #[test]
     fn points_run_through_the_cartesian_product_last_axis_fastest() {

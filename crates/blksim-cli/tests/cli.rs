@@ -61,7 +61,7 @@ fn bad_input_exits_2_with_one_message_naming_file_and_line() {
     let job = tmp_job("ok2.fio", SMALL_JOB);
     for (args, needle) in [
         (vec!["run", &job, "--set", "/sys/block/nvme0n1/queue/rq_affinity=7"], "out of range"),
-        (vec!["run", &job, "--cmdline", "nvme.bogus=1"], "unknown kernel parameter"),
+        (vec!["run", &job, "--cmdline", "nvme.bogus=1"], "nvme.bogus=1' is a parameter of a driver blksim simulates"),
         (vec!["run", &job, "--machine", "nosuch"], "unknown machine 'nosuch'"),
         // (Before clap: "unknown option '--frobnicate'" and "unknown command 'bogus'".)
         (vec!["run", &job, "--frobnicate"], "unexpected argument '--frobnicate'"),
@@ -117,7 +117,9 @@ fn every_corpus_file_is_accepted_or_rejected_cleanly() {
                 let name = f.file_name().unwrap().to_string_lossy();
                 // One line per problem, each naming the file and the line.
                 let at = format!("{}:", f.display());
-                for (i, line) in err.trim_end().lines().enumerate() {
+                // (Warnings about ignored options come first.)
+                let problems = err.trim_end().lines().filter(|l| !l.starts_with("blksim: warning: "));
+                for (i, line) in problems.enumerate() {
                     let line = if i == 0 { line.strip_prefix("blksim: ").unwrap_or("") } else { line };
                     let rest = line.strip_prefix(&at).unwrap_or_else(|| panic!("{name}: names the file: {err}"));
                     assert!(rest.split(':').next().unwrap().parse::<usize>().is_ok(), "{name}: a line: {err}");
@@ -505,8 +507,20 @@ fn sweep_writes_one_row_per_point_and_resumes() {
     // Points 0 and 1: iodepth 1 and 16 (remappable); the deeper queue gives more IOPS.
     let iops = |l: &str| l.split(',').nth(4).unwrap().parse::<f64>().unwrap();
     assert!(iops(lines[2]) > 2.0 * iops(lines[1]), "{csv}");
-    // A rerun with every point done runs none and writes the same file.
-    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap()]);
+    // The same table as Parquet beside the CSV.
+    let parquet = std::fs::read(dir.join("s.parquet")).unwrap();
+    assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1") && parquet.len() > 1000);
+    for column in ["point", "cmdline", "iodepth", "iops", "clat_p99_us", "error"] {
+        assert!(parquet.windows(column.len()).any(|w| w == column.as_bytes()), "{column} in the schema");
+    }
+    // A rerun with every point done runs none and writes the same file; --plot draws the metric
+    // against the first axis (cmdline: axes are in name order), a line per value of the others.
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--plot", "--metric", "clat_p99_us"]);
+    let svg = std::fs::read_to_string(dir.join("s.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("clat_p99_us against cmdline"), "{svg}");
+    assert!(svg.contains("iodepth=16, profile.cpu.cores_per_socket=4"), "a line per iodepth");
+    let (bad, _, e) = blksim(&["sweep", spec.to_str().unwrap(), "--plot", "--metric", "nosuch"]);
+    assert!(bad == 2 && e.contains("--metric nosuch"), "{e}");
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("4 of 4 points already in") && err.contains("running the other 0"), "{err}");
     assert_eq!(std::fs::read_to_string(dir.join("s.csv")).unwrap(), csv);
@@ -523,4 +537,22 @@ fn sweep_writes_one_row_per_point_and_resumes() {
     assert!(err.contains("1 of 2 points failed"), "{err}");
     let bad = std::fs::read_to_string(dir.join("bad.csv")).unwrap();
     assert!(bad.lines().nth(2).unwrap().contains("randred"), "{bad}");
+}
+
+#[test]
+fn a_pasted_proc_cmdline_runs_with_a_warning_unless_a_parameter_changes_the_path() {
+    let job = tmp_job("cmdline.fio", SMALL_JOB);
+    let real = "BOOT_IMAGE=/vmlinuz-6.8 root=UUID=1234 ro quiet intel_iommu=on mitigations=off intremap=posted_msi";
+    let (code, out, err) = blksim(&["run", &job, "--cmdline", real]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("read: IOPS="));
+    assert!(
+        err.contains("ignored, not modelled") && err.contains("BOOT_IMAGE, root, ro, quiet, intel_iommu, mitigations"),
+        "{err}"
+    );
+    for refused in ["isolcpus=2", "intel_iommu=off", "nvme.max_host_mem_size_mb=0"] {
+        let (code, _, err) = blksim(&["run", &job, "--cmdline", refused]);
+        assert_eq!(code, 2, "{refused}: {err}");
+        assert!(err.contains(refused) && err.contains("does not model"), "{err}");
+    }
 }

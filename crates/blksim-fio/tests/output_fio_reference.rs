@@ -83,6 +83,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
             lat: stat_from_bins(&d["lat_ns"]),
             bw_samples: samples(d, "bw_min", "bw_max", "bw_samples").iter().map(|kib| kib * 1024).collect(),
             iops_samples: samples(d, "iops_min", "iops_max", "iops_samples"),
+            ios: Vec::new(),
         }
     });
     let job_runtime_ns = job["job_runtime"].as_u64().unwrap() * MS;
@@ -129,8 +130,9 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         file: PathBuf::from("cmdline"),
         line: 1,
         option_lines: Default::default(),
+        logs: Default::default(),
     };
-    (report, JobFile { global_options: vec![], jobs: vec![parsed] })
+    (report, JobFile { global_options: vec![], jobs: vec![parsed], warnings: Vec::new() })
 }
 
 /// fio's lines minus those fio-3.42 prints differently or blksim cannot rebuild

@@ -135,3 +135,83 @@ where
     }
     Ok(())
 }
+
+/// One line of a sweep figure: its label (the other axes' values) and a value per first-axis value
+/// (`None` where the point failed).
+pub struct SweepLine {
+    pub label: String,
+    pub values: Vec<Option<f64>>,
+}
+
+/// `blksim sweep --plot`: `metric` against the first axis (`x_name`, its values `x_values` as
+/// categories in the spec's order), one line per value of the other axes, as an SVG at `path`.
+pub fn write_sweep_figure(
+    path: &Path,
+    title: &str,
+    x_name: &str,
+    x_values: &[String],
+    metric: &str,
+    lines: &[SweepLine],
+) -> Result<(), String> {
+    sweep_figure(path, title, x_name, x_values, metric, lines).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn sweep_figure(
+    path: &Path,
+    title: &str,
+    x_name: &str,
+    x_values: &[String],
+    metric: &str,
+    lines: &[SweepLine],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let n = x_values.len().max(1) as u32;
+    let top = lines.iter().flat_map(|l| l.values.iter().flatten()).fold(0.0f64, |a, &v| a.max(v)) * 1.1;
+    let top = if top > 0.0 { top } else { 1.0 };
+    let root = SVGBackend::new(path, (WIDTH, 520)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(title, ("sans-serif", 18))?;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(90)
+        .build_cartesian_2d((0..n).into_segmented(), 0f64..top)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc(x_name)
+        .y_desc(metric)
+        .y_label_formatter(&tick)
+        .x_labels(n as usize + 1)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => x_values.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .draw()?;
+    for (k, line) in lines.iter().enumerate() {
+        let color = Palette99::pick(k).to_rgba();
+        // A failed point breaks the line: each run of values is drawn on its own.
+        let points: Vec<Option<(SegmentValue<u32>, f64)>> =
+            line.values.iter().enumerate().map(|(i, v)| v.map(|v| (SegmentValue::CenterOf(i as u32), v))).collect();
+        for run in points.split(Option::is_none) {
+            let run: Vec<(SegmentValue<u32>, f64)> = run.iter().flatten().cloned().collect();
+            chart.draw_series(LineSeries::new(run, color.stroke_width(2)))?;
+        }
+        let series =
+            chart.draw_series(points.iter().flatten().map(|(x, y)| Circle::new((x.clone(), *y), 4, color.filled())))?;
+        if !line.label.is_empty() {
+            series
+                .label(line.label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+        }
+    }
+    if lines.iter().any(|l| !l.label.is_empty()) {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()?;
+    }
+    root.present()?;
+    Ok(())
+}

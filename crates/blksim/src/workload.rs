@@ -211,6 +211,8 @@ pub struct JobConfig {
     pub slat_percentiles: bool,
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
+    /// Keep every measured I/O in `DirStats::ios` (fio's `write_lat_log`, `write_bw_log`, ... need them).
+    pub record_ios: bool,
 }
 
 impl JobConfig {
@@ -249,6 +251,7 @@ impl JobConfig {
             lat_percentiles: false,
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            record_ios: false,
             program: Program::Fio,
         }
     }

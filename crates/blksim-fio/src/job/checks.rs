@@ -42,8 +42,16 @@ fn min_bs(st: &Settings) -> u64 {
     block_sizes(st).into_iter().min().unwrap_or(4096)
 }
 
-/// fio's and Linux's checks of the job's block sizes, size and offset.
+/// fio's and Linux's checks of the job's block sizes, size and offset, and of its log options.
 pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
+    if st.logs.issue_time && (st.logs.lat.is_none() || !st.logs.offset) {
+        // fio's add_job.
+        return Err(SizeProblem::Bad(
+            "log_issue_time=1 requires write_lat_log and log_offset=1 (fio: log_issue_time option requires \
+             write_lat_log and log_offset options)"
+                .into(),
+        ));
+    }
     let bs = block_sizes(st);
     if let Some(&big) = bs.iter().find(|&&b| b > MAX_IO_BYTES) {
         return Err(SizeProblem::NotModelled(format!(

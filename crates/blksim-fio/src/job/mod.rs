@@ -9,6 +9,7 @@ mod checks;
 mod cmdline;
 mod engine;
 mod ini;
+mod logs;
 mod options;
 mod resolve;
 mod settings;
@@ -25,6 +26,7 @@ use blksim::workload::JobConfig;
 use crate::InputError;
 
 pub use cmdline::{command_line_option, CommandLineJob, COMMAND_LINE};
+pub use logs::{LogOptions, LogWindowValue};
 pub use resolve::option_line_of;
 pub use settings::OptionLines;
 
@@ -47,6 +49,31 @@ pub struct JobFile {
     pub global_options: Vec<(String, String)>,
     /// Every job, clones of `numjobs` included, in fio's order.
     pub jobs: Vec<ParsedJob>,
+    /// Options accepted with no effect on the simulated run that would change a real run's output:
+    /// each option once (the first place it is written), to be said on stderr.
+    pub warnings: Vec<OptionWarning>,
+}
+
+/// An option blksim accepts and ignores although a real fio run's output would show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionWarning {
+    /// fio's name of the option.
+    pub option: String,
+    pub file: PathBuf,
+    pub line: usize,
+    /// What it does in fio that blksim does not.
+    pub why: &'static str,
+}
+
+impl std::fmt::Display for OptionWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.line > 0 {
+            format!("{}:{}", self.file.display(), self.line)
+        } else {
+            self.file.display().to_string()
+        };
+        write!(f, "{at}: option '{}' {}; ignored (see blksim options)", self.option, self.why)
+    }
 }
 
 /// One job: its resolved configuration and where it came from.
@@ -62,6 +89,8 @@ pub struct ParsedJob {
     /// Where each option in effect was written (fio's name → file, line), `[global]`'s included: to say
     /// a problem found later (by the model) at its option's line ([`option_line_of`]).
     pub option_lines: OptionLines,
+    /// The log files it writes (`write_lat_log`, ...).
+    pub logs: LogOptions,
 }
 
 /// Parse job files (several files: the template resets per file and later files start with a stonewall).
@@ -117,6 +146,9 @@ pub enum OptionStatus {
     Modelled,
     /// Accepted and ignored; the reason says why it does not change a simulated run.
     NoOp(&'static str),
+    /// Accepted and ignored although it would change a real run's output (its report or the files it
+    /// writes); the reason says what blksim leaves out, and a run warns once on stderr.
+    Warned(&'static str),
     /// Rejected with this reason (some options are accepted at their default value).
     Rejected(&'static str),
     /// Deprecated: fio itself rejects it.
@@ -132,7 +164,59 @@ pub fn option_status(name: &str, ioengine: Option<&str>) -> Option<OptionStatus>
     Some(match (spec.kind, spec.decision) {
         (options::Kind::Deprecated, _) => OptionStatus::Deprecated,
         (_, options::Decision::Model(_)) => OptionStatus::Modelled,
+        (_, options::Decision::NoOp(why)) if options::changes_real_output(why) => OptionStatus::Warned(why),
         (_, options::Decision::NoOp(why)) => OptionStatus::NoOp(why),
         (_, options::Decision::Reject { why, .. }) => OptionStatus::Rejected(why),
     })
+}
+
+/// One row of `blksim options`: an option (and its alias), the table it is in (`general`, or the
+/// ioengines whose option it is), its value's syntax and blksim's decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionRow {
+    pub name: &'static str,
+    pub alias: Option<&'static str>,
+    /// `general`, or the engines (`io_uring,io_uring_cmd`, `libaio`, `pvsync2`).
+    pub table: &'static str,
+    /// The value's syntax, as fio's option types (`bool`, `int`, `str`, ...).
+    pub syntax: String,
+    pub status: OptionStatus,
+    /// Values accepted although the option is rejected otherwise (those that leave fio's default).
+    pub accepted_values: &'static [&'static str],
+}
+
+/// Every fio option blksim knows, with its decision: the general table in fio's order, then each
+/// simulated ioengine's own options.
+pub fn option_table() -> Vec<OptionRow> {
+    let tables: [(&'static str, &'static [options::OptSpec]); 4] = [
+        ("general", options::GENERAL),
+        ("io_uring,io_uring_cmd", options::IO_URING),
+        ("libaio", options::LIBAIO),
+        ("pvsync2", options::PVSYNC2),
+    ];
+    let mut rows = Vec::new();
+    for (table, specs) in tables {
+        for o in specs {
+            let status = match (o.kind, o.decision) {
+                (options::Kind::Deprecated, _) => OptionStatus::Deprecated,
+                (_, options::Decision::Model(_)) => OptionStatus::Modelled,
+                (_, options::Decision::NoOp(why)) if options::changes_real_output(why) => OptionStatus::Warned(why),
+                (_, options::Decision::NoOp(why)) => OptionStatus::NoOp(why),
+                (_, options::Decision::Reject { why, .. }) => OptionStatus::Rejected(why),
+            };
+            let accepted_values = match o.decision {
+                options::Decision::Reject { unless, .. } => unless,
+                _ => &[],
+            };
+            rows.push(OptionRow {
+                name: o.name,
+                alias: o.alias,
+                table,
+                syntax: options::syntax(o.kind),
+                status,
+                accepted_values,
+            });
+        }
+    }
+    rows
 }

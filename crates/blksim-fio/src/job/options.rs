@@ -85,6 +85,25 @@ pub(crate) enum Field {
     SqThreadPoll,
     SqThreadPollCpu,
     CmdType,
+    // Log files (`write_*_log`, `log_*`) and what decides which latencies they hold.
+    WriteBwLog,
+    WriteLatLog,
+    WriteIopsLog,
+    WriteHistLog,
+    LogAvgMsec,
+    LogHistMsec,
+    LogHistCoarseness,
+    LogWindowValue,
+    LogOffset,
+    LogPrio,
+    LogIssueTime,
+    PerJobLogs,
+    BwAvgTime,
+    IopsAvgTime,
+    DisableLat,
+    DisableClat,
+    DisableSlat,
+    DisableBw,
 }
 
 /// What blksim does with an option.
@@ -120,9 +139,17 @@ impl OptSpec {
 }
 
 // Reasons for no-ops.
-const LABEL: &str = "only labels the job";
 const RANDOM: &str = "only seeds or selects fio's random number generator";
-const LOG: &str = "only writes log files";
+const IOLOG_FILE: &str = "writes fio's I/O trace (an iolog for read_iolog), which blksim does not write";
+const LOG_MEMORY: &str = "only changes how fio keeps its logs in memory while it runs";
+const LOG_EPOCH: &str =
+    "stamps log entries with the wall clock's epoch; blksim's logs count from the job's start, in virtual time";
+const REPORT_FORMAT: &str =
+    "changes how fio formats numbers in its report, which blksim does not follow (it prints fio's defaults)";
+const REPORT_DISK_UTIL: &str = "turns off fio's disk utilization statistics, which blksim prints regardless";
+const REPORT_TRIM_ERRORS: &str =
+    "adds a histogram of trim errors to fio's report; blksim simulates no I/O errors and prints none";
+const DESCRIPTION: &str = "prints a Description line in fio's report, which blksim does not print";
 const DATA: &str = "only changes the data in the buffers, which does not change the simulated I/O";
 const ERRORS: &str = "only changes error handling, and blksim simulates no I/O errors";
 const SETUP: &str = "only affects laying out or cleaning up files, outside the measured I/O";
@@ -147,6 +174,7 @@ const NUMA: &str = "binds the job to NUMA nodes, which blksim does not model (cp
 const NVME: &str =
     "uses NVMe command features (placement, protection information, FUA, write modes) that blksim does not model";
 const IOLOG: &str = "replays an I/O trace, which blksim does not model";
+const LOG_COMPRESSED: &str = "stores the log files compressed (.fz), which blksim does not write";
 const EXEC: &str = "runs an external command, which blksim does not do";
 const ENGINE_PATH: &str = "changes how the ioengine submits or reaps I/O in a way blksim does not model";
 const WAIT: &str = "makes jobs wait for or stop other jobs, which blksim does not model (stonewall is modelled)";
@@ -249,7 +277,7 @@ const fn prio(mut o: OptSpec, prio: i8) -> OptSpec {
 /// fio's general options (`fio_options[]`), in fio's order.
 pub(crate) static GENERAL: &[OptSpec] = &[
     // Job description and files.
-    noop("description", Kind::Text, LABEL),
+    noop("description", Kind::Text, DESCRIPTION),
     model("name", Kind::Text, Field::Name),
     reject("wait_for", Kind::Text, WAIT),
     prio(model("filename", Kind::Text, Field::Filename), -1),
@@ -357,7 +385,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     reject_unless("trim_backlog", SIZE, VERIFY, &["0"]),
     noop("trim_backlog_batch", INT, COMPANION),
     // I/O logs and traces.
-    noop("write_iolog", Kind::Text, LOG),
+    noop("write_iolog", Kind::Text, IOLOG_FILE),
     reject("read_iolog", Kind::Text, IOLOG),
     noop("read_iolog_chunked", Kind::Bool, COMPANION),
     noop("replay_no_stall", Kind::Bool, COMPANION),
@@ -446,29 +474,34 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("new_group", Kind::Flag, Field::NewGroup),
     model("thread", Kind::Flag, Field::Thread),
     // Logs.
-    noop("per_job_logs", Kind::Bool, LOG),
-    noop("write_bw_log", Kind::OptText, LOG),
-    noop("write_lat_log", Kind::OptText, LOG),
-    noop("write_iops_log", Kind::OptText, LOG),
-    noop("log_entries", INT, LOG),
-    noop("log_avg_msec", INT, LOG),
-    noop("log_hist_msec", INT, LOG),
-    noop("log_hist_coarseness", INT, LOG),
-    noop("write_hist_log", Kind::OptText, LOG),
+    model("per_job_logs", Kind::Bool, Field::PerJobLogs),
+    model("write_bw_log", Kind::OptText, Field::WriteBwLog),
+    model("write_lat_log", Kind::OptText, Field::WriteLatLog),
+    model("write_iops_log", Kind::OptText, Field::WriteIopsLog),
+    noop("log_entries", INT, LOG_MEMORY),
+    model("log_avg_msec", INT, Field::LogAvgMsec),
+    model("log_hist_msec", INT, Field::LogHistMsec),
+    model("log_hist_coarseness", Kind::Int { min: 0, max: 6 }, Field::LogHistCoarseness),
+    model("write_hist_log", Kind::OptText, Field::WriteHistLog),
     // fio's current name; log_max_value (0 or 1) is its older alias.
-    noop_a("log_window_value", "log_max_value", Kind::Choice(&["avg", "max", "both", "0", "1"]), LOG),
-    noop("log_offset", Kind::Bool, LOG),
-    noop("log_prio", Kind::Bool, LOG),
-    noop("log_issue_time", Kind::Bool, LOG),
-    noop("log_compression", SIZE, LOG),
-    noop("log_compression_cpus", Kind::OptText, LOG),
-    noop("log_store_compressed", Kind::Bool, LOG),
-    noop("log_unix_epoch", Kind::Bool, LOG),
-    noop("log_alternate_epoch", Kind::Bool, LOG),
-    noop("log_alternate_epoch_clock_id", INT, LOG),
-    noop("block_error_percentiles", Kind::Bool, LOG),
-    noop("bwavgtime", INT, LOG),
-    noop("iopsavgtime", INT, LOG),
+    model_a(
+        "log_window_value",
+        "log_max_value",
+        Kind::Choice(&["avg", "max", "both", "0", "1"]),
+        Field::LogWindowValue,
+    ),
+    model("log_offset", Kind::Bool, Field::LogOffset),
+    model("log_prio", Kind::Bool, Field::LogPrio),
+    model("log_issue_time", Kind::Bool, Field::LogIssueTime),
+    noop("log_compression", SIZE, LOG_MEMORY),
+    noop("log_compression_cpus", Kind::OptText, LOG_MEMORY),
+    reject_unless("log_store_compressed", Kind::Bool, LOG_COMPRESSED, &["0"]),
+    noop("log_unix_epoch", Kind::Bool, LOG_EPOCH),
+    noop("log_alternate_epoch", Kind::Bool, LOG_EPOCH),
+    noop("log_alternate_epoch_clock_id", INT, COMPANION),
+    noop("block_error_percentiles", Kind::Bool, REPORT_TRIM_ERRORS),
+    model("bwavgtime", INT, Field::BwAvgTime),
+    model("iopsavgtime", INT, Field::IopsAvgTime),
     // Statistics and reporting.
     model("group_reporting", Kind::Flag, Field::GroupReporting),
     reject_unless("stats", Kind::Bool, REPORT, &["1"]),
@@ -486,13 +519,13 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("lat_percentiles", Kind::Bool, Field::LatPercentiles),
     model("slat_percentiles", Kind::Bool, Field::SlatPercentiles),
     model("percentile_list", Kind::Floats { max_len: 20, min: 0.0, max: 100.0 }, Field::PercentileList),
-    noop("significant_figures", Kind::Int { min: 1, max: 10 }, OUTPUT),
-    noop("disk_util", Kind::Bool, OUTPUT),
+    noop("significant_figures", Kind::Int { min: 1, max: 10 }, REPORT_FORMAT),
+    noop("disk_util", Kind::Bool, REPORT_DISK_UTIL),
     model("gtod_reduce", Kind::Bool, Field::GtodReduce),
-    noop("disable_lat", Kind::Bool, OUTPUT),
-    noop("disable_clat", Kind::Bool, OUTPUT),
-    noop("disable_slat", Kind::Bool, OUTPUT),
-    noop_a("disable_bw_measurement", "disable_bw", Kind::Bool, OUTPUT),
+    model("disable_lat", Kind::Bool, Field::DisableLat),
+    model("disable_clat", Kind::Bool, Field::DisableClat),
+    model("disable_slat", Kind::Bool, Field::DisableSlat),
+    model_a("disable_bw_measurement", "disable_bw", Kind::Bool, Field::DisableBw),
     noop("gtod_cpu", INT, OUTPUT),
     reject_unless(
         "unified_rw_reporting",
@@ -510,7 +543,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("uid", INT, PROCESS),
     noop("gid", INT, PROCESS),
     prio(model("kb_base", Kind::Choice(&["1024", "1000"]), Field::KbBase), 1),
-    prio(noop("unit_base", Kind::Choice(&["0", "8", "1"]), OUTPUT), 1),
+    prio(noop("unit_base", Kind::Choice(&["0", "8", "1"]), REPORT_FORMAT), 1),
     noop("hugepage-size", SIZE, PROCESS),
     noop("flow_id", INT, COMPANION),
     reject_unless("flow", INT, PACING, &["0"]),
@@ -583,6 +616,48 @@ pub(crate) static PVSYNC2: &[OptSpec] = &[
     noop("uncached", Kind::SoftDeprecated, SOFT_DEPRECATED),
     reject_unless("nowait", Kind::Bool, ENGINE_PATH, &["0"]),
 ];
+
+/// Reasons of no-op options that would change a real fio run's output (its report or the files it
+/// writes) although they change nothing in a simulated one: blksim warns once per run about each.
+const CHANGES_REAL_OUTPUT: &[&str] =
+    &[IOLOG_FILE, LOG_EPOCH, REPORT_FORMAT, REPORT_DISK_UTIL, REPORT_TRIM_ERRORS, DESCRIPTION];
+
+/// The values of warned options that leave fio's output as it is by default (no warning for them).
+pub(crate) fn default_values(name: &str) -> &'static [&'static str] {
+    match name {
+        "disk_util" => &["1"],
+        "significant_figures" => &["4"],
+        "unit_base" => &["0"],
+        "log_unix_epoch" | "log_alternate_epoch" | "block_error_percentiles" => &["0"],
+        _ => &[],
+    }
+}
+
+/// Would this no-op option (with this reason) change a real run's output?
+pub(crate) fn changes_real_output(why: &str) -> bool {
+    CHANGES_REAL_OUTPUT.contains(&why)
+}
+
+/// The syntax of a value of `kind`, in fio's words (`fio --cmdhelp` prints the type).
+pub(crate) fn syntax(kind: Kind) -> String {
+    let s = match kind {
+        Kind::Flag => "flag",
+        Kind::Bool => "bool",
+        Kind::Int { .. } => "int",
+        Kind::IntDirs { .. } => "int[,int][,int]",
+        Kind::Size => "size",
+        Kind::Time { .. } => "time",
+        Kind::TimeRange => "time[-time]",
+        Kind::Choice(values) => return values.join("|"),
+        Kind::Text => "str",
+        Kind::OptText => "[str]",
+        Kind::Floats { .. } => "float[:float]...",
+        Kind::Range => "range",
+        Kind::Deprecated => "deprecated",
+        Kind::SoftDeprecated => "deprecated (ignored)",
+    };
+    s.to_string()
+}
 
 /// The option named `name` (or with that alias) in `table`.
 pub(crate) fn find<'t>(table: &'t [OptSpec], name: &str) -> Option<&'t OptSpec> {

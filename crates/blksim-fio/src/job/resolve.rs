@@ -10,7 +10,7 @@ use super::engine::{EngineName, OptionTable};
 use super::ini::{self, RawOption, Section};
 use super::options::{self, Decision, OptSpec, GENERAL, MAX_JOBS};
 use super::settings::{parse_kind, EngineOpts, OptionLines, Refusal, Settings};
-use super::{checks, subst, JobFile, ParseContext, ParsedJob};
+use super::{checks, subst, JobFile, OptionWarning, ParseContext, ParsedJob};
 use crate::{ErrorKind, InputError};
 
 /// Jobs built from one or more job files.
@@ -43,7 +43,7 @@ impl<'c> Builder<'c> {
         let mut problems = Vec::new();
         for section in &sections {
             if section.global {
-                let recorded = apply_section(&mut template, section, self.ctx, &mut problems);
+                let recorded = apply_section(&mut template, section, self.ctx, &mut problems, &mut self.out.warnings);
                 self.out.global_options.extend(recorded);
                 continue;
             }
@@ -54,7 +54,7 @@ impl<'c> Builder<'c> {
                 implicit_stonewall = false;
             }
             let before = problems.len();
-            let recorded = apply_section(&mut job, section, self.ctx, &mut problems);
+            let recorded = apply_section(&mut job, section, self.ctx, &mut problems, &mut self.out.warnings);
             if problems.len() > before {
                 continue;
             }
@@ -106,6 +106,7 @@ impl<'c> Builder<'c> {
                 _ => section.name.clone(),
             };
             let mut config = to_config(st, &name, thread_number);
+            config.record_ios = st.logs.any();
             config.group_id = self.group_id;
             config.phase = self.phase;
             self.out.jobs.push(ParsedJob {
@@ -114,6 +115,7 @@ impl<'c> Builder<'c> {
                 file: section.file.clone(),
                 line: section.line,
                 option_lines: st.lines.clone(),
+                logs: st.logs.clone(),
             });
         }
     }
@@ -129,6 +131,7 @@ fn apply_section(
     section: &Section,
     ctx: &ParseContext,
     problems: &mut Vec<InputError>,
+    warnings: &mut Vec<OptionWarning>,
 ) -> Vec<(String, String)> {
     let mut general: Vec<(usize, &'static OptSpec, Line)> = Vec::new();
     let mut engine: Vec<(usize, Line)> = Vec::new();
@@ -151,6 +154,7 @@ fn apply_section(
     for (i, spec, line) in &general {
         match apply_option(st, spec, line, ctx) {
             Ok(()) => {
+                warn_once(spec, line, warnings);
                 st.lines.insert(spec.name.to_string(), (line.raw.file.clone(), line.raw.line));
                 recorded.push((*i, spec.name, line.value.clone().unwrap_or_default()));
             }
@@ -172,6 +176,7 @@ fn apply_section(
         st.engine_opts();
         match apply_option(st, spec, line, ctx) {
             Ok(()) => {
+                warn_once(spec, line, warnings);
                 st.lines.insert(spec.name.to_string(), (line.raw.file.clone(), line.raw.line));
                 recorded.push((*i, spec.name, line.value.clone().unwrap_or_default()));
             }
@@ -180,6 +185,21 @@ fn apply_section(
     }
     recorded.sort_by_key(|(i, _, _)| *i);
     recorded.into_iter().map(|(_, name, value)| (name.to_string(), value)).collect()
+}
+
+/// An accepted option that changes nothing here but would change a real run's output: noted once.
+fn warn_once(spec: &OptSpec, line: &Line, warnings: &mut Vec<OptionWarning>) {
+    let Decision::NoOp(why) = spec.decision else { return };
+    let value = line.value.as_deref().map(str::trim);
+    let at_default = value.is_some_and(|v| options::default_values(spec.name).contains(&v));
+    if options::changes_real_output(why) && !at_default && !warnings.iter().any(|w| w.option == spec.name) {
+        warnings.push(OptionWarning {
+            option: spec.name.to_string(),
+            file: line.raw.file.clone(),
+            line: line.raw.line,
+            why,
+        });
+    }
 }
 
 /// An option line after substitution, split at the first `=`.

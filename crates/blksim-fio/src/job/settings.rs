@@ -4,6 +4,7 @@
 use blksim::workload::{RwKind, DEFAULT_PERCENTILES};
 
 use super::engine::{classify, EngineName, OptionTable};
+use super::logs::{LogOptions, LogWindowValue};
 use super::options::{Field, Kind};
 use super::value::{self, SizeVal};
 use super::ParseContext;
@@ -156,6 +157,8 @@ pub(crate) struct Settings {
     pub stonewall: bool,
     pub new_group: bool,
     pub kb_base: u64,
+    /// The log files the job writes.
+    pub logs: LogOptions,
     /// Where each option in effect was written (fio's name → file, line), inherited ones included.
     pub lines: OptionLines,
 }
@@ -205,6 +208,7 @@ impl Default for Settings {
             new_group: false,
             lines: OptionLines::new(),
             kb_base: 1024,
+            logs: LogOptions::default(),
         }
     }
 }
@@ -346,6 +350,9 @@ impl Settings {
             (Field::GtodReduce, P::Bool(b)) => {
                 self.gtod_reduce = b;
                 if b {
+                    // fio's str_gtod_reduce_cb.
+                    let l = &mut self.logs;
+                    (l.disable_lat, l.disable_clat, l.disable_slat, l.disable_bw) = (true, true, true, true);
                     self.clat_percentiles = false;
                     self.lat_percentiles = false;
                     self.slat_percentiles = false;
@@ -376,6 +383,30 @@ impl Settings {
                     "cmd_type={other} is not modelled by blksim; it simulates cmd_type=nvme"
                 )))
             }
+            (Field::WriteBwLog, P::Text(s)) => self.logs.bw = Some(s),
+            (Field::WriteLatLog, P::Text(s)) => self.logs.lat = Some(s),
+            (Field::WriteIopsLog, P::Text(s)) => self.logs.iops = Some(s),
+            (Field::WriteHistLog, P::Text(s)) => self.logs.hist = Some(s),
+            (Field::LogAvgMsec, P::Int(v)) => self.logs.avg_msec = v,
+            (Field::LogHistMsec, P::Int(v)) => self.logs.hist_msec = v,
+            (Field::LogHistCoarseness, P::Int(v)) => self.logs.hist_coarseness = v as u32,
+            (Field::LogWindowValue, P::Choice(c, _)) => {
+                self.logs.window = match c {
+                    "max" | "1" => LogWindowValue::Max,
+                    "both" => LogWindowValue::Both,
+                    _ => LogWindowValue::Avg,
+                }
+            }
+            (Field::LogOffset, P::Bool(b)) => self.logs.offset = b,
+            (Field::LogPrio, P::Bool(b)) => self.logs.prio = b,
+            (Field::LogIssueTime, P::Bool(b)) => self.logs.issue_time = b,
+            (Field::PerJobLogs, P::Bool(b)) => self.logs.per_job = b,
+            (Field::BwAvgTime, P::Int(v)) => self.logs.bw_avg_msec = Some(v),
+            (Field::IopsAvgTime, P::Int(v)) => self.logs.iops_avg_msec = Some(v),
+            (Field::DisableLat, P::Bool(b)) => self.logs.disable_lat = b,
+            (Field::DisableClat, P::Bool(b)) => self.logs.disable_clat = b,
+            (Field::DisableSlat, P::Bool(b)) => self.logs.disable_slat = b,
+            (Field::DisableBw, P::Bool(b)) => self.logs.disable_bw = b,
             (field, v) => {
                 return Err(format!("internal error: the option table gives {field:?} the value {v:?}").into())
             }

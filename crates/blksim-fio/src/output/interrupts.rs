@@ -1,28 +1,65 @@
-//! The `/proc/interrupts`-style table, laid out as the kernel's
+//! The `/proc/interrupts`-style table (whole, or only the CPUs and rows that
+//! counted something), laid out as the kernel's
 //! `show_interrupts` (kernel/irq/proc.c) and x86 `arch_show_interrupts` print it,
 //! then, after a blank line, what it does not show: each device's MSIs and
 //! handler runs against its I/Os, and the exactly-once counts.
 
 use std::fmt::Write;
 
-use blksim::stats::RunReport;
+use blksim::stats::{InterruptRow, RunReport};
 
+/// The whole table: every CPU and every row, as `/proc/interrupts` has them (`--interrupts=full`).
 pub fn write(report: &RunReport) -> String {
+    let cpus: Vec<usize> = (0..cpu_count(report)).collect();
+    let rows: Vec<&InterruptRow> = report.interrupts.iter().collect();
+    table(&rows, &cpus) + &device_summary(report)
+}
+
+/// The table with only the CPUs and rows that counted something (`--interrupts`, the default): the
+/// same layout with the all-zero columns and rows left out, then a line saying how many were, so a
+/// 128-CPU machine's table shows the CPUs and queues the run used.
+pub fn write_compact(report: &RunReport) -> String {
+    let all_cpus = cpu_count(report);
+    let count = |r: &InterruptRow, cpu: usize| r.per_cpu.get(cpu).copied().unwrap_or(0);
+    let cpus: Vec<usize> = (0..all_cpus).filter(|&c| report.interrupts.iter().any(|r| count(r, c) > 0)).collect();
+    let rows: Vec<&InterruptRow> = report.interrupts.iter().filter(|r| r.per_cpu.iter().any(|&n| n > 0)).collect();
+    let mut out = table(&rows, &cpus);
+    let _ = writeln!(
+        out,
+        "(all zero, not shown: {} of {} CPUs, {} of {} rows; --interrupts=full shows them)",
+        all_cpus - cpus.len(),
+        all_cpus,
+        report.interrupts.len() - rows.len(),
+        report.interrupts.len()
+    );
+    out + &device_summary(report)
+}
+
+/// The CPUs of the table: the machine's, else as many as the rows have counts for.
+fn cpu_count(report: &RunReport) -> usize {
     let row_cpus = report.interrupts.iter().map(|r| r.per_cpu.len()).max().unwrap_or(0);
-    let cpus = if report.cpu_time.is_empty() { row_cpus } else { report.cpu_time.len() };
+    if report.cpu_time.is_empty() {
+        row_cpus
+    } else {
+        report.cpu_time.len()
+    }
+}
+
+/// The table's header and `rows`, with the columns of `cpus`.
+fn table(rows: &[&InterruptRow], cpus: &[usize]) -> String {
     // The kernel sizes the label column by the IRQ count (at least 3);
     // here it fits the longest label.
-    let prec = report.interrupts.iter().map(|r| r.label.len()).max().unwrap_or(0).max(3);
+    let prec = rows.iter().map(|r| r.label.len()).max().unwrap_or(0).max(3);
 
     let mut out = String::new();
     let _ = write!(out, "{:width$}", "", width = prec + 8);
-    for cpu in 0..cpus {
+    for cpu in cpus {
         let _ = write!(out, "CPU{cpu:<8}");
     }
     out.push('\n');
-    for row in &report.interrupts {
+    for row in rows {
         let _ = write!(out, "{:>prec$}: ", row.label);
-        for cpu in 0..cpus {
+        for &cpu in cpus {
             let _ = write!(out, "{:10} ", row.per_cpu.get(cpu).copied().unwrap_or(0));
         }
         if row.chip.is_empty() {
@@ -32,7 +69,6 @@ pub fn write(report: &RunReport) -> String {
             let _ = writeln!(out, " {:>8}  {}", row.chip, row.name);
         }
     }
-    out += &device_summary(report);
     out
 }
 

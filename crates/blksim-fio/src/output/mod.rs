@@ -13,6 +13,7 @@ mod group;
 mod interrupts;
 mod json;
 mod json_print;
+mod logs;
 mod normal;
 mod stats;
 mod sysstat;
@@ -51,9 +52,15 @@ pub fn write_json(report: &RunReport, jobs: &JobFile, plus: bool, extra: serde_j
     json::write(report, jobs, plus, extra)
 }
 
-/// The `/proc/interrupts`-style table.
+/// The `/proc/interrupts`-style table, every CPU and row (`--interrupts=full`).
 pub fn write_interrupts(report: &RunReport) -> String {
     interrupts::write(report)
+}
+
+/// The `/proc/interrupts`-style table with only the CPUs and rows that counted something, and a line
+/// saying how many were left out (`--interrupts`).
+pub fn write_interrupts_compact(report: &RunReport) -> String {
+    interrupts::write_compact(report)
 }
 
 /// Virtual time of the report, ns after the epoch: the end of the simulated run.
@@ -66,5 +73,6 @@ fn report_time_secs(report: &RunReport) -> u64 {
 }
 
 pub use breakdown::write_breakdown;
+pub use logs::{log_file_name, write_logs, LogFile};
 pub use sysstat::{write_iostat, write_mpstat};
 pub use trace::write_trace;

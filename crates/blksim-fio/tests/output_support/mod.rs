@@ -192,10 +192,11 @@ pub fn job_file(report: &RunReport, global_options: &[(&str, &str)]) -> JobFile 
             file: PathBuf::from("test.fio"),
             line,
             option_lines: Default::default(),
+            logs: Default::default(),
         });
     }
     let global_options = global_options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    JobFile { global_options, jobs }
+    JobFile { global_options, jobs, warnings: Vec::new() }
 }
 
 /// Compares `actual` with `tests/output_golden/<name>`. With `UPDATE_EXPECT=1`

@@ -6,6 +6,7 @@
 
 use crate::ids::{CpuId, JobId, ReqId};
 use crate::ioengine::job::{batch_bucket, JobState};
+use crate::stats::IoRecord;
 use crate::system::Sim;
 use crate::workload::IoEngine;
 
@@ -89,6 +90,15 @@ impl Sim {
                     }
                     s.clat.record(t_reap - r.t_issue_ns);
                     s.lat.record(t_reap - r.t_start_ns);
+                }
+                if job.cfg.record_ios {
+                    s.ios.push(IoRecord {
+                        start_ns: r.t_start_ns,
+                        issue_ns: r.t_issue_ns,
+                        done_ns: t_reap,
+                        offset: r.offset,
+                        bytes: r.bytes,
+                    });
                 }
                 job.sample_bytes[d] += r.bytes as u64;
                 if !is_null {

@@ -22,6 +22,24 @@ pub struct DirStats {
     pub bw_samples: Vec<u64>,
     /// IOPS, one sample per interval.
     pub iops_samples: Vec<u64>,
+    /// Every measured I/O, in the order fio accounted it, when the job asked for them
+    /// (`JobConfig::record_ios`, for fio's log files); empty otherwise.
+    pub ios: Vec<IoRecord>,
+}
+
+/// One measured I/O's times and place, for fio's per-I/O log files (`write_lat_log`, ...).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoRecord {
+    /// fio prepared it (slat and lat start), virtual ns.
+    pub start_ns: u64,
+    /// The submitting syscall handed it to the kernel (slat end, clat start); `start_ns` for sync engines.
+    pub issue_ns: u64,
+    /// fio reaped it (the batch's timestamp: clat and lat end).
+    pub done_ns: u64,
+    /// Byte offset on the device.
+    pub offset: u64,
+    /// Bytes.
+    pub bytes: u32,
 }
 
 /// One job's results.

@@ -1,0 +1,263 @@
+//! fio's log files from `blksim run` (file names, line counts, columns, windows), `blksim options`,
+//! the warning about ignored options that a real run would show, `--interrupts` views and
+//! `--trace-window` past the run. Nothing outside the repository is needed.
+
+mod common;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::blksim;
+
+/// A fresh directory for one test.
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("blksim-logs-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run `blksim run job.fio EXTRA...` in `dir` with `job` as the job file: (status, stdout, stderr).
+fn run_in(dir: &Path, job: &str, extra: &[&str]) -> (i32, String, String) {
+    std::fs::write(dir.join("job.fio"), job).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .arg("run")
+        .arg("job.fio")
+        .args(extra)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn lines(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().map(|l| l.split(", ").map(str::to_string).collect()).collect()
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    v.sort();
+    v
+}
+
+const BASE: &str = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nbs=4k\niodepth=4\ncpus_allowed=0\n";
+
+#[test]
+fn per_io_logs_have_fios_names_one_line_per_io_and_fios_columns() {
+    let d = dir("per-io");
+    let job = format!(
+        "{BASE}write_lat_log\nwrite_bw_log=pfx\nwrite_iops_log\nlog_offset=1\n[rr]\nrw=randread\nsize=4m\nnumjobs=2\n"
+    );
+    let (code, _, err) = run_in(&d, &job, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        names(&d),
+        [
+            "pfx_bw.1.log",
+            "pfx_bw.2.log",
+            "rr_clat.1.log",
+            "rr_clat.2.log",
+            "rr_iops.1.log",
+            "rr_iops.2.log",
+            "rr_lat.1.log",
+            "rr_lat.2.log",
+            "rr_slat.1.log",
+            "rr_slat.2.log"
+        ]
+    );
+    for name in names(&d) {
+        let rows = lines(&d.join(&name));
+        assert_eq!(rows.len(), 1024, "{name}: 4 MiB of 4 KiB I/Os");
+        // time, value, ddir, bs, offset, prio
+        for r in &rows {
+            assert_eq!(r.len(), 6, "{name}: {r:?}");
+            assert_eq!((r[2].as_str(), r[3].as_str(), r[5].as_str()), ("0", "4096", "0"), "{name}: {r:?}");
+            assert_eq!(r[4].parse::<u64>().unwrap() % 4096, 0);
+        }
+        let times: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+        if !name.contains("slat") {
+            assert!(times.windows(2).all(|w| w[0] <= w[1]), "{name}: in completion order");
+        }
+    }
+    // Each I/O's lat is its slat plus its clat, and iops lines say 1.
+    let lat = lines(&d.join("rr_lat.1.log"));
+    let clat = lines(&d.join("rr_clat.1.log"));
+    assert!(lat.iter().zip(&clat).all(|(l, c)| l[1].parse::<u64>().unwrap() > c[1].parse::<u64>().unwrap()));
+    assert!(lines(&d.join("rr_iops.1.log")).iter().all(|r| r[1] == "1"));
+}
+
+#[test]
+fn windowed_logs_average_per_direction_and_window() {
+    let d = dir("window");
+    let job = format!(
+        "{BASE}time_based\nruntime=20ms\nwrite_lat_log=w\nwrite_bw_log=w\nwrite_iops_log=w\nlog_avg_msec=5\nlog_window_value=both\n[rw]\nrw=randrw\n"
+    );
+    let (code, _, err) = run_in(&d, &job, &[]);
+    assert_eq!(code, 0, "{err}");
+    for kind in ["lat", "clat", "slat", "bw", "iops"] {
+        let rows = lines(&d.join(format!("w_{kind}.1.log")));
+        assert!(!rows.is_empty(), "{kind}");
+        for r in &rows {
+            // time, mean, max, ddir, bs, prio
+            assert_eq!(r.len(), 6, "{kind}: {r:?}");
+            let (mean, max): (u64, u64) = (r[1].parse().unwrap(), r[2].parse().unwrap());
+            assert!(mean <= max && mean > 0, "{kind}: {r:?}");
+            assert!(r[3] == "0" || r[3] == "1", "{kind}: {r:?}");
+        }
+        let reads = rows.iter().filter(|r| r[3] == "0").count();
+        let writes = rows.iter().filter(|r| r[3] == "1").count();
+        if kind == "bw" || kind == "iops" {
+            // One line per direction at 5, 10, 15, 20 ms, with the direction's block size.
+            assert_eq!((reads, writes), (4, 4), "{kind}: {rows:?}");
+            let times: Vec<&str> = rows.iter().filter(|r| r[3] == "0").map(|r| r[0].as_str()).collect();
+            assert_eq!(times, ["5", "10", "15", "20"]);
+            assert!(rows.iter().all(|r| r[4] == "0"), "window lines have bs 0, as fio's __add_stat_to_log");
+        } else {
+            assert!((4..=5).contains(&reads) && (4..=5).contains(&writes), "{kind}: {rows:?}");
+            assert!(rows.iter().all(|r| r[4] == "0"), "window lines have bs 0");
+        }
+    }
+    // iops per window x window = I/Os; bw is KiB/s.
+    let iops = lines(&d.join("w_iops.1.log"));
+    let bw = lines(&d.join("w_bw.1.log"));
+    for (i, b) in iops.iter().zip(&bw) {
+        let (i, b): (u64, u64) = (i[1].parse().unwrap(), b[1].parse().unwrap());
+        assert!(b.abs_diff(i * 4) <= 4, "bw {b} KiB/s for {i} IOPS of 4 KiB");
+    }
+}
+
+#[test]
+fn histogram_logs_sum_bins_by_coarseness_and_count_the_window() {
+    let d = dir("hist");
+    let job = format!(
+        "{BASE}time_based\nruntime=30ms\nwrite_hist_log\nlog_hist_msec=10\nlog_hist_coarseness=2\n[h]\nrw=randread\n"
+    );
+    let (code, _, err) = run_in(&d, &job, &[]);
+    assert_eq!(code, 0, "{err}");
+    let rows = lines(&d.join("h_clat_hist.1.log"));
+    assert!((2..=3).contains(&rows.len()), "{rows:?}");
+    for r in &rows {
+        assert_eq!(r.len(), 3 + 1856 / 4, "time, ddir, bs, then fio's 1856 bins 4 by 4");
+        assert_eq!((r[1].as_str(), r[2].as_str()), ("0", "4096"));
+        let counted: u64 = r[3..].iter().map(|v| v.parse::<u64>().unwrap()).sum();
+        assert!(counted > 100, "each line counts the I/Os of its window: {counted}");
+    }
+}
+
+#[test]
+fn per_job_logs_off_shares_one_file_and_appends() {
+    let d = dir("shared");
+    let job = format!("{BASE}write_iops_log=s\nper_job_logs=0\n[a]\nrw=read\nsize=64k\nnumjobs=2\n");
+    assert_eq!(run_in(&d, &job, &[]).0, 0);
+    assert_eq!(names(&d), ["s_iops.log"]);
+    assert_eq!(lines(&d.join("s_iops.log")).len(), 32, "both jobs' 16 I/Os");
+    assert_eq!(run_in(&d, &job, &[]).0, 0);
+    assert_eq!(lines(&d.join("s_iops.log")).len(), 64, "appended, as fio does");
+}
+
+#[test]
+fn log_options_are_checked_as_fio_checks_them() {
+    let d = dir("checks");
+    let (code, _, err) = run_in(&d, &format!("{BASE}log_issue_time=1\n[a]\nrw=read\nsize=64k\n"), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("job.fio:8") && err.contains("requires write_lat_log and log_offset"), "{err}");
+    let (code, _, err) = run_in(&d, &format!("{BASE}log_hist_coarseness=7\n[a]\nrw=read\nsize=64k\n"), &[]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = run_in(&d, &format!("{BASE}log_store_compressed=1\n[a]\nrw=read\nsize=64k\n"), &[]);
+    assert_eq!(code, 2, "{err}");
+    // With issue times: slat and clat lines end with the issue time (ns since the job's start).
+    let job = format!("{BASE}write_lat_log=i\nlog_offset=1\nlog_issue_time=1\nlog_prio=1\n[a]\nrw=read\nsize=64k\n");
+    assert_eq!(run_in(&d, &job, &[]).0, 0);
+    let clat = lines(&d.join("i_clat.1.log"));
+    assert_eq!(clat[0].len(), 7);
+    assert_eq!(clat[0][5], "0x0000");
+    assert!(lines(&d.join("i_lat.1.log")).iter().all(|r| r[6] == "0"), "lat lines have no issue time");
+}
+
+#[test]
+fn ignored_options_a_real_run_would_show_are_warned_about_once() {
+    let d = dir("warn");
+    let job = format!(
+        "{BASE}description=x\ndisk_util=1\n[a]\nrw=read\nsize=64k\nunit_base=8\n[b]\nrw=read\nsize=64k\nunit_base=8\n"
+    );
+    let (code, _, err) = run_in(&d, &job, &[]);
+    assert_eq!(code, 0, "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 2, "description and unit_base once each; disk_util=1 is fio's default: {err}");
+    assert!(warnings[0].contains("job.fio:8: option 'description'"), "{err}");
+    assert!(warnings[1].contains("job.fio:13: option 'unit_base'"), "{err}");
+}
+
+#[test]
+fn options_lists_every_option_with_its_status() {
+    let (code, out, _) = blksim(&["options"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().count() > 280, "{out}");
+    for (option, status) in [
+        ("bs (blocksize)", "modelled"),
+        ("write_lat_log", "modelled"),
+        ("log_avg_msec", "modelled"),
+        ("randrepeat", "no effect"),
+        ("description", "no effect, warns"),
+        ("verify", "rejected"),
+        ("rwmixcycle", "deprecated"),
+    ] {
+        let row = out.lines().find(|l| l.starts_with(&format!("{option} "))).unwrap_or_else(|| panic!("{option}"));
+        assert!(row.contains(&format!(" {status} ")) || row.ends_with(status), "{row}");
+    }
+    assert!(out.contains("options of ioengine=io_uring,io_uring_cmd:"));
+    let (code, out, _) = blksim(&["options", "--status", "warns"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().skip(1).all(|l| l.contains("no effect, warns")), "{out}");
+    let (code, _, err) = blksim(&["options", "nosuch"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("'nosuch'"), "{err}");
+}
+
+#[test]
+fn interrupts_shows_the_used_cpus_and_rows_unless_full() {
+    let job = "examples/bench-8drive-libaio.fio";
+    let (code, compact, err) = blksim(&["run", job, "--interrupts"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, full, _) = blksim(&["run", job, "--interrupts=full"]);
+    let table = |s: &str| -> Vec<String> {
+        s.lines()
+            .skip_while(|l| !l.trim_start().starts_with("CPU0"))
+            .take_while(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (c, f) = (table(&compact), table(&full));
+    assert!(f[0].contains("CPU127") && f.len() > 1000, "the full table: every CPU and IRQ");
+    assert!(c.len() < 100 && c[0].len() < 1000, "the compact one: {}", c.join("\n"));
+    assert!(c.last().unwrap().starts_with("(all zero, not shown:"), "{}", c.last().unwrap());
+    assert!(c[1..c.len() - 1]
+        .iter()
+        .all(|row| row.split_whitespace().skip(1).any(|v| v.parse::<u64>().is_ok_and(|n| n > 0))));
+    // The summary after the table is the same.
+    assert_eq!(compact.split("\n\ndevice").nth(1), full.split("\n\ndevice").nth(1));
+}
+
+#[test]
+fn a_trace_window_after_the_run_is_refused() {
+    let d = dir("trace");
+    let job = format!("{BASE}time_based\nruntime=5ms\n[a]\nrw=randread\n");
+    let (code, out, err) = run_in(&d, &job, &["--trace", "t.json", "--trace-window", "6ms:7ms"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty() && err.contains("--trace-window 6ms:7ms") && err.contains("5ms"), "{err}");
+    assert!(!d.join("t.json").exists());
+    // Jobs without a runtime end when their I/O is done: a window after that is said, and no file written.
+    let job = format!("{BASE}[a]\nrw=read\nsize=64k\n");
+    let (code, _, err) = run_in(&d, &job, &["--trace", "t.json", "--trace-window", "1s:2s"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: --trace-window starts at 1s, after the run ended"), "{err}");
+    assert!(!d.join("t.json").exists());
+}

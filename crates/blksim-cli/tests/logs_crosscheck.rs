@@ -1,0 +1,157 @@
+//! Cross-checks of fio's log files (`--features crosscheck`; `.ci/run` installs what they need):
+//! blksim's logs against the real fio's (Debian's `fio`, null engine: same files, lines and
+//! columns), and the log readers people use on them: fio-plot's log graphs (`fio-plot -g`, from
+//! PyPI) and fio2gnuplot (Debian's fio package). A missing tool fails the check, saying how to
+//! get it; nothing is skipped.
+
+#[path = "../../blksim-fio/tests/crosscheck/mod.rs"]
+mod crosscheck;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("blksim-logs-xc-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run `program job.fio` in `dir` with `job` as the job file; it must succeed.
+fn run(mut cmd: Command, dir: &Path, job: &str) {
+    std::fs::write(dir.join("job.fio"), job).unwrap();
+    let out = cmd.arg("job.fio").current_dir(dir).output().unwrap();
+    assert!(out.status.success(), "{:?} in {}: {}", cmd, dir.display(), String::from_utf8_lossy(&out.stderr));
+}
+
+fn blksim() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_blksim"));
+    c.arg("run");
+    c
+}
+
+/// The .log files in `dir`: name → lines (each split at ", ").
+fn logs(dir: &Path) -> Vec<(String, Vec<Vec<String>>)> {
+    let mut v: Vec<(String, Vec<Vec<String>>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let lines = text.lines().map(|l| l.split(", ").map(str::to_string).collect()).collect();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), lines)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A tool from PyPI (`pip install PACKAGE`), which must be on the PATH.
+fn pypi_tool(name: &str, package: &str) -> Command {
+    let found =
+        std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(name).is_file()));
+    assert!(
+        found,
+        "cross-check input missing: `{name}` is not on the PATH (pip install {package}; .ci/run installs it)"
+    );
+    Command::new(name)
+}
+
+const NULL_JOB: &str = "[global]\nioengine=null\nsize=4m\nbs=4k\niodepth=8\n";
+
+#[test]
+fn log_files_have_fios_names_lines_and_columns() {
+    // Per-I/O logs: the same files, one line per I/O, the same columns in every line.
+    let cases = [
+        "write_lat_log\nwrite_bw_log=pfx\nwrite_iops_log\n",
+        "write_lat_log=o\nwrite_iops_log=o\nlog_offset=1\nlog_prio=1\n",
+        "write_lat_log=s\nwrite_bw_log=s\nper_job_logs=0\n",
+        "write_hist_log\nlog_hist_msec=1000\n",
+    ];
+    for (i, opts) in cases.iter().enumerate() {
+        let job = format!("{NULL_JOB}{opts}[randread]\nrw=randread\nnumjobs=2\n");
+        let (f, b) = (dir(&format!("fio{i}")), dir(&format!("blksim{i}")));
+        run(crosscheck::fio_tool("fio"), &f, &job);
+        run(blksim(), &b, &job);
+        let (fio, ours) = (logs(&f), logs(&b));
+        let names = |l: &[(String, Vec<Vec<String>>)]| l.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&ours), names(&fio), "{opts}");
+        for ((name, a), (_, b)) in fio.iter().zip(&ours) {
+            assert_eq!(a.len(), b.len(), "{opts}{name}: lines");
+            let widths = |l: &[Vec<String>]| l.iter().map(Vec::len).collect::<std::collections::BTreeSet<_>>();
+            assert_eq!(widths(a), widths(b), "{opts}{name}: columns");
+        }
+    }
+    // Windowed logs: the same columns (times and counts depend on the run's timing; fio's helper
+    // thread that samples bw and iops starts some 150 ms into a run, so the run is longer than that).
+    let job = format!(
+        "{NULL_JOB}write_lat_log=w\nwrite_bw_log=w\nwrite_iops_log=w\nlog_avg_msec=10\nlog_offset=1\ntime_based\n\
+         runtime=400ms\n[randread]\nrw=randread\n"
+    );
+    let (f, b) = (dir("fio-window"), dir("blksim-window"));
+    run(crosscheck::fio_tool("fio"), &f, &job);
+    run(blksim(), &b, &job);
+    let (fio, ours) = (logs(&f), logs(&b));
+    assert_eq!(fio.len(), ours.len());
+    for ((name, a), (_, b)) in fio.iter().zip(&ours) {
+        assert_eq!(a.first().map(Vec::len), b.first().map(Vec::len), "{name}: columns");
+        // Window lines: block size and offset 0.
+        assert!(b.iter().all(|r| r[3] == "0" && r[4] == "0"), "{name}: {:?}", &b[..2]);
+    }
+}
+
+/// A job whose logs are named as fio-plot's bench_fio names them.
+fn fio_plot_logs(name: &str) -> PathBuf {
+    let d = dir(name);
+    let prefix = "randread-iodepth-8-numjobs-2";
+    let job = format!(
+        "[global]\nioengine=io_uring\ndirect=1\nfilename=/dev/nvme0n1\nbs=4k\niodepth=8\ntime_based\nruntime=50ms\n\
+         write_lat_log={prefix}\nwrite_bw_log={prefix}\nwrite_iops_log={prefix}\nlog_avg_msec=5\n\
+         [randread]\nrw=randread\nnumjobs=2\n"
+    );
+    run(blksim(), &d, &job);
+    d
+}
+
+#[test]
+fn fio_plot_draws_its_log_graphs_from_blksims_logs() {
+    let d = fio_plot_logs("fio-plot");
+    for types in [["iops", "lat"], ["bw", "clat"], ["slat", "iops"]] {
+        let png = d.join(format!("{}-{}.png", types[0], types[1]));
+        let out = pypi_tool("fio-plot", "fio-plot")
+            .args([
+                "-i", ".", "-T", "blksim", "-g", "-t", types[0], types[1], "-r", "randread", "-d", "8", "-n", "2", "-o",
+            ])
+            .arg(&png)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && !said.contains("Traceback"), "fio-plot -g -t {types:?}: {said}");
+        let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+        assert!(size > 10_000, "fio-plot -t {types:?} drew {} ({size} bytes)", png.display());
+    }
+}
+
+#[test]
+fn fio2gnuplot_reads_blksims_bandwidth_and_iops_logs() {
+    let d = fio_plot_logs("fio2gnuplot");
+    for (flag, what) in [("-b", "bw"), ("-i", "iops")] {
+        let out_dir = d.join(format!("gnuplot-{what}"));
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let out = crosscheck::fio_tool("fio2gnuplot")
+            .args([flag, "-d"])
+            .arg(format!("{}/", out_dir.display()))
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && !said.contains("Traceback"), "fio2gnuplot {flag}: {said}");
+        // Its statistics over both jobs' logs.
+        let global = std::fs::read_to_string(out_dir.join("result.global")).unwrap_or_default();
+        let avg: f64 = global.lines().find_map(|l| l.strip_prefix("avg=")).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+        let count: u64 =
+            global.lines().find_map(|l| l.strip_prefix("disks_count=")).and_then(|v| v.parse().ok()).unwrap_or(0);
+        assert!(avg > 0.0 && count == 2, "fio2gnuplot {flag}: {global}");
+    }
+}
