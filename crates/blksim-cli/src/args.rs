@@ -290,7 +290,7 @@ pub struct TIoUringArgs {
     /// Submission batch [default: 32]
     #[arg(short = 's', value_name = "N")]
     pub submit: Option<String>,
-    /// Polled I/O (IOPOLL on poll queues: give nvme.poll_queues) [default: 1]
+    /// Polled I/O: IOPOLL, on poll queues when the device has them (nvme.poll_queues; null_blk has one), else completed by interrupt while the task polls (blksim.polled_unsupported) [default: 1]
     #[arg(short = 'p', value_name = "0|1")]
     pub polled: Option<String>,
     /// Registered files [default: 1]
@@ -299,34 +299,52 @@ pub struct TIoUringArgs {
     /// Fixed (registered) buffers [default: 1]
     #[arg(short = 'B', value_name = "0|1")]
     pub fixed_bufs: Option<String>,
-    /// Submitter threads, each with its own ring; devices spread round-robin [default: 1]
+    /// Submitter threads, each with its own ring; devices assigned as t/io_uring does (threads share a device when there are more threads than devices) [default: 1]
     #[arg(short = 'n', value_name = "N")]
     pub threads: Option<String>,
     /// O_DIRECT (only 1 is modelled) [default: 1]
     #[arg(short = 'O', value_name = "0|1")]
     pub direct: Option<String>,
-    /// Random I/O (only 1 is modelled) [default: 1]
+    /// Random I/O (0: sequential) [default: 1]
     #[arg(short = 'R', value_name = "0|1")]
     pub random: Option<String>,
-    /// Registered ring (no effect on a simulated run) [default: 1]
+    /// Registered ring fd (0: io_uring_enter takes fdget/fdput of the ring) [default: 1]
     #[arg(short = 'X', value_name = "0|1")]
     pub registered_ring: Option<String>,
     /// Latency tracking (only 0 is modelled) [default: 0]
     #[arg(short = 't', value_name = "0|1")]
     pub track_latency: Option<String>,
-    /// libaio instead of io_uring (not modelled)
+    /// Legacy aio instead of io_uring (only 0 is modelled)
     #[arg(short = 'a', value_name = "0|1")]
     pub aio: Option<String>,
-    /// preadv2 instead of io_uring (not modelled)
+    /// Sync I/O: one preadv2 per I/O (RWF_HIPRI with -p1, which Linux does not poll) instead of io_uring [default: 0]
     #[arg(short = 'S', value_name = "0|1")]
     pub sync: Option<String>,
     /// NVMe passthrough (not modelled)
     #[arg(short = 'u', value_name = "0|1")]
     pub passthrough: Option<String>,
-    /// Simulated runtime: seconds, or a time with a unit (20ms) [default: 10ms]
+    /// TSC rate in Hz (only scales latency tracking; no effect)
+    #[arg(short = 'T', value_name = "HZ")]
+    pub tsc_rate: Option<String>,
+    /// Place each thread on its device's home node (only 0 is modelled)
+    #[arg(short = 'P', value_name = "0|1")]
+    pub numa_placement: Option<String>,
+    /// Vectored reads, READV (no effect with fixed buffers) [default: 0]
+    #[arg(short = 'V', value_name = "0|1")]
+    pub vectored: Option<String>,
+    /// Opcode restriction filter, set once at ring setup (no effect) [default: 0]
+    #[arg(short = 'e', value_name = "0|1")]
+    pub restriction: Option<String>,
+    /// No-op requests (only 0 is modelled)
+    #[arg(short = 'N', value_name = "0|1")]
+    pub nop: Option<String>,
+    /// hugetlbfs file for the buffers (not modelled)
+    #[arg(short = 'H', value_name = "PATH")]
+    pub hugetlb: Option<String>,
+    /// Simulated runtime: seconds, or a time with a unit (20ms); 0, t/io_uring's "unlimited", is 10ms [default: 10ms]
     #[arg(short = 'r', value_name = "RUNTIME")]
     pub runtime: Option<String>,
-    /// Pin the submitter threads, one CPU each in list order, as `taskset` would
+    /// Allow the submitter threads only these CPUs, as `taskset -c CPUS t/io_uring ...` would (the scheduler spreads them over the list)
     #[arg(long, value_name = "CPUS")]
     pub taskset: Option<String>,
     /// Block devices of the machine, e.g. /dev/nvme0n1
@@ -353,6 +371,12 @@ impl TIoUringArgs {
             ("-a", &self.aio),
             ("-S", &self.sync),
             ("-u", &self.passthrough),
+            ("-T", &self.tsc_rate),
+            ("-P", &self.numa_placement),
+            ("-V", &self.vectored),
+            ("-e", &self.restriction),
+            ("-N", &self.nop),
+            ("-H", &self.hugetlb),
             ("-r", &self.runtime),
             ("--taskset", &self.taskset),
         ];

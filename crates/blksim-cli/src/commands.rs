@@ -20,7 +20,7 @@ use clap::CommandFactory;
 use serde_json::json;
 
 use crate::args::{Cli, Command, MachineArgs, OutputFormat, ProgressArgs, RunArgs};
-use crate::failure::Failure;
+use crate::failure::{Cause, Failure};
 use crate::interrupt;
 use crate::out;
 use crate::progress::{total_virtual_ns, Progress};
@@ -206,8 +206,29 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     write_log_files(&report, &jobs)?;
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     let out = run_output(&args, &report, &jobs, extra);
+    io_u_errors(&report);
     write_output(args.output.as_deref(), out)?;
-    interrupt::check(&stop, report.sim_time_ns)
+    interrupt::check(&stop, report.sim_time_ns)?;
+    // fio's exit status counts the jobs that ended on an error.
+    let errors = report.jobs.iter().filter(|j| j.error.is_some()).count();
+    if errors > 0 {
+        return Err(Failure::new(Cause::JobErrors(errors.min(255) as u8), ""));
+    }
+    Ok(())
+}
+
+/// fio's `io_u error` line on stderr for each job an I/O error ended.
+fn io_u_errors(report: &blksim::stats::RunReport) {
+    for e in report.jobs.iter().filter_map(|j| j.error.as_ref()) {
+        let dir = if e.dir == blksim::workload::Direction::Read { "read" } else { "write" };
+        eprintln!(
+            "fio: io_u error on file {}: {}: {dir} offset={}, buflen={}",
+            e.file,
+            blksim_fio::output::strerror(-e.errno),
+            e.offset,
+            e.bytes
+        );
+    }
 }
 
 /// fio's `--status-interval` is accepted; say once that it changes nothing here.

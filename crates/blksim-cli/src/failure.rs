@@ -20,6 +20,8 @@ pub enum Cause {
     Interrupted,
     /// The reader of stdout went away (`blksim run ... | head`): nothing more to do.
     ClosedPipe,
+    /// `run`: this many jobs ended on an I/O error (fio's exit status counts them).
+    JobErrors(u8),
 }
 
 /// A failed command: what to print, and why.
@@ -45,6 +47,7 @@ impl Failure {
             Cause::Output | Cause::OutOfTolerance => 1,
             Cause::Interrupted => 130,
             Cause::ClosedPipe => 0,
+            Cause::JobErrors(n) => n,
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use blksim::stats::RunReport;
 use blksim::workload::{IoEngine, JobConfig};
-use blksim_lab::frontend::t_io_uring;
+use blksim_lab::frontend::t_io_uring_with_notes;
 
 use crate::args::TIoUringArgs;
 use crate::commands::DEFAULT_MACHINE;
@@ -37,7 +37,10 @@ pub fn fmt_bw(iops: f64, bs: u64) -> String {
 /// `blksim t-io_uring`: load the machine, build the settings and the workload, simulate, print t/io_uring's lines.
 pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
     let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
-    let workload = t_io_uring(&args.front_end_args())?;
+    let (workload, notes) = t_io_uring_with_notes(&args.front_end_args())?;
+    for n in notes {
+        eprintln!("blksim: note: {n}");
+    }
     crate::budget::check(&machine, &workload, &args.budget)?;
     crate::commands::status_interval_note(&args.progress);
     let stop = interrupt::stop_on_ctrl_c();
@@ -54,6 +57,11 @@ pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
         None => e,
     })?;
     interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
+    for (i, j) in report.jobs.iter().enumerate() {
+        if let Some(why) = &j.stuck {
+            eprintln!("blksim: warning: submitter {i}: {why}");
+        }
+    }
     out::print(&write_report(&report, stop.load(std::sync::atomic::Ordering::Relaxed)))?;
     interrupt::check(&stop, report.sim_time_ns)
 }
@@ -68,29 +76,60 @@ pub fn write_report(report: &RunReport, interrupted: bool) -> String {
         out += &submitter_lines(i, &j.config);
         total_iops += j.dirs[0].total_ios as f64 / (j.runtime_ns.max(1) as f64 / 1e9);
     }
+    // reap_events_uring's lines for a CQE it did not expect; the thread
+    // ends and, with it, t/io_uring's main loop before it prints a rate.
+    let mut failed = false;
+    for j in &report.jobs {
+        if let Some(e) = &j.error {
+            if matches!(j.config.ioengine, IoEngine::Pvsync2 { .. }) {
+                // submitter_sync_fn: perror("preadv2").
+                out += &format!("preadv2: {}\n", blksim_fio::output::strerror(-e.errno));
+                failed = true;
+                continue;
+            }
+            out += &format!("io: unexpected ret={}\n", e.errno);
+            if e.errno == -95 && matches!(&j.config.ioengine, IoEngine::IoUring(o) if o.hipri) {
+                out += "Your filesystem/driver/kernel doesn't support polled IO\n";
+            }
+            failed = true;
+        }
+    }
+    if failed {
+        return out;
+    }
     out += &rate_line(report, total_iops, bs);
     out += if interrupted { "Exiting on signal\n" } else { "Exiting on timeout\n" };
     out += &format!("Maximum IOPS={}\n", fmt_iops(total_iops));
     out
 }
 
-/// The lines t/io_uring prints as submitter `i` starts.
+/// The lines t/io_uring prints as submitter `i` starts (the settings and
+/// the engine once, after the first submitter's line).
 fn submitter_lines(i: usize, c: &JobConfig) -> String {
-    let o = match &c.ioengine {
-        IoEngine::IoUring(o) => o.clone(),
-        _ => Default::default(),
-    };
     let mut out = format!(
         "submitter={i}, tid={}, file={}, nfiles={}, node=-1\n",
         1001 + i,
-        c.filenames.first().cloned().unwrap_or_default(),
+        c.filenames.last().cloned().unwrap_or_default(),
         c.filenames.len()
     );
+    if i > 0 {
+        return out;
+    }
+    let (polled, engine, o) = match &c.ioengine {
+        IoEngine::IoUring(o) => {
+            // The kernel rounds both rings up to a power of two.
+            let n = c.iodepth.next_power_of_two();
+            (o.hipri, format!("Engine=io_uring, sq_ring={n}, cq_ring={n}"), o.clone())
+        }
+        IoEngine::Pvsync2 { hipri } => (*hipri, "Engine=preadv2".to_string(), Default::default()),
+        _ => (false, String::new(), Default::default()),
+    };
     out += &format!(
         "polled={}, fixedbufs={}, register_files={}, buffered=0, QD={}\n",
-        o.hipri as u8, o.fixedbufs as u8, o.registerfiles as u8, c.iodepth
+        polled as u8, o.fixedbufs as u8, o.registerfiles as u8, c.iodepth
     );
-    out += &format!("Engine=io_uring, sq_ring={0}, cq_ring={0}\n", c.iodepth);
+    out += &engine;
+    out += "\n";
     out
 }
 

@@ -101,6 +101,8 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         iodepth_complete: fixture.iodepth_complete,
         cpu: 0,
         breakdown_ns: [0; 5],
+        error: None,
+        stuck: None,
         dirs,
     };
     let report = RunReport {

@@ -163,7 +163,11 @@ mod tests {
 }
 
 pub const T_IO_URING_USAGE: &str = "t-io_uring [-b BS] [-d DEPTH] [-c COMPLETE_BATCH] [-s SUBMIT_BATCH] [-p 0/1] \
-[-F 0/1] [-B 0/1] [-n THREADS] [-O 1] [-R 1] [-X 0/1] [-r RUNTIME] [--taskset CPUS] [--] DEVICE...";
+[-F 0/1] [-B 0/1] [-n THREADS] [-O 1] [-R 0/1] [-X 0/1] [-S 0/1] [-t 0] [-T HZ] [-P 0] [-V 0/1] [-e 0/1] \
+[-r RUNTIME] [--taskset CPUS] [--] DEVICE...";
+
+/// The simulated runtime when t/io_uring is given none (`-r 0` is its "unlimited").
+pub const T_IO_URING_DEFAULT_RUNTIME_NS: u64 = 10_000_000;
 
 /// t/io_uring's settings, as its command line gives them.
 struct TIoUringArgs {
@@ -175,12 +179,17 @@ struct TIoUringArgs {
     polled: bool,
     fixed_files: bool,
     fixed_bufs: bool,
+    random: bool,
+    sync: bool,
+    register_ring: bool,
     runtime_ns: u64,
     taskset: Option<Vec<u32>>,
     files: Vec<String>,
+    notes: Vec<String>,
 }
 
-/// t/io_uring's defaults (depth 128, batches 32, 4 KiB, polled, fixed files and buffers), and 10 ms.
+/// t/io_uring's defaults (depth 128, batches 32, 4 KiB, polled, fixed
+/// files and buffers, random, registered ring), and 10 ms.
 impl Default for TIoUringArgs {
     fn default() -> Self {
         TIoUringArgs {
@@ -192,9 +201,13 @@ impl Default for TIoUringArgs {
             polled: true,
             fixed_files: true,
             fixed_bufs: true,
-            runtime_ns: 10_000_000,
+            random: true,
+            sync: false,
+            register_ring: true,
+            runtime_ns: T_IO_URING_DEFAULT_RUNTIME_NS,
             taskset: None,
             files: Vec::new(),
+            notes: Vec::new(),
         }
     }
 }
@@ -209,12 +222,11 @@ fn t_io_uring_number<T: std::str::FromStr>(what: &str, v: &str) -> Result<T, Str
     v.parse().map_err(|_| t_io_uring_bad(what, v))
 }
 
-/// A 0/1 flag for t/io_uring's option `what`.
+/// A 0/1 flag for t/io_uring's option `what` (t/io_uring reads `!!atoi()`: any non-zero number is 1).
 fn t_io_uring_flag(what: &str, v: &str) -> Result<bool, String> {
-    match v {
-        "0" => Ok(false),
-        "1" => Ok(true),
-        _ => Err(t_io_uring_bad(what, v)),
+    match v.parse::<i64>() {
+        Ok(n) => Ok(n != 0),
+        Err(_) => Err(t_io_uring_bad(what, v)),
     }
 }
 
@@ -224,17 +236,37 @@ impl TIoUringArgs {
         match opt {
             "-b" => self.bs = t_io_uring_number(opt, &value()?)?,
             "-d" => self.depth = t_io_uring_number(opt, &value()?)?,
-            "-c" => self.complete = t_io_uring_number(opt, &value()?)?,
-            "-s" => self.submit = t_io_uring_number(opt, &value()?)?,
+            // t/io_uring: a batch of 0 is 1.
+            "-c" => self.complete = t_io_uring_number::<u32>(opt, &value()?)?.max(1),
+            "-s" => self.submit = t_io_uring_number::<u32>(opt, &value()?)?.max(1),
             "-n" => self.threads = t_io_uring_number(opt, &value()?)?,
             "-p" => self.polled = t_io_uring_flag(opt, &value()?)?,
             "-F" => self.fixed_files = t_io_uring_flag(opt, &value()?)?,
             "-B" => self.fixed_bufs = t_io_uring_flag(opt, &value()?)?,
-            "-X" => {
+            "-R" => self.random = t_io_uring_flag(opt, &value()?)?,
+            "-S" => self.sync = t_io_uring_flag(opt, &value()?)?,
+            "-X" => self.register_ring = t_io_uring_flag(opt, &value()?)?,
+            // The TSC rate only scales latency tracking (-t), which is not modelled.
+            "-T" => {
+                t_io_uring_number::<u64>(opt, &value()?)?;
+            }
+            // Vectored reads (READV) only matter without fixed buffers; the
+            // opcode restriction filter is set once at ring setup.
+            "-V" | "-e" => {
                 t_io_uring_flag(opt, &value()?)?;
             }
-            "-O" | "-R" | "-t" | "-a" | "-S" | "-u" => check_modelled(opt, value)?,
-            "-r" => self.runtime_ns = blksim::settings::parse_time_ns(&value()?)?,
+            "-O" | "-t" | "-a" | "-N" | "-P" | "-u" | "-H" => check_modelled(opt, value)?,
+            "-r" => {
+                let v = value()?;
+                self.runtime_ns = blksim::settings::parse_time_ns(&v)?;
+                if self.runtime_ns == 0 {
+                    self.runtime_ns = T_IO_URING_DEFAULT_RUNTIME_NS;
+                    self.notes.push(format!(
+                        "-r {v}: t/io_uring runs until interrupted; blksim simulates {} ms",
+                        T_IO_URING_DEFAULT_RUNTIME_NS / 1_000_000
+                    ));
+                }
+            }
             "--taskset" => {
                 self.taskset = Some(blksim::settings::parse_cpu_list(&value()?).map_err(|e| format!("--taskset: {e}"))?)
             }
@@ -251,32 +283,33 @@ impl TIoUringArgs {
         if self.files.is_empty() {
             return Err(format!("t/io_uring: no device given\nusage: {T_IO_URING_USAGE}"));
         }
-        if self.depth == 0 || self.bs == 0 || self.threads == 0 {
-            return Err("t/io_uring: -b, -d and -n must be > 0".into());
+        if self.threads == 0 {
+            return Err("Threads must be non-zero".into());
+        }
+        if self.depth == 0 || self.bs == 0 {
+            return Err("t/io_uring: -b and -d must be > 0 (io_uring_setup: Invalid argument)".into());
         }
         Ok(())
     }
 }
 
-/// Refuse what t/io_uring can do but the model does not: buffered or sequential I/O, latency tracking,
-/// other engines.
+/// Refuse what t/io_uring can do but the model does not: buffered I/O,
+/// latency tracking, legacy aio, no-op requests, NUMA placement, NVMe
+/// passthrough, hugetlbfs buffers.
 fn check_modelled(opt: &str, value: &mut dyn FnMut() -> Result<String, String>) -> Result<(), String> {
-    match opt {
-        "-O" | "-R" => {
-            let v = value()?;
-            if v != "1" {
-                return Err(format!("t/io_uring: {opt} {v}: only O_DIRECT random I/O (-O 1 -R 1) is modelled"));
-            }
-        }
-        "-t" => {
-            let v = value()?;
-            if v != "0" {
-                return Err(format!("t/io_uring: -t {v}: latency tracking is not modelled"));
-            }
-        }
-        _ => return Err(format!("t/io_uring: {opt}: only the io_uring engine on block devices is modelled")),
-    }
-    Ok(())
+    let v = value()?;
+    let on = |v: &str| t_io_uring_flag(opt, v);
+    let what = match opt {
+        "-O" if !on(&v)? => "buffered I/O (-O 0) goes through the page cache, which blksim does not model",
+        "-t" if on(&v)? => "latency tracking (-t 1) is not modelled",
+        "-a" if on(&v)? => "legacy aio (-a 1) is not modelled in the t/io_uring front end (fio's libaio engine is)",
+        "-N" if on(&v)? => "no-op requests (-N 1) are not modelled",
+        "-P" if on(&v)? => "placement on the device's home node (-P 1) is not modelled",
+        "-u" if on(&v)? => "NVMe passthrough (-u 1) is not modelled yet",
+        "-H" => "hugetlbfs buffers (-H) are not modelled",
+        _ => return Ok(()),
+    };
+    Err(format!("t/io_uring: {opt} {v}: {what}"))
 }
 
 /// getopt style: `-b512` is `-b 512`.
@@ -316,47 +349,74 @@ fn parse_t_io_uring(args: &[String]) -> Result<TIoUringArgs, String> {
 }
 
 /// fio's `t/io_uring` command line as a workload: `-n` submitter threads,
-/// each with its own ring and the files spread round-robin over them.
-/// Defaults are t/io_uring's (depth 128, batches 32, 4 KiB, polled, fixed
-/// files and buffers). `-r` takes seconds or a time with a unit; `--taskset`
-/// pins the threads (one CPU each, in list order) as `taskset` would.
+/// each with its own ring, given files as t/io_uring's `main()` assigns
+/// them (`threads_per_f = nthreads / nfiles`, the remainder to the first
+/// files; with fewer threads than files, round-robin). Defaults are
+/// t/io_uring's (depth 128, batches 32, 4 KiB, polled, fixed files and
+/// buffers, random). `-r` takes seconds or a time with a unit (`-r 0`,
+/// t/io_uring's "unlimited", is 10 ms); `--taskset` allows the threads the
+/// CPUs listed, as `taskset -c` would (the scheduler spreads them).
 pub fn t_io_uring(args: &[String]) -> Result<Workload, String> {
+    t_io_uring_with_notes(args).map(|(w, _)| w)
+}
+
+/// `t_io_uring`, and the notes to show the user (what blksim made of an option).
+pub fn t_io_uring_with_notes(args: &[String]) -> Result<(Workload, Vec<String>), String> {
     let a = parse_t_io_uring(args)?;
-    let jobs = (0..a.threads)
-        .filter_map(|t| {
-            let mine: Vec<String> = a.files.iter().skip(t as usize).step_by(a.threads as usize).cloned().collect();
-            (!mine.is_empty()).then(|| submitter_job(&a, t, mine))
-        })
-        .collect();
-    Ok(Workload { jobs, dsa: Vec::new() })
+    let n = a.threads as usize;
+    let mut files: Vec<Vec<String>> = vec![Vec::new(); n];
+    let nfiles = a.files.len();
+    let (mut per, mut rem) = (n / nfiles, 0i64);
+    if per == 0 {
+        per = 1;
+    } else {
+        rem = (n - per * nfiles) as i64;
+    }
+    let mut j = 0;
+    for f in &a.files {
+        let limit = per + usize::from(rem > 0);
+        for k in 0..limit {
+            files[(j + k) % n].push(f.clone());
+        }
+        rem -= 1;
+        j += limit;
+    }
+    let jobs = files.into_iter().enumerate().map(|(t, mine)| submitter_job(&a, t as u32, mine)).collect();
+    Ok((Workload { jobs, dsa: Vec::new() }, a.notes))
 }
 
 /// Submitter thread `t`, on `files`: a time-based, direct, random-read io_uring job.
 fn submitter_job(a: &TIoUringArgs, t: u32, files: Vec<String>) -> JobConfig {
     let mut j = JobConfig::new(&format!("submitter{t}"));
     j.program = Program::TIoUring;
-    j.ioengine = IoEngine::IoUring(IoUringOptions {
-        hipri: a.polled,
-        fixedbufs: a.fixed_bufs,
-        registerfiles: a.fixed_files,
-        ..Default::default()
-    });
-    j.rw = RwKind::RandRead;
+    j.ioengine = if a.sync {
+        // submitter_sync_fn: one preadv2 per I/O, RWF_HIPRI with -p1.
+        IoEngine::Pvsync2 { hipri: a.polled }
+    } else {
+        IoEngine::IoUring(IoUringOptions {
+            hipri: a.polled,
+            fixedbufs: a.fixed_bufs,
+            registerfiles: a.fixed_files,
+            register_ring: a.register_ring,
+            ..Default::default()
+        })
+    };
+    j.rw = if a.random { RwKind::RandRead } else { RwKind::Read };
     j.bs = [a.bs; 3];
-    j.iodepth = a.depth;
-    j.iodepth_low = a.depth;
+    let depth = if a.sync { 1 } else { a.depth };
+    j.iodepth = depth;
+    j.iodepth_low = depth;
     // Both batches are clamped to the depth.
-    j.iodepth_batch_submit = a.submit.clamp(1, a.depth);
-    // t/io_uring waits for `-c` completions when the ring is full and reaps every CQE there is.
-    j.iodepth_batch_complete_min = a.complete.clamp(1, a.depth);
-    j.iodepth_batch_complete_max = a.depth;
+    j.iodepth_batch_submit = a.submit.clamp(1, depth);
+    j.iodepth_batch_complete_min = a.complete.clamp(1, depth);
+    j.iodepth_batch_complete_max = depth;
     j.direct = true;
     j.norandommap = true;
     j.thread = true;
     j.time_based = true;
     j.runtime_ns = Some(a.runtime_ns);
     j.filenames = files;
-    j.cpus_allowed = a.taskset.as_ref().map(|cpus| vec![cpus[t as usize % cpus.len()]]);
+    j.cpus_allowed = a.taskset.clone();
     j
 }
 
@@ -377,7 +437,28 @@ mod t_io_uring_tests {
         assert_eq!(j.filenames, vec!["/dev/nvme0n1", "/dev/nvme1n1"]);
         assert_eq!(j.cpus_allowed, Some(vec![3]));
         assert!(t_io_uring(&["-a".into(), "1".into(), "/dev/x".into()]).is_err());
+        assert!(t_io_uring(&["-a".into(), "0".into(), "/dev/x".into()]).is_ok());
         assert!(t_io_uring(&["-d".into(), "8".into()]).unwrap_err().contains("no device"));
+    }
+
+    #[test]
+    fn files_go_to_threads_as_t_io_uring_assigns_them() {
+        let files = |args: &str| -> Vec<Vec<String>> {
+            let a: Vec<String> = args.split_whitespace().map(str::to_string).collect();
+            t_io_uring(&a).unwrap().jobs.into_iter().map(|j| j.filenames).collect()
+        };
+        // More threads than files: each file to threads_per_f threads, the remainder first.
+        assert_eq!(files("-n3 -- /dev/a /dev/b"), [vec!["/dev/a"], vec!["/dev/a"], vec!["/dev/b"]]);
+        // One file, two threads: both do I/O to it.
+        assert_eq!(files("-n2 -- /dev/a"), [vec!["/dev/a"], vec!["/dev/a"]]);
+        // Fewer threads than files: round-robin.
+        assert_eq!(files("-n2 -- /dev/a /dev/b /dev/c"), [vec!["/dev/a", "/dev/c"], vec!["/dev/b"]]);
+        // -c0 and -s0 are 1, -r 0 is the default runtime with a note.
+        let a: Vec<String> = "-c0 -s0 -r 0 /dev/a".split_whitespace().map(str::to_string).collect();
+        let (w, notes) = t_io_uring_with_notes(&a).unwrap();
+        assert_eq!((w.jobs[0].iodepth_batch_complete_min, w.jobs[0].iodepth_batch_submit), (1, 1));
+        assert_eq!(w.jobs[0].runtime_ns, Some(T_IO_URING_DEFAULT_RUNTIME_NS));
+        assert!(notes[0].contains("until interrupted"), "{notes:?}");
     }
 
     /// Found by the `t_io_uring_options` fuzz target: a multi-byte character after `-` panicked.

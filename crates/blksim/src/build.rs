@@ -21,7 +21,7 @@ use crate::settings::{Scheduler, Settings};
 use crate::sim::{EventQueue, Rng};
 use crate::stats::MsiCounters;
 use crate::system::Sim;
-use crate::workload::{IoEngine, JobConfig};
+use crate::workload::{IoEngine, JobConfig, Program};
 
 /// The most I/Os a job without a runtime may ask for (a few minutes of wall time).
 pub(crate) const MAX_UNBOUNDED_IOS: u64 = 200_000_000;
@@ -86,7 +86,6 @@ impl Sim {
             smt_slow_pm: (2000.0 / topo.smt_throughput).round() as u64,
             cpu_busy: vec![false; topo.cpus.len()],
             sample_interval_ns: 500_000_000,
-            polling_job: None,
             foresight: Default::default(),
             trace: None,
             dsa_clients: Vec::new(),
@@ -98,6 +97,7 @@ impl Sim {
             patch_mq_deadline_2024: settings.patch_mq_deadline_2024,
             patch_io_cpu_affinity_2008: settings.patch_io_cpu_affinity_2008,
             max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
+            polled_unsupported: settings.polled_unsupported,
             phase: 0,
             phases: 0,
             jobs_left: 0,
@@ -179,13 +179,11 @@ impl Sim {
         if !cfg.time_based || cfg.runtime_ns.is_none() {
             job.bytes_limit = self.bytes_limit(i, cfg, &devs)?;
         }
-        if job.hipri() {
-            for &d in &devs {
-                let (hctx, polled) = self.devs[d].hctx_for(cpu, true);
-                if polled {
-                    job.poll_queues.push((d, hctx));
-                }
-            }
+        if cfg.program == Program::TIoUring {
+            // t/io_uring's submitter_init: per_file_depth = ceil(depth / nr_files).
+            let n = devs.len().max(1) as u32;
+            job.tio.pending = vec![0; devs.len()];
+            job.tio.per_file_depth = cfg.iodepth.div_ceil(n);
         }
         self.jobs.push(job);
         Ok(())

@@ -38,7 +38,11 @@ impl Sim {
                 .devs
                 .iter()
                 .enumerate()
-                .filter(|(_, d)| d.disk.ios.iter().sum::<u64>() > 0)
+                // Every disk a job used (fio prints ios=0/0 for one that did none).
+                .filter(|(i, d)| {
+                    d.disk.ios.iter().sum::<u64>() > 0
+                        || self.jobs.iter().any(|j| j.devs.iter().any(|dv| dv.idx() == *i))
+                })
                 .map(|(i, d)| {
                     let runs =
                         self.irqs.iter().filter(|q| q.dev.0 as usize == i).map(|q| q.count.iter().sum::<u64>()).sum();
@@ -63,6 +67,14 @@ impl Sim {
         self.jobs
             .iter_mut()
             .map(|j| JobStats {
+                error: j.error.map(|e| crate::stats::JobError {
+                    errno: e.errno,
+                    file: j.cfg.filenames.get(e.file as usize).cloned().unwrap_or_default(),
+                    dir: e.dir,
+                    offset: e.offset,
+                    bytes: e.bytes as u64,
+                }),
+                stuck: j.stuck.clone(),
                 config: j.cfg.clone(),
                 dirs: std::mem::take(&mut j.dirs),
                 runtime_ns: j.finish_ns.saturating_sub(j.ramp_end_ns),

@@ -43,6 +43,52 @@ pub struct RunOptions {
 /// How often (in events, a power of two) the run loop looks at [`RunOptions::stop`].
 const STOP_CHECK_EVENTS: u64 = 1 << 14;
 
+/// Checks (of `STOP_CHECK_EVENTS` events each) in a row without virtual
+/// time moving after which the run is a livelock (about 10^7 events).
+const LIVELOCK_CHECKS: u32 = 640;
+
+/// Virtual time past the last running job's end after which the run is
+/// stuck, ns: an hour (draining thousands of queued I/Os from a disk at a
+/// hundred IOPS takes tens of seconds; a runaway step reaches 10^18 ns).
+const OVERRUN_NS: u64 = 3_600_000_000_000;
+
+/// The run loop's guard against a livelock (events without virtual time
+/// advancing) and a run that goes on past its jobs' ends: both are
+/// internal errors (exit 70), never a hang.
+#[derive(Default)]
+struct Watchdog {
+    last_ns: u64,
+    still: u32,
+}
+
+impl Watchdog {
+    fn check(&mut self, sim: &Sim) -> Option<String> {
+        let now = sim.q.now_ns();
+        if now == self.last_ns && sim.q.processed > 0 {
+            self.still += 1;
+            if self.still >= LIVELOCK_CHECKS {
+                return Some(format!(
+                    "internal error: livelock: {} events without virtual time passing {now} ns",
+                    self.still as u64 * STOP_CHECK_EVENTS
+                ));
+            }
+        } else {
+            self.still = 0;
+            self.last_ns = now;
+        }
+        // A running job has an end; the run may not go far beyond the last.
+        let ends =
+            sim.jobs.iter().filter(|j| !matches!(j.state, JobState::NotStarted | JobState::Done)).map(|j| j.end_ns);
+        match ends.max() {
+            Some(end) if end < u64::MAX / 2 && now > end.saturating_add(OVERRUN_NS) => Some(format!(
+                "internal error: the run is at {now} ns, more than {} s past its jobs' end ({end} ns)",
+                OVERRUN_NS / 1_000_000_000
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// Run `jobs` on `machine` with `settings` and `seed`.
 pub fn run(
     machine: &Machine,
@@ -181,9 +227,15 @@ impl Sim {
     /// left before that is a stall: an internal error.
     pub(crate) fn run_loop(&mut self, options: &RunOptions) -> Result<(), Error> {
         self.start_phase();
+        let mut watch = Watchdog::default();
         while !self.all_done() {
-            if self.q.processed.is_multiple_of(STOP_CHECK_EVENTS) && self.stop_asked(options) {
-                break;
+            if self.q.processed.is_multiple_of(STOP_CHECK_EVENTS) {
+                if self.stop_asked(options) {
+                    break;
+                }
+                if let Some(why) = watch.check(self) {
+                    return Err(Error::internal(format!("{why}\n{}", self.stall_report())));
+                }
             }
             let Some(popped) = self.q.pop() else {
                 return Err(Error::internal(self.stall_report()));
@@ -342,6 +394,7 @@ impl Sim {
             Event::NvmeAggregationTimer { dev, hctx, gen } => self.nvme_aggregation_timer(dev, hctx, gen),
             Event::RunWorkTimer { dev, gen } => self.run_work_timer(dev, gen),
             Event::KworkerWoken { cpu } => self.kworker_woken(cpu),
+            Event::JobStuck { job } => self.tio_stuck_end(job),
             Event::Timed { index } => {
                 if let Err(e) = self.timed_action(index as usize) {
                     self.failure.get_or_insert(Error::bad_input(e));

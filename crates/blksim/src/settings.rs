@@ -60,12 +60,30 @@ pub struct NullBlkSettings {
     pub completion_nsec: u64,
     /// Tags per hardware queue.
     pub hw_queue_depth: u32,
+    /// Poll queues (`poll_queues`, default 1 as null_blk's `g_poll_queues`):
+    /// REQ_POLLED requests wait on the queue's poll list until `null_poll`.
+    pub poll_queues: u32,
 }
 
 impl Default for NullBlkSettings {
     fn default() -> Self {
-        NullBlkSettings { submit_queues: 1, irqmode: 1, completion_nsec: 10_000, hw_queue_depth: 64 }
+        NullBlkSettings { submit_queues: 1, irqmode: 1, completion_nsec: 10_000, hw_queue_depth: 64, poll_queues: 1 }
     }
+}
+
+/// What a REQ_POLLED bio to a queue without poll queues gets
+/// (`blksim.polled_unsupported=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PolledUnsupported {
+    /// Linux up to 6.10 (the modelled kernel): `submit_bio_noacct` clears
+    /// the polled flag (`bio_clear_polled`); the request goes to an
+    /// interrupt queue and completes by interrupt while the io_uring task
+    /// keeps spinning in `io_do_iopoll`.
+    #[default]
+    Clear,
+    /// Linux 6.11 and later (958148a6ac06 removed the fallback): the bio
+    /// ends at once with BLK_STS_NOTSUPP, the CQE carries -EOPNOTSUPP.
+    Eopnotsupp,
 }
 
 /// Every knob, resolved with the kernel's defaults.
@@ -83,6 +101,9 @@ pub struct Settings {
     pub nvme_write_queues: u32,
     /// `nvme.io_queue_depth` (2..4095, default 1024).
     pub nvme_io_queue_depth: u32,
+    /// `blksim.polled_unsupported=clear|eopnotsupp`: polled I/O to a queue
+    /// without poll queues (6.10's fallback, or 6.11's error).
+    pub polled_unsupported: PolledUnsupported,
     /// null_blk's module parameters.
     pub null_blk: NullBlkSettings,
     /// Per device name (e.g. `nvme0n1`); devices not named here have the defaults.
@@ -111,6 +132,7 @@ impl Default for Settings {
             nvme_poll_queues: 0,
             nvme_write_queues: 0,
             nvme_io_queue_depth: 1024,
+            polled_unsupported: PolledUnsupported::Clear,
             null_blk: NullBlkSettings::default(),
             queues: BTreeMap::new(),
             irq_affinity: BTreeMap::new(),
@@ -282,6 +304,18 @@ impl Settings {
             "null_blk.irqmode" => self.null_blk.irqmode = parse_num(name, value, 0, 2)? as u8,
             "null_blk.completion_nsec" => self.null_blk.completion_nsec = parse_num(name, value, 0, 10_000_000_000)?,
             "null_blk.hw_queue_depth" => self.null_blk.hw_queue_depth = parse_num(name, value, 1, 65536)? as u32,
+            "null_blk.poll_queues" => self.null_blk.poll_queues = parse_num(name, value, 0, 4096)? as u32,
+            "blksim.polled_unsupported" => {
+                self.polled_unsupported = match value.trim() {
+                    "clear" => PolledUnsupported::Clear,
+                    "eopnotsupp" => PolledUnsupported::Eopnotsupp,
+                    v => {
+                        return Err(Error::bad_input(format!(
+                            "blksim.polled_unsupported: '{v}' (expected clear, Linux <= 6.10's fallback to interrupts, or eopnotsupp, 6.11's error)"
+                        )))
+                    }
+                }
+            }
             // intremap takes a comma-separated list (on, off, nosid, no_x2apic_optout, nopost, posted_msi).
             "intremap" => {
                 for opt in value.split(',') {
@@ -310,7 +344,8 @@ impl Settings {
             _ => {
                 return Err(Error::bad_input(format!(
                     "unknown kernel parameter '{name}' (known: intremap, nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
-                     blksim.max_posted_msi_coalescing_loop, null_blk.submit_queues, null_blk.irqmode, null_blk.completion_nsec, null_blk.hw_queue_depth)"
+                     blksim.max_posted_msi_coalescing_loop, blksim.polled_unsupported, null_blk.submit_queues, null_blk.irqmode, null_blk.completion_nsec, \
+                     null_blk.hw_queue_depth, null_blk.poll_queues)"
                 )))
             }
         }

@@ -56,6 +56,8 @@ pub(crate) enum Event {
     RunWorkTimer { dev: DevId, gen: u32 },
     /// A wake-up IPI reached the idle CPU of a woken kworker.
     KworkerWoken { cpu: CpuId },
+    /// The runtime of a submitter stuck in a wait that cannot end is over.
+    JobStuck { job: JobId },
 }
 
 pub(crate) struct Sim {
@@ -92,6 +94,8 @@ pub(crate) struct Sim {
     /// `--patch io-cpu-affinity-2008`.
     pub patch_io_cpu_affinity_2008: bool,
     pub max_posted_msi_coalescing_loop: u32,
+    /// `blksim.polled_unsupported`: what a polled bio to a queue that cannot poll gets.
+    pub polled_unsupported: crate::settings::PolledUnsupported,
     /// Actions at points of virtual time (IRQ moves, CPUs going offline).
     pub timed: Vec<TimedAction>,
     /// CPU hotplug: which CPUs are online and active.
@@ -106,8 +110,6 @@ pub(crate) struct Sim {
     pub trace: Option<crate::stats::Trace>,
     /// Scratch space for foreseeing a drain's wake-ups and IPIs.
     pub foresight: Foresight,
-    /// The job whose poller is reaping right now (IOPOLL completions go straight to its ring).
-    pub polling_job: Option<JobId>,
     pub(crate) phase: u32,
     pub(crate) phases: u32,
     pub(crate) jobs_left: usize,

@@ -103,6 +103,10 @@ pub struct IoUringOptions {
     pub sqthread_poll: bool,
     /// `sqthread_poll_cpu`, if set.
     pub sqthread_poll_cpu: Option<u32>,
+    /// The ring's fd is registered (`IORING_REGISTER_RING_FDS`, t/io_uring's
+    /// `-X1`): `io_uring_enter` takes no `fdget`/`fdput` of it. fio's engine
+    /// does not register it.
+    pub register_ring: bool,
 }
 
 impl IoEngine {

@@ -198,9 +198,38 @@ fn null_blk_irqmode_0_completes_inline_without_interrupts_or_softirq() {
 
 #[test]
 fn null_blk_irqmode_1_completes_in_block_softirq_on_the_submitter() {
-    let (r, _) = null_blk_run("null_blk.irqmode=1", IoEngine::Libaio, 4);
+    // One hardware queue (no poll queue): blk_mq_complete_request raises BLOCK_SOFTIRQ.
+    let (r, _) = null_blk_run("null_blk.irqmode=1 null_blk.poll_queues=0", IoEngine::Libaio, 4);
     assert!(r.cpu_time[1].softirq_ns > 0);
     assert_eq!(r.cpu_time[0].softirq_ns, 0);
+    // With its default poll queue nr_hw_queues is 2: the completion runs inline.
+    let (r, _) = null_blk_run("null_blk.irqmode=1", IoEngine::Libaio, 4);
+    assert_eq!(r.cpu_time[1].softirq_ns, 0);
+}
+
+#[test]
+fn hipri_on_null_blk_polls_its_poll_queue_and_without_one_completes_by_softirq() {
+    let (r, inv) = null_blk_run("null_blk.irqmode=1", uring(true), 32);
+    assert!(inv.ios_issued > 1000);
+    assert_eq!(r.cpu_time[1].softirq_ns + r.cpu_time[1].hardirq_ns, 0, "null_poll ends them");
+    let (r, inv) = null_blk_run("null_blk.irqmode=1 null_blk.poll_queues=0", uring(true), 32);
+    // Each submission raises BLOCK_SOFTIRQ from task context: ksoftirqd takes the CPU.
+    assert!(inv.ios_issued > 300);
+    assert!(r.cpu_time[1].softirq_ns > 0, "the polled flag is cleared: BLOCK_SOFTIRQ ends them");
+}
+
+#[test]
+fn pvsync2_hipri_is_not_polled_the_task_sleeps() {
+    let m = small_machine(2);
+    let mut s = Settings::default();
+    s.apply_cmdline("nvme.poll_queues=1").unwrap();
+    let mut j = job("s", IoEngine::Pvsync2 { hipri: true }, RwKind::RandRead, 4096, 1, "nvme0n1", 5);
+    j.cpus_allowed = Some(vec![1]);
+    let (r, inv) = run_checked(&m, &s, &[j], 1);
+    assert!(inv.ios_issued > 20);
+    let t = &r.cpu_time[1];
+    assert!(t.iowait_ns > r.sim_time_ns / 2, "sleeps in submit_bio_wait: {t:?}");
+    assert!(inv.msi.sent > 0, "completes by interrupt");
 }
 
 #[test]

@@ -332,6 +332,7 @@ fn to_engine(engine: EngineName, e: &EngineOpts) -> IoEngine {
         registerfiles: e.registerfiles,
         sqthread_poll: e.sqthread_poll,
         sqthread_poll_cpu: e.sqthread_poll_cpu,
+        register_ring: false,
     };
     match engine {
         EngineName::Sync => IoEngine::Sync,

@@ -173,6 +173,7 @@ fn engines_and_their_options() {
         registerfiles: true,
         sqthread_poll: true,
         sqthread_poll_cpu: Some(3),
+        register_ring: false,
     };
     assert_eq!(c[0].ioengine, IoEngine::IoUring(a));
     let b = IoUringOptions { hipri: true, fixedbufs: true, ..Default::default() };

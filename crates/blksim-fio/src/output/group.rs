@@ -47,9 +47,21 @@ pub struct Block<'a> {
     pub iodepth_submit: [u64; 7],
     pub iodepth_complete: [u64; 7],
     pub lat_buckets: LatBuckets,
+    /// The first member's I/O error (fio's `ts->error`, `ts->verror`).
+    pub error: Option<&'a blksim::stats::JobError>,
 }
 
 impl Block<'_> {
+    /// fio's `err=` value: the errno, positive.
+    pub fn errno(&self) -> i32 {
+        self.error.map_or(0, |e| -e.errno)
+    }
+
+    /// fio's `td->verror` for an io_u error.
+    pub fn verror(&self) -> Option<String> {
+        self.error.map(|e| format!("file:io_u.c:2057, func=io_u error, error={}", strerror(-e.errno)))
+    }
+
     pub fn total_ios(&self) -> u64 {
         self.dirs.iter().map(|d| d.total_ios).sum()
     }
@@ -109,6 +121,17 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         iodepth_submit: [0; 7],
         iodepth_complete: [0; 7],
         lat_buckets: LatBuckets::default(),
+        error: None,
+    }
+}
+
+/// `strerror` for the errnos the model produces.
+pub fn strerror(errno: i32) -> &'static str {
+    match errno {
+        95 => "Operation not supported",
+        5 => "Input/output error",
+        22 => "Invalid argument",
+        _ => "Unknown error",
     }
 }
 
@@ -143,6 +166,9 @@ fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(Strin
     block.config = config;
     block.options = options;
     block.members += 1;
+    if block.error.is_none() {
+        block.error = job.error.as_ref();
+    }
 }
 
 /// The reported blocks in fio's order. A job joins the block before it when it

@@ -50,7 +50,7 @@ fn job_object(block: &Block, group: &GroupStats, elapsed_s: u64, plus: bool) -> 
     job.insert("jobname".into(), json!(block.name));
     job.insert("groupid".into(), json!(block.group_id));
     job.insert("job_start".into(), json!(block.job_start_ms));
-    job.insert("error".into(), json!(0));
+    job.insert("error".into(), json!(block.errno()));
     job.insert("eta".into(), json!(0));
     job.insert("elapsed".into(), json!(elapsed_s));
     if let Some(options) = options_object(block.options) {

@@ -73,6 +73,7 @@ fn report_time_secs(report: &RunReport) -> u64 {
 }
 
 pub use breakdown::write_breakdown;
+pub use group::strerror;
 pub use logs::{log_file_name, write_logs, LogFile};
 pub use sysstat::{write_iostat, write_mpstat};
 pub use trace::write_trace;

@@ -111,11 +111,27 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
     if block.io_bytes() == 0 && block.total_ios() == 0 {
         return;
     }
-    let _ = write!(
-        out,
-        "{}: (groupid={}, jobs={}): err= 0: pid={}: {}",
-        block.name, block.group_id, block.members, block.pid, time
-    );
+    match block.verror() {
+        None => {
+            let _ = write!(
+                out,
+                "{}: (groupid={}, jobs={}): err= 0: pid={}: {}",
+                block.name, block.group_id, block.members, block.pid, time
+            );
+        }
+        Some(verror) => {
+            let _ = write!(
+                out,
+                "{}: (groupid={}, jobs={}): err={:2} ({verror}): pid={}: {}",
+                block.name,
+                block.group_id,
+                block.members,
+                block.errno(),
+                block.pid,
+                time
+            );
+        }
+    }
     for d in 0..3 {
         if block.dirs[d].io_bytes > 0 {
             write_dir(out, block, group, d);

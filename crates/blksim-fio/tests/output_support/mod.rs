@@ -88,6 +88,8 @@ pub fn job(config: JobConfig, dirs: [DirStats; 3], runtime_ns: u64) -> JobStats 
         iodepth_complete: batches,
         cpu: 0,
         breakdown_ns: [0; 5],
+        error: None,
+        stuck: None,
     }
 }
 

@@ -114,6 +114,11 @@ impl Sim {
                 }
                 let wj = self.reqs.reqs[waiter].job();
                 debt += self.tag_granted(cpu, wj);
+                if self.jobs[wj].iopoll() {
+                    // Issued from io-wq: it joins its ring's iopoll list.
+                    self.jobs[wj].iopoll.push_back(waiter);
+                    self.iopoll_poke(wj);
+                }
             }
             None => hctx.tags_free += 1,
         }

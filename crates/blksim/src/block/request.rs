@@ -48,6 +48,14 @@ pub(crate) struct Request {
     pub polled: bool,
     /// Waiting for a tag.
     pub waiting_tag: bool,
+    /// Its IOPOLL ring's `iopoll_completed`: ended, waiting for `io_do_iopoll` to reap it.
+    pub iopoll_done: bool,
+    /// Which of its job's files (`Job::devs`) it goes to.
+    pub file: u16,
+    /// Its result's error, a negative errno (0: success).
+    pub status: i32,
+    /// Scratch mark while an IOPOLL pass is foreseen (drained by it).
+    pub in_pass: bool,
 }
 
 impl Request {
@@ -71,6 +79,10 @@ impl Request {
             merged: false,
             polled: false,
             waiting_tag: false,
+            iopoll_done: false,
+            file: 0,
+            status: 0,
+            in_pass: false,
         }
     }
 

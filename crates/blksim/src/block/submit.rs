@@ -9,6 +9,17 @@ use crate::drivers::scsi::ScsiState;
 use crate::drivers::Driver;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::job::{batch_bucket, depth_bucket};
+use crate::settings::PolledUnsupported;
+
+/// `EINVAL` (22): direct I/O not aligned to the logical block.
+pub(crate) const EINVAL: i32 = 22;
+
+/// The logical block size of every modelled block device, bytes.
+pub(crate) const LOGICAL_BLOCK: u32 = 512;
+
+/// `EOPNOTSUPP` (95): what a polled bio to a queue without poll queues ends
+/// with on 6.11 and later.
+pub(crate) const EOPNOTSUPP: i32 = 95;
 use crate::system::Sim;
 use crate::workload::IoEngine;
 
@@ -134,7 +145,7 @@ impl Sim {
             }
         }
         let mut tw = 0;
-        if run_tw && job.is_uring() && !job.hipri() {
+        if run_tw && job.is_uring() && !job.iopoll() {
             // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
             tw = job.tw_pending.len() as u32;
             cost += tw as u64 * self.costs.io_uring_cqe_ns;
@@ -149,9 +160,16 @@ impl Sim {
         let n = reqs.len() as u32;
         self.submit_bios(cpu, j, &reqs);
         if !matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
+            let iopoll = self.jobs[j].iopoll();
             for &req in &reqs {
-                if !self.reqs.reqs[req].merged {
+                let r = &self.reqs.reqs[req];
+                if !r.merged && r.status == 0 {
                     self.blk_mq_get_tag_and_issue(cpu, j, req);
+                }
+                // io_iopoll_req_issued: on the ring's iopoll list once issued
+                // (a request waiting for a tag joins when it gets one).
+                if iopoll && !self.reqs.reqs[req].waiting_tag && self.reqs.reqs[req].status != -EINVAL {
+                    self.jobs[j].iopoll.push_back(req);
                 }
             }
         }
@@ -180,7 +198,7 @@ impl Sim {
     fn submit_bios(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
         let now = self.q.now_ns();
         let job = &self.jobs[j];
-        let (hipri, sync) = (job.hipri(), job.cfg.ioengine.is_sync());
+        let (hipri, sync, direct) = (job.iopoll(), job.cfg.ioengine.is_sync(), job.cfg.direct);
         let is_null = matches!(job.cfg.ioengine, IoEngine::Null);
         let plugged = reqs.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
         let mut last = None;
@@ -193,11 +211,28 @@ impl Sim {
                 self.jobs[j].ready.push_back(req);
                 continue;
             }
+            if direct && (r.bytes % LOGICAL_BLOCK != 0 || r.offset % LOGICAL_BLOCK as u64 != 0) {
+                // blkdev_direct_IO → blkdev_dio_invalid: the read/write
+                // returns -EINVAL before any bio (io_uring posts the CQE inline).
+                r.status = -EINVAL;
+                (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
+                self.jobs[j].ready.push_back(req);
+                continue;
+            }
             let dev = r.dev();
             let (hctx, polled) = self.devs[dev].hctx_for(cpu, hipri);
             let r = &mut self.reqs.reqs[req];
             r.hctx = hctx;
             r.polled = polled;
+            if hipri && !polled && self.polled_unsupported == PolledUnsupported::Eopnotsupp {
+                // 6.11+: blk_mq_submit_bio ends a REQ_POLLED bio to a queue
+                // that cannot poll with BLK_STS_NOTSUPP; io_complete_rw_iopoll
+                // marks it done with -EOPNOTSUPP.
+                r.status = -EOPNOTSUPP;
+                r.iopoll_done = true;
+                (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
+                continue;
+            }
             if plugged && last.is_some_and(|l| self.plug_merge(l, req)) {
                 continue;
             }

@@ -84,10 +84,7 @@ impl Sim {
         let q = &mut d.queues[hctx];
         q.cq.push_back(req);
         if q.polled {
-            for i in 0..q.pollers.len() {
-                let job = self.devs[dev].queues[hctx].pollers[i];
-                self.poll_poke(job);
-            }
+            self.poll_queue_poke(dev, hctx);
             return;
         }
         let signal = match &mut d.driver {
@@ -95,6 +92,18 @@ impl Sim {
             Driver::Dsa(_) | Driver::NullBlk(_) | Driver::Scsi(_) => Signal::Now,
         };
         self.device_signal(dev, hctx, signal);
+    }
+
+    /// Entries appeared on poll queue `hctx`: its spinning pollers look.
+    pub(crate) fn poll_queue_poke(&mut self, dev: DevId, hctx: HctxId) {
+        let mut i = 0;
+        // A poke unregisters the poller from its queues: take them in turn.
+        while let Some(&job) = self.devs[dev].queues[hctx].pollers.get(i) {
+            self.iopoll_poke(job);
+            if self.devs[dev].queues[hctx].pollers.get(i) == Some(&job) {
+                i += 1;
+            }
+        }
     }
 
     /// Act on a device's interrupt decision for `hctx`'s vector.

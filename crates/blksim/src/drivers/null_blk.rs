@@ -5,7 +5,8 @@
 //! runs it, or on the
 //! submitter's CPU by IPI as `rq_affinity` decides); 2: an hrtimer of
 //! `completion_nsec` → the local timer interrupt on the submitting CPU →
-//! `end_request`.
+//! `end_request`. A REQ_POLLED request on a poll queue (`poll_queues`,
+//! default 1) waits on the queue's `poll_list` until `null_poll` ends it.
 
 use super::{driver_tags, Device, Driver, ProbeCtx, Probed};
 use crate::block::hctx::{HwQueue, QueueMap};
@@ -20,11 +21,15 @@ pub(crate) fn probe(name: &str, ctx: &ProbeCtx) -> Result<Probed, Error> {
     let nb = ctx.settings.null_blk.clone();
     let qs = ctx.settings.queue(name);
     let nr = nb.submit_queues.min(ctx.ncpus as u32).max(1);
+    // null_init: poll_queues at most one per CPU; a HCTX_TYPE_POLL map after the default one.
+    let poll = nb.poll_queues.min(ctx.ncpus as u32);
     let depth = nb.hw_queue_depth;
     let tags = driver_tags(name, qs.nr_requests, depth, &format!("null_blk.hw_queue_depth={depth}"))?;
-    let queues = (0..nr).map(|_| HwQueue { tags_free: tags, ..Default::default() }).collect();
+    let queues = (0..nr + poll).map(|q| HwQueue { tags_free: tags, polled: q >= nr, ..Default::default() }).collect();
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, nr);
     let mut device = Device::new(name, Driver::NullBlk(nb), queues, map, qs);
+    device.nr_irq_queues = nr as u16;
+    device.poll_map = (poll > 0).then(|| QueueMap::spread(&ctx.spread_order, ctx.ncpus, poll));
     device.capacity_bytes = 250 << 30;
     Ok(Probed { device, irqs: Vec::new() })
 }
@@ -34,6 +39,13 @@ impl Sim {
     pub(crate) fn null_blk_issue(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> u64 {
         let now = self.q.now_ns();
         self.reqs.reqs[req].t_dispatch_ns = now;
+        let hctx = self.reqs.reqs[req].hctx;
+        if self.devs[dev].queues[hctx].polled {
+            // null_queue_rq on a poll queue: onto its poll_list, ended by the next null_poll.
+            self.devs[dev].account_start(now);
+            self.cqe_written(dev, hctx, req);
+            return 0;
+        }
         // null_blk completes it at once (irqmode 0, 1) or when its timer fires (2).
         self.reqs.reqs[req].t_cqe_ns = now
             + if self.devs[dev].null_blk().is_some_and(|n| n.irqmode == 2) {
@@ -50,9 +62,13 @@ impl Sim {
         match nb.irqmode {
             0 => self.costs.blk_complete_ns + self.end_request(cpu, req),
             // blk_mq_complete_request from queue_rq: the submitter's CPU by
-            // IPI when rq_affinity asks for it, else this CPU's BLOCK_SOFTIRQ
-            // (raised from task context: ksoftirqd runs it).
+            // IPI when rq_affinity asks for it; with one hardware queue
+            // (nr_hw_queues counts the poll queues) this CPU's BLOCK_SOFTIRQ
+            // (raised from task context: ksoftirqd runs it); else inline.
             1 => match self.placement(cpu, req) {
+                crate::block::Placement::Batched | crate::block::Placement::Inline => {
+                    self.costs.blk_complete_ns + self.end_request(cpu, req)
+                }
                 crate::block::Placement::Remote => {
                     let target = self.reqs.reqs[req].submit_cpu;
                     let list = &mut self.cpus[target].done_list;

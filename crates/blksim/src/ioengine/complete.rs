@@ -16,6 +16,8 @@ impl Sim {
         let job = &self.jobs[self.reqs.reqs[req].job()];
         match job.cfg.ioengine {
             IoEngine::Libaio => self.costs.aio_complete_ns,
+            // io_complete_rw_iopoll: a store to iopoll_completed.
+            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) if job.iopoll() => 0,
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.llist_add_ns,
             _ => 0,
         }
@@ -25,17 +27,14 @@ impl Sim {
     /// Returns the cost of wake-ups it caused.
     #[inline(always)]
     pub(crate) fn engine_complete(&mut self, cpu: CpuId, req: ReqId) -> u64 {
-        let r = &self.reqs.reqs[req];
-        let j = r.job();
-        let polled = r.polled;
+        let j = self.reqs.reqs[req].job();
         let job = &mut self.jobs[j];
-        if polled && job.is_uring() {
-            // IOPOLL: marked done; its own ring sees it at its next poll.
-            if self.polling_job == Some(j) {
-                job.ready.push_back(req);
-            } else {
-                job.iopoll_done.push_back(req);
-                self.poll_poke(j);
+        if job.iopoll() {
+            // io_complete_rw_iopoll, polled or (its polled flag cleared)
+            // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
+            self.reqs.reqs[req].iopoll_done = true;
+            if job.spin {
+                self.iopoll_poke(j);
             }
             return 0;
         }
@@ -48,10 +47,6 @@ impl Sim {
         } as u32;
         match job.state {
             JobState::Sleeping if have >= job.wait_for && !job.tag_blocked => self.wake(cpu, j),
-            JobState::PollSpin => {
-                self.poll_poke(j);
-                0
-            }
             _ => 0,
         }
     }
@@ -66,7 +61,16 @@ impl Sim {
         job.inflight -= k;
         job.iodepth_complete[batch_bucket(k)] += 1;
         // fio takes one timestamp for the batch, at the start of the reap.
-        let t_reap = job.reap_ns;
+        let mut t_reap = job.reap_ns;
+        let now = self.q.now_ns();
+        if t_reap > now.saturating_add(1_000_000_000) {
+            // A reap stamped far in the future is a broken step, not a run to sample.
+            self.failure.get_or_insert(crate::error::Error::internal(format!(
+                "internal error: job {} reaps at {t_reap} ns, beyond the virtual time {now} ns",
+                job.cfg.name
+            )));
+            t_reap = now;
+        }
         let measured = t_reap >= job.ramp_end_ns;
         while measured && t_reap >= job.next_sample_ns {
             for d in 0..3 {
@@ -77,8 +81,20 @@ impl Sim {
             job.sample_ios = [0; 3];
             job.next_sample_ns += interval;
         }
+        let tio = job.cfg.program == crate::workload::Program::TIoUring;
         for &req in &reaping {
             let r = self.reqs.reqs[req];
+            if tio {
+                job.tio.pending[r.file as usize] -= 1;
+            }
+            if r.status < 0 {
+                // fio: an io_u error ends the job (continue_on_error=none);
+                // t/io_uring's reap_events_uring has ended its thread.
+                job.error.get_or_insert(crate::ioengine::job::IoError::of(&r));
+                job.done_issuing = true;
+                self.reqs.free(req);
+                continue;
+            }
             if measured {
                 let d = r.dir.index();
                 let s = &mut job.dirs[d];

@@ -26,6 +26,7 @@ impl Sim {
         job.state = state;
         job.items = items;
         job.segs = segs;
+        job.spin = false;
         job.remaining_ns = segs.iter().map(|s| s.1).sum();
     }
 
@@ -38,9 +39,16 @@ impl Sim {
         }
         match self.jobs[j].state {
             JobState::NotStarted => {
-                self.job_next(j);
-                let cs = self.costs.context_switch_ns;
-                self.jobs[j].add_head_sys(cs);
+                self.job_begin(j);
+                match self.jobs[j].cfg.program {
+                    Program::Fio => self.job_next(j),
+                    Program::TIoUring => self.tio_start(j),
+                }
+                // Its run may be over before it began (runtime=0): no step.
+                if self.jobs[j].state != JobState::Done {
+                    let cs = self.costs.context_switch_ns;
+                    self.jobs[j].add_head_sys(cs);
+                }
             }
             // Back from sleep: schedule() returns, the syscall finds its completions.
             // Back from waiting for tags: the submitting syscall returns.
@@ -151,8 +159,13 @@ impl Sim {
             let (di, dev, capacity) = if job.devs.is_empty() {
                 (0, None, job.cfg.size.unwrap_or(bytes))
             } else {
-                let di = job.next_dev;
-                job.next_dev = if di + 1 == job.devs.len() { 0 } else { di + 1 };
+                let di = if job.cfg.program == Program::TIoUring {
+                    job.tio_next_file()
+                } else {
+                    let di = job.next_dev;
+                    job.next_dev = if di + 1 == job.devs.len() { 0 } else { di + 1 };
+                    di
+                };
                 let dev = job.devs[di];
                 (di, Some(dev), self.devs[dev].capacity_bytes)
             };
@@ -183,6 +196,9 @@ impl Sim {
             r.merged = false;
             r.polled = false;
             r.waiting_tag = false;
+            r.iopoll_done = false;
+            r.status = 0;
+            r.file = di as u16;
             self.jobs[j].queued.push(req);
         }
     }
@@ -217,11 +233,11 @@ impl Sim {
                 let k = (job.ready.len() as u32).min(max);
                 self.job_chain(j, 0, 0, 0, k)
             }
+            // pvsync2's RWF_HIPRI is not polled (`__blkdev_direct_IO_simple`
+            // sleeps in submit_bio_wait): every sync engine sleeps.
             IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => {
                 if !job.ready.is_empty() {
                     self.job_chain(j, 0, 0, 0, 1)
-                } else if job.hipri() {
-                    self.job_poll(j)
                 } else {
                     self.job_set(j, JobState::SleepOut, self.costs.context_switch_ns, Acct::Sys, 0)
                 }
@@ -243,10 +259,12 @@ impl Sim {
                     // Enough CQEs in the ring: reaped in user space, no syscall.
                     let k = (job.ready.len() as u32).min(max);
                     self.job_chain(j, 0, 0, 0, k)
+                } else if job.iopoll() {
+                    // io_uring_enter(0, min, GETEVENTS) → io_iopoll_check.
+                    self.job_set(j, JobState::ReapEnter, sys, Acct::Sys, 0)
                 } else {
                     let tw = job.tw_pending.len() as u32;
-                    let sleep = if job.hipri() { 0 } else { self.costs.context_switch_ns };
-                    let cost = sys + tw as u64 * self.costs.io_uring_cqe_ns + sleep;
+                    let cost = sys + tw as u64 * self.costs.io_uring_cqe_ns + self.costs.context_switch_ns;
                     self.job_set(j, JobState::ReapEnter, cost, Acct::Sys, tw)
                 }
             }
@@ -327,10 +345,17 @@ impl Sim {
         if !self.jobs[j].dd.ops.is_empty() {
             return self.sched_next_op(cpu, Actor::Task(j));
         }
+        if self.jobs[j].cfg.program == Program::TIoUring {
+            return self.tio_after_submit(cpu, j);
+        }
         if self.job_blocks_on_tags(cpu, j) {
             // Sleeps in blk_mq_get_tag; tag_granted wakes it.
         } else if self.jobs[j].cfg.ioengine.is_sync() {
             self.job_reap(j);
+        } else if self.jobs[j].iopoll() {
+            // fio commits with io_uring_enter(nr, 0, GETEVENTS): on an IOPOLL
+            // ring that is one io_do_iopoll pass (force_nonspin).
+            self.iopoll_check(j, 0);
         } else {
             self.job_next(j);
         }
@@ -340,6 +365,11 @@ impl Sim {
     /// need to sleep: `head_ns` of schedule(), then the syscall takes what
     /// woke it; after a sleep, fio's user code refills what it lost.
     pub(crate) fn job_woken_chain(&mut self, j: JobId, head_ns: u64, woke: bool) {
+        if self.is_tio_uring(j) {
+            let wake = if woke { self.user_costs(j).wake } else { 0 };
+            let tw = self.jobs[j].tw_pending.len() as u32;
+            return self.tio_round(j, head_ns, wake, tw);
+        }
         let (_, max) = self.reap_bounds(j);
         let job = &self.jobs[j];
         let tw = job.tw_pending.len() as u32;
@@ -369,12 +399,10 @@ impl Sim {
             JobState::LockSpin | JobState::Sched => self.sched_step_done(cpu, Actor::Task(j)),
             JobState::ReapEnter => self.job_reap_entered(cpu, j, items),
             JobState::SleepOut => self.job_slept_out(cpu, j),
-            JobState::PollSpin => {
-                self.job_unregister_poller(j);
-                self.job_poll(j);
-            }
-            JobState::PollReap => self.job_poll_reaped(cpu, j, items),
+            JobState::PollSpin => self.iopoll_spin_done(j),
+            JobState::PollPass => self.iopoll_pass_done(cpu, j),
             JobState::Chain => self.job_chain_done(cpu, j),
+            JobState::TioRound => self.tio_round_done(cpu, j),
             JobState::NotStarted | JobState::Sleeping | JobState::Done => {
                 unreachable!("{state:?} has no step")
             }
@@ -391,16 +419,8 @@ impl Sim {
             let r = job.tw_pending.pop_front().unwrap();
             job.ready.push_back(r);
         }
-        if job.hipri() {
-            while let Some(r) = job.iopoll_done.pop_front() {
-                job.ready.push_back(r);
-            }
-            if job.ready.len() as u32 >= min {
-                let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
-                self.job_chain(j, 0, 0, 0, k);
-            } else {
-                self.job_poll(j);
-            }
+        if job.iopoll() {
+            self.iopoll_check(j, min);
         } else if job.ready.len() as u32 >= min {
             let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
             let aio = matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio);
@@ -408,6 +428,21 @@ impl Sim {
             self.job_chain(j, getevents, 0, 0, k);
         } else {
             self.job_sleep(cpu, j);
+        }
+    }
+
+    /// fio's io_uring_enter on its IOPOLL ring returned: after a commit
+    /// (one pass) fio's loop goes on; after getevents it reaps what the CQ
+    /// holds, or enters again.
+    pub(crate) fn fio_iopoll_returned(&mut self, j: JobId) {
+        if self.jobs[j].iopoll_min == 0 {
+            return self.job_next(j);
+        }
+        let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
+        if k > 0 {
+            self.job_chain(j, 0, 0, 0, k);
+        } else {
+            self.job_reap(j);
         }
     }
 

@@ -29,10 +29,16 @@ pub(crate) enum JobState {
     SleepOut,
     /// Off CPU, waiting for completions.
     Sleeping,
-    /// Sys: spinning on poll queues (open-ended until a CQE is seen).
+    /// Sys: `io_iopoll_check` found nothing to reap: spinning over the
+    /// ring's iopoll list (open-ended: a completion pokes it, or
+    /// `need_resched` ends it at the time slice's end).
     PollSpin,
-    /// Sys: reaping `items` CQEs found by polling.
-    PollReap,
+    /// Sys: one `io_do_iopoll` pass (`Job::pass` says what it does).
+    PollPass,
+    /// t/io_uring's loop as one step: the task_work its `io_uring_enter`
+    /// ran (sys), `reap_events_uring` and the next `prep_more_ios_uring`
+    /// (user), the next `io_uring_enter`'s submission (sys).
+    TioRound,
     /// Sys: spinning for a scheduler lock (ended by the hand-off).
     LockSpin,
     /// Sys: a step of the I/O scheduler's work (`dd.step` says which).
@@ -52,6 +58,47 @@ pub(crate) struct Chain {
     pub submit: bool,
 }
 
+/// What one `io_do_iopoll` pass does, foreseen when it starts.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IopollPass {
+    /// Where in the iopoll list the walk stopped (the reaped run starts here).
+    pub pos: u32,
+    /// The CQ the pass drains (`nvme_poll` found entries): (device, queue, CQEs).
+    pub drain: Option<(DevId, HctxId, u32)>,
+    /// Completed requests it reaps from `pos`.
+    pub reap: u32,
+    /// Passes of the current `io_iopoll_check`.
+    pub passes: u32,
+}
+
+/// A failed I/O: its result (a negative errno) and what it was.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IoError {
+    pub errno: i32,
+    pub file: u16,
+    pub dir: crate::workload::Direction,
+    pub offset: u64,
+    pub bytes: u32,
+}
+
+impl IoError {
+    pub(crate) fn of(r: &crate::block::Request) -> IoError {
+        IoError { errno: r.status, file: r.file, dir: r.dir, offset: r.offset, bytes: r.bytes }
+    }
+}
+
+/// t/io_uring's `struct submitter` as its loop uses it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TioState {
+    /// `to_wait` of the current `io_uring_enter`.
+    pub to_wait: u32,
+    /// Per file: `pending_ios` (prepared and not yet reaped).
+    pub pending: Vec<u32>,
+    /// `cur_file`, and `per_file_depth` = ceil(depth / files).
+    pub cur_file: usize,
+    pub per_file_depth: u32,
+}
+
 /// A step's work in up to three segments, each with its account (e.g. a
 /// syscall head, fio's user-space body, a submitting syscall tail).
 pub(crate) type Segments = [(Acct, u64); 3];
@@ -68,6 +115,10 @@ pub(crate) struct Job {
     pub chain: Chain,
     /// Cost of effects applied at the end of a step, charged in the next one.
     pub debt_ns: u64,
+    /// The current step is an open-ended spin (`PollSpin`): a poke or `need_resched` ends it.
+    pub spin: bool,
+    /// While spinning: the queues it is a poller of.
+    pub spin_queues: Vec<(DevId, HctxId)>,
     pub usr_ns: u64,
     pub sys_ns: u64,
     /// The CPU the job's task runs on.
@@ -114,8 +165,22 @@ pub(crate) struct Job {
     pub devs: Vec<DevId>,
     pub rng: Rng,
     pub cfg: JobConfig,
-    /// io_uring: completions polled by another ring's poller, visible at our next poll.
-    pub iopoll_done: VecDeque<ReqId>,
+    /// IOPOLL: the ring's `ctx->iopoll_list`, requests in issue order
+    /// until `io_do_iopoll` reaps them (`Request::iopoll_done` marks the completed).
+    pub iopoll: VecDeque<ReqId>,
+    /// IOPOLL: what the `io_do_iopoll` pass in progress does.
+    pub pass: IopollPass,
+    /// IOPOLL: `io_iopoll_check`'s `min` and the events reaped so far.
+    pub iopoll_min: u32,
+    pub iopoll_events: u32,
+    /// t/io_uring's submitter state.
+    pub tio: TioState,
+    /// The program would wait forever here (t/io_uring's `io_uring_enter`
+    /// waiting for more CQEs than it has I/Os in flight): what it waits
+    /// for, and the run ends it at its runtime.
+    pub stuck: Option<String>,
+    /// The first I/O error the job saw, which ended it.
+    pub error: Option<IoError>,
     /// Where the task is in the I/O scheduler's work.
     pub dd: DdCtx,
     /// Its requests waiting for a tag (a blocking submitter, io_submit or
@@ -125,8 +190,6 @@ pub(crate) struct Job {
     pub finish_ns: u64,
     /// Sequential offset per device.
     pub seq_offset: Vec<u64>,
-    /// Hardware queues this job polls (dev, hctx).
-    pub poll_queues: Vec<(DevId, HctxId)>,
     // Statistics.
     pub dirs: [DirStats; 3],
 }
@@ -152,7 +215,15 @@ impl Job {
             inflight: 0,
             ready: VecDeque::new(),
             tw_pending: VecDeque::new(),
-            iopoll_done: VecDeque::new(),
+            iopoll: VecDeque::new(),
+            pass: IopollPass::default(),
+            iopoll_min: 0,
+            iopoll_events: 0,
+            tio: TioState::default(),
+            stuck: None,
+            error: None,
+            spin: false,
+            spin_queues: Vec::new(),
             reaping: Vec::new(),
             reap_ns: 0,
             dd: DdCtx::default(),
@@ -168,7 +239,6 @@ impl Job {
             bytes_limit: u64::MAX,
             ios_issued: 0,
             seq_offset: vec![0; n],
-            poll_queues: Vec::new(),
             dirs: Default::default(),
             usr_ns: 0,
             sys_ns: 0,
@@ -237,13 +307,28 @@ impl Job {
         matches!(self.cfg.ioengine, IoEngine::IoUring(_) | IoEngine::IoUringCmd(_))
     }
 
-    /// IOPOLL (io_uring hipri) or RWF_HIPRI (pvsync2 hipri).
-    pub(crate) fn hipri(&self) -> bool {
+    /// An io_uring ring set up with IORING_SETUP_IOPOLL (fio's `hipri`,
+    /// t/io_uring's `-p1`). (`pvsync2`'s RWF_HIPRI is not polled: since
+    /// 5.16 `__blkdev_direct_IO_simple` submits a plain bio and sleeps in
+    /// `submit_bio_wait`.)
+    pub(crate) fn iopoll(&self) -> bool {
         match &self.cfg.ioengine {
             IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => o.hipri,
-            IoEngine::Pvsync2 { hipri } => *hipri,
             _ => false,
         }
+    }
+
+    /// t/io_uring's `get_next_file`: the submitter's current file until it
+    /// has `per_file_depth` I/Os pending, then the next one.
+    pub(crate) fn tio_next_file(&mut self) -> usize {
+        let n = self.devs.len();
+        let t = &mut self.tio;
+        if n > 1 && t.pending[t.cur_file] >= t.per_file_depth {
+            t.cur_file = if t.cur_file + 1 == n { 0 } else { t.cur_file + 1 };
+        }
+        let f = if n > 1 { t.cur_file } else { 0 };
+        t.pending[f] += 1;
+        f
     }
 
     /// The direction of the next I/O (rwmixread for mixed workloads).

@@ -4,5 +4,6 @@
 
 pub(crate) mod complete;
 pub(crate) mod fio_loop;
+pub(crate) mod iopoll;
 pub(crate) mod job;
-pub(crate) mod poll;
+pub(crate) mod tio_loop;

@@ -254,6 +254,7 @@ impl Sim {
         if let FrameKind::Softirq { restarts } = f.kind {
             if pending && (restarts + 1 >= MAX_SOFTIRQ_RESTART || now - f.since_ns >= MAX_SOFTIRQ_TIME_NS) {
                 c.ksoftirqd_pending = true;
+                self.resched_spinner(cpu);
                 if debt == 0 {
                     return false;
                 }

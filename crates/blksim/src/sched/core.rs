@@ -123,12 +123,18 @@ impl Sim {
             self.cpus[cpu].ksoftirqd_pending = false;
             self.ksoftirqd_run(cpu);
         }
-        let c = &mut self.cpus[cpu];
-        if c.frames.is_empty() && c.current.is_none() {
-            if let Some(j) = c.runqueue.pop_front() {
-                c.current = Some(j);
-                c.task_since_ns = now;
-                self.task_switched_in(j);
+        loop {
+            let c = &mut self.cpus[cpu];
+            if !(c.frames.is_empty() && c.current.is_none()) {
+                break;
+            }
+            let Some(j) = c.runqueue.pop_front() else { break };
+            c.current = Some(j);
+            c.task_since_ns = now;
+            self.task_switched_in(j);
+            // A job whose run ended before its task first ran leaves at once.
+            if self.jobs[j].state == JobState::Done {
+                self.cpus[cpu].current = None;
             }
         }
         let c = &mut self.cpus[cpu];
@@ -142,7 +148,14 @@ impl Sim {
         };
         c.running = running;
         c.since_ns = now;
-        let end = now.saturating_add(wall_ns(remaining, c.slow_pm));
+        let mut end = now.saturating_add(wall_ns(remaining, c.slow_pm));
+        if let Running::Task(j) = running {
+            // A spinning poller checks need_resched(): with another task
+            // runnable its spin ends when its time slice does.
+            if self.jobs[j].spin && !c.runqueue.is_empty() {
+                end = end.min((c.task_since_ns + SCHED_SLICE_NS).max(now));
+            }
+        }
         if running != Running::Idle && end < u64::MAX / 2 {
             self.q.set_timer(cpu.0, end);
         } else {
@@ -249,8 +262,10 @@ impl Sim {
         } else {
             self.cpus[target].runqueue.push_back(j);
             if target != cpu {
-                // The target is busy: it notices at its next scheduling point.
-                if self.cpus[target].running == Running::Idle {
+                // The target is busy: it notices at its next scheduling point
+                // (a spinning poller at its time slice's end).
+                let spinning = matches!(self.cpus[target].running, Running::Task(t) if self.jobs[t].spin);
+                if self.cpus[target].running == Running::Idle || spinning {
                     self.cpu_kick(target);
                 }
             }
@@ -279,8 +294,8 @@ impl Sim {
         self.cpu_kick(cpu);
     }
 
-    /// The job's phase began: put its task on its CPU.
-    pub(crate) fn job_start(&mut self, j: JobId) {
+    /// The job's task runs for the first time: its clock starts.
+    pub(crate) fn job_begin(&mut self, j: JobId) {
         let now = self.q.now_ns();
         let interval = self.sample_interval_ns;
         let job = &mut self.jobs[j];
@@ -290,7 +305,13 @@ impl Sim {
         if let Some(rt) = job.cfg.runtime_ns {
             job.end_ns = job.ramp_end_ns + rt;
         }
-        let mut cpu = job.cpu;
+    }
+
+    /// The job's phase began: put its task on its CPU. Its clock (runtime,
+    /// ramp) starts when the task first runs (`job_begin`), as fio's
+    /// `thread_main` takes its start time in the thread.
+    pub(crate) fn job_start(&mut self, j: JobId) {
+        let mut cpu = self.jobs[j].cpu;
         if !self.cpumask.active[cpu.idx()] {
             cpu = self.task_migrate(j, cpu, false);
         }

@@ -172,9 +172,9 @@ impl Sim {
     }
 
     /// Move job `j` off inactive CPU `from`: a sleeping task's wait moves
-    /// with it, a `runnable` one joins its new CPU's run queue, a polling
-    /// one polls its new CPU's poll queues too (requests in flight on the
-    /// old ones complete only when polled).
+    /// with it, a `runnable` one joins its new CPU's run queue (a polling
+    /// one polls the queues of the requests on its iopoll list, wherever
+    /// they were issued).
     pub(crate) fn task_migrate(&mut self, j: JobId, from: CpuId, runnable: bool) -> CpuId {
         let to = self.fallback_cpu(j, from);
         self.cpumask.stats.task_migrations += 1;
@@ -183,18 +183,6 @@ impl Sim {
         if state == JobState::Sleeping {
             self.cpus[from].io_sleepers -= 1;
             self.cpus[to].io_sleepers += 1;
-        }
-        if self.jobs[j].hipri() {
-            for i in 0..self.jobs[j].devs.len() {
-                let d = self.jobs[j].devs[i];
-                let (h, polled) = self.devs[d].hctx_for(to, true);
-                if polled && !self.jobs[j].poll_queues.contains(&(d, h)) {
-                    self.jobs[j].poll_queues.push((d, h));
-                    if state == JobState::PollSpin {
-                        self.devs[d].queues[h].pollers.push(j);
-                    }
-                }
-            }
         }
         if runnable {
             self.cpus[to].runqueue.push_back(j);

@@ -78,6 +78,8 @@ impl Sim {
             self.cpus[target].kworker.runnable = true;
             if target != waker && !self.cpus[target].busy() {
                 self.cpu_kick(target);
+            } else if target != waker {
+                self.resched_spinner(target);
             }
         }
         cost

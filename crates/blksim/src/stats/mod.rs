@@ -6,7 +6,8 @@ pub mod trace;
 
 pub use histogram::LatencyStat;
 pub use report::{
-    CpuTime, DirStats, DiskStats, DsaStats, HotplugStats, InterruptRow, Invariants, IoRecord, JobStats, LockReport,
+    CpuTime, DirStats, DiskStats, DsaStats, HotplugStats, InterruptRow, Invariants, IoRecord, JobError, JobStats,
+    LockReport,
     MsiCounters, MsiCpuStats, PathStats, RunReport, LATENCY_STAGES,
 };
 pub use trace::{Trace, TraceName, TraceRecord, Track};

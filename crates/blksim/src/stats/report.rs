@@ -71,6 +71,25 @@ pub struct JobStats {
     pub cpu: u32,
     /// Where measured I/Os spent their time: sums over I/Os of `LatencyBreakdown` stages, ns.
     pub breakdown_ns: [u64; LATENCY_STAGES.len()],
+    /// The I/O error that ended the job, if one did.
+    pub error: Option<JobError>,
+    /// The program would have waited for ever (the run ended it at its runtime): what it waited for.
+    pub stuck: Option<String>,
+}
+
+/// An I/O that failed: fio's `io_u error`, t/io_uring's `unexpected ret`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobError {
+    /// The result, a negative errno (-95: EOPNOTSUPP).
+    pub errno: i32,
+    /// The file (`/dev/nvme0n1`).
+    pub file: String,
+    /// Its direction, offset and length.
+    pub dir: crate::workload::Direction,
+    /// Byte offset.
+    pub offset: u64,
+    /// Length in bytes.
+    pub bytes: u64,
 }
 
 /// The stages of an I/O's latency, in order; their sums over I/Os are in

@@ -1,0 +1,205 @@
+//! Issue 10, point 1: each stall, hang, loss and panic the issue lists, run
+//! end to end through the binary. Every run must end (exit 0 here, well
+//! within a wall-clock bound), do I/O on every device it names and keep
+//! the CLI's invariant checks (every I/O completes once, CPU time adds up).
+
+mod common;
+use common::blksim;
+use std::time::{Duration, Instant};
+
+fn tmp_job(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("blksim-polled-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+/// Run `blksim ARGS`: it must exit 0 within a few seconds; its stdout.
+fn runs(args: &[&str]) -> String {
+    let t0 = Instant::now();
+    let (code, out, err) = blksim(args);
+    assert_eq!(code, 0, "blksim {}: {err}", args.join(" "));
+    assert!(t0.elapsed() < Duration::from_secs(10), "blksim {} took {:?}", args.join(" "), t0.elapsed());
+    out
+}
+
+/// t/io_uring's total IOPS from its rate line.
+fn t_iops(out: &str) -> f64 {
+    let line = out.lines().find(|l| l.starts_with("IOPS=")).unwrap_or_else(|| panic!("no rate line: {out}"));
+    let v = line.trim_start_matches("IOPS=").split(',').next().unwrap();
+    let (num, scale) = match v.chars().last().unwrap() {
+        'M' => (&v[..v.len() - 1], 1e6),
+        'K' => (&v[..v.len() - 1], 1e3),
+        _ => (v, 1.0),
+    };
+    num.parse::<f64>().unwrap() * scale
+}
+
+#[test]
+fn the_readme_command_without_poll_queues_completes_by_interrupt_while_the_task_polls() {
+    // Linux 6.10: the polled flag is cleared, the I/O completes by interrupt.
+    let out = runs(&[
+        "t-io_uring",
+        "-b512",
+        "-d128",
+        "-c32",
+        "-s32",
+        "-p1",
+        "-F1",
+        "-B1",
+        "--taskset",
+        "0",
+        "--",
+        "/dev/nvme0n1",
+    ]);
+    assert!(t_iops(&out) > 100_000.0, "{out}");
+    let json = runs(&[
+        "run",
+        "--name=p",
+        "--ioengine=io_uring",
+        "--hipri",
+        "--direct=1",
+        "--rw=randread",
+        "--bs=512",
+        "--iodepth=32",
+        "--filename=/dev/nvme0n1",
+        "--cpus_allowed=0",
+        "--time_based",
+        "--runtime=2ms",
+        "--output-format=json",
+    ]);
+    let d: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(d["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 100);
+    let cpu0 = &d["blksim"]["cpu_time"][0];
+    assert!(cpu0["hardirq_ns"].as_u64().unwrap() > 0, "completions by interrupt: {cpu0}");
+    let sim = d["blksim"]["sim_time_ns"].as_u64().unwrap();
+    let idle = cpu0["idle_ns"].as_u64().unwrap() + cpu0["iowait_ns"].as_u64().unwrap();
+    assert!(idle * 100 < sim * 5, "the task spins in io_do_iopoll, it does not sleep: {cpu0}");
+}
+
+#[test]
+fn polled_runs_that_hung_end() {
+    for args in [
+        &["-r", "1ms", "--", "/dev/nvme0n1", "/dev/nullb0"][..],
+        &["-c65", "-r", "1ms", "--", "/dev/nullb0"],
+        &["-r", "1ms", "--machine", "x86-gen5-5m", "--", "/dev/nvme0n1"],
+        &["-d", "32", "-r", "1ms", "--cmdline", "nvme.poll_queues=4", "--", "/dev/nullb0", "/dev/nvme0n1"],
+    ] {
+        let mut a = vec!["t-io_uring"];
+        a.extend_from_slice(args);
+        let out = runs(&a);
+        assert!(t_iops(&out) > 10_000.0, "{}: {out}", a.join(" "));
+    }
+}
+
+#[test]
+fn a_polled_job_beside_a_sync_one_whose_interrupts_land_on_its_cpu_keeps_memory_flat() {
+    let job = tmp_job(
+        "mem.fio",
+        "[global]\ndirect=1\nrw=randread\ntime_based\nruntime=5ms\n[a]\nioengine=io_uring\nhipri\niodepth=32\n\
+         filename=/dev/nvme0n1\ncpus_allowed=0\n[b]\nioengine=psync\nfilename=/dev/nvme1n1\ncpus_allowed=1\n",
+    );
+    let out = runs(&["run", &job, "--cmdline", "nvme.poll_queues=126", "--output-format", "json"]);
+    let d: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for j in d["jobs"].as_array().unwrap() {
+        assert!(j["read"]["total_ios"].as_u64().unwrap() > 10, "{j}");
+        // One bandwidth sample per 500 ms at most: none in a 5 ms run.
+        assert!(j["read"]["bw_samples"].as_u64().unwrap_or(0) <= 1, "{j}");
+    }
+}
+
+#[test]
+fn two_polled_jobs_on_one_cpu_both_do_io_and_both_disks_are_reported() {
+    let job = tmp_job(
+        "lost.fio",
+        "[global]\ndirect=1\nrw=randread\ntime_based\nruntime=5ms\nioengine=io_uring\nhipri\niodepth=32\n\
+         cpus_allowed=0\n[a]\nfilename=/dev/nvme0n1\n[b]\nfilename=/dev/nullb0\n",
+    );
+    let out = runs(&["run", &job, "--cmdline", "nvme.poll_queues=4", "--output-format", "json"]);
+    let d: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for j in d["jobs"].as_array().unwrap() {
+        assert!(j["read"]["total_ios"].as_u64().unwrap() > 100, "{j}");
+    }
+    let disks: Vec<&str> = d["disk_util"].as_array().unwrap().iter().map(|x| x["name"].as_str().unwrap()).collect();
+    assert_eq!(disks, ["nvme0n1", "nullb0"]);
+}
+
+#[test]
+fn two_jobs_on_one_cpu_whose_run_ends_before_they_run_do_not_panic() {
+    let job = tmp_job(
+        "short.fio",
+        "[j]\nioengine=io_uring\ndirect=1\nrw=randread\nfilename=/dev/nvme0n1\nnumjobs=2\ncpus_allowed=3\n\
+         runtime=1us\ntime_based\n",
+    );
+    runs(&["run", &job]);
+    let (code, _, err) =
+        blksim(&["t-io_uring", "-n2", "-r", "0", "-p0", "--taskset", "3", "--", "/dev/nvme0n1", "/dev/nvme1n1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("-r 0: t/io_uring runs until interrupted"), "{err}");
+}
+
+#[test]
+fn polled_io_fails_with_eopnotsupp_as_on_linux_6_11_when_asked() {
+    let out =
+        runs(&["t-io_uring", "-r", "1ms", "--cmdline", "blksim.polled_unsupported=eopnotsupp", "--", "/dev/nvme0n1"]);
+    assert!(out.contains("io: unexpected ret=-95\nYour filesystem/driver/kernel doesn't support polled IO\n"), "{out}");
+    assert!(!out.contains("IOPS="), "t/io_uring stops before its first rate line: {out}");
+    // With poll queues the same run polls.
+    let out = runs(&[
+        "t-io_uring",
+        "-r",
+        "1ms",
+        "--cmdline",
+        "blksim.polled_unsupported=eopnotsupp nvme.poll_queues=1",
+        "--",
+        "/dev/nvme0n1",
+    ]);
+    assert!(t_iops(&out) > 100_000.0, "{out}");
+    // fio: err=95 in its report, fio's io_u error line, exit status 1 (one job failed).
+    let (code, out, err) = blksim(&[
+        "run",
+        "--name=p",
+        "--ioengine=io_uring",
+        "--hipri",
+        "--direct=1",
+        "--rw=randread",
+        "--filename=/dev/nvme0n1",
+        "--time_based",
+        "--runtime=1ms",
+        "--output-format=json",
+        "--cmdline",
+        "blksim.polled_unsupported=eopnotsupp",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("fio: io_u error on file /dev/nvme0n1: Operation not supported: read offset="), "{err}");
+    let d: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(d["jobs"][0]["error"], 95);
+}
+
+#[test]
+fn t_io_uring_with_more_threads_than_files_runs_every_thread() {
+    let out = runs(&["t-io_uring", "-n2", "-r", "1ms", "-p0", "--", "/dev/nvme0n1"]);
+    assert!(out.contains("submitter=0,") && out.contains("submitter=1,"), "{out}");
+}
+
+#[test]
+fn a_wait_t_io_uring_could_never_finish_ends_at_the_runtime_with_a_warning() {
+    // -p0 -d128 -c128 -s100: the first round submits 100 and, as
+    // inflight + to_submit > depth, waits for min(200, 128) CQEs: never.
+    let (code, out, err) = blksim(&["t-io_uring", "-p0", "-d128", "-c128", "-s100", "-r", "1ms", "--", "/dev/nullb0"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Maximum IOPS="), "{out}");
+    assert!(err.contains("submitter 0: io_uring_enter waits for 128 completions with 100 I/Os in flight"), "{err}");
+    // IOPOLL ends the same wait when its iopoll list is empty.
+    let out = runs(&["t-io_uring", "-p1", "-d128", "-c128", "-s100", "-r", "1ms", "--", "/dev/nullb0"]);
+    assert!(t_iops(&out) > 100_000.0, "{out}");
+}
+
+#[test]
+fn misaligned_direct_io_fails_as_t_io_uring_reports_it() {
+    let out = runs(&["t-io_uring", "-b1000", "-r", "1ms", "--", "/dev/nvme0n1"]);
+    assert!(out.contains("io: unexpected ret=-22"), "{out}");
+    let out = runs(&["t-io_uring", "-S1", "-b1000", "-r", "1ms", "--", "/dev/nvme0n1"]);
+    assert!(out.contains("preadv2: Invalid argument"), "{out}");
+}

@@ -1,0 +1,253 @@
+//! Kernel path: IOPOLL. `io_uring_enter(GETEVENTS)` on a ring set up with
+//! IORING_SETUP_IOPOLL → `io_iopoll_check(ctx, min)` → passes of
+//! `io_do_iopoll` over the ring's `iopoll_list` (requests in issue order):
+//! the walk stops at the first completed request (`iopoll_completed`), or
+//! at the first whose `iocb_bio_iopoll` → `bio_poll` → `blk_mq_poll` →
+//! `nvme_poll` / `null_poll` found entries in its queue's CQ (drained into
+//! the pass's `io_comp_batch`; a request that went to an interrupt queue
+//! has no cookie and polls nothing); `iob.complete` →
+//! `blk_mq_end_request_batch` → `io_complete_rw_iopoll` marks each done;
+//! then the contiguous run of completed requests from where the walk
+//! stopped is reaped (`__io_submit_flush_completions` posts their CQEs).
+//! The loop ends at `min` events, an empty list, or `need_resched()`. A
+//! walk that finds nothing is a spin: the CPU stays busy until a CQE, a
+//! completion by interrupt or a request issued from io-wq pokes it.
+
+use crate::drivers::Driver;
+use crate::hw::cpu::{Acct, Running};
+use crate::ids::{CpuId, JobId};
+use crate::ioengine::fio_loop::SPIN_NS;
+use crate::ioengine::job::JobState;
+use crate::sched::core::SCHED_SLICE_NS;
+use crate::system::Sim;
+use crate::workload::Program;
+
+impl Sim {
+    /// `io_iopoll_check(ctx, min)`, entered after the enter's submission.
+    /// `min` = 0 (fio's commit, `force_nonspin`): exactly one pass.
+    pub(crate) fn iopoll_check(&mut self, j: JobId, min: u32) {
+        let job = &mut self.jobs[j];
+        job.iopoll_min = min;
+        job.iopoll_events = 0;
+        job.pass.passes = 0;
+        // "Don't enter poll loop if we already have events pending."
+        if !job.ready.is_empty() {
+            return self.iopoll_return(j);
+        }
+        self.iopoll_next(j);
+    }
+
+    /// `need_resched()` on the job's CPU: a kernel thread woken there
+    /// (ksoftirqd, a kblockd kworker: wake-up preemption), or a runnable
+    /// task waiting past the time slice.
+    pub(crate) fn need_resched(&self, j: JobId) -> bool {
+        let c = &self.cpus[self.jobs[j].cpu];
+        c.ksoftirqd_pending
+            || c.kworker.runnable
+            || (!c.runqueue.is_empty() && self.q.now_ns() - c.task_since_ns >= SCHED_SLICE_NS)
+    }
+
+    /// A kernel thread was woken on `cpu`: a task spinning there notices
+    /// need_resched() at once.
+    pub(crate) fn resched_spinner(&mut self, cpu: CpuId) {
+        if let Some(j) = self.cpus[cpu].current {
+            if self.jobs[j].spin {
+                self.iopoll_poke(j);
+            }
+        }
+    }
+
+    /// The loop of `io_iopoll_check`: another pass, a spin, or back to the program.
+    pub(crate) fn iopoll_next(&mut self, j: JobId) {
+        let job = &self.jobs[j];
+        let min = job.iopoll_min;
+        let passes = job.pass.passes;
+        if (job.iopoll_events >= min && (min > 0 || passes > 0)) || self.need_resched(j) {
+            return self.iopoll_return(j);
+        }
+        if job.iopoll.is_empty() {
+            // Requests punted to io-wq (no tag yet) join the list when issued:
+            // the task goes round io_uring_enter until one does (a spin here).
+            if job.tag_waits > 0 && job.iopoll_events == 0 && min > 0 {
+                return self.iopoll_spin(j);
+            }
+            return self.iopoll_return(j);
+        }
+        match self.iopoll_plan(j) {
+            Some(cost) => {
+                self.jobs[j].pass.passes += 1;
+                self.job_set(j, JobState::PollPass, cost, Acct::Sys, 0);
+            }
+            // force_nonspin (min = 0): one walk over the list, then back.
+            None if min == 0 => {
+                self.jobs[j].pass.passes += 1;
+                let cost = self.jobs[j].iopoll.len() as u64 * self.costs.poll_ns;
+                self.jobs[j].pass.reap = 0;
+                self.jobs[j].pass.drain = None;
+                self.job_set(j, JobState::PollPass, cost, Acct::Sys, 0);
+            }
+            None => self.iopoll_spin(j),
+        }
+    }
+
+    /// Foresee one `io_do_iopoll` pass from the list as it is: its cost, or
+    /// `None` if the walk would find nothing (every request incomplete and
+    /// every polled queue empty).
+    fn iopoll_plan(&mut self, j: JobId) -> Option<u64> {
+        let c = &self.costs;
+        let job = &self.jobs[j];
+        let mut cost = 0;
+        let mut found = None;
+        let mut drain = None;
+        for (i, &r) in job.iopoll.iter().enumerate() {
+            let rq = &self.reqs.reqs[r];
+            if rq.iopoll_done {
+                found = Some(i);
+                break;
+            }
+            cost += c.poll_ns;
+            if rq.polled {
+                let (d, h) = (rq.dev(), rq.hctx);
+                let n = self.devs[d].queues[h].cq.len() as u32;
+                if n > 0 {
+                    drain = Some((d, h, n));
+                    found = Some(i);
+                    break;
+                }
+            }
+        }
+        let pos = found?;
+        // The drain: every CQE its queue shows, completed in the batch.
+        if let Some((d, h, n)) = drain {
+            let q = &self.devs[d].queues[h];
+            let per = c.nvme_cqe_ns + c.blk_complete_batch_ns;
+            cost += n as u64 * per;
+            if matches!(self.devs[d].driver, Driver::Nvme(_)) {
+                cost += c.cq_doorbell_ns;
+            }
+            for &r in q.cq.iter().take(n as usize) {
+                self.reqs.reqs[r].in_pass = true;
+            }
+        }
+        // The run of completed requests from where the walk stopped.
+        let job = &self.jobs[j];
+        let mut reap = 0u32;
+        for &r in job.iopoll.iter().skip(pos) {
+            let rq = &self.reqs.reqs[r];
+            if !(rq.iopoll_done || rq.in_pass) {
+                break;
+            }
+            reap += 1;
+        }
+        if let Some((d, h, n)) = drain {
+            for i in 0..n as usize {
+                let r = self.devs[d].queues[h].cq[i];
+                self.reqs.reqs[r].in_pass = false;
+            }
+        }
+        cost += reap as u64 * c.io_uring_cqe_ns;
+        let pass = &mut self.jobs[j].pass;
+        pass.pos = pos as u32;
+        pass.drain = drain;
+        pass.reap = reap;
+        Some(cost)
+    }
+
+    /// The pass on `cpu` ended: drain, end the batch, reap the run.
+    pub(crate) fn iopoll_pass_done(&mut self, cpu: CpuId, j: JobId) {
+        let mut debt = 0;
+        if let Some((d, h, n)) = self.jobs[j].pass.drain.take() {
+            let n = n.min(self.devs[d].queues[h].cq.len() as u32);
+            for _ in 0..n {
+                let req = self.devs[d].queues[h].cq.pop_front().expect("CQE");
+                debt += self.end_request(cpu, req);
+            }
+        }
+        let (pos, want) = (self.jobs[j].pass.pos as usize, self.jobs[j].pass.reap);
+        let job = &mut self.jobs[j];
+        let mut k = 0;
+        while k < want as usize && pos + k < job.iopoll.len() && self.reqs.reqs[job.iopoll[pos + k]].iopoll_done {
+            k += 1;
+        }
+        for r in job.iopoll.drain(pos..pos + k) {
+            self.reqs.reqs[r].iopoll_done = false;
+            job.ready.push_back(r);
+        }
+        job.iopoll_events += k as u32;
+        job.debt_ns += debt;
+        self.iopoll_next(j);
+    }
+
+    /// Nothing to reap and nothing visible: spin until a completion pokes
+    /// the task (registered as a poller of the queues its incomplete
+    /// polled requests are on), or `need_resched()` ends the wait.
+    fn iopoll_spin(&mut self, j: JobId) {
+        self.job_set(j, JobState::PollSpin, SPIN_NS, Acct::Sys, 0);
+        let job = &mut self.jobs[j];
+        job.spin = true;
+        job.spin_queues.clear();
+        for &r in job.iopoll.iter() {
+            let rq = &self.reqs.reqs[r];
+            if rq.polled && !rq.iopoll_done {
+                let q = (rq.dev(), rq.hctx);
+                if !job.spin_queues.contains(&q) {
+                    job.spin_queues.push(q);
+                }
+            }
+        }
+        for &(d, h) in &job.spin_queues {
+            self.devs[d].queues[h].pollers.push(j);
+        }
+    }
+
+    /// The spin ends: no longer a poller of its queues.
+    fn iopoll_unspin(&mut self, j: JobId) {
+        let job = &mut self.jobs[j];
+        job.spin = false;
+        for &(d, h) in &job.spin_queues {
+            self.devs[d].queues[h].pollers.retain(|&p| p != j);
+        }
+        job.spin_queues.clear();
+    }
+
+    /// Something the spinning job can reap may have appeared (a CQE on a
+    /// queue it polls, one of its requests completed by an interrupt or
+    /// another poller, a request issued from io-wq): its spin ends now and
+    /// the next pass starts.
+    pub(crate) fn iopoll_poke(&mut self, j: JobId) {
+        if !self.jobs[j].spin {
+            return;
+        }
+        let cpu = self.jobs[j].cpu;
+        let running = self.cpus[cpu].running == Running::Task(j) && self.cpus[cpu].current == Some(j);
+        if running {
+            self.cpu_charge(cpu);
+        }
+        self.iopoll_unspin(j);
+        // A step of no work left: it ends as soon as the task runs.
+        let job = &mut self.jobs[j];
+        job.segs = [(Acct::Sys, 0), (Acct::User, 0), (Acct::Sys, 0)];
+        job.remaining_ns = 0;
+        if running {
+            self.cpu_dispatch(cpu);
+        }
+    }
+
+    /// The `PollSpin` step ended: poked (the next pass), or cut short by
+    /// `need_resched()` (back to the program, which yields the CPU).
+    pub(crate) fn iopoll_spin_done(&mut self, j: JobId) {
+        if self.jobs[j].spin {
+            self.iopoll_unspin(j);
+            return self.iopoll_return(j);
+        }
+        self.iopoll_next(j);
+    }
+
+    /// `io_iopoll_check` returns: the program goes on with the CQEs it has.
+    fn iopoll_return(&mut self, j: JobId) {
+        match self.jobs[j].cfg.program {
+            Program::TIoUring => self.tio_round(j, 0, 0, 0),
+            Program::Fio => self.fio_iopoll_returned(j),
+        }
+    }
+}
