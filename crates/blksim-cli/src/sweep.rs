@@ -142,6 +142,16 @@ fn axes(table: &toml::Table) -> Result<Vec<Axis>, String> {
         .collect()
 }
 
+/// Put the axes in the order the spec writes them (a TOML table is read
+/// in name order): the CSV's columns, the plot's first axis and which
+/// axis runs fastest follow the spec.
+fn sort_as_written(axes: &mut [Axis], text: &str) {
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else { return };
+    let Some(table) = doc.get("axes").and_then(|t| t.as_table_like()) else { return };
+    let order: Vec<&str> = table.iter().map(|(k, _)| k).collect();
+    axes.sort_by_key(|a| order.iter().position(|k| *k == a.name).unwrap_or(usize::MAX));
+}
+
 /// Point `i` of the cartesian product (the last axis fastest): one value index per axis.
 fn point(axes: &[Axis], mut i: usize) -> Vec<usize> {
     let mut at = vec![0; axes.len()];
@@ -211,7 +221,8 @@ impl Spec {
         let job_path = dir.join(&raw.job);
         let job_text = std::fs::read_to_string(&job_path)
             .map_err(|e| format!("{}: job {}: {e}", path.display(), job_path.display()))?;
-        let axes = axes(&raw.axes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut axes = axes(&raw.axes).map_err(|e| format!("{}: {e}", path.display()))?;
+        sort_as_written(&mut axes, &text);
         let points = axes.iter().map(|a| a.values.len()).product();
         Ok(Spec { dir, raw, job_text, axes, points })
     }

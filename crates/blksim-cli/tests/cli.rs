@@ -496,7 +496,8 @@ fn sweep_writes_one_row_per_point_and_resumes() {
     assert_eq!(code, 0, "{err}");
     let csv = std::fs::read_to_string(dir.join("s.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert!(lines[0].starts_with("point,cmdline,iodepth,profile.cpu.cores_per_socket,iops,bw_bytes,"), "{csv}");
+    // The axes in the spec's order (not the TOML table's name order), the last fastest.
+    assert!(lines[0].starts_with("point,iodepth,cmdline,profile.cpu.cores_per_socket,iops,bw_bytes,"), "{csv}");
     assert_eq!(lines.len(), 5, "{csv}");
     for (i, l) in lines[1..].iter().enumerate() {
         let f: Vec<&str> = l.split(',').collect();
@@ -504,9 +505,10 @@ fn sweep_writes_one_row_per_point_and_resumes() {
         assert!(f[4].parse::<f64>().unwrap() > 0.0, "iops: {l}");
         assert!(l.ends_with(','), "no error: {l}");
     }
-    // Points 0 and 1: iodepth 1 and 16 (remappable); the deeper queue gives more IOPS.
+    // Points 0 and 2: iodepth 1 and 16 (remappable); the deeper queue gives more IOPS.
+    assert!(lines[1].starts_with("0,1,,4,") && lines[3].starts_with("2,16,,4,"), "{csv}");
     let iops = |l: &str| l.split(',').nth(4).unwrap().parse::<f64>().unwrap();
-    assert!(iops(lines[2]) > 2.0 * iops(lines[1]), "{csv}");
+    assert!(iops(lines[3]) > 2.0 * iops(lines[1]), "{csv}");
     // The same table as Parquet beside the CSV.
     let parquet = std::fs::read(dir.join("s.parquet")).unwrap();
     assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1") && parquet.len() > 1000);
@@ -514,11 +516,11 @@ fn sweep_writes_one_row_per_point_and_resumes() {
         assert!(parquet.windows(column.len()).any(|w| w == column.as_bytes()), "{column} in the schema");
     }
     // A rerun with every point done runs none and writes the same file; --plot draws the metric
-    // against the first axis (cmdline: axes are in name order), a line per value of the others.
+    // against the first axis (iodepth, as the spec writes it), a line per value of the others.
     let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--plot", "--metric", "clat_p99_us"]);
     let svg = std::fs::read_to_string(dir.join("s.svg")).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("clat_p99_us against cmdline"), "{svg}");
-    assert!(svg.contains("iodepth=16, profile.cpu.cores_per_socket=4"), "a line per iodepth");
+    assert!(svg.starts_with("<svg") && svg.contains("clat_p99_us against iodepth"), "{svg}");
+    assert!(svg.contains("cmdline=intremap=posted_msi, profile.cpu.cores_per_socket=4"), "a line per cmdline");
     let (bad, _, e) = blksim(&["sweep", spec.to_str().unwrap(), "--plot", "--metric", "nosuch"]);
     assert!(bad == 2 && e.contains("--metric nosuch"), "{e}");
     assert_eq!(code, 0, "{err}");
