@@ -423,7 +423,7 @@ fn write_plot(path: &Path, spec: &Spec, rows: &[(usize, Vec<String>)], metric: &
         line.values[at[0]] = value;
     }
     let title = format!("{name}: {metric} against {}", first.name);
-    blksim_lab::plot::write_sweep_figure(path, &title, &first.name, &x_values, metric, &lines).map_err(Into::into)
+    blksim_lab::plot::write_sweep_figure(path, &title, &first.name, &x_values, metric, &lines)
 }
 
 /// The rows of an earlier run of the same sweep (same header), by point.

@@ -260,7 +260,7 @@ fn job_logs(stats: &JobStats, job: &ParsedJob, number: usize) -> Vec<LogFile> {
                     .iter()
                     .map(|&(d, r)| {
                         let spent = if clat_known { r.done_ns - r.issue_ns } else { 0 };
-                        let rate = if spent > 0 { r.bytes as u64 * 1_000_000 / spent } else { 0 };
+                        let rate = (r.bytes as u64 * 1_000_000).checked_div(spent).unwrap_or(0);
                         at_done(d, r, rate, 0)
                     })
                     .collect()

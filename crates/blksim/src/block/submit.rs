@@ -211,7 +211,7 @@ impl Sim {
                 self.jobs[j].ready.push_back(req);
                 continue;
             }
-            if direct && (r.bytes % LOGICAL_BLOCK != 0 || r.offset % LOGICAL_BLOCK as u64 != 0) {
+            if direct && (!r.bytes.is_multiple_of(LOGICAL_BLOCK) || !r.offset.is_multiple_of(LOGICAL_BLOCK as u64)) {
                 // blkdev_direct_IO → blkdev_dio_invalid: the read/write
                 // returns -EINVAL before any bio (io_uring posts the CQE inline).
                 r.status = -EINVAL;
