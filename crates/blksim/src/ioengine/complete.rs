@@ -95,6 +95,15 @@ impl Sim {
                 self.reqs.free(req);
                 continue;
             }
+            if t_reap < r.t_issue_ns {
+                // Invariant: an I/O is reaped after it was issued (checked in
+                // release builds too: a wrapped latency would be silent).
+                self.failure.get_or_insert(crate::error::Error::internal(format!(
+                    "internal error: job {} reaps at {t_reap} ns an I/O issued at {} ns",
+                    job.cfg.name, r.t_issue_ns
+                )));
+                continue;
+            }
             if measured {
                 let d = r.dir.index();
                 let s = &mut job.dirs[d];

@@ -80,6 +80,8 @@ impl Sim {
             self.submit_syscall_cost(j, false).0
         };
         let job = &mut self.jobs[j];
+        // reap_events_uring runs after user_ns: the reaped I/Os' completion time.
+        job.reap_ns = now + head + user_ns;
         job.tio.to_wait = to_wait;
         job.chain = Chain { tw, reap, submit: to_submit > 0 };
         self.job_set_segs(j, JobState::TioRound, [(Acct::Sys, head), (Acct::User, user), (Acct::Sys, tail)], reap);
