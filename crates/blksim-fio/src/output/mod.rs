@@ -65,7 +65,7 @@ fn report_time_secs(report: &RunReport) -> u64 {
     report_time_ns(report) / 1_000_000_000
 }
 
-pub use breakdown::write_breakdown;
+pub use breakdown::{stage_per_io, write_breakdown, write_stages};
 pub use group::strerror;
 pub use sysstat::{write_iostat, write_mpstat};
 pub use trace::write_trace;
