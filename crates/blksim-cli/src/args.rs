@@ -243,7 +243,7 @@ pub struct RunArgs {
     /// After the report: `iostat -x`-shaped device statistics
     #[arg(long)]
     pub iostat: bool,
-    /// After the report: where an average I/O's time goes, and the CPU time per I/O by context
+    /// After the report: where an average I/O's time goes, and the CPU time per I/O by context and by stage of the I/O path
     #[arg(long)]
     pub breakdown: bool,
     /// Parse the jobs and check them against the machine, without simulating (as fio's --parse-only)
@@ -278,6 +278,9 @@ pub struct TIoUringArgs {
     pub budget: BudgetArgs,
     #[command(flatten)]
     pub progress: ProgressArgs,
+    /// After t/io_uring's lines: the CPU time per I/O by stage of the I/O path (user loop, syscall, io_uring, block layer, driver, doorbell, DMA map, polling, interrupts, softirq, wake-ups), all CPUs
+    #[arg(long)]
+    pub breakdown: bool,
     /// Block size in bytes [default: 4096]
     #[arg(short = 'b', value_name = "BS")]
     pub bs: Option<String>,

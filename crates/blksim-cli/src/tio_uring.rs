@@ -62,7 +62,11 @@ pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
             eprintln!("blksim: warning: submitter {i}: {why}");
         }
     }
-    out::print(&write_report(&report, stop.load(std::sync::atomic::Ordering::Relaxed)))?;
+    let mut text = write_report(&report, stop.load(std::sync::atomic::Ordering::Relaxed));
+    if args.breakdown {
+        text += &blksim_fio::output::write_stages(&report);
+    }
+    out::print(&text)?;
     interrupt::check(&stop, report.sim_time_ns)
 }
 

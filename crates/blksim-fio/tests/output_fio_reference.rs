@@ -108,6 +108,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
     let report = RunReport {
         jobs: vec![stats],
         cpu_time: vec![],
+        cpu_stage_ns: vec![],
         interrupts: vec![],
         ipis_per_cpu: vec![],
         posted_msi: false,

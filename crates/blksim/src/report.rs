@@ -29,6 +29,7 @@ impl Sim {
         let report = RunReport {
             jobs,
             cpu_time: self.cpus.iter().map(|c| c.time.clone()).collect(),
+            cpu_stage_ns: self.cpus.iter().map(|c| c.stage_ns).collect(),
             interrupts: self.interrupt_rows(),
             ipis_per_cpu: self.cpus.iter().map(|c| c.ipis).collect(),
             posted_msi: self.posting,

@@ -71,6 +71,22 @@ impl Default for NullBlkSettings {
     }
 }
 
+/// How device DMA is mapped (`iommu=`, `iommu.passthrough=`, `iommu.strict=`,
+/// `intel_iommu=`, `amd_iommu=`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IommuDma {
+    /// Translated, invalidations batched in a flush queue
+    /// (`iommu.strict=0`, CONFIG_IOMMU_DEFAULT_DMA_LAZY: the default).
+    #[default]
+    Lazy,
+    /// Translated, each unmap invalidates the IOTLB (`iommu.strict=1`).
+    Strict,
+    /// Identity-mapped: dma-direct (`iommu=pt`, `iommu.passthrough=1`).
+    Passthrough,
+    /// No DMA translation at all (`intel_iommu=off`, `amd_iommu=off`, `iommu=off`).
+    Off,
+}
+
 /// What a REQ_POLLED bio to a queue without poll queues gets
 /// (`blksim.polled_unsupported=`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -104,6 +120,8 @@ pub struct Settings {
     /// `blksim.polled_unsupported=clear|eopnotsupp`: polled I/O to a queue
     /// without poll queues (6.10's fallback, or 6.11's error).
     pub polled_unsupported: PolledUnsupported,
+    /// DMA mapping: translated (lazy or strict), passthrough, or off.
+    pub iommu_dma: IommuDma,
     /// null_blk's module parameters.
     pub null_blk: NullBlkSettings,
     /// Per device name (e.g. `nvme0n1`); devices not named here have the defaults.
@@ -133,6 +151,7 @@ impl Default for Settings {
             nvme_write_queues: 0,
             nvme_io_queue_depth: 1024,
             polled_unsupported: PolledUnsupported::Clear,
+            iommu_dma: IommuDma::Lazy,
             null_blk: NullBlkSettings::default(),
             queues: BTreeMap::new(),
             irq_affinity: BTreeMap::new(),
@@ -273,6 +292,11 @@ impl Settings {
         Ok(())
     }
 
+    /// Does device DMA go through the IOMMU's translation?
+    pub fn dma_translated(&self) -> bool {
+        matches!(self.iommu_dma, IommuDma::Lazy | IommuDma::Strict)
+    }
+
     /// Are PCI MSIs posted? (`intremap=posted_msi` without `nopost`.)
     pub fn posting(&self) -> bool {
         self.posted_msi && !self.intremap_nopost
@@ -304,6 +328,40 @@ impl Settings {
             "null_blk.irqmode" => self.null_blk.irqmode = parse_num(name, value, 0, 2)? as u8,
             "null_blk.completion_nsec" => self.null_blk.completion_nsec = parse_num(name, value, 0, 10_000_000_000)?,
             "null_blk.hw_queue_depth" => self.null_blk.hw_queue_depth = parse_num(name, value, 1, 65536)? as u32,
+            // DMA translation. Interrupt remapping stays on in every mode
+            // (x2APIC needs it; `intremap=off` is refused separately).
+            "iommu" => match value.trim() {
+                "pt" => self.iommu_dma = IommuDma::Passthrough,
+                "nopt" | "on" | "force" => {
+                    if !self.dma_translated() {
+                        self.iommu_dma = IommuDma::Lazy;
+                    }
+                }
+                "off" => self.iommu_dma = IommuDma::Off,
+                v => return Err(Error::bad_input(format!("iommu={v}: expected pt, nopt, on, force or off"))),
+            },
+            "iommu.passthrough" => {
+                self.iommu_dma = if parse_num(name, value, 0, 1)? == 1 { IommuDma::Passthrough } else { IommuDma::Lazy }
+            }
+            "iommu.strict" => {
+                let strict = parse_num(name, value, 0, 1)? == 1;
+                if self.dma_translated() {
+                    self.iommu_dma = if strict { IommuDma::Strict } else { IommuDma::Lazy };
+                }
+            }
+            "intel_iommu" | "amd_iommu" => {
+                for opt in value.split(',') {
+                    match opt {
+                        "off" => self.iommu_dma = IommuDma::Off,
+                        "on" | "sm_on" | "sm_off" | "igfx_off" | "fullflush" | "force_isolation" => {}
+                        o => {
+                            return Err(Error::bad_input(format!(
+                                "{name}: unknown option '{o}' (expected on, off, sm_on, sm_off, igfx_off)"
+                            )))
+                        }
+                    }
+                }
+            }
             "null_blk.poll_queues" => self.null_blk.poll_queues = parse_num(name, value, 0, 4096)? as u32,
             "blksim.polled_unsupported" => {
                 self.polled_unsupported = match value.trim() {
@@ -343,7 +401,7 @@ impl Settings {
             }
             _ => {
                 return Err(Error::bad_input(format!(
-                    "unknown kernel parameter '{name}' (known: intremap, nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
+                    "unknown kernel parameter '{name}' (known: intremap, iommu, iommu.passthrough, iommu.strict, intel_iommu, amd_iommu, nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
                      blksim.max_posted_msi_coalescing_loop, blksim.polled_unsupported, null_blk.submit_queues, null_blk.irqmode, null_blk.completion_nsec, \
                      null_blk.hw_queue_depth, null_blk.poll_queues)"
                 )))

@@ -94,6 +94,10 @@ pub(crate) struct Sim {
     /// `--patch io-cpu-affinity-2008`.
     pub patch_io_cpu_affinity_2008: bool,
     pub max_posted_msi_coalescing_loop: u32,
+    /// DMA goes through the IOMMU's translation (not `iommu=pt`, an IOMMU present).
+    pub dma_translated: bool,
+    /// `iommu.strict=1`: each unmap invalidates the IOTLB.
+    pub dma_strict: bool,
     /// `blksim.polled_unsupported`: what a polled bio to a queue that cannot poll gets.
     pub polled_unsupported: crate::settings::PolledUnsupported,
     /// Actions at points of virtual time (IRQ moves, CPUs going offline).
@@ -110,6 +114,8 @@ pub(crate) struct Sim {
     pub trace: Option<crate::stats::Trace>,
     /// Scratch space for foreseeing a drain's wake-ups and IPIs.
     pub foresight: Foresight,
+    /// The last foreseen drain's work by stage (`drain_cq`).
+    pub drain_bill: crate::hw::cpu::Bill,
     pub(crate) phase: u32,
     pub(crate) phases: u32,
     pub(crate) jobs_left: usize,

@@ -48,6 +48,7 @@ fn psync_qd1_latency_is_device_time_plus_path_costs() {
         + c.apic_eoi_ns
         + c.nvme_cqe_ns
         + c.blk_complete_batch_ns
+        + c.blk_end_batch_ns
         + c.irq_exit_ns
         + c.cq_doorbell_ns
         + c.wakeup_ns;

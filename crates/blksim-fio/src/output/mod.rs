@@ -72,7 +72,7 @@ fn report_time_secs(report: &RunReport) -> u64 {
     report_time_ns(report) / 1_000_000_000
 }
 
-pub use breakdown::write_breakdown;
+pub use breakdown::{stage_per_io, write_breakdown, write_stages};
 pub use group::strerror;
 pub use logs::{log_file_name, write_logs, LogFile};
 pub use sysstat::{write_iostat, write_mpstat};

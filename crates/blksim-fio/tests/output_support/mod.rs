@@ -120,6 +120,7 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
             },
             CpuTime { idle_ns: sim_time_ns, ..Default::default() },
         ],
+        cpu_stage_ns: vec![],
         interrupts: vec![
             InterruptRow {
                 label: "145".into(),

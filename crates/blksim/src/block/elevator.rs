@@ -24,10 +24,11 @@
 
 use crate::block::lock::Actor;
 use crate::block::mq_deadline::{SchedOp, SchedStep, Section, BLK_MQ_BUDGET_DELAY_NS, DD_CPU_BUCKETS};
-use crate::hw::cpu::{Acct, FrameKind, Running, Stage};
+use crate::hw::cpu::{Acct, Bill, FrameKind, Running, Stage};
 use crate::ids::{CpuId, DevId, JobId};
 use crate::ioengine::fio_loop::SPIN_NS;
 use crate::ioengine::job::JobState;
+use crate::stats::CpuStage;
 use crate::system::Sim;
 
 /// `blk_mq_do_dispatch_sched` gives up the CPU after dispatching this long (HZ).
@@ -62,16 +63,24 @@ impl Sim {
     fn sched_step(&mut self, a: Actor, step: SchedStep, cost_ns: u64) {
         self.ctx(a).step = step;
         let spin = matches!(step, SchedStep::Spin(_));
+        // The scheduler's sections are block-layer work, its dispatch the driver's; spinning is neither.
+        let stage = match step {
+            SchedStep::Spin(_) => CpuStage::Other,
+            SchedStep::Issue => CpuStage::DriverSubmit,
+            _ => CpuStage::Block,
+        };
         match a {
             Actor::Task(j) => {
                 let (state, cost) = if spin { (JobState::LockSpin, SPIN_NS) } else { (JobState::Sched, cost_ns) };
-                self.job_set(j, state, cost, Acct::Sys, 0);
+                self.job_set(j, state, cost, Acct::Sys, stage, 0);
             }
             Actor::Kworker(cpu) => {
                 let debt = if spin { 0 } else { std::mem::take(&mut self.cpus[cpu].kworker.debt_ns) };
                 let f = self.kworker_frame(cpu);
                 f.stage = Stage::Work;
                 f.remaining_ns = if spin { SPIN_NS } else { cost_ns + debt };
+                f.bill = if spin { Bill::default() } else { Bill::of(stage, cost_ns) };
+                f.bill.add(CpuStage::Wakeup, debt);
             }
         }
     }
@@ -372,8 +381,7 @@ impl Sim {
             Actor::Kworker(c) => &self.cpus[c].kworker.dd,
         };
         let tagged = ctx.collected.iter().filter(|c| c.1).count() as u64;
-        let cost =
-            tagged * self.driver_queue_rq_cost(dev, false) + if tagged > 0 { self.driver_commit_cost(dev) } else { 0 };
+        let cost = tagged * self.driver_queue_rq_cost(dev) + if tagged > 0 { self.driver_commit_cost(dev) } else { 0 };
         self.sched_step(a, SchedStep::Issue, cost);
     }
 
@@ -453,7 +461,14 @@ impl Sim {
                 if running {
                     self.cpu_charge(cpu);
                 }
-                self.job_set_segs(j, JobState::LockSpin, [(Acct::Sys, after_ns), (Acct::User, 0), (Acct::Sys, 0)], 0);
+                let bill = Bill::of(CpuStage::Other, after_ns);
+                self.job_set_segs(
+                    j,
+                    JobState::LockSpin,
+                    [(Acct::Sys, after_ns), (Acct::User, 0), (Acct::Sys, 0)],
+                    bill,
+                    0,
+                );
                 if running {
                     self.cpu_dispatch(cpu);
                 }

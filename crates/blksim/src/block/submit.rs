@@ -7,9 +7,11 @@
 
 use crate::drivers::scsi::ScsiState;
 use crate::drivers::Driver;
+use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::job::{batch_bucket, depth_bucket};
 use crate::settings::PolledUnsupported;
+use crate::stats::CpuStage;
 
 /// `EINVAL` (22): direct I/O not aligned to the logical block.
 pub(crate) const EINVAL: i32 = 22;
@@ -20,21 +22,46 @@ pub(crate) const LOGICAL_BLOCK: u32 = 512;
 /// `EOPNOTSUPP` (95): what a polled bio to a queue without poll queues ends
 /// with on 6.11 and later.
 pub(crate) const EOPNOTSUPP: i32 = 95;
+
+/// `BLK_MAX_REQUEST_COUNT`: a plug's cache and flush size.
+const BLK_MAX_REQUEST_COUNT: u32 = 32;
+
+/// `BLK_PLUG_FLUSH_SIZE`: a request this big flushes the plug when the next one is added.
+const BLK_PLUG_FLUSH_SIZE: u32 = 128 * 1024;
+
+/// A plug's list since its last flush, as its cost needs it.
+#[derive(Default)]
+struct PlugList {
+    /// (device, queue, requests) in order of first appearance.
+    queues: Vec<(DevId, HctxId, u32)>,
+    count: u32,
+    /// The last request added is of BLK_PLUG_FLUSH_SIZE or more.
+    last_big: bool,
+}
+
+impl PlugList {
+    fn add(&mut self, dev: DevId, hctx: HctxId, bytes: u32) {
+        match self.queues.iter_mut().find(|q| q.0 == dev && q.1 == hctx) {
+            Some(q) => q.2 += 1,
+            None => self.queues.push((dev, hctx, 1)),
+        }
+        self.count += 1;
+        self.last_big = bytes >= BLK_PLUG_FLUSH_SIZE;
+    }
+
+    /// `blk_plug_max_rq_count`: twice as many with requests for several queues.
+    fn limit(&self) -> u32 {
+        if self.queues.len() > 1 {
+            2 * BLK_MAX_REQUEST_COUNT
+        } else {
+            BLK_MAX_REQUEST_COUNT
+        }
+    }
+}
 use crate::system::Sim;
 use crate::workload::IoEngine;
 
 impl Sim {
-    /// The driver's cost per request on `dev`: `queue_rq`, or its share of
-    /// `queue_rqs` for a plugged batch.
-    pub(crate) fn driver_queue_rq_cost(&self, dev: DevId, plugged: bool) -> u64 {
-        let c = &self.costs;
-        match &self.devs[dev].driver {
-            Driver::Nvme(_) => (if plugged { c.nvme_queue_rqs_ns } else { c.nvme_queue_rq_ns }) + c.dma_map_ns,
-            Driver::Scsi(ScsiState::Disk(sd)) => sd.queue_rq_ns,
-            _ => c.null_queue_rq_ns,
-        }
-    }
-
     /// The driver's cost to start a batch on `dev` (the NVMe SQ doorbell,
     /// the adapter's request-ring doorbell).
     pub(crate) fn driver_commit_cost(&self, dev: DevId) -> u64 {
@@ -73,7 +100,7 @@ impl Sim {
     /// The CPU cost of issuing a request handed over to this CPU: its `queue_rq` and a doorbell.
     pub(crate) fn handed_over_issue_cost(&self, req: ReqId) -> u64 {
         let dev = self.reqs.reqs[req].dev();
-        self.driver_queue_rq_cost(dev, false) + self.driver_commit_cost(dev)
+        self.driver_queue_rq_cost(dev) + self.driver_commit_cost(dev)
     }
 
     /// `queue_rq` of `req` on `cpu`, the CPU that runs the queue.
@@ -88,69 +115,266 @@ impl Sim {
         }
     }
 
-    /// Per-I/O kernel cost of submitting `bytes` with this job's engine.
-    /// `plugged`: the request goes in a plugged batch (more than two at once:
-    /// io_uring's need_plug, io_submit's AIO_PLUG_THRESHOLD), so it comes from
-    /// the plug's batch-allocated requests and the driver takes the batch via
-    /// queue_rqs.
-    pub(crate) fn submit_cost(&self, j: JobId, req: ReqId, plugged: bool) -> u64 {
-        if matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
-            return 0;
-        }
+    /// The engine's own per-I/O submission cost (before the block layer):
+    /// io_uring's SQE and read/write prep, libaio's iocb, a sync syscall's
+    /// file reference; the file reference without registered files; pinning
+    /// the user pages (and dirtying them for a read) without fixed buffers.
+    pub(crate) fn engine_submit_cost(&self, j: JobId, req: ReqId, bill: &mut Bill) -> u64 {
         let c = &self.costs;
         let r = &self.reqs.reqs[req];
-        let pages = (r.bytes as u64).div_ceil(4096);
-        let bio = if plugged { c.bio_submit_plugged_ns } else { c.bio_submit_ns };
-        // With queue_affinity elsewhere the driver runs there (the hand-over is charged when it happens).
-        let driver = match self.issue_elsewhere(r.dev(), self.jobs[j].cpu) {
-            Some(_) => 0,
-            None => self.driver_queue_rq_cost(r.dev(), plugged),
-        };
-        let block = bio + driver;
-        let pin = pages * c.page_pin_ns;
-        block
-            + match &self.jobs[j].cfg.ioengine {
-                IoEngine::Libaio => c.aio_submit_ns + pin,
-                IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
-                    c.io_uring_sqe_ns
-                        + if o.registerfiles { 0 } else { c.fget_fput_ns }
-                        + if o.fixedbufs { 0 } else { pin }
-                }
-                IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
-                IoEngine::Null => 0,
+        let pin = (r.bytes as u64).div_ceil(4096) * c.page_pin_ns;
+        let dirty = if r.dir == crate::workload::Direction::Read { c.dio_dirty_ns } else { 0 };
+        let ns = match &self.jobs[j].cfg.ioengine {
+            IoEngine::Libaio => c.aio_submit_ns + pin,
+            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
+                c.io_uring_sqe_ns
+                    + c.io_uring_rw_ns
+                    + if o.registerfiles { 0 } else { c.fget_fput_ns }
+                    + if o.fixedbufs { 0 } else { pin + dirty }
             }
+            IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
+            IoEngine::Null => 0,
+        };
+        bill.add(CpuStage::UringSubmit, ns)
     }
 
-    /// Cost of the submitting syscall for the queued io_us, and the
-    /// task_work items it runs (io_uring_enter with GETEVENTS).
+    /// DMA map + unmap per request: through the IOMMU, or dma-direct
+    /// (`iommu=pt`, no IOMMU).
     #[inline(always)]
-    pub(crate) fn submit_syscall_cost(&self, j: JobId, run_tw: bool) -> (u64, u32) {
-        let job = &self.jobs[j];
-        let mut cost = if matches!(job.cfg.ioengine, IoEngine::Null) { 0 } else { self.costs.syscall_ns };
-        let plugged = job.queued.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
-        for &req in &job.queued {
-            cost += self.submit_cost(j, req, plugged);
+    pub(crate) fn dma_cost(&self) -> u64 {
+        if self.dma_translated {
+            self.costs.dma_map_ns
+        } else {
+            self.costs.dma_direct_ns
         }
-        if !matches!(job.cfg.ioengine, IoEngine::Null) {
-            // One doorbell per device the batch goes to (plugged: queue_rqs).
-            for (i, &d) in job.devs.iter().enumerate() {
-                if job.devs[..i].contains(&d) {
-                    continue;
-                }
-                if job.queued.iter().any(|&r| self.reqs.reqs[r].dev == Some(d))
-                    && self.issue_elsewhere(d, job.cpu).is_none()
-                {
-                    cost += self.driver_commit_cost(d);
-                }
+    }
+
+    /// The completion side's DMA work beyond `dma_cost` (which charges the
+    /// map and the unmap at submission): with `iommu.strict=1`, the IOTLB
+    /// invalidation each unmap waits for.
+    #[inline(always)]
+    pub(crate) fn dma_unmap_cost(&self) -> u64 {
+        if self.dma_strict {
+            self.costs.iotlb_sync_ns
+        } else {
+            0
+        }
+    }
+
+    /// The driver's cost per request when it issues one at a time
+    /// (`->queue_rq`), DMA mapping included.
+    pub(crate) fn driver_queue_rq_cost(&self, dev: DevId) -> u64 {
+        self.driver_queue_rq_bill(dev, &mut Bill::default())
+    }
+
+    /// `driver_queue_rq_cost`, billed: the driver's work and the DMA mapping.
+    pub(crate) fn driver_queue_rq_bill(&self, dev: DevId, bill: &mut Bill) -> u64 {
+        let c = &self.costs;
+        match &self.devs[dev].driver {
+            Driver::Nvme(_) => {
+                bill.add(CpuStage::DriverSubmit, c.nvme_queue_rq_ns) + bill.add(CpuStage::DmaMap, self.dma_cost())
             }
+            Driver::Scsi(ScsiState::Disk(sd)) => bill.add(CpuStage::DriverSubmit, sd.queue_rq_ns),
+            _ => bill.add(CpuStage::DriverSubmit, c.null_queue_rq_ns),
+        }
+    }
+
+    /// Cost of the submitting syscall for the queued io_us (billed), and
+    /// the task_work items it runs (io_uring_enter with GETEVENTS).
+    #[inline(always)]
+    pub(crate) fn submit_syscall_cost(&self, j: JobId, run_tw: bool) -> (Bill, u32) {
+        let job = &self.jobs[j];
+        let c = &self.costs;
+        let mut bill = Bill::default();
+        match &job.cfg.ioengine {
+            IoEngine::Null => {}
+            // io_uring_enter: the ring's fd taken with fdget unless registered.
+            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
+                bill.add(
+                    CpuStage::Syscall,
+                    c.syscall_ns + c.io_uring_enter_ns + if o.register_ring { 0 } else { c.fget_fput_ns },
+                );
+            }
+            _ => {
+                bill.add(CpuStage::Syscall, c.syscall_ns);
+            }
+        };
+        if !job.queued.is_empty() && !matches!(job.cfg.ioengine, IoEngine::Null) {
+            self.block_submit_cost(j, &mut bill);
         }
         let mut tw = 0;
         if run_tw && job.is_uring() && !job.iopoll() {
             // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
             tw = job.tw_pending.len() as u32;
-            cost += tw as u64 * self.costs.io_uring_cqe_ns;
+            bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
         }
-        (cost, tw)
+        (bill, tw)
+    }
+
+    /// io_uring running `n` completions' task_work in the task: each posts
+    /// its CQE, the batch is flushed once.
+    #[inline(always)]
+    pub(crate) fn tw_run_cost(&self, n: u32) -> u64 {
+        let c = &self.costs;
+        if n == 0 {
+            0
+        } else {
+            n as u64 * (c.io_uring_tw_run_ns + c.io_uring_cqe_ns) + c.io_uring_flush_ns
+        }
+    }
+
+    /// The block layer's and the driver's work for the job's queued io_us,
+    /// foreseen as the submission will do it. A plugged batch (io_uring's
+    /// `need_plug`: more than two SQEs; io_submit's AIO_PLUG_THRESHOLD) is
+    /// walked as `blk_mq_submit_bio` and the plug do: the first request
+    /// allocation fills the plug's cache with `min(n, 32)` requests of its
+    /// queue (io_uring's `blk_start_plug_nr_ios`; libaio's plain
+    /// `blk_start_plug` asks for one), a request for another queue is
+    /// allocated alone, back merges ride on the previous request, the plug
+    /// flushes at 32 requests (64 with several queues) or after a request
+    /// of 128 KiB or more; a flush of one queue goes to `nvme_queue_rqs`
+    /// (one doorbell), of several (Linux 6.10 to 6.15, before 9712c57ec111
+    /// "block: avoid hctx spinlock for plug with multiple queues") to
+    /// `blk_mq_dispatch_plug_list` per queue: into `hctx->dispatch` under
+    /// `hctx->lock`, out again under it, `->queue_rq` for each request and
+    /// a doorbell per queue; unused cached requests are freed at the end.
+    /// Unplugged, each request is allocated and issued alone with its
+    /// doorbell.
+    pub(crate) fn block_submit_cost(&self, j: JobId, bill: &mut Bill) -> u64 {
+        let job = &self.jobs[j];
+        let c = &self.costs;
+        let uring = job.is_uring();
+        let plugged = job.queued.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
+        let cpu = job.cpu;
+        let iopoll = job.iopoll();
+        let mut cost = 0;
+        if !plugged {
+            for &req in &job.queued {
+                cost += self.engine_submit_cost(j, req, bill);
+                let r = &self.reqs.reqs[req];
+                if self.direct_invalid(j, req) {
+                    continue;
+                }
+                let dev = r.dev();
+                cost += if uring {
+                    bill.add(
+                        CpuStage::Block,
+                        c.dio_bio_ns + c.blk_submit_ns + c.blk_mq_get_tag_ns + c.blk_rq_init_ns + c.blk_iostat_ns,
+                    )
+                } else {
+                    bill.add(CpuStage::Block, c.bio_submit_ns)
+                };
+                // With a scheduler the driver runs when it dispatches (`elevator.rs`); with
+                // queue_affinity elsewhere, there (the hand-over is charged when it happens).
+                if self.devs[dev].elevator.is_none() && self.issue_elsewhere(dev, cpu).is_none() {
+                    cost += self.driver_queue_rq_bill(dev, bill);
+                    cost += bill.add(CpuStage::Doorbell, self.driver_commit_cost(dev));
+                }
+            }
+            return cost;
+        }
+        let mut nr_ios = if uring { (job.queued.len() as u32).min(BLK_MAX_REQUEST_COUNT) } else { 1 };
+        // The plug's cached requests: (device, queue, how many left).
+        let mut cached: Option<(DevId, HctxId, u32)> = None;
+        // The plug list since the last flush: its queues and request count.
+        let mut list = PlugList::default();
+        let mut last: Option<(DevId, HctxId, u64, u32, crate::workload::Direction)> = None;
+        let mut block = c.blk_plug_ns;
+        for &req in &job.queued {
+            cost += self.engine_submit_cost(j, req, bill);
+            if self.direct_invalid(j, req) {
+                continue;
+            }
+            let r = &self.reqs.reqs[req];
+            let dev = r.dev();
+            let (hctx, polled) = self.devs[dev].hctx_for(cpu, iopoll);
+            block += c.dio_bio_ns + c.blk_submit_ns;
+            if iopoll && !polled && self.polled_unsupported == PolledUnsupported::Eopnotsupp {
+                continue;
+            }
+            // blk_attempt_plug_merge: a back merge into the last request.
+            if let Some((ld, lh, lend, lbytes, ldir)) = last {
+                let q = &self.devs[dev].queue_settings;
+                if q.nomerges != 2
+                    && ld == dev
+                    && lh == hctx
+                    && ldir == r.dir
+                    && lend == r.offset
+                    && (lbytes + r.bytes) as u64 <= q.max_sectors_kb as u64 * 1024
+                {
+                    last = Some((ld, lh, lend + r.bytes as u64, lbytes + r.bytes, ldir));
+                    continue;
+                }
+            }
+            last = Some((dev, hctx, r.offset + r.bytes as u64, r.bytes, r.dir));
+            block += c.blk_rq_init_ns + c.blk_iostat_ns;
+            match cached {
+                Some((d, h, left)) if d == dev && h == hctx && left > 0 => cached = Some((d, h, left - 1)),
+                _ if nr_ios > 1 => {
+                    // A fill: nr_ios requests and tags at once, one used now.
+                    if let Some((_, _, left)) = cached {
+                        block += left as u64 * c.blk_free_rq_ns;
+                    }
+                    block += c.blk_tag_batch_ns;
+                    cached = Some((dev, hctx, nr_ios - 1));
+                    nr_ios = 1;
+                }
+                _ => block += c.blk_mq_get_tag_ns,
+            }
+            // blk_add_rq_to_plug: a full plug (or one ending in a big request) flushes first.
+            if list.count >= list.limit() || list.last_big {
+                cost += self.plug_flush_cost(&list, bill);
+                list = PlugList::default();
+            }
+            list.add(dev, hctx, r.bytes);
+        }
+        cost += self.plug_flush_cost(&list, bill);
+        if let Some((_, _, left)) = cached {
+            block += left as u64 * c.blk_free_rq_ns;
+        }
+        cost + bill.add(CpuStage::Block, block)
+    }
+
+    /// `blk_mq_flush_plug_list` of `list`: the driver's work per request and per queue.
+    fn plug_flush_cost(&self, list: &PlugList, bill: &mut Bill) -> u64 {
+        let c = &self.costs;
+        let mut cost = 0;
+        let several = list.queues.len() > 1;
+        for &(dev, _, n) in &list.queues {
+            let n = n as u64;
+            if self.devs[dev].elevator.is_some() {
+                // Inserted into the scheduler; the driver runs when it dispatches (`elevator.rs`).
+                continue;
+            }
+            if several {
+                cost += bill.add(CpuStage::Block, c.blk_plug_queue_ns);
+            }
+            match (&self.devs[dev].driver, several) {
+                // One queue: nvme_queue_rqs, one sq_lock and doorbell for the batch.
+                (Driver::Nvme(_), false) => {
+                    cost += bill.add(CpuStage::DriverSubmit, n * c.nvme_queue_rqs_ns + c.nvme_sq_batch_ns);
+                    cost += bill.add(CpuStage::DmaMap, n * self.dma_cost());
+                }
+                // Several (Linux 6.10): blk_mq_dispatch_rq_list, ->queue_rq each.
+                (Driver::Nvme(_), true) => {
+                    cost += bill.add(CpuStage::Block, n * c.blk_issue_direct_ns);
+                    cost += bill.add(CpuStage::DriverSubmit, n * c.nvme_queue_rq_ns);
+                    cost += bill.add(CpuStage::DmaMap, n * self.dma_cost());
+                }
+                (Driver::Scsi(ScsiState::Disk(sd)), _) => cost += bill.add(CpuStage::DriverSubmit, n * sd.queue_rq_ns),
+                _ => cost += bill.add(CpuStage::DriverSubmit, n * c.null_queue_rq_ns),
+            }
+            cost += bill.add(CpuStage::Doorbell, self.driver_commit_cost(dev));
+        }
+        cost
+    }
+
+    /// Direct I/O not aligned to the logical block: it fails with -EINVAL before the block layer.
+    #[inline(always)]
+    pub(crate) fn direct_invalid(&self, j: JobId, req: ReqId) -> bool {
+        let r = &self.reqs.reqs[req];
+        self.jobs[j].cfg.direct
+            && (!r.bytes.is_multiple_of(LOGICAL_BLOCK) || !r.offset.is_multiple_of(LOGICAL_BLOCK as u64))
     }
 
     /// The submitting syscall ends: requests reach the driver and the device.
@@ -198,7 +422,7 @@ impl Sim {
     fn submit_bios(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
         let now = self.q.now_ns();
         let job = &self.jobs[j];
-        let (hipri, sync, direct) = (job.iopoll(), job.cfg.ioengine.is_sync(), job.cfg.direct);
+        let (hipri, sync) = (job.iopoll(), job.cfg.ioengine.is_sync());
         let is_null = matches!(job.cfg.ioengine, IoEngine::Null);
         let plugged = reqs.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
         let mut last = None;
@@ -211,7 +435,8 @@ impl Sim {
                 self.jobs[j].ready.push_back(req);
                 continue;
             }
-            if direct && (!r.bytes.is_multiple_of(LOGICAL_BLOCK) || !r.offset.is_multiple_of(LOGICAL_BLOCK as u64)) {
+            if self.direct_invalid(j, req) {
+                let r = &mut self.reqs.reqs[req];
                 // blkdev_direct_IO → blkdev_dio_invalid: the read/write
                 // returns -EINVAL before any bio (io_uring posts the CQE inline).
                 r.status = -EINVAL;
@@ -219,7 +444,7 @@ impl Sim {
                 self.jobs[j].ready.push_back(req);
                 continue;
             }
-            let dev = r.dev();
+            let dev = self.reqs.reqs[req].dev();
             let (hctx, polled) = self.devs[dev].hctx_for(cpu, hipri);
             let r = &mut self.reqs.reqs[req];
             r.hctx = hctx;

@@ -7,7 +7,77 @@ use std::collections::VecDeque;
 use crate::block::mq_deadline::DdCtx;
 use crate::hw::lapic::VectorSet;
 use crate::ids::{CpuId, DevId, IrqId, JobId, ReqId};
-use crate::stats::{CpuTime, TraceName, Track};
+use crate::stats::{CpuStage, CpuTime, TraceName, Track};
+
+/// Where a step's work goes, by stage (`CpuStage`), ns of work at full speed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Bill(pub [u32; CpuStage::COUNT]);
+
+impl Bill {
+    /// `ns` of `stage`.
+    #[inline(always)]
+    pub(crate) fn of(stage: CpuStage, ns: u64) -> Bill {
+        let mut b = Bill::default();
+        b.add(stage, ns);
+        b
+    }
+
+    /// Add `ns` to `stage`; returns `ns` (so a cost can be billed where it is summed).
+    #[inline(always)]
+    pub(crate) fn add(&mut self, stage: CpuStage, ns: u64) -> u64 {
+        let e = &mut self.0[stage as usize];
+        *e = e.saturating_add(ns.min(u32::MAX as u64) as u32);
+        ns
+    }
+
+    /// Add every stage of `other`.
+    #[inline(always)]
+    pub(crate) fn merge(&mut self, other: &Bill) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a = a.saturating_add(b);
+        }
+    }
+
+    /// The work it holds, ns.
+    pub(crate) fn total(&self) -> u64 {
+        self.0.iter().map(|&n| n as u64).sum()
+    }
+
+    /// Take `work` ns of done work off the stages in order from `first`
+    /// (what the bill does not cover goes to `default`), adding `wall` ns
+    /// shared the same way to `out` (exactly: rounding goes to the last part).
+    #[inline(always)]
+    pub(crate) fn consume(
+        &mut self,
+        first: usize,
+        work: u64,
+        wall: u64,
+        default: CpuStage,
+        out: &mut [u64; CpuStage::COUNT],
+    ) {
+        if wall == 0 {
+            return;
+        }
+        let mut left = work;
+        let mut given = 0;
+        for s in first..CpuStage::COUNT {
+            if left == 0 {
+                break;
+            }
+            let take = left.min(self.0[s] as u64);
+            if take == 0 {
+                continue;
+            }
+            self.0[s] -= take as u32;
+            left -= take;
+            let share = if wall == work { take } else { (wall as u128 * take as u128 / work.max(1) as u128) as u64 };
+            let share = if left == 0 { wall - given } else { share.min(wall - given) };
+            out[s] += share;
+            given += share;
+        }
+        out[default as usize] += wall - given;
+    }
+}
 
 /// Which account a step's time goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +150,8 @@ pub(crate) struct Frame {
     pub handler_busy: bool,
     /// Device IRQ: the drain has found entries (its CQ head doorbell is due).
     pub found: bool,
+    /// The current step's work by stage.
+    pub bill: Bill,
     /// CALL_FUNCTION_SINGLE: requests handed over (`queue_affinity`) the current step issues.
     pub issues: u32,
 }
@@ -122,11 +194,25 @@ impl Frame {
             handler_busy: false,
             found: false,
             issues: 0,
+            bill: Bill::default(),
         }
     }
 
     pub(crate) fn is_hardirq(&self) -> bool {
         self.acct == Acct::Hardirq
+    }
+
+    /// The stage of a step's work its bill does not name.
+    pub(crate) fn default_stage(&self) -> CpuStage {
+        match self.kind {
+            FrameKind::DeviceIrq { .. } => CpuStage::Handler,
+            FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => CpuStage::Softirq,
+            FrameKind::Kworker => CpuStage::Other,
+            FrameKind::DeviceIrqBusy
+            | FrameKind::CallFunctionIpi
+            | FrameKind::LocalTimer
+            | FrameKind::PostedNotification => CpuStage::IrqEntryExit,
+        }
     }
 }
 
@@ -184,6 +270,8 @@ pub(crate) struct Cpu {
     pub cal_count: u64,
     /// The CPU's kblockd worker.
     pub kworker: Kworker,
+    /// Busy time by stage, ns.
+    pub stage_ns: [u64; CpuStage::COUNT],
 }
 
 /// A CPU's kworker of kblockd's (per-CPU, high-priority) pool: the work
@@ -232,6 +320,7 @@ impl Cpu {
             io_sleepers: 0,
             cal_count: 0,
             kworker: Kworker::default(),
+            stage_ns: [0; CpuStage::COUNT],
         }
     }
 

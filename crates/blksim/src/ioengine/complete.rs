@@ -18,7 +18,7 @@ impl Sim {
             IoEngine::Libaio => self.costs.aio_complete_ns,
             // io_complete_rw_iopoll: a store to iopoll_completed.
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) if job.iopoll() => 0,
-            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.llist_add_ns,
+            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.io_uring_tw_add_ns,
             _ => 0,
         }
     }

@@ -6,9 +6,10 @@
 
 use crate::block::lock::Actor;
 use crate::block::Owner;
-use crate::hw::cpu::Acct;
+use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
 use crate::ioengine::job::{Chain, JobState, Segments};
+use crate::stats::CpuStage;
 use crate::system::Sim;
 use crate::workload::{IoEngine, Program};
 
@@ -16,18 +17,44 @@ use crate::workload::{IoEngine, Program};
 pub(crate) const SPIN_NS: u64 = u64::MAX / 4;
 
 impl Sim {
-    pub(crate) fn job_set(&mut self, j: JobId, state: JobState, cost_ns: u64, acct: Acct, items: u32) {
-        let cost = if cost_ns >= SPIN_NS { SPIN_NS } else { cost_ns + std::mem::take(&mut self.jobs[j].debt_ns) };
-        self.job_set_segs(j, state, [(acct, cost), (Acct::User, 0), (Acct::Sys, 0)], items);
+    /// The job's next step: `cost_ns` of one account and stage (the debt
+    /// of follow-on work, wake-ups and the like, charged with it).
+    pub(crate) fn job_set(&mut self, j: JobId, state: JobState, cost_ns: u64, acct: Acct, stage: CpuStage, items: u32) {
+        if cost_ns >= SPIN_NS {
+            // An open-ended spin: all of it goes to its stage.
+            self.job_set_segs(j, state, [(acct, SPIN_NS), (Acct::User, 0), (Acct::Sys, 0)], Bill::default(), items);
+            self.jobs[j].stage_default = stage;
+            return;
+        }
+        let debt = std::mem::take(&mut self.jobs[j].debt_ns);
+        let mut bill = Bill::of(stage, cost_ns);
+        bill.add(CpuStage::Wakeup, debt);
+        self.job_set_segs(j, state, [(acct, cost_ns + debt), (Acct::User, 0), (Acct::Sys, 0)], bill, items);
     }
 
-    pub(crate) fn job_set_segs(&mut self, j: JobId, state: JobState, segs: Segments, items: u32) {
+    /// The job's next step in up to three segments, its work by stage in `bill`.
+    pub(crate) fn job_set_segs(&mut self, j: JobId, state: JobState, segs: Segments, bill: Bill, items: u32) {
         let job = &mut self.jobs[j];
         job.state = state;
         job.items = items;
         job.segs = segs;
         job.spin = false;
+        job.bill = bill;
+        job.stage_default = CpuStage::Other;
         job.remaining_ns = segs.iter().map(|s| s.1).sum();
+    }
+
+    /// The job's next step, all system time, its work by stage in `bill` (and its debt).
+    pub(crate) fn job_set_bill(&mut self, j: JobId, state: JobState, mut bill: Bill, items: u32) {
+        self.take_debt(j, &mut bill);
+        let sys = bill.total();
+        self.job_set_segs(j, state, [(Acct::Sys, sys), (Acct::User, 0), (Acct::Sys, 0)], bill, items);
+    }
+
+    /// Take the job's debt (follow-on work of earlier steps) into `bill` as wake-up work.
+    pub(crate) fn take_debt(&mut self, j: JobId, bill: &mut Bill) -> u64 {
+        let debt = std::mem::take(&mut self.jobs[j].debt_ns);
+        bill.add(CpuStage::Wakeup, debt)
     }
 
     /// The CPU picked the job's task from its run queue.
@@ -47,7 +74,7 @@ impl Sim {
                 // Its run may be over before it began (runtime=0): no step.
                 if self.jobs[j].state != JobState::Done {
                     let cs = self.costs.context_switch_ns;
-                    self.jobs[j].add_head_sys(cs);
+                    self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
                 }
             }
             // Back from sleep: schedule() returns, the syscall finds its completions.
@@ -60,12 +87,12 @@ impl Sim {
                     self.job_next(j);
                 }
                 let cs = self.costs.context_switch_ns;
-                self.jobs[j].add_head_sys(cs);
+                self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
             }
             JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
             _ => {
                 let cs = self.costs.context_switch_ns;
-                self.jobs[j].add_head_sys(cs);
+                self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
             }
         }
     }
@@ -121,7 +148,7 @@ impl Sim {
         if !job.done_issuing && !full {
             let want = (job.cfg.iodepth_batch_submit - queued).min(job.cfg.iodepth - depth).max(1);
             let cost = want as u64 * prep_ns;
-            return self.job_set(j, JobState::Prep, cost, Acct::User, want);
+            return self.job_set(j, JobState::Prep, cost, Acct::User, CpuStage::UserLoop, want);
         }
         if depth > 0 || !job.ready.is_empty() {
             return self.job_reap(j);
@@ -206,10 +233,11 @@ impl Sim {
     /// Commit the queued io_us with the engine's submitting syscall, after
     /// the user side of the commit.
     pub(crate) fn job_submit(&mut self, j: JobId) {
-        let (cost, tw) = self.submit_syscall_cost(j, true);
-        let user = self.user_costs(j).submit_call;
-        let sys = cost + std::mem::take(&mut self.jobs[j].debt_ns);
-        self.job_set_segs(j, JobState::Submit, [(Acct::User, user), (Acct::Sys, sys), (Acct::Sys, 0)], tw);
+        let (mut bill, tw) = self.submit_syscall_cost(j, true);
+        let user = bill.add(CpuStage::UserLoop, self.user_costs(j).submit_call);
+        self.take_debt(j, &mut bill);
+        let sys = bill.total() - user;
+        self.job_set_segs(j, JobState::Submit, [(Acct::User, user), (Acct::Sys, sys), (Acct::Sys, 0)], bill, tw);
     }
 
     /// How many completions to wait for and take (fio's wait_for_completions).
@@ -231,41 +259,47 @@ impl Sim {
         match engine {
             IoEngine::Null => {
                 let k = (job.ready.len() as u32).min(max);
-                self.job_chain(j, 0, 0, 0, k)
+                self.job_chain(j, Bill::default(), 0, 0, k)
             }
             // pvsync2's RWF_HIPRI is not polled (`__blkdev_direct_IO_simple`
             // sleeps in submit_bio_wait): every sync engine sleeps.
             IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => {
                 if !job.ready.is_empty() {
-                    self.job_chain(j, 0, 0, 0, 1)
+                    self.job_chain(j, Bill::default(), 0, 0, 1)
                 } else {
-                    self.job_set(j, JobState::SleepOut, self.costs.context_switch_ns, Acct::Sys, 0)
+                    let cs = self.costs.context_switch_ns;
+                    self.job_set(j, JobState::SleepOut, cs, Acct::Sys, CpuStage::Wakeup, 0)
                 }
             }
             IoEngine::Libaio => {
                 if job.ready.len() as u32 >= min {
                     // io_getevents finds enough events at once.
                     let k = (job.ready.len() as u32).min(max);
-                    let head = sys + k as u64 * self.costs.aio_getevents_ns;
+                    let mut head = Bill::of(CpuStage::Syscall, sys);
+                    head.add(CpuStage::UringComplete, k as u64 * self.costs.aio_getevents_ns);
                     self.job_chain(j, head, 0, 0, k)
                 } else {
                     // Not enough events: the syscall goes on to schedule() out.
-                    let cost = sys + self.costs.context_switch_ns;
-                    self.job_set(j, JobState::ReapEnter, cost, Acct::Sys, 0)
+                    let mut bill = Bill::of(CpuStage::Syscall, sys);
+                    bill.add(CpuStage::Wakeup, self.costs.context_switch_ns);
+                    self.job_set_bill(j, JobState::ReapEnter, bill, 0)
                 }
             }
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => {
                 if job.ready.len() as u32 >= min {
                     // Enough CQEs in the ring: reaped in user space, no syscall.
                     let k = (job.ready.len() as u32).min(max);
-                    self.job_chain(j, 0, 0, 0, k)
+                    self.job_chain(j, Bill::default(), 0, 0, k)
                 } else if job.iopoll() {
                     // io_uring_enter(0, min, GETEVENTS) → io_iopoll_check.
-                    self.job_set(j, JobState::ReapEnter, sys, Acct::Sys, 0)
+                    let cost = sys + self.costs.io_uring_enter_ns;
+                    self.job_set(j, JobState::ReapEnter, cost, Acct::Sys, CpuStage::Syscall, 0)
                 } else {
                     let tw = job.tw_pending.len() as u32;
-                    let cost = sys + tw as u64 * self.costs.io_uring_cqe_ns + self.costs.context_switch_ns;
-                    self.job_set(j, JobState::ReapEnter, cost, Acct::Sys, tw)
+                    let mut bill = Bill::of(CpuStage::Syscall, sys + self.costs.io_uring_enter_ns);
+                    bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
+                    bill.add(CpuStage::Wakeup, self.costs.context_switch_ns);
+                    self.job_set_bill(j, JobState::ReapEnter, bill, tw)
                 }
             }
         }
@@ -279,10 +313,13 @@ impl Sim {
     /// The io_us are prepared now; everything else happens when the step
     /// ends (`job_chain_done`).
     #[inline(always)]
-    pub(crate) fn job_chain(&mut self, j: JobId, head_ns: u64, user_ns: u64, tw: u32, reap: u32) {
+    pub(crate) fn job_chain(&mut self, j: JobId, head: Bill, user_ns: u64, tw: u32, reap: u32) {
         let now = self.q.now_ns();
         let user = self.user_costs(j);
-        let head = head_ns + tw as u64 * self.costs.io_uring_cqe_ns + std::mem::take(&mut self.jobs[j].debt_ns);
+        let mut bill = head;
+        bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
+        self.take_debt(j, &mut bill);
+        let head = bill.total();
         let call = if reap > 0 { user.reap_call } else { 0 };
         let mut body = user_ns + call + reap as u64 * user.reap;
         self.jobs[j].reap_ns = now + head + user_ns + call;
@@ -310,12 +347,15 @@ impl Sim {
         let submit = queued > 0 && (queued >= job.cfg.iodepth_batch_submit || full || job.done_issuing);
         let tail = if submit {
             body += user.submit_call;
-            self.submit_syscall_cost(j, false).0
+            let (tail, _) = self.submit_syscall_cost(j, false);
+            bill.merge(&tail);
+            tail.total()
         } else {
             0
         };
+        bill.add(CpuStage::UserLoop, body);
         self.jobs[j].chain = Chain { tw, reap, submit };
-        self.job_set_segs(j, JobState::Chain, [(Acct::Sys, head), (Acct::User, body), (Acct::Sys, tail)], reap);
+        self.job_set_segs(j, JobState::Chain, [(Acct::Sys, head), (Acct::User, body), (Acct::Sys, tail)], bill, reap);
     }
 
     /// A chain step ended: task_work, reap, account, commit, in that order.
@@ -378,7 +418,9 @@ impl Sim {
         let aio = matches!(job.cfg.ioengine, IoEngine::Libaio);
         let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
         let wake = if woke { self.user_costs(j).wake } else { 0 };
-        self.job_chain(j, head_ns + getevents, wake, tw, k);
+        let mut head = Bill::of(CpuStage::Wakeup, head_ns);
+        head.add(CpuStage::UringComplete, getevents);
+        self.job_chain(j, head, wake, tw, k);
     }
 
     /// The job's current step on `cpu` ended.
@@ -425,7 +467,7 @@ impl Sim {
             let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
             let aio = matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio);
             let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
-            self.job_chain(j, getevents, 0, 0, k);
+            self.job_chain(j, Bill::of(CpuStage::UringComplete, getevents), 0, 0, k);
         } else {
             self.job_sleep(cpu, j);
         }
@@ -440,7 +482,7 @@ impl Sim {
         }
         let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
         if k > 0 {
-            self.job_chain(j, 0, 0, 0, k);
+            self.job_chain(j, Bill::default(), 0, 0, k);
         } else {
             self.job_reap(j);
         }

@@ -14,11 +14,12 @@
 //! completion by interrupt or a request issued from io-wq pokes it.
 
 use crate::drivers::Driver;
-use crate::hw::cpu::{Acct, Running};
+use crate::hw::cpu::{Acct, Bill, Running};
 use crate::ids::{CpuId, JobId};
 use crate::ioengine::fio_loop::SPIN_NS;
 use crate::ioengine::job::JobState;
 use crate::sched::core::SCHED_SLICE_NS;
+use crate::stats::CpuStage;
 use crate::system::Sim;
 use crate::workload::Program;
 
@@ -74,9 +75,9 @@ impl Sim {
             return self.iopoll_return(j);
         }
         match self.iopoll_plan(j) {
-            Some(cost) => {
+            Some(bill) => {
                 self.jobs[j].pass.passes += 1;
-                self.job_set(j, JobState::PollPass, cost, Acct::Sys, 0);
+                self.job_set_bill(j, JobState::PollPass, bill, 0);
             }
             // force_nonspin (min = 0): one walk over the list, then back.
             None if min == 0 => {
@@ -84,19 +85,20 @@ impl Sim {
                 let cost = self.jobs[j].iopoll.len() as u64 * self.costs.poll_ns;
                 self.jobs[j].pass.reap = 0;
                 self.jobs[j].pass.drain = None;
-                self.job_set(j, JobState::PollPass, cost, Acct::Sys, 0);
+                self.job_set(j, JobState::PollPass, cost, Acct::Sys, CpuStage::Poll, 0);
             }
             None => self.iopoll_spin(j),
         }
     }
 
-    /// Foresee one `io_do_iopoll` pass from the list as it is: its cost, or
-    /// `None` if the walk would find nothing (every request incomplete and
-    /// every polled queue empty).
-    fn iopoll_plan(&mut self, j: JobId) -> Option<u64> {
+    /// Foresee one `io_do_iopoll` pass from the list as it is: its work by
+    /// stage, or `None` if the walk would find nothing (every request
+    /// incomplete and every polled queue empty).
+    fn iopoll_plan(&mut self, j: JobId) -> Option<Bill> {
         let c = &self.costs;
         let job = &self.jobs[j];
-        let mut cost = 0;
+        let mut bill = Bill::default();
+        let mut polls = 0;
         let mut found = None;
         let mut drain = None;
         for (i, &r) in job.iopoll.iter().enumerate() {
@@ -105,7 +107,7 @@ impl Sim {
                 found = Some(i);
                 break;
             }
-            cost += c.poll_ns;
+            polls += 1;
             if rq.polled {
                 let (d, h) = (rq.dev(), rq.hctx);
                 let n = self.devs[d].queues[h].cq.len() as u32;
@@ -117,13 +119,18 @@ impl Sim {
             }
         }
         let pos = found?;
-        // The drain: every CQE its queue shows, completed in the batch.
+        bill.add(CpuStage::Poll, polls * c.poll_ns);
+        // The drain: every CQE its queue shows, ended in one batch
+        // (blk_mq_end_request_batch), the CQ head doorbell written once.
         if let Some((d, h, n)) = drain {
             let q = &self.devs[d].queues[h];
-            let per = c.nvme_cqe_ns + c.blk_complete_batch_ns;
-            cost += n as u64 * per;
-            if matches!(self.devs[d].driver, Driver::Nvme(_)) {
-                cost += c.cq_doorbell_ns;
+            let nvme = matches!(self.devs[d].driver, Driver::Nvme(_));
+            let unmap = if nvme { self.dma_unmap_cost() } else { 0 };
+            bill.add(CpuStage::Handler, n as u64 * c.nvme_cqe_ns);
+            bill.add(CpuStage::DmaMap, n as u64 * unmap);
+            bill.add(CpuStage::Block, n as u64 * c.blk_complete_batch_ns + c.blk_end_batch_ns);
+            if nvme {
+                bill.add(CpuStage::Doorbell, c.cq_doorbell_ns);
             }
             for &r in q.cq.iter().take(n as usize) {
                 self.reqs.reqs[r].in_pass = true;
@@ -145,12 +152,14 @@ impl Sim {
                 self.reqs.reqs[r].in_pass = false;
             }
         }
-        cost += reap as u64 * c.io_uring_cqe_ns;
+        if reap > 0 {
+            bill.add(CpuStage::UringComplete, reap as u64 * c.io_uring_cqe_ns + c.io_uring_flush_ns);
+        }
         let pass = &mut self.jobs[j].pass;
         pass.pos = pos as u32;
         pass.drain = drain;
         pass.reap = reap;
-        Some(cost)
+        Some(bill)
     }
 
     /// The pass on `cpu` ended: drain, end the batch, reap the run.
@@ -182,7 +191,7 @@ impl Sim {
     /// the task (registered as a poller of the queues its incomplete
     /// polled requests are on), or `need_resched()` ends the wait.
     fn iopoll_spin(&mut self, j: JobId) {
-        self.job_set(j, JobState::PollSpin, SPIN_NS, Acct::Sys, 0);
+        self.job_set(j, JobState::PollSpin, SPIN_NS, Acct::Sys, CpuStage::Poll, 0);
         let job = &mut self.jobs[j];
         job.spin = true;
         job.spin_queues.clear();

@@ -4,9 +4,10 @@
 use std::collections::VecDeque;
 
 use crate::block::mq_deadline::DdCtx;
-use crate::hw::cpu::Acct;
+use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::sim::Rng;
+use crate::stats::CpuStage;
 use crate::stats::DirStats;
 use crate::workload::{Direction, IoEngine, JobConfig};
 
@@ -117,6 +118,9 @@ pub(crate) struct Job {
     pub debt_ns: u64,
     /// The current step is an open-ended spin (`PollSpin`): a poke or `need_resched` ends it.
     pub spin: bool,
+    /// The current step's work by stage, and the stage of what it does not name.
+    pub bill: Bill,
+    pub stage_default: CpuStage,
     /// While spinning: the queues it is a poller of.
     pub spin_queues: Vec<(DevId, HctxId)>,
     pub usr_ns: u64,
@@ -223,6 +227,8 @@ impl Job {
             stuck: None,
             error: None,
             spin: false,
+            bill: Bill::default(),
+            stage_default: CpuStage::Other,
             spin_queues: Vec::new(),
             reaping: Vec::new(),
             reap_ns: 0,
@@ -281,8 +287,9 @@ impl Job {
         (user, sys)
     }
 
-    /// Add sys work in front of the current step (e.g. a context switch).
-    pub(crate) fn add_head_sys(&mut self, ns: u64) {
+    /// Add sys work of `stage` in front of the current step (e.g. a context switch).
+    pub(crate) fn add_head_sys(&mut self, ns: u64, stage: CpuStage) {
+        self.bill.add(stage, ns);
         if self.segs[0].0 != Acct::User || self.segs[0].1 == 0 {
             self.segs[0].1 += ns;
             if self.segs[0].1 == ns {

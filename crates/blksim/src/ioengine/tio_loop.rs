@@ -12,9 +12,10 @@
 //! I/Os in flight never ends on Linux: the submitter is stuck, and the run
 //! ends it at its runtime.
 
-use crate::hw::cpu::Acct;
+use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
 use crate::ioengine::job::{Chain, IoError, JobState};
+use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
 use crate::workload::Program;
 
@@ -44,8 +45,11 @@ impl Sim {
     pub(crate) fn tio_round(&mut self, j: JobId, head_ns: u64, user_ns: u64, tw: u32) {
         let now = self.q.now_ns();
         let c = &self.costs;
-        let (prep_ns, reap_ns, round_ns, cqe_ns) = (c.tio_prep_ns, c.tio_reap_ns, c.tio_round_ns, c.io_uring_cqe_ns);
-        let head = head_ns + tw as u64 * cqe_ns + std::mem::take(&mut self.jobs[j].debt_ns);
+        let (prep_ns, reap_ns, round_ns) = (c.tio_prep_ns, c.tio_reap_ns, c.tio_round_ns);
+        let mut bill = Bill::of(CpuStage::Wakeup, head_ns);
+        bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
+        self.take_debt(j, &mut bill);
+        let head = bill.total();
         self.check_done_issuing(j);
         let job = &self.jobs[j];
         let reap = job.ready.len() as u32 + tw;
@@ -77,14 +81,23 @@ impl Sim {
             user -= round_ns;
             0
         } else {
-            self.submit_syscall_cost(j, false).0
+            let (tail, _) = self.submit_syscall_cost(j, false);
+            bill.merge(&tail);
+            tail.total()
         };
+        bill.add(CpuStage::UserLoop, user);
         let job = &mut self.jobs[j];
         // reap_events_uring runs after user_ns: the reaped I/Os' completion time.
         job.reap_ns = now + head + user_ns;
         job.tio.to_wait = to_wait;
         job.chain = Chain { tw, reap, submit: to_submit > 0 };
-        self.job_set_segs(j, JobState::TioRound, [(Acct::Sys, head), (Acct::User, user), (Acct::Sys, tail)], reap);
+        self.job_set_segs(
+            j,
+            JobState::TioRound,
+            [(Acct::Sys, head), (Acct::User, user), (Acct::Sys, tail)],
+            bill,
+            reap,
+        );
     }
 
     /// The round's step ended: CQEs posted and reaped, SQEs submitted.
@@ -142,7 +155,7 @@ impl Sim {
         }
         self.jobs[j].wait_for = to_wait;
         let cs = self.costs.context_switch_ns;
-        self.job_set(j, JobState::SleepOut, cs, Acct::Sys, 0);
+        self.job_set(j, JobState::SleepOut, cs, Acct::Sys, CpuStage::Wakeup, 0);
     }
 
     /// The enter waits for `to_wait` CQEs but fewer I/Os are in flight: on

@@ -7,9 +7,10 @@
 //! its CPU whose steps cost time and whose effects happen at their ends.
 
 use crate::drivers::Driver;
-use crate::hw::cpu::{Frame, FrameKind, Stage};
+use crate::hw::cpu::{Bill, Frame, FrameKind, Stage};
 use crate::hw::lapic::{CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR};
 use crate::ids::{CpuId, DevId, HctxId, IrqId};
+use crate::stats::CpuStage;
 use crate::system::Sim;
 
 /// `MAX_SOFTIRQ_RESTART`: passes of `__do_softirq` before deferring to ksoftirqd.
@@ -90,6 +91,7 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn frame_begin(&mut self, cpu: CpuId, f: &mut Frame) {
         let c = &self.costs;
+        let mut bill = Bill::default();
         let cost = match (f.kind, f.stage) {
             // After the drain: only what its completions caused is left to charge.
             (FrameKind::DeviceIrq { .. }, Stage::Exit) => {
@@ -110,6 +112,9 @@ impl Sim {
                 f.found |= n > 0;
                 let (drain, follow) = self.device_irq_handler::<false>(cpu, dev, queue, n);
                 f.foreseen_ns = follow;
+                bill = self.drain_bill;
+                bill.add(CpuStage::IrqEntryExit, entry_exit);
+                bill.add(CpuStage::Doorbell, doorbell);
                 entry_exit + doorbell + drain
             }
             (FrameKind::DeviceIrqBusy, _) => c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns,
@@ -118,6 +123,7 @@ impl Sim {
                 let issue = &self.cpus[cpu].issue_list;
                 f.issues = issue.len() as u32;
                 let issue: u64 = issue.iter().map(|&r| self.handed_over_issue_cost(r)).sum();
+                bill.add(CpuStage::DriverSubmit, issue);
                 issue + if stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 }
             }
             (FrameKind::Softirq { .. } | FrameKind::Ksoftirqd, _) => {
@@ -128,22 +134,40 @@ impl Sim {
                     (_, Stage::Entry) => c.softirq_entry_ns,
                     _ => 0,
                 };
-                entry
-                    + list
-                        .iter()
-                        .map(|&r| c.blk_complete_ns + self.engine_complete_cost(r) + self.softirq_driver_cost(cpu, r))
-                        .sum::<u64>()
+                let engine: u64 = list.iter().map(|&r| self.engine_complete_cost(r)).sum();
+                let driver: u64 = list.iter().map(|&r| self.softirq_driver_cost(cpu, r)).sum();
+                let block = list.len() as u64 * c.blk_complete_ns;
+                bill.add(CpuStage::Softirq, entry);
+                bill.add(CpuStage::Block, block);
+                bill.add(CpuStage::UringComplete, engine);
+                bill.add(CpuStage::Handler, driver);
+                entry + block + engine + driver
             }
-            (FrameKind::PostedNotification, _) => self.posted_begin(cpu, f),
+            (FrameKind::PostedNotification, _) => {
+                self.drain_bill = Bill::default();
+                let cost = self.posted_begin(cpu, f);
+                // The demultiplexed vector's driver handler: the drain's bill; the rest is the notification's.
+                bill = self.drain_bill;
+                cost
+            }
             (FrameKind::Kworker, _) => self.kworker_begin_cost(),
             (FrameKind::LocalTimer, _) => {
                 let list = &self.cpus[cpu].timer_expired;
                 f.items = list.len() as u32;
                 let entry = if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 };
-                entry + list.iter().map(|&r| c.blk_complete_ns + self.engine_complete_cost(r)).sum::<u64>()
+                let engine: u64 = list.iter().map(|&r| self.engine_complete_cost(r)).sum();
+                bill.add(CpuStage::Block, list.len() as u64 * c.blk_complete_ns);
+                bill.add(CpuStage::UringComplete, engine);
+                entry + list.len() as u64 * c.blk_complete_ns + engine
             }
         };
-        f.remaining_ns = cost + std::mem::take(&mut f.debt_ns);
+        // What the bill does not name is the frame's own (entry/exit, its softirq, its kworker).
+        bill.add(CpuStage::Wakeup, f.debt_ns);
+        let debt = std::mem::take(&mut f.debt_ns);
+        let named = bill.total();
+        bill.add(f.default_stage(), (cost + debt).saturating_sub(named));
+        f.bill = bill;
+        f.remaining_ns = cost + debt;
     }
 
     /// The step of a device IRQ's handler (already off the stack) ended:

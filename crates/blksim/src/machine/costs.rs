@@ -120,26 +120,62 @@ costs! {
     aio_complete_ns,
     /// io_getevents per event returned.
     aio_getevents_ns,
-    /// io_uring per-SQE preparation.
+    /// io_uring_enter once per call besides the syscall: ring lookup, uring_lock, submit state, CQ wait/poll entry.
+    io_uring_enter_ns,
+    /// io_uring per SQE: request alloc, SQE read, init, fixed-file lookup, issue.
     io_uring_sqe_ns,
-    /// io_uring per-completion task_work + CQE post.
+    /// io_uring per read/write SQE: io_prep_rw, buffer import, rw_init_file, rw_verify_area.
+    io_uring_rw_ns,
+    /// io_uring per completion posted: rw cleanup, CQE fill, request freed to the cache.
     io_uring_cqe_ns,
+    /// io_uring once per batch of CQEs posted (__io_submit_flush_completions: CQ lock, commit, wake check).
+    io_uring_flush_ns,
+    /// io_uring: an interrupt-driven completion queued as task_work (io_req_local_work_add), in the completing context.
+    io_uring_tw_add_ns,
+    /// io_uring: running one completion's task_work in the task (io_req_rw_complete).
+    io_uring_tw_run_ns,
     /// fget/fput per I/O without registered files.
     fget_fput_ns,
     /// Pinning + unpinning one user page per I/O without fixed buffers.
     page_pin_ns,
-    /// bio allocation and blk_mq_submit_bio up to the driver.
+    /// The unplugged submit_bio path of sync and libaio direct I/O: bio from the bioset, blk_mq_submit_bio, one tag, issue.
     bio_submit_ns,
-    /// bio + request for one I/O of a plugged batch (per-CPU bio cache, plug's cached requests).
-    bio_submit_plugged_ns,
+    /// Direct I/O's bio for an async iocb (io_uring, libaio): __blkdev_direct_IO_async, bio from the per-CPU cache, submit_bio.
+    dio_bio_ns,
+    /// Marking a read's user pages dirty (bio_set_pages_dirty, bio_check_pages_dirty) without fixed buffers.
+    dio_dirty_ns,
+    /// blk_mq_submit_bio per bio: split check, plug merge attempt, bio to request, add to the plug.
+    blk_submit_ns,
+    /// blk_mq_rq_ctx_init per request.
+    blk_rq_init_ns,
+    /// I/O accounting per request (iostats=1): blk_account_io_start and _done.
+    blk_iostat_ns,
+    /// A plug's batch of requests and tags (__blk_mq_alloc_requests_batch), once per fill.
+    blk_tag_batch_ns,
+    /// One request and tag allocated alone (no cached request for its queue).
+    blk_mq_get_tag_ns,
+    /// A plug's cached request left unused, freed at the plug's end.
+    blk_free_rq_ns,
+    /// A plug: blk_start_plug, blk_finish_plug, the flush's setup.
+    blk_plug_ns,
+    /// A plug flush with several queues, per queue (blk_mq_dispatch_plug_list: filter, hctx->dispatch in and out under hctx->lock, run).
+    blk_plug_queue_ns,
+    /// One request dispatched outside queue_rqs (blk_mq_dispatch_rq_list / blk_mq_request_issue_directly: budget, the ->queue_rq call).
+    blk_issue_direct_ns,
     /// nvme_queue_rq per request.
     nvme_queue_rq_ns,
     /// nvme_queue_rqs per request of a plugged batch (SQEs copied under one sq_lock).
     nvme_queue_rqs_ns,
+    /// nvme_queue_rqs once per queue of a batch: sq_lock, the SQ tail update besides the doorbell's write.
+    nvme_sq_batch_ns,
     /// null_blk's queue_rq per request.
     null_queue_rq_ns,
-    /// DMA map + unmap per request.
+    /// DMA map + unmap per request through the IOMMU (translated DMA).
     dma_map_ns,
+    /// DMA map + unmap per request without translation (iommu=pt, no IOMMU): dma-direct.
+    dma_direct_ns,
+    /// One IOTLB invalidation an unmap waits for (iommu.strict=1).
+    iotlb_sync_ns,
     /// SQ tail doorbell write, once per batch.
     doorbell_ns,
     /// Interrupt entry up to the handler.
@@ -164,6 +200,8 @@ costs! {
     blk_complete_ns,
     /// Ending one request inside a batch (blk_mq_end_request_batch).
     blk_complete_batch_ns,
+    /// blk_mq_end_request_batch once per batch: one timestamp, tags freed per queue.
+    blk_end_batch_ns,
     /// Sending one IPI.
     ipi_send_ns,
     /// IPI flight time.
@@ -174,7 +212,7 @@ costs! {
     softirq_entry_ns,
     /// Adding a request to a remote CPU's blk_cpu_done list.
     llist_add_ns,
-    /// One poll of a CQ (phase-bit check).
+    /// One poll call from io_do_iopoll (bio_poll → blk_mq_poll → nvme_poll / null_poll).
     poll_ns,
     /// One cache-line transfer between cores of a socket (same last-level cache).
     cacheline_transfer_ns,

@@ -7,7 +7,7 @@
 use crate::hw::cpu::{wall_ns, work_ns, Acct, Running};
 use crate::ids::{CpuId, JobId};
 use crate::ioengine::job::JobState;
-use crate::stats::{TraceName, Track};
+use crate::stats::{CpuStage, TraceName, Track};
 use crate::system::{Event, Sim};
 
 /// Scheduler time slice before a CPU-bound task yields to another runnable one.
@@ -36,6 +36,8 @@ impl Sim {
             Running::Frame => {
                 let f = c.frames.last_mut().expect("running frame");
                 f.remaining_ns = f.remaining_ns.saturating_sub(done);
+                let default = f.default_stage();
+                f.bill.consume(0, done, wall, default, &mut c.stage_ns);
                 match f.acct {
                     Acct::Softirq => c.time.softirq_ns += wall,
                     Acct::Sys => c.time.sys_ns += wall,
@@ -60,6 +62,11 @@ impl Sim {
                 job.usr_ns += user_wall;
                 c.time.sys_ns += wall - user_wall;
                 job.sys_ns += wall - user_wall;
+                // By stage: the user part is the program's loop, the rest the bill's other stages.
+                let u = &mut job.bill.0[CpuStage::UserLoop as usize];
+                *u -= (*u as u64).min(user) as u32;
+                c.stage_ns[CpuStage::UserLoop as usize] += user_wall;
+                job.bill.consume(1, sys, wall - user_wall, job.stage_default, &mut c.stage_ns);
             }
         }
     }

@@ -6,7 +6,7 @@ pub mod trace;
 
 pub use histogram::LatencyStat;
 pub use report::{
-    CpuTime, DirStats, DiskStats, DsaStats, HotplugStats, InterruptRow, Invariants, IoRecord, JobError, JobStats,
-    LockReport, MsiCounters, MsiCpuStats, PathStats, RunReport, LATENCY_STAGES,
+    CpuStage, CpuTime, DirStats, DiskStats, DsaStats, HotplugStats, InterruptRow, Invariants, IoRecord, JobError,
+    JobStats, LockReport, MsiCounters, MsiCpuStats, PathStats, RunReport, LATENCY_STAGES,
 };
 pub use trace::{Trace, TraceName, TraceRecord, Track};

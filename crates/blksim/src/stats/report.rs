@@ -102,6 +102,83 @@ pub const LATENCY_STAGES: [(&str, &str); 5] = [
     ("reap", "until fio reaps it: wake-up, reaping syscall"),
 ];
 
+/// A stage of the I/O path that CPU time is charged to (`--breakdown`):
+/// every cost of the model belongs to one. For a task, `UserLoop` is user
+/// time and every other stage system time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CpuStage {
+    /// The program's own loop: fio's or t/io_uring's user code.
+    UserLoop = 0,
+    /// Syscall entry and exit, `io_uring_enter`'s own work, io_submit/io_getevents per call.
+    Syscall,
+    /// The engine's per-I/O submission: io_uring SQE prep and issue, aio iocbs, file references, page pinning.
+    UringSubmit,
+    /// The engine's side of completions: io_uring task_work, CQE posting and flushing, aio events.
+    UringComplete,
+    /// The block layer: bios, requests and tags, the plug, I/O accounting, ending requests, the scheduler.
+    Block,
+    /// The driver's submission: `queue_rq` / `queue_rqs`, the SQ lock.
+    DriverSubmit,
+    /// Doorbell writes: SQ tail and CQ head (MMIO).
+    Doorbell,
+    /// DMA mapping and unmapping, IOTLB invalidations.
+    DmaMap,
+    /// Polling: `io_do_iopoll`'s poll calls and spinning.
+    Poll,
+    /// Interrupt entry, EOI and exit; posted-MSI notification handling.
+    IrqEntryExit,
+    /// The driver's completion handler per entry (`nvme_irq` / `nvme_poll` per CQE, the adapter's).
+    Handler,
+    /// Softirq entry and BLOCK_SOFTIRQ's lists.
+    Softirq,
+    /// Wake-ups, context switches, IPIs sent, and other follow-on work of completions.
+    Wakeup,
+    /// Everything else: scheduler locks spun on, kblockd, SCSI line transfers.
+    Other,
+}
+
+impl CpuStage {
+    /// How many stages there are.
+    pub const COUNT: usize = 14;
+    /// Every stage, in order.
+    pub const ALL: [CpuStage; CpuStage::COUNT] = [
+        CpuStage::UserLoop,
+        CpuStage::Syscall,
+        CpuStage::UringSubmit,
+        CpuStage::UringComplete,
+        CpuStage::Block,
+        CpuStage::DriverSubmit,
+        CpuStage::Doorbell,
+        CpuStage::DmaMap,
+        CpuStage::Poll,
+        CpuStage::IrqEntryExit,
+        CpuStage::Handler,
+        CpuStage::Softirq,
+        CpuStage::Wakeup,
+        CpuStage::Other,
+    ];
+
+    /// Its name in the breakdown and the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuStage::UserLoop => "user loop",
+            CpuStage::Syscall => "syscall",
+            CpuStage::UringSubmit => "engine submit",
+            CpuStage::UringComplete => "engine complete",
+            CpuStage::Block => "block layer",
+            CpuStage::DriverSubmit => "driver submit",
+            CpuStage::Doorbell => "doorbell",
+            CpuStage::DmaMap => "dma map",
+            CpuStage::Poll => "polling",
+            CpuStage::IrqEntryExit => "irq entry/exit",
+            CpuStage::Handler => "irq handler",
+            CpuStage::Softirq => "softirq",
+            CpuStage::Wakeup => "wake-up",
+            CpuStage::Other => "other",
+        }
+    }
+}
+
 /// Time spent by one logical CPU, by context, ns. They add up to the run's elapsed time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CpuTime {
@@ -225,6 +302,8 @@ pub struct RunReport {
     pub jobs: Vec<JobStats>,
     /// Per logical CPU.
     pub cpu_time: Vec<CpuTime>,
+    /// Per logical CPU: its busy time (user, sys, hardirq, softirq) by stage, ns.
+    pub cpu_stage_ns: Vec<[u64; CpuStage::COUNT]>,
     /// `/proc/interrupts` rows: device IRQs, then system vectors.
     pub interrupts: Vec<InterruptRow>,
     /// IPIs received per CPU (function-call IPIs for remote completion, wake-ups).

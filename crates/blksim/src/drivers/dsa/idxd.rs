@@ -69,7 +69,9 @@ impl Sim {
             }
             (0, 0)
         } else {
-            (n as u64 * (self.costs.dsa_complete_ns + self.costs.dsa_submit_ns), 0)
+            let cost = n as u64 * (self.costs.dsa_complete_ns + self.costs.dsa_submit_ns);
+            self.drain_bill = crate::hw::cpu::Bill::of(crate::stats::CpuStage::Handler, cost);
+            (cost, 0)
         }
     }
 }

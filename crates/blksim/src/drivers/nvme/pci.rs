@@ -6,8 +6,10 @@
 
 use crate::block::Placement;
 use crate::drivers::Driver;
+use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::job::JobState;
+use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
 
 impl Sim {
@@ -48,8 +50,23 @@ impl Sim {
         queue: HctxId,
         n: u32,
     ) -> (u64, u64) {
-        let cqe_ns = self.costs.nvme_cqe_ns;
-        self.drain_cq::<RUN>(cpu, dev, queue, n, |_, _| cqe_ns)
+        let nvme = matches!(self.devs[dev].driver, Driver::Nvme(_));
+        let unmap = if nvme { self.dma_unmap_cost() } else { 0 };
+        let cqe_ns = self.costs.nvme_cqe_ns + unmap;
+        let (cost, follow) = self.drain_cq::<RUN>(cpu, dev, queue, n, |_, _| cqe_ns);
+        if RUN {
+            return (cost, follow);
+        }
+        // The unmaps' IOTLB work is DMA mapping's, not the handler's.
+        let b = &mut self.drain_bill.0;
+        b[CpuStage::Handler as usize] -= (n as u64 * unmap) as u32;
+        b[CpuStage::DmaMap as usize] += (n as u64 * unmap) as u32;
+        // nvme_pci_complete_batch → blk_mq_end_request_batch once for the
+        // completions that went into the pass's io_comp_batch.
+        let cq = &self.devs[dev].queues[queue].cq;
+        let batched = cq.iter().take(n as usize).any(|&r| self.placement(cpu, r) == Placement::Batched);
+        let end = if batched { self.drain_bill.add(CpuStage::Block, self.costs.blk_end_batch_ns) } else { 0 };
+        (cost + end, follow)
     }
 
     /// A device interrupt handler's drain of the first `n` completions of
@@ -68,11 +85,12 @@ impl Sim {
         let mut foresight = std::mem::take(&mut self.foresight);
         foresight.clear();
         let (mut cost, mut follow) = (0, 0);
+        let mut bill = Bill::default();
         for i in 0..n as usize {
             let cq = &mut self.devs[dev].queues[queue].cq;
             let req = if RUN { cq.pop_front().expect("CQE") } else { cq[i] };
             if !RUN {
-                cost += cqe_cost(self, req);
+                cost += bill.add(CpuStage::Handler, cqe_cost(self, req));
             }
             let c = &self.costs;
             match self.placement(cpu, req) {
@@ -82,7 +100,8 @@ impl Sim {
                     if RUN {
                         follow += self.end_request(cpu, req);
                     } else {
-                        cost += c.blk_complete_batch_ns + self.engine_complete_cost(req);
+                        cost += bill.add(CpuStage::Block, c.blk_complete_batch_ns);
+                        cost += bill.add(CpuStage::UringComplete, self.engine_complete_cost(req));
                         follow += self.foreseen_wake_ns(cpu, req, &mut foresight);
                     }
                 }
@@ -98,7 +117,7 @@ impl Sim {
                             follow += self.costs.ipi_send_ns;
                         }
                     } else {
-                        cost += c.llist_add_ns;
+                        cost += bill.add(CpuStage::Softirq, c.llist_add_ns);
                         if self.cpus[target].done_list.is_empty() && !foresight.ipis.contains(&target) {
                             foresight.ipis.push(target);
                             follow += c.ipi_send_ns;
@@ -112,12 +131,16 @@ impl Sim {
                         c.done_list.push_back(req);
                         c.softirq_pending = true;
                     } else {
-                        cost += c.llist_add_ns;
+                        cost += bill.add(CpuStage::Softirq, c.llist_add_ns);
                     }
                 }
             }
         }
         self.foresight = foresight;
+        if !RUN {
+            bill.add(CpuStage::Wakeup, follow);
+            self.drain_bill = bill;
+        }
         (cost + follow, follow)
     }
 
@@ -265,7 +288,10 @@ mod tests {
         let (cost, follow) = foresee_then_run(&mut s, 0);
         // The second completion wakes the job, on this CPU (no IPI).
         assert_eq!(follow, c.wakeup_ns);
-        assert_eq!(cost, 3 * (c.nvme_cqe_ns + c.blk_complete_batch_ns + c.aio_complete_ns) + follow);
+        assert_eq!(
+            cost,
+            3 * (c.nvme_cqe_ns + c.blk_complete_batch_ns + c.aio_complete_ns) + c.blk_end_batch_ns + follow
+        );
     }
 
     #[test]

@@ -131,7 +131,7 @@ pub(crate) fn probe_disk(name: &str, p: &DiskParams, ctx: &ProbeCtx, devs: &mut 
         disk: RotationalDisk::new(p, rng),
         queue_rq_ns: need(c.scsi_queue_rq_ns, "scsi_queue_rq_ns")?
             + need(c.hba_queuecommand_ns, "hba_queuecommand_ns")?
-            + c.dma_map_ns,
+            + if ctx.settings.dma_translated() { c.dma_map_ns } else { c.dma_direct_ns },
         complete_ns: need(c.scsi_complete_ns, "scsi_complete_ns")?,
         cmd_lines: need(c.scsi_cmd_lines, "scsi_cmd_lines")?,
         bio_lines: need(c.scsi_bio_lines, "scsi_bio_lines")?,
