@@ -10,8 +10,9 @@ use crate::args::BudgetArgs;
 use crate::failure::Failure;
 
 /// Simulated I/Os per wall second of the release build on one core (the
-/// 8-drive libaio job does 1.5 M, a single-drive job 2.5 M): the planning rate.
-const IOS_PER_WALL_SEC: f64 = 1.5e6;
+/// 8-drive libaio job does 1.0-1.1 M since the CPU time by stage is billed,
+/// a single-drive job more): the planning rate.
+const IOS_PER_WALL_SEC: f64 = 1.1e6;
 
 /// What a job without a device (the null engine, null_blk) can do per second: fio's own loop.
 const NO_DEVICE_IOPS: f64 = 5e6;
