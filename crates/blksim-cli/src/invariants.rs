@@ -9,7 +9,8 @@ use blksim::Invariants;
 use crate::failure::{Cause, Failure};
 
 /// Every issued I/O reaped once and no request left; every MSI delivered, merged or pending; each CPU's
-/// time adding up to the simulated time; bytes = I/Os x block size per job and direction.
+/// time adding up to the simulated time, and its busy time by stage to its busy time; bytes = I/Os x block
+/// size per job and direction.
 pub fn check(report: &RunReport, inv: &Invariants) -> Result<(), Failure> {
     let mut broken = Vec::new();
     if inv.ios_issued != inv.ios_reaped || inv.requests_live != 0 {
@@ -28,6 +29,12 @@ pub fn check(report: &RunReport, inv: &Invariants) -> Result<(), Failure> {
     for (cpu, t) in report.cpu_time.iter().enumerate() {
         if t.total_ns() != report.sim_time_ns {
             broken.push(format!("CPU {cpu}'s time adds up to {} ns of {} ns", t.total_ns(), report.sim_time_ns));
+        }
+        // Its busy time by stage of the I/O path adds up to its busy time by context.
+        let busy = t.user_ns + t.sys_ns + t.hardirq_ns + t.softirq_ns;
+        let staged: u64 = report.cpu_stage_ns.get(cpu).map_or(busy, |s| s.iter().sum());
+        if staged != busy {
+            broken.push(format!("CPU {cpu}'s busy time by stage adds up to {staged} ns of {busy} ns"));
         }
     }
     for j in &report.jobs {
@@ -70,5 +77,8 @@ mod tests {
         let mut slow = report.clone();
         slow.cpu_time[0].idle_ns += 1;
         assert!(check(&slow, &inv).unwrap_err().message.contains("CPU 0's time adds up"));
+        let mut unstaged = report.clone();
+        unstaged.cpu_stage_ns[0][0] += 1;
+        assert!(check(&unstaged, &inv).unwrap_err().message.contains("by stage adds up"));
     }
 }

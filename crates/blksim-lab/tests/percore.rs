@@ -85,3 +85,25 @@ fn two_devices_on_one_polling_cpu_keep_it_busy_below_the_sum_of_their_limits() {
         iops(&run("x86-gen5-5m", POLLED, "-b512 -d128 -c32 -s32 -p1 -F1 -B1 -r 10ms --taskset 0 -- /dev/nvme0n1"));
     assert!((one - 5.0e6).abs() < 0.05e6, "{one} IOPS from one drive");
 }
+
+#[test]
+fn cpu_time_by_stage_adds_up_to_the_cpu_time_polled_and_by_interrupt() {
+    for (cmdline, args) in [
+        (POLLED, "-b512 -d128 -c32 -s32 -p1 -r 2ms --taskset 0 -- /dev/nvme0n1 /dev/nvme1n1"),
+        ("iommu=pt", "-b512 -d128 -c32 -s32 -p0 -r 2ms --taskset 0 -- /dev/nvme0n1"),
+        ("", "-b4096 -d8 -c2 -s2 -p0 -F0 -B0 -S1 -n2 -r 2ms -- /dev/nvme0n1"),
+    ] {
+        let r = run("x86-gen5-5m", cmdline, args);
+        for (cpu, t) in r.cpu_time.iter().enumerate() {
+            let busy = t.user_ns + t.sys_ns + t.hardirq_ns + t.softirq_ns;
+            assert_eq!(r.cpu_stage_ns[cpu].iter().sum::<u64>(), busy, "CPU {cpu}: {args}");
+            // The program's loop is exactly the user time.
+            assert_eq!(r.cpu_stage_ns[cpu][blksim::stats::CpuStage::UserLoop as usize], t.user_ns, "CPU {cpu}: {args}");
+        }
+        let stages = blksim_fio::output::stage_per_io(&r);
+        let ios: u64 = r.jobs.iter().map(|j| j.dirs[0].total_ios).sum();
+        let busy: u64 = r.cpu_time.iter().map(|t| t.user_ns + t.sys_ns + t.hardirq_ns + t.softirq_ns).sum();
+        let total: f64 = stages.iter().sum();
+        assert!((total - busy as f64 / ios as f64).abs() < 1e-6, "{args}: {total} vs {}", busy as f64 / ios as f64);
+    }
+}

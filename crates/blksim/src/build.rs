@@ -88,6 +88,7 @@ impl Sim {
             sample_interval_ns: 500_000_000,
             foresight: Default::default(),
             drain_bill: Default::default(),
+            drain_batched: false,
             trace: None,
             dsa_clients: Vec::new(),
             timed: Vec::new(),

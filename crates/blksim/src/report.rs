@@ -23,6 +23,14 @@ impl Sim {
         let end = self.q.now_ns();
         for c in crate::ids::cpus(self.cpus.len()) {
             self.cpu_charge(c);
+            // Steps cut by the end of the run: what they ran, by their bills.
+            let cpu = &mut self.cpus[c];
+            for f in cpu.frames.iter_mut() {
+                f.bill.settle(0, std::mem::take(&mut f.bill_wall), f.default_stage(), &mut cpu.stage_ns);
+            }
+        }
+        for j in 0..self.jobs.len() {
+            self.settle_job_bill(crate::ids::JobId::of(j));
         }
         let jobs = self.job_stats();
         let inv = self.invariants();

@@ -116,6 +116,8 @@ pub(crate) struct Sim {
     pub foresight: Foresight,
     /// The last foreseen drain's work by stage (`drain_cq`).
     pub drain_bill: crate::hw::cpu::Bill,
+    /// The last foreseen drain put completions in an io_comp_batch.
+    pub drain_batched: bool,
     pub(crate) phase: u32,
     pub(crate) phases: u32,
     pub(crate) jobs_left: usize,

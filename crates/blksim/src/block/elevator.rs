@@ -81,6 +81,7 @@ impl Sim {
                 f.remaining_ns = if spin { SPIN_NS } else { cost_ns + debt };
                 f.bill = if spin { Bill::default() } else { Bill::of(stage, cost_ns) };
                 f.bill.add(CpuStage::Wakeup, debt);
+                f.bill_total = f.bill.total();
             }
         }
     }

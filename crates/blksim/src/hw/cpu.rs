@@ -43,37 +43,45 @@ impl Bill {
         self.0.iter().map(|&n| n as u64).sum()
     }
 
-    /// Take `work` ns of done work off the stages in order from `first`
-    /// (what the bill does not cover goes to `default`), adding `wall` ns
-    /// shared the same way to `out` (exactly: rounding goes to the last part).
+    /// Share `wall` ns of a step over its stages from `first` into `out`:
+    /// exactly the bill when `wall` is its work (a step at full speed),
+    /// else in proportion (what rounding leaves, and all of it when the
+    /// bill names nothing, goes to `default`).
     #[inline(always)]
-    pub(crate) fn consume(
-        &mut self,
+    pub(crate) fn settle(&self, first: usize, wall: u64, default: CpuStage, out: &mut [u64; CpuStage::COUNT]) {
+        let total: u64 = self.0[first..].iter().map(|&n| n as u64).sum();
+        self.settle_total(first, total, wall, default, out)
+    }
+
+    /// `settle` when the bill's work from `first` is known to be `total`.
+    #[inline(always)]
+    pub(crate) fn settle_total(
+        &self,
         first: usize,
-        work: u64,
+        total: u64,
         wall: u64,
         default: CpuStage,
         out: &mut [u64; CpuStage::COUNT],
     ) {
-        if wall == 0 {
+        if total == wall {
+            // Fixed-size, so the adds unroll: the stages before `first` (a
+            // task's user loop, charged as it runs) count nothing here.
+            let mut b = self.0;
+            for n in b.iter_mut().take(first) {
+                *n = 0;
+            }
+            for (o, n) in out.iter_mut().zip(b) {
+                *o += n as u64;
+            }
             return;
         }
-        let mut left = work;
         let mut given = 0;
-        for s in first..CpuStage::COUNT {
-            if left == 0 {
-                break;
+        if total > 0 {
+            for (o, &n) in out[first..].iter_mut().zip(&self.0[first..]) {
+                let share = (wall as u128 * n as u128 / total as u128) as u64;
+                *o += share;
+                given += share;
             }
-            let take = left.min(self.0[s] as u64);
-            if take == 0 {
-                continue;
-            }
-            self.0[s] -= take as u32;
-            left -= take;
-            let share = if wall == work { take } else { (wall as u128 * take as u128 / work.max(1) as u128) as u64 };
-            let share = if left == 0 { wall - given } else { share.min(wall - given) };
-            out[s] += share;
-            given += share;
         }
         out[default as usize] += wall - given;
     }
@@ -150,8 +158,11 @@ pub(crate) struct Frame {
     pub handler_busy: bool,
     /// Device IRQ: the drain has found entries (its CQ head doorbell is due).
     pub found: bool,
-    /// The current step's work by stage.
+    /// The current step's work by stage, and the wall time charged to it so far.
     pub bill: Bill,
+    pub bill_wall: u64,
+    /// The bill's work (`remaining_ns` when the step began).
+    pub bill_total: u64,
     /// CALL_FUNCTION_SINGLE: requests handed over (`queue_affinity`) the current step issues.
     pub issues: u32,
 }
@@ -195,6 +206,8 @@ impl Frame {
             found: false,
             issues: 0,
             bill: Bill::default(),
+            bill_wall: 0,
+            bill_total: 0,
         }
     }
 

@@ -34,6 +34,7 @@ impl Sim {
 
     /// The job's next step in up to three segments, its work by stage in `bill`.
     pub(crate) fn job_set_segs(&mut self, j: JobId, state: JobState, segs: Segments, bill: Bill, items: u32) {
+        self.settle_job_bill(j);
         let job = &mut self.jobs[j];
         job.state = state;
         job.items = items;
@@ -42,6 +43,7 @@ impl Sim {
         job.bill = bill;
         job.stage_default = CpuStage::Other;
         job.remaining_ns = segs.iter().map(|s| s.1).sum();
+        job.bill_sys_total = segs.iter().filter(|s| s.0 != Acct::User).map(|s| s.1).sum();
     }
 
     /// The job's next step, all system time, its work by stage in `bill` (and its debt).

@@ -233,10 +233,12 @@ impl Sim {
             self.cpu_charge(cpu);
         }
         self.iopoll_unspin(j);
+        self.settle_job_bill(j);
         // A step of no work left: it ends as soon as the task runs.
         let job = &mut self.jobs[j];
         job.segs = [(Acct::Sys, 0), (Acct::User, 0), (Acct::Sys, 0)];
         job.remaining_ns = 0;
+        job.bill_sys_total = 0;
         if running {
             self.cpu_dispatch(cpu);
         }

@@ -121,6 +121,11 @@ pub(crate) struct Job {
     /// The current step's work by stage, and the stage of what it does not name.
     pub bill: Bill,
     pub stage_default: CpuStage,
+    /// System time charged to the current step so far, and where.
+    pub bill_sys_wall: u64,
+    pub bill_cpu: CpuId,
+    /// The bill's system work (its stages but the user loop's).
+    pub bill_sys_total: u64,
     /// While spinning: the queues it is a poller of.
     pub spin_queues: Vec<(DevId, HctxId)>,
     pub usr_ns: u64,
@@ -229,6 +234,9 @@ impl Job {
             spin: false,
             bill: Bill::default(),
             stage_default: CpuStage::Other,
+            bill_sys_wall: 0,
+            bill_cpu: cpu,
+            bill_sys_total: 0,
             spin_queues: Vec::new(),
             reaping: Vec::new(),
             reap_ns: 0,
@@ -290,6 +298,7 @@ impl Job {
     /// Add sys work of `stage` in front of the current step (e.g. a context switch).
     pub(crate) fn add_head_sys(&mut self, ns: u64, stage: CpuStage) {
         self.bill.add(stage, ns);
+        self.bill_sys_total += ns;
         if self.segs[0].0 != Acct::User || self.segs[0].1 == 0 {
             self.segs[0].1 += ns;
             if self.segs[0].1 == ns {

@@ -167,6 +167,7 @@ impl Sim {
         let named = bill.total();
         bill.add(f.default_stage(), (cost + debt).saturating_sub(named));
         f.bill = bill;
+        f.bill_total = cost + debt;
         f.remaining_ns = cost + debt;
     }
 

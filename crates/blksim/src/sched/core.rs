@@ -36,8 +36,7 @@ impl Sim {
             Running::Frame => {
                 let f = c.frames.last_mut().expect("running frame");
                 f.remaining_ns = f.remaining_ns.saturating_sub(done);
-                let default = f.default_stage();
-                f.bill.consume(0, done, wall, default, &mut c.stage_ns);
+                f.bill_wall += wall;
                 match f.acct {
                     Acct::Softirq => c.time.softirq_ns += wall,
                     Acct::Sys => c.time.sys_ns += wall,
@@ -62,11 +61,11 @@ impl Sim {
                 job.usr_ns += user_wall;
                 c.time.sys_ns += wall - user_wall;
                 job.sys_ns += wall - user_wall;
-                // By stage: the user part is the program's loop, the rest the bill's other stages.
-                let u = &mut job.bill.0[CpuStage::UserLoop as usize];
-                *u -= (*u as u64).min(user) as u32;
+                // By stage: the user part is the program's loop; the rest is
+                // shared over the bill's other stages when the step ends.
                 c.stage_ns[CpuStage::UserLoop as usize] += user_wall;
-                job.bill.consume(1, sys, wall - user_wall, job.stage_default, &mut c.stage_ns);
+                job.bill_sys_wall += wall - user_wall;
+                job.bill_cpu = cpu;
             }
         }
     }
@@ -205,6 +204,18 @@ impl Sim {
         }
     }
 
+    /// Share the system time charged to job `j`'s step so far over its
+    /// bill, on the CPU it ran on (when the step is replaced, the task
+    /// moves, or the run ends).
+    pub(crate) fn settle_job_bill(&mut self, j: JobId) {
+        let job = &mut self.jobs[j];
+        let wall = std::mem::take(&mut job.bill_sys_wall);
+        if wall > 0 {
+            let total = job.bill_sys_total;
+            job.bill.settle_total(1, total, wall, job.stage_default, &mut self.cpus[job.bill_cpu].stage_ns);
+        }
+    }
+
     /// The step running on `cpu` has ended.
     #[inline(always)]
     pub(crate) fn cpu_step_done(&mut self, cpu: CpuId) {
@@ -212,7 +223,19 @@ impl Sim {
         match self.cpus[cpu].running {
             Running::Idle => {}
             Running::Frame => {
-                self.cpus[cpu].frames.last_mut().unwrap().remaining_ns = 0;
+                let c = &mut self.cpus[cpu];
+                let f = c.frames.last_mut().unwrap();
+                f.remaining_ns = 0;
+                f.bill.settle_total(
+                    0,
+                    f.bill_total,
+                    std::mem::take(&mut f.bill_wall),
+                    f.default_stage(),
+                    &mut c.stage_ns,
+                );
+                // A next step that names nothing is the frame's own.
+                f.bill = Default::default();
+                f.bill_total = 0;
                 self.frame_step_done(cpu);
             }
             Running::Task(j) => {

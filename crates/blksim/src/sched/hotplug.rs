@@ -176,6 +176,8 @@ impl Sim {
     /// one polls the queues of the requests on its iopoll list, wherever
     /// they were issued).
     pub(crate) fn task_migrate(&mut self, j: JobId, from: CpuId, runnable: bool) -> CpuId {
+        // What the step ran on the old CPU is that CPU's.
+        self.settle_job_bill(j);
         let to = self.fallback_cpu(j, from);
         self.cpumask.stats.task_migrations += 1;
         self.jobs[j].cpu = to;

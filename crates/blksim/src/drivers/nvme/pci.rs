@@ -63,9 +63,8 @@ impl Sim {
         b[CpuStage::DmaMap as usize] += (n as u64 * unmap) as u32;
         // nvme_pci_complete_batch → blk_mq_end_request_batch once for the
         // completions that went into the pass's io_comp_batch.
-        let cq = &self.devs[dev].queues[queue].cq;
-        let batched = cq.iter().take(n as usize).any(|&r| self.placement(cpu, r) == Placement::Batched);
-        let end = if batched { self.drain_bill.add(CpuStage::Block, self.costs.blk_end_batch_ns) } else { 0 };
+        let end =
+            if self.drain_batched { self.drain_bill.add(CpuStage::Block, self.costs.blk_end_batch_ns) } else { 0 };
         (cost + end, follow)
     }
 
@@ -86,6 +85,7 @@ impl Sim {
         foresight.clear();
         let (mut cost, mut follow) = (0, 0);
         let mut bill = Bill::default();
+        let mut batched = false;
         for i in 0..n as usize {
             let cq = &mut self.devs[dev].queues[queue].cq;
             let req = if RUN { cq.pop_front().expect("CQE") } else { cq[i] };
@@ -93,7 +93,9 @@ impl Sim {
                 cost += bill.add(CpuStage::Handler, cqe_cost(self, req));
             }
             let c = &self.costs;
-            match self.placement(cpu, req) {
+            let placement = self.placement(cpu, req);
+            batched |= placement == Placement::Batched;
+            match placement {
                 // blk_mq_complete_request_remote is false: complete here,
                 // in an io_comp_batch (or one by one with a scheduler).
                 Placement::Batched | Placement::Inline => {
@@ -140,6 +142,7 @@ impl Sim {
         if !RUN {
             bill.add(CpuStage::Wakeup, follow);
             self.drain_bill = bill;
+            self.drain_batched = batched;
         }
         (cost + follow, follow)
     }
