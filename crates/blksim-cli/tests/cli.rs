@@ -222,7 +222,10 @@ fn t_io_uring_prints_its_own_lines_and_rejects_what_is_not_modelled() {
     assert!(lines.last().unwrap().starts_with("Maximum IOPS="));
     let (code, _, err) = blksim(&["t-io_uring", "-u", "1", "--", "/dev/nvme0n1"]);
     assert_eq!(code, 2);
-    assert!(err.contains("-u"), "{err}");
+    assert!(err.contains("/dev/ngXnY"), "{err}");
+    let (code, _, err) = blksim(&["t-io_uring", "-O", "0", "--", "/dev/nvme0n1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("-O 0"), "{err}");
 }
 
 /// Runs `blksim ARGS` with stdout going to `stdout` (a closed pipe, /dev/full).

@@ -47,6 +47,9 @@ impl Sim {
         }
         sim.attach_elevators();
         sim.apply_irq_affinity(settings)?;
+        if settings.nosmt {
+            sim.smt_off();
+        }
         sim.add_jobs(jobs)?;
         Ok(sim)
     }
@@ -102,6 +105,7 @@ impl Sim {
             polled_unsupported: settings.polled_unsupported,
             dma_translated: settings.dma_translated(),
             dma_strict: settings.iommu_dma == crate::settings::IommuDma::Strict,
+            dma_premap: settings.patch_dma_premap,
             phase: 0,
             phases: 0,
             jobs_left: 0,
@@ -205,8 +209,29 @@ impl Sim {
                 "no filename: blksim jobs need filename=/dev/DEVICE naming a block device of the machine".into(),
             ));
         }
+        let passthru = matches!(cfg.ioengine, IoEngine::IoUringCmd(_));
         for f in &cfg.filenames {
             let name = f.strip_prefix("/dev/").unwrap_or(f);
+            // An NVMe namespace's generic char device, /dev/ngXnY: NVMe commands only.
+            if let Some(d) = self.generic_device(name) {
+                if !passthru {
+                    return Err(err(
+                        i,
+                        format!(
+                            "filename={f}: the NVMe generic char device takes NVMe commands only (ioengine=io_uring_cmd, cmd_type=nvme); its block device is /dev/{}",
+                            self.devs[d].name
+                        ),
+                    ));
+                }
+                devs.push(d);
+                continue;
+            }
+            if passthru {
+                return Err(err(
+                    i,
+                    format!("filename={f}: ioengine=io_uring_cmd works with NVMe namespace generic char devices only (/dev/ngXnY)"),
+                ));
+            }
             let d = self.devs.iter().position(|d| d.name == name).ok_or_else(|| {
                 let names: Vec<String> = self.devs.iter().map(|d| format!("/dev/{}", d.name)).collect();
                 err(
@@ -234,6 +259,33 @@ impl Sim {
         Ok(devs)
     }
 
+    /// `nosmt`: every core's second thread (the sibling with the higher
+    /// number) is offline from boot, as `cpu_smt_allowed` leaves it; drivers
+    /// still sized their queues for the possible CPUs, and IRQs aimed at an
+    /// offline thread move (managed ones with no online CPU shut down).
+    fn smt_off(&mut self) {
+        for cpu in crate::ids::cpus(self.cpus.len()) {
+            let Some(sib) = self.cpus[cpu].sibling else { continue };
+            if sib < cpu {
+                self.cpumask.online[cpu.idx()] = false;
+                self.cpumask.active[cpu.idx()] = false;
+                self.fixup_irqs(cpu);
+            }
+        }
+    }
+
+    /// The NVMe device whose namespace 1's generic char device is `name` (`ng0n1`).
+    fn generic_device(&self, name: &str) -> Option<DevId> {
+        let (ctrl, ns) = name.strip_prefix("ng")?.split_once('n')?;
+        let (ctrl, ns): (u32, u32) = (ctrl.parse().ok()?, ns.parse().ok()?);
+        if ns != 1 {
+            return None;
+        }
+        let d =
+            self.devs.iter().position(|d| matches!(d.driver, crate::drivers::Driver::Nvme(_)) && d.instance == ctrl)?;
+        Some(DevId::of(d))
+    }
+
     /// The least-loaded CPU of the job's `cpus_allowed` (first on ties), as
     /// the scheduler would spread tasks.
     fn place_task(&self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<CpuId, Error> {
@@ -249,6 +301,13 @@ impl Sim {
         };
         if allowed.is_empty() {
             return Err(err(i, "cpus_allowed is empty".into()));
+        }
+        let allowed: Vec<u32> = allowed.into_iter().filter(|&c| self.cpumask.active[c as usize]).collect();
+        if allowed.is_empty() {
+            return Err(err(
+                i,
+                "cpus_allowed: every CPU it names is offline (nosmt): sched_setaffinity fails with EINVAL".into(),
+            ));
         }
         let cpu = *allowed.iter().min_by_key(|&&c| (load[c as usize], c)).unwrap();
         load[cpu as usize] += 1;
@@ -314,9 +373,6 @@ fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         if o.sqthread_poll {
             return Err(not_modelled(i, "sqthread_poll (SQPOLL) is not modelled yet"));
         }
-    }
-    if matches!(cfg.ioengine, IoEngine::IoUringCmd(_)) {
-        return Err(not_modelled(i, "ioengine=io_uring_cmd (NVMe passthrough) is not modelled yet"));
     }
     if !is_null && !cfg.direct {
         return Err(not_modelled(

@@ -15,6 +15,8 @@ impl Sim {
         let job = &self.jobs[self.reqs.reqs[req].job()];
         match job.cfg.ioengine {
             IoEngine::Libaio => self.costs.aio_complete_ns,
+            // nvme_uring_cmd_end_io on a queue that cannot poll: task_work.
+            IoEngine::IoUringCmd(_) if job.iopoll() && !self.reqs.reqs[req].polled => self.costs.io_uring_tw_add_ns,
             // io_complete_rw_iopoll: a store to iopoll_completed.
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) if job.iopoll() => 0,
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.io_uring_tw_add_ns,
@@ -29,9 +31,16 @@ impl Sim {
         let j = self.reqs.reqs[req].job();
         let job = &mut self.jobs[j];
         if job.iopoll() {
-            // io_complete_rw_iopoll, polled or (its polled flag cleared)
-            // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
-            self.reqs.reqs[req].iopoll_done = true;
+            if job.passthru() && !self.reqs.reqs[req].polled {
+                // nvme_uring_cmd_end_io: not on a poll queue, the completion
+                // goes to task_work (io_uring_cmd_do_in_task_lazy), which the
+                // polling task runs; io_uring_cmd_done then marks it done.
+                job.tw_pending.push_back(req);
+            } else {
+                // io_complete_rw_iopoll, polled or (its polled flag cleared)
+                // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
+                self.reqs.reqs[req].iopoll_done = true;
+            }
             if job.spin {
                 self.iopoll_poke(j);
             }

@@ -66,6 +66,15 @@ impl Sim {
         if (job.iopoll_events >= min && (min > 0 || passes > 0)) || self.need_resched(j) {
             return self.iopoll_return(j);
         }
+        if !job.tw_pending.is_empty() {
+            // io_iopoll_check runs pending task_work first (io_run_local_work_locked):
+            // uring_cmd completions that came by interrupt.
+            let n = job.tw_pending.len() as u32;
+            let pass = &mut self.jobs[j].pass;
+            (pass.tw, pass.drain, pass.reap) = (n, None, 0);
+            let bill = Bill::of(CpuStage::UringComplete, self.tw_run_cost(n));
+            return self.job_set_bill(j, JobState::PollPass, bill, 0);
+        }
         if job.iopoll.is_empty() {
             // Requests punted to io-wq (no tag yet) join the list when issued:
             // the task goes round io_uring_enter until one does (a spin here).
@@ -164,6 +173,11 @@ impl Sim {
 
     /// The pass on `cpu` ended: drain, end the batch, reap the run.
     pub(crate) fn iopoll_pass_done(&mut self, cpu: CpuId, j: JobId) {
+        for _ in 0..std::mem::take(&mut self.jobs[j].pass.tw) {
+            // io_uring_cmd_done: the task_work posts nothing yet on an IOPOLL ring, it marks the request done.
+            let r = self.jobs[j].tw_pending.pop_front().expect("task_work");
+            self.reqs.reqs[r].iopoll_done = true;
+        }
         let mut debt = 0;
         if let Some((d, h, n)) = self.jobs[j].pass.drain.take() {
             let n = n.min(self.devs[d].queues[h].cq.len() as u32);

@@ -70,6 +70,8 @@ pub(crate) struct IopollPass {
     pub reap: u32,
     /// Passes of the current `io_iopoll_check`.
     pub passes: u32,
+    /// Task_work items the pass runs first (uring_cmd completed by interrupt).
+    pub tw: u32,
 }
 
 /// A failed I/O: its result (a negative errno) and what it was.
@@ -321,6 +323,11 @@ impl Job {
 
     pub(crate) fn is_uring(&self) -> bool {
         matches!(self.cfg.ioengine, IoEngine::IoUring(_) | IoEngine::IoUringCmd(_))
+    }
+
+    /// NVMe passthrough: `io_uring_cmd` on the generic char device.
+    pub(crate) fn passthru(&self) -> bool {
+        matches!(self.cfg.ioengine, IoEngine::IoUringCmd(_))
     }
 
     /// An io_uring ring set up with IORING_SETUP_IOPOLL (fio's `hipri`,
