@@ -172,7 +172,44 @@ impl Sim {
         for (i, cfg) in jobs.iter().enumerate() {
             self.add_job(i, cfg, &mut load)?;
         }
+        // SQPOLL rings get their SQ thread, after every job (reports pair jobs with configs by index).
+        for i in 0..jobs.len() {
+            if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &jobs[i].ioengine {
+                if o.sqthread_poll {
+                    self.add_sq_thread(i, o.sqthread_poll_cpu, &mut load)?;
+                }
+            }
+        }
         self.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
+        Ok(())
+    }
+
+    /// The SQ thread of job `i`'s ring (`io_sq_thread`): on `sqthread_poll_cpu`
+    /// (IORING_SETUP_SQ_AFF), else wherever the scheduler puts it (the
+    /// least-loaded online CPU).
+    fn add_sq_thread(&mut self, i: usize, cpu: Option<u32>, load: &mut [u32]) -> Result<(), Error> {
+        let app = JobId::of(i);
+        if self.jobs[app].devs.iter().any(|&d| self.devs[d].elevator.is_some()) {
+            return Err(not_modelled(i, "sqthread_poll with an I/O scheduler on the device is not modelled"));
+        }
+        let mut cfg = self.jobs[app].cfg.clone();
+        cfg.name = format!("iou-sqp-{}", 1001 + i);
+        cfg.program = Program::SqThread;
+        cfg.cpus_allowed = cpu.map(|c| vec![c]);
+        if let Some(c) = cpu {
+            if c as usize >= self.cpus.len() {
+                return Err(err(i, format!("sqthread_poll_cpu={c}: CPU {c} does not exist")));
+            }
+        }
+        let cpu = self
+            .place_task(i, &cfg, load)
+            .map_err(|e| Error::bad_input(format!("sqthread_poll_cpu: {}", e.message)).for_job(i))?;
+        let index = JobId::of(self.jobs.len());
+        let devs = self.jobs[app].devs.clone();
+        let mut sq = Job::new(index, cfg, cpu, devs, Rng::stream(self.seed, &format!("sq/{i}")));
+        sq.sq_ring = Some(app);
+        self.jobs[app].sq_thread = Some(index);
+        self.jobs.push(sq);
         Ok(())
     }
 
@@ -369,11 +406,6 @@ fn check_settings(machine: &Machine, settings: &Settings) -> Result<(), Error> {
 /// What a job asks for that the model rejects on its own terms.
 fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     let is_null = matches!(cfg.ioengine, IoEngine::Null);
-    if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &cfg.ioengine {
-        if o.sqthread_poll {
-            return Err(not_modelled(i, "sqthread_poll (SQPOLL) is not modelled yet"));
-        }
-    }
     if !is_null && !cfg.direct {
         return Err(not_modelled(
             i,

@@ -207,6 +207,10 @@ impl Sim {
         let job = &self.jobs[j];
         let c = &self.costs;
         let mut bill = Bill::default();
+        if job.sq_thread.is_some() {
+            // SQPOLL: the commit is a store to the SQ tail; the SQ thread submits.
+            return (bill, 0);
+        }
         match &job.cfg.ioengine {
             IoEngine::Null => {}
             // io_uring_enter: the ring's fd taken with fdget unless registered.
@@ -221,7 +225,7 @@ impl Sim {
             }
         };
         if !job.queued.is_empty() && !matches!(job.cfg.ioengine, IoEngine::Null) {
-            self.block_submit_cost(j, &mut bill);
+            self.block_submit_cost(j, job.cpu, &mut bill);
         }
         let mut tw = 0;
         if run_tw && job.is_uring() && !job.iopoll() {
@@ -261,7 +265,7 @@ impl Sim {
     /// a doorbell per queue; unused cached requests are freed at the end.
     /// Unplugged, each request is allocated and issued alone with its
     /// doorbell.
-    pub(crate) fn block_submit_cost(&self, j: JobId, bill: &mut Bill) -> u64 {
+    pub(crate) fn block_submit_cost(&self, j: JobId, cpu: CpuId, bill: &mut Bill) -> u64 {
         let job = &self.jobs[j];
         let c = &self.costs;
         let uring = job.is_uring();
@@ -269,7 +273,6 @@ impl Sim {
         let passthru = job.passthru();
         let plugged = job.queued.len() > 2
             && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_) | IoEngine::IoUringCmd(_));
-        let cpu = job.cpu;
         let iopoll = job.iopoll();
         let mut cost = 0;
         if !plugged {
@@ -409,21 +412,7 @@ impl Sim {
     pub(crate) fn job_submitted(&mut self, cpu: CpuId, j: JobId, tw: u32) {
         let reqs = std::mem::take(&mut self.jobs[j].queued);
         let n = reqs.len() as u32;
-        self.submit_bios(cpu, j, &reqs);
-        if !matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
-            let iopoll = self.jobs[j].iopoll();
-            for &req in &reqs {
-                let r = &self.reqs.reqs[req];
-                if !r.merged && r.status == 0 {
-                    self.blk_mq_get_tag_and_issue(cpu, j, req);
-                }
-                // io_iopoll_req_issued: on the ring's iopoll list once issued
-                // (a request waiting for a tag joins when it gets one).
-                if iopoll && !self.reqs.reqs[req].waiting_tag && self.reqs.reqs[req].status != -EINVAL {
-                    self.jobs[j].iopoll.push_back(req);
-                }
-            }
-        }
+        self.submit_queued(cpu, j, &reqs);
         let job = &mut self.jobs[j];
         for _ in 0..tw {
             let r = job.tw_pending.pop_front().unwrap();
@@ -438,6 +427,44 @@ impl Sim {
         let mut reqs = reqs;
         reqs.clear();
         self.jobs[j].queued = reqs;
+    }
+
+    /// SQPOLL: the program committed its queued SQEs (a store to the SQ
+    /// tail, no syscall): in flight for the program, on the SQ ring for its
+    /// SQ thread, which is poked.
+    pub(crate) fn sq_committed(&mut self, j: JobId) {
+        let job = &mut self.jobs[j];
+        let n = job.queued.len() as u32;
+        let (q, p) = (&mut job.queued, &mut job.sq_pending);
+        p.extend(q.drain(..));
+        job.inflight += n;
+        let depth = job.cur_depth() + job.sq_pending.len() as u32;
+        job.iodepth_level[depth_bucket(depth)] += n as u64;
+        job.iodepth_submit[batch_bucket(n)] += 1;
+        if let Some(sq) = job.sq_thread {
+            self.iopoll_poke(sq);
+        }
+    }
+
+    /// `io_submit_sqes` of `reqs` (the job's queued io_us) on `cpu`: bios,
+    /// tags and the driver; on an IOPOLL ring each issued one joins the
+    /// iopoll list.
+    pub(crate) fn submit_queued(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
+        self.submit_bios(cpu, j, reqs);
+        if !matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
+            let iopoll = self.jobs[j].iopoll();
+            for &req in reqs {
+                let r = &self.reqs.reqs[req];
+                if !r.merged && r.status == 0 {
+                    self.blk_mq_get_tag_and_issue(cpu, j, req);
+                }
+                // io_iopoll_req_issued: on the ring's iopoll list once issued
+                // (a request waiting for a tag joins when it gets one).
+                if iopoll && !self.reqs.reqs[req].waiting_tag && self.reqs.reqs[req].status != -EINVAL {
+                    self.jobs[j].iopoll.push_back(req);
+                }
+            }
+        }
     }
 
     /// `submit_bio` for each io_u on `cpu`: its issue time, its hardware

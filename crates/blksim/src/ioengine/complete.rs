@@ -9,6 +9,9 @@ use crate::ioengine::job::{batch_bucket, JobState};
 use crate::system::Sim;
 use crate::workload::IoEngine;
 
+/// The most bandwidth/IOPS samples one reap may add (500 ms each: 15 years).
+const MAX_SAMPLES: u64 = 1_000_000_000;
+
 impl Sim {
     /// Cost, in the completing context, of handing `req` to its engine.
     pub(crate) fn engine_complete_cost(&self, req: ReqId) -> u64 {
@@ -41,8 +44,17 @@ impl Sim {
                 // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
                 self.reqs.reqs[req].iopoll_done = true;
             }
-            if job.spin {
-                self.iopoll_poke(j);
+            let poller = self.ring_poller(j);
+            if self.jobs[poller].spin {
+                self.iopoll_poke(poller);
+            }
+            return 0;
+        }
+        if let Some(sq) = job.sq_thread {
+            // SQPOLL: the SQ thread runs the ring's task_work (io_sq_tw) and posts the CQE.
+            job.tw_pending.push_back(req);
+            if self.jobs[sq].spin {
+                self.iopoll_poke(sq);
             }
             return 0;
         }
@@ -80,6 +92,15 @@ impl Sim {
             t_reap = now;
         }
         let measured = t_reap >= job.ramp_end_ns;
+        if measured && t_reap >= job.next_sample_ns && (t_reap - job.next_sample_ns) / interval > MAX_SAMPLES {
+            // Millions of empty samples: virtual time ran away, not a run to sample.
+            self.failure.get_or_insert(crate::error::Error::internal(format!(
+                "internal error: job {} reaps at {t_reap} ns, {} sample intervals past its last sample",
+                job.cfg.name,
+                (t_reap - job.next_sample_ns) / interval
+            )));
+            job.next_sample_ns = t_reap + interval;
+        }
         while measured && t_reap >= job.next_sample_ns {
             for d in 0..3 {
                 job.dirs[d].bw_samples.push(job.sample_bytes[d] * 1_000_000_000 / interval);

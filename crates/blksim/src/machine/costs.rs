@@ -138,6 +138,8 @@ costs! {
     io_uring_tw_add_ns,
     /// io_uring: running one completion's task_work in the task (io_req_rw_complete).
     io_uring_tw_run_ns,
+    /// SQPOLL: one iteration of the SQ thread's loop besides its work (io_sq_thread bookkeeping, getrusage, the ring list).
+    sqpoll_iter_ns,
     /// fget/fput per I/O without registered files.
     fget_fput_ns,
     /// Pinning + unpinning one user page per I/O without fixed buffers.
