@@ -484,6 +484,8 @@ fn progress_goes_to_stderr_only_when_asked_or_a_terminal() {
 #[test]
 fn sweep_writes_one_row_per_point_and_resumes() {
     let dir = std::env::temp_dir().join(format!("blksim-sweep-{}", std::process::id()));
+    // A reused process id must not resume an earlier run's s.csv.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("job.fio"), SMALL_JOB.replace("runtime=5ms", "runtime=2ms")).unwrap();
     let spec = dir.join("s.toml");
