@@ -224,7 +224,7 @@ pub struct RunArgs {
     pub budget: BudgetArgs,
     #[command(flatten)]
     pub progress: ProgressArgs,
-    /// An out-of-tree patch set by name: mq-deadline-2024 (repeatable)
+    /// An out-of-tree patch set by name: mq-deadline-2024, io-cpu-affinity-2008, dma-premap (repeatable)
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
     /// Output formats, fio's comma-separated list: normal, json, json+ (e.g. json,normal)
@@ -278,6 +278,9 @@ pub struct TIoUringArgs {
     pub budget: BudgetArgs,
     #[command(flatten)]
     pub progress: ProgressArgs,
+    /// An out-of-tree patch set by name: dma-premap (fixed buffers mapped once, at registration) (repeatable)
+    #[arg(long = "patch", value_name = "NAME")]
+    pub patches: Vec<String>,
     /// After t/io_uring's lines: the CPU time per I/O by stage of the I/O path (user loop, syscall, io_uring, block layer, driver, doorbell, DMA map, polling, interrupts, softirq, wake-ups), all CPUs
     #[arg(long)]
     pub breakdown: bool,
@@ -323,7 +326,7 @@ pub struct TIoUringArgs {
     /// Sync I/O: one preadv2 per I/O (RWF_HIPRI with -p1, which Linux does not poll) instead of io_uring [default: 0]
     #[arg(short = 'S', value_name = "0|1")]
     pub sync: Option<String>,
-    /// NVMe passthrough (not modelled)
+    /// NVMe passthrough: IORING_OP_URING_CMD on the generic char devices /dev/ngXnY [default: 0]
     #[arg(short = 'u', value_name = "0|1")]
     pub passthrough: Option<String>,
     /// TSC rate in Hz (only scales latency tracking; no effect)

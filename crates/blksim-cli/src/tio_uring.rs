@@ -36,7 +36,10 @@ pub fn fmt_bw(iops: f64, bs: u64) -> String {
 
 /// `blksim t-io_uring`: load the machine, build the settings and the workload, simulate, print t/io_uring's lines.
 pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
-    let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
+    let (machine, mut settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
+    for p in &args.patches {
+        settings.apply_patch(p)?;
+    }
     let (workload, notes) = t_io_uring_with_notes(&args.front_end_args())?;
     for n in notes {
         eprintln!("blksim: note: {n}");
@@ -92,7 +95,8 @@ pub fn write_report(report: &RunReport, interrupted: bool) -> String {
                 continue;
             }
             out += &format!("io: unexpected ret={}\n", e.errno);
-            if e.errno == -95 && matches!(&j.config.ioengine, IoEngine::IoUring(o) if o.hipri) {
+            if e.errno == -95 && matches!(&j.config.ioengine, IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) if o.hipri)
+            {
                 out += "Your filesystem/driver/kernel doesn't support polled IO\n";
             }
             failed = true;
@@ -120,7 +124,7 @@ fn submitter_lines(i: usize, c: &JobConfig) -> String {
         return out;
     }
     let (polled, engine, o) = match &c.ioengine {
-        IoEngine::IoUring(o) => {
+        IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
             // The kernel rounds both rings up to a power of two.
             let n = c.iodepth.next_power_of_two();
             (o.hipri, format!("Engine=io_uring, sq_ring={n}, cq_ring={n}"), o.clone())

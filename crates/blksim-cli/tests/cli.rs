@@ -224,7 +224,10 @@ fn t_io_uring_prints_its_own_lines_and_rejects_what_is_not_modelled() {
     assert!(lines.last().unwrap().starts_with("Maximum IOPS="));
     let (code, _, err) = blksim(&["t-io_uring", "-u", "1", "--", "/dev/nvme0n1"]);
     assert_eq!(code, 2);
-    assert!(err.contains("-u"), "{err}");
+    assert!(err.contains("/dev/ngXnY"), "{err}");
+    let (code, _, err) = blksim(&["t-io_uring", "-O", "0", "--", "/dev/nvme0n1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("-O 0"), "{err}");
 }
 
 /// Runs `blksim ARGS` with stdout going to `stdout` (a closed pipe, /dev/full).
@@ -483,6 +486,8 @@ fn progress_goes_to_stderr_only_when_asked_or_a_terminal() {
 #[test]
 fn sweep_writes_one_row_per_point_and_resumes() {
     let dir = std::env::temp_dir().join(format!("blksim-sweep-{}", std::process::id()));
+    // A reused process id must not resume an earlier run's s.csv.
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("job.fio"), SMALL_JOB.replace("runtime=5ms", "runtime=2ms")).unwrap();
     let spec = dir.join("s.toml");

@@ -203,3 +203,58 @@ fn misaligned_direct_io_fails_as_t_io_uring_reports_it() {
     let out = runs(&["t-io_uring", "-S1", "-b1000", "-r", "1ms", "--", "/dev/nvme0n1"]);
     assert!(out.contains("preadv2: Invalid argument"), "{out}");
 }
+
+/// fio's read IOPS and CPU usr/sys of job 0 from `--output-format json`.
+fn fio_job(out: &str) -> (f64, f64, f64) {
+    let d: serde_json::Value = serde_json::from_str(out).unwrap();
+    let j = &d["jobs"][0];
+    (j["read"]["iops"].as_f64().unwrap(), j["usr_cpu"].as_f64().unwrap(), j["sys_cpu"].as_f64().unwrap())
+}
+
+#[test]
+fn sqpoll_on_its_own_cpu_takes_the_kernel_work_off_a_cpu_bound_job() {
+    // fio on CPU 1 is CPU-bound (its user loop, io_uring_enter, the block
+    // layer, the interrupts); with sqthread_poll the SQ thread on CPU 3
+    // submits and posts CQEs, fio only spins on its rings in user space.
+    let run = |sq: &str, hipri: &str| {
+        let job = tmp_job(
+            &format!("sq{sq}{hipri}.fio"),
+            &format!(
+                "[global]\nioengine=io_uring\ndirect=1\nrw=randread\nbs=4k\niodepth=32\niodepth_batch_submit=8\n\
+                 runtime=5ms\ntime_based\nfilename=/dev/nvme0n1\ncpus_allowed=1\nhipri={hipri}\n\
+                 sqthread_poll={sq}\nsqthread_poll_cpu=3\n[j]\n"
+            ),
+        );
+        fio_job(&runs(&[
+            "run",
+            &job,
+            "--machine",
+            "x86-gen5-5m",
+            "--cmdline",
+            "iommu=pt nvme.poll_queues=4",
+            "--output-format",
+            "json",
+        ]))
+    };
+    for hipri in ["0", "1"] {
+        let (base, _, base_sys) = run("0", hipri);
+        let (sq, usr, sys) = run("1", hipri);
+        assert!(base_sys > 10.0, "hipri={hipri}: without SQPOLL fio enters the kernel: sys {base_sys}%");
+        assert!(sq > 1.3 * base, "hipri={hipri}: SQPOLL {sq} IOPS vs {base}");
+        assert!(usr > 99.0 && sys < 1.0, "hipri={hipri}: fio spins in user space: usr {usr}% sys {sys}%");
+    }
+    // The SQ thread pinned to fio's own CPU: both spin, each until its
+    // slice ends (fio in user space until the tick preempts it; the SQ
+    // thread until need_resched()), so the I/Os of one turn wait about a
+    // slice: slow, as on Linux, but the run ends and does I/O.
+    let job = tmp_job(
+        "sqshared.fio",
+        "[global]\nioengine=io_uring\ndirect=1\nrw=randread\nbs=4k\niodepth=8\nruntime=20ms\ntime_based\n\
+         filename=/dev/nvme0n1\nhipri\nsqthread_poll=1\nsqthread_poll_cpu=0\ncpus_allowed=0\n[j]\n",
+    );
+    let out = runs(&["run", &job, "--cmdline", "nvme.poll_queues=4", "--output-format", "json"]);
+    let d: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let r = &d["jobs"][0]["read"];
+    assert!(r["total_ios"].as_u64().unwrap() >= 8, "{r}");
+    assert!(r["clat_ns"]["mean"].as_f64().unwrap() > 1e6, "an I/O waits for the other task's slice: {r}");
+}

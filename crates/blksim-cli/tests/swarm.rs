@@ -82,18 +82,30 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, one_device: bool, 
     if i > 0 && g.chance(30) {
         text.push_str(if g.chance(50) { "stonewall\n" } else { "new_group\n" });
     }
-    let engine = g.pick(&["libaio", "io_uring", "psync", "pvsync2", "null", "libaio", "io_uring"]);
+    let engine = g.pick(&["libaio", "io_uring", "psync", "pvsync2", "null", "libaio", "io_uring", "io_uring_cmd"]);
     let _ = writeln!(text, "ioengine={engine}");
+    if engine == "io_uring_cmd" {
+        text.push_str("cmd_type=nvme\n");
+    }
     let _ = writeln!(text, "rw={}", g.pick(&["read", "randread", "write", "randwrite", "rw", "randrw"]));
     let bs = if g.chance(3) { "1000" } else { g.pick(&["4k", "4k", "512", "8k", "16k,4k", "64k", "128k"]) };
     let _ = writeln!(text, "bs={bs}");
     let _ = writeln!(text, "direct={}", if g.chance(97) { 1 } else { 0 });
     if engine != "null" {
         let files = if one_device { 1 } else { 1 + g.below(2) };
-        let names: Vec<String> = (0..files).map(|_| device(g)).collect();
+        let names: Vec<String> = (0..files)
+            .map(|_| {
+                // NVMe passthrough on the generic char devices (now and then a block device: refused).
+                let d = device(g);
+                match d.strip_prefix("/dev/nvme") {
+                    Some(rest) if engine == "io_uring_cmd" && !g.chance(5) => format!("/dev/ng{rest}"),
+                    _ => d,
+                }
+            })
+            .collect();
         let _ = writeln!(text, "filename={}", names.join(":"));
     }
-    if matches!(engine, "libaio" | "io_uring") {
+    if matches!(engine, "libaio" | "io_uring" | "io_uring_cmd") {
         let depth = [1, 2, 4, 8, 16, 32, 64][g.below(7) as usize];
         let _ = writeln!(text, "iodepth={depth}");
         if g.chance(50) {
@@ -101,10 +113,10 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, one_device: bool, 
             let _ = writeln!(text, "iodepth_batch_complete_max={}", 1 + g.below(depth));
         }
     }
-    if engine == "io_uring" && g.chance(50) {
+    if engine.starts_with("io_uring") && g.chance(50) {
         text.push_str("fixedbufs=1\nregisterfiles=1\n");
     }
-    if matches!(engine, "io_uring" | "pvsync2") && g.chance(40) {
+    if matches!(engine, "io_uring" | "io_uring_cmd" | "pvsync2") && g.chance(40) {
         text.push_str("hipri\n");
     }
     let numjobs = if g.chance(40) { 1 + g.below(3) as u32 } else { 1 }.min(ncpus - *next_cpu);
@@ -165,6 +177,12 @@ fn knobs(g: &mut Gen, ncpus: u32, args: &mut Vec<String>) {
     }
     if g.chance(10) {
         cmdline.push("blksim.polled_unsupported=eopnotsupp".to_string());
+    }
+    if g.chance(15) {
+        cmdline.push(g.pick(&["iommu=pt", "iommu.strict=1", "intel_iommu=off"]).to_string());
+    }
+    if g.chance(5) {
+        cmdline.push("nosmt".to_string());
     }
     if !cmdline.is_empty() {
         args.extend(["--cmdline".to_string(), cmdline.join(" ")]);

@@ -17,13 +17,13 @@ use std::time::{Duration, Instant};
 mod splitmix;
 use splitmix::Gen;
 
-/// The built-in machines: name, CPUs, block devices.
-const MACHINES: &[(&str, u32, &[&str])] = &[
-    ("spr-gen5", 128, &["/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme5n1", "/dev/nullb0"]),
-    ("x86-gen5-5m", 64, &["/dev/nvme0n1", "/dev/nvme1n1"]),
-    ("ryzen-7950x", 32, &["/dev/nullb0"]),
-    ("hp-ia64-2008", 16, &["/dev/sda", "/dev/sdb", "/dev/sdm"]),
-    ("spr-dsa", 128, &["/dev/dsa0"]),
+/// The built-in machines: name, CPUs, block devices, NVMe generic char devices.
+const MACHINES: &[(&str, u32, &[&str], &[&str])] = &[
+    ("spr-gen5", 128, &["/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme5n1", "/dev/nullb0"], &["/dev/ng0n1", "/dev/ng5n1"]),
+    ("x86-gen5-5m", 64, &["/dev/nvme0n1", "/dev/nvme1n1"], &["/dev/ng0n1", "/dev/ng1n1"]),
+    ("ryzen-7950x", 32, &["/dev/nullb0"], &[]),
+    ("hp-ia64-2008", 16, &["/dev/sda", "/dev/sdb", "/dev/sdm"], &[]),
+    ("spr-dsa", 128, &["/dev/dsa0"], &[]),
 ];
 
 /// A depth, mostly small, up to 512.
@@ -39,13 +39,19 @@ fn depth(g: &mut Gen) -> u64 {
 /// One case's arguments to `blksim t-io_uring`.
 fn case(seed: u64) -> Vec<String> {
     let mut g = Gen(seed);
-    let (machine, ncpus, devices) = MACHINES[g.below(MACHINES.len() as u64) as usize];
+    let (machine, ncpus, blocks, generic) = MACHINES[g.below(MACHINES.len() as u64) as usize];
+    // NVMe passthrough (-u1) on the generic char devices; now and then on a block device (refused).
+    let passthru = !generic.is_empty() && g.chance(20);
+    let devices = if passthru && !g.chance(5) { generic } else { blocks };
     let mut a: Vec<String> = vec!["t-io_uring".into(), "--machine".into(), machine.into()];
     let d = depth(&mut g);
     a.push(format!("-b{}", g.pick(&["512", "4096", "4096", "131072", "1000"])));
     a.push(format!("-d{d}"));
     a.push(format!("-c{}", g.below(d + 9)));
     a.push(format!("-s{}", g.below(d + 9)));
+    if passthru {
+        a.push("-u1".into());
+    }
     for flag in ["-p", "-F", "-B", "-X", "-R"] {
         if g.chance(60) {
             a.push(format!("{flag}{}", g.below(2)));
@@ -75,6 +81,8 @@ fn case(seed: u64) -> Vec<String> {
         (15, "blksim.polled_unsupported=eopnotsupp".to_string()),
         (10, format!("nvme.io_queue_depth={}", g.pick(&["2", "16", "64"]))),
         (15, "intremap=posted_msi".to_string()),
+        (15, g.pick(&["iommu=pt", "iommu.strict=1", "intel_iommu=off"]).to_string()),
+        (10, "nosmt".to_string()),
     ] {
         if g.chance(chance) {
             cmdline.push(knob);
@@ -82,6 +90,12 @@ fn case(seed: u64) -> Vec<String> {
     }
     if !cmdline.is_empty() {
         a.extend(["--cmdline".into(), cmdline.join(" ")]);
+    }
+    if g.chance(10) {
+        a.extend(["--patch".into(), "dma-premap".into()]);
+    }
+    if g.chance(10) {
+        a.push("--breakdown".into());
     }
     a.extend(["--seed".into(), g.below(100).to_string(), "--".into()]);
     for _ in 0..1 + g.below(3) {

@@ -163,7 +163,7 @@ mod tests {
 }
 
 pub const T_IO_URING_USAGE: &str = "t-io_uring [-b BS] [-d DEPTH] [-c COMPLETE_BATCH] [-s SUBMIT_BATCH] [-p 0/1] \
-[-F 0/1] [-B 0/1] [-n THREADS] [-O 1] [-R 0/1] [-X 0/1] [-S 0/1] [-t 0] [-T HZ] [-P 0] [-V 0/1] [-e 0/1] \
+[-F 0/1] [-B 0/1] [-n THREADS] [-O 1] [-R 0/1] [-X 0/1] [-S 0/1] [-u 0/1] [-t 0] [-T HZ] [-P 0] [-V 0/1] [-e 0/1] \
 [-r RUNTIME] [--taskset CPUS] [--] DEVICE...";
 
 /// The simulated runtime when t/io_uring is given none (`-r 0` is its "unlimited").
@@ -182,6 +182,7 @@ struct TIoUringArgs {
     random: bool,
     sync: bool,
     register_ring: bool,
+    passthru: bool,
     runtime_ns: u64,
     taskset: Option<Vec<u32>>,
     files: Vec<String>,
@@ -204,6 +205,7 @@ impl Default for TIoUringArgs {
             random: true,
             sync: false,
             register_ring: true,
+            passthru: false,
             runtime_ns: T_IO_URING_DEFAULT_RUNTIME_NS,
             taskset: None,
             files: Vec::new(),
@@ -246,6 +248,7 @@ impl TIoUringArgs {
             "-R" => self.random = t_io_uring_flag(opt, &value()?)?,
             "-S" => self.sync = t_io_uring_flag(opt, &value()?)?,
             "-X" => self.register_ring = t_io_uring_flag(opt, &value()?)?,
+            "-u" => self.passthru = t_io_uring_flag(opt, &value()?)?,
             // The TSC rate only scales latency tracking (-t), which is not modelled.
             "-T" => {
                 t_io_uring_number::<u64>(opt, &value()?)?;
@@ -255,7 +258,7 @@ impl TIoUringArgs {
             "-V" | "-e" => {
                 t_io_uring_flag(opt, &value()?)?;
             }
-            "-O" | "-t" | "-a" | "-N" | "-P" | "-u" | "-H" => check_modelled(opt, value)?,
+            "-O" | "-t" | "-a" | "-N" | "-P" | "-H" => check_modelled(opt, value)?,
             "-r" => {
                 let v = value()?;
                 self.runtime_ns = blksim::settings::parse_time_ns(&v)?;
@@ -305,7 +308,6 @@ fn check_modelled(opt: &str, value: &mut dyn FnMut() -> Result<String, String>) 
         "-a" if on(&v)? => "legacy aio (-a 1) is not modelled in the t/io_uring front end (fio's libaio engine is)",
         "-N" if on(&v)? => "no-op requests (-N 1) are not modelled",
         "-P" if on(&v)? => "placement on the device's home node (-P 1) is not modelled",
-        "-u" if on(&v)? => "NVMe passthrough (-u 1) is not modelled yet",
         "-H" => "hugetlbfs buffers (-H) are not modelled",
         _ => return Ok(()),
     };
@@ -393,13 +395,19 @@ fn submitter_job(a: &TIoUringArgs, t: u32, files: Vec<String>) -> JobConfig {
         // submitter_sync_fn: one preadv2 per I/O, RWF_HIPRI with -p1.
         IoEngine::Pvsync2 { hipri: a.polled }
     } else {
-        IoEngine::IoUring(IoUringOptions {
+        let o = IoUringOptions {
             hipri: a.polled,
             fixedbufs: a.fixed_bufs,
             registerfiles: a.fixed_files,
             register_ring: a.register_ring,
             ..Default::default()
-        })
+        };
+        // -u1: NVMe passthrough (IORING_OP_URING_CMD) on /dev/ngXnY.
+        if a.passthru {
+            IoEngine::IoUringCmd(o)
+        } else {
+            IoEngine::IoUring(o)
+        }
     };
     j.rw = if a.random { RwKind::RandRead } else { RwKind::Read };
     j.bs = [a.bs; 3];

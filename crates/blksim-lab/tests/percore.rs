@@ -107,3 +107,102 @@ fn cpu_time_by_stage_adds_up_to_the_cpu_time_polled_and_by_interrupt() {
         assert!((total - busy as f64 / ios as f64).abs() < 1e-6, "{args}: {total} vs {}", busy as f64 / ios as f64);
     }
 }
+
+/// All CPUs' busy time per I/O.
+fn cpu_ns_per_io(r: &RunReport) -> f64 {
+    let busy: u64 = r.cpu_time.iter().map(|t| t.user_ns + t.sys_ns + t.hardirq_ns + t.softirq_ns).sum();
+    busy as f64 / r.jobs.iter().map(|j| j.dirs[0].total_ios).sum::<u64>() as f64
+}
+
+#[test]
+fn nvme_passthrough_costs_fewer_ns_per_io_than_the_block_path() {
+    // Two drives keep one polling CPU busy: its time per I/O is the path's cost.
+    let opts = "-b512 -d128 -c32 -s32 -p1 -F1 -B1 -r 5ms --taskset 0 --";
+    let block = run("x86-gen5-5m", POLLED, &format!("-u0 {opts} /dev/nvme0n1 /dev/nvme1n1"));
+    let pt = run("x86-gen5-5m", POLLED, &format!("-u1 {opts} /dev/ng0n1 /dev/ng1n1"));
+    let (b, p) = (cpu_ns_per_io(&block), cpu_ns_per_io(&pt));
+    assert!(p + 5.0 < b, "passthrough {p:.1} ns per I/O, block path {b:.1}");
+    assert!(iops(&pt) > iops(&block), "{} vs {}", iops(&pt), iops(&block));
+    // Without poll queues a uring_cmd is not refused (6.11's EOPNOTSUPP is the block path's):
+    // it completes by interrupt and task_work, which the polling task runs.
+    let r = run("x86-gen5-5m", "blksim.polled_unsupported=eopnotsupp", "-u1 -r 1ms --taskset 0 -- /dev/ng0n1");
+    assert!(r.jobs[0].error.is_none() && r.jobs[0].dirs[0].total_ios > 100);
+}
+
+#[test]
+fn two_submitters_on_smt_siblings_share_one_core() {
+    // x86-gen5-5m: CPU 32 is CPU 0's sibling; two threads, one drive each (t/io_uring's -n2).
+    let opts = "-b512 -d128 -c32 -s32 -p1 -F1 -B1 -r 5ms";
+    let one = iops(&run("x86-gen5-5m", POLLED, &format!("{opts} --taskset 0 -- /dev/nvme0n1")));
+    let siblings = run("x86-gen5-5m", POLLED, &format!("{opts} -n2 --taskset 0,32 -- /dev/nvme0n1 /dev/nvme1n1"));
+    let cores = run("x86-gen5-5m", POLLED, &format!("{opts} -n2 --taskset 0,1 -- /dev/nvme0n1 /dev/nvme1n1"));
+    let (s, c) = (iops(&siblings), iops(&cores));
+    // Two cores do what two drives can (each thread alone is drive-bound);
+    // two threads of one core share its throughput (smt_throughput 1.2):
+    // more than one thread, less than two cores.
+    assert!(c > 1.9 * one, "two cores {c}, one {one}");
+    assert!(s < 0.97 * c && s > 1.2 * one, "siblings {s}, two cores {c}, one thread {one}");
+    // Both siblings are busy all the time (each spinning or working).
+    for cpu in [0, 32] {
+        let t = &siblings.cpu_time[cpu];
+        assert!(t.idle_ns + t.iowait_ns < siblings.sim_time_ns / 100, "CPU {cpu}: {t:?}");
+    }
+}
+
+#[test]
+fn nosmt_takes_each_cores_second_thread_offline() {
+    let m = builtin("x86-gen5-5m").unwrap();
+    let mut s = Settings::default();
+    s.apply_cmdline("nosmt nvme.poll_queues=4 iommu=pt").unwrap();
+    let args = |a: &str| a.split_whitespace().map(str::to_string).collect::<Vec<String>>();
+    // CPU 32, CPU 0's sibling, is offline: a thread pinned there cannot run.
+    let w = t_io_uring(&args("-r 1ms --taskset 32 -- /dev/nvme0n1")).unwrap();
+    let e = blksim::run_workload(&m, &s, &w, 1, &Default::default()).unwrap_err();
+    assert_eq!(e.kind, blksim::ErrorKind::BadInput);
+    assert!(e.message.contains("offline (nosmt)"), "{}", e.message);
+    // Two threads allowed every CPU land on two cores' first threads: no sibling shares a core.
+    let w = t_io_uring(&args("-b512 -d128 -c32 -s32 -r 5ms -n2 -- /dev/nvme0n1 /dev/nvme1n1")).unwrap();
+    let (r, _) = blksim::run_workload(&m, &s, &w, 1, &Default::default()).unwrap();
+    assert_eq!((r.jobs[0].cpu, r.jobs[1].cpu), (0, 1));
+    assert!(iops(&r) > 9.0e6, "{}", iops(&r));
+    // The NVMe driver still made a queue per possible CPU; the offline threads' IRQs are shut down.
+    assert!(r.hotplug.irqs_shut_down > 0, "{:?}", r.hotplug);
+    for cpu in 32..64 {
+        assert_eq!(r.cpu_time[cpu].idle_ns, r.sim_time_ns, "CPU {cpu} is offline");
+    }
+}
+
+/// `run` with `--patch` names too.
+fn run_patched(cmdline: &str, patches: &[&str], args: &str) -> RunReport {
+    let m = builtin("x86-gen5-5m").unwrap();
+    let mut s = Settings::default();
+    s.apply_cmdline(cmdline).unwrap();
+    for p in patches {
+        s.apply_patch(p).unwrap();
+    }
+    let a: Vec<String> = args.split_whitespace().map(str::to_string).collect();
+    blksim::run_workload(&m, &s, &t_io_uring(&a).unwrap(), 1, &Default::default()).unwrap().0
+}
+
+#[test]
+fn dma_mapping_costs_least_untranslated_then_lazy_then_strict_and_premapped_buffers_skip_it() {
+    let opts = "-b512 -d128 -c32 -s32 -p1 -r 5ms --taskset 0 -- /dev/nvme0n1 /dev/nvme1n1";
+    let dma = |r: &RunReport| {
+        let t: u64 = r.cpu_stage_ns.iter().map(|c| c[blksim::stats::CpuStage::DmaMap as usize]).sum();
+        t as f64 / r.jobs[0].dirs[0].total_ios as f64
+    };
+    let pt = run_patched("nvme.poll_queues=4 iommu=pt", &[], opts);
+    let lazy = run_patched("nvme.poll_queues=4", &[], opts);
+    let strict = run_patched("nvme.poll_queues=4 iommu.strict=1", &[], opts);
+    let (p, l, s) = (dma(&pt), dma(&lazy), dma(&strict));
+    assert!(p < l && l < s, "DMA ns per I/O: passthrough {p:.1}, lazy {l:.1}, strict {s:.1}");
+    assert!(cpu_ns_per_io(&pt) < cpu_ns_per_io(&lazy) && cpu_ns_per_io(&lazy) < cpu_ns_per_io(&strict));
+    // Pre-mapped fixed buffers: less than even dma-direct; without fixed buffers the patch changes nothing.
+    let premap = run_patched("nvme.poll_queues=4", &["dma-premap"], opts);
+    assert!(dma(&premap) < p, "{} vs {p}", dma(&premap));
+    let unfixed = format!("-B0 {opts}");
+    let a = run_patched("nvme.poll_queues=4", &["dma-premap"], &unfixed);
+    let b = run_patched("nvme.poll_queues=4", &[], &unfixed);
+    assert_eq!(a.jobs[0].dirs[0].total_ios, b.jobs[0].dirs[0].total_ios);
+    assert_eq!(a.cpu_stage_ns, b.cpu_stage_ns);
+}

@@ -47,6 +47,9 @@ impl Sim {
         }
         sim.attach_elevators();
         sim.apply_irq_affinity(settings)?;
+        if settings.nosmt {
+            sim.smt_off();
+        }
         sim.add_jobs(jobs)?;
         Ok(sim)
     }
@@ -102,6 +105,7 @@ impl Sim {
             polled_unsupported: settings.polled_unsupported,
             dma_translated: settings.dma_translated(),
             dma_strict: settings.iommu_dma == crate::settings::IommuDma::Strict,
+            dma_premap: settings.patch_dma_premap,
             phase: 0,
             phases: 0,
             jobs_left: 0,
@@ -168,7 +172,44 @@ impl Sim {
         for (i, cfg) in jobs.iter().enumerate() {
             self.add_job(i, cfg, &mut load)?;
         }
+        // SQPOLL rings get their SQ thread, after every job (reports pair jobs with configs by index).
+        for i in 0..jobs.len() {
+            if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &jobs[i].ioengine {
+                if o.sqthread_poll {
+                    self.add_sq_thread(i, o.sqthread_poll_cpu, &mut load)?;
+                }
+            }
+        }
         self.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
+        Ok(())
+    }
+
+    /// The SQ thread of job `i`'s ring (`io_sq_thread`): on `sqthread_poll_cpu`
+    /// (IORING_SETUP_SQ_AFF), else wherever the scheduler puts it (the
+    /// least-loaded online CPU).
+    fn add_sq_thread(&mut self, i: usize, cpu: Option<u32>, load: &mut [u32]) -> Result<(), Error> {
+        let app = JobId::of(i);
+        if self.jobs[app].devs.iter().any(|&d| self.devs[d].elevator.is_some()) {
+            return Err(not_modelled(i, "sqthread_poll with an I/O scheduler on the device is not modelled"));
+        }
+        let mut cfg = self.jobs[app].cfg.clone();
+        cfg.name = format!("iou-sqp-{}", 1001 + i);
+        cfg.program = Program::SqThread;
+        cfg.cpus_allowed = cpu.map(|c| vec![c]);
+        if let Some(c) = cpu {
+            if c as usize >= self.cpus.len() {
+                return Err(err(i, format!("sqthread_poll_cpu={c}: CPU {c} does not exist")));
+            }
+        }
+        let cpu = self
+            .place_task(i, &cfg, load)
+            .map_err(|e| Error::bad_input(format!("sqthread_poll_cpu: {}", e.message)).for_job(i))?;
+        let index = JobId::of(self.jobs.len());
+        let devs = self.jobs[app].devs.clone();
+        let mut sq = Job::new(index, cfg, cpu, devs, Rng::stream(self.seed, &format!("sq/{i}")));
+        sq.sq_ring = Some(app);
+        self.jobs[app].sq_thread = Some(index);
+        self.jobs.push(sq);
         Ok(())
     }
 
@@ -205,8 +246,29 @@ impl Sim {
                 "no filename: blksim jobs need filename=/dev/DEVICE naming a block device of the machine".into(),
             ));
         }
+        let passthru = matches!(cfg.ioengine, IoEngine::IoUringCmd(_));
         for f in &cfg.filenames {
             let name = f.strip_prefix("/dev/").unwrap_or(f);
+            // An NVMe namespace's generic char device, /dev/ngXnY: NVMe commands only.
+            if let Some(d) = self.generic_device(name) {
+                if !passthru {
+                    return Err(err(
+                        i,
+                        format!(
+                            "filename={f}: the NVMe generic char device takes NVMe commands only (ioengine=io_uring_cmd, cmd_type=nvme); its block device is /dev/{}",
+                            self.devs[d].name
+                        ),
+                    ));
+                }
+                devs.push(d);
+                continue;
+            }
+            if passthru {
+                return Err(err(
+                    i,
+                    format!("filename={f}: ioengine=io_uring_cmd works with NVMe namespace generic char devices only (/dev/ngXnY)"),
+                ));
+            }
             let d = self.devs.iter().position(|d| d.name == name).ok_or_else(|| {
                 let names: Vec<String> = self.devs.iter().map(|d| format!("/dev/{}", d.name)).collect();
                 err(
@@ -234,6 +296,33 @@ impl Sim {
         Ok(devs)
     }
 
+    /// `nosmt`: every core's second thread (the sibling with the higher
+    /// number) is offline from boot, as `cpu_smt_allowed` leaves it; drivers
+    /// still sized their queues for the possible CPUs, and IRQs aimed at an
+    /// offline thread move (managed ones with no online CPU shut down).
+    fn smt_off(&mut self) {
+        for cpu in crate::ids::cpus(self.cpus.len()) {
+            let Some(sib) = self.cpus[cpu].sibling else { continue };
+            if sib < cpu {
+                self.cpumask.online[cpu.idx()] = false;
+                self.cpumask.active[cpu.idx()] = false;
+                self.fixup_irqs(cpu);
+            }
+        }
+    }
+
+    /// The NVMe device whose namespace 1's generic char device is `name` (`ng0n1`).
+    fn generic_device(&self, name: &str) -> Option<DevId> {
+        let (ctrl, ns) = name.strip_prefix("ng")?.split_once('n')?;
+        let (ctrl, ns): (u32, u32) = (ctrl.parse().ok()?, ns.parse().ok()?);
+        if ns != 1 {
+            return None;
+        }
+        let d =
+            self.devs.iter().position(|d| matches!(d.driver, crate::drivers::Driver::Nvme(_)) && d.instance == ctrl)?;
+        Some(DevId::of(d))
+    }
+
     /// The least-loaded CPU of the job's `cpus_allowed` (first on ties), as
     /// the scheduler would spread tasks.
     fn place_task(&self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<CpuId, Error> {
@@ -249,6 +338,13 @@ impl Sim {
         };
         if allowed.is_empty() {
             return Err(err(i, "cpus_allowed is empty".into()));
+        }
+        let allowed: Vec<u32> = allowed.into_iter().filter(|&c| self.cpumask.active[c as usize]).collect();
+        if allowed.is_empty() {
+            return Err(err(
+                i,
+                "cpus_allowed: every CPU it names is offline (nosmt): sched_setaffinity fails with EINVAL".into(),
+            ));
         }
         let cpu = *allowed.iter().min_by_key(|&&c| (load[c as usize], c)).unwrap();
         load[cpu as usize] += 1;
@@ -310,14 +406,6 @@ fn check_settings(machine: &Machine, settings: &Settings) -> Result<(), Error> {
 /// What a job asks for that the model rejects on its own terms.
 fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     let is_null = matches!(cfg.ioengine, IoEngine::Null);
-    if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &cfg.ioengine {
-        if o.sqthread_poll {
-            return Err(not_modelled(i, "sqthread_poll (SQPOLL) is not modelled yet"));
-        }
-    }
-    if matches!(cfg.ioengine, IoEngine::IoUringCmd(_)) {
-        return Err(not_modelled(i, "ioengine=io_uring_cmd (NVMe passthrough) is not modelled yet"));
-    }
     if !is_null && !cfg.direct {
         return Err(not_modelled(
             i,

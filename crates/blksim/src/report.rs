@@ -75,6 +75,8 @@ impl Sim {
     fn job_stats(&mut self) -> Vec<JobStats> {
         self.jobs
             .iter_mut()
+            // SQ threads are kernel threads, not fio jobs: their time is in the CPUs'.
+            .filter(|j| j.sq_ring.is_none())
             .map(|j| JobStats {
                 error: j.error.map(|e| crate::stats::JobError {
                     errno: e.errno,

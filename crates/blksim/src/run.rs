@@ -195,7 +195,13 @@ impl Sim {
     /// The next stonewall phase with jobs: its jobs start (after their startdelay).
     pub(crate) fn start_phase(&mut self) {
         while self.phase < self.phases {
-            let members: Vec<JobId> = self.jobs.iter().filter(|j| j.cfg.phase == self.phase).map(|j| j.index).collect();
+            // An SQ thread starts with its ring's job.
+            let members: Vec<JobId> = self
+                .jobs
+                .iter()
+                .filter(|j| j.cfg.phase == self.phase && j.sq_ring.is_none())
+                .map(|j| j.index)
+                .collect();
             if members.is_empty() {
                 self.phase += 1;
                 continue;

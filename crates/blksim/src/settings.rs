@@ -122,6 +122,9 @@ pub struct Settings {
     pub polled_unsupported: PolledUnsupported,
     /// DMA mapping: translated (lazy or strict), passthrough, or off.
     pub iommu_dma: IommuDma,
+    /// `nosmt` (or `/sys/devices/system/cpu/smt/control=off`): each core's
+    /// second thread is offline from boot.
+    pub nosmt: bool,
     /// null_blk's module parameters.
     pub null_blk: NullBlkSettings,
     /// Per device name (e.g. `nvme0n1`); devices not named here have the defaults.
@@ -132,6 +135,8 @@ pub struct Settings {
     /// The 2008 io-cpu-affinity branch (`--patch io-cpu-affinity-2008`):
     /// `queue_affinity`, and `rq_affinity` as the branch defined it.
     pub patch_io_cpu_affinity_2008: bool,
+    /// `--patch dma-premap`: fixed buffers' DMA addresses mapped once, at registration.
+    pub patch_dma_premap: bool,
     /// `/proc/irq/N/smp_affinity_list` writes: IRQ number -> CPUs.
     pub irq_affinity: BTreeMap<u32, Vec<u32>>,
     /// NVMe Interrupt Coalescing (Feature 08h) per controller (`nvme0`):
@@ -152,12 +157,14 @@ impl Default for Settings {
             nvme_io_queue_depth: 1024,
             polled_unsupported: PolledUnsupported::Clear,
             iommu_dma: IommuDma::Lazy,
+            nosmt: false,
             null_blk: NullBlkSettings::default(),
             queues: BTreeMap::new(),
             irq_affinity: BTreeMap::new(),
             nvme_interrupt_coalescing: BTreeMap::new(),
             patch_mq_deadline_2024: false,
             patch_io_cpu_affinity_2008: false,
+            patch_dma_premap: false,
             given: Vec::new(),
         }
     }
@@ -274,6 +281,7 @@ pub enum TimedAction {
 /// Out-of-tree patch sets blksim models, by the name `--patch` takes.
 pub const PATCHES: &[(&str, &str)] = &[
     ("mq-deadline-2024", "mq-deadline scalability series (RFC v2, Jan 2024, not merged): serialised dispatch, per-CPU insertion buckets, merges skipped when the lock is contended"),
+    ("dma-premap", "DMA addresses of io_uring's registered (fixed) buffers mapped once, when they are registered: an I/O on a fixed buffer looks its address up instead of mapping and unmapping it (a what-if, not in mainline)"),
     ("io-cpu-affinity-2008", "the io-cpu-affinity branch of 2008 (2.6.25 era): queue_affinity (the CPU that issues a queue's requests: the submitter hands them over by IPI) and rq_affinity as it then was (any value but 0 completes on the submitting CPU's SMT group)"),
 ];
 
@@ -283,6 +291,7 @@ impl Settings {
         match name {
             "mq-deadline-2024" => self.patch_mq_deadline_2024 = true,
             "io-cpu-affinity-2008" => self.patch_io_cpu_affinity_2008 = true,
+            "dma-premap" => self.patch_dma_premap = true,
             _ => {
                 let known: Vec<&str> = PATCHES.iter().map(|p| p.0).collect();
                 return Err(Error::bad_input(format!("--patch {name}: unknown patch (known: {})", known.join(", "))));
@@ -310,6 +319,12 @@ impl Settings {
     /// Apply a kernel command line: whitespace-separated `name=value` words.
     pub fn apply_cmdline(&mut self, cmdline: &str) -> Result<(), Error> {
         for word in cmdline.split_whitespace() {
+            // Bare words the kernel takes: `nosmt` (boot with one thread per core).
+            if word == "nosmt" {
+                self.nosmt = true;
+                self.given.push(word.to_string());
+                continue;
+            }
             let (name, value) = word
                 .split_once('=')
                 .ok_or_else(|| Error::bad_input(format!("kernel command line: '{word}' is not name=value")))?;
@@ -362,6 +377,11 @@ impl Settings {
                     }
                 }
             }
+            // nosmt=force: as nosmt, and SMT cannot be turned back on (no runtime control is modelled).
+            "nosmt" => match value.trim() {
+                "force" => self.nosmt = true,
+                v => return Err(Error::bad_input(format!("nosmt={v}: expected nosmt or nosmt=force"))),
+            },
             "null_blk.poll_queues" => self.null_blk.poll_queues = parse_num(name, value, 0, 4096)? as u32,
             "blksim.polled_unsupported" => {
                 self.polled_unsupported = match value.trim() {
@@ -401,7 +421,7 @@ impl Settings {
             }
             _ => {
                 return Err(Error::bad_input(format!(
-                    "unknown kernel parameter '{name}' (known: intremap, iommu, iommu.passthrough, iommu.strict, intel_iommu, amd_iommu, nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
+                    "unknown kernel parameter '{name}' (known: intremap, nosmt, iommu, iommu.passthrough, iommu.strict, intel_iommu, amd_iommu, nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
                      blksim.max_posted_msi_coalescing_loop, blksim.polled_unsupported, null_blk.submit_queues, null_blk.irqmode, null_blk.completion_nsec, \
                      null_blk.hw_queue_depth, null_blk.poll_queues)"
                 )))
@@ -472,6 +492,13 @@ impl Settings {
                 let time = parse_num(path, fields.1, 0, 255)? as u8;
                 self.nvme_interrupt_coalescing.insert(ctrl.to_string(), (thr, time));
             }
+            ["", "sys", "devices", "system", "cpu", "smt", "control"] => match value.trim() {
+                "on" => self.nosmt = false,
+                "off" | "forceoff" => self.nosmt = true,
+                v => {
+                    return Err(Error::bad_input(format!("{path}: '{v}' (expected on, off or forceoff)")))
+                }
+            },
             ["", "proc", "irq", irq, "smp_affinity_list"] => {
                 let n: u32 = irq.parse().map_err(|_| Error::bad_input(format!("{path}: '{irq}' is not an IRQ number")))?;
                 let cpus = parse_cpu_list(value).map_err(|e| Error::bad_input(format!("{path}: {e}")))?;

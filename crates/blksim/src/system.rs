@@ -98,6 +98,8 @@ pub(crate) struct Sim {
     pub dma_translated: bool,
     /// `iommu.strict=1`: each unmap invalidates the IOTLB.
     pub dma_strict: bool,
+    /// `--patch dma-premap`: fixed buffers mapped once, at registration.
+    pub dma_premap: bool,
     /// `blksim.polled_unsupported`: what a polled bio to a queue that cannot poll gets.
     pub polled_unsupported: crate::settings::PolledUnsupported,
     /// Actions at points of virtual time (IRQ moves, CPUs going offline).

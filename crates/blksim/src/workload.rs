@@ -137,6 +137,9 @@ pub enum Program {
     /// fio's `t/io_uring`: the same queue/commit/reap shape with a lean user-space loop
     /// (fill an SQE, read a CQE; no per-I/O statistics).
     TIoUring,
+    /// io_uring's SQ thread (`iou-sqp`) of an `sqthread_poll` ring: a kernel
+    /// thread the model adds for such a job (not a fio job of its own).
+    SqThread,
 }
 
 /// One fio job (a clone of a `numjobs` job is a job of its own).

@@ -764,3 +764,44 @@ fn queue_affinity_needs_its_patch_and_issues_from_the_cpu_it_names() {
     assert!(cal.per_cpu[6] >= ios, "{} hand-over IPIs to CPU 6 for {ios} reads", cal.per_cpu[6]);
     assert!(r.cpu_time[6].hardirq_ns > 0 && r.cpu_time[6].softirq_ns == 0, "CPU 6 issues, in its IPI handler");
 }
+
+fn sqpoll_run(hipri: bool) -> (blksim::stats::RunReport, blksim::Invariants) {
+    let m = small_machine(4);
+    let mut s = Settings::default();
+    s.apply_cmdline("nvme.poll_queues=1").unwrap();
+    let engine = IoEngine::IoUring(blksim::workload::IoUringOptions {
+        hipri,
+        fixedbufs: true,
+        registerfiles: true,
+        sqthread_poll: true,
+        sqthread_poll_cpu: Some(2),
+        ..Default::default()
+    });
+    let mut j = job("sq", engine, RwKind::RandRead, 4096, 64, "nvme0n1", 5);
+    j.cpus_allowed = Some(vec![1]);
+    j.iodepth_batch_submit = 16;
+    j.iodepth_batch_complete_min = 16;
+    j.iodepth_batch_complete_max = 64;
+    run_checked(&m, &s, &[j], 1)
+}
+
+#[test]
+fn sqpoll_moves_the_kernel_work_to_the_sq_thread_on_its_own_cpu() {
+    for hipri in [true, false] {
+        let (r, inv) = sqpoll_run(hipri);
+        assert!(inv.ios_issued > 1000, "hipri {hipri}");
+        assert_eq!(r.jobs.len(), 1, "the SQ thread is not a fio job");
+        let (app, sq) = (&r.cpu_time[1], &r.cpu_time[2]);
+        let t = r.sim_time_ns as f64;
+        // fio spins on its CQ ring in user space (its only system time the
+        // switch in at its start); the SQ thread submits, polls and posts CQEs
+        // (by interrupt its queue's IRQ lands on its CPU: it submitted there).
+        assert!(app.user_ns as f64 > 0.99 * t && app.sys_ns <= 1000, "hipri {hipri}: app CPU {app:?}");
+        let sq_busy = sq.sys_ns + sq.hardirq_ns + sq.softirq_ns;
+        assert!(sq_busy as f64 > 0.99 * t && sq.user_ns == 0, "hipri {hipri}: SQ CPU {sq:?}");
+        if hipri {
+            assert_eq!(sq.hardirq_ns, 0, "polled: no interrupt");
+        }
+        assert!(r.jobs[0].sys_ns <= 1000, "no syscall: the commit is a store to the SQ tail");
+    }
+}

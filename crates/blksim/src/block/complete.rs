@@ -117,7 +117,8 @@ impl Sim {
                 if self.jobs[wj].iopoll() {
                     // Issued from io-wq: it joins its ring's iopoll list.
                     self.jobs[wj].iopoll.push_back(waiter);
-                    self.iopoll_poke(wj);
+                    let poller = self.ring_poller(wj);
+                    self.iopoll_poke(poller);
                 }
             }
             None => hctx.tags_free += 1,

@@ -126,9 +126,18 @@ impl Sim {
         let dirty = if r.dir == crate::workload::Direction::Read { c.dio_dirty_ns } else { 0 };
         let ns = match &self.jobs[j].cfg.ioengine {
             IoEngine::Libaio => c.aio_submit_ns + pin,
-            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
+            IoEngine::IoUring(o) => {
                 c.io_uring_sqe_ns
                     + c.io_uring_rw_ns
+                    + if o.registerfiles { 0 } else { c.fget_fput_ns }
+                    + if o.fixedbufs { 0 } else { pin + dirty }
+            }
+            // NVMe passthrough: io_uring_cmd_prep and nvme_uring_cmd_io build
+            // the command and its request (the user buffer mapped into a bio).
+            IoEngine::IoUringCmd(o) => {
+                c.io_uring_sqe_ns
+                    + c.uring_cmd_prep_ns
+                    + c.nvme_uring_cmd_ns
                     + if o.registerfiles { 0 } else { c.fget_fput_ns }
                     + if o.fixedbufs { 0 } else { pin + dirty }
             }
@@ -161,18 +170,30 @@ impl Sim {
         }
     }
 
+    /// The DMA cost of job `j`'s requests: with `--patch dma-premap` a
+    /// fixed buffer's address is looked up (mapped once at registration).
+    #[inline(always)]
+    pub(crate) fn job_dma_cost(&self, j: JobId) -> u64 {
+        match &self.jobs[j].cfg.ioengine {
+            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) if self.dma_premap && o.fixedbufs => {
+                self.costs.dma_premap_ns
+            }
+            _ => self.dma_cost(),
+        }
+    }
+
     /// The driver's cost per request when it issues one at a time
     /// (`->queue_rq`), DMA mapping included.
     pub(crate) fn driver_queue_rq_cost(&self, dev: DevId) -> u64 {
-        self.driver_queue_rq_bill(dev, &mut Bill::default())
+        self.driver_queue_rq_bill(dev, self.dma_cost(), &mut Bill::default())
     }
 
-    /// `driver_queue_rq_cost`, billed: the driver's work and the DMA mapping.
-    pub(crate) fn driver_queue_rq_bill(&self, dev: DevId, bill: &mut Bill) -> u64 {
+    /// `driver_queue_rq_cost`, billed: the driver's work and the DMA mapping (`dma_ns`).
+    pub(crate) fn driver_queue_rq_bill(&self, dev: DevId, dma_ns: u64, bill: &mut Bill) -> u64 {
         let c = &self.costs;
         match &self.devs[dev].driver {
             Driver::Nvme(_) => {
-                bill.add(CpuStage::DriverSubmit, c.nvme_queue_rq_ns) + bill.add(CpuStage::DmaMap, self.dma_cost())
+                bill.add(CpuStage::DriverSubmit, c.nvme_queue_rq_ns) + bill.add(CpuStage::DmaMap, dma_ns)
             }
             Driver::Scsi(ScsiState::Disk(sd)) => bill.add(CpuStage::DriverSubmit, sd.queue_rq_ns),
             _ => bill.add(CpuStage::DriverSubmit, c.null_queue_rq_ns),
@@ -186,6 +207,10 @@ impl Sim {
         let job = &self.jobs[j];
         let c = &self.costs;
         let mut bill = Bill::default();
+        if job.sq_thread.is_some() {
+            // SQPOLL: the commit is a store to the SQ tail; the SQ thread submits.
+            return (bill, 0);
+        }
         match &job.cfg.ioengine {
             IoEngine::Null => {}
             // io_uring_enter: the ring's fd taken with fdget unless registered.
@@ -200,7 +225,7 @@ impl Sim {
             }
         };
         if !job.queued.is_empty() && !matches!(job.cfg.ioengine, IoEngine::Null) {
-            self.block_submit_cost(j, &mut bill);
+            self.block_submit_cost(j, job.cpu, &mut bill);
         }
         let mut tw = 0;
         if run_tw && job.is_uring() && !job.iopoll() {
@@ -240,12 +265,14 @@ impl Sim {
     /// a doorbell per queue; unused cached requests are freed at the end.
     /// Unplugged, each request is allocated and issued alone with its
     /// doorbell.
-    pub(crate) fn block_submit_cost(&self, j: JobId, bill: &mut Bill) -> u64 {
+    pub(crate) fn block_submit_cost(&self, j: JobId, cpu: CpuId, bill: &mut Bill) -> u64 {
         let job = &self.jobs[j];
         let c = &self.costs;
         let uring = job.is_uring();
-        let plugged = job.queued.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
-        let cpu = job.cpu;
+        // A passthrough command has no bio of its own to submit, merge or account.
+        let passthru = job.passthru();
+        let plugged = job.queued.len() > 2
+            && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_) | IoEngine::IoUringCmd(_));
         let iopoll = job.iopoll();
         let mut cost = 0;
         if !plugged {
@@ -256,7 +283,9 @@ impl Sim {
                     continue;
                 }
                 let dev = r.dev();
-                cost += if uring {
+                cost += if passthru {
+                    bill.add(CpuStage::Block, c.blk_mq_get_tag_ns + c.blk_rq_init_ns)
+                } else if uring {
                     bill.add(
                         CpuStage::Block,
                         c.dio_bio_ns + c.blk_submit_ns + c.blk_mq_get_tag_ns + c.blk_rq_init_ns + c.blk_iostat_ns,
@@ -267,7 +296,7 @@ impl Sim {
                 // With a scheduler the driver runs when it dispatches (`elevator.rs`); with
                 // queue_affinity elsewhere, there (the hand-over is charged when it happens).
                 if self.devs[dev].elevator.is_none() && self.issue_elsewhere(dev, cpu).is_none() {
-                    cost += self.driver_queue_rq_bill(dev, bill);
+                    cost += self.driver_queue_rq_bill(dev, self.job_dma_cost(j), bill);
                     cost += bill.add(CpuStage::Doorbell, self.driver_commit_cost(dev));
                 }
             }
@@ -288,12 +317,14 @@ impl Sim {
             let r = &self.reqs.reqs[req];
             let dev = r.dev();
             let (hctx, polled) = self.devs[dev].hctx_for(cpu, iopoll);
-            block += c.dio_bio_ns + c.blk_submit_ns;
-            if iopoll && !polled && self.polled_unsupported == PolledUnsupported::Eopnotsupp {
-                continue;
+            if !passthru {
+                block += c.dio_bio_ns + c.blk_submit_ns;
+                if iopoll && !polled && self.polled_unsupported == PolledUnsupported::Eopnotsupp {
+                    continue;
+                }
             }
             // blk_attempt_plug_merge: a back merge into the last request.
-            if let Some((ld, lh, lend, lbytes, ldir)) = last {
+            if let Some((ld, lh, lend, lbytes, ldir)) = last.filter(|_| !passthru) {
                 let q = &self.devs[dev].queue_settings;
                 if q.nomerges != 2
                     && ld == dev
@@ -307,7 +338,7 @@ impl Sim {
                 }
             }
             last = Some((dev, hctx, r.offset + r.bytes as u64, r.bytes, r.dir));
-            block += c.blk_rq_init_ns + c.blk_iostat_ns;
+            block += c.blk_rq_init_ns + if passthru { 0 } else { c.blk_iostat_ns };
             match cached {
                 Some((d, h, left)) if d == dev && h == hctx && left > 0 => cached = Some((d, h, left - 1)),
                 _ if nr_ios > 1 => {
@@ -323,12 +354,12 @@ impl Sim {
             }
             // blk_add_rq_to_plug: a full plug (or one ending in a big request) flushes first.
             if list.count >= list.limit() || list.last_big {
-                cost += self.plug_flush_cost(&list, bill);
+                cost += self.plug_flush_cost(&list, self.job_dma_cost(j), bill);
                 list = PlugList::default();
             }
             list.add(dev, hctx, r.bytes);
         }
-        cost += self.plug_flush_cost(&list, bill);
+        cost += self.plug_flush_cost(&list, self.job_dma_cost(j), bill);
         if let Some((_, _, left)) = cached {
             block += left as u64 * c.blk_free_rq_ns;
         }
@@ -336,7 +367,7 @@ impl Sim {
     }
 
     /// `blk_mq_flush_plug_list` of `list`: the driver's work per request and per queue.
-    fn plug_flush_cost(&self, list: &PlugList, bill: &mut Bill) -> u64 {
+    fn plug_flush_cost(&self, list: &PlugList, dma_ns: u64, bill: &mut Bill) -> u64 {
         let c = &self.costs;
         let mut cost = 0;
         let several = list.queues.len() > 1;
@@ -353,13 +384,13 @@ impl Sim {
                 // One queue: nvme_queue_rqs, one sq_lock and doorbell for the batch.
                 (Driver::Nvme(_), false) => {
                     cost += bill.add(CpuStage::DriverSubmit, n * c.nvme_queue_rqs_ns + c.nvme_sq_batch_ns);
-                    cost += bill.add(CpuStage::DmaMap, n * self.dma_cost());
+                    cost += bill.add(CpuStage::DmaMap, n * dma_ns);
                 }
                 // Several (Linux 6.10): blk_mq_dispatch_rq_list, ->queue_rq each.
                 (Driver::Nvme(_), true) => {
                     cost += bill.add(CpuStage::Block, n * c.blk_issue_direct_ns);
                     cost += bill.add(CpuStage::DriverSubmit, n * c.nvme_queue_rq_ns);
-                    cost += bill.add(CpuStage::DmaMap, n * self.dma_cost());
+                    cost += bill.add(CpuStage::DmaMap, n * dma_ns);
                 }
                 (Driver::Scsi(ScsiState::Disk(sd)), _) => cost += bill.add(CpuStage::DriverSubmit, n * sd.queue_rq_ns),
                 _ => cost += bill.add(CpuStage::DriverSubmit, n * c.null_queue_rq_ns),
@@ -382,21 +413,7 @@ impl Sim {
     pub(crate) fn job_submitted(&mut self, cpu: CpuId, j: JobId, tw: u32) {
         let reqs = std::mem::take(&mut self.jobs[j].queued);
         let n = reqs.len() as u32;
-        self.submit_bios(cpu, j, &reqs);
-        if !matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
-            let iopoll = self.jobs[j].iopoll();
-            for &req in &reqs {
-                let r = &self.reqs.reqs[req];
-                if !r.merged && r.status == 0 {
-                    self.blk_mq_get_tag_and_issue(cpu, j, req);
-                }
-                // io_iopoll_req_issued: on the ring's iopoll list once issued
-                // (a request waiting for a tag joins when it gets one).
-                if iopoll && !self.reqs.reqs[req].waiting_tag && self.reqs.reqs[req].status != -EINVAL {
-                    self.jobs[j].iopoll.push_back(req);
-                }
-            }
-        }
+        self.submit_queued(cpu, j, &reqs);
         let job = &mut self.jobs[j];
         for _ in 0..tw {
             let r = job.tw_pending.pop_front().unwrap();
@@ -413,6 +430,44 @@ impl Sim {
         self.jobs[j].queued = reqs;
     }
 
+    /// SQPOLL: the program committed its queued SQEs (a store to the SQ
+    /// tail, no syscall): in flight for the program, on the SQ ring for its
+    /// SQ thread, which is poked.
+    pub(crate) fn sq_committed(&mut self, j: JobId) {
+        let job = &mut self.jobs[j];
+        let n = job.queued.len() as u32;
+        let (q, p) = (&mut job.queued, &mut job.sq_pending);
+        p.extend(q.drain(..));
+        job.inflight += n;
+        let depth = job.cur_depth() + job.sq_pending.len() as u32;
+        job.iodepth_level[depth_bucket(depth)] += n as u64;
+        job.iodepth_submit[batch_bucket(n)] += 1;
+        if let Some(sq) = job.sq_thread {
+            self.iopoll_poke(sq);
+        }
+    }
+
+    /// `io_submit_sqes` of `reqs` (the job's queued io_us) on `cpu`: bios,
+    /// tags and the driver; on an IOPOLL ring each issued one joins the
+    /// iopoll list.
+    pub(crate) fn submit_queued(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
+        self.submit_bios(cpu, j, reqs);
+        if !matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
+            let iopoll = self.jobs[j].iopoll();
+            for &req in reqs {
+                let r = &self.reqs.reqs[req];
+                if !r.merged && r.status == 0 {
+                    self.blk_mq_get_tag_and_issue(cpu, j, req);
+                }
+                // io_iopoll_req_issued: on the ring's iopoll list once issued
+                // (a request waiting for a tag joins when it gets one).
+                if iopoll && !self.reqs.reqs[req].waiting_tag && self.reqs.reqs[req].status != -EINVAL {
+                    self.jobs[j].iopoll.push_back(req);
+                }
+            }
+        }
+    }
+
     /// `submit_bio` for each io_u on `cpu`: its issue time, its hardware
     /// queue (the POLL map for polled I/O), and a back merge into the
     /// previous request of a plugged batch (io_uring's need_plug,
@@ -422,9 +477,10 @@ impl Sim {
     fn submit_bios(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
         let now = self.q.now_ns();
         let job = &self.jobs[j];
-        let (hipri, sync) = (job.iopoll(), job.cfg.ioengine.is_sync());
+        let (hipri, sync, passthru) = (job.iopoll(), job.cfg.ioengine.is_sync(), job.passthru());
         let is_null = matches!(job.cfg.ioengine, IoEngine::Null);
-        let plugged = reqs.len() > 2 && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_));
+        let plugged = reqs.len() > 2
+            && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_) | IoEngine::IoUringCmd(_));
         let mut last = None;
         for &req in reqs {
             let r = &mut self.reqs.reqs[req];
@@ -449,7 +505,8 @@ impl Sim {
             let r = &mut self.reqs.reqs[req];
             r.hctx = hctx;
             r.polled = polled;
-            if hipri && !polled && self.polled_unsupported == PolledUnsupported::Eopnotsupp {
+            // uring_cmd on a queue that cannot poll is not refused: it completes by task_work.
+            if hipri && !polled && self.polled_unsupported == PolledUnsupported::Eopnotsupp && !passthru {
                 // 6.11+: blk_mq_submit_bio ends a REQ_POLLED bio to a queue
                 // that cannot poll with BLK_STS_NOTSUPP; io_complete_rw_iopoll
                 // marks it done with -EOPNOTSUPP.
@@ -458,7 +515,7 @@ impl Sim {
                 (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
                 continue;
             }
-            if plugged && last.is_some_and(|l| self.plug_merge(l, req)) {
+            if plugged && !passthru && last.is_some_and(|l| self.plug_merge(l, req)) {
                 continue;
             }
             last = Some(req);

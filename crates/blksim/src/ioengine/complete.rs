@@ -10,12 +10,17 @@ use crate::stats::IoRecord;
 use crate::system::Sim;
 use crate::workload::IoEngine;
 
+/// The most bandwidth/IOPS samples one reap may add (500 ms each: 15 years).
+const MAX_SAMPLES: u64 = 1_000_000_000;
+
 impl Sim {
     /// Cost, in the completing context, of handing `req` to its engine.
     pub(crate) fn engine_complete_cost(&self, req: ReqId) -> u64 {
         let job = &self.jobs[self.reqs.reqs[req].job()];
         match job.cfg.ioengine {
             IoEngine::Libaio => self.costs.aio_complete_ns,
+            // nvme_uring_cmd_end_io on a queue that cannot poll: task_work.
+            IoEngine::IoUringCmd(_) if job.iopoll() && !self.reqs.reqs[req].polled => self.costs.io_uring_tw_add_ns,
             // io_complete_rw_iopoll: a store to iopoll_completed.
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) if job.iopoll() => 0,
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.io_uring_tw_add_ns,
@@ -30,11 +35,27 @@ impl Sim {
         let j = self.reqs.reqs[req].job();
         let job = &mut self.jobs[j];
         if job.iopoll() {
-            // io_complete_rw_iopoll, polled or (its polled flag cleared)
-            // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
-            self.reqs.reqs[req].iopoll_done = true;
-            if job.spin {
-                self.iopoll_poke(j);
+            if job.passthru() && !self.reqs.reqs[req].polled {
+                // nvme_uring_cmd_end_io: not on a poll queue, the completion
+                // goes to task_work (io_uring_cmd_do_in_task_lazy), which the
+                // polling task runs; io_uring_cmd_done then marks it done.
+                job.tw_pending.push_back(req);
+            } else {
+                // io_complete_rw_iopoll, polled or (its polled flag cleared)
+                // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
+                self.reqs.reqs[req].iopoll_done = true;
+            }
+            let poller = self.ring_poller(j);
+            if self.jobs[poller].spin {
+                self.iopoll_poke(poller);
+            }
+            return 0;
+        }
+        if let Some(sq) = job.sq_thread {
+            // SQPOLL: the SQ thread runs the ring's task_work (io_sq_tw) and posts the CQE.
+            job.tw_pending.push_back(req);
+            if self.jobs[sq].spin {
+                self.iopoll_poke(sq);
             }
             return 0;
         }
@@ -72,6 +93,15 @@ impl Sim {
             t_reap = now;
         }
         let measured = t_reap >= job.ramp_end_ns;
+        if measured && t_reap >= job.next_sample_ns && (t_reap - job.next_sample_ns) / interval > MAX_SAMPLES {
+            // Millions of empty samples: virtual time ran away, not a run to sample.
+            self.failure.get_or_insert(crate::error::Error::internal(format!(
+                "internal error: job {} reaps at {t_reap} ns, {} sample intervals past its last sample",
+                job.cfg.name,
+                (t_reap - job.next_sample_ns) / interval
+            )));
+            job.next_sample_ns = t_reap + interval;
+        }
         while measured && t_reap >= job.next_sample_ns {
             for d in 0..3 {
                 job.dirs[d].bw_samples.push(job.sample_bytes[d] * 1_000_000_000 / interval);

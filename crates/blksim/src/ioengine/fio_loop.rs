@@ -72,6 +72,7 @@ impl Sim {
                 match self.jobs[j].cfg.program {
                     Program::Fio => self.job_next(j),
                     Program::TIoUring => self.tio_start(j),
+                    Program::SqThread => self.sq_next(j),
                 }
                 // Its run may be over before it began (runtime=0): no step.
                 if self.jobs[j].state != JobState::Done {
@@ -131,6 +132,8 @@ impl Sim {
                 submit_call: 0,
                 wake: c.user_wake_ns,
             },
+            // A kernel thread has no user code.
+            Program::SqThread => UserCosts { prep: 0, reap: 0, reap_call: 0, submit_call: 0, wake: 0 },
         }
     }
 
@@ -292,6 +295,9 @@ impl Sim {
                     // Enough CQEs in the ring: reaped in user space, no syscall.
                     let k = (job.ready.len() as u32).min(max);
                     self.job_chain(j, Bill::default(), 0, 0, k)
+                } else if job.sq_thread.is_some() {
+                    // SQPOLL: fio spins on the CQ ring, no syscall.
+                    self.cq_spin(j)
                 } else if job.iopoll() {
                     // io_uring_enter(0, min, GETEVENTS) → io_iopoll_check.
                     let cost = sys + self.costs.io_uring_enter_ns;
@@ -373,6 +379,10 @@ impl Sim {
             job.reaping.push(r);
         }
         self.job_accounted(j);
+        if ch.submit && self.jobs[j].sq_thread.is_some() {
+            self.sq_committed(j);
+            return self.job_next(j);
+        }
         if ch.submit {
             self.job_submitted(cpu, j, 0);
             return self.job_after_submit(cpu, j);
@@ -436,6 +446,10 @@ impl Sim {
                 self.job_prep(j, items);
                 self.job_next(j);
             }
+            JobState::Submit if self.jobs[j].sq_thread.is_some() => {
+                self.sq_committed(j);
+                self.job_next(j);
+            }
             JobState::Submit => {
                 self.job_submitted(cpu, j, items);
                 self.job_after_submit(cpu, j);
@@ -443,7 +457,13 @@ impl Sim {
             JobState::LockSpin | JobState::Sched => self.sched_step_done(cpu, Actor::Task(j)),
             JobState::ReapEnter => self.job_reap_entered(cpu, j, items),
             JobState::SleepOut => self.job_slept_out(cpu, j),
+            JobState::PollSpin if self.jobs[j].sq_ring.is_some() => self.iopoll_spin_done_sq(j),
             JobState::PollSpin => self.iopoll_spin_done(j),
+            JobState::SqIter => self.sq_iter_done(cpu, j),
+            JobState::CqSpin => {
+                self.jobs[j].spin = false;
+                self.job_reap(j);
+            }
             JobState::PollPass => self.iopoll_pass_done(cpu, j),
             JobState::Chain => self.job_chain_done(cpu, j),
             JobState::TioRound => self.tio_round_done(cpu, j),

@@ -38,6 +38,14 @@ impl Sim {
         self.iopoll_next(j);
     }
 
+    /// An iteration of SQ thread `t`'s loop ended or its spin was poked.
+    pub(crate) fn iopoll_spin_done_sq(&mut self, t: JobId) {
+        if self.jobs[t].spin {
+            self.iopoll_unspin(t);
+        }
+        self.sq_next(t);
+    }
+
     /// `need_resched()` on the job's CPU: a kernel thread woken there
     /// (ksoftirqd, a kblockd kworker: wake-up preemption), or a runnable
     /// task waiting past the time slice.
@@ -65,6 +73,15 @@ impl Sim {
         let passes = job.pass.passes;
         if (job.iopoll_events >= min && (min > 0 || passes > 0)) || self.need_resched(j) {
             return self.iopoll_return(j);
+        }
+        if !job.tw_pending.is_empty() {
+            // io_iopoll_check runs pending task_work first (io_run_local_work_locked):
+            // uring_cmd completions that came by interrupt.
+            let n = job.tw_pending.len() as u32;
+            let pass = &mut self.jobs[j].pass;
+            (pass.tw, pass.drain, pass.reap) = (n, None, 0);
+            let bill = Bill::of(CpuStage::UringComplete, self.tw_run_cost(n));
+            return self.job_set_bill(j, JobState::PollPass, bill, 0);
         }
         if job.iopoll.is_empty() {
             // Requests punted to io-wq (no tag yet) join the list when issued:
@@ -94,7 +111,7 @@ impl Sim {
     /// Foresee one `io_do_iopoll` pass from the list as it is: its work by
     /// stage, or `None` if the walk would find nothing (every request
     /// incomplete and every polled queue empty).
-    fn iopoll_plan(&mut self, j: JobId) -> Option<Bill> {
+    pub(crate) fn iopoll_plan(&mut self, j: JobId) -> Option<Bill> {
         let c = &self.costs;
         let job = &self.jobs[j];
         let mut bill = Bill::default();
@@ -164,6 +181,19 @@ impl Sim {
 
     /// The pass on `cpu` ended: drain, end the batch, reap the run.
     pub(crate) fn iopoll_pass_done(&mut self, cpu: CpuId, j: JobId) {
+        self.iopoll_apply(cpu, j);
+        self.iopoll_next(j);
+    }
+
+    /// The effects of ring `j`'s planned pass, run on `cpu`: task_work
+    /// run, the CQ drained, the batch ended, the completed run reaped onto
+    /// the CQ ring. Returns the CQEs reaped.
+    pub(crate) fn iopoll_apply(&mut self, cpu: CpuId, j: JobId) -> u32 {
+        for _ in 0..std::mem::take(&mut self.jobs[j].pass.tw) {
+            // io_uring_cmd_done: the task_work posts nothing yet on an IOPOLL ring, it marks the request done.
+            let r = self.jobs[j].tw_pending.pop_front().expect("task_work");
+            self.reqs.reqs[r].iopoll_done = true;
+        }
         let mut debt = 0;
         if let Some((d, h, n)) = self.jobs[j].pass.drain.take() {
             let n = n.min(self.devs[d].queues[h].cq.len() as u32);
@@ -184,33 +214,48 @@ impl Sim {
         }
         job.iopoll_events += k as u32;
         job.debt_ns += debt;
-        self.iopoll_next(j);
+        k as u32
     }
 
     /// Nothing to reap and nothing visible: spin until a completion pokes
     /// the task (registered as a poller of the queues its incomplete
     /// polled requests are on), or `need_resched()` ends the wait.
     fn iopoll_spin(&mut self, j: JobId) {
-        self.job_set(j, JobState::PollSpin, SPIN_NS, Acct::Sys, CpuStage::Poll, 0);
-        let job = &mut self.jobs[j];
-        job.spin = true;
-        job.spin_queues.clear();
-        for &r in job.iopoll.iter() {
+        self.iopoll_spin_for(j, j);
+    }
+
+    /// Task `t` spins over ring `ring`'s iopoll list (its own, or, an SQ
+    /// thread, the ring it serves): a poller of the queues its incomplete
+    /// polled requests are on.
+    pub(crate) fn iopoll_spin_for(&mut self, t: JobId, ring: JobId) {
+        self.job_set(t, JobState::PollSpin, SPIN_NS, Acct::Sys, CpuStage::Poll, 0);
+        let mut queues = std::mem::take(&mut self.jobs[t].spin_queues);
+        queues.clear();
+        for &r in self.jobs[ring].iopoll.iter() {
             let rq = &self.reqs.reqs[r];
             if rq.polled && !rq.iopoll_done {
                 let q = (rq.dev(), rq.hctx);
-                if !job.spin_queues.contains(&q) {
-                    job.spin_queues.push(q);
+                if !queues.contains(&q) {
+                    queues.push(q);
                 }
             }
         }
-        for &(d, h) in &job.spin_queues {
-            self.devs[d].queues[h].pollers.push(j);
+        for &(d, h) in &queues {
+            self.devs[d].queues[h].pollers.push(t);
         }
+        let job = &mut self.jobs[t];
+        job.spin = true;
+        job.spin_queues = queues;
+    }
+
+    /// Who polls ring `j`'s requests: its SQ thread, or its own task.
+    #[inline(always)]
+    pub(crate) fn ring_poller(&self, j: JobId) -> JobId {
+        self.jobs[j].sq_thread.unwrap_or(j)
     }
 
     /// The spin ends: no longer a poller of its queues.
-    fn iopoll_unspin(&mut self, j: JobId) {
+    pub(crate) fn iopoll_unspin(&mut self, j: JobId) {
         let job = &mut self.jobs[j];
         job.spin = false;
         for &(d, h) in &job.spin_queues {
@@ -259,6 +304,7 @@ impl Sim {
         match self.jobs[j].cfg.program {
             Program::TIoUring => self.tio_round(j, 0, 0, 0),
             Program::Fio => self.fio_iopoll_returned(j),
+            Program::SqThread => self.sq_next(j),
         }
     }
 }

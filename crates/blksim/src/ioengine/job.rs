@@ -36,6 +36,10 @@ pub(crate) enum JobState {
     PollSpin,
     /// Sys: one `io_do_iopoll` pass (`Job::pass` says what it does).
     PollPass,
+    /// User: SQPOLL, the program spins on its CQ ring for completions (no syscall).
+    CqSpin,
+    /// Sys: one iteration of an SQ thread (`io_sq_thread`): task_work, a poll pass, SQEs submitted.
+    SqIter,
     /// t/io_uring's loop as one step: the task_work its `io_uring_enter`
     /// ran (sys), `reap_events_uring` and the next `prep_more_ios_uring`
     /// (user), the next `io_uring_enter`'s submission (sys).
@@ -70,6 +74,8 @@ pub(crate) struct IopollPass {
     pub reap: u32,
     /// Passes of the current `io_iopoll_check`.
     pub passes: u32,
+    /// Task_work items the pass runs first (uring_cmd completed by interrupt).
+    pub tw: u32,
 }
 
 /// A failed I/O: its result (a negative errno) and what it was.
@@ -184,6 +190,13 @@ pub(crate) struct Job {
     pub iopoll_events: u32,
     /// t/io_uring's submitter state.
     pub tio: TioState,
+    /// SQPOLL: the ring's SQ thread (on the job), the ring it serves (on the SQ thread).
+    pub sq_thread: Option<JobId>,
+    pub sq_ring: Option<JobId>,
+    /// SQPOLL: SQEs the program committed (SQ tail moved) that the SQ thread has not taken yet.
+    pub sq_pending: VecDeque<ReqId>,
+    /// SQPOLL, on the SQ thread: what its current iteration does (task_work items, a poll pass, SQEs submitted).
+    pub sq_work: (u32, bool, u32),
     /// The program would wait forever here (t/io_uring's `io_uring_enter`
     /// waiting for more CQEs than it has I/Os in flight): what it waits
     /// for, and the run ends it at its runtime.
@@ -229,6 +242,10 @@ impl Job {
             iopoll_min: 0,
             iopoll_events: 0,
             tio: TioState::default(),
+            sq_thread: None,
+            sq_ring: None,
+            sq_pending: VecDeque::new(),
+            sq_work: (0, false, 0),
             stuck: None,
             error: None,
             spin: false,
@@ -321,6 +338,11 @@ impl Job {
 
     pub(crate) fn is_uring(&self) -> bool {
         matches!(self.cfg.ioengine, IoEngine::IoUring(_) | IoEngine::IoUringCmd(_))
+    }
+
+    /// NVMe passthrough: `io_uring_cmd` on the generic char device.
+    pub(crate) fn passthru(&self) -> bool {
+        matches!(self.cfg.ioengine, IoEngine::IoUringCmd(_))
     }
 
     /// An io_uring ring set up with IORING_SETUP_IOPOLL (fio's `hipri`,

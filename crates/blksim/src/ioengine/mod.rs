@@ -6,4 +6,5 @@ pub(crate) mod complete;
 pub(crate) mod fio_loop;
 pub(crate) mod iopoll;
 pub(crate) mod job;
+pub(crate) mod sq_loop;
 pub(crate) mod tio_loop;

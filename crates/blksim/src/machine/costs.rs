@@ -126,6 +126,10 @@ costs! {
     io_uring_sqe_ns,
     /// io_uring per read/write SQE: io_prep_rw, buffer import, rw_init_file, rw_verify_area.
     io_uring_rw_ns,
+    /// io_uring per IORING_OP_URING_CMD SQE: io_uring_cmd_prep (the command copied), io_uring_cmd.
+    uring_cmd_prep_ns,
+    /// nvme_uring_cmd_io per command: the NVMe command from the SQE, nvme_cmd_allowed, the request, the user buffer mapped.
+    nvme_uring_cmd_ns,
     /// io_uring per completion posted: rw cleanup, CQE fill, request freed to the cache.
     io_uring_cqe_ns,
     /// io_uring once per batch of CQEs posted (__io_submit_flush_completions: CQ lock, commit, wake check).
@@ -134,6 +138,8 @@ costs! {
     io_uring_tw_add_ns,
     /// io_uring: running one completion's task_work in the task (io_req_rw_complete).
     io_uring_tw_run_ns,
+    /// SQPOLL: one iteration of the SQ thread's loop besides its work (io_sq_thread bookkeeping, getrusage, the ring list).
+    sqpoll_iter_ns,
     /// fget/fput per I/O without registered files.
     fget_fput_ns,
     /// Pinning + unpinning one user page per I/O without fixed buffers.
@@ -176,6 +182,8 @@ costs! {
     dma_direct_ns,
     /// One IOTLB invalidation an unmap waits for (iommu.strict=1).
     iotlb_sync_ns,
+    /// A pre-mapped fixed buffer's DMA address looked up per request (`--patch dma-premap`).
+    dma_premap_ns,
     /// SQ tail doorbell write, once per batch.
     doorbell_ns,
     /// Interrupt entry up to the handler.

@@ -6,6 +6,7 @@
 
 use crate::hw::cpu::{wall_ns, work_ns, Acct, Running};
 use crate::ids::{CpuId, JobId};
+use crate::ioengine::fio_loop::SPIN_NS;
 use crate::ioengine::job::JobState;
 use crate::stats::{CpuStage, TraceName, Track};
 use crate::system::{Event, Sim};
@@ -154,7 +155,10 @@ impl Sim {
         };
         c.running = running;
         c.since_ns = now;
-        let mut end = now.saturating_add(wall_ns(remaining, c.slow_pm));
+        // An open-ended spin (a lock waiter, a poller) has no end of its own:
+        // a hand-off or a poke ends it.
+        let mut end =
+            if remaining >= SPIN_NS / 2 { u64::MAX } else { now.saturating_add(wall_ns(remaining, c.slow_pm)) };
         if let Running::Task(j) = running {
             // A spinning poller checks need_resched(): with another task
             // runnable its spin ends when its time slice does.
@@ -196,9 +200,19 @@ impl Sim {
                     Running::Frame => cc.frames.last().unwrap().remaining_ns,
                     Running::Task(j) => self.jobs[j].remaining_ns,
                 };
-                let end = self.q.now_ns().saturating_add(wall_ns(remaining, slow));
+                let end = if remaining >= SPIN_NS / 2 {
+                    u64::MAX
+                } else {
+                    self.q.now_ns().saturating_add(wall_ns(remaining, slow))
+                };
                 if end < u64::MAX / 2 {
                     self.q.set_timer(c.0, end);
+                } else if let Running::Task(j) = cc.running {
+                    // A spinning poller still ends at its slice when another task waits.
+                    if self.jobs[j].spin && !cc.runqueue.is_empty() {
+                        let bound = (cc.task_since_ns + SCHED_SLICE_NS).max(self.q.now_ns());
+                        self.q.set_timer(c.0, bound);
+                    }
                 }
             }
         }
@@ -341,6 +355,9 @@ impl Sim {
     /// ramp) starts when the task first runs (`job_begin`), as fio's
     /// `thread_main` takes its start time in the thread.
     pub(crate) fn job_start(&mut self, j: JobId) {
+        if let Some(sq) = self.jobs[j].sq_thread {
+            self.job_start(sq);
+        }
         let mut cpu = self.jobs[j].cpu;
         if !self.cpumask.active[cpu.idx()] {
             cpu = self.task_migrate(j, cpu, false);
