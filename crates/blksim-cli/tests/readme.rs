@@ -64,7 +64,9 @@ fn readme_commands(readme: &str) -> Vec<Vec<String>> {
         if args.contains('[') || args.contains('|') || args.contains("...") {
             continue;
         }
-        // A shell redirection: the command's output is what matters here.
+        // A shell comment, then a redirection: the command's output is what
+        // matters here.
+        let args = args.split(" # ").next().unwrap();
         let args = args.split(" > ").next().unwrap().to_string();
         let words: Vec<String> = args.split_whitespace().map(str::to_string).collect();
         if words.iter().any(|w| placeholder(w)) {
