@@ -99,25 +99,13 @@ pub fn load_machine(spec: &str) -> Result<Machine, String> {
     }
 }
 
-/// The kernel and module parameters blksim models (`Settings::apply_cmdline`).
-const MODELLED_PARAMS: &[&str] = &[
-    "intremap",
-    "nvme.poll_queues",
-    "nvme.write_queues",
-    "nvme.io_queue_depth",
-    "null_blk.submit_queues",
-    "null_blk.irqmode",
-    "null_blk.completion_nsec",
-    "null_blk.hw_queue_depth",
-];
-
 /// A parameter blksim does not model but that changes the modelled path (CPUs, interrupt
 /// delivery and affinity, the IOMMU, the NVMe driver's queues): what it changes. Every other
 /// parameter a real `/proc/cmdline` has (`BOOT_IMAGE`, `root`, `quiet`, `mitigations`,
 /// `intel_iommu=on`, ...) is ignored with a warning, as the kernel ignores what it does not know.
 fn path_changing_param(name: &str, word: &str) -> Option<&'static str> {
     Some(match name {
-        "maxcpus" | "nr_cpus" | "possible_cpus" | "nosmt" | "isolcpus" | "nohz_full" | "rcu_nocbs" => {
+        "maxcpus" | "nr_cpus" | "possible_cpus" | "isolcpus" | "nohz_full" | "rcu_nocbs" => {
             "changes the CPUs or where tasks and interrupts may run"
         }
         "irqaffinity" | "threadirqs" | "noirqdebug" | "noapic" | "nox2apic" | "pci" => {
@@ -141,7 +129,7 @@ pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> 
     for c in cmdline {
         for word in c.split_whitespace() {
             let name = word.split_once('=').map_or(word, |(n, _)| n);
-            if MODELLED_PARAMS.contains(&name) || name.starts_with("blksim.") {
+            if blksim::settings::CMDLINE_PARAMS.contains(&name) || name.starts_with("blksim.") {
                 settings.apply_cmdline(word).map_err(|e| format!("--cmdline: {e}"))?;
             } else if let Some(why) = path_changing_param(name, word) {
                 return Err(format!("--cmdline: '{word}' {why}, which blksim does not model"));

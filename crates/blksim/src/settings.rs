@@ -285,6 +285,27 @@ pub const PATCHES: &[(&str, &str)] = &[
     ("io-cpu-affinity-2008", "the io-cpu-affinity branch of 2008 (2.6.25 era): queue_affinity (the CPU that issues a queue's requests: the submitter hands them over by IPI) and rq_affinity as it then was (any value but 0 completes on the submitting CPU's SMT group)"),
 ];
 
+/// The kernel and module parameters `Settings::apply_cmdline` models (`nosmt` also bare).
+pub const CMDLINE_PARAMS: &[&str] = &[
+    "intremap",
+    "nosmt",
+    "iommu",
+    "iommu.passthrough",
+    "iommu.strict",
+    "intel_iommu",
+    "amd_iommu",
+    "nvme.poll_queues",
+    "nvme.write_queues",
+    "nvme.io_queue_depth",
+    "null_blk.submit_queues",
+    "null_blk.irqmode",
+    "null_blk.completion_nsec",
+    "null_blk.hw_queue_depth",
+    "null_blk.poll_queues",
+    "blksim.max_posted_msi_coalescing_loop",
+    "blksim.polled_unsupported",
+];
+
 impl Settings {
     /// `--patch NAME`.
     pub fn apply_patch(&mut self, name: &str) -> Result<(), Error> {
@@ -421,9 +442,8 @@ impl Settings {
             }
             _ => {
                 return Err(Error::bad_input(format!(
-                    "unknown kernel parameter '{name}' (known: intremap, nosmt, iommu, iommu.passthrough, iommu.strict, intel_iommu, amd_iommu, nvme.poll_queues, nvme.write_queues, nvme.io_queue_depth, \
-                     blksim.max_posted_msi_coalescing_loop, blksim.polled_unsupported, null_blk.submit_queues, null_blk.irqmode, null_blk.completion_nsec, \
-                     null_blk.hw_queue_depth, null_blk.poll_queues)"
+                    "unknown kernel parameter '{name}' (known: {})",
+                    CMDLINE_PARAMS.join(", ")
                 )))
             }
         }
@@ -518,6 +538,17 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_listed_parameter_is_one_apply_cmdline_knows() {
+        for name in CMDLINE_PARAMS {
+            // A value no parameter takes: the error is about the value, never "unknown".
+            let e = Settings::default().apply_cmdline(&format!("{name}=?")).unwrap_err();
+            assert!(!e.message.contains("unknown kernel parameter"), "{name}: {}", e.message);
+        }
+        let e = Settings::default().apply_cmdline("nvme.bogus=1").unwrap_err();
+        assert!(e.message.contains("unknown kernel parameter 'nvme.bogus'"), "{}", e.message);
+    }
 
     #[test]
     fn cmdline_and_sysfs_set_knobs() {
