@@ -173,8 +173,8 @@ impl Sim {
             self.add_job(i, cfg, &mut load)?;
         }
         // SQPOLL rings get their SQ thread, after every job (reports pair jobs with configs by index).
-        for i in 0..jobs.len() {
-            if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &jobs[i].ioengine {
+        for (i, cfg) in jobs.iter().enumerate() {
+            if let IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) = &cfg.ioengine {
                 if o.sqthread_poll {
                     self.add_sq_thread(i, o.sqthread_poll_cpu, &mut load)?;
                 }

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Run `blksim ARGS` in the repository root: (exit status, stdout, stderr).
+#[allow(dead_code)] // not every test binary that includes this module runs blksim this way
 pub fn blksim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_blksim")).args(args).current_dir(root()).output().unwrap();
     (
