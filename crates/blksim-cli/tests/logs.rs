@@ -194,6 +194,15 @@ fn ignored_options_a_real_run_would_show_are_warned_about_once() {
     assert_eq!(warnings.len(), 2, "description and unit_base once each; disk_util=1 is fio's default: {err}");
     assert!(warnings[0].contains("job.fio:8: option 'description'"), "{err}");
     assert!(warnings[1].contains("job.fio:13: option 'unit_base'"), "{err}");
+    // log_compression: fio writes the same logs by its documentation, but a real run was seen
+    // to add bw and iops samples with it; 0 (fio's default) is not warned about.
+    let job = format!("{BASE}write_bw_log=c\nlog_compression=64k\n[a]\nrw=read\nsize=64k\n");
+    let (code, _, err) = run_in(&d, &job, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("job.fio:9: option 'log_compression'") && err.contains("helper thread"), "{err}");
+    let (code, _, err) = run_in(&d, &job.replace("log_compression=64k", "log_compression=0"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
 }
 
 #[test]
