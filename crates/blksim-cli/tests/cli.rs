@@ -553,10 +553,7 @@ fn a_pasted_proc_cmdline_runs_with_a_warning_unless_a_parameter_changes_the_path
     let (code, out, err) = blksim(&["run", &job, "--cmdline", real]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("read: IOPS="));
-    assert!(
-        err.contains("ignored, not modelled") && err.contains("BOOT_IMAGE, root, ro, quiet, mitigations"),
-        "{err}"
-    );
+    assert!(err.contains("ignored, not modelled") && err.contains("BOOT_IMAGE, root, ro, quiet, mitigations"), "{err}");
     for refused in ["isolcpus=2", "nohz_full=1-3", "nvme.max_host_mem_size_mb=0"] {
         let (code, _, err) = blksim(&["run", &job, "--cmdline", refused]);
         assert_eq!(code, 2, "{refused}: {err}");

@@ -206,3 +206,37 @@ fn dma_mapping_costs_least_untranslated_then_lazy_then_strict_and_premapped_buff
     assert_eq!(a.jobs[0].dirs[0].total_ios, b.jobs[0].dirs[0].total_ios);
     assert_eq!(a.cpu_stage_ns, b.cpu_stage_ns);
 }
+
+/// t/io_uring `args` on spr-gen5 (nvme0-3 behind dmar0, nvme4-7 behind dmar1) with `cmdline`.
+fn run_spr(cmdline: &str, args: &str) -> RunReport {
+    run("spr-gen5", cmdline, args)
+}
+
+#[test]
+fn strict_invalidations_serialise_per_iommu_unit() {
+    let svc = builtin("spr-gen5").unwrap().costs.iotlb_sync_ns as f64;
+    // Four polling CPUs, a drive each.
+    let args = |devs: &str| format!("-b512 -d128 -c32 -s32 -p1 -F1 -B1 -n4 -r 5ms --taskset 0-3 -- {devs}");
+    let one_unit = args("/dev/nvme0n1 /dev/nvme1n1 /dev/nvme2n1 /dev/nvme3n1");
+    let strict = run_spr("nvme.poll_queues=4 iommu.strict=1", &one_unit);
+    let lazy = run_spr("nvme.poll_queues=4", &one_unit);
+    // One invalidation at a time in dmar0: at most one I/O per service time.
+    let cap = 1e9 / svc;
+    let (s, l) = (iops(&strict), iops(&lazy));
+    assert!(s <= cap * 1.01 && s > cap * 0.9, "strict behind one unit: {s:.0} IOPS, the queue's limit {cap:.0}");
+    assert!(l > 1.5 * s, "lazy {l:.0} vs strict {s:.0}");
+    let lock = strict.locks.iter().find(|l| l.name == "dmar0 qi->q_lock").expect("dmar0's invalidation queue lock");
+    // Four CPUs queue for one unit: they spin longer than the unit works.
+    assert!(lock.contended > 0 && lock.wait_ns > lock.hold_ns, "{lock:?}");
+    assert_eq!(lock.hold_ns, lock.acquisitions * svc as u64);
+    assert!(
+        lazy.locks.iter().all(|l| !l.name.contains("qi->q_lock")),
+        "lazy mode invalidates in batches (not modelled per I/O)"
+    );
+    // The same four drives split over dmar0 and dmar1: two queues, more I/O (a CPU spinning for
+    // its unit's lock does nothing else, so each unit is less busy with two CPUs than with four).
+    let two_units =
+        run_spr("nvme.poll_queues=4 iommu.strict=1", &args("/dev/nvme0n1 /dev/nvme1n1 /dev/nvme4n1 /dev/nvme5n1"));
+    let t = iops(&two_units);
+    assert!(t > 1.3 * s && t <= 2.0 * cap * 1.01, "two units {t:.0} vs one {s:.0}");
+}

@@ -2,7 +2,7 @@
 //! gathered into the `RunReport` (jobs, CPU time, interrupts, disks, the
 //! interrupt path, locks, DSA clients) and the invariant counters.
 
-use crate::block::lock::SpinLock;
+use crate::block::lock::LockStats;
 use crate::drivers::Device;
 use crate::ids::CpuId;
 use crate::stats::Invariants;
@@ -170,21 +170,27 @@ impl Sim {
         ports.chain(iommus).chain(routers).collect()
     }
 
-    /// mq-deadline's locks, per device that has it.
+    /// mq-deadline's locks, per device that has it; the IOMMU units'
+    /// invalidation queue locks that strict unmaps took.
     fn lock_reports(&self) -> Vec<LockReport> {
-        let mut out = Vec::new();
-        for d in &self.devs {
-            let Some(dd) = &d.elevator else { continue };
-            let rep = |lock: &SpinLock, what: &str| LockReport {
-                name: format!("{} {what}", d.name),
-                acquisitions: lock.stats.acquisitions,
-                contended: lock.stats.contended,
-                wait_ns: lock.stats.wait_ns,
-                hold_ns: lock.stats.hold_ns,
-            };
-            out.push(rep(&dd.lock, "dd->lock"));
-        }
-        out
+        let rep = |stats: &LockStats, name: String| LockReport {
+            name,
+            acquisitions: stats.acquisitions,
+            contended: stats.contended,
+            wait_ns: stats.wait_ns,
+            hold_ns: stats.hold_ns,
+        };
+        let dd = self
+            .devs
+            .iter()
+            .filter_map(|d| d.elevator.as_ref().map(|dd| rep(&dd.lock.stats, format!("{} dd->lock", d.name))));
+        let qi = self
+            .iommus
+            .iter()
+            .zip(&self.machine.iommus)
+            .filter(|(u, _)| u.qi.stats.acquisitions > 0)
+            .map(|(u, spec)| rep(&u.qi.stats, format!("{} qi->q_lock", spec.name)));
+        dd.chain(qi).collect()
     }
 
     /// What each DSA client got done.

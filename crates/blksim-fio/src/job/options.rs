@@ -142,7 +142,8 @@ impl OptSpec {
 const RANDOM: &str = "only seeds or selects fio's random number generator";
 const IOLOG_FILE: &str = "writes fio's I/O trace (an iolog for read_iolog), which blksim does not write";
 const LOG_MEMORY: &str = "only changes how fio keeps its logs in memory while it runs";
-const LOG_COMPRESSION: &str = "makes fio keep its logs compressed in memory; blksim writes the logs fio writes without it \
+const LOG_COMPRESSION: &str =
+    "makes fio keep its logs compressed in memory; blksim writes the logs fio writes without it \
      (fio 3.33 was seen to add bw and iops samples with it, at the wall-clock times its helper thread wakes)";
 const LOG_EPOCH: &str =
     "stamps log entries with the wall clock's epoch; blksim's logs count from the job's start, in virtual time";

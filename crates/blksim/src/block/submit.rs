@@ -5,6 +5,7 @@
 //! (mq-deadline: `elevator.rs`) or `nvme_queue_rq` / `nvme_queue_rqs` /
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
+use crate::block::request::Owner;
 use crate::drivers::scsi::ScsiState;
 use crate::drivers::Driver;
 use crate::hw::cpu::Bill;
@@ -159,26 +160,52 @@ impl Sim {
     }
 
     /// The completion side's DMA work beyond `dma_cost` (which charges the
-    /// map and the unmap at submission): with `iommu.strict=1`, the IOTLB
-    /// invalidation each unmap waits for.
+    /// map and the unmap at submission): with `iommu.strict=1`, each unmap
+    /// of the requests `reqs` of `dev` waits for its IOTLB invalidation on
+    /// the device's IOMMU unit (`InvalidationQueue`), one after the other
+    /// from `at_ns` with `between_ns` of other work between them; a fixed
+    /// buffer premapped (`--patch dma-premap`) is not unmapped. Returns the
+    /// CPU time spent in the unmaps (spinning for the lock and the hardware).
     #[inline(always)]
-    pub(crate) fn dma_unmap_cost(&self) -> u64 {
-        if self.dma_strict {
-            self.costs.iotlb_sync_ns
-        } else {
-            0
+    pub(crate) fn iotlb_sync(
+        &mut self,
+        dev: DevId,
+        reqs: impl Iterator<Item = ReqId>,
+        at_ns: u64,
+        between_ns: u64,
+    ) -> u64 {
+        if !self.dma_strict {
+            return 0;
         }
+        let unit = self.root_ports[self.devs[dev].root_port].unit;
+        let (mut t, mut spent) = (at_ns, 0);
+        for r in reqs {
+            if matches!(self.reqs.reqs[r].owner, Owner::Job(j) if self.job_premapped(j)) {
+                continue;
+            }
+            let done = self.iommus[unit].qi.sync(t + between_ns, self.costs.iotlb_sync_ns);
+            spent += done - (t + between_ns);
+            t = done;
+        }
+        spent
+    }
+
+    /// Are job `j`'s buffers mapped once at registration (`--patch
+    /// dma-premap` and fixed buffers)?
+    #[inline(always)]
+    fn job_premapped(&self, j: JobId) -> bool {
+        self.dma_premap
+            && matches!(&self.jobs[j].cfg.ioengine, IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) if o.fixedbufs)
     }
 
     /// The DMA cost of job `j`'s requests: with `--patch dma-premap` a
     /// fixed buffer's address is looked up (mapped once at registration).
     #[inline(always)]
     pub(crate) fn job_dma_cost(&self, j: JobId) -> u64 {
-        match &self.jobs[j].cfg.ioengine {
-            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) if self.dma_premap && o.fixedbufs => {
-                self.costs.dma_premap_ns
-            }
-            _ => self.dma_cost(),
+        if self.job_premapped(j) {
+            self.costs.dma_premap_ns
+        } else {
+            self.dma_cost()
         }
     }
 

@@ -1,9 +1,12 @@
-//! Interrupt-remapping hardware (state): one unit per PCIe root complex /
-//! IIO stack (a DRHD of the DMAR table). Each interrupt message of its root
-//! ports is looked up in the interrupt remapping table — in the unit's
+//! IOMMU hardware (state): one unit per PCIe root complex / IIO stack (a
+//! DRHD of the DMAR table). Each interrupt message of its root ports is
+//! looked up in the interrupt remapping table — in the unit's
 //! interrupt-entry cache (IEC) when the IRTE is there, from memory when it
-//! is not — and remapped or posted, one message at a time.
+//! is not — and remapped or posted, one message at a time. With
+//! `iommu.strict=1` every DMA unmap invalidates the unit's IOTLB through its
+//! invalidation queue, one invalidation at a time (`InvalidationQueue`).
 
+use crate::block::lock::LockStats;
 use crate::ids::IrqId;
 use crate::machine::Iommu;
 
@@ -20,6 +23,38 @@ pub(crate) struct RemapUnit {
     pub(crate) messages: u64,
     pub(crate) iec_misses: u64,
     pub(crate) busy_ns: u64,
+    /// The unit's queued invalidation interface (DMA side).
+    pub(crate) qi: InvalidationQueue,
+}
+
+/// A unit's queued invalidation interface as a strict unmap uses it:
+/// `qi_submit_sync` takes the unit's `qi->q_lock`, queues the IOTLB
+/// invalidation with a wait descriptor and spins until the hardware writes
+/// the wait descriptor's status, then unlocks. One invalidation is in the
+/// hardware at a time per unit; CPUs unmapping behind the same unit spin
+/// on the lock, in arrival order (a queued spinlock). As
+/// `perf lock contention` would show `qi->q_lock`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct InvalidationQueue {
+    /// When the invalidation in the hardware is done.
+    free_at_ns: u64,
+    pub(crate) stats: LockStats,
+}
+
+impl InvalidationQueue {
+    /// An invalidation (`service_ns` in the hardware) submitted at `at_ns`:
+    /// when it is done, behind those ahead of it.
+    pub(crate) fn sync(&mut self, at_ns: u64, service_ns: u64) -> u64 {
+        self.stats.acquisitions += 1;
+        let start = at_ns.max(self.free_at_ns);
+        if start > at_ns {
+            self.stats.contended += 1;
+            self.stats.wait_ns += start - at_ns;
+        }
+        self.free_at_ns = start + service_ns;
+        self.stats.hold_ns += service_ns;
+        self.free_at_ns
+    }
 }
 
 impl RemapUnit {
@@ -127,6 +162,22 @@ mod tests {
         assert_eq!(u.take(IrqId(2), 5_000, false), 5_100, "2 was used after 1");
         assert_eq!(u.take(IrqId(1), 6_000, false), 6_400, "1 was evicted");
         assert_eq!((u.messages, u.iec_misses), (7, 4));
+    }
+
+    #[test]
+    fn strict_invalidations_of_one_unit_take_turns_and_the_waits_are_counted() {
+        let (mut a, mut b) = (unit(8), unit(8));
+        // Three CPUs unmap at once behind unit a, one behind unit b.
+        let done = [a.qi.sync(0, 357), a.qi.sync(0, 357), a.qi.sync(100, 357), b.qi.sync(0, 357)];
+        assert_eq!(done, [357, 714, 1071, 357]);
+        assert_eq!((a.qi.stats.acquisitions, a.qi.stats.contended), (3, 2));
+        assert_eq!(a.qi.stats.wait_ns, 357 + 614);
+        assert_eq!(a.qi.stats.hold_ns, 3 * 357);
+        // An invalidation after the queue drained starts at once.
+        assert_eq!(a.qi.sync(5_000, 357), 5_357);
+        assert_eq!(a.qi.stats.contended, 2);
+        // Interrupt remapping does not queue behind invalidations.
+        assert_eq!(a.take(IrqId(0), 0, false), 400);
     }
 
     #[test]

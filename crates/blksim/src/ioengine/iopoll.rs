@@ -15,7 +15,7 @@
 
 use crate::drivers::Driver;
 use crate::hw::cpu::{Acct, Bill, Running};
-use crate::ids::{CpuId, JobId};
+use crate::ids::{CpuId, JobId, ReqId};
 use crate::ioengine::fio_loop::SPIN_NS;
 use crate::ioengine::job::JobState;
 use crate::sched::core::SCHED_SLICE_NS;
@@ -140,11 +140,17 @@ impl Sim {
         // The drain: every CQE its queue shows, ended in one batch
         // (blk_mq_end_request_batch), the CQ head doorbell written once.
         if let Some((d, h, n)) = drain {
-            let q = &self.devs[d].queues[h];
             let nvme = matches!(self.devs[d].driver, Driver::Nvme(_));
-            let unmap = if nvme { self.dma_unmap_cost() } else { 0 };
+            if nvme && self.dma_strict {
+                // Strict unmaps wait for their IOTLB invalidations, after the walk.
+                let reqs: Vec<ReqId> = self.devs[d].queues[h].cq.iter().take(n as usize).copied().collect();
+                let at = self.q.now_ns() + polls * self.costs.poll_ns;
+                let unmap = self.iotlb_sync(d, reqs.into_iter(), at, self.costs.nvme_cqe_ns);
+                bill.add(CpuStage::DmaMap, unmap);
+            }
+            let c = &self.costs;
+            let q = &self.devs[d].queues[h];
             bill.add(CpuStage::Handler, n as u64 * c.nvme_cqe_ns);
-            bill.add(CpuStage::DmaMap, n as u64 * unmap);
             bill.add(CpuStage::Block, n as u64 * c.blk_complete_batch_ns + c.blk_end_batch_ns);
             if nvme {
                 bill.add(CpuStage::Doorbell, c.cq_doorbell_ns);
@@ -170,7 +176,7 @@ impl Sim {
             }
         }
         if reap > 0 {
-            bill.add(CpuStage::UringComplete, reap as u64 * c.io_uring_cqe_ns + c.io_uring_flush_ns);
+            bill.add(CpuStage::UringComplete, reap as u64 * self.costs.io_uring_cqe_ns + self.costs.io_uring_flush_ns);
         }
         let pass = &mut self.jobs[j].pass;
         pass.pos = pos as u32;

@@ -180,7 +180,8 @@ costs! {
     dma_map_ns,
     /// DMA map + unmap per request without translation (iommu=pt, no IOMMU): dma-direct.
     dma_direct_ns,
-    /// One IOTLB invalidation an unmap waits for (iommu.strict=1).
+    /// One IOTLB invalidation an unmap waits for (iommu.strict=1): the IOMMU unit's time for it, with its
+    /// wait descriptor (the unit's invalidation queue takes one at a time).
     iotlb_sync_ns,
     /// A pre-mapped fixed buffer's DMA address looked up per request (`--patch dma-premap`).
     dma_premap_ns,

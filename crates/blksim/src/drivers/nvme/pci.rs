@@ -51,21 +51,27 @@ impl Sim {
         n: u32,
     ) -> (u64, u64) {
         let nvme = matches!(self.devs[dev].driver, Driver::Nvme(_));
-        let unmap = if nvme { self.dma_unmap_cost() } else { 0 };
-        let cqe_ns = self.costs.nvme_cqe_ns + unmap;
+        let cqe_ns = self.costs.nvme_cqe_ns;
         let (cost, follow) = self.drain_cq::<RUN>(cpu, dev, queue, n, |_, _| cqe_ns);
         if RUN {
             return (cost, follow);
         }
-        // The unmaps' IOTLB work is DMA mapping's, not the handler's.
-        let b = &mut self.drain_bill.0;
-        b[CpuStage::Handler as usize] -= (n as u64 * unmap) as u32;
-        b[CpuStage::DmaMap as usize] += (n as u64 * unmap) as u32;
+        // Strict unmaps wait for their IOTLB invalidations (DMA mapping's
+        // time, not the handler's), from now: the step is charged up front.
+        let unmap = if nvme {
+            let cq = &self.devs[dev].queues[queue].cq;
+            let reqs: Vec<ReqId> =
+                if self.dma_strict { cq.iter().take(n as usize).copied().collect() } else { Vec::new() };
+            self.iotlb_sync(dev, reqs.into_iter(), self.q.now_ns(), cqe_ns)
+        } else {
+            0
+        };
+        self.drain_bill.add(CpuStage::DmaMap, unmap);
         // nvme_pci_complete_batch → blk_mq_end_request_batch once for the
         // completions that went into the pass's io_comp_batch.
         let end =
             if self.drain_batched { self.drain_bill.add(CpuStage::Block, self.costs.blk_end_batch_ns) } else { 0 };
-        (cost + end, follow)
+        (cost + unmap + end, follow)
     }
 
     /// A device interrupt handler's drain of the first `n` completions of
