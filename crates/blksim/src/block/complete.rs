@@ -109,7 +109,7 @@ impl Sim {
                     dd.fifo.push_back(waiter);
                     debt += self.costs.dd_insert_ns + self.run_hw_queue_async(cpu, r.dev());
                 } else {
-                    debt += self.driver_queue_rq_cost(r.dev()) + self.driver_commit_cost(r.dev());
+                    debt += self.driver_queue_rq_cost(waiter) + self.driver_commit_cost(r.dev());
                     debt += self.driver_issue(cpu, r.dev(), r.hctx, waiter);
                 }
                 let wj = self.reqs.reqs[waiter].job();

@@ -381,8 +381,10 @@ impl Sim {
             Actor::Task(j) => &self.jobs[j].dd,
             Actor::Kworker(c) => &self.cpus[c].kworker.dd,
         };
-        let tagged = ctx.collected.iter().filter(|c| c.1).count() as u64;
-        let cost = tagged * self.driver_queue_rq_cost(dev) + if tagged > 0 { self.driver_commit_cost(dev) } else { 0 };
+        let tagged = ctx.collected.iter().filter(|c| c.1);
+        let (n, queue_rq): (u64, u64) =
+            tagged.fold((0, 0), |(n, ns), &(r, _)| (n + 1, ns + self.driver_queue_rq_cost(r)));
+        let cost = queue_rq + if n > 0 { self.driver_commit_cost(dev) } else { 0 };
         self.sched_step(a, SchedStep::Issue, cost);
     }
 

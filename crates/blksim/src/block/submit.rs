@@ -100,8 +100,7 @@ impl Sim {
 
     /// The CPU cost of issuing a request handed over to this CPU: its `queue_rq` and a doorbell.
     pub(crate) fn handed_over_issue_cost(&self, req: ReqId) -> u64 {
-        let dev = self.reqs.reqs[req].dev();
-        self.driver_queue_rq_cost(dev) + self.driver_commit_cost(dev)
+        self.driver_queue_rq_cost(req) + self.driver_commit_cost(self.reqs.reqs[req].dev())
     }
 
     /// `queue_rq` of `req` on `cpu`, the CPU that runs the queue.
@@ -209,10 +208,16 @@ impl Sim {
         }
     }
 
-    /// The driver's cost per request when it issues one at a time
-    /// (`->queue_rq`), DMA mapping included.
-    pub(crate) fn driver_queue_rq_cost(&self, dev: DevId) -> u64 {
-        self.driver_queue_rq_bill(dev, self.dma_cost(), &mut Bill::default())
+    /// The driver's cost to issue `req` alone (`->queue_rq`), its DMA
+    /// mapping included (premapped fixed buffers too, wherever the request
+    /// is dispatched from: a tag wait, the scheduler).
+    pub(crate) fn driver_queue_rq_cost(&self, req: ReqId) -> u64 {
+        let rq = &self.reqs.reqs[req];
+        let dma = match rq.owner {
+            Owner::Job(j) => self.job_dma_cost(j),
+            Owner::Dsa(_) => self.dma_cost(),
+        };
+        self.driver_queue_rq_bill(rq.dev(), dma, &mut Bill::default())
     }
 
     /// `driver_queue_rq_cost`, billed: the driver's work and the DMA mapping (`dma_ns`).
