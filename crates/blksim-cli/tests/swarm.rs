@@ -178,6 +178,9 @@ fn knobs(g: &mut Gen, ncpus: u32, args: &mut Vec<String>) {
     if g.chance(10) {
         cmdline.push("blksim.polled_unsupported=eopnotsupp".to_string());
     }
+    if g.chance(10) {
+        cmdline.push(format!("nvme.write_queues={}", [1, 2, 64][g.below(3) as usize]));
+    }
     if g.chance(15) {
         cmdline.push(g.pick(&["iommu=pt", "iommu.strict=1", "intel_iommu=off"]).to_string());
     }

@@ -76,6 +76,7 @@ fn case(seed: u64) -> Vec<String> {
     let mut cmdline = Vec::new();
     for (chance, knob) in [
         (40, format!("nvme.poll_queues={}", g.pick(&["1", "4", "126"]))),
+        (10, format!("nvme.write_queues={}", g.pick(&["1", "4", "64"]))),
         (20, format!("null_blk.poll_queues={}", g.pick(&["0", "1", "4"]))),
         (20, format!("null_blk.irqmode={}", g.pick(&["0", "1", "2"]))),
         (15, "blksim.polled_unsupported=eopnotsupp".to_string()),

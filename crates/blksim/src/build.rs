@@ -142,8 +142,9 @@ impl Sim {
         for IrqRequest { queue, cpu, name, managed } in irqs {
             let irq = self.alloc_irq(dev, queue, cpu, name, managed)?;
             // A managed IRQ's mask is its queue's CPUs; others may go anywhere.
+            let (map, q) = device.map_of(queue);
             self.irqs[irq].mask =
-                crate::ids::cpus(self.cpus.len()).filter(|&c| !managed || device.map.cpu_to_hctx[c] == queue).collect();
+                crate::ids::cpus(self.cpus.len()).filter(|&c| !managed || map.cpu_to_hctx[c] == q).collect();
             device.queues[queue.idx()].irq = Some(irq);
         }
         self.devs.push(device);
@@ -381,9 +382,6 @@ fn check_settings(machine: &Machine, settings: &Settings) -> Result<(), Error> {
             "intremap=posted_msi: machine '{}' has no IOMMU that can post interrupts (iommu.posting_capable)",
             machine.name
         )));
-    }
-    if settings.nvme_write_queues > 0 {
-        return Err(Error::not_modelled("nvme.write_queues is not modelled yet (only 0)"));
     }
     for (dev, q) in &settings.queues {
         let Some(cpu) = q.queue_affinity else { continue };

@@ -805,3 +805,27 @@ fn sqpoll_moves_the_kernel_work_to_the_sq_thread_on_its_own_cpu() {
         assert!(r.jobs[0].sys_ns <= 1000, "no syscall: the commit is a store to the SQ tail");
     }
 }
+
+#[test]
+fn nvme_write_queues_send_reads_and_writes_to_separate_queue_sets() {
+    let m = small_machine(4);
+    let rows = |cmdline: &str| {
+        let mut s = Settings::default();
+        s.apply_cmdline(cmdline).unwrap();
+        let mut j = job("rw", IoEngine::Libaio, RwKind::RandRw, 4096, 8, "nvme0n1", 5);
+        j.cpus_allowed = Some(vec![2]);
+        let (r, inv) = run_checked(&m, &s, &[j], 1);
+        assert!(inv.ios_issued > 500);
+        let count =
+            |name: &str, cpu: usize| r.interrupts.iter().find(|row| row.name == name).map_or(0, |row| row.per_cpu[cpu]);
+        (count("nvme0q1", 0), count("nvme0q3", 2), count("nvme0q4", 2), r.interrupts.len())
+    };
+    // One set: CPU 2's queue (nvme0q3, its vector on CPU 2) takes both directions.
+    let (q1, q3, q4, _) = rows("nvme.write_queues=0");
+    assert!(q1 == 0 && q3 > 200 && q4 == 0, "q1 {q1} q3 {q3} q4 {q4}");
+    // write_queues=1: 5 interrupt queues, 1 default (writes, vector on CPU 0) and 4 read
+    // (nvme0q2..q5, one per CPU): CPU 2's reads on nvme0q4, its writes on nvme0q1.
+    let (q1, q3, q4, n) = rows("nvme.write_queues=1");
+    assert!(q1 > 100 && q4 > 100 && q3 == 0, "q1 {q1} q3 {q3} q4 {q4}");
+    assert!(n >= 5, "{n} interrupt rows");
+}

@@ -21,7 +21,8 @@ impl Sim {
             return Placement::Batched;
         }
         // hctx with a single ctx, completing on that ctx's CPU: no IPI.
-        if dev.map.nr_ctx[r.hctx] == 1 && r.submit_cpu == cpu {
+        let (map, h) = dev.map_of(r.hctx);
+        if map.nr_ctx[h] == 1 && r.submit_cpu == cpu {
             return if dev.elevator.is_some() { Placement::Inline } else { Placement::Batched };
         }
         let rq_affinity = dev.queue_settings.rq_affinity;

@@ -348,7 +348,7 @@ impl Sim {
             }
             let r = &self.reqs.reqs[req];
             let dev = r.dev();
-            let (hctx, polled) = self.devs[dev].hctx_for(cpu, iopoll);
+            let (hctx, polled) = self.devs[dev].hctx_for(cpu, iopoll, r.dir == crate::workload::Direction::Read);
             if !passthru {
                 block += c.dio_bio_ns + c.blk_submit_ns;
                 if iopoll && !polled && self.polled_unsupported == PolledUnsupported::Eopnotsupp {
@@ -533,7 +533,8 @@ impl Sim {
                 continue;
             }
             let dev = self.reqs.reqs[req].dev();
-            let (hctx, polled) = self.devs[dev].hctx_for(cpu, hipri);
+            let read = self.reqs.reqs[req].dir == crate::workload::Direction::Read;
+            let (hctx, polled) = self.devs[dev].hctx_for(cpu, hipri, read);
             let r = &mut self.reqs.reqs[req];
             r.hctx = hctx;
             r.polled = polled;

@@ -100,10 +100,16 @@ pub(crate) struct Device {
     pub instance: u32,
     pub root_port: usize,
     pub queues: Vec<HwQueue>,
-    /// Default (interrupt) map: CPU -> hctx.
+    /// Default map (`HCTX_TYPE_DEFAULT`): CPU -> hctx, the first queues.
     pub map: QueueMap,
+    /// Read map (`HCTX_TYPE_READ`, NVMe with `nvme.write_queues`): reads'
+    /// queues, hctx indices from `nr_default_queues` on.
+    pub read_map: Option<QueueMap>,
     /// Poll map (hctx indices after the interrupt queues), if there are poll queues.
     pub poll_map: Option<QueueMap>,
+    /// Queues of the default map (the read map's start).
+    pub nr_default_queues: u16,
+    /// Queues with an interrupt (default and read maps; the poll map's start).
     pub nr_irq_queues: u16,
     pub queue_settings: QueueSettings,
     pub capacity_bytes: u64,
@@ -125,9 +131,11 @@ impl Device {
             name: name.to_string(),
             instance: 0,
             root_port: 0,
+            nr_default_queues: queues.len() as u16,
             nr_irq_queues: queues.len() as u16,
             queues,
             map,
+            read_map: None,
             poll_map: None,
             queue_settings: qs,
             capacity_bytes: 0,
@@ -184,11 +192,25 @@ impl Device {
         self.queues.len()
     }
 
-    /// The hctx a request from `cpu` goes to (`polled`: the POLL map if any).
-    pub(crate) fn hctx_for(&self, cpu: CpuId, polled: bool) -> (HctxId, bool) {
-        match (&self.poll_map, polled) {
-            (Some(pm), true) => (HctxId(self.nr_irq_queues + pm.cpu_to_hctx[cpu].0), true),
+    /// The hctx a request from `cpu` goes to (`blk_mq_get_hctx_type`): a
+    /// polled one to the POLL map if any, a read to the READ map if any,
+    /// else the default map. Returns it and whether it polls.
+    #[inline(always)]
+    pub(crate) fn hctx_for(&self, cpu: CpuId, polled: bool, read: bool) -> (HctxId, bool) {
+        match (&self.poll_map, &self.read_map) {
+            (Some(pm), _) if polled => (HctxId(self.nr_irq_queues + pm.cpu_to_hctx[cpu].0), true),
+            (_, Some(rm)) if read => (HctxId(self.nr_default_queues + rm.cpu_to_hctx[cpu].0), false),
             _ => (self.map.cpu_to_hctx[cpu], false),
+        }
+    }
+
+    /// The map that places CPUs on queue `hctx` (default, read or poll),
+    /// and the queue's index in it.
+    pub(crate) fn map_of(&self, hctx: HctxId) -> (&QueueMap, HctxId) {
+        match (&self.poll_map, &self.read_map) {
+            (Some(pm), _) if hctx.0 >= self.nr_irq_queues => (pm, HctxId(hctx.0 - self.nr_irq_queues)),
+            (_, Some(rm)) if hctx.0 >= self.nr_default_queues => (rm, HctxId(hctx.0 - self.nr_default_queues)),
+            _ => (&self.map, hctx),
         }
     }
 

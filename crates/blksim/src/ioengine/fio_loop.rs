@@ -29,7 +29,13 @@ impl Sim {
         let debt = std::mem::take(&mut self.jobs[j].debt_ns);
         let mut bill = Bill::of(stage, cost_ns);
         bill.add(CpuStage::Wakeup, debt);
-        self.job_set_segs(j, state, [(acct, cost_ns + debt), (Acct::User, 0), (Acct::Sys, 0)], bill, items);
+        // The debt is kernel work (wake-ups, IPIs): in front of a user step, its own sys segment.
+        let segs = if acct == Acct::User && debt > 0 {
+            [(Acct::Sys, debt), (Acct::User, cost_ns), (Acct::Sys, 0)]
+        } else {
+            [(acct, cost_ns + debt), (Acct::User, 0), (Acct::Sys, 0)]
+        };
+        self.job_set_segs(j, state, segs, bill, items);
     }
 
     /// The job's next step in up to three segments, its work by stage in `bill`.

@@ -226,6 +226,16 @@ impl Sim {
         let wall = std::mem::take(&mut job.bill_sys_wall);
         if wall > 0 {
             let total = job.bill_sys_total;
+            // A bill names the step's system work exactly (an open-ended spin's, only what was put in front of it).
+            #[cfg(debug_assertions)]
+            {
+                let named: u64 = job.bill.0[1..].iter().map(|&n| n as u64).sum();
+                debug_assert!(
+                    named == total || total >= crate::ioengine::fio_loop::SPIN_NS,
+                    "job {j:?}'s bill names {named} of {total} ns: {:?}",
+                    job.bill
+                );
+            }
             job.bill.settle_total(1, total, wall, job.stage_default, &mut self.cpus[job.bill_cpu].stage_ns);
         }
     }

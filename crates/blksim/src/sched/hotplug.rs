@@ -128,13 +128,10 @@ impl Sim {
         self.irqs_startup_on(cpu);
     }
 
-    /// The CPUs mapped to queue `hctx` of `dev` (interrupt or poll map).
+    /// Is a CPU mapped to queue `hctx` of `dev` (by its map: default, read or poll) active?
     fn hctx_has_active_cpu(&self, dev: DevId, hctx: HctxId) -> bool {
         let d = &self.devs[dev];
-        let (map, h) = match &d.poll_map {
-            Some(pm) if hctx.0 >= d.nr_irq_queues => (pm, HctxId(hctx.0 - d.nr_irq_queues)),
-            _ => (&d.map, hctx),
-        };
+        let (map, h) = d.map_of(hctx);
         map.cpu_to_hctx.iter().enumerate().any(|(c, &q)| q == h && self.cpumask.active[c])
     }
 
