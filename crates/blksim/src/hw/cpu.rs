@@ -269,6 +269,8 @@ pub(crate) struct Cpu {
     pub id: CpuId,
     /// Requests whose hrtimer expired, for the local timer interrupt.
     pub timer_expired: VecDeque<ReqId>,
+    /// LOCAL_TIMER_VECTOR: tasks whose `nanosleep` hrtimers expired (`hrtimer_wakeup`).
+    pub timer_wake: Vec<JobId>,
     /// Local timer interrupts taken.
     pub loc_count: u64,
     /// Posted MSI notifications handled (`PMN` in /proc/interrupts).
@@ -324,6 +326,7 @@ impl Cpu {
             issue_list: VecDeque::new(),
             ksoftirqd_pending: false,
             timer_expired: VecDeque::new(),
+            timer_wake: Vec::new(),
             loc_count: 0,
             pmn: 0,
             notifications_sent: 0,
