@@ -208,3 +208,18 @@ fn paced_runs_are_deterministic_and_every_engine_finishes() {
         assert!(ios(&a, Direction::Read) > 0 && ios(&a, Direction::Write) > 0, "{engine:?}");
     }
 }
+
+#[test]
+fn a_rate_too_low_for_its_blocks_is_refused_not_run_for_decades() {
+    let mut j = randread(0, 1);
+    j.ioengine = IoEngine::Null;
+    j.rw = RwKind::Read;
+    j.runtime_ns = None;
+    j.time_based = false;
+    j.bs = [2 << 30; 3];
+    j.size = Some(8 << 30);
+    j.rate = [1, 0, 0];
+    let e = blksim::run(&small_machine(2), &Default::default(), &[j], 1).unwrap_err();
+    assert_eq!(e.kind, blksim::ErrorKind::BadInput, "{e:?}");
+    assert!(e.message.contains("rate too low"), "{}", e.message);
+}

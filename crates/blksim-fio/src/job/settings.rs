@@ -378,6 +378,13 @@ impl Settings {
                 self.rate_process = if c == "poisson" { RateProcess::Poisson } else { RateProcess::Linear }
             }
             (Field::RateIgnoreThinktime, P::Bool(b)) => self.rate_ignore_thinktime = b,
+            // fio's FIO_OPT_INT: microseconds in an unsigned int.
+            (Field::Thinktime | Field::ThinktimeSpin | Field::ThinktimeIotime, P::Time(us)) if us > u32::MAX as u64 => {
+                return Err(Refusal::Bad(format!(
+                    "{us} µs is above the maximum {} µs (fio: max value out of range)",
+                    u32::MAX
+                )))
+            }
             (Field::Thinktime, P::Time(us)) => self.thinktime.think_us = us,
             (Field::ThinktimeSpin, P::Time(us)) => self.thinktime.spin_us = us,
             (Field::ThinktimeBlocks, P::Int(v)) => {

@@ -21,6 +21,13 @@ use crate::system::{Event, Sim};
 /// never ends when only entries of 0% fit): then the direction's smallest size.
 const BSSPLIT_TRIES: u32 = 64;
 
+/// The latest virtual time a paced job may sleep to (2^62 ns, 146 years), and the longest
+/// single sleep (ten years): beyond them the run stops with an error rather than let virtual
+/// time run away (fio itself would sleep that long).
+const MAX_WAKE_NS: u64 = 1 << 62;
+const YEAR_NS: u64 = 31_557_600_000_000_000;
+const MAX_SLEEP_NS: u64 = 10 * YEAR_NS;
+
 impl Sim {
     /// What a 1 µs `nanosleep` takes here, µs: fio's `ns_granularity`
     /// (the syscall, schedule() out, the slack, the timer interrupt, the
@@ -90,7 +97,7 @@ impl Sim {
                 let left = self.runtime_cap_us(j, p_spin_us(&self.jobs[j]));
                 if left > 0 {
                     self.pace_mut(j).phase = Phase::ThinkSpin { us: left };
-                    self.job_set(j, JobState::PaceSpin, left * 1000, Acct::User, CpuStage::UserLoop, 0);
+                    self.job_set(j, JobState::PaceSpin, left.saturating_mul(1000), Acct::User, CpuStage::UserLoop, 0);
                 } else {
                     self.think_sleep(j, 0);
                 }
@@ -132,7 +139,7 @@ impl Sim {
         let spin = left_us < p.granularity_us;
         p.phase = Phase::Sleep { left_us, total_us, since_ns: now, spin };
         if spin {
-            self.job_set(j, JobState::PaceSpin, left_us * 1000, Acct::User, CpuStage::UserLoop, 0);
+            self.job_set(j, JobState::PaceSpin, left_us.saturating_mul(1000), Acct::User, CpuStage::UserLoop, 0);
         } else {
             // nanosleep: the syscall, hrtimer_nanosleep arms the timer and schedule()s out.
             let cost = self.costs.syscall_ns + self.costs.context_switch_ns;
@@ -154,7 +161,19 @@ impl Sim {
         let now = self.q.now_ns();
         let Phase::Sleep { left_us, .. } = self.pace_mut(j).phase else { unreachable!("nanosleep without a sleep") };
         let gran = self.pace_mut(j).granularity_us;
-        let at = now + (left_us - gran) * 1000 + TIMER_SLACK_NS;
+        let sleep_ns = (left_us - gran).saturating_mul(1000);
+        let at = now.saturating_add(sleep_ns).saturating_add(TIMER_SLACK_NS);
+        if sleep_ns > MAX_SLEEP_NS || at >= MAX_WAKE_NS {
+            // A rate of a few bytes a second for large blocks: years of virtual time per I/O.
+            self.failure.get_or_insert(crate::error::Error::bad_input(format!(
+                "job {}: its rate makes it sleep {} s before an I/O (more than {} years of virtual time): \
+                 a rate too low for its block size",
+                self.jobs[j].cfg.name,
+                sleep_ns / 1_000_000_000,
+                MAX_SLEEP_NS / YEAR_NS
+            )));
+        }
+        let at = at.min(MAX_WAKE_NS);
         let job = &mut self.jobs[j];
         job.state = JobState::Nanosleep;
         job.remaining_ns = 0;
