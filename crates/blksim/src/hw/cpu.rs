@@ -269,8 +269,6 @@ pub(crate) struct Cpu {
     pub id: CpuId,
     /// Requests whose hrtimer expired, for the local timer interrupt.
     pub timer_expired: VecDeque<ReqId>,
-    /// LOCAL_TIMER_VECTOR: tasks whose `nanosleep` hrtimers expired (`hrtimer_wakeup`).
-    pub timer_wake: Vec<JobId>,
     /// Local timer interrupts taken.
     pub loc_count: u64,
     /// Posted MSI notifications handled (`PMN` in /proc/interrupts).
@@ -287,6 +285,8 @@ pub(crate) struct Cpu {
     pub kworker: Kworker,
     /// Busy time by stage, ns.
     pub stage_ns: [u64; CpuStage::COUNT],
+    /// LOCAL_TIMER_VECTOR: tasks whose `nanosleep` hrtimers expired (`hrtimer_wakeup`).
+    pub timer_wake: Vec<JobId>,
 }
 
 /// A CPU's kworker of kblockd's (per-CPU, high-priority) pool: the work

@@ -150,7 +150,7 @@ impl Sim {
         let now = self.q.now_ns();
         let prep_ns = self.user_costs(j).prep;
         self.check_done_issuing(j);
-        if self.jobs[j].pace.is_some() {
+        if self.jobs[j].shaped {
             self.pace_check(j, 0);
         }
         let job = &mut self.jobs[j];
@@ -169,7 +169,7 @@ impl Sim {
             return self.job_reap(j);
         }
         // Quiesced for a pause of its pacing (a rate's sleep, a think time): it takes it.
-        if job.pace.is_some() && self.pace_idle(j) {
+        if job.shaped && self.pace_idle(j) {
             return;
         }
         let job = &mut self.jobs[j];
@@ -334,7 +334,7 @@ impl Sim {
         // What fio's do_io does after reaping: queue io_us while there is
         // room and the submit batch is not complete, then commit.
         self.check_done_issuing(j);
-        if self.jobs[j].pace.is_some() {
+        if self.jobs[j].shaped {
             self.pace_check(j, reap);
         }
         let job = &self.jobs[j];

@@ -190,10 +190,6 @@ pub(crate) struct Job {
     pub devs: Vec<DevId>,
     pub rng: Rng,
     pub cfg: JobConfig,
-    /// Rate and think time (fio's pacing), for a job that has any.
-    pub pace: Option<Box<Pace>>,
-    /// `bssplit`'s draws (fio's `bsrange_state`).
-    pub bs_rng: Rng,
     /// IOPOLL: the ring's `ctx->iopoll_list`, requests in issue order
     /// until `io_do_iopoll` reaps them (`Request::iopoll_done` marks the completed).
     pub iopoll: VecDeque<ReqId>,
@@ -228,6 +224,10 @@ pub(crate) struct Job {
     pub seq_offset: Vec<u64>,
     // Statistics.
     pub dirs: [DirStats; 3],
+    /// Rate and think time (fio's pacing), for a job that has any.
+    pub pace: Option<Box<Pace>>,
+    /// `bssplit`'s draws (fio's `bsrange_state`).
+    pub bs_rng: Rng,
 }
 
 impl Job {
