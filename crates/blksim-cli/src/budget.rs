@@ -81,8 +81,24 @@ pub fn estimated_ios(machine: &Machine, workload: &Workload) -> f64 {
 }
 
 /// I/Os per second of job `j`: its queue depth over the device latency, at most its share of its devices'
-/// IOPS.
+/// IOPS, and at most its `rate`/`rate_iops` when every direction it does has one.
 fn job_rate(machine: &Machine, j: &JobConfig, sharing: &dyn Fn(&str) -> f64) -> f64 {
+    let free = unpaced_rate(machine, j, sharing);
+    let dirs: &[usize] = match j.rw {
+        RwKind::Read | RwKind::RandRead => &[0],
+        RwKind::Write | RwKind::RandWrite => &[1],
+        _ => &[0, 1],
+    };
+    let cap = |d: usize| match (j.rate_iops[d], j.rate[d]) {
+        (0, 0) => None,
+        (0, bps) => Some(bps as f64 / j.bs[d].max(1) as f64),
+        (iops, _) => Some(iops as f64),
+    };
+    let caps: Option<Vec<f64>> = dirs.iter().map(|&d| cap(d)).collect();
+    caps.map_or(free, |c| free.min(c.iter().sum::<f64>().max(1e-3)))
+}
+
+fn unpaced_rate(machine: &Machine, j: &JobConfig, sharing: &dyn Fn(&str) -> f64) -> f64 {
     let write = matches!(j.rw, RwKind::Write | RwKind::RandWrite);
     let dir = usize::from(write);
     let mut device_iops = 0.0;

@@ -219,7 +219,7 @@ fn compare_run(jobs: &JobFile, out: &Output) -> Result<(), String> {
             name: c.name.clone(),
             group: c.group_id,
             rw: c.rw.fio_name().to_string(),
-            bs: c.bs.map(|b| (b, b)),
+            bs: [0, 1, 2].map(|d| c.bs_range(d)),
             ioengine: c.ioengine.fio_name().to_string(),
             iodepth: c.iodepth,
         };
@@ -329,4 +329,87 @@ fn io_counts_for_sizes_that_are_not_multiples_of_bs_match_fio() {
         }
     }
     assert!(failures.is_empty(), "I/O counts differ:\n{}", failures.join("\n"));
+}
+
+/// fio's JSON for `text` run with the null engine: per direction (read, write) its I/O count and bytes.
+fn fio_counts(text: &str, tag: &str) -> (Vec<u64>, Vec<u64>, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("blksim-xc-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("count.fio");
+    std::fs::write(&path, text).unwrap();
+    let out = fio(&["--output-format=json", path.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json: Value = serde_json::from_str(&stdout[stdout.find('{').expect("fio's JSON")..]).unwrap();
+    let field = |f: &str| ["read", "write"].iter().map(|d| json["jobs"][0][d][f].as_u64().unwrap()).collect();
+    (field("total_ios"), field("io_bytes"), path)
+}
+
+/// blksim's run of the job file at `path`: per direction its I/O count and bytes.
+fn blksim_counts(path: &Path) -> (Vec<u64>, Vec<u64>) {
+    let machine = blksim::machine::builtin("spr-gen5").unwrap();
+    let jobs = parse_job_files(&[path.to_path_buf()], &ctx()).unwrap();
+    let configs: Vec<_> = jobs.jobs.into_iter().map(|j| j.config).collect();
+    let (report, _) = blksim::run(&machine, &Default::default(), &configs, 1).unwrap();
+    let dirs = &report.jobs[0].dirs[..2];
+    (dirs.iter().map(|d| d.total_ios).collect(), dirs.iter().map(|d| d.io_bytes).collect())
+}
+
+/// `io_size` sets how much I/O a job does: blksim issues as many I/Os as fio (null engine).
+#[test]
+fn io_size_counts_match_fio() {
+    let cases = [
+        "rw=read\nbs=4k\nsize=1m\nio_size=10001\n",
+        "rw=read\nbs=4k\nsize=1m\nio_size=10001\nloops=2\n",
+        "rw=randread\nbs=4k\nsize=1m\nio_size=10001\n",
+        "rw=read\nbs=4k\nsize=1m\nio_size=3m\n",
+        "rw=randread\nbs=4k\nsize=1m\nio_size=3m\n",
+        "rw=write\nbs=8k\nsize=8m\nio_limit=1m\n",
+        "rw=randrw\nbs=4k\nsize=4m\nio_size=100%\n",
+    ];
+    let mut failures = Vec::new();
+    for case in cases {
+        let (want, _, path) = fio_counts(&format!("[a]\nioengine=null\n{case}"), "iosize");
+        let (got, _) = blksim_counts(&path);
+        // A mixed job's split between reads and writes is random: compare the total.
+        let (w, g) =
+            if case.contains("randrw") { (vec![want.iter().sum()], vec![got.iter().sum()]) } else { (want, got) };
+        if g != w {
+            failures.push(format!("{}: fio {w:?}, blksim {g:?}", case.replace('\n', " ")));
+        }
+    }
+    assert!(failures.is_empty(), "I/O counts differ:\n{}", failures.join("\n"));
+}
+
+/// `bssplit`: the sizes fio draws are random, but sequential I/O ends where the region does (the
+/// same bytes), and a split whose percentages leave one size (fio's unsigned arithmetic) gives
+/// fio's exact count.
+#[test]
+fn bssplit_bytes_and_degenerate_counts_match_fio() {
+    let exact_bytes = [
+        "rw=read\nbssplit=4k/10:8k/20\nsize=1m\n",
+        "rw=write\nbssplit=4k/50:12k\nsize=1m\nio_size=2m\n",
+        "rw=read\nbssplit=4k/50:12k\nsize=1m\nloops=3\n",
+        "rw=read\nbssplit=512/30:4k/30:64k\nsize=4m\n",
+    ];
+    let exact_counts = [
+        // 16k gets (100 - 120) in unsigned arithmetic: every I/O is 16k.
+        "rw=read\nbssplit=4k/60:8k/60:16k\nsize=1m\n",
+        // 8k gets what 100% leaves, 0%: every I/O is 4k.
+        "rw=randread\nbssplit=4k/100:8k\nsize=1m\nnorandommap\n",
+        // Per direction: reads all 8k, writes all 4k.
+        "rw=write\nbssplit=8k,4k\nsize=1m\n",
+        "rw=read\nbssplit=8k,4k\nsize=1m\n",
+    ];
+    let mut failures = Vec::new();
+    for (case, counts) in exact_bytes.iter().map(|c| (c, false)).chain(exact_counts.iter().map(|c| (c, true))) {
+        let (want_n, want_b, path) = fio_counts(&format!("[a]\nioengine=null\n{case}"), "bssplit");
+        let (got_n, got_b) = blksim_counts(&path);
+        if got_b != want_b || (counts && got_n != want_n) {
+            failures.push(format!(
+                "{}: fio {want_n:?} I/Os {want_b:?} bytes, blksim {got_n:?} I/Os {got_b:?} bytes",
+                case.replace('\n', " ")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "bssplit runs differ:\n{}", failures.join("\n"));
 }

@@ -14,6 +14,7 @@ use crate::hw::pcie::Link;
 use crate::hw::root_port::RootPortState;
 use crate::ids::{CpuId, DevId, JobId};
 use crate::ioengine::job::Job;
+use crate::ioengine::pace::Pace;
 use crate::irq::vector::VectorTable;
 use crate::machine::{DeviceKind, DeviceSpec, Machine, ScsiSpec};
 use crate::sched::cpumask::CpuMasks;
@@ -222,6 +223,17 @@ impl Sim {
         let cpu = self.place_task(i, cfg, load)?;
         let index = JobId::of(self.jobs.len());
         let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.seed, &format!("job/{i}")));
+        if cfg.program == Program::Fio {
+            let granularity = self.nanosleep_granularity_us();
+            job.pace = Pace::of(cfg, self.seed, i, granularity).map(Box::new);
+            job.bs_rng = Rng::stream(self.seed, &format!("job/{i}/bs"));
+            job.shaped = job.pace.is_some() || cfg.bssplit.iter().any(|s| !s.is_empty());
+            if job.shaped && job.seq_offset.is_empty() {
+                // The null engine's one file: fio's sequential offsets walk it (a split's sizes
+                // must fit what is left of it).
+                job.seq_offset.push(0);
+            }
+        }
         if !cfg.time_based || cfg.runtime_ns.is_none() {
             job.bytes_limit = self.bytes_limit(i, cfg, &devs)?;
         }
@@ -356,9 +368,10 @@ impl Sim {
     /// whole devices). One bounded only by whole devices would simulate for
     /// hours: refused, asking for a bound rather than surprising.
     fn bytes_limit(&self, i: usize, cfg: &JobConfig, devs: &[DevId]) -> Result<u64, Error> {
-        let region: u64 = match cfg.size {
-            Some(s) => s,
-            None => devs.iter().map(|&d| self.devs[d].capacity_bytes).sum(),
+        // fio's io_bytes_exceeded: io_size if set, else size (x loops).
+        let region: u64 = match (cfg.io_size, cfg.size) {
+            (Some(s), _) | (None, Some(s)) => s,
+            (None, None) => devs.iter().map(|&d| self.devs[d].capacity_bytes).sum(),
         };
         let limit = region.saturating_mul(cfg.loops.max(1) as u64);
         let ios = limit / cfg.bs.iter().copied().filter(|b| *b > 0).min().unwrap_or(4096);
@@ -412,9 +425,6 @@ fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     }
     if cfg.rw_has_trim() {
         return Err(not_modelled(i, format!("rw={}: trim is not modelled yet", cfg.rw.fio_name())));
-    }
-    if cfg.rate_iops.iter().any(|r| *r > 0) {
-        return Err(not_modelled(i, "rate_iops is not modelled yet"));
     }
     if cfg.iodepth == 0 {
         return Err(err(i, "iodepth must be at least 1".into()));

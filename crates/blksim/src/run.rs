@@ -401,6 +401,7 @@ impl Sim {
             Event::RunWorkTimer { dev, gen } => self.run_work_timer(dev, gen),
             Event::KworkerWoken { cpu } => self.kworker_woken(cpu),
             Event::JobStuck { job } => self.tio_stuck_end(job),
+            Event::SleepTimerExpired { job } => self.sleep_timer_expired(job),
             Event::Timed { index } => {
                 if let Err(e) = self.timed_action(index as usize) {
                     self.failure.get_or_insert(Error::bad_input(e));

@@ -58,6 +58,8 @@ pub(crate) enum Event {
     KworkerWoken { cpu: CpuId },
     /// The runtime of a submitter stuck in a wait that cannot end is over.
     JobStuck { job: JobId },
+    /// The hrtimer of a job's `nanosleep` (fio's rate or think time) expired.
+    SleepTimerExpired { job: JobId },
 }
 
 pub(crate) struct Sim {

@@ -220,6 +220,63 @@ pub struct JobConfig {
     pub percentile_list: Vec<f64>,
     /// Keep every measured I/O in `DirStats::ios` (fio's `write_lat_log`, `write_bw_log`, ... need them).
     pub record_ios: bool,
+    /// `rate` per direction, bytes per second, 0 = unlimited.
+    pub rate: [u64; 3],
+    /// `rate_process`: when the next I/O of a rated direction may go.
+    pub rate_process: RateProcess,
+    /// `rate_ignore_thinktime`: the rate catches up the I/O a think time missed.
+    pub rate_ignore_thinktime: bool,
+    /// `thinktime` and its companions.
+    pub thinktime: Thinktime,
+    /// `bssplit` per direction, as fio keeps it after parsing: (block size,
+    /// percentage) sorted by percentage; empty = every I/O is `bs`. With a
+    /// split, `bs` holds the direction's smallest size (fio's `min_bs`).
+    pub bssplit: [Vec<BsSplit>; 3],
+    /// `io_size`: bytes of I/O to do (instead of `size` x `loops`); `None` = not set.
+    pub io_size: Option<u64>,
+}
+
+/// fio's `rate_process`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RateProcess {
+    /// I/O at even intervals (`linear`, the default).
+    #[default]
+    Linear,
+    /// Exponentially distributed gaps with the rate's mean (`poisson`).
+    Poisson,
+}
+
+/// One entry of a `bssplit`: a block size and its share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BsSplit {
+    /// Bytes.
+    pub bs: u64,
+    /// fio's percentage (an unsigned 32-bit value; entries without one get
+    /// the rest, which fio computes in unsigned arithmetic).
+    pub perc: u32,
+}
+
+/// `thinktime`, `thinktime_spin`, `thinktime_blocks`, `thinktime_blocks_type`, `thinktime_iotime`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Thinktime {
+    /// `thinktime`, microseconds (0 = none: the others then do nothing).
+    pub think_us: u64,
+    /// `thinktime_spin`: the part of it spent spinning (user CPU), microseconds.
+    pub spin_us: u64,
+    /// `thinktime_blocks`: I/Os between think times.
+    pub blocks: u64,
+    /// `thinktime_blocks` was written (with `thinktime_iotime` it then also counts).
+    pub blocks_set: bool,
+    /// `thinktime_blocks_type=issue` (else `complete`): which I/Os `blocks` counts.
+    pub count_issued: bool,
+    /// `thinktime_iotime`: think after this long of I/O, microseconds (0 = not set).
+    pub iotime_us: u64,
+}
+
+impl Default for Thinktime {
+    fn default() -> Thinktime {
+        Thinktime { think_us: 0, spin_us: 0, blocks: 1, blocks_set: false, count_issued: false, iotime_us: 0 }
+    }
 }
 
 impl JobConfig {
@@ -260,6 +317,12 @@ impl JobConfig {
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             record_ios: false,
             program: Program::Fio,
+            rate: [0; 3],
+            rate_process: RateProcess::Linear,
+            rate_ignore_thinktime: false,
+            thinktime: Thinktime::default(),
+            bssplit: Default::default(),
+            io_size: None,
         }
     }
 }
@@ -272,6 +335,19 @@ impl JobConfig {
     /// Does the pattern issue trims?
     pub fn rw_has_trim(&self) -> bool {
         matches!(self.rw, RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite)
+    }
+
+    /// The smallest and largest block size of direction `d` (fio's `min_bs`, `max_bs`).
+    pub fn bs_range(&self, d: usize) -> (u64, u64) {
+        match self.bssplit[d].iter().map(|e| e.bs).max() {
+            Some(max) => (self.bs[d], max),
+            None => (self.bs[d], self.bs[d]),
+        }
+    }
+
+    /// Does the job pace its I/O (`rate`, `rate_iops`) or think between I/Os (`thinktime`)?
+    pub fn is_paced(&self) -> bool {
+        self.rate.iter().chain(&self.rate_iops).any(|&r| r > 0) || self.thinktime.think_us > 0
     }
 }
 

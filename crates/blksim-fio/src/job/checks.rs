@@ -32,14 +32,41 @@ fn directions(rw: RwKind) -> &'static [usize] {
     }
 }
 
-/// The block size of each direction the job does: `bsrange`'s fixed size, else `bs`.
+/// Every block size of each direction the job does: its `bssplit`'s, else `bsrange`'s fixed size, else `bs`.
 fn block_sizes(st: &Settings) -> Vec<u64> {
-    directions(st.rw).iter().map(|&d| st.bsrange[d].unwrap_or(st.bs[d])).collect()
+    directions(st.rw).iter().flat_map(|&d| st.block_sizes_of(d)).collect()
 }
 
 /// The job's smallest block size (fio's `min_bs` over the directions it does).
 fn min_bs(st: &Settings) -> u64 {
     block_sizes(st).into_iter().min().unwrap_or(4096)
+}
+
+/// fio's checks of the pacing options (`fixup_options`, `__setup_rate`), and the divisions by
+/// zero of its `usec_for_io` with `rate_process=poisson`, refused here rather than crashing.
+pub fn check_pacing(st: &Settings) -> Result<(), SizeProblem> {
+    let rated = |r: &[u64; 3]| r.iter().any(|&v| v > 0);
+    if rated(&st.rate) && rated(&st.rate_iops) {
+        return Err(SizeProblem::Bad(
+            "rate and rate_iops are both set (fio: rate and rate_iops are mutually exclusive)".into(),
+        ));
+    }
+    if st.rate_process != blksim::workload::RateProcess::Poisson || !(rated(&st.rate) || rated(&st.rate_iops)) {
+        return Ok(());
+    }
+    for &d in directions(st.rw).iter().filter(|&&d| d < 2) {
+        let min = st.block_sizes_of(d).into_iter().min().unwrap_or(4096);
+        let bps = if st.rate[d] > 0 { st.rate[d] } else { st.rate_iops[d].saturating_mul(min) };
+        if bps / min == 0 {
+            let name = ["read", "write"][d];
+            return Err(SizeProblem::Bad(format!(
+                "rate_process=poisson: the {name}s' rate is {bps} bytes/s, less than one block of {min} bytes a \
+                 second; fio's usec_for_io divides by that rate in I/Os per second (0) and crashes (give every \
+                 direction the job does a rate of at least one block a second)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// fio's and Linux's checks of the job's block sizes, size and offset, and of its log options.
@@ -52,6 +79,7 @@ pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
                 .into(),
         ));
     }
+    check_pacing(st)?;
     let bs = block_sizes(st);
     if let Some(&big) = bs.iter().find(|&&b| b > MAX_IO_BYTES) {
         return Err(SizeProblem::NotModelled(format!(

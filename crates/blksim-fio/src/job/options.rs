@@ -66,6 +66,17 @@ pub(crate) enum Field {
     StartDelay,
     NoRandomMap,
     RateIops,
+    Rate,
+    RateProcess,
+    RateIgnoreThinktime,
+    Thinktime,
+    ThinktimeSpin,
+    ThinktimeBlocks,
+    ThinktimeBlocksType,
+    ThinktimeIotime,
+    BsSplit,
+    BsUnaligned,
+    IoSize,
     NumberIos,
     Loops,
     NumJobs,
@@ -168,7 +179,9 @@ const DEPRECATED: &str = "is deprecated, and fio rejects it";
 const VERIFY: &str = "adds data verification I/O, which blksim does not model";
 const PATTERN: &str = "changes which offsets or block sizes the job uses, which blksim does not model";
 const PACING: &str = "changes when the job issues I/O, which blksim does not model yet";
-const AMOUNT: &str = "changes how much I/O the job does in a way blksim does not model (size, number_ios, loops and runtime are modelled)";
+const RATE_MIN: &str =
+    "ends the job with an error when its rate falls below the minimum, which blksim does not model (rate and rate_iops are modelled)";
+const AMOUNT: &str = "changes how much I/O the job does in a way blksim does not model (size, io_size, number_ios, loops and runtime are modelled)";
 const ZONED: &str = "needs a zoned block device, which blksim does not model";
 const FILES: &str = "works with files in a filesystem, which blksim does not model (it simulates block devices)";
 const SYNC: &str = "adds flush or sync operations, which blksim does not model";
@@ -302,7 +315,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     reject_unless("serialize_overlap", Kind::Bool, PACING, &["0"]),
     reject_unless("io_submit_mode", Kind::Choice(&["inline", "offload"]), ENGINE_PATH, &["inline"]),
     model("size", Kind::Size, Field::Size),
-    reject_unless_a("io_size", "io_limit", Kind::Size, AMOUNT, &["0"]),
+    model_a("io_size", "io_limit", Kind::Size, Field::IoSize),
     reject_unless_a("fill_device", "fill_fs", Kind::Bool, AMOUNT, &["0"]),
     reject("filesize", SIZE, FILES),
     reject_unless("file_append", Kind::Bool, FILES, &["0"]),
@@ -313,8 +326,8 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model_a("bs", "blocksize", Kind::IntDirs { min: 1 }, Field::Bs),
     reject_a("ba", "blockalign", Kind::IntDirs { min: 1 }, PATTERN),
     model_a("bsrange", "blocksize_range", Kind::Range, Field::BsRange),
-    reject("bssplit", Kind::OptText, PATTERN),
-    noop_a("bs_unaligned", "blocksize_unaligned", Kind::Flag, COMPANION),
+    model("bssplit", Kind::Text, Field::BsSplit),
+    model_a("bs_unaligned", "blocksize_unaligned", Kind::Flag, Field::BsUnaligned),
     reject_unless("bs_is_seq_rand", Kind::Bool, PATTERN, &["0"]),
     noop("randrepeat", Kind::Bool, RANDOM),
     noop("randseed", SIZE, RANDOM),
@@ -430,19 +443,19 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     reject("prio", Kind::Int { min: 0, max: 7 }, PRIO),
     reject("prioclass", Kind::Int { min: 0, max: 3 }, PRIO),
     reject("priohint", INT, PRIO),
-    reject_unless("thinktime", USECS, PACING, &["0"]),
-    noop("thinktime_spin", USECS, COMPANION),
-    noop("thinktime_blocks", INT, COMPANION),
-    noop("thinktime_blocks_type", Kind::Choice(&["complete", "issue"]), COMPANION),
-    noop("thinktime_iotime", SECS, COMPANION),
+    model("thinktime", USECS, Field::Thinktime),
+    model("thinktime_spin", USECS, Field::ThinktimeSpin),
+    model("thinktime_blocks", INT, Field::ThinktimeBlocks),
+    model("thinktime_blocks_type", Kind::Choice(&["complete", "issue"]), Field::ThinktimeBlocksType),
+    model("thinktime_iotime", SECS, Field::ThinktimeIotime),
     reject_unless("thinkcycles", INT, PACING, &["0"]),
-    reject_unless("rate", Kind::IntDirs { min: 0 }, PACING, &["0"]),
-    reject_unless_a("rate_min", "ratemin", Kind::IntDirs { min: 0 }, PACING, &["0"]),
+    model("rate", Kind::IntDirs { min: 0 }, Field::Rate),
+    reject_unless_a("rate_min", "ratemin", Kind::IntDirs { min: 0 }, RATE_MIN, &["0"]),
     model("rate_iops", Kind::IntDirs { min: 0 }, Field::RateIops),
-    reject_unless("rate_iops_min", Kind::IntDirs { min: 0 }, PACING, &["0"]),
-    reject_unless("rate_process", Kind::Choice(&["linear", "poisson"]), PACING, &["linear"]),
+    reject_unless("rate_iops_min", Kind::IntDirs { min: 0 }, RATE_MIN, &["0"]),
+    model("rate_process", Kind::Choice(&["linear", "poisson"]), Field::RateProcess),
     noop_a("rate_cycle", "ratecycle", INT, COMPANION),
-    noop("rate_ignore_thinktime", Kind::Bool, COMPANION),
+    model("rate_ignore_thinktime", Kind::Bool, Field::RateIgnoreThinktime),
     reject_unless("max_latency", Kind::IntDirs { min: 0 }, LATENCY, &["0"]),
     reject_unless("latency_target", USECS, LATENCY, &["0"]),
     noop("latency_window", USECS, COMPANION),

@@ -353,6 +353,13 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.rwmixread = st.rwmixread;
     for d in 0..3 {
         c.bs[d] = st.bsrange[d].unwrap_or(st.bs[d]);
+        if let Some(split) = st.bssplit_of(d) {
+            // fio's min_bs; a split of one size is that size.
+            c.bs[d] = split.iter().map(|e| e.bs).min().unwrap_or(c.bs[d]);
+            if split.iter().any(|e| e.bs != c.bs[d]) {
+                c.bssplit[d] = split;
+            }
+        }
     }
     let depth = st.iodepth;
     c.iodepth = depth;
@@ -379,6 +386,11 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.startdelay_ns = st.startdelay_us.saturating_mul(1000);
     c.norandommap = st.norandommap;
     c.rate_iops = st.rate_iops;
+    c.rate = st.rate;
+    c.rate_process = st.rate_process;
+    c.rate_ignore_thinktime = st.rate_ignore_thinktime;
+    c.thinktime = st.thinktime;
+    c.io_size = st.io_size;
     c.number_ios = st.number_ios;
     c.loops = st.loops;
     c.group_reporting = st.group_reporting;

@@ -1,7 +1,7 @@
 //! A job's settings while its sections are applied (fio's `thread_options`):
 //! values read by option kind, and the modelled options written into them.
 
-use blksim::workload::{RwKind, DEFAULT_PERCENTILES};
+use blksim::workload::{BsSplit, RateProcess, RwKind, Thinktime, DEFAULT_PERCENTILES};
 
 use super::engine::{classify, EngineName, OptionTable};
 use super::logs::{LogOptions, LogWindowValue};
@@ -144,6 +144,14 @@ pub(crate) struct Settings {
     pub startdelay_us: u64,
     pub norandommap: bool,
     pub rate_iops: [u64; 3],
+    pub rate: [u64; 3],
+    pub rate_process: RateProcess,
+    pub rate_ignore_thinktime: bool,
+    pub thinktime: Thinktime,
+    /// `bssplit` per direction as fio parsed it (entries in fio's order); `None`: not set.
+    pub bssplit: [Option<Vec<BsSplit>>; 3],
+    pub bs_unaligned: bool,
+    pub io_size: Option<u64>,
     pub number_ios: u64,
     pub loops: u32,
     pub numjobs: u32,
@@ -194,6 +202,13 @@ impl Default for Settings {
             startdelay_us: 0,
             norandommap: false,
             rate_iops: [0; 3],
+            rate: [0; 3],
+            rate_process: RateProcess::Linear,
+            rate_ignore_thinktime: false,
+            thinktime: Thinktime::default(),
+            bssplit: Default::default(),
+            bs_unaligned: false,
+            io_size: None,
             number_ios: 0,
             loops: 1,
             numjobs: 1,
@@ -297,7 +312,23 @@ impl Settings {
                         None => {}
                     }
                 }
+                // fio's bsrange writes min_bs and max_bs, which a bssplit written before it set.
+                for (split, range) in self.bssplit.iter_mut().zip(r) {
+                    if range.is_some() {
+                        *split = None;
+                    }
+                }
             }
+            (Field::BsSplit, P::Text(s)) => {
+                for (d, split) in value::parse_bssplit(&s, self.kb_base)?.into_iter().enumerate() {
+                    if let Some(split) = split {
+                        // It sets min_bs and max_bs, which a bsrange written before it set.
+                        self.bsrange[d] = None;
+                        self.bssplit[d] = Some(split);
+                    }
+                }
+            }
+            (Field::BsUnaligned, P::Flag(b)) => self.bs_unaligned = b,
             (Field::IoDepth, P::Int(v)) => self.iodepth = to_u32(v),
             (Field::BatchSubmit, P::Int(v)) => self.batch_submit = to_u32(v),
             (Field::BatchCompleteMin, P::Int(v)) => self.complete_min = to_u32(v),
@@ -342,6 +373,44 @@ impl Settings {
             }
             (Field::NoRandomMap, P::Flag(b)) => self.norandommap = b,
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),
+            (Field::Rate, P::Dirs(d)) => set_dirs(&mut self.rate, d),
+            (Field::RateProcess, P::Choice(c, _)) => {
+                self.rate_process = if c == "poisson" { RateProcess::Poisson } else { RateProcess::Linear }
+            }
+            (Field::RateIgnoreThinktime, P::Bool(b)) => self.rate_ignore_thinktime = b,
+            // fio's FIO_OPT_INT: microseconds in an unsigned int.
+            (Field::Thinktime | Field::ThinktimeSpin | Field::ThinktimeIotime, P::Time(us)) if us > u32::MAX as u64 => {
+                return Err(Refusal::Bad(format!(
+                    "{us} µs is above the maximum {} µs (fio: max value out of range)",
+                    u32::MAX
+                )))
+            }
+            (Field::Thinktime, P::Time(us)) => self.thinktime.think_us = us,
+            (Field::ThinktimeSpin, P::Time(us)) => self.thinktime.spin_us = us,
+            (Field::ThinktimeBlocks, P::Int(v)) => {
+                self.thinktime.blocks = v;
+                self.thinktime.blocks_set = true;
+            }
+            (Field::ThinktimeBlocksType, P::Choice(c, _)) => self.thinktime.count_issued = c == "issue",
+            (Field::ThinktimeIotime, P::Time(us)) => self.thinktime.iotime_us = us,
+            (Field::IoSize, P::Size(SizeVal::Bytes(b))) => self.io_size = (b > 0).then_some(b),
+            // fio's io_size_percent: 0 and 100 leave the amount as it is.
+            (Field::IoSize, P::Size(SizeVal::Percent(0 | 100))) => self.io_size = None,
+            (Field::IoSize, P::Size(SizeVal::Percent(p))) if p > 100 => {
+                return Err(Refusal::Bad(format!(
+                    "io_size={p}%: fio refuses it (fio: io_size values greater than 100% aren't supported)"
+                )))
+            }
+            (Field::IoSize, P::Size(SizeVal::Percent(p))) => {
+                return Err(Refusal::NotModelled(format!(
+                    "io_size={p}%: a percentage of the device is not modelled by blksim; give a size in bytes"
+                )))
+            }
+            (Field::IoSize, P::Zones(n)) => {
+                return Err(Refusal::NotModelled(format!(
+                    "io_size={n}z: a size in zones needs a zoned device, which blksim does not model"
+                )))
+            }
             (Field::NumberIos, P::Int(v)) => self.number_ios = v,
             (Field::Loops, P::Int(v)) => self.loops = to_u32(v),
             (Field::NumJobs, P::Int(v)) => self.numjobs = to_u32(v),
@@ -412,6 +481,36 @@ impl Settings {
             }
         }
         Ok(())
+    }
+
+    /// Direction `d`'s `bssplit` as the job uses it: each size aligned to the smallest as fio's
+    /// `get_next_buflen` aligns it (unless `bs_unaligned`); `None` without a split.
+    pub fn bssplit_of(&self, d: usize) -> Option<Vec<BsSplit>> {
+        let split = self.bssplit[d].as_ref()?;
+        let min = split.iter().map(|e| e.bs).min()?;
+        Some(
+            split
+                .iter()
+                .map(|e| {
+                    let bs = if self.bs_unaligned {
+                        e.bs
+                    } else if min.is_power_of_two() {
+                        e.bs & !(min - 1)
+                    } else {
+                        e.bs - e.bs % min
+                    };
+                    BsSplit { bs, perc: e.perc }
+                })
+                .collect(),
+        )
+    }
+
+    /// Every block size direction `d` may use: its `bssplit`'s, else `bsrange`'s fixed size, else `bs`.
+    pub fn block_sizes_of(&self, d: usize) -> Vec<u64> {
+        match self.bssplit_of(d) {
+            Some(split) => split.iter().map(|e| e.bs).collect(),
+            None => vec![self.bsrange[d].unwrap_or(self.bs[d])],
+        }
     }
 
     /// `rw=randread:N` (N I/Os per random offset) and `rw=read:N` (skip N

@@ -231,7 +231,8 @@ fn blanks_around_equals_follow_fio() {
 fn rejections_name_line_option_and_reason() {
     assert_error("[a]\nrw=write\nverify=crc32c\n", 3, &["option 'verify'", "verification", "only verify=0"]);
     assert_eq!(configs("[a]\nverify=0\n").len(), 1);
-    assert_error("[a]\nbssplit=4k/50:8k/50\n", 2, &["option 'bssplit'", "block sizes"]);
+    assert_error("[a]\nbssplit=4k/60:8k/60:16k:32k\n", 2, &["option 'bssplit'", "more than 100%"]);
+    assert_error("[a]\nbssplit=4k/50:x/50\n", 2, &["option 'bssplit'", "split conversion failed"]);
     assert_error("[a]\nrw=read:-8k\n", 2, &["rw=read:-8k: the ':-8k' suffix", "offsets"]);
     assert_eq!(configs("[a]\nrw=randread:1\n")[0].rw, RwKind::RandRead);
     assert_error("[a]\nbsrange=4k-8k\n", 2, &["bsrange", "range of block sizes"]);
@@ -239,10 +240,11 @@ fn rejections_name_line_option_and_reason() {
     assert_error("[a]\nsize=8z\n", 2, &["zones"]);
     assert_error("[a]\nstartdelay=1-5\n", 2, &["random start delay"]);
     assert_error("[a]\nzonemode=zbd\n", 2, &["zoned"]);
-    // (The hint used to say rate_iops is modelled; the model rejects it.)
-    assert_error("[a]\nrate=1m\n", 2, &["option 'rate'", "does not model yet"]);
-    let e = error("[a]\nrate=1m\n");
-    assert!(!e.message.contains("rate_iops"), "{e}");
+    assert_error("[a]\nrate=1m\nrate_iops=100\n", 2, &["mutually exclusive"]);
+    assert_error("[a]\nrate_min=1m\n", 2, &["option 'rate_min'", "ends the job", "rate and rate_iops are modelled"]);
+    assert_error("[a]\nrate_process=poisson\nrate=1k\nbs=4k\n", 2, &["rate_process=poisson", "divides"]);
+    assert_error("[a]\nio_size=50%\n", 2, &["io_size=50%", "not modelled"]);
+    assert_error("[a]\nio_size=101%\n", 2, &["io_size=101%", "greater than 100%"]);
     assert_error("[a]\nwait_for=b\n", 2, &["wait_for", "stonewall is modelled"]);
     assert_error("[a]\nrwmixcycle=1\n", 2, &["rwmixcycle", "deprecated"]);
     assert_error("[a]\ndirect=2\n", 2, &["option 'direct'", "boolean"]);
@@ -420,11 +422,59 @@ fn every_problem_of_a_file_is_reported_at_its_own_line() {
     assert!(shown.lines().all(|l| l.starts_with("t.fio:")), "{shown}");
     assert!(shown.contains("t.fio:7: unknown option 'foo'"), "{shown}");
     // The kind is bad input as soon as one problem is.
-    assert_eq!(error("[a]\nrate=1m\n").kind, crate::ErrorKind::NotModelled);
-    let e = error("[a]\nrate=1m\nbs=0\n");
-    assert!(e.message.contains("option 'rate'") && e.more.len() == 1, "{e}");
+    assert_eq!(error("[a]\nthinkcycles=10\n").kind, crate::ErrorKind::NotModelled);
+    let e = error("[a]\nthinkcycles=10\nbs=0\n");
+    assert!(e.message.contains("option 'thinkcycles'") && e.more.len() == 1, "{e}");
     assert_eq!(e.kind, crate::ErrorKind::BadInput, "{e}");
     // A refused ioengine does not also make each of its options unknown.
     let e = error("[a]\nioengine=io_urin\nhipri\nfixedbufs\n");
     assert!(e.more.is_empty(), "{e}");
+}
+
+#[test]
+fn pacing_options_resolve_as_fio_reads_them() {
+    let c = &configs("[a]\nrw=randrw\nrate=1m,512k\nrate_process=poisson\nrate_ignore_thinktime=1\n")[0];
+    assert_eq!(c.rate, [1 << 20, 512 << 10, 512 << 10]);
+    assert_eq!(c.rate_process, blksim::workload::RateProcess::Poisson);
+    assert!(c.rate_ignore_thinktime && c.is_paced());
+    assert_eq!(configs("[a]\nrate=500k,\n")[0].rate, [500 << 10, 0, 0], "a trailing comma: reads only");
+    let t = configs(
+        "[a]\nthinktime=2ms\nthinktime_spin=500\nthinktime_blocks=8\nthinktime_blocks_type=issue\nthinktime_iotime=1s\n",
+    )[0]
+    .thinktime;
+    assert_eq!(
+        (t.think_us, t.spin_us, t.blocks, t.blocks_set, t.count_issued, t.iotime_us),
+        (2000, 500, 8, true, true, 1_000_000)
+    );
+    assert!(!configs("[a]\nthinktime_spin=500\n")[0].is_paced(), "thinktime_spin alone does nothing");
+    assert_eq!(configs("[a]\nio_size=10001\n")[0].io_size, Some(10001));
+    assert_eq!(configs("[a]\nio_limit=1m\n")[0].io_size, Some(1 << 20));
+    assert_eq!(configs("[a]\nio_size=100%\n")[0].io_size, None);
+}
+
+#[test]
+fn bssplit_resolves_as_fio_reads_it() {
+    use blksim::workload::BsSplit;
+    let e = |bs, perc| BsSplit { bs, perc };
+    // Sorted by percentage; min_bs in bs; the header's range from the split.
+    let c = &configs("[a]\nbssplit=64k/70:4k/30\n")[0];
+    assert_eq!(c.bssplit[0], vec![e(4096, 30), e(65536, 70)]);
+    assert_eq!((c.bs, c.bs_range(1)), ([4096; 3], (4096, 65536)));
+    // The rest shared by the entries without a percentage (0% is none).
+    assert_eq!(configs("[a]\nbssplit=4k/40:8k:16k/0\n")[0].bssplit[0], vec![e(8192, 30), e(16384, 30), e(4096, 40)]);
+    // Above 100 with one entry left: fio's unsigned arithmetic wraps it, and sorts it first.
+    assert_eq!(configs("[a]\nbssplit=4k/60:8k/60:16k\n")[0].bssplit[0][0], e(16384, 100u32.wrapping_sub(120)));
+    // Per direction: read, write, trim (trim copies write).
+    let c = &configs("[a]\nbssplit=4k/50:8k/50,16k/10:32k/90\n")[0];
+    assert_eq!(c.bssplit[1], vec![e(16384, 10), e(32768, 90)]);
+    assert_eq!(c.bssplit[2], c.bssplit[1]);
+    assert_eq!(c.bs, [4096, 16384, 16384]);
+    // A single size is that size; an empty list keeps bs.
+    let c = &configs("[a]\nbs=2k\nbssplit=,8k\n")[0];
+    assert_eq!((c.bs, c.bssplit[1].is_empty()), ([2048, 8192, 8192], true));
+    // Sizes aligned to the smallest unless bs_unaligned.
+    assert!(configs("[a]\nbssplit=4k/50:6k/50\n")[0].bssplit[0].is_empty(), "6k aligned down to 4k: all 4k");
+    assert_eq!(configs("[a]\nbssplit=4k/50:6k/50\nbs_unaligned\n")[0].bssplit[0], vec![e(4096, 50), e(6144, 50)]);
+    // direct=1 checks every size.
+    assert_error("[a]\ndirect=1\nbssplit=4k/50:1000/50\nbs_unaligned\n", 2, &["bs=1000", "O_DIRECT"]);
 }

@@ -3,6 +3,8 @@
 //! and `:`-separated file names. Errors are plain messages; the caller adds
 //! file, line and option.
 
+use blksim::workload::BsSplit;
+
 /// A size as fio reads it: bytes, or a percentage (`size=20%`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SizeVal {
@@ -332,6 +334,93 @@ pub(crate) fn parse_floats(s: &str, max_len: usize, min: f64, max: f64) -> Resul
         out.push(v);
     }
     Ok(out)
+}
+
+/// fio's `BSSPLIT_MAX`: entries per direction (more are dropped, as fio does with a message).
+const BSSPLIT_MAX: usize = 64;
+
+/// fio's `bssplit` (`str_split_parse` + `bssplit_ddir`): per direction (`read,write,trim`; without
+/// a comma all three; a missing trim list copies write's) `bs/perc:bs/perc:...`. As fio: a
+/// percentage is read with `atoi` (above 100 is 100; 0, none or not a number means "the rest"),
+/// the entries without one share what the others leave, in unsigned 32-bit arithmetic (so a
+/// sum above 100 with one such entry gives it a wrapped value, as fio does), and the entries are
+/// sorted by percentage (fio's `bs_cmp` compares them as signed ints). `None` for a direction
+/// with an empty list (it keeps `bs`).
+pub(crate) fn parse_bssplit(s: &str, kb_base: u64) -> Result<[Option<Vec<BsSplit>>; 3], String> {
+    let s = s.trim_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
+    let (read, write, trim) = match s.split_once(',') {
+        Some((r, rest)) => match rest.split_once(',') {
+            Some((w, t)) => (r, w, t),
+            None => (r, rest, rest),
+        },
+        None => (s, s, s),
+    };
+    // fio parses trim, then write, then read: the first error is trim's.
+    let t = bssplit_ddir(trim, kb_base)?;
+    let w = bssplit_ddir(write, kb_base)?;
+    let r = bssplit_ddir(read, kb_base)?;
+    Ok([r, w, t])
+}
+
+/// C's `atoi`: blanks, a sign, digits; nothing numeric is 0.
+fn atoi(s: &str) -> i64 {
+    let t = s.trim_start_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let digits: String = t.chars().take_while(char::is_ascii_digit).take(18).collect();
+    let v = digits.parse::<i64>().unwrap_or(0);
+    if neg {
+        -v
+    } else {
+        v
+    }
+}
+
+/// One direction's list of a `bssplit` (fio's `split_parse_ddir` and `bssplit_ddir`).
+fn bssplit_ddir(s: &str, kb_base: u64) -> Result<Option<Vec<BsSplit>>, String> {
+    const MISSING: u32 = u32::MAX;
+    let mut entries = Vec::new();
+    for entry in s.split(':') {
+        if entry.is_empty() || entries.len() == BSSPLIT_MAX {
+            break;
+        }
+        let (size, perc) = match entry.split_once('/') {
+            Some((size, perc)) => {
+                let p = atoi(perc);
+                // `unsigned long long perc = atoi(...)`: negative values are huge, hence 100.
+                let p = if !(0..=100).contains(&p) { 100 } else { p as u32 };
+                (size, if p == 0 { MISSING } else { p })
+            }
+            None => (entry, MISSING),
+        };
+        let bs = parse_bytes(size, kb_base)
+            .map_err(|e| format!("bssplit entry '{entry}': {e} (fio: split conversion failed)"))?;
+        if bs == 0 {
+            return Err(format!("bssplit entry '{entry}': a block size of 0 (fio would issue empty I/Os)"));
+        }
+        entries.push(BsSplit { bs, perc });
+    }
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let missing = entries.iter().filter(|e| e.perc == MISSING).count() as u32;
+    let mut perc: u32 = entries.iter().filter(|e| e.perc != MISSING).map(|e| e.perc).sum();
+    if perc > 100 && missing > 1 {
+        return Err("bssplit percentages add to more than 100% (fio: bssplit percentages add to more than 100%)".into());
+    }
+    if missing > 0 {
+        if missing == 1 && entries.len() == 1 {
+            perc = 100;
+        }
+        for e in entries.iter_mut().filter(|e| e.perc == MISSING) {
+            e.perc = 100u32.wrapping_sub(perc) / missing;
+        }
+    }
+    entries.sort_by_key(|e| e.perc as i32);
+    Ok(Some(entries))
 }
 
 /// A CPU list (`0-7,16`): sorted, without duplicates. Every CPU must exist on

@@ -72,19 +72,23 @@ fn is_clone_of_previous(report: &RunReport, jobs: &JobFile, i: usize) -> bool {
 }
 
 fn write_job_header(out: &mut String, config: &JobConfig) {
-    let bs = config.bs.map(|b| num2str(b, SIG_FIGS, 1, true, N2sUnit::Byte));
+    // fio prints each direction's min_bs-max_bs (a bssplit's smallest and largest).
+    let bs = [0, 1, 2].map(|d| {
+        let (min, max) = config.bs_range(d);
+        (num2str(min, SIG_FIGS, 1, true, N2sUnit::Byte), num2str(max, SIG_FIGS, 1, true, N2sUnit::Byte))
+    });
     let _ = writeln!(
         out,
         "{}: (g={}): rw={}, bs=(R) {}-{}, (W) {}-{}, (T) {}-{}, ioengine={}, iodepth={}",
         config.name,
         config.group_id,
         config.rw.fio_name(),
-        bs[0],
-        bs[0],
-        bs[1],
-        bs[1],
-        bs[2],
-        bs[2],
+        bs[0].0,
+        bs[0].1,
+        bs[1].0,
+        bs[1].1,
+        bs[2].0,
+        bs[2].1,
         config.ioengine.fio_name(),
         config.iodepth
     );

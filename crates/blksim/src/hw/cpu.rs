@@ -285,6 +285,8 @@ pub(crate) struct Cpu {
     pub kworker: Kworker,
     /// Busy time by stage, ns.
     pub stage_ns: [u64; CpuStage::COUNT],
+    /// LOCAL_TIMER_VECTOR: tasks whose `nanosleep` hrtimers expired (`hrtimer_wakeup`).
+    pub timer_wake: Vec<JobId>,
 }
 
 /// A CPU's kworker of kblockd's (per-CPU, high-priority) pool: the work
@@ -324,6 +326,7 @@ impl Cpu {
             issue_list: VecDeque::new(),
             ksoftirqd_pending: false,
             timer_expired: VecDeque::new(),
+            timer_wake: Vec::new(),
             loc_count: 0,
             pmn: 0,
             notifications_sent: 0,

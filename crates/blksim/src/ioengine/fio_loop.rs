@@ -5,7 +5,6 @@
 //! `io_cqring_wait` / the sync syscall until woken.
 
 use crate::block::lock::Actor;
-use crate::block::Owner;
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
 use crate::ioengine::job::{Chain, JobState, Segments};
@@ -99,6 +98,14 @@ impl Sim {
                 self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
             }
             JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
+            // Back from nanosleep (a rate's or a think time's sleep).
+            JobState::Nanosleep => {
+                self.pace_woke(j);
+                if self.jobs[j].state != JobState::Done {
+                    let cs = self.costs.context_switch_ns;
+                    self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
+                }
+            }
             _ => {
                 let cs = self.costs.context_switch_ns;
                 self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
@@ -149,6 +156,9 @@ impl Sim {
         let now = self.q.now_ns();
         let prep_ns = self.user_costs(j).prep;
         self.check_done_issuing(j);
+        if self.jobs[j].shaped {
+            self.pace_check(j, 0);
+        }
         let job = &mut self.jobs[j];
         let depth = job.cur_depth();
         let queued = job.queued.len() as u32;
@@ -164,6 +174,11 @@ impl Sim {
         if depth > 0 || !job.ready.is_empty() {
             return self.job_reap(j);
         }
+        // Quiesced for a pause of its pacing (a rate's sleep, a think time): it takes it.
+        if job.shaped && self.pace_idle(j) {
+            return;
+        }
+        let job = &mut self.jobs[j];
         job.state = JobState::Done;
         job.finish_ns = now;
         self.job_finished(j);
@@ -185,6 +200,9 @@ impl Sim {
     /// Prepare `n` io_us: pick direction, device and offset.
     #[inline(always)]
     pub(crate) fn job_prep(&mut self, j: JobId, n: u32) {
+        if self.jobs[j].shaped {
+            return self.job_prep_shaped(j, n);
+        }
         let now = self.q.now_ns();
         for _ in 0..n {
             let job = &mut self.jobs[j];
@@ -219,25 +237,7 @@ impl Sim {
                     job.seq_offset[di] = (o + bytes) % (blocks * bytes);
                     o
                 };
-            job.bytes_issued += bytes;
-            job.ios_issued += 1;
-            let req = self.reqs.alloc();
-            let r = &mut self.reqs.reqs[req];
-            r.owner = Owner::Job(j);
-            r.dir = dir;
-            r.bytes = bytes as u32;
-            r.offset = offset;
-            r.dev = dev;
-            r.t_start_ns = now;
-            r.dev_bytes = bytes as u32;
-            r.next_merged = None;
-            r.merged = false;
-            r.polled = false;
-            r.waiting_tag = false;
-            r.iopoll_done = false;
-            r.status = 0;
-            r.file = di as u16;
-            self.jobs[j].queued.push(req);
+            self.prep_request(j, dir, bytes, offset, dev, di, now);
         }
     }
 
@@ -340,6 +340,9 @@ impl Sim {
         // What fio's do_io does after reaping: queue io_us while there is
         // room and the submit batch is not complete, then commit.
         self.check_done_issuing(j);
+        if self.jobs[j].shaped {
+            self.pace_check(j, reap);
+        }
         let job = &self.jobs[j];
         let depth = job.inflight - reap;
         let queued = job.queued.len() as u32;
@@ -348,8 +351,10 @@ impl Sim {
             n = (job.cfg.iodepth_batch_submit - queued).min(job.cfg.iodepth - depth - queued);
         }
         if n > 0 {
-            body += n as u64 * user.prep;
             self.job_prep(j, n);
+            // A paced job may prepare fewer (one ahead of its rate waits).
+            let n = self.jobs[j].queued.len() as u32 - queued;
+            body += n as u64 * user.prep;
             let t = now + head + body;
             for &r in &self.jobs[j].queued[queued as usize..] {
                 self.reqs.reqs[r].t_start_ns = t;
@@ -472,8 +477,10 @@ impl Sim {
             }
             JobState::PollPass => self.iopoll_pass_done(cpu, j),
             JobState::Chain => self.job_chain_done(cpu, j),
+            JobState::PaceSpin => self.pace_spin_done(j),
+            JobState::SleepEnter => self.pace_sleep_entered(cpu, j),
             JobState::TioRound => self.tio_round_done(cpu, j),
-            JobState::NotStarted | JobState::Sleeping | JobState::Done => {
+            JobState::NotStarted | JobState::Sleeping | JobState::Nanosleep | JobState::Done => {
                 unreachable!("{state:?} has no step")
             }
         }

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use crate::block::mq_deadline::DdCtx;
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
+use crate::ioengine::pace::Pace;
 use crate::sim::Rng;
 use crate::stats::CpuStage;
 use crate::stats::DirStats;
@@ -48,6 +49,13 @@ pub(crate) enum JobState {
     LockSpin,
     /// Sys: a step of the I/O scheduler's work (`dd.step` says which).
     Sched,
+    /// User: fio spins (`usec_spin`: `thinktime_spin`, or the end of a sleep shorter than
+    /// `nanosleep` can do); `Job::pace` says which.
+    PaceSpin,
+    /// Sys: `nanosleep`'s entry, until schedule() takes the task off its CPU.
+    SleepEnter,
+    /// Off CPU in `nanosleep` (a rate's or a think time's sleep) until its hrtimer wakes it.
+    Nanosleep,
     /// Finished.
     Done,
 }
@@ -142,8 +150,10 @@ pub(crate) struct Job {
     pub inflight: u32,
     /// While sleeping: how many completions wake us.
     pub wait_for: u32,
-    /// No more I/O will be issued.
+    /// No more I/O will be issued (or, for a paced job, none until its pause: `pace`).
     pub done_issuing: bool,
+    /// The job's io_us are prepared by `job_prep_shaped` (pacing or a `bssplit`).
+    pub shaped: bool,
     /// The task sleeps until its requests waiting for tags get them.
     pub tag_blocked: bool,
     pub index: JobId,
@@ -214,12 +224,20 @@ pub(crate) struct Job {
     pub seq_offset: Vec<u64>,
     // Statistics.
     pub dirs: [DirStats; 3],
+    /// Rate and think time (fio's pacing), for a job that has any.
+    pub pace: Option<Box<Pace>>,
+    /// `bssplit`'s draws (fio's `bsrange_state`).
+    pub bs_rng: Rng,
 }
 
 impl Job {
     pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
         let n = devs.len();
+        let bs_rng = rng.clone();
         Job {
+            shaped: false,
+            pace: None,
+            bs_rng,
             index,
             cfg,
             cpu,

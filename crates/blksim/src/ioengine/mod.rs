@@ -6,5 +6,7 @@ pub(crate) mod complete;
 pub(crate) mod fio_loop;
 pub(crate) mod iopoll;
 pub(crate) mod job;
+pub(crate) mod pace;
+pub(crate) mod pace_loop;
 pub(crate) mod sq_loop;
 pub(crate) mod tio_loop;

@@ -301,6 +301,12 @@ impl Sim {
             let req = self.cpus[cpu].timer_expired.pop_front().unwrap();
             debt += self.end_request(cpu, req);
         }
+        // hrtimer_wakeup of sleeping tasks (fio's nanosleep): try_to_wake_up.
+        if !self.cpus[cpu].timer_wake.is_empty() {
+            for j in std::mem::take(&mut self.cpus[cpu].timer_wake) {
+                debt += self.wake(cpu, j);
+            }
+        }
         if debt == 0 && self.cpus[cpu].timer_expired.is_empty() {
             return false;
         }

@@ -121,6 +121,8 @@ impl Sim {
         } else if vector == LOCAL_TIMER_VECTOR {
             let moved = std::mem::take(&mut self.cpus[cpu].timer_expired);
             self.cpus[to].timer_expired.extend(moved);
+            let woken = std::mem::take(&mut self.cpus[cpu].timer_wake);
+            self.cpus[to].timer_wake.extend(woken);
             self.interrupt_arrived(to, vector);
         }
     }

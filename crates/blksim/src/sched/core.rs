@@ -384,7 +384,7 @@ impl Sim {
         let c = &mut self.cpus[cpu];
         // Spinning for or holding a spinlock, the task runs with preemption
         // disabled: it neither yields nor moves until it is out.
-        if st == JobState::Sleeping || st == JobState::Done {
+        if st == JobState::Sleeping || st == JobState::Nanosleep || st == JobState::Done {
             c.current = None;
         } else if !preemptible {
         } else if !self.cpumask.active[cpu.idx()] {

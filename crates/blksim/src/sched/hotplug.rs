@@ -101,8 +101,11 @@ impl Sim {
         }
         let c = &self.cpus[cpu];
         let busy = !c.frames.is_empty() || c.current.is_some() || !c.runqueue.is_empty();
-        let work_left =
-            !c.done_list.is_empty() || !c.timer_expired.is_empty() || c.softirq_pending || c.ksoftirqd_pending;
+        let work_left = !c.done_list.is_empty()
+            || !c.timer_expired.is_empty()
+            || !c.timer_wake.is_empty()
+            || c.softirq_pending
+            || c.ksoftirqd_pending;
         if busy || work_left {
             return self.q.after(TAKEDOWN_RETRY_NS, Event::HotplugStep { cpu });
         }

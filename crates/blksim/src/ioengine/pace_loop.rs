@@ -1,0 +1,373 @@
+//! Kernel path: fio's pacing in its `do_io` loop. Before an io_u
+//! (`get_io_u` → `rate_ddir`) and after one (`handle_thinktime`) the job
+//! may have to wait: `io_u_quiesce` (commit what is queued, reap until
+//! nothing is in flight), then `usec_spin` (user time) and `usec_sleep` →
+//! `nanosleep` → `hrtimer_nanosleep` (schedule() out; the hrtimer fires
+//! `TIMER_SLACK_NS` after the time asked, as LOCAL_TIMER_VECTOR on the
+//! job's CPU, whose `hrtimer_wakeup` → `try_to_wake_up` puts the task back
+//! on its run queue). Also the block size and offset of an io_u with
+//! `bssplit` (`get_next_buflen`).
+
+use crate::block::Owner;
+use crate::hw::cpu::Acct;
+use crate::hw::lapic::LOCAL_TIMER_VECTOR;
+use crate::ids::{CpuId, JobId};
+use crate::ioengine::job::JobState;
+use crate::ioengine::pace::{bssplit_pick, Action, Phase, Pick, TIMER_SLACK_NS};
+use crate::stats::CpuStage;
+use crate::system::{Event, Sim};
+
+/// Draws of a `bssplit` size before giving up on one that fits (fio draws until one does, which
+/// never ends when only entries of 0% fit): then the direction's smallest size.
+const BSSPLIT_TRIES: u32 = 64;
+
+/// The latest virtual time a paced job may sleep to (2^62 ns, 146 years), and the longest
+/// single sleep (ten years): beyond them the run stops with an error rather than let virtual
+/// time run away (fio itself would sleep that long).
+const MAX_WAKE_NS: u64 = 1 << 62;
+const YEAR_NS: u64 = 31_557_600_000_000_000;
+const MAX_SLEEP_NS: u64 = 10 * YEAR_NS;
+
+impl Sim {
+    /// What a 1 µs `nanosleep` takes here, µs: fio's `ns_granularity`
+    /// (the syscall, schedule() out, the slack, the timer interrupt, the
+    /// wake-up and the switch back in).
+    pub(crate) fn nanosleep_granularity_us(&self) -> u64 {
+        let c = &self.costs;
+        let ns = c.syscall_ns
+            + 2 * c.context_switch_ns
+            + 1000
+            + TIMER_SLACK_NS
+            + c.irq_entry_ns
+            + c.apic_eoi_ns
+            + c.irq_exit_ns
+            + c.wakeup_ns;
+        ns / 1000
+    }
+
+    /// fio's loop before its next io_u: is it time to think (after the
+    /// last io_u), or is the next io_u ahead of its rate? Either holds the
+    /// issuing (`done_issuing`) with the action to take once quiesced.
+    /// `reaping`: completions the current step is about to account.
+    pub(crate) fn pace_check(&mut self, j: JobId, reaping: u32) {
+        let now = self.q.now_ns();
+        let job = &mut self.jobs[j];
+        if job.done_issuing {
+            return;
+        }
+        let Some(mut p) = job.pace.take() else { return };
+        if !p.ramp_reset_done && now >= job.ramp_end_ns {
+            p.ramp_reset(now);
+        }
+        let completed = job.ios_issued - job.queued.len() as u64 - (job.inflight - reaping) as u64;
+        if let Some(blocks) = p.think_due(now, job.ios_issued, completed) {
+            p.action = Some(Action::Think { blocks });
+            job.done_issuing = true;
+        } else if p.rated && p.forced.is_none() {
+            let dir = match p.drawn.take() {
+                Some(d) => d,
+                None => job.next_dir(),
+            };
+            match p.rate_pick(dir, now, job.end_ns) {
+                Pick::Go(d) => p.forced = Some(d),
+                Pick::Wait(usec, d) => {
+                    p.action = Some(Action::Rate { usec, dir: d });
+                    job.done_issuing = true;
+                }
+                Pick::Timeout => job.done_issuing = true,
+            }
+        }
+        job.pace = Some(p);
+    }
+
+    /// Where fio's loop would end: a job holding its issuing for a pause
+    /// (quiesced now) starts it. Returns whether it did.
+    pub(crate) fn pace_idle(&mut self, j: JobId) -> bool {
+        let job = &mut self.jobs[j];
+        let error = job.error.is_some();
+        let Some(p) = job.pace.as_deref_mut() else { return false };
+        let Some(action) = p.action else { return false };
+        if error {
+            p.action = None;
+            return false;
+        }
+        match action {
+            Action::Rate { usec, .. } => self.usec_sleep(j, usec, 0),
+            Action::Think { .. } => {
+                let left = self.runtime_cap_us(j, p_spin_us(&self.jobs[j]));
+                if left > 0 {
+                    self.pace_mut(j).phase = Phase::ThinkSpin { us: left };
+                    self.job_set(j, JobState::PaceSpin, left.saturating_mul(1000), Acct::User, CpuStage::UserLoop, 0);
+                } else {
+                    self.think_sleep(j, 0);
+                }
+            }
+        }
+        true
+    }
+
+    fn pace_mut(&mut self, j: JobId) -> &mut crate::ioengine::pace::Pace {
+        self.jobs[j].pace.as_deref_mut().expect("a paced job")
+    }
+
+    /// `us`, cut to the job's runtime left (fio's `runtime_left`; none once it is over,
+    /// where fio's unsigned difference wraps).
+    fn runtime_cap_us(&self, j: JobId, us: u64) -> u64 {
+        let (now, end) = (self.q.now_ns(), self.jobs[j].end_ns);
+        if end == u64::MAX || now >= end {
+            us
+        } else {
+            us.min((end - now) / 1000)
+        }
+    }
+
+    /// After `thinktime_spin`'s `spun_us`: sleep the rest of the think time.
+    fn think_sleep(&mut self, j: JobId, spun_us: u64) {
+        let think = self.jobs[j].pace.as_deref().map_or(0, |p| p.think.think_us);
+        let left = self.runtime_cap_us(j, think.saturating_sub(spun_us));
+        self.usec_sleep(j, left, spun_us)
+    }
+
+    /// fio's `usec_sleep(left)`, `total_us` of the pause spent already: a
+    /// `nanosleep` of `left` less the granularity, or a spin when less is left.
+    fn usec_sleep(&mut self, j: JobId, left_us: u64, total_us: u64) {
+        if left_us == 0 {
+            return self.pace_done(j, total_us);
+        }
+        let now = self.q.now_ns();
+        let p = self.pace_mut(j);
+        let spin = left_us < p.granularity_us;
+        p.phase = Phase::Sleep { left_us, total_us, since_ns: now, spin };
+        if spin {
+            self.job_set(j, JobState::PaceSpin, left_us.saturating_mul(1000), Acct::User, CpuStage::UserLoop, 0);
+        } else {
+            // nanosleep: the syscall, hrtimer_nanosleep arms the timer and schedule()s out.
+            let cost = self.costs.syscall_ns + self.costs.context_switch_ns;
+            self.job_set(j, JobState::SleepEnter, cost, Acct::Sys, CpuStage::Syscall, 0);
+        }
+    }
+
+    /// A spin (`usec_spin`) ended.
+    pub(crate) fn pace_spin_done(&mut self, j: JobId) {
+        match self.pace_mut(j).phase {
+            Phase::ThinkSpin { us } => self.think_sleep(j, us),
+            Phase::Sleep { left_us, total_us, .. } => self.pace_done(j, total_us + left_us),
+            Phase::Idle => unreachable!("a pace spin without a phase"),
+        }
+    }
+
+    /// `nanosleep` scheduled the task out: its hrtimer fires at the end of its slack.
+    pub(crate) fn pace_sleep_entered(&mut self, cpu: CpuId, j: JobId) {
+        let now = self.q.now_ns();
+        let Phase::Sleep { left_us, .. } = self.pace_mut(j).phase else { unreachable!("nanosleep without a sleep") };
+        let gran = self.pace_mut(j).granularity_us;
+        let sleep_ns = (left_us - gran).saturating_mul(1000);
+        let at = now.saturating_add(sleep_ns).saturating_add(TIMER_SLACK_NS);
+        if sleep_ns > MAX_SLEEP_NS || at >= MAX_WAKE_NS {
+            // A rate of a few bytes a second for large blocks: years of virtual time per I/O.
+            self.failure.get_or_insert(crate::error::Error::bad_input(format!(
+                "job {}: its rate makes it sleep {} s before an I/O (more than {} years of virtual time): \
+                 a rate too low for its block size",
+                self.jobs[j].cfg.name,
+                sleep_ns / 1_000_000_000,
+                MAX_SLEEP_NS / YEAR_NS
+            )));
+        }
+        let at = at.min(MAX_WAKE_NS);
+        let job = &mut self.jobs[j];
+        job.state = JobState::Nanosleep;
+        job.remaining_ns = 0;
+        self.cpus[cpu].current = None;
+        self.q.at(at, Event::SleepTimerExpired { job: j });
+    }
+
+    /// The hrtimer of a sleeping job expired: the local timer interrupt on
+    /// its CPU (`hrtimer_interrupt` → `hrtimer_wakeup`) wakes it.
+    pub(crate) fn sleep_timer_expired(&mut self, j: JobId) {
+        let cpu = self.jobs[j].cpu;
+        self.cpus[cpu].timer_wake.push(j);
+        self.interrupt_arrived(cpu, LOCAL_TIMER_VECTOR);
+    }
+
+    /// The job is back on its CPU after its `nanosleep`: fio measures how
+    /// long it slept and sleeps (or spins) again if that was short.
+    pub(crate) fn pace_woke(&mut self, j: JobId) {
+        let now = self.q.now_ns();
+        let Phase::Sleep { left_us, total_us, since_ns, .. } = self.pace_mut(j).phase else {
+            unreachable!("woken from nanosleep without a sleep")
+        };
+        let slept = (now - since_ns) / 1000;
+        if slept >= left_us {
+            self.pace_done(j, total_us + slept)
+        } else {
+            self.usec_sleep(j, left_us - slept, total_us + slept)
+        }
+    }
+
+    /// The pause (`total_us` spun and slept) is over: the rate's I/O goes,
+    /// or the think time is accounted; fio's loop goes on.
+    fn pace_done(&mut self, j: JobId, total_us: u64) {
+        let now = self.q.now_ns();
+        let job = &mut self.jobs[j];
+        let issued = job.ios_issued;
+        let p = job.pace.as_deref_mut().expect("a paced job");
+        p.phase = Phase::Idle;
+        match p.action.take() {
+            Some(Action::Rate { dir, .. }) => p.forced = Some(dir),
+            Some(Action::Think { blocks }) => p.thought(blocks, total_us, now, issued),
+            None => {}
+        }
+        if job.error.is_none() {
+            job.done_issuing = false;
+        }
+        self.job_next(j);
+    }
+
+    /// `job_prep` for a job with pacing or a `bssplit`: each io_u's
+    /// direction passes the rate (the first one may have been chosen by
+    /// `pace_check`), its block size comes from the split, and the
+    /// batch stops at an io_u ahead of its rate or at a think time due.
+    #[inline(never)]
+    pub(crate) fn job_prep_shaped(&mut self, j: JobId, n: u32) {
+        let now = self.q.now_ns();
+        for i in 0..n {
+            let job = &mut self.jobs[j];
+            if job.done_issuing || job.bytes_issued >= job.bytes_limit {
+                break;
+            }
+            let mut pace = job.pace.take();
+            let dir = match pace.as_deref_mut() {
+                None => job.next_dir(),
+                Some(p) => {
+                    let completed = job.ios_issued - job.queued.len() as u64 - job.inflight as u64;
+                    let chosen = if let Some(d) = p.forced.take() {
+                        Some(d)
+                    } else if i > 0 && p.think_due(now, job.ios_issued, completed).is_some() {
+                        None
+                    } else {
+                        let d = match p.drawn.take() {
+                            Some(d) => d,
+                            None => job.next_dir(),
+                        };
+                        match p.rate_pick(d, now, job.end_ns) {
+                            Pick::Go(d) => Some(d),
+                            _ => {
+                                p.drawn = Some(d);
+                                None
+                            }
+                        }
+                    };
+                    match chosen {
+                        Some(d) => d,
+                        None => {
+                            job.pace = pace;
+                            break;
+                        }
+                    }
+                }
+            };
+            let d = dir.index();
+            let min_bs = job.cfg.bs[d];
+            // fio's null engine has no device: offsets span `size`.
+            let (di, dev, capacity) = if job.devs.is_empty() {
+                (0, None, job.cfg.size.unwrap_or(min_bs))
+            } else {
+                let di = job.next_dev;
+                job.next_dev = if di + 1 == job.devs.len() { 0 } else { di + 1 };
+                let dev = job.devs[di];
+                (di, Some(dev), self.devs[dev].capacity_bytes)
+            };
+            let region = job.cfg.size.unwrap_or(capacity).max(min_bs);
+            let random = job.cfg.rw.is_random();
+            let (offset, bytes) = if job.cfg.bssplit[d].is_empty() {
+                let blocks = job.blocks_of(region, min_bs);
+                let o = if random {
+                    job.rng.below(blocks) * min_bs
+                } else if job.seq_offset.is_empty() {
+                    0
+                } else {
+                    let o = job.seq_offset[di];
+                    job.seq_offset[di] = (o + min_bs) % (blocks * min_bs);
+                    o
+                };
+                (o, min_bs)
+            } else {
+                // get_next_offset (block-aligned to min_bs), then get_next_buflen.
+                let o = if random {
+                    job.rng.below(region / min_bs) * min_bs
+                } else {
+                    let at = job.seq_offset.get(di).copied().unwrap_or(0);
+                    if at + min_bs > region {
+                        0
+                    } else {
+                        at
+                    }
+                };
+                let fits = |b: u64| o + b <= region;
+                let mut bytes = min_bs;
+                for _ in 0..BSSPLIT_TRIES {
+                    let r = (job.bs_rng.next_u64() >> 32) as u32;
+                    let b = bssplit_pick(&job.cfg.bssplit[d], r, fits);
+                    if b > 0 && fits(b) {
+                        bytes = b;
+                        break;
+                    }
+                }
+                if let Some(s) = job.seq_offset.get_mut(di) {
+                    *s = o + bytes;
+                }
+                (o, bytes)
+            };
+            if let Some(p) = pace.as_deref_mut() {
+                p.issued(dir, bytes);
+            }
+            job.pace = pace;
+            self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], offset), dev, di, now);
+        }
+    }
+
+    /// One io_u prepared: its request, queued on the job.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn prep_request(
+        &mut self,
+        j: JobId,
+        dir: crate::workload::Direction,
+        bytes: u64,
+        offset: u64,
+        dev: Option<crate::ids::DevId>,
+        di: usize,
+        now: u64,
+    ) {
+        let job = &mut self.jobs[j];
+        job.bytes_issued += bytes;
+        job.ios_issued += 1;
+        let req = self.reqs.alloc();
+        let r = &mut self.reqs.reqs[req];
+        r.owner = Owner::Job(j);
+        r.dir = dir;
+        r.bytes = bytes as u32;
+        r.offset = offset;
+        r.dev = dev;
+        r.t_start_ns = now;
+        r.dev_bytes = bytes as u32;
+        r.next_merged = None;
+        r.merged = false;
+        r.polled = false;
+        r.waiting_tag = false;
+        r.iopoll_done = false;
+        r.status = 0;
+        r.file = di as u16;
+        self.jobs[j].queued.push(req);
+    }
+}
+
+/// `thinktime_spin` of a paced job.
+fn p_spin_us(job: &crate::ioengine::job::Job) -> u64 {
+    job.pace.as_deref().map_or(0, |p| p.think.spin_us)
+}
+
+/// An offset in the job's region: after its `offset`.
+fn job_offset(job: &crate::ioengine::job::Job, o: u64) -> u64 {
+    job.cfg.offset + o
+}
