@@ -146,6 +146,34 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, one_device: bool, 
     if g.chance(20) {
         let _ = writeln!(text, "ramp_time={}us", g.below(500));
     }
+    // Pacing and size mixes (fio's rate, thinktime, bssplit, io_size).
+    if g.chance(10) {
+        let _ = writeln!(text, "rate_iops={}", g.pick(&["1", "2000", "50000", "1000000", "3000,500"]));
+    } else if g.chance(8) {
+        let _ = writeln!(text, "rate={}", g.pick(&["1m", "64k", "100m", "4m,1m"]));
+    }
+    if g.chance(5) {
+        text.push_str(
+            "rate_process=poisson
+",
+        );
+    }
+    if g.chance(8) {
+        let _ = writeln!(text, "thinktime={}us", g.below(300));
+        if g.chance(50) {
+            let _ = writeln!(text, "thinktime_spin={}us", g.below(100));
+        }
+        if g.chance(50) {
+            let _ = writeln!(text, "thinktime_blocks={}", 1 + g.below(8));
+        }
+    }
+    if g.chance(6) {
+        let _ =
+            writeln!(text, "bssplit={}", g.pick(&["4k/50:64k/50", "512/10:4k/60:128k", "4k/60:8k/60:16k", "8k/30,4k"]));
+    }
+    if g.chance(5) {
+        let _ = writeln!(text, "io_size={}", g.pick(&["8k", "1m", "100%"]));
+    }
     if g.chance(10) {
         let _ = writeln!(text, "startdelay={}us", g.below(500));
     }
