@@ -2,8 +2,11 @@
 //! `shared/` directory (fio's example corpus, the calibration tables) and
 //! Debian's real `fio`. A cross-check without them fails, saying what is
 //! missing and how to get it; it is never skipped. Included by the
-//! cross-check tests of blksim-fio, blksim-lab and blksim-cli with `#[path]`.
+//! cross-check tests of blksim-fio, blksim-lab and blksim-cli with `#[path]`;
+//! each of those crates has the `crosscheck` feature, and without it this
+//! module is empty.
 
+#![cfg(feature = "crosscheck")]
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

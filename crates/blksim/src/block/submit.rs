@@ -159,26 +159,21 @@ impl Sim {
     }
 
     /// The completion side's DMA work beyond `dma_cost` (which charges the
-    /// map and the unmap at submission): with `iommu.strict=1`, each unmap
-    /// of the requests `reqs` of `dev` waits for its IOTLB invalidation on
-    /// the device's IOMMU unit (`InvalidationQueue`), one after the other
-    /// from `at_ns` with `between_ns` of other work between them; a fixed
-    /// buffer premapped (`--patch dma-premap`) is not unmapped. Returns the
-    /// CPU time spent in the unmaps (spinning for the lock and the hardware).
-    #[inline(always)]
-    pub(crate) fn iotlb_sync(
-        &mut self,
-        dev: DevId,
-        reqs: impl Iterator<Item = ReqId>,
-        at_ns: u64,
-        between_ns: u64,
-    ) -> u64 {
-        if !self.dma_strict {
+    /// map and the unmap at submission): with `iommu.strict=1`, the unmap
+    /// of each of the first `n` CQEs' requests of queue `hctx` of NVMe
+    /// device `dev` waits for its IOTLB invalidation on the device's IOMMU
+    /// unit (`InvalidationQueue`), one after the other from `at_ns` with
+    /// `between_ns` of other work between them; a fixed buffer premapped
+    /// (`--patch dma-premap`) is not unmapped. Returns the CPU time spent in
+    /// the unmaps (spinning for the lock and the hardware); 0 otherwise.
+    pub(crate) fn iotlb_sync(&mut self, dev: DevId, hctx: HctxId, n: u32, at_ns: u64, between_ns: u64) -> u64 {
+        if !self.dma_strict || !matches!(self.devs[dev].driver, Driver::Nvme(_)) {
             return 0;
         }
         let unit = self.root_ports[self.devs[dev].root_port].unit;
         let (mut t, mut spent) = (at_ns, 0);
-        for r in reqs {
+        for i in 0..n as usize {
+            let r = self.devs[dev].queues[hctx].cq[i];
             if matches!(self.reqs.reqs[r].owner, Owner::Job(j) if self.job_premapped(j)) {
                 continue;
             }

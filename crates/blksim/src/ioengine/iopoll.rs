@@ -15,7 +15,7 @@
 
 use crate::drivers::Driver;
 use crate::hw::cpu::{Acct, Bill, Running};
-use crate::ids::{CpuId, JobId, ReqId};
+use crate::ids::{CpuId, JobId};
 use crate::ioengine::fio_loop::SPIN_NS;
 use crate::ioengine::job::JobState;
 use crate::sched::core::SCHED_SLICE_NS;
@@ -141,13 +141,9 @@ impl Sim {
         // (blk_mq_end_request_batch), the CQ head doorbell written once.
         if let Some((d, h, n)) = drain {
             let nvme = matches!(self.devs[d].driver, Driver::Nvme(_));
-            if nvme && self.dma_strict {
-                // Strict unmaps wait for their IOTLB invalidations, after the walk.
-                let reqs: Vec<ReqId> = self.devs[d].queues[h].cq.iter().take(n as usize).copied().collect();
-                let at = self.q.now_ns() + polls * self.costs.poll_ns;
-                let unmap = self.iotlb_sync(d, reqs.into_iter(), at, self.costs.nvme_cqe_ns);
-                bill.add(CpuStage::DmaMap, unmap);
-            }
+            // Strict unmaps wait for their IOTLB invalidations, after the walk.
+            let at = self.q.now_ns() + polls * self.costs.poll_ns;
+            bill.add(CpuStage::DmaMap, self.iotlb_sync(d, h, n, at, self.costs.nvme_cqe_ns));
             let c = &self.costs;
             let q = &self.devs[d].queues[h];
             bill.add(CpuStage::Handler, n as u64 * c.nvme_cqe_ns);

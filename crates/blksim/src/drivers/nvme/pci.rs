@@ -50,7 +50,6 @@ impl Sim {
         queue: HctxId,
         n: u32,
     ) -> (u64, u64) {
-        let nvme = matches!(self.devs[dev].driver, Driver::Nvme(_));
         let cqe_ns = self.costs.nvme_cqe_ns;
         let (cost, follow) = self.drain_cq::<RUN>(cpu, dev, queue, n, |_, _| cqe_ns);
         if RUN {
@@ -58,14 +57,7 @@ impl Sim {
         }
         // Strict unmaps wait for their IOTLB invalidations (DMA mapping's
         // time, not the handler's), from now: the step is charged up front.
-        let unmap = if nvme {
-            let cq = &self.devs[dev].queues[queue].cq;
-            let reqs: Vec<ReqId> =
-                if self.dma_strict { cq.iter().take(n as usize).copied().collect() } else { Vec::new() };
-            self.iotlb_sync(dev, reqs.into_iter(), self.q.now_ns(), cqe_ns)
-        } else {
-            0
-        };
+        let unmap = self.iotlb_sync(dev, queue, n, self.q.now_ns(), cqe_ns);
         self.drain_bill.add(CpuStage::DmaMap, unmap);
         // nvme_pci_complete_batch → blk_mq_end_request_batch once for the
         // completions that went into the pass's io_comp_batch.
