@@ -4,10 +4,13 @@
 mod common;
 use common::blksim;
 
+thread_local! {
+    /// This test thread's scratch directory, removed when the thread (the test) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::Builder::new().prefix("blksim-cli-test-").tempdir().unwrap();
+}
+
 fn tmp_job(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("blksim-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+    let p = SCRATCH.with(|d| d.path().join(name));
     std::fs::write(&p, text).unwrap();
     p.to_string_lossy().into_owned()
 }
@@ -136,7 +139,7 @@ fn every_corpus_file_is_accepted_or_rejected_cleanly() {
 #[test]
 fn trace_is_valid_chrome_json_with_cpu_tracks_and_interrupt_instants() {
     let job = tmp_job("trace.fio", SMALL_JOB);
-    let out = std::env::temp_dir().join(format!("blksim-trace-{}.json", std::process::id()));
+    let out = SCRATCH.with(|d| d.path().join("trace.json"));
     for mode in ["", "intremap=posted_msi"] {
         let (code, _, err) =
             blksim(&["run", &job, "--cmdline", mode, "--trace", out.to_str().unwrap(), "--trace-window", "1ms:2ms"]);
@@ -316,7 +319,7 @@ fn every_command_has_help_and_the_tool_has_completions_and_a_man_page() {
     assert_eq!(code, 0);
     assert!(out.starts_with(".ie") || out.contains(".TH blksim 1"), "{out}");
     assert!(out.contains("reproduce") && out.contains("Exit status"), "{out}");
-    let dir = std::env::temp_dir().join(format!("blksim-man-{}", std::process::id()));
+    let dir = SCRATCH.with(|d| d.path().join("man"));
     let (code, _, err) = blksim(&["man", "--dir", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let run_page = std::fs::read_to_string(dir.join("blksim-run.1")).unwrap();
@@ -485,9 +488,7 @@ fn progress_goes_to_stderr_only_when_asked_or_a_terminal() {
 
 #[test]
 fn sweep_writes_one_row_per_point_and_resumes() {
-    let dir = std::env::temp_dir().join(format!("blksim-sweep-{}", std::process::id()));
-    // A reused process id must not resume an earlier run's s.csv.
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = SCRATCH.with(|d| d.path().join("sweep"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("job.fio"), SMALL_JOB.replace("runtime=5ms", "runtime=2ms")).unwrap();
     let spec = dir.join("s.toml");

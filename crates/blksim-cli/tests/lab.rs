@@ -9,8 +9,13 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+thread_local! {
+    /// This test thread's scratch directory, removed when the thread (the test) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::Builder::new().prefix("blksim-cli-lab-").tempdir().unwrap();
+}
+
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blksim-cli-lab-{}-{name}", std::process::id()));
+    let d = SCRATCH.with(|s| s.path().join(name));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -8,10 +8,14 @@ use std::process::Command;
 
 use common::blksim;
 
+thread_local! {
+    /// This test thread's scratch directory, removed when the thread (the test) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::Builder::new().prefix("blksim-logs-").tempdir().unwrap();
+}
+
 /// A fresh directory for one test.
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blksim-logs-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
+    let d = SCRATCH.with(|s| s.path().join(name));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

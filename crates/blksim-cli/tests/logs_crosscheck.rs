@@ -10,9 +10,13 @@ mod crosscheck;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+thread_local! {
+    /// This test thread's scratch directory, removed when the thread (the test) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::Builder::new().prefix("blksim-logs-xc-").tempdir().unwrap();
+}
+
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("blksim-logs-xc-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
+    let d = SCRATCH.with(|s| s.path().join(name));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

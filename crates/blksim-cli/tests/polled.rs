@@ -7,10 +7,13 @@ mod common;
 use common::blksim;
 use std::time::{Duration, Instant};
 
+thread_local! {
+    /// This test thread's scratch directory, removed when the thread (the test) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::Builder::new().prefix("blksim-polled-test-").tempdir().unwrap();
+}
+
 fn tmp_job(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("blksim-polled-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+    let p = SCRATCH.with(|d| d.path().join(name));
     std::fs::write(&p, text).unwrap();
     p.to_string_lossy().into_owned()
 }

@@ -98,7 +98,8 @@ fn every_command_of_the_readme_runs() {
     assert!(has(&tio));
     assert!(has(&["run", "examples/randread-uring.fio"]));
     assert!(commands.len() >= 12, "{commands:?}");
-    let dir = std::env::temp_dir().join(format!("blksim-readme-{}", std::process::id()));
+    let guard = tempfile::Builder::new().prefix("blksim-readme-").tempdir().unwrap();
+    let dir = guard.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     for d in ["examples", "experiments"] {
         let link = dir.join(d);

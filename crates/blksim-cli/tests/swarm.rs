@@ -396,7 +396,8 @@ fn env_u64(name: &str) -> Option<u64> {
 fn random_machines_jobs_knobs_and_timed_actions_exit_0_or_2_with_invariants_and_determinism() {
     let base = env_u64("BLKSIM_SWARM_SEED").unwrap_or(0x005e_ed13);
     let cases = env_u64("BLKSIM_SWARM_CASES").unwrap_or(1000);
-    let root = std::env::temp_dir().join(format!("blksim-swarm-{}", std::process::id()));
+    let guard = tempfile::Builder::new().prefix("blksim-swarm-").tempdir().unwrap();
+    let root = guard.path().to_path_buf();
     let t0 = Instant::now();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
     let results: Vec<(u64, Result<u8, String>)> = std::thread::scope(|s| {

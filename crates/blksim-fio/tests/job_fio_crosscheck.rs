@@ -310,7 +310,7 @@ fn io_counts_for_sizes_that_are_not_multiples_of_bs_match_fio() {
     let mut failures = Vec::new();
     for case in cases {
         let text = format!("[a]\nioengine=null\n{case}");
-        let dir = std::env::temp_dir().join(format!("blksim-xc-count-{}", std::process::id()));
+        let dir = SCRATCH.with(|s| s.path().join("count"));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("count.fio");
         std::fs::write(&path, &text).unwrap();
@@ -331,9 +331,14 @@ fn io_counts_for_sizes_that_are_not_multiples_of_bs_match_fio() {
     assert!(failures.is_empty(), "I/O counts differ:\n{}", failures.join("\n"));
 }
 
+thread_local! {
+    /// This test thread's scratch directory, removed when the thread (the test) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::Builder::new().prefix("blksim-xc-").tempdir().unwrap();
+}
+
 /// fio's JSON for `text` run with the null engine: per direction (read, write) its I/O count and bytes.
 fn fio_counts(text: &str, tag: &str) -> (Vec<u64>, Vec<u64>, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("blksim-xc-{tag}-{}", std::process::id()));
+    let dir = SCRATCH.with(|s| s.path().join(tag));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("count.fio");
     std::fs::write(&path, text).unwrap();

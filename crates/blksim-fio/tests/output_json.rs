@@ -316,7 +316,8 @@ mod clat2csv {
         let text = write_json(&report, &job_file(&report, &[]), true, extra());
         let doc = parse(&text);
 
-        let dir = std::env::temp_dir().join(format!("blksim-output-clat2csv-{}", std::process::id()));
+        let guard = tempfile::Builder::new().prefix("blksim-output-clat2csv-").tempdir().unwrap();
+        let dir = guard.path().to_path_buf();
         std::fs::create_dir_all(&dir).unwrap();
         let source = dir.join("run.json");
         std::fs::write(&source, &text).unwrap();

@@ -646,10 +646,9 @@ mod tests {
         p
     }
 
-    fn tmp(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("blksim-lab-exp-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh directory, removed when the returned guard drops.
+    fn tmp(tag: &str) -> tempfile::TempDir {
+        tempfile::Builder::new().prefix(&format!("blksim-lab-exp-{tag}-")).tempdir().unwrap()
     }
 
     const BASE: &str = r#"
@@ -677,8 +676,9 @@ value = [
 
     #[test]
     fn published_table_becomes_one_cell_per_value_and_one_case_per_sweep_point() {
-        let d = tmp("ok");
-        write(&d, "j.fio", "[j]\nfilename=/dev/nvme0n1\n");
+        let guard = tmp("ok");
+        let d = guard.path();
+        write(d, "j.fio", "[j]\nfilename=/dev/nvme0n1\n");
         let e = parse(BASE, &d.join("x.toml")).unwrap();
         assert_eq!(e.name, "x");
         let labels: Vec<&str> = e.cells.iter().map(|c| c.label.as_str()).collect();
@@ -695,8 +695,9 @@ value = [
 
     #[test]
     fn a_relative_table_divides_each_row_by_its_base_row_which_gives_no_cell() {
-        let d = tmp("rel");
-        write(&d, "j.fio", "[j]\nfilename=/dev/nvme0n1\n");
+        let guard = tmp("rel");
+        let d = guard.path();
+        write(d, "j.fio", "[j]\nfilename=/dev/nvme0n1\n");
         let text = BASE.replace("keys = [\"disks\"]", "keys = [\"disks\"]\nrelative_to = { disks = 2 }");
         let e = parse(&text, &d.join("x.toml")).unwrap();
         let labels: Vec<&str> = e.cells.iter().map(|c| c.label.as_str()).collect();
@@ -716,8 +717,9 @@ value = [
 
     #[test]
     fn malformed_experiments_are_errors_naming_the_problem() {
-        let d = tmp("bad");
-        write(&d, "j.fio", "[j]\nfilename=/dev/nvme0n1\n");
+        let guard = tmp("bad");
+        let d = guard.path();
+        write(d, "j.fio", "[j]\nfilename=/dev/nvme0n1\n");
         let p = d.join("x.toml");
         let cases = [
             (BASE.replace("tolerance = 0.1", "tolerance = 0.1\nbogus = 1"), "x.toml:5:1: bogus: unknown field `bogus`"),
@@ -743,10 +745,11 @@ value = [
 
     #[test]
     fn unknown_experiment_name_lists_the_known_ones() {
-        let d = tmp("find");
-        write(&d, "alpha.toml", "");
-        let e = find(&d, "beta").unwrap_err();
+        let guard = tmp("find");
+        let d = guard.path();
+        write(d, "alpha.toml", "");
+        let e = find(d, "beta").unwrap_err();
         assert!(e.contains("unknown experiment 'beta'") && e.contains("alpha"), "{e}");
-        assert_eq!(find(&d, "alpha").unwrap(), d.join("alpha.toml"));
+        assert_eq!(find(d, "alpha").unwrap(), d.join("alpha.toml"));
     }
 }

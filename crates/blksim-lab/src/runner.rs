@@ -408,10 +408,10 @@ mod tests {
     use super::*;
     use crate::experiment::parse;
 
-    fn tmp(tag: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("blksim-lab-runner-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("j.fio"), "[j]\nioengine=null\nsize=1g\ntime_based\nruntime=1ms\n").unwrap();
+    /// A fresh directory holding `j.fio`, removed when the returned guard drops.
+    fn tmp(tag: &str) -> tempfile::TempDir {
+        let d = tempfile::Builder::new().prefix(&format!("blksim-lab-runner-{tag}-")).tempdir().unwrap();
+        std::fs::write(d.path().join("j.fio"), "[j]\nioengine=null\nsize=1g\ntime_based\nruntime=1ms\n").unwrap();
         d
     }
 
@@ -443,7 +443,8 @@ value = [
 
     #[test]
     fn what_the_model_lacks_is_pending_and_the_rest_runs() {
-        let d = tmp("pending");
+        let guard = tmp("pending");
+        let d = guard.path();
         let exp = parse(EXP, &d.join("e.toml")).unwrap();
         let r = &run_experiments(&[exp], &LabOptions::default(), &|_, _| {}).unwrap()[0];
         assert_eq!(r.status, ExperimentStatus::Pending);
@@ -460,7 +461,8 @@ value = [
 
     #[test]
     fn a_metric_the_run_cannot_give_and_a_bad_setting_are_errors() {
-        let d = tmp("errors");
+        let guard = tmp("errors");
+        let d = guard.path();
         let exp = parse(
             &EXP.replace(
                 "metric = \"iops\", axes = { v = \"plain\" }",
@@ -482,7 +484,8 @@ value = [
 
     #[test]
     fn a_relative_cell_compares_the_ratio_of_two_cases_and_is_pending_with_either() {
-        let d = tmp("relative");
+        let guard = tmp("relative");
+        let d = guard.path();
         let text = EXP
             .replace("columns = [\"plain\", \"patched\", \"elsewhere\", \"frontend\"]", "columns = [\"v\", \"n\"]")
             .replace("rows = [[1e6, 1e6, 1e6, 1e6]]", "rows = [[\"plain\", 2.0], [\"patched\", 4.0], [\"elsewhere\", 1.0]]")
@@ -512,7 +515,8 @@ value = [
 
     #[test]
     fn pending_comes_from_the_error_kind_of_settings_job_files_and_the_model() {
-        let d = tmp("kinds");
+        let guard = tmp("kinds");
+        let d = guard.path();
         std::fs::write(d.join("buffered.fio"), "[b]\nfilename=/dev/nvme0n1\ndirect=0\nruntime=1ms\n").unwrap();
         std::fs::write(d.join("verify.fio"), "[v]\nfilename=/dev/nvme0n1\ndirect=1\nverify=md5\nruntime=1ms\n")
             .unwrap();

@@ -36,7 +36,8 @@ fn fit_lowers_the_error_deterministically_within_ranges_and_its_overlay_reproduc
     assert_eq!(a.fitted, b.fitted);
     assert_eq!(a.overlay, b.overlay);
     // The overlay, written beside its base and loaded as a user would, gives the "after" numbers.
-    let out = std::env::temp_dir().join(format!("blksim-lab-fit-{}", std::process::id()));
+    let guard = tempfile::Builder::new().prefix("blksim-lab-fit-").tempdir().unwrap();
+    let out = guard.path().to_path_buf();
     std::fs::create_dir_all(&out).unwrap();
     std::fs::copy(dir.join("vm-2cpu.toml"), out.join("vm-2cpu.toml")).unwrap();
     std::fs::write(out.join("vm-2cpu-fit.toml"), &a.overlay).unwrap();

@@ -22,8 +22,13 @@ mod real_fio {
 
     use super::crosscheck;
 
+    thread_local! {
+        /// This test thread's scratch directory, removed when the thread (the test) ends.
+        static SCRATCH: tempfile::TempDir = tempfile::Builder::new().prefix("blksim-lab-measured-").tempdir().unwrap();
+    }
+
     fn tmp_dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("blksim-lab-{tag}-{}", std::process::id()));
+        let d = SCRATCH.with(|s| s.path().join(tag));
         std::fs::create_dir_all(&d).unwrap();
         d
     }

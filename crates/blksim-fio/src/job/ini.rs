@@ -152,7 +152,8 @@ mod tests {
 
     #[test]
     fn includes_nest_and_resolve_next_to_the_including_file() {
-        let dir = std::env::temp_dir().join(format!("blksim-ini-test-{}", std::process::id()));
+        let guard = tempfile::Builder::new().prefix("blksim-ini-test-").tempdir().unwrap();
+        let dir = guard.path().to_path_buf();
         std::fs::create_dir_all(dir.join("sub")).unwrap();
         std::fs::write(dir.join("sub/inner.fio"), "iodepth=3\n").unwrap();
         std::fs::write(dir.join("outer.fio"), "; opts\nbs=16k\ninclude sub/inner.fio\n").unwrap();

@@ -96,7 +96,8 @@ fn stonewall_and_new_group_number_groups_and_phases() {
 
 #[test]
 fn second_file_resets_the_template_and_starts_with_a_stonewall() {
-    let dir = std::env::temp_dir().join(format!("blksim-job-files-{}", std::process::id()));
+    let guard = tempfile::Builder::new().prefix("blksim-job-files-").tempdir().unwrap();
+    let dir = guard.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let one = dir.join("one.fio");
     let two = dir.join("two.fio");
@@ -268,7 +269,8 @@ fn noops_are_accepted_but_still_checked() {
 
 #[test]
 fn errors_in_included_files_name_that_file() {
-    let dir = std::env::temp_dir().join(format!("blksim-job-include-{}", std::process::id()));
+    let guard = tempfile::Builder::new().prefix("blksim-job-include-").tempdir().unwrap();
+    let dir = guard.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("opts.fio"), "bs=16k\n\nverify=md5\n").unwrap();
     std::fs::write(dir.join("good.fio"), "iodepth=$ncpus\n").unwrap();
