@@ -218,7 +218,7 @@ impl Frame {
     /// The stage of a step's work its bill does not name.
     pub(crate) fn default_stage(&self) -> CpuStage {
         match self.kind {
-            FrameKind::DeviceIrq { .. } => CpuStage::Handler,
+            FrameKind::DeviceIrq { .. } => CpuStage::DriverComplete,
             FrameKind::Softirq { .. } | FrameKind::Ksoftirqd => CpuStage::Softirq,
             FrameKind::Kworker => CpuStage::Other,
             FrameKind::DeviceIrqBusy

@@ -146,7 +146,7 @@ impl Sim {
             bill.add(CpuStage::DmaMap, self.iotlb_sync(d, h, n, at, self.costs.nvme_cqe_ns));
             let c = &self.costs;
             let q = &self.devs[d].queues[h];
-            bill.add(CpuStage::Handler, n as u64 * c.nvme_cqe_ns);
+            bill.add(CpuStage::DriverComplete, n as u64 * c.nvme_cqe_ns);
             bill.add(CpuStage::Block, n as u64 * c.blk_complete_batch_ns + c.blk_end_batch_ns);
             if nvme {
                 bill.add(CpuStage::Doorbell, c.cq_doorbell_ns);

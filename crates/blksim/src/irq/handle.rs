@@ -140,7 +140,7 @@ impl Sim {
                 bill.add(CpuStage::Softirq, entry);
                 bill.add(CpuStage::Block, block);
                 bill.add(CpuStage::UringComplete, engine);
-                bill.add(CpuStage::Handler, driver);
+                bill.add(CpuStage::DriverComplete, driver);
                 entry + block + engine + driver
             }
             (FrameKind::PostedNotification, _) => {

@@ -127,8 +127,9 @@ pub enum CpuStage {
     Poll,
     /// Interrupt entry, EOI and exit; posted-MSI notification handling.
     IrqEntryExit,
-    /// The driver's completion handler per entry (`nvme_irq` / `nvme_poll` per CQE, the adapter's).
-    Handler,
+    /// The driver's completion work per entry, from its interrupt handler or from polling alike
+    /// (`nvme_handle_cqe` under `nvme_irq` or `nvme_poll`, the SCSI adapter's handler, idxd's).
+    DriverComplete,
     /// Softirq entry and BLOCK_SOFTIRQ's lists.
     Softirq,
     /// Wake-ups, context switches, IPIs sent, and other follow-on work of completions.
@@ -152,7 +153,7 @@ impl CpuStage {
         CpuStage::DmaMap,
         CpuStage::Poll,
         CpuStage::IrqEntryExit,
-        CpuStage::Handler,
+        CpuStage::DriverComplete,
         CpuStage::Softirq,
         CpuStage::Wakeup,
         CpuStage::Other,
@@ -171,7 +172,7 @@ impl CpuStage {
             CpuStage::DmaMap => "dma map",
             CpuStage::Poll => "polling",
             CpuStage::IrqEntryExit => "irq entry/exit",
-            CpuStage::Handler => "irq handler",
+            CpuStage::DriverComplete => "driver complete",
             CpuStage::Softirq => "softirq",
             CpuStage::Wakeup => "wake-up",
             CpuStage::Other => "other",

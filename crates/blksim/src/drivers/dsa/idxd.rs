@@ -70,7 +70,7 @@ impl Sim {
             (0, 0)
         } else {
             let cost = n as u64 * (self.costs.dsa_complete_ns + self.costs.dsa_submit_ns);
-            self.drain_bill = crate::hw::cpu::Bill::of(crate::stats::CpuStage::Handler, cost);
+            self.drain_bill = crate::hw::cpu::Bill::of(crate::stats::CpuStage::DriverComplete, cost);
             (cost, 0)
         }
     }

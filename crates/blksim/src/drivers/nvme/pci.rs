@@ -88,7 +88,7 @@ impl Sim {
             let cq = &mut self.devs[dev].queues[queue].cq;
             let req = if RUN { cq.pop_front().expect("CQE") } else { cq[i] };
             if !RUN {
-                cost += bill.add(CpuStage::Handler, cqe_cost(self, req));
+                cost += bill.add(CpuStage::DriverComplete, cqe_cost(self, req));
             }
             let c = &self.costs;
             let placement = self.placement(cpu, req);

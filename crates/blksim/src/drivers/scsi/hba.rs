@@ -138,7 +138,7 @@ impl Sim {
             cqe_ns + s.sd(r.dev()).cmd_lines * s.line_ns(r.cmd_cpu, cpu)
         });
         if !RUN {
-            self.drain_bill.add(crate::stats::CpuStage::Handler, irq_ns);
+            self.drain_bill.add(crate::stats::CpuStage::DriverComplete, irq_ns);
         }
         (cost + if RUN { 0 } else { irq_ns }, follow)
     }
