@@ -282,12 +282,7 @@ impl Spec {
         for p in &patches {
             settings.apply_patch(p)?;
         }
-        let ctx = ParseContext {
-            ncpus: machine.topology.cpu_count(),
-            mb_memory: 256 * 1024,
-            pagesize: 4096,
-            env: std::env::vars().collect::<BTreeMap<_, _>>(),
-        };
+        let ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
         let job_path = self.dir.join(&self.raw.job);
         let jobs =
             parse_job_text(&with_options(&self.job_text, &options), &job_path, &ctx).map_err(|e| e.to_string())?;

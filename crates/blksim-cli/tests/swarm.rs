@@ -126,6 +126,10 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, one_device: bool, 
         Some(_) if g.chance(20) => {
             let _ = writeln!(text, "cpus_allowed={}", g.below(ncpus as u64));
         }
+        // Sometimes the CPUs of NUMA nodes (node 1 is bad input on a one-node machine).
+        Some(_) if g.chance(8) => {
+            let _ = writeln!(text, "numa_cpu_nodes={}", g.pick(&["0", "all", "1", "0-1"]));
+        }
         // Now and then a CPU the machine does not have: bad input.
         _ if g.chance(4) => {
             let _ = writeln!(text, "cpus_allowed={}", ncpus + g.below(4) as u32);

@@ -17,7 +17,7 @@ fn corpus_dir() -> PathBuf {
 }
 
 fn ctx() -> ParseContext {
-    ParseContext { ncpus: 16, mb_memory: 65536, pagesize: 4096, env: BTreeMap::new() }
+    ParseContext { ncpus: 16, mb_memory: 65536, pagesize: 4096, env: BTreeMap::new(), numa_nodes: Vec::new() }
 }
 
 /// Files that parse, with their number of jobs (clones included). These are

@@ -88,6 +88,7 @@ fn ctx() -> ParseContext {
         mb_memory: getconf("_PHYS_PAGES") * pagesize / (1 << 20),
         pagesize,
         env: BTreeMap::from([(SET_VAR.0.to_string(), SET_VAR.1.to_string())]),
+        numa_nodes: Vec::new(),
     }
 }
 

@@ -38,6 +38,20 @@ pub struct ParseContext {
     pub pagesize: u64,
     /// Environment variables for `${VAR}` substitution.
     pub env: BTreeMap<String, String>,
+    /// The CPUs of each NUMA node, by node number (`numa_cpu_nodes`); empty: one node holding every CPU.
+    pub numa_nodes: Vec<Vec<u32>>,
+}
+
+impl ParseContext {
+    /// The context of a simulated machine with `topology`: its CPUs and NUMA
+    /// nodes, 256 GiB of memory (`$mb_memory`), 4 KiB pages, and `env` for `${VAR}`.
+    pub fn for_machine(topology: &blksim::machine::Topology, env: BTreeMap<String, String>) -> ParseContext {
+        let mut numa_nodes = vec![Vec::new(); topology.node_count() as usize];
+        for (cpu, place) in topology.cpus.iter().enumerate() {
+            numa_nodes[place.node as usize].push(cpu as u32);
+        }
+        ParseContext { ncpus: topology.cpu_count(), mb_memory: 256 * 1024, pagesize: 4096, env, numa_nodes }
+    }
 }
 
 /// One or more job files, parsed.

@@ -56,6 +56,7 @@ pub(crate) enum Field {
     CpusAllowed,
     CpuMask,
     CpusPolicy,
+    NumaCpuNodes,
     Filename,
     Directory,
     Size,
@@ -186,7 +187,7 @@ const ZONED: &str = "needs a zoned block device, which blksim does not model";
 const FILES: &str = "works with files in a filesystem, which blksim does not model (it simulates block devices)";
 const SYNC: &str = "adds flush or sync operations, which blksim does not model";
 const PRIO: &str = "sets I/O or CPU priorities, which blksim does not model";
-const NUMA: &str = "binds the job to NUMA nodes, which blksim does not model (cpus_allowed is modelled)";
+const NUMA_MEM: &str = "places the job's buffers on chosen NUMA nodes, which blksim does not model (it takes them to be local to the job's CPU, as default and local place them)";
 const NVME: &str =
     "uses NVMe command features (placement, protection information, FUA, write modes) that blksim does not model";
 const IOLOG: &str = "replays an I/O trace, which blksim does not model";
@@ -475,8 +476,8 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("cpumask", INT, Field::CpuMask),
     model("cpus_allowed", Kind::OptText, Field::CpusAllowed),
     prio(model("cpus_allowed_policy", Kind::Choice(&["shared", "split"]), Field::CpusPolicy), 1),
-    reject("numa_cpu_nodes", Kind::OptText, NUMA),
-    reject("numa_mem_policy", Kind::OptText, NUMA),
+    model("numa_cpu_nodes", Kind::OptText, Field::NumaCpuNodes),
+    reject_unless("numa_mem_policy", Kind::OptText, NUMA_MEM, &["default", "local"]),
     reject("gpu_dev_id", INT, GPU),
     reject_unless("end_fsync", Kind::Bool, SYNC, &["0"]),
     reject_unless("fsync_on_close", Kind::Bool, SYNC, &["0"]),

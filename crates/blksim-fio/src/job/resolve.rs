@@ -374,8 +374,11 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     };
     c.ioengine = to_engine(st.engine, &engine_opts);
     c.direct = st.direct;
-    c.cpus_allowed =
-        st.cpus.as_ref().map(|mask| if st.split { vec![mask[(thread_number - 1) % mask.len()]] } else { mask.clone() });
+    // fio sets the affinity of cpus_allowed (split or shared), then libnuma's
+    // numa_run_on_node_mask replaces it with the CPUs of numa_cpu_nodes.
+    c.cpus_allowed = st.numa_cpus.clone().or_else(|| {
+        st.cpus.as_ref().map(|mask| if st.split { vec![mask[(thread_number - 1) % mask.len()]] } else { mask.clone() })
+    });
     c.filenames = st.filenames.clone();
     c.size = st.size.map(|size| checks::io_size(st, size));
     c.offset = st.offset;

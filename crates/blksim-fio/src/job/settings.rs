@@ -134,6 +134,8 @@ pub(crate) struct Settings {
     pub direct: bool,
     pub cpus: Option<Vec<u32>>,
     pub split: bool,
+    /// The CPUs of the nodes `numa_cpu_nodes` names; they replace the CPUs `cpus_allowed` gives.
+    pub numa_cpus: Option<Vec<u32>>,
     pub filenames: Vec<String>,
     pub directory: Option<String>,
     pub size: Option<u64>,
@@ -192,6 +194,7 @@ impl Default for Settings {
             direct: false,
             cpus: None,
             split: false,
+            numa_cpus: None,
             filenames: Vec::new(),
             directory: None,
             size: None,
@@ -340,6 +343,7 @@ impl Settings {
             (Field::CpusAllowed, P::Text(s)) => self.cpus = Some(value::parse_cpu_list(&s, ctx.ncpus)?),
             (Field::CpuMask, P::Int(v)) => self.cpus = Some(value::cpus_of_mask(v, ctx.ncpus)?),
             (Field::CpusPolicy, P::Choice(c, _)) => self.split = c == "split",
+            (Field::NumaCpuNodes, P::Text(s)) => self.numa_cpus = Some(value::cpus_of_nodes(&s, ctx)?),
             (Field::Filename, P::Text(s)) => {
                 let dir = self.directory.as_deref().map(|d| d.split(':').next().unwrap_or(d));
                 for name in value::split_filenames(&s) {

@@ -12,7 +12,13 @@ use super::*;
 
 fn ctx() -> ParseContext {
     let env = BTreeMap::from([("RW".to_string(), "randwrite".to_string())]);
-    ParseContext { ncpus: 8, mb_memory: 16384, pagesize: 4096, env }
+    ParseContext {
+        ncpus: 8,
+        mb_memory: 16384,
+        pagesize: 4096,
+        env,
+        numa_nodes: vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]],
+    }
 }
 
 fn parse(text: &str) -> JobFile {
@@ -126,6 +132,23 @@ fn cpus_allowed_split_pins_by_global_thread_number() {
     assert_eq!(configs("[a]\ncpumask=0x5\n")[0].cpus_allowed, Some(vec![0, 2]));
     assert_error("[a]\ncpus_allowed=0-8\n", 2, &["cpus_allowed", "CPU 8"]);
     assert_error("[a]\ncpumask=256\n", 2, &["cpumask", "CPU 8"]);
+}
+
+/// `numa_cpu_nodes` binds the job to its nodes' CPUs (libnuma's numa_run_on_node_mask,
+/// after and instead of cpus_allowed); `numa_mem_policy` is accepted only where it
+/// places buffers as blksim takes them to be (local to the job's CPU).
+#[test]
+fn numa_cpu_nodes_bind_the_job_to_the_nodes_cpus() {
+    let cpus = |text: &str| configs(text)[0].cpus_allowed.clone();
+    assert_eq!(cpus("[a]\nnuma_cpu_nodes=1\n"), Some(vec![4, 5, 6, 7]));
+    assert_eq!(cpus("[a]\nnuma_cpu_nodes=all\n"), Some((0..8).collect()));
+    assert_eq!(cpus("[a]\ncpus_allowed=0\nnuma_cpu_nodes=1,0-0\n"), Some((0..8).collect()));
+    assert_eq!(cpus("[a]\nnuma_cpu_nodes=1\ncpus_allowed=2\ncpus_allowed_policy=split\n"), Some(vec![4, 5, 6, 7]));
+    assert_error("[a]\nnuma_cpu_nodes=2\n", 2, &["numa_cpu_nodes", "NUMA node 2", "nodes 0-1"]);
+    assert_error("[a]\nnuma_cpu_nodes=1-0\n", 2, &["numa_cpu_nodes", "1-0"]);
+    assert_error("[a]\nnuma_cpu_nodes=x\n", 2, &["numa_cpu_nodes", "'x'"]);
+    assert_eq!(cpus("[a]\nnuma_mem_policy=local\n"), None);
+    assert_eq!(error("[a]\nnuma_mem_policy=bind:1\n").kind, crate::ErrorKind::NotModelled);
 }
 
 #[test]

@@ -454,6 +454,45 @@ pub(crate) fn parse_cpu_list(s: &str, ncpus: u32) -> Result<Vec<u32>, String> {
     Ok(cpus)
 }
 
+/// `numa_cpu_nodes`: the CPUs of the NUMA nodes a list names (numbers and
+/// ranges, as libnuma's numa_parse_nodestring takes them, or `all`), in CPU order.
+pub(crate) fn cpus_of_nodes(s: &str, ctx: &crate::job::ParseContext) -> Result<Vec<u32>, String> {
+    let all: Vec<u32>;
+    let nodes: &[Vec<u32>] = if ctx.numa_nodes.is_empty() {
+        all = (0..ctx.ncpus).collect();
+        std::slice::from_ref(&all)
+    } else {
+        &ctx.numa_nodes
+    };
+    let last = nodes.len() - 1;
+    let mut cpus = Vec::new();
+    if s.trim() == "all" {
+        cpus = nodes.concat();
+    } else {
+        for entry in s.trim().split(',') {
+            let num = |t: &str| {
+                t.trim().parse::<usize>().map_err(|_| format!("'{entry}' is not a NUMA node number or range"))
+            };
+            let (lo, hi) = match entry.split_once('-') {
+                Some((a, b)) => (num(a)?, num(b)?),
+                None => (num(entry)?, num(entry)?),
+            };
+            if lo > hi {
+                return Err(format!("'{entry}' is not a NUMA node range (its start is past its end)"));
+            }
+            if hi > last {
+                return Err(format!("NUMA node {hi} does not exist (the simulated machine has nodes 0-{last})"));
+            }
+            for node in &nodes[lo..=hi] {
+                cpus.extend_from_slice(node);
+            }
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
 /// `cpumask`: an integer bitmask of CPUs (fio looks at the low 32 bits).
 pub(crate) fn cpus_of_mask(mask: u64, ncpus: u32) -> Result<Vec<u32>, String> {
     let cpus: Vec<u32> = (0..32).filter(|i| mask & (1 << i) != 0).collect();
