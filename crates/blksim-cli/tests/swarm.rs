@@ -87,7 +87,19 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, one_device: bool, 
     if engine == "io_uring_cmd" {
         text.push_str("cmd_type=nvme\n");
     }
-    let _ = writeln!(text, "rw={}", g.pick(&["read", "randread", "write", "randwrite", "rw", "randrw"]));
+    let rw = g.pick(&["read", "randread", "write", "randwrite", "rw", "randrw"]);
+    // Offsets: fio's rw= suffix (holes, backwards, I/Os per random draw) and blockalign.
+    let suffix = if !g.chance(15) {
+        ""
+    } else if rw.starts_with("rand") {
+        g.pick(&[":4", ":1", ":0"])
+    } else {
+        g.pick(&[":8k", ":-8k", ":-4k", ":3"])
+    };
+    let _ = writeln!(text, "rw={rw}{suffix}");
+    if g.chance(10) {
+        let _ = writeln!(text, "ba={}", g.pick(&["512", "2k", "64k", "1k,4k"]));
+    }
     let bs = if g.chance(3) { "1000" } else { g.pick(&["4k", "4k", "512", "8k", "16k,4k", "64k", "128k"]) };
     let _ = writeln!(text, "bs={bs}");
     let _ = writeln!(text, "direct={}", if g.chance(97) { 1 } else { 0 });

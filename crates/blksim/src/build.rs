@@ -228,11 +228,6 @@ impl Sim {
             job.pace = Pace::of(cfg, self.seed, i, granularity).map(Box::new);
             job.bs_rng = Rng::stream(self.seed, &format!("job/{i}/bs"));
             job.shaped = job.pace.is_some() || cfg.bssplit.iter().any(|s| !s.is_empty());
-            if job.shaped && job.seq_offset.is_empty() {
-                // The null engine's one file: fio's sequential offsets walk it (a split's sizes
-                // must fit what is left of it).
-                job.seq_offset.push(0);
-            }
         }
         if !cfg.time_based || cfg.runtime_ns.is_none() {
             job.bytes_limit = self.bytes_limit(i, cfg, &devs)?;

@@ -234,6 +234,14 @@ pub struct JobConfig {
     pub bssplit: [Vec<BsSplit>; 3],
     /// `io_size`: bytes of I/O to do (instead of `size` x `loops`); `None` = not set.
     pub io_size: Option<u64>,
+    /// `blockalign` per direction: random offsets are multiples of it; 0 = the direction's `bs` (fio's default, min_bs).
+    pub ba: [u64; 3],
+    /// `rw=randX:N`: a random job draws a new random offset every N I/Os and
+    /// continues sequentially in between (fio's `ddir_seq_nr`; 1 = every I/O random).
+    pub ddir_seq_nr: u32,
+    /// `rw=X:N` of a sequential job: bytes added to the end of each I/O to
+    /// find the next (holes; negative goes backwards; fio's `ddir_seq_add`).
+    pub ddir_seq_add: i64,
 }
 
 /// fio's `rate_process`.
@@ -323,6 +331,9 @@ impl JobConfig {
             thinktime: Thinktime::default(),
             bssplit: Default::default(),
             io_size: None,
+            ba: [0; 3],
+            ddir_seq_nr: 1,
+            ddir_seq_add: 0,
         }
     }
 }

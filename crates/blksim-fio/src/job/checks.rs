@@ -97,7 +97,12 @@ pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
     }
     // fio's null engine does no I/O, so nothing fails.
     if st.direct && st.engine != EngineName::Null {
-        let misaligned = bs.iter().map(|&b| ("bs", b)).chain([("offset", st.offset)]);
+        let ba = directions(st.rw).iter().filter(|_| st.rw.is_random()).map(|&d| ("ba", st.ba[d])).filter(|b| b.1 > 0);
+        let misaligned = bs
+            .iter()
+            .map(|&b| ("bs", b))
+            .chain(ba)
+            .chain([("offset", st.offset), ("the rw= suffix", st.ddir_seq_add.unsigned_abs())]);
         if let Some((what, v)) = misaligned.into_iter().find(|(_, v)| v % LOGICAL_BLOCK_BYTES != 0) {
             return Err(SizeProblem::Bad(format!(
                 "{what}={v} with direct=1: O_DIRECT I/O on a block device must be a multiple of its logical block \
@@ -112,7 +117,7 @@ pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
 /// with the random map ends when every whole block was done, so both do whole blocks only; random I/O
 /// without the map (`norandommap`) issues until the bytes reach `size`, so its last block may pass it.
 pub fn io_size(st: &Settings, size: u64) -> u64 {
-    if st.rw.is_random() && st.norandommap {
+    if st.rw.is_random() && st.no_random_map() {
         return size;
     }
     let min = min_bs(st);

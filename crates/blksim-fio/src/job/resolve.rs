@@ -387,7 +387,14 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.time_based = st.time_based && st.runtime_us > 0;
     c.ramp_time_ns = st.ramp_us.saturating_mul(1000);
     c.startdelay_ns = st.startdelay_us.saturating_mul(1000);
-    c.norandommap = st.norandommap;
+    // fio's fixup_options: blockalign counts for random I/O only, defaults to
+    // min_bs (0 here), and any other value turns the random map off.
+    for d in 0..3 {
+        c.ba[d] = if st.rw.is_random() && st.ba[d] > 0 && st.ba[d] != c.bs[d] { st.ba[d] } else { 0 };
+    }
+    c.norandommap = st.no_random_map();
+    c.ddir_seq_nr = st.ddir_seq_nr;
+    c.ddir_seq_add = st.ddir_seq_add;
     c.rate_iops = st.rate_iops;
     c.rate = st.rate;
     c.rate_process = st.rate_process;

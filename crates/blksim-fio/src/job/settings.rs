@@ -122,6 +122,12 @@ pub(crate) struct Settings {
     pub rw: RwKind,
     pub rwmixread: u32,
     pub bs: [u64; 3],
+    /// `blockalign` per direction as written; 0: not set.
+    pub ba: [u64; 3],
+    /// The `rw=` suffix: a random job's I/Os per random offset (fio's `ddir_seq_nr`).
+    pub ddir_seq_nr: u32,
+    /// The `rw=` suffix: a sequential job's bytes between I/Os (fio's `ddir_seq_add`).
+    pub ddir_seq_add: i64,
     /// `bsrange` overrides `bs` per direction (only fixed sizes are accepted).
     pub bsrange: [Option<u64>; 3],
     pub iodepth: u32,
@@ -183,6 +189,9 @@ impl Default for Settings {
             rw: RwKind::Read,
             rwmixread: 50,
             bs: [4096; 3],
+            ba: [0; 3],
+            ddir_seq_nr: 1,
+            ddir_seq_add: 0,
             bsrange: [None; 3],
             iodepth: 1,
             batch_submit: 1,
@@ -296,13 +305,17 @@ impl Settings {
             (Field::Name, P::Text(s)) => self.name = Some(s),
             (Field::Rw, P::Choice(name, post)) => {
                 self.rw = rw_kind(name)?;
+                // fio's str_rw_cb: each rw= resets both, then reads the suffix.
+                self.ddir_seq_nr = 1;
+                self.ddir_seq_add = 0;
                 if let Some(post) = post {
-                    self.check_rw_suffix(name, &post)?;
+                    self.rw_suffix(name, &post)?;
                 }
             }
             (Field::RwMixRead, P::Int(v)) => self.rwmixread = v as u32,
             (Field::RwMixWrite, P::Int(v)) => self.rwmixread = 100 - v as u32,
             (Field::Bs, P::Dirs(d)) => set_dirs(&mut self.bs, d),
+            (Field::BlockAlign, P::Dirs(d)) => set_dirs(&mut self.ba, d),
             (Field::BsRange, P::Ranges(r)) => {
                 for (slot, range) in self.bsrange.iter_mut().zip(r) {
                     match range {
@@ -509,6 +522,13 @@ impl Settings {
         )
     }
 
+    /// fio turns its random map off for `norandommap`, and for a random job
+    /// whose `blockalign` differs from a direction's smallest block size.
+    pub fn no_random_map(&self) -> bool {
+        let min = |d: usize| self.block_sizes_of(d).into_iter().min().unwrap_or(self.bs[d]);
+        self.norandommap || (self.rw.is_random() && (0..3).any(|d| self.ba[d] > 0 && self.ba[d] != min(d)))
+    }
+
     /// Every block size direction `d` may use: its `bssplit`'s, else `bsrange`'s fixed size, else `bs`.
     pub fn block_sizes_of(&self, d: usize) -> Vec<u64> {
         match self.bssplit_of(d) {
@@ -517,21 +537,27 @@ impl Settings {
         }
     }
 
-    /// `rw=randread:N` (N I/Os per random offset) and `rw=read:N` (skip N
-    /// bytes after each I/O) change the offsets; only the neutral values pass.
-    fn check_rw_suffix(&self, name: &str, post: &str) -> Result<(), Refusal> {
-        let neutral = if self.rw.is_random() {
-            post == "1"
-        } else {
-            value::parse_bytes(post, self.kb_base).is_ok_and(|v| v == 0)
+    /// fio's str_rw_cb: `rw=randread:N` draws a random offset every N I/Os
+    /// (sequential in between; 1 to 2^32-1), `rw=read:N` adds N bytes (a
+    /// size, negative to go backwards) after each I/O.
+    fn rw_suffix(&mut self, name: &str, post: &str) -> Result<(), Refusal> {
+        let (negative, digits) = match post.trim().strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, post.trim()),
         };
-        if neutral {
-            Ok(())
+        let bad = |what: &str| Refusal::Bad(format!("rw={name}:{post}: the suffix must be {what}"));
+        let v = value::parse_bytes(digits, self.kb_base)
+            .map_err(|_| bad(if self.rw.is_random() { "a number of I/Os" } else { "a size" }))?;
+        if self.rw.is_random() {
+            if negative || v == 0 || v > u32::MAX as u64 {
+                return Err(bad("a number of I/Os from 1 to 4294967295 (fio: randrw postfix parsing out of range)"));
+            }
+            self.ddir_seq_nr = v as u32;
         } else {
-            Err(Refusal::NotModelled(format!(
-                "rw={name}:{post}: the ':{post}' suffix changes the offsets the job uses, which blksim does not model"
-            )))
+            let v = i64::try_from(v).map_err(|_| bad("a size below 8 EiB"))?;
+            self.ddir_seq_add = if negative { -v } else { v };
         }
+        Ok(())
     }
 }
 

@@ -257,8 +257,29 @@ fn rejections_name_line_option_and_reason() {
     assert_eq!(configs("[a]\nverify=0\n").len(), 1);
     assert_error("[a]\nbssplit=4k/60:8k/60:16k:32k\n", 2, &["option 'bssplit'", "more than 100%"]);
     assert_error("[a]\nbssplit=4k/50:x/50\n", 2, &["option 'bssplit'", "split conversion failed"]);
-    assert_error("[a]\nrw=read:-8k\n", 2, &["rw=read:-8k: the ':-8k' suffix", "offsets"]);
+    assert_error("[a]\nrw=randread:0\n", 2, &["rw=randread:0", "number of I/Os from 1"]);
+    assert_error("[a]\nrw=read:x\n", 2, &["rw=read:x", "a size"]);
     assert_eq!(configs("[a]\nrw=randread:1\n")[0].rw, RwKind::RandRead);
+    // fio's str_rw_cb: a random job's suffix counts I/Os per random offset, a
+    // sequential job's is a size added after each I/O; each rw= resets both.
+    let c = &configs("[a]\nrw=randread:4\n")[0];
+    assert_eq!((c.ddir_seq_nr, c.ddir_seq_add), (4, 0));
+    let c = &configs("[a]\nrw=read:-8k\n")[0];
+    assert_eq!((c.ddir_seq_nr, c.ddir_seq_add), (1, -8192));
+    let c = &configs("[global]\nrw=write:1m\n[a]\nrw=write\n")[0];
+    assert_eq!(c.ddir_seq_add, 0);
+    // blockalign: random I/O only; another value than min_bs turns the random map off.
+    let c = &configs("[a]\nrw=randread\nbs=8k\nba=4k\n")[0];
+    assert_eq!((c.ba, c.norandommap), ([4096; 3], true));
+    let c = &configs("[a]\nrw=randread\nbs=8k\nba=8k,2k\n")[0];
+    assert_eq!(c.ba, [0, 2048, 2048]);
+    let c = &configs("[a]\nrw=read\nbs=8k\nba=4k\n")[0];
+    assert_eq!((c.ba, c.norandommap), ([0; 3], false));
+    assert_error(
+        "[a]\nrw=randread\nba=1k\ndirect=1\nioengine=libaio\nfilename=/dev/nvme0n1\nbs=4k\nba=256\n",
+        8,
+        &["ba=256", "EINVAL"],
+    );
     assert_error("[a]\nbsrange=4k-8k\n", 2, &["bsrange", "range of block sizes"]);
     assert_error("[a]\nsize=20%\n", 2, &["option 'size'", "20%"]);
     assert_error("[a]\nsize=8z\n", 2, &["zones"]);
@@ -376,7 +397,7 @@ fn errors_say_whether_the_input_is_bad_or_not_modelled() {
         ("[a]\nioengine=mmap\n", NotModelled),
         ("[a]\nbsrange=4k-8k\n", NotModelled),
         ("[a]\nsize=50%\n", NotModelled),
-        ("[a]\nrw=randread:4\n", NotModelled),
+        ("[a]\nrw=randread:-4\n", BadInput),
         ("[a]\nioengine=iouring\n", BadInput),
         ("[a]\nbogus=1\n", BadInput),
         ("[a]\niodepth=x\n", BadInput),

@@ -210,10 +210,11 @@ impl Sim {
                 break;
             }
             let dir = job.next_dir();
-            let bytes = job.cfg.bs[dir.index()];
-            // fio's null engine has no device: offsets span `size`.
+            let d = dir.index();
+            let bytes = job.cfg.bs[d];
+            // fio's null engine has no device: offsets span `size` (its file is offset + size long).
             let (di, dev, capacity) = if job.devs.is_empty() {
-                (0, None, job.cfg.size.unwrap_or(bytes))
+                (0, None, job.cfg.offset + job.cfg.size.unwrap_or(bytes))
             } else {
                 let di = if job.cfg.program == Program::TIoUring {
                     job.tio_next_file()
@@ -226,17 +227,12 @@ impl Sim {
                 (di, Some(dev), self.devs[dev].capacity_bytes)
             };
             let region = job.cfg.size.unwrap_or(capacity).max(bytes);
-            let blocks = job.blocks_of(region, bytes);
-            let offset = job.cfg.offset
-                + if job.cfg.rw.is_random() {
-                    job.rng.below(blocks) * bytes
-                } else if job.seq_offset.is_empty() {
-                    0
-                } else {
-                    let o = job.seq_offset[di];
-                    job.seq_offset[di] = (o + bytes) % (blocks * bytes);
-                    o
-                };
+            let Some(rel) = job.next_offset(di, d, bytes, region, capacity) else {
+                job.done_issuing = true;
+                break;
+            };
+            job.io_placed(di, d, rel, bytes);
+            let offset = job.cfg.offset + rel;
             self.prep_request(j, dir, bytes, offset, dev, di, now);
         }
     }

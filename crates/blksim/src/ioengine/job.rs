@@ -220,8 +220,13 @@ pub(crate) struct Job {
     pub tag_waits: u32,
     pub start_ns: u64,
     pub finish_ns: u64,
-    /// Sequential offset per device.
-    pub seq_offset: Vec<u64>,
+    /// Where the last I/O of each direction ended, per file (`file * 3 + direction`):
+    /// absolute, from the job's `offset` (fio's `f->last_pos[ddir]`; see `offset.rs`).
+    pub last_pos: Vec<u64>,
+    /// I/Os left until a random job draws its next random offset (fio's `td->ddir_seq_nr`).
+    pub seq_left: u32,
+    /// Loops of the job left, this one included (`loops`).
+    pub loops_left: u32,
     // Statistics.
     pub dirs: [DirStats; 3],
     /// Rate and think time (fio's pacing), for a job that has any.
@@ -233,6 +238,7 @@ pub(crate) struct Job {
 impl Job {
     pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
         let n = devs.len();
+        let (start, loops) = (cfg.offset, cfg.loops.max(1));
         let bs_rng = rng.clone();
         Job {
             shaped: false,
@@ -287,7 +293,9 @@ impl Job {
             bytes_issued: 0,
             bytes_limit: u64::MAX,
             ios_issued: 0,
-            seq_offset: vec![0; n],
+            last_pos: vec![start; n.max(1) * 3],
+            seq_left: 1,
+            loops_left: loops,
             dirs: Default::default(),
             usr_ns: 0,
             sys_ns: 0,

@@ -6,6 +6,7 @@ pub(crate) mod complete;
 pub(crate) mod fio_loop;
 pub(crate) mod iopoll;
 pub(crate) mod job;
+pub(crate) mod offset;
 pub(crate) mod pace;
 pub(crate) mod pace_loop;
 pub(crate) mod sq_loop;

@@ -268,9 +268,9 @@ impl Sim {
             };
             let d = dir.index();
             let min_bs = job.cfg.bs[d];
-            // fio's null engine has no device: offsets span `size`.
+            // fio's null engine has no device: offsets span `size` (its file is offset + size long).
             let (di, dev, capacity) = if job.devs.is_empty() {
-                (0, None, job.cfg.size.unwrap_or(min_bs))
+                (0, None, job.cfg.offset + job.cfg.size.unwrap_or(min_bs))
             } else {
                 let di = job.next_dev;
                 job.next_dev = if di + 1 == job.devs.len() { 0 } else { di + 1 };
@@ -278,31 +278,17 @@ impl Sim {
                 (di, Some(dev), self.devs[dev].capacity_bytes)
             };
             let region = job.cfg.size.unwrap_or(capacity).max(min_bs);
-            let random = job.cfg.rw.is_random();
+            // get_next_offset for the direction's smallest size, then get_next_buflen.
+            let Some(o) = job.next_offset(di, d, min_bs, region, capacity) else {
+                job.pace = pace;
+                job.done_issuing = true;
+                break;
+            };
             let (offset, bytes) = if job.cfg.bssplit[d].is_empty() {
-                let blocks = job.blocks_of(region, min_bs);
-                let o = if random {
-                    job.rng.below(blocks) * min_bs
-                } else if job.seq_offset.is_empty() {
-                    0
-                } else {
-                    let o = job.seq_offset[di];
-                    job.seq_offset[di] = (o + min_bs) % (blocks * min_bs);
-                    o
-                };
                 (o, min_bs)
             } else {
-                // get_next_offset (block-aligned to min_bs), then get_next_buflen.
-                let o = if random {
-                    job.rng.below(region / min_bs) * min_bs
-                } else {
-                    let at = job.seq_offset.get(di).copied().unwrap_or(0);
-                    if at + min_bs > region {
-                        0
-                    } else {
-                        at
-                    }
-                };
+                // A sequential position where the smallest size no longer fits starts over.
+                let o = if o + min_bs > region { 0 } else { o };
                 let fits = |b: u64| o + b <= region;
                 let mut bytes = min_bs;
                 for _ in 0..BSSPLIT_TRIES {
@@ -313,11 +299,9 @@ impl Sim {
                         break;
                     }
                 }
-                if let Some(s) = job.seq_offset.get_mut(di) {
-                    *s = o + bytes;
-                }
                 (o, bytes)
             };
+            job.io_placed(di, d, offset, bytes);
             if let Some(p) = pace.as_deref_mut() {
                 p.issued(dir, bytes);
             }

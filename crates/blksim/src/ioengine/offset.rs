@@ -1,0 +1,107 @@
+//! Where a job's next I/O goes in its file: fio's `get_next_offset`
+//! (`io_u.c`). A random job draws a block of `blockalign` bytes every
+//! `ddir_seq_nr` I/Os (`rw=randread:N`) and goes on sequentially in between;
+//! a sequential job starts each I/O where the last one of its direction
+//! ended, plus `ddir_seq_add` (`rw=read:8k` leaves holes, `rw=read:-8k`
+//! goes backwards). Positions are kept per file and direction, as fio's
+//! `f->last_pos[ddir]`: a sequential `rw=readwrite` job reads and writes
+//! two streams from the start of its region.
+
+use crate::ioengine::job::Job;
+
+impl Job {
+    /// The offset, relative to the job's `offset`, of the next I/O of at
+    /// least `bs` bytes in direction `d` on its file `di`, whose region (fio's
+    /// `io_size`) is `region` bytes of a file of `real` bytes. When the file
+    /// has none left (fio's get_next_offset fails), the job's next loop
+    /// starts over; `None` when it was the last loop (the job is done).
+    #[inline(always)]
+    pub(crate) fn next_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
+        self.draw_offset(di, d, bs, region, real).or_else(|| {
+            (self.loops_left > 1).then(|| {
+                self.loops_left -= 1;
+                self.rewind();
+            })?;
+            self.draw_offset(di, d, bs, region, real)
+        })
+    }
+
+    #[inline(always)]
+    fn draw_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
+        // td->ddir_seq_nr starts at 1, so the first I/O of a random job is random.
+        let random = self.cfg.rw.is_random() && {
+            self.seq_left -= 1;
+            let hit = self.seq_left == 0;
+            if hit {
+                self.seq_left = self.cfg.ddir_seq_nr;
+            }
+            hit
+        };
+        let pos = if random {
+            Some(self.random_offset(d, bs, region))
+        } else {
+            // Between the random draws of a random job, sequential I/O; at
+            // the end of the file, a random one.
+            self.seq_offset(di, d, region, real)
+                .or_else(|| self.cfg.rw.is_random().then(|| self.random_offset(d, bs, region)))
+        }?;
+        (pos < region && self.cfg.offset.saturating_add(pos) < real).then_some(pos)
+    }
+
+    /// Record an I/O of `bytes` at `rel` (relative to the job's `offset`) in
+    /// direction `d` on file `di`: the next sequential one starts at its end.
+    #[inline(always)]
+    pub(crate) fn io_placed(&mut self, di: usize, d: usize, rel: u64, bytes: u64) {
+        self.last_pos[di * 3 + d] = self.cfg.offset + rel + bytes;
+    }
+
+    /// A new loop of the job (`loops`): every file's positions back at the start.
+    fn rewind(&mut self) {
+        let start = self.cfg.offset;
+        self.last_pos.iter_mut().for_each(|p| *p = start);
+    }
+
+    /// fio's get_next_rand_block with the random map off: block `b` of
+    /// `blockalign` bytes among those where a `bs` I/O still fits (`last_block`).
+    #[inline(always)]
+    fn random_offset(&mut self, d: usize, bs: u64, region: u64) -> u64 {
+        let ba = match self.cfg.ba[d] {
+            0 => bs,
+            ba => ba,
+        };
+        let span = region - bs.saturating_sub(ba).min(region);
+        let blocks = self.blocks_of(span, ba);
+        self.rng.below(blocks.max(1)) * ba
+    }
+
+    /// fio's get_next_seq_offset, in its own terms: `last_pos` and the file
+    /// offset are absolute, the position returned relative to the file offset.
+    #[inline(always)]
+    fn seq_offset(&mut self, di: usize, d: usize, region: u64, real: u64) -> Option<u64> {
+        let start = self.cfg.offset;
+        let add = self.cfg.ddir_seq_add;
+        // A time-based job, or one whose io_size goes past its size, goes round its region again.
+        let wrap = self.cfg.time_based || self.cfg.io_size.is_some();
+        let last = &mut self.last_pos[di * 3 + d];
+        if wrap && *last >= start.saturating_add(region) {
+            *last = start;
+        }
+        if *last >= real {
+            return None;
+        }
+        let end = region.min(real);
+        // Backwards I/O from a file offset starts at the end of the region.
+        if *last == start && start != 0 && add < 0 {
+            *last = end;
+        }
+        let mut pos = last.wrapping_sub(start);
+        if pos != 0 && add != 0 {
+            pos = pos.wrapping_add_signed(add);
+            // Past either end: holes wrap to the file offset, backwards I/O to the end.
+            if pos >= real {
+                pos = if add > 0 { start } else { end.wrapping_add_signed(add) };
+            }
+        }
+        Some(pos)
+    }
+}

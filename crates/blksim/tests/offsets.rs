@@ -1,0 +1,75 @@
+//! Where a job's I/Os land (fio's get_next_offset), run through the whole
+//! model: `rw=randread:N` (a random offset every N I/Os, sequential in
+//! between), `blockalign`, holes, and one sequential stream per direction.
+
+mod common;
+
+use blksim::workload::{IoEngine, JobConfig, RwKind};
+use common::{job, run_checked, small_machine};
+
+/// Each direction's offsets (read, write), in the order the job issued them.
+fn offsets(j: JobConfig) -> [Vec<u64>; 2] {
+    let mut j = j;
+    j.record_ios = true;
+    let r = run_checked(&small_machine(2), &Default::default(), &[j], 1).0;
+    [0, 1].map(|d| {
+        let mut ios = r.jobs[0].dirs[d].ios.clone();
+        ios.sort_by_key(|io| io.start_ns);
+        ios.iter().map(|io| io.offset).collect()
+    })
+}
+
+fn libaio(rw: RwKind, bs: u64) -> JobConfig {
+    let mut j = job("o", IoEngine::Libaio, rw, bs, 1, "nvme0n1", 10);
+    j.size = Some(64 << 20);
+    j
+}
+
+#[test]
+fn a_random_offset_every_n_ios_and_sequential_in_between() {
+    let mut j = libaio(RwKind::RandRead, 4096);
+    j.ddir_seq_nr = 4;
+    let [reads, _] = offsets(j);
+    assert!(reads.len() > 40, "{} I/Os", reads.len());
+    for (i, w) in reads.windows(2).enumerate() {
+        // I/Os 1, 5, 9, ... draw; the three after each follow on.
+        if (i + 1) % 4 != 0 {
+            assert_eq!(w[1], w[0] + 4096, "I/O {} follows I/O {i}", i + 1);
+        }
+    }
+    let jumps = reads.windows(2).filter(|w| w[1] != w[0] + 4096).count();
+    assert!(jumps * 4 >= reads.len() - 8, "{jumps} random draws in {} I/Os", reads.len());
+}
+
+#[test]
+fn blockalign_aligns_random_offsets_to_it_not_to_bs() {
+    let mut j = libaio(RwKind::RandRead, 8192);
+    j.ba = [512; 3];
+    let [reads, _] = offsets(j.clone());
+    assert!(reads.iter().all(|o| o % 512 == 0 && o + 8192 <= 64 << 20));
+    assert!(reads.iter().any(|o| o % 8192 != 0), "some offsets are not 8k-aligned");
+    j.ba = [0; 3];
+    let [reads, _] = offsets(j);
+    assert!(reads.iter().all(|o| o % 8192 == 0));
+}
+
+#[test]
+fn holes_and_backwards_reads() {
+    let mut j = libaio(RwKind::Read, 4096);
+    j.ddir_seq_add = 8192;
+    let [reads, _] = offsets(j.clone());
+    assert_eq!(reads[..4], [0, 12288, 24576, 36864]);
+    j.ddir_seq_add = -8192;
+    let [reads, _] = offsets(j);
+    let end = 64 << 20;
+    assert_eq!(reads[..4], [0, end - 8192, end - 12288, end - 16384]);
+}
+
+#[test]
+fn reads_and_writes_of_a_sequential_mixed_job_are_two_streams() {
+    let [reads, writes] = offsets(libaio(RwKind::ReadWrite, 4096));
+    assert!(reads.len() > 10 && writes.len() > 10);
+    for stream in [reads, writes] {
+        assert!(stream.iter().enumerate().all(|(i, &o)| o == i as u64 * 4096), "{stream:?}");
+    }
+}
