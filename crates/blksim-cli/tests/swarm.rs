@@ -16,9 +16,10 @@
 //! case that sets a scheduler gives its jobs one device each.
 
 use std::fmt::Write as _;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 #[path = "../../blksim-fio/tests/splitmix/mod.rs"]
 mod splitmix;
@@ -99,6 +100,10 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, one_device: bool, 
     let _ = writeln!(text, "rw={rw}{suffix}");
     if g.chance(10) {
         let _ = writeln!(text, "ba={}", g.pick(&["512", "2k", "64k", "1k,4k"]));
+    }
+    if g.chance(10) {
+        let d = ["zipf:1.2", "pareto:0.3:0.5", "normal:20", "zoned:50/5:50/95", "zoned_abs:60/1m:40/2m", "zipf:1"];
+        let _ = writeln!(text, "random_distribution={}", g.pick(&d));
     }
     let bs = if g.chance(3) { "1000" } else { g.pick(&["4k", "4k", "512", "8k", "16k,4k", "64k", "128k"]) };
     let _ = writeln!(text, "bs={bs}");
@@ -347,14 +352,49 @@ fn case(seed: u64) -> Case {
     Case { seed, files, args, json }
 }
 
-/// Run a case's command in `dir`: (status, stdout, stderr).
+/// A case's wall-time limit: cases take well under a second (debug builds a
+/// few); one that runs past this hangs, and is killed and reported.
+const CASE_LIMIT: Duration = Duration::from_secs(120);
+
+/// Run a case's command in `dir`: (status, stdout, stderr); status -2 when it
+/// ran past `CASE_LIMIT` and was killed.
 fn run(case: &Case, dir: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_blksim")).args(&case.args).current_dir(dir).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(&case.args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = pipe.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    // Polls close together at first: most cases end within milliseconds.
+    let mut nap = Duration::from_micros(100);
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code().unwrap_or(-1);
+        }
+        if start.elapsed() > CASE_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break -2;
+        }
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(Duration::from_millis(20));
+    };
+    let (out, mut err) = (out.join().unwrap(), err.join().unwrap());
+    if code == -2 {
+        err = format!("hung: killed after {} s\n{err}", CASE_LIMIT.as_secs());
+    }
+    (code, out, err)
 }
 
 /// Everything but the wall-clock fields.

@@ -35,6 +35,9 @@ const PARSED: &[(&str, usize)] = &[
     ("fio-seq-write", 1),
     ("fsx", 1),
     ("iometer-file-access-server", 1),
+    ("jesd219", 4),
+    ("rand-zones", 1),
+    ("zipf", 1),
     ("null", 1),
     ("ssd-steadystate", 5),
     ("ssd-test", 4),
@@ -81,7 +84,6 @@ const REJECTED: &[(&str, usize, &str)] = &[
     ("http-swift", 2, "ioengine"),
     ("http-webdav", 2, "ioengine"),
     ("ime", 26, "ioengine"),
-    ("jesd219", 18, "random_distribution"),
     ("latency-profile", 14, "latency_target"),
     ("libblkio-io_uring", 13, "ioengine"),
     ("libblkio-virtio-blk-vfio-pci", 14, "ioengine"),
@@ -106,7 +108,6 @@ const REJECTED: &[(&str, usize, &str)] = &[
     ("page_fault", 3, "ioengine"),
     ("poisson-rate-submission", 9, "io_submit_mode"),
     ("rados", 14, "ioengine"),
-    ("rand-zones", 11, "random_distribution"),
     ("rbd", 14, "ioengine"),
     ("rdmaio-client", 3, "ioengine"),
     ("rdmaio-server", 3, "ioengine"),
@@ -134,7 +135,6 @@ const REJECTED: &[(&str, usize, &str)] = &[
     ("zbd-rand-write-zone-reset-gc", 14, "zonemode"),
     ("zbd-rand-write", 9, "zonemode"),
     ("zbd-seq-read", 10, "zonemode"),
-    ("zipf", 10, "random_distribution"),
 ];
 
 use crosscheck::corpus_files;

@@ -13,6 +13,7 @@ use crate::hw::iommu::RemapUnit;
 use crate::hw::pcie::Link;
 use crate::hw::root_port::RootPortState;
 use crate::ids::{CpuId, DevId, JobId};
+use crate::ioengine::distribution::Distribution;
 use crate::ioengine::job::Job;
 use crate::ioengine::pace::Pace;
 use crate::irq::vector::VectorTable;
@@ -228,6 +229,7 @@ impl Sim {
             job.pace = Pace::of(cfg, self.seed, i, granularity).map(Box::new);
             job.bs_rng = Rng::stream(self.seed, &format!("job/{i}/bs"));
             job.shaped = job.pace.is_some() || cfg.bssplit.iter().any(|s| !s.is_empty());
+            job.dist = self.job_distribution(i, cfg, &devs)?.map(Box::new);
         }
         if !cfg.time_based || cfg.runtime_ns.is_none() {
             job.bytes_limit = self.bytes_limit(i, cfg, &devs)?;
@@ -362,6 +364,46 @@ impl Sim {
     /// A job not bounded by time: its bytes (size x loops, by default the
     /// whole devices). One bounded only by whole devices would simulate for
     /// hours: refused, asking for a bound rather than surprising.
+    /// `random_distribution`'s state: per file, fio's ranges (the smaller of
+    /// the read and write block sizes, over the smaller of the file and its
+    /// region); `zoned_abs` zones must end within each file's region.
+    fn job_distribution(&self, i: usize, cfg: &JobConfig, devs: &[DevId]) -> Result<Option<Distribution>, Error> {
+        let files: Vec<(u64, u64)> = if devs.is_empty() {
+            let size = cfg.size.unwrap_or(cfg.bs[0]);
+            vec![(cfg.offset + size, size)]
+        } else {
+            devs.iter()
+                .map(|&d| {
+                    let real = self.devs[d].capacity_bytes;
+                    (real, cfg.size.unwrap_or(real))
+                })
+                .collect()
+        };
+        let range = cfg.bs[0].min(cfg.bs[1]).max(1);
+        let nranges: Vec<u64> = files.iter().map(|&(real, region)| real.min(region).div_ceil(range)).collect();
+        let seed = self.seed;
+        let Some(dist) = Distribution::new(&cfg.random_distribution, &nranges, &|name| {
+            Rng::stream(seed, &format!("job/{i}/dist/{name}"))
+        }) else {
+            return Ok(None);
+        };
+        for (&(_, region), d) in files.iter().flat_map(|f| (0..3).map(move |d| (f, d))) {
+            let (bs, ba) = (cfg.bs[d], if cfg.ba[d] == 0 { cfg.bs[d] } else { cfg.ba[d] });
+            let lastb = (region - bs.saturating_sub(ba).min(region)) / ba;
+            if dist.zones_exceed(d, lastb, ba) {
+                return Err(err(
+                    i,
+                    format!(
+                        "random_distribution=zoned_abs: the {} zones end past the job's region of {region} bytes (fio: \
+                         zoned_abs sizes exceed file size)",
+                        ["read", "write", "trim"][d]
+                    ),
+                ));
+            }
+        }
+        Ok(Some(dist))
+    }
+
     fn bytes_limit(&self, i: usize, cfg: &JobConfig, devs: &[DevId]) -> Result<u64, Error> {
         // fio's io_bytes_exceeded: io_size if set, else size (x loops).
         let region: u64 = match (cfg.io_size, cfg.size) {

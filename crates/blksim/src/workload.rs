@@ -242,6 +242,8 @@ pub struct JobConfig {
     /// `rw=X:N` of a sequential job: bytes added to the end of each I/O to
     /// find the next (holes; negative goes backwards; fio's `ddir_seq_add`).
     pub ddir_seq_add: i64,
+    /// `random_distribution`.
+    pub random_distribution: RandomDistribution,
 }
 
 /// fio's `rate_process`.
@@ -252,6 +254,53 @@ pub enum RateProcess {
     Linear,
     /// Exponentially distributed gaps with the rate's mean (`poisson`).
     Poisson,
+}
+
+/// fio's `random_distribution`: how a random job picks its blocks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum RandomDistribution {
+    /// Uniform (fio's default).
+    #[default]
+    Random,
+    /// `zipf:THETA[:CENTER]`.
+    Zipf {
+        /// The exponent (not 1).
+        theta: f64,
+        /// Where in the file (0 to 1) the hottest block lies; `None`: a random place.
+        center: Option<f64>,
+    },
+    /// `pareto:H[:CENTER]`.
+    Pareto {
+        /// The power (0 < h < 1).
+        h: f64,
+        /// As zipf's.
+        center: Option<f64>,
+    },
+    /// `normal:DEV[:CENTER]` (fio's gauss).
+    Normal {
+        /// The deviation in percent of the file (0 to below 100).
+        dev: f64,
+        /// Where in the file the mean lies, 0.5 being the middle; `None`: at its start.
+        center: Option<f64>,
+    },
+    /// `zoned:` or `zoned_abs:`.
+    Zoned {
+        /// `zoned_abs`: zone sizes in bytes, not percent.
+        absolute: bool,
+        /// Per direction, the zones in file order, each with its share of the I/Os.
+        zones: [Vec<Zone>; 3],
+    },
+}
+
+/// One zone of a `zoned`/`zoned_abs` distribution, as fio keeps it (`struct zone_split`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Zone {
+    /// Percent of the direction's I/Os that land in it.
+    pub access_perc: u8,
+    /// `zoned`: its size in percent of the file.
+    pub size_perc: u8,
+    /// `zoned_abs`: its size in bytes.
+    pub size: u64,
 }
 
 /// One entry of a `bssplit`: a block size and its share.
@@ -334,6 +383,7 @@ impl JobConfig {
             ba: [0; 3],
             ddir_seq_nr: 1,
             ddir_seq_add: 0,
+            random_distribution: RandomDistribution::Random,
         }
     }
 }

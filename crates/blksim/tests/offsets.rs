@@ -73,3 +73,15 @@ fn reads_and_writes_of_a_sequential_mixed_job_are_two_streams() {
         assert!(stream.iter().enumerate().all(|(i, &o)| o == i as u64 * 4096), "{stream:?}");
     }
 }
+
+#[test]
+fn a_zoned_distribution_sends_its_share_of_the_ios_to_each_zone() {
+    use blksim::workload::{RandomDistribution, Zone};
+    let mut j = libaio(RwKind::RandRead, 4096);
+    j.iodepth = 16;
+    let zones = vec![Zone { access_perc: 50, size_perc: 5, size: 0 }, Zone { access_perc: 50, size_perc: 95, size: 0 }];
+    j.random_distribution = RandomDistribution::Zoned { absolute: false, zones: [zones.clone(), zones.clone(), zones] };
+    let [reads, _] = offsets(j);
+    let first = reads.iter().filter(|&&o| o < (64 << 20) / 20).count() as f64 / reads.len() as f64;
+    assert!(reads.len() > 1000 && (0.45..0.55).contains(&first), "{first} of {} I/Os in the first 5%", reads.len());
+}

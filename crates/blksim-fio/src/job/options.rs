@@ -45,6 +45,7 @@ pub(crate) enum Field {
     RwMixWrite,
     Bs,
     BlockAlign,
+    RandomDistribution,
     BsRange,
     IoDepth,
     BatchSubmit,
@@ -336,11 +337,10 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("norandommap", Kind::Flag, Field::NoRandomMap),
     noop("softrandommap", Kind::Bool, RANDOM),
     noop("random_generator", Kind::Choice(&["tausworthe", "lfsr", "tausworthe64"]), RANDOM),
-    reject_unless(
+    model(
         "random_distribution",
         Kind::Choice(&["random", "zipf", "pareto", "normal", "zoned", "zoned_abs", "sequence"]),
-        PATTERN,
-        &["random"],
+        Field::RandomDistribution,
     ),
     reject_unless("random_sequence_stride", INT, PATTERN, &["0"]),
     reject_unless("percentage_random", Kind::IntDirs { min: 0 }, PATTERN, &["100"]),

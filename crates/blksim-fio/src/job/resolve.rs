@@ -395,6 +395,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.norandommap = st.no_random_map();
     c.ddir_seq_nr = st.ddir_seq_nr;
     c.ddir_seq_add = st.ddir_seq_add;
+    c.random_distribution = st.random_distribution.clone();
     c.rate_iops = st.rate_iops;
     c.rate = st.rate;
     c.rate_process = st.rate_process;

@@ -1,7 +1,7 @@
 //! A job's settings while its sections are applied (fio's `thread_options`):
 //! values read by option kind, and the modelled options written into them.
 
-use blksim::workload::{BsSplit, RateProcess, RwKind, Thinktime, DEFAULT_PERCENTILES};
+use blksim::workload::{BsSplit, RandomDistribution, RateProcess, RwKind, Thinktime, DEFAULT_PERCENTILES};
 
 use super::engine::{classify, EngineName, OptionTable};
 use super::logs::{LogOptions, LogWindowValue};
@@ -128,6 +128,8 @@ pub(crate) struct Settings {
     pub ddir_seq_nr: u32,
     /// The `rw=` suffix: a sequential job's bytes between I/Os (fio's `ddir_seq_add`).
     pub ddir_seq_add: i64,
+    /// `random_distribution`.
+    pub random_distribution: RandomDistribution,
     /// `bsrange` overrides `bs` per direction (only fixed sizes are accepted).
     pub bsrange: [Option<u64>; 3],
     pub iodepth: u32,
@@ -192,6 +194,7 @@ impl Default for Settings {
             ba: [0; 3],
             ddir_seq_nr: 1,
             ddir_seq_add: 0,
+            random_distribution: RandomDistribution::Random,
             bsrange: [None; 3],
             iodepth: 1,
             batch_submit: 1,
@@ -316,6 +319,15 @@ impl Settings {
             (Field::RwMixWrite, P::Int(v)) => self.rwmixread = 100 - v as u32,
             (Field::Bs, P::Dirs(d)) => set_dirs(&mut self.bs, d),
             (Field::BlockAlign, P::Dirs(d)) => set_dirs(&mut self.ba, d),
+            (Field::RandomDistribution, P::Choice("sequence", _)) => {
+                return Err(Refusal::NotModelled(
+                    "random_distribution=sequence (a fixed sequence of blocks) is not modelled".into(),
+                ))
+            }
+            (Field::RandomDistribution, P::Choice(name, post)) => {
+                self.random_distribution =
+                    value::parse_random_distribution(name, post.as_deref(), self.kb_base).map_err(Refusal::Bad)?
+            }
             (Field::BsRange, P::Ranges(r)) => {
                 for (slot, range) in self.bsrange.iter_mut().zip(r) {
                     match range {
@@ -526,7 +538,9 @@ impl Settings {
     /// whose `blockalign` differs from a direction's smallest block size.
     pub fn no_random_map(&self) -> bool {
         let min = |d: usize| self.block_sizes_of(d).into_iter().min().unwrap_or(self.bs[d]);
-        self.norandommap || (self.rw.is_random() && (0..3).any(|d| self.ba[d] > 0 && self.ba[d] != min(d)))
+        self.norandommap
+            || self.random_distribution != RandomDistribution::Random
+            || (self.rw.is_random() && (0..3).any(|d| self.ba[d] > 0 && self.ba[d] != min(d)))
     }
 
     /// Every block size direction `d` may use: its `bssplit`'s, else `bsrange`'s fixed size, else `bs`.

@@ -134,6 +134,40 @@ fn cpus_allowed_split_pins_by_global_thread_number() {
     assert_error("[a]\ncpumask=256\n", 2, &["cpumask", "CPU 8"]);
 }
 
+/// `random_distribution` as fio's str_random_distribution_cb and
+/// zone_split_ddir read it, with their defaults, ranges and messages.
+#[test]
+fn random_distributions_parse_as_fio_reads_them() {
+    use blksim::workload::{RandomDistribution as D, Zone};
+    let dist =
+        |v: &str| configs(&format!("[a]\nrw=randread\nrandom_distribution={v}\n"))[0].random_distribution.clone();
+    assert_eq!(dist("zipf"), D::Zipf { theta: 1.1, center: None });
+    assert_eq!(dist("zipf:0.8:0.25"), D::Zipf { theta: 0.8, center: Some(0.25) });
+    assert_eq!(dist("pareto"), D::Pareto { h: 0.2, center: None });
+    assert_eq!(dist("normal:10"), D::Normal { dev: 10.0, center: None });
+    assert_eq!(dist("random"), D::Random);
+    let z = |a, s| Zone { access_perc: a, size_perc: s, size: 0 };
+    // One list serves every direction; a missing size takes what the others leave.
+    let zones = vec![z(50, 5), z(30, 15), z(20, 80)];
+    assert_eq!(
+        dist("zoned:50/5:30/15:20/"),
+        D::Zoned { absolute: false, zones: [zones.clone(), zones.clone(), zones] }
+    );
+    let D::Zoned { absolute: true, zones } = dist("zoned_abs:60/4m:40/36m,100/1g") else { panic!() };
+    assert_eq!(zones[0][1], Zone { access_perc: 40, size_perc: 0, size: 36 << 20 });
+    assert_eq!(zones[1], vec![Zone { access_perc: 100, size_perc: 0, size: 1 << 30 }]);
+    // Another distribution turns the random map off (fio's fixup_options).
+    assert!(configs("[a]\nrw=randread\nrandom_distribution=zipf\n")[0].norandommap);
+    assert_error("[a]\nrandom_distribution=zipf:1\n", 2, &["random_distribution", "theta"]);
+    assert_error("[a]\nrandom_distribution=pareto:1.5\n", 2, &["random_distribution", "pareto input"]);
+    assert_error("[a]\nrandom_distribution=normal:100\n", 2, &["random_distribution", "deviation"]);
+    assert_error("[a]\nrandom_distribution=zipf:1.2:2\n", 2, &["random_distribution", "center"]);
+    assert_error("[a]\nrandom_distribution=zipf:x\n", 2, &["random_distribution", "random postfix"]);
+    assert_error("[a]\nrandom_distribution=zoned:50/5:30/15\n", 2, &["random_distribution", "add to 80, not 100"]);
+    assert_error("[a]\nrandom_distribution=zoned:50/50:50/60\n", 2, &["random_distribution", "more than 100%"]);
+    assert_eq!(error("[a]\nrandom_distribution=sequence:2,0,1\n").kind, crate::ErrorKind::NotModelled);
+}
+
 /// `numa_cpu_nodes` binds the job to its nodes' CPUs (libnuma's numa_run_on_node_mask,
 /// after and instead of cpus_allowed); `numa_mem_policy` is accepted only where it
 /// places buffers as blksim takes them to be (local to the job's CPU).

@@ -3,7 +3,7 @@
 //! and `:`-separated file names. Errors are plain messages; the caller adds
 //! file, line and option.
 
-use blksim::workload::BsSplit;
+use blksim::workload::{BsSplit, RandomDistribution, Zone};
 
 /// A size as fio reads it: bytes, or a percentage (`size=20%`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -228,12 +228,10 @@ pub(crate) fn parse_flag(s: Option<&str>) -> Result<bool, String> {
 }
 
 /// The part of a choice value fio compares with the valid values: up to the
-/// first `,`, else up to the first `:`; and what follows a `:` (`randread:8`).
+/// first `,` or `:`; and what follows the first `:` (`randread:8`).
 pub(crate) fn choice_head(s: &str) -> (&str, Option<&str>) {
-    let head = match s.find(',') {
-        Some(i) => &s[..i],
-        None => s.find(':').map_or(s, |i| &s[..i]),
-    };
+    // fio's opt_len: up to the first ',' or ':'.
+    let head = s.find([',', ':']).map_or(s, |i| &s[..i]);
     let post = s.find(':').map(|i| s[i + 1..].trim());
     (head, post)
 }
@@ -347,19 +345,153 @@ const BSSPLIT_MAX: usize = 64;
 /// sorted by percentage (fio's `bs_cmp` compares them as signed ints). `None` for a direction
 /// with an empty list (it keeps `bs`).
 pub(crate) fn parse_bssplit(s: &str, kb_base: u64) -> Result<[Option<Vec<BsSplit>>; 3], String> {
-    let s = s.trim_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
-    let (read, write, trim) = match s.split_once(',') {
-        Some((r, rest)) => match rest.split_once(',') {
-            Some((w, t)) => (r, w, t),
-            None => (r, rest, rest),
-        },
-        None => (s, s, s),
-    };
+    let (read, write, trim) = split_dirs(s);
     // fio parses trim, then write, then read: the first error is trim's.
     let t = bssplit_ddir(trim, kb_base)?;
     let w = bssplit_ddir(write, kb_base)?;
     let r = bssplit_ddir(read, kb_base)?;
     Ok([r, w, t])
+}
+
+/// fio's str_split_parse: `read,write,trim` lists; a missing trim list
+/// copies write's, and one list serves all three directions.
+fn split_dirs(s: &str) -> (&str, &str, &str) {
+    let s = s.trim_matches(|c: char| c.is_ascii() && is_c_space(c as u8));
+    match s.split_once(',') {
+        Some((r, rest)) => match rest.split_once(',') {
+            Some((w, t)) => (r, w, t),
+            None => (r, rest, rest),
+        },
+        None => (s, s, s),
+    }
+}
+
+/// fio's `ZONESPLIT_MAX`: zones per direction (more are dropped, as fio does).
+const ZONESPLIT_MAX: usize = 256;
+
+/// `random_distribution=NAME[:...]` as fio's str_random_distribution_cb
+/// reads it: `zipf:THETA[:CENTER]` (1.1), `pareto:H[:CENTER]` (0.2),
+/// `normal:DEV[:CENTER]` (0), `zoned:A/S:...` (percentages of the I/Os and
+/// of the file, per direction), `zoned_abs:A/SIZE:...`.
+pub(crate) fn parse_random_distribution(
+    name: &str,
+    post: Option<&str>,
+    kb_base: u64,
+) -> Result<RandomDistribution, String> {
+    let (default, absolute) = match name {
+        "random" => return Ok(RandomDistribution::Random),
+        "zoned" | "zoned_abs" => (0.0, name == "zoned_abs"),
+        "zipf" => (1.1, false),
+        "pareto" => (0.2, false),
+        _ => (0.0, false),
+    };
+    if name.starts_with("zoned") {
+        let post = post.unwrap_or("");
+        let (r, w, t) = split_dirs(post);
+        // fio parses trim, then write, then read.
+        let t = zone_split(t, absolute, kb_base)?;
+        let w = zone_split(w, absolute, kb_base)?;
+        let r = zone_split(r, absolute, kb_base)?;
+        return Ok(RandomDistribution::Zoned { absolute, zones: [r, w, t] });
+    }
+    let float = |s: &str| s.trim().parse::<f64>().ok().filter(|v| v.is_finite());
+    let (val, center) = match post {
+        None => (default, None),
+        Some(p) => {
+            let (v, c) = match p.split_once(':') {
+                Some((v, c)) => (v, Some(c)),
+                None => (p, None),
+            };
+            let bad = || format!("'{p}' is not VALUE[:CENTER] (fio: random postfix parsing failed)");
+            let center = match c {
+                Some(c) => Some(float(c).ok_or_else(bad)?),
+                None => None,
+            };
+            (float(v).ok_or_else(bad)?, center)
+        }
+    };
+    if center.is_some_and(|c| !(0.0..=1.0).contains(&c)) {
+        return Err("the center must be from 0 to 1 (fio: distribution center out of range)".into());
+    }
+    match name {
+        "zipf" if val == 1.0 => {
+            Err("zipf theta must be other than 1.0 (fio: zipf theta must different than 1.0)".into())
+        }
+        "zipf" => Ok(RandomDistribution::Zipf { theta: val, center }),
+        "pareto" if val <= 0.0 || val >= 1.0 => {
+            Err("pareto input must be above 0 and below 1 (fio: pareto input out of range)".into())
+        }
+        "pareto" => Ok(RandomDistribution::Pareto { h: val, center }),
+        _ if !(0.0..100.0).contains(&val) => {
+            Err("normal deviation must be from 0 to below 100 (fio: normal deviation out of range)".into())
+        }
+        _ => Ok(RandomDistribution::Normal { dev: val, center }),
+    }
+}
+
+/// One direction's zones (fio's split_parse_ddir and zone_split_ddir, with
+/// its 8-bit fields: an access share of 255 counts as missing, as in fio).
+fn zone_split(s: &str, absolute: bool, kb_base: u64) -> Result<Vec<Zone>, String> {
+    const MISSING: u8 = u8::MAX;
+    let mut zones = Vec::new();
+    for entry in s.split(':') {
+        if entry.is_empty() || zones.len() == ZONESPLIT_MAX {
+            break;
+        }
+        let conv = |t: &str| {
+            parse_bytes(t, kb_base).map_err(|e| format!("zone '{entry}': {e} (fio: split conversion failed)"))
+        };
+        let (access, size) = match entry.split_once('/') {
+            Some((a, s)) if absolute => (a, conv(s)?),
+            Some((a, s)) => {
+                let p = atoi(s);
+                let p = if !(0..=100).contains(&p) { 100 } else { p as u64 };
+                (a, if p == 0 { MISSING as u64 } else { p })
+            }
+            None => (entry, if absolute { 0 } else { MISSING as u64 }),
+        };
+        let access = conv(access)? as u8;
+        zones.push(if absolute {
+            Zone { access_perc: access, size_perc: 0, size }
+        } else {
+            Zone { access_perc: access, size_perc: size as u8, size: 0 }
+        });
+    }
+    let missing = |f: fn(&Zone) -> u8| zones.iter().filter(|z| f(z) == MISSING).count() as u32;
+    let sum = |f: fn(&Zone) -> u8| zones.iter().map(f).filter(|&v| v != MISSING).map(u32::from).sum::<u32>();
+    let (perc_missing, sperc_missing) =
+        (missing(|z| z.access_perc), if absolute { 0 } else { missing(|z| z.size_perc) });
+    let (mut perc, mut sperc) = (sum(|z| z.access_perc), if absolute { 0 } else { sum(|z| z.size_perc) });
+    if zones.is_empty() {
+        return Ok(zones);
+    }
+    if perc > 100 || sperc > 100 {
+        return Err("zone percentages add to more than 100% (fio: zone_split percentages add to more than 100%)".into());
+    }
+    if perc < 100 {
+        return Err(format!(
+            "the zones' access percentages add to {perc}, not 100 (fio: access percentage don't add up to 100 for zoned \
+             random distribution)"
+        ));
+    }
+    let n = zones.len();
+    if perc_missing > 0 {
+        if perc_missing == 1 && n == 1 {
+            perc = 100;
+        }
+        for z in zones.iter_mut().filter(|z| z.access_perc == MISSING) {
+            z.access_perc = ((100 - perc) / perc_missing) as u8;
+        }
+    }
+    if sperc_missing > 0 {
+        if sperc_missing == 1 && n == 1 {
+            sperc = 100;
+        }
+        for z in zones.iter_mut().filter(|z| z.size_perc == MISSING) {
+            z.size_perc = ((100 - sperc) / sperc_missing) as u8;
+        }
+    }
+    Ok(zones)
 }
 
 /// C's `atoi`: blanks, a sign, digits; nothing numeric is 0.
@@ -626,6 +758,7 @@ mod tests {
         assert_eq!(choice_head("randread:8"), ("randread", Some("8")));
         assert_eq!(choice_head("read:-8k"), ("read", Some("-8k")));
         assert_eq!(choice_head("read,write"), ("read", None));
+        assert_eq!(choice_head("zoned_abs:60/4m,100/1g"), ("zoned_abs", Some("60/4m,100/1g")));
         assert_eq!(choice_head(" randread"), (" randread", None));
     }
 

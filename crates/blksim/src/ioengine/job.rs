@@ -227,6 +227,8 @@ pub(crate) struct Job {
     pub seq_left: u32,
     /// Loops of the job left, this one included (`loops`).
     pub loops_left: u32,
+    /// `random_distribution`'s state, for one other than `random`.
+    pub dist: Option<Box<crate::ioengine::distribution::Distribution>>,
     // Statistics.
     pub dirs: [DirStats; 3],
     /// Rate and think time (fio's pacing), for a job that has any.
@@ -296,6 +298,7 @@ impl Job {
             last_pos: vec![start; n.max(1) * 3],
             seq_left: 1,
             loops_left: loops,
+            dist: None,
             dirs: Default::default(),
             usr_ns: 0,
             sys_ns: 0,

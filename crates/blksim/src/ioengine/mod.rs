@@ -3,6 +3,7 @@
 //! IOPOLL, null), each with its system calls and kernel work.
 
 pub(crate) mod complete;
+pub(crate) mod distribution;
 pub(crate) mod fio_loop;
 pub(crate) mod iopoll;
 pub(crate) mod job;

@@ -38,12 +38,14 @@ impl Job {
             hit
         };
         let pos = if random {
-            Some(self.random_offset(d, bs, region))
+            self.random_offset(di, d, bs, region)
         } else {
             // Between the random draws of a random job, sequential I/O; at
             // the end of the file, a random one.
-            self.seq_offset(di, d, region, real)
-                .or_else(|| self.cfg.rw.is_random().then(|| self.random_offset(d, bs, region)))
+            match self.seq_offset(di, d, region, real) {
+                None if self.cfg.rw.is_random() => self.random_offset(di, d, bs, region),
+                pos => pos,
+            }
         }?;
         (pos < region && self.cfg.offset.saturating_add(pos) < real).then_some(pos)
     }
@@ -62,16 +64,20 @@ impl Job {
     }
 
     /// fio's get_next_rand_block with the random map off: block `b` of
-    /// `blockalign` bytes among those where a `bs` I/O still fits (`last_block`).
+    /// `blockalign` bytes among those where a `bs` I/O still fits
+    /// (`last_block`), uniform or as `random_distribution` draws it.
     #[inline(always)]
-    fn random_offset(&mut self, d: usize, bs: u64, region: u64) -> u64 {
+    fn random_offset(&mut self, di: usize, d: usize, bs: u64, region: u64) -> Option<u64> {
         let ba = match self.cfg.ba[d] {
             0 => bs,
             ba => ba,
         };
         let span = region - bs.saturating_sub(ba).min(region);
         let blocks = self.blocks_of(span, ba);
-        self.rng.below(blocks.max(1)) * ba
+        match self.dist.as_deref_mut() {
+            None => Some(self.rng.below(blocks.max(1)) * ba),
+            Some(dist) => dist.block(di, d, blocks, ba, &mut self.rng).map(|b| b * ba),
+        }
     }
 
     /// fio's get_next_seq_offset, in its own terms: `last_pos` and the file

@@ -1,0 +1,296 @@
+//! fio's `random_distribution`: the block a random I/O goes to, drawn as
+//! fio's `lib/zipf.c` (zipf, pareto), `lib/gauss.c` (normal) and
+//! `io_u.c` (zoned, zoned_abs) draw it, from this job's seeded streams
+//! instead of fio's tausworthe (fio's 32-bit draws are kept: a draw is the
+//! top 32 bits of a 64-bit one). The popular ranks of zipf, pareto and
+//! normal are scattered over the file by fio's `__hash_u64`.
+
+use crate::sim::Rng;
+use crate::workload::{RandomDistribution, Zone};
+
+/// fio's `ZIPF_MAX_GEN`: zipf's normalisation sums at most this many terms.
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+/// fio's `GAUSS_ITERS`.
+const GAUSS_ITERS: u64 = 12;
+/// fio's `GOLDEN_RATIO_64` (`__hash_u64`).
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+/// fio's `FRAND32_MAX`.
+const FRAND32_MAX: f64 = u32::MAX as f64;
+
+/// A random job's distribution state (none for `random`).
+#[derive(Clone, Debug)]
+pub(crate) struct Distribution {
+    /// zipf, pareto, normal: per file.
+    files: Vec<FileDist>,
+    /// zoned: per direction, the zone of each of the 100 percent of I/Os (`zone_state_index`).
+    zones: [Vec<ZoneIndex>; 3],
+    absolute: bool,
+    /// fio's `td->zone_state`.
+    zone_rng: Rng,
+}
+
+#[derive(Clone, Debug)]
+struct FileDist {
+    nranges: u64,
+    rand_off: u64,
+    rng: Rng,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Zipf { theta: f64, zeta2: f64, zetan: f64 },
+    Pareto { pow: f64 },
+    Gauss { stddev: u64 },
+}
+
+/// One entry of fio's `zone_split_index`: where the zone starts and ends.
+#[derive(Clone, Copy, Debug, Default)]
+struct ZoneIndex {
+    size_perc_prev: u64,
+    size_perc: u64,
+    size_prev: u64,
+    size: u64,
+}
+
+/// A 32-bit draw (fio's `__rand` on a 32-bit tausworthe state).
+fn rand32(rng: &mut Rng) -> u32 {
+    (rng.next_u64() >> 32) as u32
+}
+
+impl Distribution {
+    /// The state of a job whose files hold `nranges` ranges each (fio's
+    /// `__init_rand_distribution`: the smaller of the read and write block
+    /// sizes, over the smaller of the file and its region); `None` for `random`.
+    /// `rng(name)` gives the job's stream `name`.
+    pub(crate) fn new(dist: &RandomDistribution, nranges: &[u64], rng: &dyn Fn(&str) -> Rng) -> Option<Distribution> {
+        let zone_rng = rng("zones");
+        let (files, zones, absolute) = match dist {
+            RandomDistribution::Random => return None,
+            RandomDistribution::Zoned { absolute, zones } => (Vec::new(), zones.clone().map(|z| index(&z)), *absolute),
+            d => {
+                let files =
+                    nranges.iter().enumerate().map(|(i, &n)| FileDist::new(d, n.max(1), rng(&format!("file{i}"))));
+                (files.collect(), Default::default(), false)
+            }
+        };
+        Some(Distribution { files, zones, absolute, zone_rng })
+    }
+
+    /// The block (of `ba` bytes) of file `di` for an I/O of direction `d`,
+    /// whose file has `lastb` such blocks where an I/O fits (fio's
+    /// `last_block`); `rng` is the job's offset stream (fio's `random_state`).
+    /// `None`: `zoned_abs` zones past the file's end (fio fails the I/O).
+    pub(crate) fn block(&mut self, di: usize, d: usize, lastb: u64, ba: u64, rng: &mut Rng) -> Option<u64> {
+        if let Some(f) = self.files.get_mut(di) {
+            return Some(f.next());
+        }
+        let index = &self.zones[d];
+        if index.is_empty() {
+            return Some(rng.below(lastb));
+        }
+        // rand_between(1, 100): fio's rand32_upto(99) + 1.
+        let v = (100.0 * (rand32(&mut self.zone_rng) as f64 / (FRAND32_MAX + 1.0))) as usize;
+        let z = index[v.min(99)];
+        if self.absolute {
+            let (start, end) = (z.size_prev / ba, z.size / ba);
+            (end <= lastb).then(|| start + rng.below(end - start))
+        } else {
+            let start = z.size_perc_prev * lastb / 100;
+            Some(start + rng.below(lastb * (z.size_perc - z.size_perc_prev) / 100))
+        }
+    }
+
+    /// Whether zoned_abs's zones of direction `d` end past `lastb` blocks of `ba` bytes.
+    pub(crate) fn zones_exceed(&self, d: usize, lastb: u64, ba: u64) -> bool {
+        self.absolute && self.zones[d].last().is_some_and(|z| z.size / ba > lastb)
+    }
+}
+
+/// fio's `__td_zone_gen_index`: the zone of each percent of the I/Os.
+fn index(zones: &[Zone]) -> Vec<ZoneIndex> {
+    if zones.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![ZoneIndex::default(); 100];
+    let (mut aprev, mut sprev, mut sprev_sz) = (0usize, 0u64, 0u64);
+    for z in zones {
+        for e in out.iter_mut().skip(aprev).take(z.access_perc as usize) {
+            *e = ZoneIndex {
+                size_perc: sprev + z.size_perc as u64,
+                size_perc_prev: sprev,
+                size: sprev_sz + z.size,
+                size_prev: sprev_sz,
+            };
+        }
+        aprev += z.access_perc as usize;
+        sprev += z.size_perc as u64;
+        sprev_sz += z.size;
+    }
+    out
+}
+
+impl FileDist {
+    fn new(dist: &RandomDistribution, nranges: u64, mut rng: Rng) -> FileDist {
+        // shared_rand_init: a random offset unless a center is given.
+        let random_off = rand32(&mut rng) as u64;
+        let off = |center: Option<f64>| center.map_or(random_off, |c| (nranges as f64 * c) as u64);
+        let (kind, rand_off) = match *dist {
+            RandomDistribution::Zipf { theta, center } => {
+                (Kind::Zipf { theta, zeta2: 1.0 + 0.5f64.powf(theta), zetan: zetan(nranges, theta) }, off(center))
+            }
+            RandomDistribution::Pareto { h, center } => (Kind::Pareto { pow: h.ln() / (1.0 - h).ln() }, off(center)),
+            RandomDistribution::Normal { dev, center } => {
+                let stddev =
+                    if dev == 0.0 { 0 } else { ((nranges as f64 * dev / 100.0).ceil() as u64).min(nranges / 2) };
+                // gauss_init: centred at 0 unless a center is given (then at nranges * (center - 0.5)).
+                (Kind::Gauss { stddev }, center.map_or(0, |c| (nranges as f64 * (c - 0.5)) as i64 as u64))
+            }
+            _ => unreachable!("random and zoned have no per-file state"),
+        };
+        FileDist { nranges, rand_off, rng, kind }
+    }
+
+    /// zipf_next, pareto_next, gauss_next.
+    fn next(&mut self) -> u64 {
+        let n = self.nranges;
+        let val = match self.kind {
+            Kind::Zipf { theta, zeta2, zetan } => {
+                let alpha = 1.0 / (1.0 - theta);
+                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                let rand_uni = rand32(&mut self.rng) as f64 / FRAND32_MAX;
+                let rand_z = rand_uni * zetan;
+                let val = if rand_z < 1.0 {
+                    1
+                } else if rand_z < 1.0 + 0.5f64.powf(theta) {
+                    2
+                } else {
+                    1 + (n as f64 * (eta * rand_uni - eta + 1.0).powf(alpha)) as u64
+                };
+                val - 1
+            }
+            Kind::Pareto { pow } => {
+                let r = rand32(&mut self.rng) as f64 / FRAND32_MAX;
+                ((n - 1) as f64 * r.powf(pow)) as u64
+            }
+            Kind::Gauss { stddev } => {
+                let mut sum: u64 = 0;
+                for _ in 0..GAUSS_ITERS {
+                    sum = sum.wrapping_add(rand32(&mut self.rng) as u64 % (n + 1));
+                }
+                sum = sum.div_ceil(GAUSS_ITERS);
+                if stddev > 0 {
+                    // gauss_dev: an int in [-stddev/2, stddev/2), halved until it stays in range.
+                    let r = rand32(&mut self.rng) as f64;
+                    let mut dev = (stddev as f64 * (r / (FRAND32_MAX + 1.0))) as i64 - (stddev / 2) as i64;
+                    // fio halves forever when the sum itself is the last range (a
+                    // region of two ranges with a deviation that rounds to 0): stop at 0.
+                    while dev != 0 && sum.wrapping_add(dev as u64) >= n {
+                        dev /= 2;
+                    }
+                    sum = sum.wrapping_add(dev as u64);
+                }
+                sum
+            }
+        };
+        val.wrapping_mul(GOLDEN_RATIO_64).wrapping_add(self.rand_off) % n
+    }
+}
+
+/// zipf_update's sum of k^-theta over the first `min(nranges, ZIPF_MAX_GEN)`
+/// ranks. fio adds up to ten million powers; the first thousand are added
+/// here and the rest is the Euler-Maclaurin sum (the integral, the end
+/// terms and two derivative corrections), which is within 1e-12 of it.
+fn zetan(nranges: u64, theta: f64) -> f64 {
+    const EXACT: u64 = 1000;
+    let n = nranges.min(ZIPF_MAX_GEN);
+    let f = |k: f64| k.powf(-theta);
+    let head: f64 = (1..=n.min(EXACT)).map(|k| f(k as f64)).sum();
+    if n <= EXACT {
+        return head;
+    }
+    // The tail from a = EXACT to n, both ends included, less f(a) (already in head).
+    let (a, b) = (EXACT as f64, n as f64);
+    let integral = (b.powf(1.0 - theta) - a.powf(1.0 - theta)) / (1.0 - theta);
+    let d1 = |x: f64| -theta * x.powf(-theta - 1.0);
+    let d3 = |x: f64| -theta * (theta + 1.0) * (theta + 2.0) * x.powf(-theta - 3.0);
+    let tail = integral + (f(a) + f(b)) / 2.0 + (d1(b) - d1(a)) / 12.0 - (d3(b) - d3(a)) / 720.0;
+    head + tail - f(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dist(d: RandomDistribution, n: u64) -> Distribution {
+        Distribution::new(&d, &[n], &|name| Rng::stream(7, name)).unwrap()
+    }
+
+    /// The share of draws that land on the most popular `top` of the blocks.
+    fn hot_share(d: RandomDistribution, n: u64, top: usize) -> f64 {
+        let mut dist = dist(d, n);
+        let mut rng = Rng::stream(1, "o");
+        let mut counts = vec![0u32; n as usize];
+        let draws = 200_000;
+        for _ in 0..draws {
+            let b = dist.block(0, 0, n, 4096, &mut rng).unwrap();
+            assert!(b < n, "block {b} of {n}");
+            counts[b as usize] += 1;
+        }
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        counts[..top].iter().sum::<u32>() as f64 / draws as f64
+    }
+
+    #[test]
+    fn zipf_and_pareto_concentrate_the_ios_and_uniform_does_not() {
+        // zipf 1.2 puts more than half the I/Os on 1% of 10,000 blocks; pareto 0.2
+        // is the 80/20 rule: 80% of them on 20% (ln 0.2 / ln 0.8 as the power).
+        let zipf = hot_share(RandomDistribution::Zipf { theta: 1.2, center: None }, 10_000, 100);
+        assert!((0.5..0.8).contains(&zipf), "zipf:1.2 top 1%: {zipf}");
+        let pareto = hot_share(RandomDistribution::Pareto { h: 0.2, center: None }, 10_000, 2000);
+        // (a little more: fio's hash modulo the ranges folds some ranks onto one block)
+        assert!((0.78..0.92).contains(&pareto), "pareto:0.2 top 20%: {pareto}");
+        let normal = hot_share(RandomDistribution::Normal { dev: 5.0, center: None }, 10_000, 1000);
+        assert!(normal > 0.25, "normal:5 top 10%: {normal}");
+        // Two ranges: every draw ends (fio's own loop would spin forever when the sum is 2).
+        hot_share(RandomDistribution::Normal { dev: 20.0, center: None }, 2, 1);
+        let zoned = Distribution::new(&RandomDistribution::Random, &[100], &|n| Rng::stream(1, n));
+        assert!(zoned.is_none());
+    }
+
+    #[test]
+    fn zetan_is_fios_sum_of_powers() {
+        for theta in [0.5, 0.8, 1.2, 2.0] {
+            // fio stops at ZIPF_MAX_GEN terms.
+            assert_eq!(zetan(u64::MAX, theta), zetan(ZIPF_MAX_GEN, theta));
+            for n in [10, 1000, 1001, 123_457, 2_000_000] {
+                let terms = n.min(ZIPF_MAX_GEN);
+                let exact: f64 = (0..terms).map(|i| (1.0 / (i + 1) as f64).powf(theta)).sum();
+                let got = zetan(n, theta);
+                assert!(((got - exact) / exact).abs() < 1e-9, "theta {theta} n {n}: {got} vs {exact}");
+            }
+        }
+    }
+
+    #[test]
+    fn zoned_sends_each_share_of_the_ios_to_its_zone() {
+        // zoned:50/5:30/15:20/80 — half the I/Os in the first 5%, 30% in the next 15%.
+        let zones: Vec<Zone> =
+            [(50, 5), (30, 15), (20, 80)].map(|(a, s)| Zone { access_perc: a, size_perc: s, size: 0 }).to_vec();
+        let mut d =
+            dist(RandomDistribution::Zoned { absolute: false, zones: [zones.clone(), zones.clone(), zones] }, 1);
+        let mut rng = Rng::stream(1, "o");
+        let (mut first, mut second) = (0, 0);
+        for _ in 0..100_000 {
+            let b = d.block(0, 0, 1000, 4096, &mut rng).unwrap();
+            assert!(b < 1000);
+            first += (b < 50) as u32;
+            second += (50..200).contains(&b) as u32;
+        }
+        assert!((49_000..51_000).contains(&first) && (29_000..31_000).contains(&second), "{first} {second}");
+        // zoned_abs: sizes in bytes; zones past the file are refused.
+        let abs = vec![Zone { access_perc: 100, size_perc: 0, size: 8 << 20 }];
+        let d = dist(RandomDistribution::Zoned { absolute: true, zones: [abs.clone(), abs.clone(), abs] }, 1);
+        assert!(d.zones_exceed(0, 1000, 4096) && !d.zones_exceed(0, 4096, 4096));
+    }
+}
