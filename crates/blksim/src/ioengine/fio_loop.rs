@@ -212,21 +212,8 @@ impl Sim {
             let dir = job.next_dir();
             let d = dir.index();
             let bytes = job.cfg.bs[d];
-            // fio's null engine has no device: offsets span `size` (its file is offset + size long).
-            let (di, dev, capacity) = if job.devs.is_empty() {
-                (0, None, job.cfg.offset + job.cfg.size.unwrap_or(bytes))
-            } else {
-                let di = if job.cfg.program == Program::TIoUring {
-                    job.tio_next_file()
-                } else {
-                    let di = job.next_dev;
-                    job.next_dev = if di + 1 == job.devs.len() { 0 } else { di + 1 };
-                    di
-                };
-                let dev = job.devs[di];
-                (di, Some(dev), self.devs[dev].capacity_bytes)
-            };
-            let region = job.cfg.size.unwrap_or(capacity).max(bytes);
+            let devs = &self.devs;
+            let (di, dev, capacity, region) = job.next_file(bytes, |d| devs[d].capacity_bytes);
             let Some(rel) = job.next_offset(di, d, bytes, region, capacity) else {
                 job.done_issuing = true;
                 break;

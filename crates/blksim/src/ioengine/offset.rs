@@ -7,9 +7,34 @@
 //! `f->last_pos[ddir]`: a sequential `rw=readwrite` job reads and writes
 //! two streams from the start of its region.
 
+use crate::ids::DevId;
 use crate::ioengine::job::Job;
+use crate::workload::Program;
 
 impl Job {
+    /// The file the next I/O of at least `bs` bytes goes to (fio's
+    /// get_next_file: round robin, t/io_uring's by pending depth): its index,
+    /// device, size and the job's region of it. The null engine's one file
+    /// is `offset + size` long (offsets span `size`); `capacity` gives a
+    /// device's size.
+    #[inline(always)]
+    pub(crate) fn next_file(&mut self, bs: u64, capacity: impl Fn(DevId) -> u64) -> (usize, Option<DevId>, u64, u64) {
+        let (di, dev, real) = if self.devs.is_empty() {
+            (0, None, self.cfg.offset + self.cfg.size.unwrap_or(bs))
+        } else {
+            let di = if self.cfg.program == Program::TIoUring {
+                self.tio_next_file()
+            } else {
+                let di = self.next_dev;
+                self.next_dev = if di + 1 == self.devs.len() { 0 } else { di + 1 };
+                di
+            };
+            let dev = self.devs[di];
+            (di, Some(dev), capacity(dev))
+        };
+        (di, dev, real, self.cfg.size.unwrap_or(real).max(bs))
+    }
+
     /// The offset, relative to the job's `offset`, of the next I/O of at
     /// least `bs` bytes in direction `d` on its file `di`, whose region (fio's
     /// `io_size`) is `region` bytes of a file of `real` bytes. When the file

@@ -268,16 +268,8 @@ impl Sim {
             };
             let d = dir.index();
             let min_bs = job.cfg.bs[d];
-            // fio's null engine has no device: offsets span `size` (its file is offset + size long).
-            let (di, dev, capacity) = if job.devs.is_empty() {
-                (0, None, job.cfg.offset + job.cfg.size.unwrap_or(min_bs))
-            } else {
-                let di = job.next_dev;
-                job.next_dev = if di + 1 == job.devs.len() { 0 } else { di + 1 };
-                let dev = job.devs[di];
-                (di, Some(dev), self.devs[dev].capacity_bytes)
-            };
-            let region = job.cfg.size.unwrap_or(capacity).max(min_bs);
+            let devs = &self.devs;
+            let (di, dev, capacity, region) = job.next_file(min_bs, |d| devs[d].capacity_bytes);
             // get_next_offset for the direction's smallest size, then get_next_buflen.
             let Some(o) = job.next_offset(di, d, min_bs, region, capacity) else {
                 job.pace = pace;
