@@ -13,6 +13,9 @@
 #                   examples/bench-8drive-libaio.fio with valgrind's
 #                   cachegrind for both builds, and print the change.
 # COMPARE_KEEP=DIR keeps the outputs of both builds in DIR.
+# COMPARE_BASE_BIN=FILE takes FILE as the base build (no worktree, no
+# build): keep a copy of a release binary to compare a series of changes
+# against it quickly.
 # Exit status: 0 identical, 1 something differs, 2 usage or build error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,11 +32,16 @@ trap 'git worktree remove --force "$tmp/base-tree" >/dev/null 2>&1 || true; rm -
 
 # The base build keeps its own target directory, so that it is cached
 # between runs and never clobbers the working tree's.
-git worktree add -q --detach "$tmp/base-tree" "$rev"
-base_target=$PWD/target/compare-base
-(cd "$tmp/base-tree" && CARGO_TARGET_DIR="$base_target" cargo build --release -q -p blksim-cli) || exit 2
+if [ -n "${COMPARE_BASE_BIN:-}" ]; then
+  base_bin=$COMPARE_BASE_BIN
+  [ -x "$base_bin" ] || { echo "compare-outputs: COMPARE_BASE_BIN=$base_bin is not an executable" >&2; exit 2; }
+else
+  git worktree add -q --detach "$tmp/base-tree" "$rev"
+  base_target=$PWD/target/compare-base
+  (cd "$tmp/base-tree" && CARGO_TARGET_DIR="$base_target" cargo build --release -q -p blksim-cli) || exit 2
+  base_bin=$base_target/release/blksim
+fi
 cargo build --release -q -p blksim-cli || exit 2
-base_bin=$base_target/release/blksim
 new_bin=$PWD/target/release/blksim
 
 # Job files the examples do not cover.
@@ -48,6 +56,9 @@ printf '[w]\nioengine=libaio\nrw=write\nbs=4k\niodepth=32\niodepth_batch_submit=
 printf '[global]\nioengine=libaio\nrw=randread\nbs=4k\niodepth=16\ndirect=1\ntime_based\nruntime=5ms\ncpus_allowed_policy=split\n[a]\nfilename=/dev/nvme0n1\ncpus_allowed=0,1,64,65\nnumjobs=4\n' > "$j/smt.fio"
 printf '[n]\nioengine=io_uring\nrw=randread\nbs=4k\niodepth=8\ndirect=1\nfilename=/dev/nullb0\ntime_based\nruntime=3ms\ncpus_allowed=0-3\ncpus_allowed_policy=split\nnumjobs=4\n' > "$j/nullb.fio"
 printf '[s1]\nioengine=psync\nrw=read\nbs=4k\ndirect=1\nfilename=/dev/nvme0n1\nsize=4m\n[s2]\nstonewall\nioengine=null\nrw=randread\nbs=4k\nsize=1m\nstartdelay=1ms\n' > "$j/phases.fio"
+printf '[sd]\nioengine=sync\nrw=read\nbs=4k\ndirect=1\nfilename=/dev/sda\ntime_based\nruntime=20ms\ncpus_allowed=0\n[sdr]\nioengine=libaio\niodepth=8\nrw=randread\nbs=8k\ndirect=1\nfilename=/dev/sdb:/dev/sdm\ntime_based\nruntime=20ms\ncpus_allowed=5\n[sdw]\nioengine=libaio\niodepth=4\nrw=write\nbs=64k\ndirect=1\nfilename=/dev/sdc\ntime_based\nruntime=20ms\ncpus_allowed=9\n' > "$j/scsi.fio"
+printf '[ng]\nioengine=io_uring_cmd\ncmd_type=nvme\ndirect=1\nfixedbufs=1\nrw=randread\nbs=4k\niodepth=32\nfilename=/dev/ng0n1\ntime_based\nruntime=3ms\ncpus_allowed=1\n[sq]\nioengine=io_uring\nsqthread_poll=1\nrw=randread\nbs=4k\niodepth=32\ndirect=1\nfilename=/dev/nvme1n1\ntime_based\nruntime=3ms\ncpus_allowed=2\n' > "$j/uring-more.fio"
+printf '[r]\nioengine=libaio\nrw=randrw\nbssplit=4k/50:16k/50\nrate_iops=20000,5000\nthinktime=50\nthinktime_blocks=8\niodepth=8\ndirect=1\nfilename=/dev/nvme0n1\ntime_based\nruntime=4ms\ncpus_allowed=3\n[o]\nioengine=psync\nrw=read:8k\nbs=4k\ndirect=1\nfilename=/dev/nvme1n1\nsize=1m\nrandom_distribution=zipf:1.1\ncpus_allowed=4\n' > "$j/paced.fio"
 printf '[bad]\nioengine=io_uring\nsqthread_poll=1\ndirect=1\nfilename=/dev/nvme0n1\nruntime=1ms\n' > "$j/not-modelled.fio"
 printf '[bad]\nioengine=psync\ndirect=1\nfilename=/dev/nvme9n1\nruntime=1ms\n' > "$j/no-device.fio"
 
@@ -92,6 +103,16 @@ dsa-move-posted	dsa-memfill --devices dsa0,dsa1 --outstanding 8 --irq-cpu 0 --ru
 machines	machines
 machine-spr	machines spr-gen5
 parse-only	run examples/bench-8drive-libaio.fio --parse-only
+scsi	run $j/scsi.fio --machine hp-ia64-2008 --output-format json --interrupts --breakdown
+scsi-normal	run $j/scsi.fio --machine hp-ia64-2008 --set /sys/block/sda/queue/rq_affinity=2 --patch io-cpu-affinity-2008 --set /sys/block/sdb/queue/queue_affinity=7 --iostat --mpstat
+scsi-deadline	run $j/scsi.fio --machine hp-ia64-2008 --set /sys/block/sdb/queue/scheduler=mq-deadline --set /sys/block/sdc/queue/scheduler=mq-deadline --output-format json
+uring-more	run $j/uring-more.fio --output-format json --breakdown
+uring-more-strict	run $j/uring-more.fio --cmdline "iommu.strict=1 nvme.poll_queues=2" --patch dma-premap --output-format json
+uring-more-posted	run $j/uring-more.fio --cmdline "intremap=posted_msi nvme.write_queues=2" --interrupts
+paced	run $j/paced.fio --output-format json
+nullb-poll	t-io_uring -b512 -d32 -c8 -s8 -p1 --taskset 0 -r 2ms --cmdline null_blk.poll_queues=2 -- /dev/nullb0
+hotplug	run $j/bench-20ms.fio --at 2ms:/sys/devices/system/cpu/cpu5/online=0 --at 4ms:/sys/devices/system/cpu/cpu5/online=1 --output-format json
+coalesce	run examples/randread-uring.fio --set /sys/class/nvme/nvme0/blksim/interrupt_coalescing=8,10 --output-format json
 err-not-modelled	run $j/not-modelled.fio
 err-no-device	run $j/no-device.fio
 err-offline-managed	run examples/randread-uring.fio --at 1ms:/sys/devices/system/cpu/cpu0/online=0

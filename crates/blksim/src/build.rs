@@ -5,7 +5,7 @@
 
 use crate::block::mq_deadline::Deadline;
 use crate::block::RequestPool;
-use crate::drivers::{dsa, null_blk, nvme, scsi, IrqRequest, ProbeCtx, Probed};
+use crate::drivers::{IrqRequest, ProbeCtx, Probed};
 use crate::error::Error;
 use crate::hw::cpu::Cpu;
 use crate::hw::delivery::InterruptRouter;
@@ -17,7 +17,7 @@ use crate::ioengine::distribution::Distribution;
 use crate::ioengine::job::Job;
 use crate::ioengine::pace::Pace;
 use crate::irq::vector::VectorTable;
-use crate::machine::{DeviceKind, DeviceSpec, Machine, ScsiSpec};
+use crate::machine::{DeviceSpec, Machine};
 use crate::sched::cpumask::CpuMasks;
 use crate::settings::{Scheduler, Settings};
 use crate::sim::{EventQueue, Rng};
@@ -118,19 +118,7 @@ impl Sim {
     /// The device's driver probes it; its IRQs get their vectors.
     /// `instances` counts NVMe and DSA devices probed so far.
     fn probe(&mut self, spec: &DeviceSpec, ctx: &ProbeCtx, instances: &mut [u32; 2]) -> Result<(), Error> {
-        let probed = match &spec.kind {
-            DeviceKind::Nvme(p) => {
-                instances[0] += 1;
-                nvme::probe(&spec.name, p, ctx, instances[0] - 1)?
-            }
-            DeviceKind::Dsa(p) => {
-                instances[1] += 1;
-                dsa::probe(&spec.name, p, ctx, instances[1] - 1)
-            }
-            DeviceKind::NullBlk => null_blk::probe(&spec.name, ctx)?,
-            DeviceKind::Scsi(ScsiSpec::Host(p)) => scsi::probe_host(&spec.name, p, ctx)?,
-            DeviceKind::Scsi(ScsiSpec::Disk(p)) => scsi::probe_disk(&spec.name, p, ctx, &mut self.devs)?,
-        };
+        let probed = crate::drivers::probe(spec, ctx, instances, &mut self.devs)?;
         self.attach(probed)
     }
 
@@ -290,16 +278,8 @@ impl Sim {
                     ),
                 )
             })?;
-            if self.devs[d].is_dsa() {
-                return Err(err(
-                    i,
-                    format!(
-                        "filename={f}: a DSA accelerator is not a block device (drive it with `blksim dsa-memfill`)"
-                    ),
-                ));
-            }
-            if !self.devs[d].is_block() {
-                return Err(err(i, format!("filename={f}: a SCSI host adapter is not a block device (its disks are)")));
+            if let Some(why) = self.devs[d].driver.not_a_block_device() {
+                return Err(err(i, format!("filename={f}: {why}")));
             }
             devs.push(DevId::of(d));
         }
@@ -328,8 +308,7 @@ impl Sim {
         if ns != 1 {
             return None;
         }
-        let d =
-            self.devs.iter().position(|d| matches!(d.driver, crate::drivers::Driver::Nvme(_)) && d.instance == ctrl)?;
+        let d = self.devs.iter().position(|d| d.driver.has_generic_char_device() && d.instance == ctrl)?;
         Some(DevId::of(d))
     }
 

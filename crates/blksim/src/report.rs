@@ -111,15 +111,7 @@ impl Sim {
             .map(|irq| InterruptRow {
                 label: irq.number.to_string(),
                 per_cpu: irq.count.clone(),
-                chip: match self.devs[irq.dev].driver {
-                    // One interrupt per adapter port (a PCI function each).
-                    crate::drivers::Driver::Scsi(_) => format!("PCI-MSI {}-edge", irq.queue.0),
-                    _ => format!(
-                        "IR-PCI-MSIX-0000:{:02x}:00.0 {}-edge",
-                        0x10 + self.devs[irq.dev].instance,
-                        irq.queue.0 + 1
-                    ),
-                },
+                chip: self.devs[irq.dev].driver.irq_chip(self.devs[irq.dev].instance, irq.queue),
                 name: irq.name.clone(),
             })
             .collect();

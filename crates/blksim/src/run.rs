@@ -153,7 +153,7 @@ impl Sim {
     /// A DSA client on its device's work queue, with the WQ's IRQ moved
     /// where the client asks.
     fn add_dsa_client(&mut self, c: &DsaClientConfig) -> Result<(), Error> {
-        let dev = self.devs.iter().position(|d| d.name == c.device && d.is_dsa()).ok_or_else(|| {
+        let dev = self.devs.iter().position(|d| d.name == c.device && d.driver.is_dsa()).ok_or_else(|| {
             Error::bad_input(format!(
                 "DSA device '{}': machine '{}' has none by that name",
                 c.device, self.machine.name
@@ -379,7 +379,7 @@ impl Sim {
             Popped::Event(ev) => ev,
         };
         match ev {
-            Event::CqeSent { dev, req } => self.cqe_sent(dev, req),
+            Event::CqeSent { dev, req } => self.device_completed(dev, req),
             Event::CqeAtPort { dev, hctx, req } => self.cqe_at_port(dev, hctx, req),
             Event::RootPortFree { port } => self.root_port_free(port as usize),
             Event::InterruptArrived { cpu, vector } => {
@@ -397,7 +397,7 @@ impl Sim {
             Event::JobStarted { job } => self.job_start(job),
             Event::HotplugStep { cpu } => self.cpu_down_step(cpu),
             Event::VectorCleanup { cpu, vector, irq } => self.vector_cleanup(cpu, vector, irq),
-            Event::NvmeAggregationTimer { dev, hctx, gen } => self.nvme_aggregation_timer(dev, hctx, gen),
+            Event::NvmeAggregationTimer { dev, hctx, gen } => self.driver_aggregation_timer(dev, hctx, gen),
             Event::RunWorkTimer { dev, gen } => self.run_work_timer(dev, gen),
             Event::KworkerWoken { cpu } => self.kworker_woken(cpu),
             Event::JobStuck { job } => self.tio_stuck_end(job),

@@ -6,7 +6,6 @@
 //! waiter), SCHED_RESTART, the ioengine's completion.
 
 use super::Placement;
-use crate::drivers::Driver;
 use crate::ids::{CpuId, JobId, ReqId};
 use crate::ioengine::job::JobState;
 use crate::system::Sim;
@@ -61,27 +60,9 @@ impl Sim {
         for _ in 0..n {
             let req = self.cpus[cpu].done_list.pop_front().expect("done list");
             debt += self.end_request(cpu, req);
-            if self.is_scsi_request(req) {
-                self.scsi_ended(cpu, req);
-            }
+            self.driver_softirq_ended(cpu, req);
         }
         debt
-    }
-
-    /// Is `req` a SCSI disk's?
-    #[inline(always)]
-    fn is_scsi_request(&self, req: ReqId) -> bool {
-        self.reqs.reqs[req].dev.is_some_and(|d| matches!(self.devs[d].driver, Driver::Scsi(_)))
-    }
-
-    /// The driver's part of ending `req` in BLOCK_SOFTIRQ on `cpu` (SCSI's `scsi_io_completion`).
-    #[inline(always)]
-    pub(crate) fn softirq_driver_cost(&self, cpu: CpuId, req: ReqId) -> u64 {
-        if self.is_scsi_request(req) {
-            self.scsi_complete_cost(cpu, req)
-        } else {
-            0
-        }
     }
 
     /// `blk_mq_end_request`: account the disk, free the tag, hand the result to

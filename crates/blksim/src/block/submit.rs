@@ -6,8 +6,6 @@
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
 use crate::block::request::Owner;
-use crate::drivers::scsi::ScsiState;
-use crate::drivers::Driver;
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::job::{batch_bucket, depth_bucket};
@@ -63,15 +61,6 @@ use crate::system::Sim;
 use crate::workload::IoEngine;
 
 impl Sim {
-    /// The driver's cost to start a batch on `dev` (the NVMe SQ doorbell,
-    /// the adapter's request-ring doorbell).
-    pub(crate) fn driver_commit_cost(&self, dev: DevId) -> u64 {
-        match self.devs[dev].driver {
-            Driver::Nvme(_) | Driver::Scsi(_) => self.costs.doorbell_ns,
-            _ => 0,
-        }
-    }
-
     /// The CPU `queue_affinity` (io-cpu-affinity-2008) makes issue `dev`'s
     /// requests, when it is not `cpu`.
     #[inline(always)]
@@ -95,24 +84,12 @@ impl Sim {
             }
             return self.costs.llist_add_ns;
         }
-        self.driver_issue_here(cpu, dev, hctx, req)
+        self.queue_rq(cpu, dev, hctx, req)
     }
 
     /// The CPU cost of issuing a request handed over to this CPU: its `queue_rq` and a doorbell.
     pub(crate) fn handed_over_issue_cost(&self, req: ReqId) -> u64 {
         self.driver_queue_rq_cost(req) + self.driver_commit_cost(self.reqs.reqs[req].dev())
-    }
-
-    /// `queue_rq` of `req` on `cpu`, the CPU that runs the queue.
-    pub(crate) fn driver_issue_here(&mut self, cpu: CpuId, dev: DevId, hctx: HctxId, req: ReqId) -> u64 {
-        match self.devs[dev].driver {
-            Driver::Nvme(_) => {
-                self.nvme_issue(dev, hctx, &[req]);
-                0
-            }
-            Driver::Scsi(_) => self.scsi_issue(cpu, dev, req),
-            _ => self.null_blk_issue(cpu, dev, req),
-        }
     }
 
     /// The engine's own per-I/O submission cost (before the block layer):
@@ -167,7 +144,7 @@ impl Sim {
     /// (`--patch dma-premap`) is not unmapped. Returns the CPU time spent in
     /// the unmaps (spinning for the lock and the hardware); 0 otherwise.
     pub(crate) fn iotlb_sync(&mut self, dev: DevId, hctx: HctxId, n: u32, at_ns: u64, between_ns: u64) -> u64 {
-        if !self.dma_strict || !matches!(self.devs[dev].driver, Driver::Nvme(_)) {
+        if !self.dma_strict || !self.devs[dev].driver.unmap_syncs_iotlb() {
             return 0;
         }
         let unit = self.root_ports[self.devs[dev].root_port].unit;
@@ -213,18 +190,6 @@ impl Sim {
             Owner::Dsa(_) => self.dma_cost(),
         };
         self.driver_queue_rq_bill(rq.dev(), dma, &mut Bill::default())
-    }
-
-    /// `driver_queue_rq_cost`, billed: the driver's work and the DMA mapping (`dma_ns`).
-    pub(crate) fn driver_queue_rq_bill(&self, dev: DevId, dma_ns: u64, bill: &mut Bill) -> u64 {
-        let c = &self.costs;
-        match &self.devs[dev].driver {
-            Driver::Nvme(_) => {
-                bill.add(CpuStage::DriverSubmit, c.nvme_queue_rq_ns) + bill.add(CpuStage::DmaMap, dma_ns)
-            }
-            Driver::Scsi(ScsiState::Disk(sd)) => bill.add(CpuStage::DriverSubmit, sd.queue_rq_ns),
-            _ => bill.add(CpuStage::DriverSubmit, c.null_queue_rq_ns),
-        }
     }
 
     /// Cost of the submitting syscall for the queued io_us (billed), and
@@ -407,21 +372,7 @@ impl Sim {
             if several {
                 cost += bill.add(CpuStage::Block, c.blk_plug_queue_ns);
             }
-            match (&self.devs[dev].driver, several) {
-                // One queue: nvme_queue_rqs, one sq_lock and doorbell for the batch.
-                (Driver::Nvme(_), false) => {
-                    cost += bill.add(CpuStage::DriverSubmit, n * c.nvme_queue_rqs_ns + c.nvme_sq_batch_ns);
-                    cost += bill.add(CpuStage::DmaMap, n * dma_ns);
-                }
-                // Several (Linux 6.10): blk_mq_dispatch_rq_list, ->queue_rq each.
-                (Driver::Nvme(_), true) => {
-                    cost += bill.add(CpuStage::Block, n * c.blk_issue_direct_ns);
-                    cost += bill.add(CpuStage::DriverSubmit, n * c.nvme_queue_rq_ns);
-                    cost += bill.add(CpuStage::DmaMap, n * dma_ns);
-                }
-                (Driver::Scsi(ScsiState::Disk(sd)), _) => cost += bill.add(CpuStage::DriverSubmit, n * sd.queue_rq_ns),
-                _ => cost += bill.add(CpuStage::DriverSubmit, n * c.null_queue_rq_ns),
-            }
+            cost += self.devs[dev].driver.queue_rqs_bill(c, n, several, dma_ns, bill);
             cost += bill.add(CpuStage::Doorbell, self.driver_commit_cost(dev));
         }
         cost

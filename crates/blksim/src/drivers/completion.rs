@@ -5,33 +5,10 @@
 //! driver → the queue's MSI (`msi.rs`, `posted_msi.rs`), or a poller sees it.
 
 use crate::drivers::nvme::interrupt::Signal;
-use crate::drivers::Driver;
 use crate::ids::{DevId, HctxId, ReqId};
 use crate::system::{Event, Sim};
-use crate::workload::Direction;
 
 impl Sim {
-    /// The device finished a command: for a read, its data crosses the link
-    /// (in media-completion order), then the CQE write goes upstream.
-    pub(crate) fn cqe_sent(&mut self, dev: DevId, req: ReqId) {
-        if let Driver::Scsi(_) = self.devs[dev].driver {
-            return self.scsi_status_sent(dev, req);
-        }
-        let now = self.q.now_ns();
-        let r = &self.reqs.reqs[req];
-        let hctx = r.hctx;
-        if r.dir == Direction::Read {
-            let bytes = r.dev_bytes as u64;
-            let nvme = self.devs[dev].nvme_mut();
-            let upstream = nvme.params.pcie_switch.map(|s| &mut self.pcie_switches[s]);
-            let at = nvme.read_link_done(now, bytes, upstream);
-            if at > now {
-                return self.q.at(at, Event::CqeAtPort { dev, hctx, req });
-            }
-        }
-        self.cqe_at_port(dev, hctx, req);
-    }
-
     /// A CQE write reaches its root port. Posted writes are ordered: it waits
     /// behind the port's earlier writes and MSIs. The queue (`hctx`) rides
     /// along so that the write does not reload the request.
@@ -87,10 +64,7 @@ impl Sim {
             self.poll_queue_poke(dev, hctx);
             return;
         }
-        let signal = match &mut d.driver {
-            Driver::Nvme(n) => n.irq.cqe_posted(hctx, now),
-            Driver::Dsa(_) | Driver::NullBlk(_) | Driver::Scsi(_) => Signal::Now,
-        };
+        let signal = d.driver.cqe_posted(hctx, now);
         self.device_signal(dev, hctx, signal);
     }
 

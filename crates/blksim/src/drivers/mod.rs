@@ -1,11 +1,15 @@
 //! Devices (state): a block device as blk-mq sees it — its hardware
 //! queues, CPU maps, queue settings and disk counters — with the driver and
-//! device model behind it, and its I/O scheduler.
+//! device model behind it, and its I/O scheduler; `Driver`, the one type
+//! whose methods (and `ops.rs`'s) are every capability a driver has, as
+//! `blk_mq_ops` is in the kernel. No code outside `drivers/` asks which
+//! kind of device it has.
 
 pub(crate) mod completion;
 pub(crate) mod dsa;
 pub(crate) mod null_blk;
 pub(crate) mod nvme;
+pub(crate) mod ops;
 pub(crate) mod scsi;
 
 use crate::block::disk::DiskCounters;
@@ -13,17 +17,22 @@ use crate::block::hctx::{HwQueue, QueueMap};
 use crate::block::mq_deadline::Deadline;
 use crate::block::Request;
 use crate::error::Error;
+use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, HctxId};
-use crate::machine::{Costs, Machine};
+use crate::machine::{Costs, DeviceKind, DeviceSpec, Machine, ScsiSpec};
 use crate::settings::{NullBlkSettings, QueueSettings, Settings};
+use crate::stats::CpuStage;
 use crate::workload::Direction;
 
 use dsa::DsaState;
 use nvme::controller::NvmeState;
-use scsi::ScsiState;
+use nvme::interrupt::Signal;
+use scsi::{HostState, SdState};
 
 /// The driver and device model behind a device: one arm per kind, each
-/// built by its driver's `probe` from the profile and the settings.
+/// built by its driver's `probe` from the profile and the settings. Every
+/// match on it is exhaustive (no `_` arm): a new kind makes the compiler
+/// list each capability it must answer.
 // One per device, built once and never moved: the size difference costs nothing.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Driver {
@@ -33,8 +42,176 @@ pub(crate) enum Driver {
     NullBlk(NullBlkSettings),
     /// An Intel DSA accelerator: its engines (its work queues are the queues).
     Dsa(DsaState),
-    /// SCSI over Fibre Channel: a host adapter (its ports are the queues), or a disk behind one.
-    Scsi(ScsiState),
+    /// A SCSI over Fibre Channel host adapter (its ports are the queues); not a block device.
+    ScsiHost(HostState),
+    /// A SCSI disk (`sd`) behind a host adapter.
+    ScsiDisk(Box<SdState>),
+}
+
+/// Probe the device `spec` describes with its driver. `instances` counts
+/// the NVMe and DSA devices probed so far (their instance numbers); a
+/// SCSI disk's host adapter is among `devs`, probed before it.
+pub(crate) fn probe(
+    spec: &DeviceSpec,
+    ctx: &ProbeCtx,
+    instances: &mut [u32; 2],
+    devs: &mut [Device],
+) -> Result<Probed, Error> {
+    Ok(match &spec.kind {
+        DeviceKind::Nvme(p) => {
+            instances[0] += 1;
+            nvme::probe(&spec.name, p, ctx, instances[0] - 1)?
+        }
+        DeviceKind::Dsa(p) => {
+            instances[1] += 1;
+            dsa::probe(&spec.name, p, ctx, instances[1] - 1)
+        }
+        DeviceKind::NullBlk => null_blk::probe(&spec.name, ctx)?,
+        DeviceKind::Scsi(ScsiSpec::Host(p)) => scsi::probe_host(&spec.name, p, ctx)?,
+        DeviceKind::Scsi(ScsiSpec::Disk(p)) => scsi::probe_disk(&spec.name, p, ctx, devs)?,
+    })
+}
+
+impl Driver {
+    /// Why the device is not a block device a job can open, if it is not.
+    pub(crate) fn not_a_block_device(&self) -> Option<&'static str> {
+        match self {
+            Driver::Nvme(_) | Driver::NullBlk(_) | Driver::ScsiDisk(_) => None,
+            Driver::Dsa(_) => Some("a DSA accelerator is not a block device (drive it with `blksim dsa-memfill`)"),
+            Driver::ScsiHost(_) => Some("a SCSI host adapter is not a block device (its disks are)"),
+        }
+    }
+
+    /// Is it a DSA accelerator (what `dsa-memfill`'s clients drive)?
+    pub(crate) fn is_dsa(&self) -> bool {
+        match self {
+            Driver::Dsa(_) => true,
+            Driver::Nvme(_) | Driver::NullBlk(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => false,
+        }
+    }
+
+    /// Has it NVMe generic char devices (`/dev/ngXnY`, for passthrough)?
+    pub(crate) fn has_generic_char_device(&self) -> bool {
+        match self {
+            Driver::Nvme(_) => true,
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => false,
+        }
+    }
+
+    /// Does its IRQ handler look again for completions that arrived while
+    /// it ran? (`nvme_irq` drains until no new CQE turns up, the adapter's
+    /// handler likewise; idxd's handler walks its completion list once.)
+    pub(crate) fn irq_rescans(&self) -> bool {
+        match self {
+            Driver::Nvme(_) | Driver::NullBlk(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => true,
+            Driver::Dsa(_) => false,
+        }
+    }
+
+    /// The driver's cost to start a batch (`->commit_rqs`: the NVMe SQ
+    /// doorbell, the adapter's request-ring doorbell; null_blk has none).
+    pub(crate) fn commit_cost(&self, c: &Costs) -> u64 {
+        match self {
+            Driver::Nvme(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => c.doorbell_ns,
+            Driver::NullBlk(_) | Driver::Dsa(_) => 0,
+        }
+    }
+
+    /// `->queue_rq` of one request, billed: the driver's work and the DMA
+    /// mapping (`dma_ns`; a SCSI disk's cost includes its own).
+    pub(crate) fn queue_rq_bill(&self, c: &Costs, dma_ns: u64, bill: &mut Bill) -> u64 {
+        match self {
+            Driver::Nvme(_) => {
+                bill.add(CpuStage::DriverSubmit, c.nvme_queue_rq_ns) + bill.add(CpuStage::DmaMap, dma_ns)
+            }
+            Driver::ScsiDisk(sd) => bill.add(CpuStage::DriverSubmit, sd.queue_rq_ns),
+            // Not block devices: blk-mq never issues to them.
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) => {
+                bill.add(CpuStage::DriverSubmit, c.null_queue_rq_ns)
+            }
+        }
+    }
+
+    /// A plug flush's driver work for `n` requests of one queue, billed:
+    /// with the plug's requests all for this queue NVMe takes them in one
+    /// `->queue_rqs` (one `sq_lock` and doorbell); with several queues
+    /// (Linux 6.10 to 6.15) `blk_mq_dispatch_rq_list` issues each with
+    /// `->queue_rq`. The doorbell is the caller's (`commit_cost`).
+    pub(crate) fn queue_rqs_bill(&self, c: &Costs, n: u64, several: bool, dma_ns: u64, bill: &mut Bill) -> u64 {
+        match self {
+            Driver::Nvme(_) if !several => {
+                bill.add(CpuStage::DriverSubmit, n * c.nvme_queue_rqs_ns + c.nvme_sq_batch_ns)
+                    + bill.add(CpuStage::DmaMap, n * dma_ns)
+            }
+            Driver::Nvme(_) => {
+                bill.add(CpuStage::Block, n * c.blk_issue_direct_ns)
+                    + bill.add(CpuStage::DriverSubmit, n * c.nvme_queue_rq_ns)
+                    + bill.add(CpuStage::DmaMap, n * dma_ns)
+            }
+            Driver::ScsiDisk(sd) => bill.add(CpuStage::DriverSubmit, n * sd.queue_rq_ns),
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) => {
+                bill.add(CpuStage::DriverSubmit, n * c.null_queue_rq_ns)
+            }
+        }
+    }
+
+    /// With `iommu.strict=1`, does each completion's unmap wait for its
+    /// IOTLB invalidation? (Modelled for NVMe's completions.)
+    pub(crate) fn unmap_syncs_iotlb(&self) -> bool {
+        match self {
+            Driver::Nvme(_) => true,
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => false,
+        }
+    }
+
+    /// Does a polling pass that found entries write a CQ head doorbell
+    /// (`nvme_poll` does; `null_poll` has no hardware)?
+    pub(crate) fn poll_rings_cq_doorbell(&self) -> bool {
+        match self {
+            Driver::Nvme(_) => true,
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => false,
+        }
+    }
+
+    /// A completion of `queue` is in host memory: does the device raise
+    /// the queue's MSI now, later or not yet? (An NVMe controller holds it
+    /// while an earlier one is unacknowledged, or for coalescing; the
+    /// others signal every completion.)
+    pub(crate) fn cqe_posted(&mut self, queue: HctxId, now: u64) -> Signal {
+        match self {
+            Driver::Nvme(n) => n.irq.cqe_posted(queue, now),
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => Signal::Now,
+        }
+    }
+
+    /// The driver wrote `queue`'s CQ head doorbell with `unconsumed`
+    /// entries left: what the device signals (NVMe only has one).
+    pub(crate) fn cq_head_written(&mut self, queue: HctxId, unconsumed: u32, now: u64) -> Signal {
+        match self {
+            Driver::Nvme(n) => n.irq.cq_head_written(queue, unconsumed, now),
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => Signal::Hold,
+        }
+    }
+
+    /// The interrupt aggregation timer (generation `gen`) of `queue` expired.
+    pub(crate) fn aggregation_timer(&mut self, queue: HctxId, gen: u32) -> Signal {
+        match self {
+            Driver::Nvme(n) => n.irq.timer_fired(queue, gen),
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => Signal::Hold,
+        }
+    }
+
+    /// The interrupt chip column `/proc/interrupts` shows for `queue`'s IRQ
+    /// of device `instance`.
+    pub(crate) fn irq_chip(&self, instance: u32, queue: HctxId) -> String {
+        match self {
+            // One interrupt per adapter port (a PCI function each).
+            Driver::ScsiHost(_) | Driver::ScsiDisk(_) => format!("PCI-MSI {}-edge", queue.0),
+            Driver::Nvme(_) | Driver::NullBlk(_) | Driver::Dsa(_) => {
+                format!("IR-PCI-MSIX-0000:{:02x}:00.0 {}-edge", 0x10 + instance, queue.0 + 1)
+            }
+        }
+    }
 }
 
 /// What a driver's probe needs to know of the machine and the settings.
@@ -147,45 +324,22 @@ impl Device {
         }
     }
 
-    /// Does its IRQ handler look again for completions that arrived while
-    /// it ran? (`nvme_irq` drains until no new CQE turns up; idxd's handler
-    /// walks its completion list once.)
-    pub(crate) fn irq_rescans(&self) -> bool {
-        !self.is_dsa()
-    }
-
-    /// Is it a DSA accelerator (not a block device)?
-    pub(crate) fn is_dsa(&self) -> bool {
-        matches!(self.driver, Driver::Dsa(_))
-    }
-
-    /// Is it a block device (not an accelerator or a host adapter)?
-    pub(crate) fn is_block(&self) -> bool {
-        !matches!(self.driver, Driver::Dsa(_) | Driver::Scsi(ScsiState::Host(_)))
-    }
-
     /// The NVMe controller behind an NVMe device.
     pub(crate) fn nvme_mut(&mut self) -> &mut NvmeState {
-        match &mut self.driver {
-            Driver::Nvme(n) => n,
-            _ => unreachable!("{} is not an NVMe device", self.name),
-        }
+        let Driver::Nvme(n) = &mut self.driver else { unreachable!("{} is not an NVMe device", self.name) };
+        n
     }
 
     /// The DSA engines behind a DSA device.
     pub(crate) fn dsa_mut(&mut self) -> &mut DsaState {
-        match &mut self.driver {
-            Driver::Dsa(d) => d,
-            _ => unreachable!("{} is not a DSA device", self.name),
-        }
+        let Driver::Dsa(d) = &mut self.driver else { unreachable!("{} is not a DSA device", self.name) };
+        d
     }
 
     /// null_blk's parameters, for a null_blk device.
     pub(crate) fn null_blk(&self) -> Option<&NullBlkSettings> {
-        match &self.driver {
-            Driver::NullBlk(nb) => Some(nb),
-            _ => None,
-        }
+        let Driver::NullBlk(nb) = &self.driver else { return None };
+        Some(nb)
     }
 
     pub(crate) fn nr_hw_queues(&self) -> usize {

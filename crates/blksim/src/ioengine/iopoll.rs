@@ -13,7 +13,6 @@
 //! walk that finds nothing is a spin: the CPU stays busy until a CQE, a
 //! completion by interrupt or a request issued from io-wq pokes it.
 
-use crate::drivers::Driver;
 use crate::hw::cpu::{Acct, Bill, Running};
 use crate::ids::{CpuId, JobId};
 use crate::ioengine::fio_loop::SPIN_NS;
@@ -140,7 +139,7 @@ impl Sim {
         // The drain: every CQE its queue shows, ended in one batch
         // (blk_mq_end_request_batch), the CQ head doorbell written once.
         if let Some((d, h, n)) = drain {
-            let nvme = matches!(self.devs[d].driver, Driver::Nvme(_));
+            let doorbell = self.devs[d].driver.poll_rings_cq_doorbell();
             // Strict unmaps wait for their IOTLB invalidations, after the walk.
             let at = self.q.now_ns() + polls * self.costs.poll_ns;
             bill.add(CpuStage::DmaMap, self.iotlb_sync(d, h, n, at, self.costs.nvme_cqe_ns));
@@ -148,7 +147,7 @@ impl Sim {
             let q = &self.devs[d].queues[h];
             bill.add(CpuStage::DriverComplete, n as u64 * c.nvme_cqe_ns);
             bill.add(CpuStage::Block, n as u64 * c.blk_complete_batch_ns + c.blk_end_batch_ns);
-            if nvme {
+            if doorbell {
                 bill.add(CpuStage::Doorbell, c.cq_doorbell_ns);
             }
             for &r in q.cq.iter().take(n as usize) {

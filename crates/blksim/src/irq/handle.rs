@@ -6,10 +6,9 @@
 //! CALL_FUNCTION_SINGLE and local timer vectors. Each handler is a frame on
 //! its CPU whose steps cost time and whose effects happen at their ends.
 
-use crate::drivers::Driver;
 use crate::hw::cpu::{Bill, Frame, FrameKind, Stage};
 use crate::hw::lapic::{CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR};
-use crate::ids::{CpuId, DevId, HctxId, IrqId};
+use crate::ids::{CpuId, IrqId};
 use crate::stats::CpuStage;
 use crate::system::Sim;
 
@@ -69,24 +68,6 @@ impl Sim {
         self.cpus[cpu].frames.push(frame);
     }
 
-    /// A device IRQ's handler (its driver's: `nvme_irq`, idxd's WQ
-    /// handler) over the `n` completions visible: foreseen (`RUN = false`)
-    /// or run. Returns (cost, follow-on part: wake-ups and IPIs).
-    #[inline(always)]
-    pub(crate) fn device_irq_handler<const RUN: bool>(
-        &mut self,
-        cpu: CpuId,
-        dev: DevId,
-        queue: HctxId,
-        n: u32,
-    ) -> (u64, u64) {
-        match self.devs[dev].driver {
-            Driver::Dsa(_) => self.idxd_wq_irq::<RUN>(dev, queue, n),
-            Driver::Nvme(_) | Driver::NullBlk(_) => self.nvme_poll_cq::<RUN>(cpu, dev, queue, n),
-            Driver::Scsi(_) => self.scsi_host_irq::<RUN>(cpu, dev, queue, n),
-        }
-    }
-
     /// Set the cost of a frame's current stage.
     #[inline(always)]
     pub(crate) fn frame_begin(&mut self, cpu: CpuId, f: &mut Frame) {
@@ -110,7 +91,7 @@ impl Sim {
                     if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 };
                 let doorbell = if n > 0 && !f.found { c.cq_doorbell_ns } else { 0 };
                 f.found |= n > 0;
-                let (drain, follow) = self.device_irq_handler::<false>(cpu, dev, queue, n);
+                let (drain, follow) = self.driver_irq_handler::<false>(cpu, dev, queue, n);
                 f.foreseen_ns = follow;
                 bill = self.drain_bill;
                 bill.add(CpuStage::IrqEntryExit, entry_exit);
@@ -135,7 +116,7 @@ impl Sim {
                     _ => 0,
                 };
                 let engine: u64 = list.iter().map(|&r| self.engine_complete_cost(r)).sum();
-                let driver: u64 = list.iter().map(|&r| self.softirq_driver_cost(cpu, r)).sum();
+                let driver: u64 = list.iter().map(|&r| self.driver_softirq_cost(cpu, r)).sum();
                 let block = list.len() as u64 * c.blk_complete_ns;
                 bill.add(CpuStage::Softirq, entry);
                 bill.add(CpuStage::Block, block);
@@ -179,17 +160,17 @@ impl Sim {
     pub(crate) fn device_irq_step_done(&mut self, cpu: CpuId, irq: IrqId, step: DeviceIrqStep) {
         let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
         let draining = step.stage != Stage::Exit;
-        let actual = if draining { self.device_irq_handler::<true>(cpu, dev, queue, step.items).1 } else { 0 };
+        let actual = if draining { self.driver_irq_handler::<true>(cpu, dev, queue, step.items).1 } else { 0 };
         // Work the drain caused that was not foreseen is charged in one more pass.
         let debt = actual.saturating_sub(step.foreseen_ns.min(actual));
         let replay = std::mem::take(&mut self.irqs[irq].replay);
         let d = &self.devs[dev];
-        let rescan = draining && d.irq_rescans() && !d.queues[queue].cq.is_empty();
+        let rescan = draining && d.driver.irq_rescans() && !d.queues[queue].cq.is_empty();
         let next = if replay || rescan {
             Stage::Work
         } else {
             if draining && step.found {
-                self.nvme_cq_head_written(dev, queue);
+                self.driver_cq_head_written(dev, queue);
             }
             if debt == 0 {
                 self.irqs[irq].running_on = None;
@@ -232,7 +213,7 @@ impl Sim {
                 for _ in 0..f.issues {
                     let req = self.cpus[cpu].issue_list.pop_front().expect("handed-over request");
                     let (dev, hctx) = (self.reqs.reqs[req].dev(), self.reqs.reqs[req].hctx);
-                    debt += self.driver_issue_here(cpu, dev, hctx, req);
+                    debt += self.queue_rq(cpu, dev, hctx, req);
                 }
                 if !self.cpus[cpu].done_list.is_empty() {
                     self.cpus[cpu].softirq_pending = true;

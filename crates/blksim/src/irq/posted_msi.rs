@@ -120,7 +120,7 @@ impl Sim {
                 let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
                 let n = self.devs[dev].queues[queue].cq.len() as u32;
                 f.items = n;
-                let (drain, follow) = self.device_irq_handler::<false>(cpu, dev, queue, n);
+                let (drain, follow) = self.driver_irq_handler::<false>(cpu, dev, queue, n);
                 f.foreseen_ns = follow;
                 self.costs.posted_msi_demux_ns + drain
             }
@@ -154,12 +154,12 @@ impl Sim {
                     // Each demultiplexed MSI still counts on its own IRQ's row.
                     self.irqs[irq].count[cpu] += 1;
                     let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
-                    let (_, actual) = self.device_irq_handler::<true>(cpu, dev, queue, f.items);
+                    let (_, actual) = self.driver_irq_handler::<true>(cpu, dev, queue, f.items);
                     f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
                     if f.items > 0 {
                         // nvme_irq's CQ head doorbell, after its drain.
                         f.debt_ns += self.costs.cq_doorbell_ns;
-                        self.nvme_cq_head_written(dev, queue);
+                        self.driver_cq_head_written(dev, queue);
                     }
                     self.irqs[irq].running_on = None;
                     if std::mem::take(&mut self.irqs[irq].replay) {

@@ -5,7 +5,6 @@
 //! `blk_mq_complete_request` → the CQ head doorbell.
 
 use crate::block::Placement;
-use crate::drivers::Driver;
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::job::JobState;
@@ -170,25 +169,6 @@ impl Sim {
         } else {
             0
         }
-    }
-
-    /// The driver wrote `queue`'s CQ head doorbell (`nvme_ring_cq_doorbell`,
-    /// once after a drain that found entries): the controller takes the
-    /// entries as acknowledged and signals those the host left behind.
-    pub(crate) fn nvme_cq_head_written(&mut self, dev: DevId, queue: HctxId) {
-        let now = self.q.now_ns();
-        let d = &mut self.devs[dev];
-        let unconsumed = d.queues[queue].cq.len() as u32;
-        let Driver::Nvme(n) = &mut d.driver else { return };
-        let signal = n.irq.cq_head_written(queue, unconsumed, now);
-        self.device_signal(dev, queue, signal);
-    }
-
-    /// The aggregation time of `hctx`'s vector ran out.
-    pub(crate) fn nvme_aggregation_timer(&mut self, dev: DevId, hctx: HctxId, gen: u32) {
-        let Driver::Nvme(n) = &mut self.devs[dev].driver else { return };
-        let signal = n.irq.timer_fired(hctx, gen);
-        self.device_signal(dev, hctx, signal);
     }
 }
 

@@ -16,7 +16,6 @@
 //! direct-I/O state) to the completing CPU and back to the woken task, a
 //! remote wake-up's lines; each costs a line transfer at the CPUs' distance.
 
-use super::ScsiState;
 use crate::drivers::Driver;
 use crate::ids::{CpuId, DevId, HctxId, ReqId};
 use crate::system::{Event, Sim};
@@ -25,21 +24,21 @@ use crate::workload::Direction;
 impl Sim {
     fn sd(&self, dev: DevId) -> &super::SdState {
         match &self.devs[dev].driver {
-            Driver::Scsi(ScsiState::Disk(sd)) => sd,
+            Driver::ScsiDisk(sd) => sd,
             _ => unreachable!("{} is not a SCSI disk", self.devs[dev].name),
         }
     }
 
     fn sd_mut(&mut self, dev: DevId) -> &mut super::SdState {
         match &mut self.devs[dev].driver {
-            Driver::Scsi(ScsiState::Disk(sd)) => sd,
+            Driver::ScsiDisk(sd) => sd,
             _ => unreachable!("a SCSI disk"),
         }
     }
 
     fn scsi_host_mut(&mut self, host: DevId) -> &mut super::HostState {
         match &mut self.devs[host].driver {
-            Driver::Scsi(s) => s.host_mut(),
+            Driver::ScsiHost(h) => h,
             _ => unreachable!("a SCSI host adapter"),
         }
     }

@@ -18,12 +18,6 @@ use crate::machine::{DiskParams, HbaParams};
 use crate::sim::Rng;
 use disk::RotationalDisk;
 
-/// The SCSI driver's state behind a device: a host adapter or a disk.
-pub(crate) enum ScsiState {
-    Host(HostState),
-    Disk(Box<SdState>),
-}
-
 /// A host adapter: its ports and the target controllers behind them.
 pub(crate) struct HostState {
     pub params: HbaParams,
@@ -72,15 +66,6 @@ pub(crate) struct SdState {
     pub numa_remote_ns: u64,
 }
 
-impl ScsiState {
-    pub(crate) fn host_mut(&mut self) -> &mut HostState {
-        match self {
-            ScsiState::Host(h) => h,
-            ScsiState::Disk(_) => unreachable!("a SCSI disk is not a host adapter"),
-        }
-    }
-}
-
 /// `qla2x00_probe_one` for each port of host adapter `name`: a response
 /// queue per port with one interrupt (not managed: on CPU 0 until user
 /// space moves it). The adapter is not a block device.
@@ -97,7 +82,7 @@ pub(crate) fn probe_host(name: &str, p: &HbaParams, ctx: &ProbeCtx) -> Result<Pr
     let queues = (0..p.ports).map(|_| HwQueue::default()).collect();
     let irqs = IrqRequest::unmanaged_per_queue(p.ports, |port| format!("qla2xxx:{name}:{port}"));
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, 1);
-    let mut device = Device::new(name, Driver::Scsi(ScsiState::Host(host)), queues, map, ctx.settings.queue(name));
+    let mut device = Device::new(name, Driver::ScsiHost(host), queues, map, ctx.settings.queue(name));
     device.root_port = p.root_port;
     Ok(Probed { device, irqs })
 }
@@ -111,8 +96,7 @@ pub(crate) fn probe_disk(name: &str, p: &DiskParams, ctx: &ProbeCtx, devs: &mut 
     let qs = ctx.settings.queue(name);
     let hostdev = &mut devs[p.host];
     let root_port = hostdev.root_port;
-    let Driver::Scsi(state) = &mut hostdev.driver else { unreachable!("a disk's host is a host adapter") };
-    let host = state.host_mut();
+    let Driver::ScsiHost(host) = &mut hostdev.driver else { unreachable!("a disk's host is a host adapter") };
     let depth = host.params.queue_depth;
     let tags = driver_tags(name, qs.nr_requests, depth, &format!("the adapter's queue depth {depth}"))?;
     let target = match host.targets.iter().position(|t| t.name.is_some() && t.name == p.target && t.port == p.port) {
@@ -140,7 +124,7 @@ pub(crate) fn probe_disk(name: &str, p: &DiskParams, ctx: &ProbeCtx, devs: &mut 
     };
     let queues = vec![HwQueue { tags_free: tags, ..Default::default() }];
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, 1);
-    let mut device = Device::new(name, Driver::Scsi(ScsiState::Disk(Box::new(sd))), queues, map, qs);
+    let mut device = Device::new(name, Driver::ScsiDisk(Box::new(sd)), queues, map, qs);
     device.root_port = root_port;
     device.capacity_bytes = p.capacity_bytes;
     device.rotational = true;
