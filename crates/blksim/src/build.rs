@@ -3,7 +3,7 @@
 //! IRQs with their vectors, the I/O scheduler); IRQ affinity writes; each
 //! fio job's task placed on a CPU of its `cpus_allowed`.
 
-use crate::block::mq_deadline::Deadline;
+use crate::block::elevator::{elevator_type, Elevator, ElevatorInit};
 use crate::block::RequestPool;
 use crate::drivers::{IrqRequest, ProbeCtx, Probed};
 use crate::error::Error;
@@ -19,7 +19,7 @@ use crate::ioengine::pace::Pace;
 use crate::irq::vector::VectorTable;
 use crate::machine::{DeviceSpec, Machine};
 use crate::sched::cpumask::CpuMasks;
-use crate::settings::{Scheduler, Settings};
+use crate::settings::Settings;
 use crate::sim::{EventQueue, Rng};
 use crate::stats::MsiCounters;
 use crate::system::Sim;
@@ -47,7 +47,7 @@ impl Sim {
         for spec in &machine.devices {
             sim.probe(spec, &ctx, &mut instances)?;
         }
-        sim.attach_elevators();
+        sim.attach_elevators(settings)?;
         sim.apply_irq_affinity(settings)?;
         if settings.nosmt {
             sim.smt_off();
@@ -101,7 +101,6 @@ impl Sim {
             retriggered: 0,
             failure: None,
             posting: settings.posting(),
-            patch_mq_deadline_2024: settings.patch_mq_deadline_2024,
             patch_io_cpu_affinity_2008: settings.patch_io_cpu_affinity_2008,
             max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
             polled_unsupported: settings.polled_unsupported,
@@ -141,20 +140,30 @@ impl Sim {
         Ok(())
     }
 
-    /// mq-deadline where the queue's scheduler is set to it: requests take
-    /// scheduler tags (nr_requests, by default 2 x min(depth,
-    /// BLKDEV_DEFAULT_RQ)) and a driver tag at dispatch.
-    fn attach_elevators(&mut self) {
+    /// The I/O scheduler where the queue's is set to one
+    /// (`blk_mq_init_sched`): requests take scheduler tags (nr_requests, by
+    /// default 2 x min(depth, BLKDEV_DEFAULT_RQ)) and a driver tag at dispatch.
+    fn attach_elevators(&mut self, settings: &Settings) -> Result<(), Error> {
         for d in self.devs.iter_mut() {
-            if d.queue_settings.scheduler == Scheduler::MqDeadline && !d.queues.is_empty() {
-                let depth = d.queues[0].tags_free;
-                let sched_tags = d.queue_settings.nr_requests.unwrap_or(2 * depth.min(128));
-                for q in d.queues.iter_mut() {
-                    q.tags_free = sched_tags;
-                }
-                d.elevator = Some(Deadline::new(depth * d.queues.len() as u32, sched_tags));
+            let Some(e) = elevator_type(d.queue_settings.scheduler) else { continue };
+            if d.queues.is_empty() {
+                continue;
             }
+            let depth = d.queues[0].tags_free;
+            let sched_tags = d.queue_settings.nr_requests.unwrap_or(2 * depth.min(128));
+            for q in d.queues.iter_mut() {
+                q.tags_free = sched_tags;
+            }
+            let init = ElevatorInit {
+                device: &d.name,
+                attrs: &d.queue_settings.iosched,
+                driver_tags: depth * d.queues.len() as u32,
+                sched_tags,
+                patch_mq_deadline_2024: settings.patch_mq_deadline_2024,
+            };
+            d.elevator = Some(Elevator::init(e, &init)?);
         }
+        Ok(())
     }
 
     /// Every job's task on a CPU, and the stonewall phases they make.

@@ -162,8 +162,8 @@ impl Sim {
         ports.chain(iommus).chain(routers).collect()
     }
 
-    /// mq-deadline's locks, per device that has it; the IOMMU units'
-    /// invalidation queue locks that strict unmaps took.
+    /// The I/O schedulers' locks, per device that has one; the IOMMU
+    /// units' invalidation queue locks that strict unmaps took.
     fn lock_reports(&self) -> Vec<LockReport> {
         let rep = |stats: &LockStats, name: String| LockReport {
             name,
@@ -172,10 +172,10 @@ impl Sim {
             wait_ns: stats.wait_ns,
             hold_ns: stats.hold_ns,
         };
-        let dd = self
-            .devs
-            .iter()
-            .filter_map(|d| d.elevator.as_ref().map(|dd| rep(&dd.lock.stats, format!("{} dd->lock", d.name))));
+        let dd = self.devs.iter().flat_map(|d| {
+            let locks = d.elevator.as_ref().map(|e| e.ops().locks()).unwrap_or_default();
+            locks.into_iter().map(|(lock, stats)| rep(stats, format!("{} {lock}", d.name)))
+        });
         let qi = self
             .iommus
             .iter()

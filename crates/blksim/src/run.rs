@@ -323,17 +323,16 @@ impl Sim {
         let scheds: Vec<String> = self
             .devs
             .iter()
-            .filter_map(|d| d.elevator.as_ref().map(|dd| (d, dd)))
-            .filter(|(_, dd)| dd.has_pending() || dd.bucketed() > 0)
-            .map(|(d, dd)| {
+            .filter_map(|d| d.elevator.as_ref().map(|e| (d, e)))
+            .filter(|(_, e)| e.has_pending() || e.ops().queued() > 0)
+            .map(|(d, e)| {
                 format!(
-                    "{}: {} in the scheduler, {} in buckets, {} on hctx->dispatch, {} driver tags free, run_work {:?}",
+                    "{}: {}, {} on hctx->dispatch, {} driver tags free, run_work {:?}",
                     d.name,
-                    dd.fifo.len(),
-                    dd.bucketed(),
-                    dd.dispatch.len(),
-                    dd.driver_tags_free,
-                    dd.run_work
+                    e.ops().describe(),
+                    e.dispatch.len(),
+                    e.driver_tags_free,
+                    e.run_work
                 )
             })
             .collect();

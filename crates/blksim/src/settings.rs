@@ -4,24 +4,19 @@
 
 use std::collections::BTreeMap;
 
+use crate::block::elevator::{elevator_type, ELEVATORS, NOT_MODELLED};
 use crate::error::Error;
-
-/// The I/O scheduler of a request queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheduler {
-    /// No scheduler (`none`).
-    None,
-    /// mq-deadline: one `dd->lock` for merges, insertion and dispatch.
-    MqDeadline,
-}
 
 /// `/sys/block/DEV/queue/*` of one device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueueSettings {
     /// 0, 1 (default) or 2.
     pub rq_affinity: u8,
-    /// `scheduler`.
-    pub scheduler: Scheduler,
+    /// `scheduler`: `none`, or the name of a scheduler the model has.
+    pub scheduler: &'static str,
+    /// `iosched/ATTR` writes for that scheduler, in order (a scheduler
+    /// switch clears them, as the kernel's new elevator starts from its defaults).
+    pub iosched: Vec<(String, u64)>,
     /// 0 (default), 1 (only simple one-hit merges), 2 (no merges).
     pub nomerges: u8,
     /// `nr_requests`: `None` = the driver's tag depth.
@@ -39,7 +34,8 @@ impl Default for QueueSettings {
     fn default() -> Self {
         QueueSettings {
             rq_affinity: 1,
-            scheduler: Scheduler::None,
+            scheduler: "none",
+            iosched: Vec::new(),
             nomerges: 0,
             nr_requests: None,
             max_sectors_kb: 128,
@@ -458,6 +454,32 @@ impl Settings {
             .ok_or_else(|| Error::bad_input(format!("--set '{assignment}': expected PATH=VALUE")))?;
         let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
         match parts.as_slice() {
+            ["", "sys", "block", dev, "queue", "iosched", attr] => {
+                if !devices.iter().any(|d| d == dev) {
+                    return Err(Error::bad_input(format!(
+                        "{path}: no block device '{dev}' on this machine (devices: {})",
+                        devices.join(", ")
+                    )));
+                }
+                let mut q = self.queue(dev);
+                // The iosched/ directory is the current scheduler's (set it first).
+                let Some(e) = elevator_type(q.scheduler) else {
+                    return Err(Error::bad_input(format!(
+                        "{path}: /sys/block/{dev}/queue/iosched exists only with a scheduler (set /sys/block/{dev}/queue/scheduler first)"
+                    )));
+                };
+                if !e.attrs.contains(attr) {
+                    return Err(Error::bad_input(format!(
+                        "{path}: {} has no attribute '{attr}' (it has {})",
+                        e.name,
+                        if e.attrs.is_empty() { "none modelled".to_string() } else { e.attrs.join(", ") }
+                    )));
+                }
+                let v = parse_num(path, value, 0, u64::MAX)?;
+                q.iosched.retain(|(a, _)| a != attr);
+                q.iosched.push((attr.to_string(), v));
+                self.queues.insert(dev.to_string(), q);
+            }
             ["", "sys", "block", dev, "queue", attr] => {
                 if !devices.iter().any(|d| d == dev) {
                     return Err(Error::bad_input(format!(
@@ -475,24 +497,32 @@ impl Settings {
                     // Checked against the machine's CPUs and the patch when the run is built.
                     "queue_affinity" => q.queue_affinity = Some(parse_num(path, value, 0, 65535)? as u32),
                     "scheduler" => {
-                        q.scheduler = match value.trim() {
-                            "none" => Scheduler::None,
-                            "mq-deadline" => Scheduler::MqDeadline,
-                            "bfq" | "kyber" => {
+                        let v = value.trim();
+                        let known = || {
+                            let names: Vec<&str> = ELEVATORS.iter().map(|e| e.name).collect();
+                            format!("none or {}", names.join(", "))
+                        };
+                        q.scheduler = match elevator_type(v) {
+                            Some(e) => e.name,
+                            None if v == "none" => "none",
+                            None if NOT_MODELLED.contains(&v) => {
                                 return Err(Error::not_modelled(format!(
-                                    "{path}={value}: the {value} scheduler is not modelled yet (only none and mq-deadline)"
+                                    "{path}={value}: the {v} scheduler is not modelled yet (only {})",
+                                    known()
                                 )))
                             }
-                            v => {
+                            None => {
                                 return Err(Error::bad_input(format!(
-                                    "{path}: unknown scheduler '{v}' (expected none or mq-deadline)"
+                                    "{path}: unknown scheduler '{v}' (expected {})",
+                                    known()
                                 )))
                             }
-                        }
+                        };
+                        q.iosched.clear();
                     }
                     a => {
                         return Err(Error::bad_input(format!(
-                            "{path}: unknown queue attribute '{a}' (known: rq_affinity, scheduler, nomerges, nr_requests, max_sectors_kb, rotational, queue_affinity with --patch io-cpu-affinity-2008)"
+                            "{path}: unknown queue attribute '{a}' (known: rq_affinity, scheduler, iosched/ATTR of the scheduler, nomerges, nr_requests, max_sectors_kb, rotational, queue_affinity with --patch io-cpu-affinity-2008)"
                         )))
                     }
                 }

@@ -91,8 +91,6 @@ pub(crate) struct Sim {
     pub sample_interval_ns: u64,
     /// Device MSIs are posted (`intremap=posted_msi`).
     pub posting: bool,
-    /// `--patch mq-deadline-2024`.
-    pub patch_mq_deadline_2024: bool,
     /// `--patch io-cpu-affinity-2008`.
     pub patch_io_cpu_affinity_2008: bool,
     pub max_posted_msi_coalescing_loop: u32,

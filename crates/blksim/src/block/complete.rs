@@ -85,11 +85,10 @@ impl Sim {
             // The freed tag goes straight to the oldest waiter, dispatched from here.
             Some(waiter) => {
                 self.reqs.reqs[waiter].waiting_tag = false;
-                if let Some(dd) = dev.elevator.as_mut() {
-                    // It goes to the scheduler's FIFO (inserted from here, lock not
+                if dev.elevator.is_some() {
+                    // It goes into the scheduler (inserted from here, its lock not
                     // modelled) and kblockd runs the queue.
-                    dd.fifo.push_back(waiter);
-                    debt += self.costs.dd_insert_ns + self.run_hw_queue_async(cpu, r.dev());
+                    debt += self.sched_insert_waiter(cpu, r.dev(), waiter);
                 } else {
                     debt += self.driver_queue_rq_cost(waiter) + self.driver_commit_cost(r.dev());
                     debt += self.driver_issue(cpu, r.dev(), r.hctx, waiter);

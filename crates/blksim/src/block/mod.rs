@@ -2,6 +2,7 @@
 //! software-queue to hctx map, and completion placement (`rq_affinity`,
 //! `blk_cpu_done` lists, BLOCK_SOFTIRQ, batched completion).
 
+pub(crate) mod blk_mq_sched;
 pub(crate) mod complete;
 pub(crate) mod disk;
 pub(crate) mod elevator;

@@ -1,52 +1,41 @@
-//! mq-deadline's state (`struct deadline_data`) with blk-mq-sched's around
-//! it: `dd->lock`, the FIFO of inserted requests, the driver tags dispatch
-//! takes, `hctx->dispatch` and SCHED_RESTART, the queue's `run_work`; the
-//! 2024 series' `run_state` bits (DD_DISPATCHING, DD_INSERTING, DD_BUCKETS)
-//! and its per-CPU insertion buckets; and the scheduler program a task or a
-//! kworker is running (`DdCtx`).
+//! mq-deadline (state and ops): `struct deadline_data` — `dd->lock` and
+//! the FIFO of inserted requests — and, with the 2024 series
+//! (`--patch mq-deadline-2024`, RFC v2), its `run_state` bits
+//! (DD_DISPATCHING, DD_INSERTING, DD_BUCKETS) and per-CPU insertion
+//! buckets. Every section takes `dd->lock`, a queued spinlock, so
+//! contention and its collapse come from the load.
+//!
+//! The 2024 series: `dd_dispatch_request` returns nothing when
+//! DD_DISPATCHING is set (the caller asks for a re-run
+//! BLK_MQ_BUDGET_DELAY later, and the CPU dispatching re-checks for work
+//! after each request); an inserter that finds `dd->lock` held while
+//! another CPU inserts adds its requests to its CPU's bucket (DD_BUCKETS),
+//! and the inserting lock holder drains the buckets, round after round; a
+//! merge lookup is skipped when `dd->lock` is held (`spin_trylock`).
+//! Simplifications: the DD_BUCKETS bit is set with the splice into the
+//! bucket (one step's effect), bucket locks are not contended (one CPU per
+//! bucket up to 32 CPUs).
 
 use std::collections::VecDeque;
 
-use crate::block::lock::SpinLock;
-use crate::ids::{CpuId, DevId, ReqId};
+use crate::block::elevator::{Begin, ElevatorInit, ElevatorOps, SchedEnv, Section};
+use crate::block::lock::{Actor, LockStats, SpinLock};
+use crate::block::request::RequestPool;
+use crate::error::Error;
+use crate::ids::{CpuId, ReqId};
 
 /// `DD_CPU_BUCKETS`: insertion buckets of the 2024 series (CPU `c` uses bucket `c & 31`).
 pub(crate) const DD_CPU_BUCKETS: usize = 32;
 
-/// `BLK_MQ_BUDGET_DELAY`: a dispatch that got nothing re-runs the queue this much later, ns.
-pub(crate) const BLK_MQ_BUDGET_DELAY_NS: u64 = 3_000_000;
-
-/// A queue's `hctx->run_work` (a delayed work item on kblockd): pending
-/// (armed with a delay, or queued on a CPU's kworker) or not.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum RunWork {
-    #[default]
-    Idle,
-    /// Armed to be queued on `cpu` at `at_ns`; `gen` tells its timer event apart from cancelled ones.
-    Delayed { cpu: CpuId, at_ns: u64, gen: u32 },
-    /// On `cpu`'s kblockd worklist.
-    Queued { cpu: CpuId },
-}
-
-/// mq-deadline's per-queue state, with blk-mq-sched's dispatch state.
+/// mq-deadline's per-queue state.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Deadline {
+    /// `--patch mq-deadline-2024`.
+    pub patched: bool,
     /// `dd->lock`.
     pub lock: SpinLock,
     /// Inserted requests, in deadline (FIFO) order.
     pub fifo: VecDeque<ReqId>,
-    /// Driver tags free (the hardware queues' depth).
-    pub driver_tags_free: u32,
-    /// `hctx->dispatch`: requests taken from the scheduler that found no driver tag.
-    pub dispatch: VecDeque<ReqId>,
-    /// BLK_MQ_S_SCHED_RESTART: a freed driver tag runs the queue.
-    pub restart: bool,
-    /// `max_dispatch` of one dispatch round (`nr_requests`).
-    pub max_dispatch: u32,
-    /// `hctx->run_work`.
-    pub run_work: RunWork,
-    /// Generation of `run_work`'s timer (a re-armed or cancelled timer's old event is stale).
-    pub run_work_gen: u32,
     /// 2024 series: DD_DISPATCHING (a CPU is inside `dd_dispatch_request`).
     pub dispatching: bool,
     /// 2024 series: DD_INSERTING (the lock holder is inserting).
@@ -66,19 +55,19 @@ pub(crate) struct Deadline {
 }
 
 impl Deadline {
-    /// A queue with `driver_tags` driver tags whose dispatch rounds take up to `max_dispatch`.
-    pub(crate) fn new(driver_tags: u32, max_dispatch: u32) -> Deadline {
-        Deadline {
-            driver_tags_free: driver_tags,
-            max_dispatch,
+    /// `dd_init_sched`: mq-deadline has no `iosched/` attribute modelled.
+    pub(crate) fn init(init: &ElevatorInit) -> Result<Deadline, Error> {
+        if let Some((a, _)) = init.attrs.first() {
+            return Err(Error::not_modelled(format!(
+                "/sys/block/{}/queue/iosched/{a}: mq-deadline's tunables are not modelled",
+                init.device
+            )));
+        }
+        Ok(Deadline {
+            patched: init.patch_mq_deadline_2024,
             buckets: vec![VecDeque::new(); DD_CPU_BUCKETS],
             ..Default::default()
-        }
-    }
-
-    /// `dd_has_work` (and `hctx->dispatch`): is there anything to dispatch?
-    pub(crate) fn has_pending(&self) -> bool {
-        !self.fifo.is_empty() || !self.dispatch.is_empty()
+        })
     }
 
     /// Requests in the insertion buckets.
@@ -87,63 +76,260 @@ impl Deadline {
     }
 }
 
-/// A step of scheduler work an actor does, in order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SchedOp {
-    /// `dd_bio_merge` for one bio, under `dd->lock`.
-    Merge,
-    /// `dd_insert_requests` of the actor's new requests.
-    Insert,
-    /// `blk_mq_run_hw_queue` → `blk_mq_sched_dispatch_requests`.
-    Run,
+impl ElevatorOps for Deadline {
+    fn bio_merge(&mut self, env: &SchedEnv, who: Actor, cpu: CpuId) -> Begin {
+        if !self.patched {
+            return Begin::Lock;
+        }
+        match self.lock.owner {
+            // spin_trylock failed: no merge lookup (the lock's line was read from its owner).
+            Some(owner) => {
+                self.merges_skipped += 1;
+                Begin::Skip(env.line_ns((env.actor_cpu)(owner), cpu))
+            }
+            None => {
+                self.lock.try_acquire(who, env.now);
+                Begin::Locked
+            }
+        }
+    }
+
+    fn insert_requests(&mut self, env: &SchedEnv, who: Actor, _cpu: CpuId) -> Begin {
+        if !self.patched {
+            return Begin::Lock;
+        }
+        // dd_insert_to_bucket: the lock if it is free, or if nobody inserts; else the bucket.
+        if self.lock.try_acquire(who, env.now) {
+            Begin::Locked
+        } else if !self.inserting {
+            Begin::Lock
+        } else {
+            Begin::Defer(env.costs.dd_bucket_ns)
+        }
+    }
+
+    fn dispatch_begin(&mut self, env: &SchedEnv, cpu: CpuId) -> Begin {
+        if self.patched {
+            if self.dispatching {
+                // Another CPU is in dd_dispatch_request: leave it to that CPU.
+                self.dispatch_skipped += 1;
+                return Begin::Busy(env.line_ns(self.run_state_cpu, cpu));
+            }
+            self.dispatching = true;
+            self.run_state_cpu = cpu;
+        }
+        Begin::Lock
+    }
+
+    fn lock(&mut self, _section: Section, _cpu: CpuId) -> &mut SpinLock {
+        &mut self.lock
+    }
+
+    fn section_cost(
+        &mut self,
+        env: &SchedEnv,
+        section: Section,
+        cpu: CpuId,
+        from: Option<CpuId>,
+        moving: &mut Vec<ReqId>,
+    ) -> u64 {
+        let c = env.costs;
+        // The scheduler state's lines move over when the last section ran on another core.
+        let migrated = match from {
+            Some(from) if from != cpu => c.dd_lock_data_lines * env.line_ns(from, cpu),
+            _ => 0,
+        };
+        migrated
+            + match section {
+                Section::Merge => c.dd_merge_ns,
+                Section::Dispatch => c.dd_dispatch_ns,
+                Section::Insert => {
+                    // A round of __dd_insert_requests: its own requests, then (2024
+                    // series) whatever the buckets hold.
+                    let mut drained = 0;
+                    if self.patched {
+                        self.inserting = true;
+                        if std::mem::take(&mut self.buckets_set) {
+                            for b in self.buckets.iter_mut().filter(|b| !b.is_empty()) {
+                                drained += 1;
+                                moving.extend(b.drain(..));
+                            }
+                        }
+                    }
+                    moving.len() as u64 * c.dd_insert_ns + drained * c.dd_bucket_ns
+                }
+            }
+    }
+
+    fn inserted(&mut self, _env: &SchedEnv, _cpu: CpuId, moving: &[ReqId], _reqs: &RequestPool) -> bool {
+        self.fifo.extend(moving.iter().copied());
+        let more = self.patched && self.buckets_set;
+        if !more {
+            self.inserting = false;
+        }
+        more
+    }
+
+    fn dispatch_request(&mut self, _env: &SchedEnv, cpu: CpuId, _reqs: &RequestPool) -> Option<ReqId> {
+        let rq = self.fifo.pop_front();
+        if self.patched {
+            self.dispatching = false;
+            self.run_state_cpu = cpu;
+        }
+        rq
+    }
+
+    fn deferred(&mut self, cpu: CpuId, pending: &mut Vec<ReqId>) -> bool {
+        // The requests are in this CPU's bucket; the inserting lock holder takes them.
+        self.buckets[cpu.idx() % DD_CPU_BUCKETS].extend(pending.drain(..));
+        self.buckets_set = true;
+        self.bucket_inserts += 1;
+        // Too late if the inserter finished: then take the lock and drain the buckets.
+        self.inserting
+    }
+
+    fn has_work(&self) -> bool {
+        !self.fifo.is_empty()
+    }
+
+    fn insert_waiter(&mut self, env: &SchedEnv, req: ReqId, _reqs: &RequestPool) -> u64 {
+        self.fifo.push_back(req);
+        env.costs.dd_insert_ns
+    }
+
+    fn locks(&self) -> Vec<(&'static str, &LockStats)> {
+        vec![("dd->lock", &self.lock.stats)]
+    }
+
+    fn queued(&self) -> usize {
+        self.fifo.len() + self.bucketed()
+    }
+
+    fn describe(&self) -> String {
+        format!("{} in the scheduler, {} in buckets", self.fifo.len(), self.bucketed())
+    }
 }
 
-/// Which locked section an actor holds (or spins for) `dd->lock` for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Section {
-    Merge,
-    /// `__dd_insert_requests`: its own requests and the buckets, round after round.
-    Insert,
-    /// One `dd_dispatch_request`.
-    Dispatch,
-}
+#[cfg(test)]
+mod tests {
+    use crate::block::elevator::{RunWork, Sched, SchedStep, Section};
+    use crate::block::lock::Actor;
+    use crate::block::mq_deadline::Deadline;
+    use crate::ids::DevId;
+    use crate::machine::builtin;
+    use crate::settings::Settings;
+    use crate::system::Sim;
+    use crate::workload::{IoEngine, IoUringOptions, JobConfig};
 
-/// What the step an actor is in does when it ends.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum SchedStep {
-    #[default]
-    None,
-    /// Spinning for `dd->lock` (ended by the hand-off).
-    Spin(Section),
-    /// Holding `dd->lock` for a section.
-    Hold(Section),
-    /// A failed `spin_trylock` (2024 series: the merge lookup is skipped).
-    TrylockFailed,
-    /// 2024 series: adding its requests to its CPU's bucket.
-    Bucket,
-    /// 2024 series: `dd_dispatch_request` found DD_DISPATCHING set.
-    FlagSeen,
-    /// `blk_mq_dispatch_rq_list`: `queue_rq` for the round's requests.
-    Issue,
-}
+    /// 32 io_uring submitters at QD4 on single-queue null_blk with mq-deadline.
+    fn sim(patch: bool, jobs: u32) -> Sim {
+        let m = builtin("ryzen-7950x").unwrap();
+        let mut s = Settings::default();
+        s.apply_cmdline("null_blk.submit_queues=1").unwrap();
+        s.apply_write("/sys/block/nullb0/queue/scheduler=mq-deadline", &["nullb0".into()]).unwrap();
+        if patch {
+            s.apply_patch("mq-deadline-2024").unwrap();
+        }
+        let jobs: Vec<JobConfig> = (0..jobs)
+            .map(|i| {
+                let mut j = JobConfig::new(&format!("j{i}"));
+                j.ioengine = IoEngine::IoUring(IoUringOptions { fixedbufs: true, ..Default::default() });
+                j.direct = true;
+                j.bs = [512; 3];
+                j.iodepth = 4;
+                j.iodepth_batch_submit = 4;
+                j.iodepth_batch_complete_min = 4;
+                j.iodepth_batch_complete_max = 4;
+                j.filenames = vec!["/dev/nullb0".into()];
+                j.runtime_ns = Some(2_000_000);
+                j.time_based = true;
+                j
+            })
+            .collect();
+        Sim::build(&m, &s, &jobs, 1).unwrap()
+    }
 
-/// The scheduler program of a task (after its syscall's bio work) or of a
-/// kworker running a queue: the ops left and where it is in the current one.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct DdCtx {
-    /// The device whose scheduler it works on.
-    pub dev: Option<DevId>,
-    /// Requests holding a scheduler tag, not yet inserted.
-    pub pending: Vec<ReqId>,
-    /// The ops left, in order.
-    pub ops: VecDeque<SchedOp>,
-    pub step: SchedStep,
-    /// The insert section's round: requests it moves into the scheduler at its end.
-    pub moving: Vec<ReqId>,
-    /// This dispatch round's requests (`rq_list`) and whether each got a driver tag.
-    pub collected: Vec<(ReqId, bool)>,
-    /// The round asked for a queue re-run (`run_queue`: dispatch found nothing or was busy).
-    pub run_queue: bool,
-    /// The round stopped taking requests (no driver tag, or the round is full).
-    pub round_full: bool,
+    /// Actors inside `dd_dispatch_request` (spinning for `dd->lock` to dispatch, or holding it to).
+    fn dispatchers(s: &Sim) -> Vec<Actor> {
+        let dispatching =
+            |step: SchedStep| matches!(step, SchedStep::Spin(Section::Dispatch) | SchedStep::Hold(Section::Dispatch));
+        let tasks = s.jobs.iter().filter(|j| dispatching(j.sched.step)).map(|j| Actor::Task(j.index));
+        let workers = s.cpus.iter().filter(|c| dispatching(c.kworker.sched.step)).map(|c| Actor::Kworker(c.id));
+        tasks.chain(workers).collect()
+    }
+
+    /// mq-deadline's state on nullb0.
+    fn deadline(s: &Sim) -> &Deadline {
+        let Sched::MqDeadline(dd) = &s.devs[DevId(0)].elevator.as_ref().unwrap().sched;
+        dd
+    }
+
+    /// Is someone about to dispatch what the scheduler holds: an actor in
+    /// its scheduler program, or a kworker with the queue run on its list?
+    /// (A run armed BLK_MQ_BUDGET_DELAY later does not count: the device
+    /// would idle that long.)
+    fn dispatch_coming(s: &Sim) -> bool {
+        let e = s.devs[DevId(0)].elevator.as_ref().unwrap();
+        let running = |step: SchedStep, ops_left: bool| step != SchedStep::None || ops_left;
+        s.jobs.iter().any(|j| running(j.sched.step, !j.sched.ops.is_empty()))
+            || s.cpus
+                .iter()
+                .any(|c| running(c.kworker.sched.step, !c.kworker.worklist.is_empty()) || c.kworker.runnable)
+            || matches!(e.run_work, RunWork::Queued { .. })
+    }
+
+    /// Step the simulation event by event, checking `check` after each.
+    fn step_all(s: &mut Sim, mut check: impl FnMut(&Sim)) {
+        s.start_phase();
+        while !s.all_done() {
+            let Some(ev) = s.q.pop() else { panic!("{}", s.stall_report()) };
+            s.handle(ev);
+            check(s);
+        }
+    }
+
+    #[test]
+    fn with_the_2024_series_dispatch_never_runs_on_two_cpus_at_once() {
+        let mut s = sim(true, 32);
+        let (mut steps, mut busy) = (0u64, 0u64);
+        step_all(&mut s, |s| {
+            let d = dispatchers(s);
+            assert!(d.len() <= 1, "two dispatchers at once: {d:?}");
+            let dd = deadline(s);
+            assert_eq!(dd.dispatching, !d.is_empty(), "DD_DISPATCHING is set exactly while someone dispatches");
+            steps += 1;
+            busy += d.len() as u64;
+        });
+        let dd = deadline(&s);
+        assert!(dd.dispatch_skipped > 100, "other CPUs found dispatch busy and left: {}", dd.dispatch_skipped);
+        assert!(busy * 10 > steps, "someone dispatched much of the time: {busy} of {steps}");
+        // Without the series several CPUs dispatch at once.
+        let mut s = sim(false, 32);
+        let mut most = 0;
+        step_all(&mut s, |s| most = most.max(dispatchers(s).len()));
+        assert!(most >= 4, "mainline: {most} dispatchers at most");
+    }
+
+    #[test]
+    fn a_skipped_dispatch_is_always_run_again_and_no_request_waits_while_the_device_has_room() {
+        for (patch, jobs) in [(true, 32), (true, 3), (false, 32)] {
+            let mut s = sim(patch, jobs);
+            step_all(&mut s, |s| {
+                let d = &s.devs[DevId(0)];
+                let e = d.elevator.as_ref().unwrap();
+                let waiting = e.ops().queued() + e.dispatch.len();
+                // Requests wait while the device could take them (a driver tag is free).
+                if waiting > 0 && (e.driver_tags_free > 0 || d.disk.inflight == 0) {
+                    assert!(
+                        dispatch_coming(s),
+                        "patch {patch}, {jobs} jobs: {waiting} requests wait, the device has room and no dispatch is coming"
+                    );
+                }
+            });
+            // Every I/O completed: nothing was left behind.
+            let inflight: u32 = s.jobs.iter().map(|j| j.inflight).sum();
+            assert_eq!(inflight, 0, "patch {patch}: {inflight} I/Os never completed");
+            assert_eq!(s.reqs.live, 0);
+        }
+    }
 }

@@ -510,7 +510,7 @@ impl Sim {
         if !self.get_tag(dev, hctx, req) {
             self.jobs[j].tag_waits += 1;
         } else if self.devs[dev].elevator.is_some() {
-            self.jobs[j].dd.pending.push(req);
+            self.jobs[j].sched.pending.push(req);
         } else {
             let debt = self.driver_issue(cpu, dev, hctx, req);
             self.jobs[j].debt_ns += debt;

@@ -13,8 +13,8 @@ pub(crate) mod ops;
 pub(crate) mod scsi;
 
 use crate::block::disk::DiskCounters;
+use crate::block::elevator::Elevator;
 use crate::block::hctx::{HwQueue, QueueMap};
-use crate::block::mq_deadline::Deadline;
 use crate::block::Request;
 use crate::error::Error;
 use crate::hw::cpu::Bill;
@@ -292,8 +292,8 @@ pub(crate) struct Device {
     pub capacity_bytes: u64,
     /// The driver and the device model behind it.
     pub driver: Driver,
-    /// mq-deadline's state, when it is the queue's scheduler (`q->elevator`).
-    pub elevator: Option<Deadline>,
+    /// The queue's I/O scheduler (`q->elevator`); `None` is `none`.
+    pub elevator: Option<Elevator>,
     pub disk: DiskCounters,
     /// MSIs it sent.
     pub msis: u64,

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use crate::block::mq_deadline::DdCtx;
+use crate::block::elevator::SchedCtx;
 use crate::hw::lapic::VectorSet;
 use crate::ids::{CpuId, DevId, IrqId, JobId, ReqId};
 use crate::stats::{CpuStage, CpuTime, TraceName, Track};
@@ -299,7 +299,7 @@ pub(crate) struct Kworker {
     /// Woken (runnable or running) and not yet asleep again.
     pub runnable: bool,
     /// The scheduler program of the work item it runs.
-    pub dd: DdCtx,
+    pub sched: SchedCtx,
     /// Cost of effects applied at a step's end, charged in its next step.
     pub debt_ns: u64,
     /// When the work item it runs started.

@@ -388,7 +388,7 @@ impl Sim {
     /// locked sections if the queue has one, a sleep for tags, or on with
     /// fio's loop.
     pub(crate) fn job_after_submit(&mut self, cpu: CpuId, j: JobId) {
-        if !self.jobs[j].dd.ops.is_empty() {
+        if !self.jobs[j].sched.ops.is_empty() {
             return self.sched_next_op(cpu, Actor::Task(j));
         }
         if self.jobs[j].cfg.program == Program::TIoUring {

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use crate::block::mq_deadline::DdCtx;
+use crate::block::elevator::SchedCtx;
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::ioengine::pace::Pace;
@@ -214,7 +214,7 @@ pub(crate) struct Job {
     /// The first I/O error the job saw, which ended it.
     pub error: Option<IoError>,
     /// Where the task is in the I/O scheduler's work.
-    pub dd: DdCtx,
+    pub sched: SchedCtx,
     /// Its requests waiting for a tag (a blocking submitter, io_submit or
     /// pread, sleeps for them: `tag_blocked`).
     pub tag_waits: u32,
@@ -283,7 +283,7 @@ impl Job {
             spin_queues: Vec::new(),
             reaping: Vec::new(),
             reap_ns: 0,
-            dd: DdCtx::default(),
+            sched: SchedCtx::default(),
             tag_waits: 0,
             tag_blocked: false,
             wait_for: 0,

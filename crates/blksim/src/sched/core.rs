@@ -282,24 +282,16 @@ impl Sim {
     /// transfer between SMT siblings, a transfer within a last-level cache,
     /// a cross-cache (cross-socket, cross-cell) transfer otherwise.
     pub(crate) fn core_line_ns(&self, from: CpuId, to: CpuId) -> u64 {
-        let t = &self.machine.topology;
-        let c = &self.costs;
-        if t.cpus[from].core == t.cpus[to].core {
-            c.cacheline_transfer_ns / 4
-        } else if t.share_cache(from.0, to.0) {
-            c.cacheline_transfer_ns
-        } else {
-            c.cacheline_transfer_llc_ns
+        if from == to {
+            // The same CPU: as for its core (the lock hand-off's MCS node).
+            return self.costs.cacheline_transfer_ns / 4;
         }
+        crate::machine::line_ns(&self.machine.topology, &self.costs, from, to)
     }
 
     /// A line last written on `from` read or written on `to` (nothing on the same CPU).
     pub(crate) fn line_ns(&self, from: CpuId, to: CpuId) -> u64 {
-        if from == to {
-            0
-        } else {
-            self.core_line_ns(from, to)
-        }
+        crate::machine::line_ns(&self.machine.topology, &self.costs, from, to)
     }
 
     /// try_to_wake_up of a sleeping job's task from `cpu`. Returns the waker's cost.

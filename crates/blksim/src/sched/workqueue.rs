@@ -4,11 +4,11 @@
 //! queued now) → `queue_work_on` → `wake_up_process` of the CPU's kworker
 //! (an IPI when that CPU is idle and another) → the kworker is switched in
 //! at the CPU's next scheduling point → `process_one_work` →
-//! `blk_mq_run_work_fn` → the dispatch (`elevator.rs`) → the next work
+//! `blk_mq_run_work_fn` → the dispatch (`blk_mq_sched.rs`) → the next work
 //! item, or back to sleep.
 
+use crate::block::elevator::{RunWork, SchedCtx, SchedOp, SchedStep};
 use crate::block::lock::Actor;
-use crate::block::mq_deadline::{DdCtx, RunWork, SchedOp, SchedStep};
 use crate::hw::cpu::{Frame, FrameKind, Stage};
 use crate::ids::{CpuId, DevId, JobId};
 use crate::ioengine::job::JobState;
@@ -102,7 +102,7 @@ impl Sim {
     /// Is `j` outside a spinlock section (neither spinning for a lock nor holding one)?
     pub(crate) fn job_preemptible(&self, j: JobId) -> bool {
         let job = &self.jobs[j];
-        job.state != JobState::LockSpin && !matches!(job.dd.step, SchedStep::Hold(_))
+        job.state != JobState::LockSpin && !matches!(job.sched.step, SchedStep::Hold(_))
     }
 
     /// The kworker is switched in on `cpu` (its frame's first step).
@@ -157,10 +157,10 @@ impl Sim {
         kw.items += 1;
         kw.since_ns = now;
         kw.debt_ns += self.costs.kblockd_work_ns;
-        let mut ops = std::mem::take(&mut kw.dd.ops);
+        let mut ops = std::mem::take(&mut kw.sched.ops);
         ops.clear();
         ops.push_back(SchedOp::Run);
-        kw.dd = DdCtx { dev: Some(dev), ops, ..std::mem::take(&mut kw.dd) };
+        kw.sched = SchedCtx { dev: Some(dev), ops, ..std::mem::take(&mut kw.sched) };
         self.sched_next_op(cpu, Actor::Kworker(cpu));
     }
 }
