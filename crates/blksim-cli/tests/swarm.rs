@@ -333,8 +333,15 @@ fn case(seed: u64) -> Case {
         files.push(("job.fio".into(), text));
         args.extend(["run".into(), "job.fio".into(), "--machine".into(), "machine.toml".into()]);
         if scheduler {
-            let set = format!("/sys/block/nvme{}n1/queue/scheduler={}", g.below(8), g.pick(&["none", "mq-deadline"]));
-            args.extend(["--set".into(), set]);
+            let dev = g.below(8);
+            let sched = g.pick(&["none", "mq-deadline", "kyber"]);
+            args.extend(["--set".into(), format!("/sys/block/nvme{dev}n1/queue/scheduler={sched}")]);
+            if sched == "kyber" && g.chance(50) {
+                // Targets from tight (throttling at once) to kyber's defaults.
+                let attr = g.pick(&["read_lat_nsec", "write_lat_nsec"]);
+                let ns = g.pick(&["20000", "200000", "2000000", "10000000"]);
+                args.extend(["--set".into(), format!("/sys/block/nvme{dev}n1/queue/iosched/{attr}={ns}")]);
+            }
         }
         knobs(&mut g, ncpus, &mut args);
         let format = g.pick(&["json", "json+", "normal", "json,normal"]);

@@ -122,6 +122,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         trace: None,
         dsa: vec![],
         locks: vec![],
+        schedulers: vec![],
         invariants: Default::default(),
         hotplug: Default::default(),
     };

@@ -144,6 +144,7 @@ impl Sim {
     /// (`blk_mq_init_sched`): requests take scheduler tags (nr_requests, by
     /// default 2 x min(depth, BLKDEV_DEFAULT_RQ)) and a driver tag at dispatch.
     fn attach_elevators(&mut self, settings: &Settings) -> Result<(), Error> {
+        let ncpus = self.cpus.len();
         for d in self.devs.iter_mut() {
             let Some(e) = elevator_type(d.queue_settings.scheduler) else { continue };
             if d.queues.is_empty() {
@@ -160,6 +161,7 @@ impl Sim {
                 driver_tags: depth * d.queues.len() as u32,
                 sched_tags,
                 patch_mq_deadline_2024: settings.patch_mq_deadline_2024,
+                ncpus,
             };
             d.elevator = Some(Elevator::init(e, &init)?);
         }

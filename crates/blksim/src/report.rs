@@ -6,7 +6,9 @@ use crate::block::lock::LockStats;
 use crate::drivers::Device;
 use crate::ids::CpuId;
 use crate::stats::Invariants;
-use crate::stats::{DiskStats, DsaStats, InterruptRow, JobStats, LockReport, MsiCpuStats, PathStats, RunReport};
+use crate::stats::{
+    DiskStats, DsaStats, InterruptRow, JobStats, LockReport, MsiCpuStats, PathStats, RunReport, SchedulerReport,
+};
 use crate::system::Sim;
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -64,6 +66,7 @@ impl Sim {
             sample_interval_ns: self.sample_interval_ns,
             trace: self.trace.take(),
             locks: self.lock_reports(),
+            schedulers: self.scheduler_reports(),
             dsa: self.dsa_stats(),
             invariants: inv.clone(),
             hotplug: self.cpumask.stats.clone(),
@@ -174,7 +177,7 @@ impl Sim {
         };
         let dd = self.devs.iter().flat_map(|d| {
             let locks = d.elevator.as_ref().map(|e| e.ops().locks()).unwrap_or_default();
-            locks.into_iter().map(|(lock, stats)| rep(stats, format!("{} {lock}", d.name)))
+            locks.into_iter().map(|(lock, stats)| rep(&stats, format!("{} {lock}", d.name)))
         });
         let qi = self
             .iommus
@@ -183,6 +186,22 @@ impl Sim {
             .filter(|(u, _)| u.qi.stats.acquisitions > 0)
             .map(|(u, spec)| rep(&u.qi.stats, format!("{} qi->q_lock", spec.name)));
         dd.chain(qi).collect()
+    }
+
+    /// The counters of the devices' schedulers that keep some.
+    fn scheduler_reports(&self) -> Vec<SchedulerReport> {
+        self.devs
+            .iter()
+            .filter_map(|d| {
+                let e = d.elevator.as_ref()?;
+                let counters = e.ops().stats();
+                (!counters.is_empty()).then(|| SchedulerReport {
+                    device: d.name.clone(),
+                    scheduler: d.queue_settings.scheduler.to_string(),
+                    counters,
+                })
+            })
+            .collect()
     }
 
     /// What each DSA client got done.

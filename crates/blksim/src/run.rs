@@ -398,6 +398,7 @@ impl Sim {
             Event::VectorCleanup { cpu, vector, irq } => self.vector_cleanup(cpu, vector, irq),
             Event::NvmeAggregationTimer { dev, hctx, gen } => self.driver_aggregation_timer(dev, hctx, gen),
             Event::RunWorkTimer { dev, gen } => self.run_work_timer(dev, gen),
+            Event::ElevatorTimer { dev, gen } => self.elevator_timer(dev, gen),
             Event::KworkerWoken { cpu } => self.kworker_woken(cpu),
             Event::JobStuck { job } => self.tio_stuck_end(job),
             Event::SleepTimerExpired { job } => self.sleep_timer_expired(job),

@@ -649,4 +649,25 @@ mod tests {
         assert_eq!(parse_timed_write("1ms:/proc/irq/x/smp_affinity_list=1").unwrap_err().kind, BadInput);
         assert_eq!(s.apply_patch("nope").unwrap_err().kind, BadInput);
     }
+
+    #[test]
+    fn iosched_attributes_belong_to_the_current_scheduler_and_a_switch_clears_them() {
+        let mut s = Settings::default();
+        let dev = ["nvme0n1".to_string()];
+        let lat = "/sys/block/nvme0n1/queue/iosched/read_lat_nsec=500000";
+        let e = s.apply_write(lat, &dev).unwrap_err();
+        assert!(e.message.contains("set /sys/block/nvme0n1/queue/scheduler first"), "{e}");
+        s.apply_write("/sys/block/nvme0n1/queue/scheduler=kyber", &dev).unwrap();
+        s.apply_write(lat, &dev).unwrap();
+        assert_eq!(s.queue("nvme0n1").iosched, [("read_lat_nsec".to_string(), 500_000)]);
+        let e = s.apply_write("/sys/block/nvme0n1/queue/iosched/fifo_batch=16", &dev).unwrap_err();
+        assert!(
+            e.message.contains("kyber has no attribute 'fifo_batch' (it has read_lat_nsec, write_lat_nsec)"),
+            "{e}"
+        );
+        let e = s.apply_write("/sys/block/nvme0n1/queue/iosched/write_lat_nsec=x", &dev).unwrap_err();
+        assert!(e.message.contains("expected an integer"), "{e}");
+        s.apply_write("/sys/block/nvme0n1/queue/scheduler=mq-deadline", &dev).unwrap();
+        assert!(s.queue("nvme0n1").iosched.is_empty(), "the new elevator starts from its defaults");
+    }
 }

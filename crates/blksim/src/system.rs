@@ -54,6 +54,8 @@ pub(crate) enum Event {
     HotplugStep { cpu: CpuId },
     /// The timer of `dev`'s delayed queue run (`hctx->run_work`, armed as generation `gen`) expired.
     RunWorkTimer { dev: DevId, gen: u32 },
+    /// The timer of `dev`'s I/O scheduler (armed as generation `gen`) expired.
+    ElevatorTimer { dev: DevId, gen: u32 },
     /// A wake-up IPI reached the idle CPU of a woken kworker.
     KworkerWoken { cpu: CpuId },
     /// The runtime of a submitter stuck in a wait that cannot end is over.

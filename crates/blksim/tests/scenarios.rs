@@ -829,3 +829,56 @@ fn nvme_write_queues_send_reads_and_writes_to_separate_queue_sets() {
     assert!(q1 > 100 && q4 > 100 && q3 == 0, "q1 {q1} q3 {q3} q4 {q4}");
     assert!(n >= 5, "{n} interrupt rows");
 }
+
+/// Reads at QD16 beside 128 KiB writes at QD64 on one drive: the reads
+/// queue behind the writes in the device.
+fn mixed_load() -> Vec<blksim::workload::JobConfig> {
+    let mut reader = job("reader", uring(false), RwKind::RandRead, 4096, 16, "nvme0n1", 1000);
+    reader.cpus_allowed = Some(vec![0]);
+    let mut writer = job("writer", uring(false), RwKind::RandWrite, 128 << 10, 64, "nvme0n1", 1000);
+    writer.cpus_allowed = Some(vec![1]);
+    vec![reader, writer]
+}
+
+fn kyber_settings(read_lat_nsec: Option<u64>) -> Settings {
+    let dev = ["nvme0n1".to_string()];
+    let mut s = Settings::default();
+    s.apply_write("/sys/block/nvme0n1/queue/scheduler=kyber", &dev).unwrap();
+    if let Some(ns) = read_lat_nsec {
+        s.apply_write(&format!("/sys/block/nvme0n1/queue/iosched/read_lat_nsec={ns}"), &dev).unwrap();
+    }
+    s
+}
+
+fn kyber_counter(r: &blksim::stats::RunReport, name: &str) -> u64 {
+    let s = r.schedulers.iter().find(|s| s.device == "nvme0n1" && s.scheduler == "kyber").expect("kyber's counters");
+    s.counters.iter().find(|(k, _)| k == name).map(|(_, v)| *v).expect(name)
+}
+
+#[test]
+fn kyber_throttles_writes_to_keep_reads_under_their_target_on_a_mixed_load() {
+    let m = small_machine(4);
+    let jobs = mixed_load();
+    let target_ns = 500_000.0;
+    let (none, _) = run_checked(&m, &Settings::default(), &jobs, 1);
+    let (kyber, _) = run_checked(&m, &kyber_settings(Some(500_000)), &jobs, 1);
+    let read_mean = |r: &blksim::stats::RunReport| r.jobs[0].dirs[0].clat.mean();
+    assert!(
+        read_mean(&none) > 2.0 * target_ns,
+        "without a scheduler the reads wait behind the writes: {}",
+        read_mean(&none)
+    );
+    assert!(read_mean(&kyber) < target_ns / 2.0, "kyber keeps the reads under their target: {}", read_mean(&kyber));
+    assert!(iops(&kyber, 0) > 5.0 * iops(&none, 0), "reads: {} vs {} IOPS", iops(&kyber, 0), iops(&none, 0));
+    // By throttling the writes: fewer write tokens, dispatches that found none.
+    let write_iops =
+        |r: &blksim::stats::RunReport| r.jobs[1].dirs[1].total_ios as f64 / (r.jobs[1].runtime_ns as f64 / 1e9);
+    assert!(write_iops(&kyber) < write_iops(&none), "writes pay: {} vs {}", write_iops(&kyber), write_iops(&none));
+    assert!(kyber_counter(&kyber, "write_depth") < 128 / 4, "write depth {}", kyber_counter(&kyber, "write_depth"));
+    assert!(kyber_counter(&kyber, "write_throttled") > 0);
+    assert_eq!(kyber_counter(&kyber, "read_depth"), 256, "reads are never throttled below their maximum");
+    // With the default 2 ms read target these reads are good: kyber leaves the depths alone.
+    let (default, _) = run_checked(&m, &kyber_settings(None), &jobs, 1);
+    assert_eq!(kyber_counter(&default, "depth_adjustments"), 0);
+    assert!(read_mean(&default) < 2_000_000.0 && read_mean(&default) > 2.0 * target_ns);
+}

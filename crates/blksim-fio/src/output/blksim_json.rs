@@ -79,6 +79,15 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
         })
     });
     obj.insert("locks".into(), Value::Array(locks.collect()));
+    if !report.schedulers.is_empty() {
+        // Only schedulers that keep counters (kyber) appear.
+        let scheds = report.schedulers.iter().map(|s| {
+            let counters: serde_json::Map<String, Value> =
+                s.counters.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+            json!({ "device": s.device, "scheduler": s.scheduler, "counters": counters })
+        });
+        obj.insert("schedulers".into(), Value::Array(scheds.collect()));
+    }
     let path = report.interrupt_path.iter().map(|p| {
         json!({
             "name": p.name,

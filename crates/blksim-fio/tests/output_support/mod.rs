@@ -167,6 +167,7 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
         trace: None,
         dsa: vec![],
         locks: vec![],
+        schedulers: vec![],
         invariants: Default::default(),
         hotplug: Default::default(),
     }

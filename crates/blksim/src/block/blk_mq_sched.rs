@@ -21,7 +21,7 @@ use crate::ids::{CpuId, DevId, JobId, ReqId};
 use crate::ioengine::fio_loop::SPIN_NS;
 use crate::ioengine::job::JobState;
 use crate::stats::CpuStage;
-use crate::system::Sim;
+use crate::system::{Event, Sim};
 
 /// `blk_mq_do_dispatch_sched` gives up the CPU after dispatching this long (HZ).
 const DISPATCH_BOUND_NS: u64 = 1_000_000_000;
@@ -414,16 +414,44 @@ impl Sim {
         }
     }
 
-    /// A completion freed a driver tag of `dev`: SCHED_RESTART runs the
-    /// queue on kblockd. Returns the completing context's cost.
+    /// A completion on `cpu` ended `req` of `dev`: its driver tag is freed
+    /// (SCHED_RESTART runs the queue on kblockd) and the scheduler's
+    /// `completed_request` / `finish_request` run. Returns the completing
+    /// context's cost.
     #[inline(always)]
-    pub(crate) fn sched_restart(&mut self, cpu: CpuId, dev: DevId) -> u64 {
+    pub(crate) fn sched_request_done(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> u64 {
         let Some(e) = self.devs[dev].elevator.as_mut() else { return 0 };
         e.driver_tags_free += 1;
-        if !std::mem::take(&mut e.restart) {
-            return 0;
+        let mut cost = 0;
+        if std::mem::take(&mut e.restart) {
+            cost += self.run_hw_queue_async(cpu, dev);
         }
-        self.run_hw_queue_async(cpu, dev)
+        let (e, costs, machine, now, actor_cpu) = elevator_env!(self, dev);
+        let env = SchedEnv { costs, topo: &machine.topology, now, actor_cpu: &actor_cpu };
+        let done = e.ops_mut().request_done(&env, req, &self.reqs.reqs[req]);
+        if let Some(at) = done.timer_at {
+            if e.timer_at.is_none_or(|t| at < t) {
+                e.timer_at = Some(at);
+                e.timer_gen += 1;
+                let gen = e.timer_gen;
+                self.q.at(at, Event::ElevatorTimer { dev, gen });
+            }
+        }
+        if done.run_queue {
+            cost += self.run_hw_queue_async(cpu, dev);
+        }
+        cost + done.cost_ns
+    }
+
+    /// The timer of `dev`'s scheduler fired (its softirq is not charged).
+    pub(crate) fn elevator_timer(&mut self, dev: DevId, gen: u32) {
+        let (e, costs, machine, now, actor_cpu) = elevator_env!(self, dev);
+        if gen != e.timer_gen || e.timer_at.is_none() {
+            return;
+        }
+        e.timer_at = None;
+        let env = SchedEnv { costs, topo: &machine.topology, now, actor_cpu: &actor_cpu };
+        e.ops_mut().timer(&env);
     }
 
     /// An actor spinning for a lock gets it `after_ns` from now.

@@ -104,8 +104,9 @@ impl Sim {
             }
             None => hctx.tags_free += 1,
         }
-        // The driver tag is freed; SCHED_RESTART runs the queue.
-        debt += self.sched_restart(cpu, r.dev());
+        // The driver tag is freed; SCHED_RESTART runs the queue; the scheduler's
+        // completed_request and finish_request.
+        debt += self.sched_request_done(cpu, r.dev(), req);
         let mut debt = debt + self.engine_complete(cpu, req);
         // Bios merged into this request end with it.
         let mut next = r.next_merged;

@@ -3,7 +3,7 @@
 //! state around it (driver tags, `hctx->dispatch`, SCHED_RESTART, the
 //! queue's `run_work`, the scheduler's timer), and `ElevatorOps` is the
 //! `elevator_mq_ops` table each scheduler implements in its own file
-//! (`mq_deadline.rs`). The generic dispatch that calls the ops is
+//! (`mq_deadline.rs`, `kyber.rs`). The generic dispatch that calls the ops is
 //! `blk_mq_sched.rs`; `none` is no elevator at all, as in the kernel.
 //!
 //! A new scheduler is its file, one arm of `Sched` and one entry of
@@ -11,9 +11,10 @@
 
 use std::collections::VecDeque;
 
+use crate::block::kyber::{self, Kyber};
 use crate::block::lock::{Actor, LockStats, SpinLock};
 use crate::block::mq_deadline::Deadline;
-use crate::block::request::RequestPool;
+use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
 use crate::machine::{Costs, Topology};
@@ -31,8 +32,10 @@ pub(crate) struct ElevatorType {
 }
 
 /// The schedulers the model has (`elv_list`).
-pub(crate) const ELEVATORS: &[ElevatorType] =
-    &[ElevatorType { name: "mq-deadline", attrs: &[], init: |i| Ok(Sched::MqDeadline(Deadline::init(i)?)) }];
+pub(crate) const ELEVATORS: &[ElevatorType] = &[
+    ElevatorType { name: "mq-deadline", attrs: &[], init: |i| Ok(Sched::MqDeadline(Deadline::init(i)?)) },
+    ElevatorType { name: "kyber", attrs: kyber::ATTRS, init: |i| Ok(Sched::Kyber(Kyber::init(i)?)) },
+];
 
 /// Schedulers the kernel has that the model does not.
 pub(crate) const NOT_MODELLED: &[&str] = &["bfq"];
@@ -73,6 +76,17 @@ pub(crate) enum Begin {
     Defer(u64),
     /// Another CPU is dispatching: leave it to that CPU after `cost_ns`.
     Busy(u64),
+}
+
+/// What ending a request asks of blk-mq-sched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Done {
+    /// The scheduler's work in the completing context, ns.
+    pub(crate) cost_ns: u64,
+    /// Run the queue (a freed resource woke a waiting dispatch).
+    pub(crate) run_queue: bool,
+    /// Fire the scheduler's timer at this time, unless it is armed to fire earlier (`timer_reduce`).
+    pub(crate) timer_at: Option<u64>,
 }
 
 /// What the ops see of the machine: costs, the CPUs' cache distances,
@@ -128,10 +142,21 @@ pub(crate) trait ElevatorOps {
     /// A request that waited for a scheduler tag is inserted by the
     /// completion that freed one (its lock not modelled): that context's cost.
     fn insert_waiter(&mut self, env: &SchedEnv, req: ReqId, reqs: &RequestPool) -> u64;
+    /// `completed_request` and `finish_request` of `req` (`r`), ended at
+    /// `env.now`: what the completing context pays and asks for.
+    fn request_done(&mut self, _env: &SchedEnv, _req: ReqId, _r: &Request) -> Done {
+        Done::default()
+    }
+    /// The scheduler's timer (armed by a `Done::timer_at`) fired.
+    fn timer(&mut self, _env: &SchedEnv) {}
     /// Requests it holds (inserted, not yet dispatched).
     fn queued(&self) -> usize;
-    /// Its locks, for the report (name and statistics).
-    fn locks(&self) -> Vec<(&'static str, &LockStats)>;
+    /// Its locks, for the report (name and statistics; a lock of each CPU summed).
+    fn locks(&self) -> Vec<(&'static str, LockStats)>;
+    /// Its own counters for the report (name, value): what it decided.
+    fn stats(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
     /// What it holds, for a stall report.
     fn describe(&self) -> String;
 }
@@ -140,18 +165,22 @@ pub(crate) trait ElevatorOps {
 pub(crate) enum Sched {
     /// mq-deadline (with or without the 2024 series).
     MqDeadline(Deadline),
+    /// Kyber.
+    Kyber(Kyber),
 }
 
 impl Sched {
     pub(crate) fn ops(&self) -> &dyn ElevatorOps {
         match self {
             Sched::MqDeadline(d) => d,
+            Sched::Kyber(k) => k,
         }
     }
 
     pub(crate) fn ops_mut(&mut self) -> &mut dyn ElevatorOps {
         match self {
             Sched::MqDeadline(d) => d,
+            Sched::Kyber(k) => k,
         }
     }
 }
@@ -168,6 +197,8 @@ pub(crate) struct ElevatorInit<'a> {
     pub(crate) sched_tags: u32,
     /// `--patch mq-deadline-2024`.
     pub(crate) patch_mq_deadline_2024: bool,
+    /// CPUs of the machine (software queues).
+    pub(crate) ncpus: usize,
 }
 
 /// `q->elevator` with blk-mq-sched's per-queue state. The model's
@@ -187,6 +218,10 @@ pub(crate) struct Elevator {
     pub(crate) run_work: RunWork,
     /// Generation of `run_work`'s timer (a re-armed or cancelled timer's old event is stale).
     pub(crate) run_work_gen: u32,
+    /// When the scheduler's timer fires, if armed.
+    pub(crate) timer_at: Option<u64>,
+    /// Generation of the scheduler's timer (an event of an earlier one is stale).
+    pub(crate) timer_gen: u32,
 }
 
 impl Elevator {
@@ -200,6 +235,8 @@ impl Elevator {
             max_dispatch: init.sched_tags,
             run_work: RunWork::Idle,
             run_work_gen: 0,
+            timer_at: None,
+            timer_gen: 0,
         })
     }
 

@@ -197,8 +197,8 @@ impl ElevatorOps for Deadline {
         env.costs.dd_insert_ns
     }
 
-    fn locks(&self) -> Vec<(&'static str, &LockStats)> {
-        vec![("dd->lock", &self.lock.stats)]
+    fn locks(&self) -> Vec<(&'static str, LockStats)> {
+        vec![("dd->lock", self.lock.stats.clone())]
     }
 
     fn queued(&self) -> usize {
@@ -260,7 +260,9 @@ mod tests {
 
     /// mq-deadline's state on nullb0.
     fn deadline(s: &Sim) -> &Deadline {
-        let Sched::MqDeadline(dd) = &s.devs[DevId(0)].elevator.as_ref().unwrap().sched;
+        let Sched::MqDeadline(dd) = &s.devs[DevId(0)].elevator.as_ref().unwrap().sched else {
+            panic!("nullb0's scheduler is mq-deadline")
+        };
         dd
     }
 

@@ -240,6 +240,16 @@ costs! {
     dd_bucket_ns,
     /// kblockd: `process_one_work` running one work item (a queue run), besides the run itself.
     kblockd_work_ns,
+    /// Kyber `kyber_bio_merge`: `blk_bio_list_merge` over the CPU's kcq list, under `kcq->lock`.
+    kyber_merge_ns,
+    /// Kyber inserting one request on its CPU's kcq (list add, `sbitmap_set_bit` of `kcq_map`), under `kcq->lock`.
+    kyber_insert_ns,
+    /// Kyber `kyber_dispatch_request`, under `khd->lock`: the domain's batch, a domain token (`__sbitmap_queue_get`), the request.
+    kyber_dispatch_ns,
+    /// Kyber `completed_request` (two latency-histogram increments, `timer_reduce`) and `finish_request` (the token's `sbitmap_queue_clear`).
+    kyber_complete_ns,
+    /// Cache lines of Kyber's `kyber_hctx_data` and domain tokens a dispatch writes besides `khd->lock` (a count, not ns).
+    kyber_lock_data_lines,
     }
     optional {
     /// SCSI: `scsi_queue_rq` with the upper driver's command setup (`sd_init_command`), per request.

@@ -256,6 +256,17 @@ pub struct LockReport {
     pub hold_ns: u64,
 }
 
+/// What a device's I/O scheduler decided over the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SchedulerReport {
+    /// The device.
+    pub device: String,
+    /// The scheduler (`kyber`).
+    pub scheduler: String,
+    /// Its counters, by name (`read_depth`, `write_throttled`, ...).
+    pub counters: Vec<(String, u64)>,
+}
+
 /// One DSA client's results.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DsaStats {
@@ -329,6 +340,9 @@ pub struct RunReport {
     pub dsa: Vec<DsaStats>,
     /// Scheduler locks.
     pub locks: Vec<LockReport>,
+    /// I/O schedulers that keep counters of what they decided (kyber's
+    /// domain depths and throttled dispatches), per device.
+    pub schedulers: Vec<SchedulerReport>,
     /// The timeline, when one was asked for.
     pub trace: Option<super::trace::Trace>,
     /// The exactly-once counts.
