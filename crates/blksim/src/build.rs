@@ -4,25 +4,26 @@
 //! fio job's task placed on a CPU of its `cpus_allowed`.
 
 use crate::block::elevator::{elevator_type, Elevator, ElevatorInit};
-use crate::block::RequestPool;
+use crate::block::{BlockConfig, RequestPool};
 use crate::drivers::{IrqRequest, ProbeCtx, Probed};
 use crate::error::Error;
-use crate::hw::cpu::Cpu;
+use crate::hw::cpu::{Cpu, Cpus};
 use crate::hw::delivery::InterruptRouter;
 use crate::hw::iommu::RemapUnit;
 use crate::hw::pcie::Link;
 use crate::hw::root_port::RootPortState;
+use crate::hw::{DmaMode, Platform};
 use crate::ids::{CpuId, DevId, JobId};
 use crate::ioengine::distribution::Distribution;
 use crate::ioengine::job::Job;
 use crate::ioengine::pace::Pace;
 use crate::irq::vector::VectorTable;
+use crate::irq::Interrupts;
 use crate::machine::{DeviceSpec, Machine};
-use crate::sched::cpumask::CpuMasks;
 use crate::settings::Settings;
 use crate::sim::{EventQueue, Rng};
 use crate::stats::MsiCounters;
-use crate::system::Sim;
+use crate::system::{RunState, Sim};
 use crate::workload::{IoEngine, JobConfig, Program};
 
 /// The most I/Os a job without a runtime may ask for (a few minutes of wall time).
@@ -67,50 +68,56 @@ impl Sim {
             q: EventQueue::new(ncpus),
             machine: machine.clone(),
             costs: machine.costs.clone(),
-            pi_descs: vec![Default::default(); ncpus],
-            cpus,
+            cpus: Cpus::new(cpus, (2000.0 / topo.smt_throughput).round() as u64),
+            intr: Interrupts {
+                irqs: Vec::new(),
+                vectors: VectorTable::new(ncpus),
+                msi: MsiCounters::default(),
+                pi_descs: vec![Default::default(); ncpus],
+                posting: settings.posting(),
+                max_coalescing_loop: settings.max_posted_msi_coalescing_loop,
+                retriggered: 0,
+            },
+            hw: Platform {
+                root_ports: machine
+                    .root_ports
+                    .iter()
+                    .map(|r| RootPortState {
+                        service_ns: r.msi_service_ns,
+                        socket: r.socket as usize,
+                        unit: r.iommu,
+                        ..Default::default()
+                    })
+                    .collect(),
+                pcie_switches: machine.pcie_switches.iter().map(|s| Link::new(s.upstream_mb_per_s)).collect(),
+                iommus: machine.iommus.iter().map(RemapUnit::new).collect(),
+                routers: (0..topo.sockets)
+                    .map(|_| InterruptRouter::new(machine.interrupt_delivery.service_ns))
+                    .collect(),
+            },
+            dma: DmaMode {
+                translated: settings.dma_translated(),
+                strict: settings.iommu_dma == crate::settings::IommuDma::Strict,
+                premap: settings.patch_dma_premap,
+            },
             devs: Vec::new(),
-            irqs: Vec::new(),
-            vectors: VectorTable::new(ncpus),
-            root_ports: machine
-                .root_ports
-                .iter()
-                .map(|r| RootPortState {
-                    service_ns: r.msi_service_ns,
-                    socket: r.socket as usize,
-                    unit: r.iommu,
-                    ..Default::default()
-                })
-                .collect(),
-            pcie_switches: machine.pcie_switches.iter().map(|s| Link::new(s.upstream_mb_per_s)).collect(),
-            iommus: machine.iommus.iter().map(RemapUnit::new).collect(),
-            routers: (0..topo.sockets).map(|_| InterruptRouter::new(machine.interrupt_delivery.service_ns)).collect(),
             reqs: RequestPool::default(),
+            blk: BlockConfig {
+                polled_unsupported: settings.polled_unsupported,
+                io_cpu_affinity_2008: settings.patch_io_cpu_affinity_2008,
+            },
             jobs: Vec::new(),
-            msi: MsiCounters::default(),
-            smt_slow_pm: (2000.0 / topo.smt_throughput).round() as u64,
-            cpu_busy: vec![false; topo.cpus.len()],
-            sample_interval_ns: 500_000_000,
-            foresight: Default::default(),
-            drain_bill: Default::default(),
-            drain_batched: false,
-            trace: None,
             dsa_clients: Vec::new(),
-            timed: Vec::new(),
-            cpumask: CpuMasks::new(ncpus),
-            retriggered: 0,
-            failure: None,
-            posting: settings.posting(),
-            patch_io_cpu_affinity_2008: settings.patch_io_cpu_affinity_2008,
-            max_posted_msi_coalescing_loop: settings.max_posted_msi_coalescing_loop,
-            polled_unsupported: settings.polled_unsupported,
-            dma_translated: settings.dma_translated(),
-            dma_strict: settings.iommu_dma == crate::settings::IommuDma::Strict,
-            dma_premap: settings.patch_dma_premap,
-            phase: 0,
-            phases: 0,
-            jobs_left: 0,
-            seed,
+            trace: None,
+            run: RunState {
+                seed,
+                sample_interval_ns: 500_000_000,
+                timed: Vec::new(),
+                failure: None,
+                phase: 0,
+                phases: 0,
+                jobs_left: 0,
+            },
         }
     }
 
@@ -132,7 +139,7 @@ impl Sim {
             let irq = self.alloc_irq(dev, queue, cpu, name, managed)?;
             // A managed IRQ's mask is its queue's CPUs; others may go anywhere.
             let (map, q) = device.map_of(queue);
-            self.irqs[irq].mask =
+            self.intr.irqs[irq].mask =
                 crate::ids::cpus(self.cpus.len()).filter(|&c| !managed || map.cpu_to_hctx[c] == q).collect();
             device.queues[queue.idx()].irq = Some(irq);
         }
@@ -182,7 +189,7 @@ impl Sim {
                 }
             }
         }
-        self.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
+        self.run.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
         Ok(())
     }
 
@@ -208,7 +215,7 @@ impl Sim {
             .map_err(|e| Error::bad_input(format!("sqthread_poll_cpu: {}", e.message)).for_job(i))?;
         let index = JobId::of(self.jobs.len());
         let devs = self.jobs[app].devs.clone();
-        let mut sq = Job::new(index, cfg, cpu, devs, Rng::stream(self.seed, &format!("sq/{i}")));
+        let mut sq = Job::new(index, cfg, cpu, devs, Rng::stream(self.run.seed, &format!("sq/{i}")));
         sq.sq_ring = Some(app);
         self.jobs[app].sq_thread = Some(index);
         self.jobs.push(sq);
@@ -222,11 +229,11 @@ impl Sim {
         let devs = self.job_devices(i, cfg)?;
         let cpu = self.place_task(i, cfg, load)?;
         let index = JobId::of(self.jobs.len());
-        let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.seed, &format!("job/{i}")));
+        let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.run.seed, &format!("job/{i}")));
         if cfg.program == Program::Fio {
             let granularity = self.nanosleep_granularity_us();
-            job.pace = Pace::of(cfg, self.seed, i, granularity).map(Box::new);
-            job.bs_rng = Rng::stream(self.seed, &format!("job/{i}/bs"));
+            job.pace = Pace::of(cfg, self.run.seed, i, granularity).map(Box::new);
+            job.bs_rng = Rng::stream(self.run.seed, &format!("job/{i}/bs"));
             job.shaped = job.pace.is_some() || cfg.bssplit.iter().any(|s| !s.is_empty());
             job.dist = self.job_distribution(i, cfg, &devs)?.map(Box::new);
         }
@@ -305,8 +312,8 @@ impl Sim {
         for cpu in crate::ids::cpus(self.cpus.len()) {
             let Some(sib) = self.cpus[cpu].sibling else { continue };
             if sib < cpu {
-                self.cpumask.online[cpu.idx()] = false;
-                self.cpumask.active[cpu.idx()] = false;
+                self.cpus.mask.online[cpu.idx()] = false;
+                self.cpus.mask.active[cpu.idx()] = false;
                 self.fixup_irqs(cpu);
             }
         }
@@ -339,7 +346,7 @@ impl Sim {
         if allowed.is_empty() {
             return Err(err(i, "cpus_allowed is empty".into()));
         }
-        let allowed: Vec<u32> = allowed.into_iter().filter(|&c| self.cpumask.active[c as usize]).collect();
+        let allowed: Vec<u32> = allowed.into_iter().filter(|&c| self.cpus.mask.active[c as usize]).collect();
         if allowed.is_empty() {
             return Err(err(
                 i,
@@ -371,7 +378,7 @@ impl Sim {
         };
         let range = cfg.bs[0].min(cfg.bs[1]).max(1);
         let nranges: Vec<u64> = files.iter().map(|&(real, region)| real.min(region).div_ceil(range)).collect();
-        let seed = self.seed;
+        let seed = self.run.seed;
         let Some(dist) = Distribution::new(&cfg.random_distribution, &nranges, &|name| {
             Rng::stream(seed, &format!("job/{i}/dist/{name}"))
         }) else {

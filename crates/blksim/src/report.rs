@@ -42,7 +42,7 @@ impl Sim {
             cpu_stage_ns: self.cpus.iter().map(|c| c.stage_ns).collect(),
             interrupts: self.interrupt_rows(),
             ipis_per_cpu: self.cpus.iter().map(|c| c.ipis).collect(),
-            posted_msi: self.posting,
+            posted_msi: self.intr.posting,
             msi_per_cpu: self.msi_per_cpu(),
             interrupt_path: self.interrupt_path(end),
             disks: self
@@ -55,21 +55,26 @@ impl Sim {
                         || self.jobs.iter().any(|j| j.devs.iter().any(|dv| dv.idx() == *i))
                 })
                 .map(|(i, d)| {
-                    let runs =
-                        self.irqs.iter().filter(|q| q.dev.0 as usize == i).map(|q| q.count.iter().sum::<u64>()).sum();
+                    let runs = self
+                        .intr
+                        .irqs
+                        .iter()
+                        .filter(|q| q.dev.0 as usize == i)
+                        .map(|q| q.count.iter().sum::<u64>())
+                        .sum();
                     disk_stats(d, end, runs)
                 })
                 .collect(),
             sim_time_ns: end,
             events: self.q.processed,
-            seed: self.seed,
-            sample_interval_ns: self.sample_interval_ns,
+            seed: self.run.seed,
+            sample_interval_ns: self.run.sample_interval_ns,
             trace: self.trace.take(),
             locks: self.lock_reports(),
             schedulers: self.scheduler_reports(),
             dsa: self.dsa_stats(),
             invariants: inv.clone(),
-            hotplug: self.cpumask.stats.clone(),
+            hotplug: self.cpus.mask.stats.clone(),
         };
         (report, inv)
     }
@@ -109,6 +114,7 @@ impl Sim {
     /// `/proc/interrupts`: the device IRQs, then PMN (posted mode), LOC and CAL.
     fn interrupt_rows(&self) -> Vec<InterruptRow> {
         let mut rows: Vec<InterruptRow> = self
+            .intr
             .irqs
             .iter()
             .map(|irq| InterruptRow {
@@ -124,7 +130,7 @@ impl Sim {
             chip: String::new(),
             name: name.into(),
         };
-        if self.posting {
+        if self.intr.posting {
             rows.push(system("PMN", "Posted MSI notification event", |c| c.pmn));
         }
         rows.push(system("LOC", "Local timer interrupts", |c| c.loc_count));
@@ -140,24 +146,24 @@ impl Sim {
                 device_msis: c.device_msis,
                 notifications: c.notifications_sent,
                 pmn: c.pmn,
-                device_irqs: self.irqs.iter().map(|i| i.count[c.id]).sum(),
+                device_irqs: self.intr.irqs.iter().map(|i| i.count[c.id]).sum(),
             })
             .collect()
     }
 
     /// The root ports, the remapping units, each socket's interrupt delivery: messages and busy share.
     fn interrupt_path(&self, end: u64) -> Vec<PathStats> {
-        let ports = self.root_ports.iter().zip(&self.machine.root_ports).map(|(s, p)| PathStats {
+        let ports = self.hw.root_ports.iter().zip(&self.machine.root_ports).map(|(s, p)| PathStats {
             name: p.name.clone(),
             messages: s.msis,
             busy_pct: pct(s.busy_ns, end),
         });
-        let iommus = self.iommus.iter().zip(&self.machine.iommus).map(|(s, u)| PathStats {
+        let iommus = self.hw.iommus.iter().zip(&self.machine.iommus).map(|(s, u)| PathStats {
             name: u.name.clone(),
             messages: s.messages,
             busy_pct: pct(s.busy_ns, end),
         });
-        let routers = self.routers.iter().enumerate().map(|(i, s)| PathStats {
+        let routers = self.hw.routers.iter().enumerate().map(|(i, s)| PathStats {
             name: format!("interrupt-delivery{i}"),
             messages: s.messages,
             busy_pct: pct(s.busy_ns, end),
@@ -180,6 +186,7 @@ impl Sim {
             locks.into_iter().map(|(lock, stats)| rep(&stats, format!("{} {lock}", d.name)))
         });
         let qi = self
+            .hw
             .iommus
             .iter()
             .zip(&self.machine.iommus)
@@ -225,9 +232,9 @@ impl Sim {
             ios_issued: self.jobs.iter().map(|j| j.ios_issued).sum(),
             ios_reaped: self.jobs.iter().map(|j| j.ios_issued - j.inflight as u64 - j.queued.len() as u64).sum(),
             requests_live: self.reqs.live,
-            msi: self.msi.clone(),
+            msi: self.intr.msi.clone(),
             msi_pending: crate::ids::cpus(self.cpus.len()).map(|c| self.msis_pending_on(c)).sum::<u64>()
-                + self.msi.in_flight,
+                + self.intr.msi.in_flight,
         }
     }
 
@@ -235,9 +242,9 @@ impl Sim {
     /// or harvested by a notification handler and not yet run.
     fn msis_pending_on(&self, cpu: CpuId) -> u64 {
         let c = &self.cpus[cpu];
-        let irr = c.irr.iter().filter(|&v| self.vectors.get(cpu, v).is_some()).count() as u64;
+        let irr = c.irr.iter().filter(|&v| self.intr.vectors.get(cpu, v).is_some()).count() as u64;
         let harvested: u64 = c.frames.iter().map(|f| f.pir.len() - f.replayed.len()).sum();
-        irr + self.pi_descs[cpu].pir.len() + harvested
+        irr + self.intr.pi_descs[cpu].pir.len() + harvested
     }
 }
 

@@ -187,26 +187,26 @@ impl Sim {
                 )));
             }
         }
-        self.timed.push(action.clone());
+        self.run.timed.push(action.clone());
         self.q.at(at, Event::Timed { index: i as u32 });
         Ok(())
     }
 
     /// The next stonewall phase with jobs: its jobs start (after their startdelay).
     pub(crate) fn start_phase(&mut self) {
-        while self.phase < self.phases {
+        while self.run.phase < self.run.phases {
             // An SQ thread starts with its ring's job.
             let members: Vec<JobId> = self
                 .jobs
                 .iter()
-                .filter(|j| j.cfg.phase == self.phase && j.sq_ring.is_none())
+                .filter(|j| j.cfg.phase == self.run.phase && j.sq_ring.is_none())
                 .map(|j| j.index)
                 .collect();
             if members.is_empty() {
-                self.phase += 1;
+                self.run.phase += 1;
                 continue;
             }
-            self.jobs_left = members.len();
+            self.run.jobs_left = members.len();
             for j in members {
                 let delay = self.jobs[j].cfg.startdelay_ns;
                 self.q.after(delay, Event::JobStarted { job: j });
@@ -217,16 +217,16 @@ impl Sim {
 
     /// A job ended: when its whole phase has, the next phase starts.
     pub(crate) fn job_finished(&mut self, _j: JobId) {
-        self.jobs_left -= 1;
-        if self.jobs_left == 0 {
-            self.phase += 1;
+        self.run.jobs_left -= 1;
+        if self.run.jobs_left == 0 {
+            self.run.phase += 1;
             self.start_phase();
         }
     }
 
     /// Every phase ran and every DSA client stopped.
     pub(crate) fn all_done(&self) -> bool {
-        self.phase >= self.phases && self.dsa_done()
+        self.run.phase >= self.run.phases && self.dsa_done()
     }
 
     /// The event loop, until everything is done or `stop` is set. No event
@@ -248,7 +248,7 @@ impl Sim {
             };
             self.prefetch_next();
             self.handle(popped);
-            if let Some(mut e) = self.failure.take() {
+            if let Some(mut e) = self.run.failure.take() {
                 if e.kind == crate::error::ErrorKind::Internal {
                     e.message = format!("{}\n{}", e.message, self.stall_report());
                 }
@@ -288,7 +288,7 @@ impl Sim {
         let stuck: Vec<String> = self
             .jobs
             .iter()
-            .filter(|j| j.state != JobState::Done && j.cfg.phase == self.phase)
+            .filter(|j| j.state != JobState::Done && j.cfg.phase == self.run.phase)
             .map(|j| {
                 format!(
                     "{}#{} in {:?} (inflight {}, ready {}, task_work {}, waits for {}, tag waits {})",
@@ -359,7 +359,7 @@ impl Sim {
     pub(crate) fn prefetch_next(&self) {
         let req = match self.q.peek_event() {
             Some(Event::CqeSent { req, .. } | Event::CqeAtPort { req, .. }) => *req,
-            Some(Event::RootPortFree { port }) => match self.root_ports[*port as usize].waiting.front() {
+            Some(Event::RootPortFree { port }) => match self.hw.root_ports[*port as usize].waiting.front() {
                 Some(&(_, _, req)) => req,
                 None => return,
             },
@@ -383,13 +383,13 @@ impl Sim {
             Event::RootPortFree { port } => self.root_port_free(port as usize),
             Event::InterruptArrived { cpu, vector } => {
                 if vector < POSTED_MSI_NOTIFICATION_VECTOR {
-                    self.msi.in_flight -= 1;
+                    self.intr.msi.in_flight -= 1;
                 }
                 self.interrupt_arrived(cpu, vector)
             }
             Event::TaskWoken { job } => self.task_woken(job),
             Event::MsiPosted { cpu, vector, port } => {
-                self.msi.in_flight -= 1;
+                self.intr.msi.in_flight -= 1;
                 self.msi_posted(cpu, vector, port as usize)
             }
             Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
@@ -404,7 +404,7 @@ impl Sim {
             Event::SleepTimerExpired { job } => self.sleep_timer_expired(job),
             Event::Timed { index } => {
                 if let Err(e) = self.timed_action(index as usize) {
-                    self.failure.get_or_insert(Error::bad_input(e));
+                    self.run.fail(Error::bad_input(e));
                 }
             }
         }

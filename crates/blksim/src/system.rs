@@ -1,28 +1,20 @@
-//! The simulated system: `Sim`, the one owner of all state — hardware
-//! (CPUs, root ports, remapping units), kernel objects (IRQs, requests,
-//! devices and their queues, tasks) and the event queue — and the events
-//! that move it. The kernel paths (the flow modules) are its methods.
+//! The simulated system: `Sim` wires the subsystems together — the clock
+//! and event queue, the CPUs, the interrupt subsystem, the platform, the
+//! devices, requests and jobs, each owning its state — and `Event`, what
+//! moves them. The kernel paths (the flow modules) are its methods.
 
-use crate::block::RequestPool;
+use crate::block::{BlockConfig, RequestPool};
 use crate::drivers::dsa::DsaClient;
-use crate::drivers::nvme::pci::Foresight;
 use crate::drivers::Device;
 use crate::error::Error;
-use crate::hw::cpu::Cpu;
-use crate::hw::delivery::InterruptRouter;
-use crate::hw::iommu::RemapUnit;
-use crate::hw::pcie::Link;
-use crate::hw::root_port::RootPortState;
+use crate::hw::cpu::Cpus;
+use crate::hw::{DmaMode, Platform};
 use crate::ids::{CpuId, DevId, HctxId, IrqId, JobId, ReqId};
 use crate::ioengine::job::Job;
-use crate::irq::desc::Irq;
-use crate::irq::posted_msi::PiDesc;
-use crate::irq::vector::VectorTable;
+use crate::irq::Interrupts;
 use crate::machine::{Costs, Machine};
-use crate::sched::cpumask::CpuMasks;
 use crate::settings::TimedAction;
 use crate::sim::EventQueue;
-use crate::stats::MsiCounters;
 
 /// Something that happened at an instant; the doc says source and target.
 #[derive(Clone, Copy, Debug)]
@@ -65,65 +57,50 @@ pub(crate) enum Event {
 }
 
 pub(crate) struct Sim {
+    /// Virtual time and the events waiting for it.
     pub q: EventQueue<Event>,
     pub machine: Machine,
     pub costs: Costs,
-    pub cpus: Vec<Cpu>,
-    /// Per CPU: its posted-interrupt descriptor (`posted_msi_pi_desc`).
-    pub pi_descs: Vec<PiDesc>,
+    /// The logical CPUs (with their busy flags, SMT rate and hotplug masks).
+    pub cpus: Cpus,
+    /// Device IRQs, vectors, MSI counters, posted-interrupt descriptors.
+    pub intr: Interrupts,
+    /// Root ports, PCIe switches, remapping units, interrupt delivery.
+    pub hw: Platform,
+    /// How the kernel maps DMA.
+    pub dma: DmaMode,
     pub devs: Vec<Device>,
-    pub irqs: Vec<Irq>,
-    /// Which IRQ each vector of each CPU is bound to.
-    pub vectors: VectorTable,
-    pub root_ports: Vec<RootPortState>,
-    /// The upstream links of PCIe switches, shared by the drives behind each.
-    pub pcie_switches: Vec<Link>,
-    /// The interrupt-remapping units (one per PCIe stack).
-    pub iommus: Vec<RemapUnit>,
-    /// Each socket's interrupt delivery.
-    pub routers: Vec<InterruptRouter>,
     pub reqs: RequestPool,
+    /// Block-layer behaviour of the kernel version and patches.
+    pub blk: BlockConfig,
     pub jobs: Vec<Job>,
-    pub msi: MsiCounters,
-    /// Slowdown of a thread whose SMT sibling is busy, permille.
-    pub smt_slow_pm: u64,
-    /// Per CPU: is it busy (`Cpu::busy`)? Kept apart, on a few lines, for
-    /// the SMT check that every busy/idle change makes of the sibling.
-    pub cpu_busy: Vec<bool>,
-    pub sample_interval_ns: u64,
-    /// Device MSIs are posted (`intremap=posted_msi`).
-    pub posting: bool,
-    /// `--patch io-cpu-affinity-2008`.
-    pub patch_io_cpu_affinity_2008: bool,
-    pub max_posted_msi_coalescing_loop: u32,
-    /// DMA goes through the IOMMU's translation (not `iommu=pt`, an IOMMU present).
-    pub dma_translated: bool,
-    /// `iommu.strict=1`: each unmap invalidates the IOTLB.
-    pub dma_strict: bool,
-    /// `--patch dma-premap`: fixed buffers mapped once, at registration.
-    pub dma_premap: bool,
-    /// `blksim.polled_unsupported`: what a polled bio to a queue that cannot poll gets.
-    pub polled_unsupported: crate::settings::PolledUnsupported,
-    /// Actions at points of virtual time (IRQ moves, CPUs going offline).
-    pub timed: Vec<TimedAction>,
-    /// CPU hotplug: which CPUs are online and active.
-    pub cpumask: CpuMasks,
-    /// An error found while running (a timed action that cannot be done).
-    pub failure: Option<Error>,
-    /// Vectors retriggered on a new CPU after their old CPU went offline.
-    pub retriggered: u64,
     /// DSA clients (the workload of a DSA run).
     pub dsa_clients: Vec<DsaClient>,
     /// The timeline being recorded, if asked for.
     pub trace: Option<crate::stats::Trace>,
-    /// Scratch space for foreseeing a drain's wake-ups and IPIs.
-    pub foresight: Foresight,
-    /// The last foreseen drain's work by stage (`drain_cq`).
-    pub drain_bill: crate::hw::cpu::Bill,
-    /// The last foreseen drain put completions in an io_comp_batch.
-    pub drain_batched: bool,
-    pub(crate) phase: u32,
-    pub(crate) phases: u32,
-    pub(crate) jobs_left: usize,
-    pub(crate) seed: u64,
+    /// The run's own state: phases, timed actions, the first failure.
+    pub run: RunState,
+}
+
+/// The run's own state, beside the model's.
+pub(crate) struct RunState {
+    pub seed: u64,
+    /// Bandwidth/IOPS sample interval, ns.
+    pub sample_interval_ns: u64,
+    /// Actions at points of virtual time (IRQ moves, CPUs going offline).
+    pub timed: Vec<TimedAction>,
+    /// The first error found while running (a timed action that cannot be
+    /// done, a stuck job); later ones are dropped (`RunState::fail`).
+    pub failure: Option<Error>,
+    pub phase: u32,
+    pub phases: u32,
+    pub jobs_left: usize,
+}
+
+impl RunState {
+    /// Record `e` as the run's failure unless one was recorded first: the
+    /// loop stops with it at its next look.
+    pub(crate) fn fail(&mut self, e: Error) {
+        self.failure.get_or_insert(e);
+    }
 }

@@ -26,8 +26,8 @@ impl Sim {
         }
         let rq_affinity = dev.queue_settings.rq_affinity;
         // blk_mq_complete_need_ipi: never to an offline CPU.
-        let need_ipi = self.cpumask.online[r.submit_cpu.idx()]
-            && if self.patch_io_cpu_affinity_2008 {
+        let need_ipi = self.cpus.mask.online[r.submit_cpu.idx()]
+            && if self.blk.io_cpu_affinity_2008 {
                 // The 2008 branch: any value but 0 completes on the submitter's
                 // group (blk_cpu_to_group: its SMT siblings without SCHED_MC).
                 rq_affinity >= 1 && self.smt_group(cpu) != self.smt_group(r.submit_cpu)

@@ -15,6 +15,31 @@ pub(crate) mod submit;
 
 pub(crate) use request::{Owner, Request, RequestPool};
 
+/// Block-layer behaviour the kernel's version or a patch decides.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockConfig {
+    /// `blksim.polled_unsupported`: what a polled bio to a queue that cannot poll gets.
+    pub polled_unsupported: crate::settings::PolledUnsupported,
+    /// `--patch io-cpu-affinity-2008`: `rq_affinity` as the 2008 branch defined it.
+    pub io_cpu_affinity_2008: bool,
+}
+
+/// What a foreseen completion pass has counted so far: completions per
+/// sleeping job (starting from what it already has) and the CPUs already
+/// sent an IPI. A CPU keeps one to reuse.
+#[derive(Default)]
+pub(crate) struct Foresight {
+    pub(crate) wakes: Vec<(crate::ids::JobId, u32)>,
+    pub(crate) ipis: Vec<crate::ids::CpuId>,
+}
+
+impl Foresight {
+    pub(crate) fn clear(&mut self) {
+        self.wakes.clear();
+        self.ipis.clear();
+    }
+}
+
 /// Where a completed request ends (`blk_mq_complete_request`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Placement {

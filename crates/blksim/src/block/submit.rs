@@ -128,7 +128,7 @@ impl Sim {
     /// (`iommu=pt`, no IOMMU).
     #[inline(always)]
     pub(crate) fn dma_cost(&self) -> u64 {
-        if self.dma_translated {
+        if self.dma.translated {
             self.costs.dma_map_ns
         } else {
             self.costs.dma_direct_ns
@@ -144,17 +144,17 @@ impl Sim {
     /// (`--patch dma-premap`) is not unmapped. Returns the CPU time spent in
     /// the unmaps (spinning for the lock and the hardware); 0 otherwise.
     pub(crate) fn iotlb_sync(&mut self, dev: DevId, hctx: HctxId, n: u32, at_ns: u64, between_ns: u64) -> u64 {
-        if !self.dma_strict || !self.devs[dev].driver.unmap_syncs_iotlb() {
+        if !self.dma.strict || !self.devs[dev].driver.unmap_syncs_iotlb() {
             return 0;
         }
-        let unit = self.root_ports[self.devs[dev].root_port].unit;
+        let unit = self.hw.root_ports[self.devs[dev].root_port].unit;
         let (mut t, mut spent) = (at_ns, 0);
         for i in 0..n as usize {
             let r = self.devs[dev].queues[hctx].cq[i];
             if matches!(self.reqs.reqs[r].owner, Owner::Job(j) if self.job_premapped(j)) {
                 continue;
             }
-            let done = self.iommus[unit].qi.sync(t + between_ns, self.costs.iotlb_sync_ns);
+            let done = self.hw.iommus[unit].qi.sync(t + between_ns, self.costs.iotlb_sync_ns);
             spent += done - (t + between_ns);
             t = done;
         }
@@ -165,7 +165,7 @@ impl Sim {
     /// dma-premap` and fixed buffers)?
     #[inline(always)]
     fn job_premapped(&self, j: JobId) -> bool {
-        self.dma_premap
+        self.dma.premap
             && matches!(&self.jobs[j].cfg.ioengine, IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) if o.fixedbufs)
     }
 
@@ -311,7 +311,7 @@ impl Sim {
             let (hctx, polled) = self.devs[dev].hctx_for(cpu, iopoll, r.dir == crate::workload::Direction::Read);
             if !passthru {
                 block += c.dio_bio_ns + c.blk_submit_ns;
-                if iopoll && !polled && self.polled_unsupported == PolledUnsupported::Eopnotsupp {
+                if iopoll && !polled && self.blk.polled_unsupported == PolledUnsupported::Eopnotsupp {
                     continue;
                 }
             }
@@ -485,7 +485,7 @@ impl Sim {
             r.hctx = hctx;
             r.polled = polled;
             // uring_cmd on a queue that cannot poll is not refused: it completes by task_work.
-            if hipri && !polled && self.polled_unsupported == PolledUnsupported::Eopnotsupp && !passthru {
+            if hipri && !polled && self.blk.polled_unsupported == PolledUnsupported::Eopnotsupp && !passthru {
                 // 6.11+: blk_mq_submit_bio ends a REQ_POLLED bio to a queue
                 // that cannot poll with BLK_STS_NOTSUPP; io_complete_rw_iopoll
                 // marks it done with -EOPNOTSUPP.

@@ -16,7 +16,7 @@ impl Sim {
     pub(crate) fn cqe_at_port(&mut self, dev: DevId, hctx: HctxId, req: ReqId) {
         let now = self.q.now_ns();
         let port = self.devs[dev].root_port;
-        let rp = &mut self.root_ports[port];
+        let rp = &mut self.hw.root_ports[port];
         if rp.free_at_ns > now || !rp.waiting.is_empty() {
             rp.waiting.push_back((dev, hctx, req));
             if !rp.wake_pending {
@@ -33,14 +33,14 @@ impl Sim {
     /// until the next MSI holds the port again.
     pub(crate) fn root_port_free(&mut self, port: usize) {
         let now = self.q.now_ns();
-        self.root_ports[port].wake_pending = false;
-        while self.root_ports[port].free_at_ns <= now {
-            let Some((dev, hctx, req)) = self.root_ports[port].waiting.pop_front() else {
+        self.hw.root_ports[port].wake_pending = false;
+        while self.hw.root_ports[port].free_at_ns <= now {
+            let Some((dev, hctx, req)) = self.hw.root_ports[port].waiting.pop_front() else {
                 return;
             };
             self.cqe_written(dev, hctx, req);
         }
-        let rp = &mut self.root_ports[port];
+        let rp = &mut self.hw.root_ports[port];
         if !rp.waiting.is_empty() {
             rp.wake_pending = true;
             let at = rp.free_at_ns;

@@ -214,6 +214,21 @@ impl Driver {
     }
 }
 
+/// A device IRQ handler's pass over the completions it sees, foreseen
+/// (its step is charged this before it runs) or run (at the step's end).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Drain {
+    /// The pass's CPU cost (foreseen; a run's is not computed, it was charged).
+    pub(crate) cost_ns: u64,
+    /// The part of it that is follow-on work the completions cause
+    /// (wake-ups, IPIs); for a run, what they really caused.
+    pub(crate) follow_ns: u64,
+    /// The foreseen cost by stage.
+    pub(crate) bill: Bill,
+    /// Some completion went into the pass's `io_comp_batch`.
+    pub(crate) batched: bool,
+}
+
 /// What a driver's probe needs to know of the machine and the settings.
 pub(crate) struct ProbeCtx<'a> {
     pub(crate) ncpus: usize,

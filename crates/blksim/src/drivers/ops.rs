@@ -6,7 +6,7 @@
 //! to its driver's file; generic code calls these and never asks which
 //! kind of device it has.
 
-use super::Driver;
+use super::{Drain, Driver};
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, ReqId};
 use crate::system::Sim;
@@ -41,8 +41,7 @@ impl Sim {
     }
 
     /// The device IRQ handler of `queue` over the `n` completions visible:
-    /// foreseen (`RUN = false`) or run. Returns (cost, follow-on part:
-    /// wake-ups and IPIs).
+    /// foreseen (`RUN = false`) or run.
     #[inline(always)]
     pub(crate) fn driver_irq_handler<const RUN: bool>(
         &mut self,
@@ -50,7 +49,7 @@ impl Sim {
         dev: DevId,
         queue: HctxId,
         n: u32,
-    ) -> (u64, u64) {
+    ) -> Drain {
         match self.devs[dev].driver {
             Driver::Nvme(_) => self.nvme_poll_cq::<RUN>(cpu, dev, queue, n),
             Driver::Dsa(_) => self.idxd_wq_irq::<RUN>(dev, queue, n),
@@ -73,7 +72,7 @@ impl Sim {
                     // The read's data crosses the link (in media-completion order) before the CQE.
                     let bytes = r.dev_bytes as u64;
                     let nvme = self.devs[dev].nvme_mut();
-                    let upstream = nvme.params.pcie_switch.map(|s| &mut self.pcie_switches[s]);
+                    let upstream = nvme.params.pcie_switch.map(|s| &mut self.hw.pcie_switches[s]);
                     let at = nvme.read_link_done(now, bytes, upstream);
                     if at > now {
                         return self.q.at(at, crate::system::Event::CqeAtPort { dev, hctx, req });

@@ -5,8 +5,10 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::SchedCtx;
+use crate::block::Foresight;
 use crate::hw::lapic::VectorSet;
 use crate::ids::{CpuId, DevId, IrqId, JobId, ReqId};
+use crate::sched::cpumask::CpuMasks;
 use crate::stats::{CpuStage, CpuTime, TraceName, Track};
 
 /// Where a step's work goes, by stage (`CpuStage`), ns of work at full speed.
@@ -287,6 +289,8 @@ pub(crate) struct Cpu {
     pub stage_ns: [u64; CpuStage::COUNT],
     /// LOCAL_TIMER_VECTOR: tasks whose `nanosleep` hrtimers expired (`hrtimer_wakeup`).
     pub timer_wake: Vec<JobId>,
+    /// Scratch for foreseeing a completion pass on this CPU (reused: no allocation).
+    pub foresight: Foresight,
 }
 
 /// A CPU's kworker of kblockd's (per-CPU, high-priority) pool: the work
@@ -337,6 +341,7 @@ impl Cpu {
             cal_count: 0,
             kworker: Kworker::default(),
             stage_ns: [0; CpuStage::COUNT],
+            foresight: Foresight::default(),
         }
     }
 
@@ -399,5 +404,49 @@ mod tests {
     fn smt_slowdown_round_trips() {
         assert_eq!(wall_ns(1000, 1667), 1667);
         assert_eq!(work_ns(1667, 1667), 1000);
+    }
+}
+
+/// The logical CPUs with the state kept beside them: whether each is busy
+/// (apart, on a few lines, for the SMT check every busy/idle change makes
+/// of the sibling), the SMT slow-down, and the hotplug masks. Indexed by
+/// `CpuId`.
+pub(crate) struct Cpus {
+    list: Vec<Cpu>,
+    /// Per CPU: is it busy (`Cpu::busy`)?
+    pub busy: Vec<bool>,
+    /// Slowdown of a thread whose SMT sibling is busy, permille.
+    pub smt_slow_pm: u64,
+    /// CPU hotplug: which CPUs are online and active.
+    pub mask: CpuMasks,
+}
+
+impl Cpus {
+    pub(crate) fn new(list: Vec<Cpu>, smt_slow_pm: u64) -> Cpus {
+        let n = list.len();
+        Cpus { list, busy: vec![false; n], smt_slow_pm, mask: CpuMasks::new(n) }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, Cpu> {
+        self.list.iter()
+    }
+}
+
+impl std::ops::Index<CpuId> for Cpus {
+    type Output = Cpu;
+    #[inline(always)]
+    fn index(&self, id: CpuId) -> &Cpu {
+        &self.list[id.idx()]
+    }
+}
+
+impl std::ops::IndexMut<CpuId> for Cpus {
+    #[inline(always)]
+    fn index_mut(&mut self, id: CpuId) -> &mut Cpu {
+        &mut self.list[id.idx()]
     }
 }

@@ -74,7 +74,7 @@ impl Sim {
 
     /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.
     pub(crate) fn job_accounted(&mut self, j: JobId) {
-        let interval = self.sample_interval_ns;
+        let interval = self.run.sample_interval_ns;
         let reaping = std::mem::take(&mut self.jobs[j].reaping);
         let is_null = matches!(self.jobs[j].cfg.ioengine, IoEngine::Null);
         let job = &mut self.jobs[j];
@@ -86,7 +86,7 @@ impl Sim {
         let now = self.q.now_ns();
         if t_reap > now.saturating_add(1_000_000_000) {
             // A reap stamped far in the future is a broken step, not a run to sample.
-            self.failure.get_or_insert(crate::error::Error::internal(format!(
+            self.run.fail(crate::error::Error::internal(format!(
                 "internal error: job {} reaps at {t_reap} ns, beyond the virtual time {now} ns",
                 job.cfg.name
             )));
@@ -95,7 +95,7 @@ impl Sim {
         let measured = t_reap >= job.ramp_end_ns;
         if measured && t_reap >= job.next_sample_ns && (t_reap - job.next_sample_ns) / interval > MAX_SAMPLES {
             // Millions of empty samples: virtual time ran away, not a run to sample.
-            self.failure.get_or_insert(crate::error::Error::internal(format!(
+            self.run.fail(crate::error::Error::internal(format!(
                 "internal error: job {} reaps at {t_reap} ns, {} sample intervals past its last sample",
                 job.cfg.name,
                 (t_reap - job.next_sample_ns) / interval
@@ -128,7 +128,7 @@ impl Sim {
             if t_reap < r.t_issue_ns {
                 // Invariant: an I/O is reaped after it was issued (checked in
                 // release builds too: a wrapped latency would be silent).
-                self.failure.get_or_insert(crate::error::Error::internal(format!(
+                self.run.fail(crate::error::Error::internal(format!(
                     "internal error: job {} reaps at {t_reap} ns an I/O issued at {} ns",
                     job.cfg.name, r.t_issue_ns
                 )));

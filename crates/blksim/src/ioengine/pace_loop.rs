@@ -165,7 +165,7 @@ impl Sim {
         let at = now.saturating_add(sleep_ns).saturating_add(TIMER_SLACK_NS);
         if sleep_ns > MAX_SLEEP_NS || at >= MAX_WAKE_NS {
             // A rate of a few bytes a second for large blocks: years of virtual time per I/O.
-            self.failure.get_or_insert(crate::error::Error::bad_input(format!(
+            self.run.fail(crate::error::Error::bad_input(format!(
                 "job {}: its rate makes it sleep {} s before an I/O (more than {} years of virtual time): \
                  a rate too low for its block size",
                 self.jobs[j].cfg.name,

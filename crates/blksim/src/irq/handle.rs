@@ -42,19 +42,22 @@ impl Sim {
             self.cpus[cpu].pmn += 1;
             FrameKind::PostedNotification
         } else {
-            let irq =
-                self.vectors.get(cpu, vector).unwrap_or_else(|| panic!("vector {vector:#x} on CPU {cpu} has no IRQ"));
-            self.msi.delivered += 1;
-            match self.irqs[irq].running_on {
+            let irq = self
+                .intr
+                .vectors
+                .get(cpu, vector)
+                .unwrap_or_else(|| panic!("vector {vector:#x} on CPU {cpu} has no IRQ"));
+            self.intr.msi.delivered += 1;
+            match self.intr.irqs[irq].running_on {
                 // handle_edge_irq: in progress on another CPU (a move raced with it):
                 // mark it pending and leave; the running handler goes round again.
                 Some(other) if other != cpu => {
-                    self.irqs[irq].replay = true;
+                    self.intr.irqs[irq].replay = true;
                     FrameKind::DeviceIrqBusy
                 }
                 _ => {
-                    self.irqs[irq].count[cpu] += 1;
-                    self.irqs[irq].running_on = Some(cpu);
+                    self.intr.irqs[irq].count[cpu] += 1;
+                    self.intr.irqs[irq].running_on = Some(cpu);
                     FrameKind::DeviceIrq { irq }
                 }
             }
@@ -84,19 +87,19 @@ impl Sim {
                 // Entry, EOI (at ack, before the handler), the drain, the CQ
                 // doorbell (once, with the first entries found) and the exit
                 // in one step; later passes drain only.
-                let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
+                let (dev, queue) = (self.intr.irqs[irq].dev, self.intr.irqs[irq].queue);
                 let n = self.devs[dev].queues[queue].cq.len() as u32;
                 f.items = n;
                 let entry_exit =
                     if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 };
                 let doorbell = if n > 0 && !f.found { c.cq_doorbell_ns } else { 0 };
                 f.found |= n > 0;
-                let (drain, follow) = self.driver_irq_handler::<false>(cpu, dev, queue, n);
-                f.foreseen_ns = follow;
-                bill = self.drain_bill;
+                let drain = self.driver_irq_handler::<false>(cpu, dev, queue, n);
+                f.foreseen_ns = drain.follow_ns;
+                bill = drain.bill;
                 bill.add(CpuStage::IrqEntryExit, entry_exit);
                 bill.add(CpuStage::Doorbell, doorbell);
-                entry_exit + doorbell + drain
+                entry_exit + doorbell + drain.cost_ns
             }
             (FrameKind::DeviceIrqBusy, _) => c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns,
             (FrameKind::CallFunctionIpi, stage) => {
@@ -125,10 +128,9 @@ impl Sim {
                 entry + block + engine + driver
             }
             (FrameKind::PostedNotification, _) => {
-                self.drain_bill = Bill::default();
-                let cost = self.posted_begin(cpu, f);
                 // The demultiplexed vector's driver handler: the drain's bill; the rest is the notification's.
-                bill = self.drain_bill;
+                let (cost, drain_bill) = self.posted_begin(cpu, f);
+                bill = drain_bill;
                 cost
             }
             (FrameKind::Kworker, _) => self.kworker_begin_cost(),
@@ -158,12 +160,12 @@ impl Sim {
     /// it found entries, then charges what the completions caused, and exits.
     #[inline(always)]
     pub(crate) fn device_irq_step_done(&mut self, cpu: CpuId, irq: IrqId, step: DeviceIrqStep) {
-        let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
+        let (dev, queue) = (self.intr.irqs[irq].dev, self.intr.irqs[irq].queue);
         let draining = step.stage != Stage::Exit;
-        let actual = if draining { self.driver_irq_handler::<true>(cpu, dev, queue, step.items).1 } else { 0 };
+        let actual = if draining { self.driver_irq_handler::<true>(cpu, dev, queue, step.items).follow_ns } else { 0 };
         // Work the drain caused that was not foreseen is charged in one more pass.
         let debt = actual.saturating_sub(step.foreseen_ns.min(actual));
-        let replay = std::mem::take(&mut self.irqs[irq].replay);
+        let replay = std::mem::take(&mut self.intr.irqs[irq].replay);
         let d = &self.devs[dev];
         let rescan = draining && d.driver.irq_rescans() && !d.queues[queue].cq.is_empty();
         let next = if replay || rescan {
@@ -173,7 +175,7 @@ impl Sim {
                 self.driver_cq_head_written(dev, queue);
             }
             if debt == 0 {
-                self.irqs[irq].running_on = None;
+                self.intr.irqs[irq].running_on = None;
                 return self.irq_exit(cpu);
             }
             Stage::Exit

@@ -36,32 +36,33 @@ impl Sim {
         managed: bool,
     ) -> Result<IrqId, Error> {
         let vector = self
+            .intr
             .vectors
             .alloc(cpu)
             .ok_or_else(|| Error::bad_input(format!("CPU {cpu} ran out of interrupt vectors")))?;
-        let irq = IrqId::of(self.irqs.len());
-        self.irqs.push(Irq::new(irq, dev, queue, cpu, vector, name, managed, self.cpus.len()));
-        self.vectors.bind(cpu, vector, irq);
+        let irq = IrqId::of(self.intr.irqs.len());
+        self.intr.irqs.push(Irq::new(irq, dev, queue, cpu, vector, name, managed, self.cpus.len()));
+        self.intr.vectors.bind(cpu, vector, irq);
         Ok(irq)
     }
 
     /// The IRQ `/proc/interrupts` shows as `number`.
     pub(crate) fn irq_numbered(&self, number: u32) -> Option<IrqId> {
-        self.irqs.iter().position(|i| i.number == number).map(IrqId::of)
+        self.intr.irqs.iter().position(|i| i.number == number).map(IrqId::of)
     }
 
     /// Why IRQ `number` is not there: the machine's device IRQs, by name when few.
     fn no_irq(&self, number: u32) -> String {
-        let listed = match self.irqs.len() {
+        let listed = match self.intr.irqs.len() {
             0 => "it has no device IRQ".to_string(),
             1..=16 => {
-                let names: Vec<String> = self.irqs.iter().map(|i| format!("{} {}", i.number, i.name)).collect();
+                let names: Vec<String> = self.intr.irqs.iter().map(|i| format!("{} {}", i.number, i.name)).collect();
                 format!("its device IRQs: {}", names.join(", "))
             }
             n => format!(
                 "its device IRQs are {}..{} (`--interrupts` names them)",
-                self.irqs[IrqId(0)].number,
-                self.irqs[IrqId::of(n - 1)].number
+                self.intr.irqs[IrqId(0)].number,
+                self.intr.irqs[IrqId::of(n - 1)].number
             ),
         };
         format!("no IRQ {number} on this machine ({listed})")
@@ -82,9 +83,9 @@ impl Sim {
     /// of the mask): a vector is allocated there and the old one freed.
     /// Managed IRQs refuse, as the kernel does (EIO).
     pub(crate) fn irq_set_affinity(&mut self, irq: IrqId, cpus: &[u32]) -> Result<(), String> {
-        let (old_cpu, old_vector) = (self.irqs[irq].cpu, self.irqs[irq].vector);
+        let (old_cpu, old_vector) = (self.intr.irqs[irq].cpu, self.intr.irqs[irq].vector);
         self.irq_set_affinity_keep_old(irq, cpus)?;
-        self.vectors.unbind(old_cpu, old_vector);
+        self.intr.vectors.unbind(old_cpu, old_vector);
         Ok(())
     }
 
@@ -94,7 +95,7 @@ impl Sim {
     /// arrive there).
     pub(crate) fn irq_set_affinity_keep_old(&mut self, irq: IrqId, cpus: &[u32]) -> Result<(), String> {
         let ncpus = self.cpus.len() as u32;
-        let i = &self.irqs[irq];
+        let i = &self.intr.irqs[irq];
         if i.managed {
             return Err(format!(
                 "IRQ {} ({}) has managed affinity; the kernel refuses the write (EIO)",
@@ -110,20 +111,21 @@ impl Sim {
         let target = cpus
             .iter()
             .map(|&c| CpuId(c))
-            .find(|&c| self.cpumask.online[c.idx()])
+            .find(|&c| self.cpus.mask.online[c.idx()])
             .ok_or_else(|| format!("CPU list {cpus:?} names no online CPU"))?;
-        self.irqs[irq].mask = cpus.iter().map(|&c| CpuId(c)).collect();
+        self.intr.irqs[irq].mask = cpus.iter().map(|&c| CpuId(c)).collect();
         self.irq_retarget(irq, target)
     }
 
     /// Point `irq` at a new vector on `target`; the old vector stays bound
     /// until cleaned up.
     pub(crate) fn irq_retarget(&mut self, irq: IrqId, target: CpuId) -> Result<(), String> {
-        let vector = self.vectors.alloc(target).ok_or_else(|| format!("CPU {target} has no free interrupt vector"))?;
-        let i = &mut self.irqs[irq];
+        let vector =
+            self.intr.vectors.alloc(target).ok_or_else(|| format!("CPU {target} has no free interrupt vector"))?;
+        let i = &mut self.intr.irqs[irq];
         i.cpu = target;
         i.vector = vector;
-        self.vectors.bind(target, vector, irq);
+        self.intr.vectors.bind(target, vector, irq);
         Ok(())
     }
 
@@ -132,13 +134,13 @@ impl Sim {
     pub(crate) fn vector_pending(&self, cpu: CpuId, vector: u8) -> bool {
         let c = &self.cpus[cpu];
         c.irr.contains(vector)
-            || self.pi_descs[cpu].pir.contains(vector)
+            || self.intr.pi_descs[cpu].pir.contains(vector)
             || c.frames.iter().any(|f| f.pir.contains(vector))
     }
 
     /// Retarget a non-managed IRQ to the first online CPU of `cpus` during the run.
     pub(crate) fn irq_move(&mut self, irq: IrqId, cpus: &[u32]) -> Result<(), String> {
-        let (old_cpu, old_vector) = (self.irqs[irq].cpu, self.irqs[irq].vector);
+        let (old_cpu, old_vector) = (self.intr.irqs[irq].cpu, self.intr.irqs[irq].vector);
         self.irq_set_affinity_keep_old(irq, cpus)?;
         self.q.after(VECTOR_CLEANUP_RETRY_NS, Event::VectorCleanup { cpu: old_cpu, vector: old_vector, irq });
         Ok(())
@@ -147,7 +149,9 @@ impl Sim {
     /// `__vector_cleanup`: free the moved IRQ's old vector unless it is still pending.
     pub(crate) fn vector_cleanup(&mut self, cpu: CpuId, vector: u8, irq: IrqId) {
         // Gone already, or the IRQ's current vector again (it moved back).
-        if self.vectors.get(cpu, vector) != Some(irq) || (self.irqs[irq].cpu, self.irqs[irq].vector) == (cpu, vector) {
+        if self.intr.vectors.get(cpu, vector) != Some(irq)
+            || (self.intr.irqs[irq].cpu, self.intr.irqs[irq].vector) == (cpu, vector)
+        {
             return;
         }
         if self.vector_pending(cpu, vector)
@@ -156,7 +160,7 @@ impl Sim {
             // "Moved interrupt pending in old target APIC": keep it, retry.
             self.q.after(VECTOR_CLEANUP_RETRY_NS, Event::VectorCleanup { cpu, vector, irq });
         } else {
-            self.vectors.unbind(cpu, vector);
+            self.intr.vectors.unbind(cpu, vector);
         }
     }
 
@@ -168,31 +172,31 @@ impl Sim {
     /// retriggered at the IRQ's new target, or kept as the masked vector's
     /// pending bit.
     pub(crate) fn fixup_irqs(&mut self, cpu: CpuId) {
-        for irq in (0..self.irqs.len()).map(IrqId::of) {
-            let (irq_cpu, vector) = (self.irqs[irq].cpu, self.irqs[irq].vector);
-            if irq_cpu != cpu || self.irqs[irq].shutdown {
+        for irq in (0..self.intr.irqs.len()).map(IrqId::of) {
+            let (irq_cpu, vector) = (self.intr.irqs[irq].cpu, self.intr.irqs[irq].vector);
+            if irq_cpu != cpu || self.intr.irqs[irq].shutdown {
                 continue;
             }
-            let online = |c: &CpuId| self.cpumask.online[c.idx()];
-            let target = match self.irqs[irq].mask.iter().copied().find(online) {
+            let online = |c: &CpuId| self.cpus.mask.online[c.idx()];
+            let target = match self.intr.irqs[irq].mask.iter().copied().find(online) {
                 Some(t) => Some(t),
-                None if self.irqs[irq].managed => None,
+                None if self.intr.irqs[irq].managed => None,
                 None => crate::ids::cpus(self.cpus.len()).find(online),
             };
             match target {
                 Some(t) => {
                     self.irq_retarget(irq, t).unwrap_or_else(|e| panic!("fixup_irqs: {e}"));
-                    self.cpumask.stats.irqs_moved += 1;
+                    self.cpus.mask.stats.irqs_moved += 1;
                 }
                 None => {
                     // irq_shutdown_and_deactivate: the vector stays bound on
                     // the dead CPU for messages already on their way.
-                    self.irqs[irq].shutdown = true;
-                    self.cpumask.stats.irqs_shut_down += 1;
+                    self.intr.irqs[irq].shutdown = true;
+                    self.cpus.mask.stats.irqs_shut_down += 1;
                 }
             }
             let in_irr = self.cpus[cpu].irr.remove(vector);
-            let in_pir = self.pi_descs[cpu].pir.remove(vector);
+            let in_pir = self.intr.pi_descs[cpu].pir.remove(vector);
             if in_irr || in_pir {
                 self.irq_redeliver(irq);
             }
@@ -203,16 +207,16 @@ impl Sim {
     /// target as its real vector (`irq_retrigger`, even in posted mode), or,
     /// the IRQ shut down, into its masked vector's pending bit.
     pub(crate) fn irq_redeliver(&mut self, irq: IrqId) {
-        self.retriggered += 1;
-        if self.irqs[irq].shutdown {
-            if std::mem::replace(&mut self.irqs[irq].masked_pending, true) {
-                self.msi.merged += 1;
+        self.intr.retriggered += 1;
+        if self.intr.irqs[irq].shutdown {
+            if std::mem::replace(&mut self.intr.irqs[irq].masked_pending, true) {
+                self.intr.msi.merged += 1;
             } else {
-                self.msi.in_flight += 1;
+                self.intr.msi.in_flight += 1;
             }
             return;
         }
-        let (to_cpu, to_vector) = (self.irqs[irq].cpu, self.irqs[irq].vector);
+        let (to_cpu, to_vector) = (self.intr.irqs[irq].cpu, self.intr.irqs[irq].vector);
         self.interrupt_arrived(to_cpu, to_vector);
     }
 
@@ -221,34 +225,34 @@ impl Sim {
     /// IRQ shut down for want of it starts there (`irq_startup`); a pending
     /// bit set while it was masked sends its message now.
     pub(crate) fn irqs_startup_on(&mut self, cpu: CpuId) {
-        for irq in (0..self.irqs.len()).map(IrqId::of) {
-            let i = &self.irqs[irq];
+        for irq in (0..self.intr.irqs.len()).map(IrqId::of) {
+            let i = &self.intr.irqs[irq];
             if i.shutdown && i.mask.contains(&cpu) {
                 let (old_cpu, old_vector) = (i.cpu, i.vector);
                 if old_cpu != cpu {
                     self.irq_retarget(irq, cpu).unwrap_or_else(|e| panic!("irq_startup: {e}"));
-                    self.vectors.unbind(old_cpu, old_vector);
+                    self.intr.vectors.unbind(old_cpu, old_vector);
                 }
-                self.irqs[irq].shutdown = false;
-                self.cpumask.stats.irqs_started += 1;
-                if std::mem::take(&mut self.irqs[irq].masked_pending) {
+                self.intr.irqs[irq].shutdown = false;
+                self.cpus.mask.stats.irqs_started += 1;
+                if std::mem::take(&mut self.intr.irqs[irq].masked_pending) {
                     // Unmasked with its pending bit set: the message goes out.
                     self.msi_deliver(irq);
                 }
             }
         }
-        for v in self.vectors.bound_on(cpu) {
-            let irq = self.vectors.get(cpu, v).expect("bound");
-            let i = &self.irqs[irq];
+        for v in self.intr.vectors.bound_on(cpu) {
+            let irq = self.intr.vectors.get(cpu, v).expect("bound");
+            let i = &self.intr.irqs[irq];
             if (i.cpu, i.vector) != (cpu, v) {
-                self.vectors.unbind(cpu, v);
+                self.intr.vectors.unbind(cpu, v);
             }
         }
     }
 
     /// Apply a timed action.
     pub(crate) fn timed_action(&mut self, index: usize) -> Result<(), String> {
-        match self.timed[index].clone() {
+        match self.run.timed[index].clone() {
             TimedAction::IrqAffinity { irq_number, cpus } => {
                 let irq = self.irq_numbered(irq_number).ok_or_else(|| self.no_irq(irq_number))?;
                 self.irq_move(irq, &cpus)

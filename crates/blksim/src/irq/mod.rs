@@ -7,5 +7,30 @@ pub(crate) mod desc;
 pub(crate) mod handle;
 pub(crate) mod migrate;
 pub(crate) mod msi;
+pub(crate) mod pi_desc;
 pub(crate) mod posted_msi;
 pub(crate) mod vector;
+
+use crate::stats::MsiCounters;
+use desc::Irq;
+use pi_desc::PiDesc;
+use vector::VectorTable;
+
+/// The interrupt subsystem's state: the device IRQs and the vectors they
+/// are bound to, the MSI counters, and each CPU's posted-interrupt
+/// descriptor with the posting mode (`intremap=posted_msi`).
+pub(crate) struct Interrupts {
+    /// The device IRQs (`/proc/interrupts` numbers them from 128).
+    pub irqs: Vec<Irq>,
+    /// Which IRQ each vector of each CPU is bound to.
+    pub vectors: VectorTable,
+    pub msi: MsiCounters,
+    /// Per CPU: its posted-interrupt descriptor (`posted_msi_pi_desc`).
+    pub pi_descs: Vec<PiDesc>,
+    /// Device MSIs are posted (`intremap=posted_msi`).
+    pub posting: bool,
+    /// `MAX_POSTED_MSI_COALESCING_LOOP`.
+    pub max_coalescing_loop: u32,
+    /// Vectors retriggered on a new CPU after their old CPU went offline.
+    pub retriggered: u64,
+}

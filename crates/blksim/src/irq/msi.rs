@@ -16,13 +16,13 @@ impl Sim {
     /// IRQ's vector is masked: the message sets its pending bit instead).
     #[inline(always)]
     pub(crate) fn msi_send(&mut self, irq: IrqId) {
-        let (cpu, dev) = (self.irqs[irq].cpu, self.irqs[irq].dev);
+        let (cpu, dev) = (self.intr.irqs[irq].cpu, self.intr.irqs[irq].dev);
         self.msi_counted(cpu, dev);
-        if self.irqs[irq].shutdown {
-            if std::mem::replace(&mut self.irqs[irq].masked_pending, true) {
+        if self.intr.irqs[irq].shutdown {
+            if std::mem::replace(&mut self.intr.irqs[irq].masked_pending, true) {
                 // The pending bit was set already: one message.
-                self.msi.in_flight -= 1;
-                self.msi.merged += 1;
+                self.intr.msi.in_flight -= 1;
+                self.intr.msi.merged += 1;
             }
             return;
         }
@@ -33,11 +33,11 @@ impl Sim {
     /// interrupt remapping to its CPU.
     #[inline(always)]
     pub(crate) fn msi_deliver(&mut self, irq: IrqId) {
-        if self.posting {
+        if self.intr.posting {
             return self.msi_post(irq);
         }
         let (cpu, vector, dev) = {
-            let i = &self.irqs[irq];
+            let i = &self.intr.irqs[irq];
             (i.cpu, i.vector, i.dev)
         };
         let port = self.devs[dev].root_port;
@@ -47,8 +47,8 @@ impl Sim {
 
     /// Count a device MSI of `dev` aimed at `cpu`, on its way.
     pub(crate) fn msi_counted(&mut self, cpu: CpuId, dev: DevId) {
-        self.msi.sent += 1;
-        self.msi.in_flight += 1;
+        self.intr.msi.sent += 1;
+        self.intr.msi.in_flight += 1;
         self.cpus[cpu].device_msis += 1;
         self.devs[dev].msis += 1;
     }
@@ -65,9 +65,9 @@ impl Sim {
     /// with it.
     pub(crate) fn interrupt_write(&mut self, port: usize, irq: IrqId, posted: bool) -> u64 {
         let now = self.q.now_ns();
-        let rp = &mut self.root_ports[port];
-        let taken = self.iommus[rp.unit].take(irq, now.max(rp.free_at_ns), posted);
-        let handed = if posted { taken } else { self.routers[rp.socket].route(taken) };
+        let rp = &mut self.hw.root_ports[port];
+        let taken = self.hw.iommus[rp.unit].take(irq, now.max(rp.free_at_ns), posted);
+        let handed = if posted { taken } else { self.hw.routers[rp.socket].route(taken) };
         let done = handed + rp.service_ns;
         rp.busy_ns += done - now.max(rp.free_at_ns);
         rp.free_at_ns = done;
@@ -78,7 +78,7 @@ impl Sim {
     /// An interrupt message reaches a CPU's local APIC.
     #[inline(always)]
     pub(crate) fn interrupt_arrived(&mut self, cpu: CpuId, vector: u8) {
-        if !self.cpumask.online[cpu.idx()] {
+        if !self.cpus.mask.online[cpu.idx()] {
             return self.interrupt_at_offline_cpu(cpu, vector);
         }
         if let Some(t) = self.trace.as_mut() {
@@ -94,7 +94,7 @@ impl Sim {
         let c = &mut self.cpus[cpu];
         if c.irr_set(vector) {
             if vector < POSTED_MSI_NOTIFICATION_VECTOR {
-                self.msi.merged += 1;
+                self.intr.msi.merged += 1;
             }
             return;
         }
@@ -113,7 +113,7 @@ impl Sim {
         if vector < POSTED_MSI_NOTIFICATION_VECTOR {
             return self.retrigger_from_offline(cpu, vector);
         }
-        let to = crate::ids::cpus(self.cpus.len()).find(|c| self.cpumask.online[c.idx()]).expect("an online CPU");
+        let to = crate::ids::cpus(self.cpus.len()).find(|c| self.cpus.mask.online[c.idx()]).expect("an online CPU");
         if vector == CALL_FUNCTION_SINGLE_VECTOR {
             let moved = std::mem::take(&mut self.cpus[cpu].done_list);
             self.cpus[to].done_list.extend(moved);
@@ -131,6 +131,7 @@ impl Sim {
     /// on as `irq_redeliver` says.
     pub(crate) fn retrigger_from_offline(&mut self, cpu: CpuId, vector: u8) {
         let irq = self
+            .intr
             .vectors
             .get(cpu, vector)
             .unwrap_or_else(|| panic!("vector {vector:#x} on offline CPU {cpu} has no IRQ"));
@@ -148,6 +149,6 @@ impl Sim {
     /// interrupt delivery, then its flight.
     pub(crate) fn ipi_routed(&mut self, target: CpuId) -> u64 {
         let socket = self.machine.topology.cpus[target].socket as usize;
-        self.routers[socket].route(self.q.now_ns()) + self.costs.ipi_latency_ns
+        self.hw.routers[socket].route(self.q.now_ns()) + self.costs.ipi_latency_ns
     }
 }

@@ -4,31 +4,18 @@
 //! the PIR up to MAX_POSTED_MSI_COALESCING_LOOP - 1 times, clears ON,
 //! harvests once more, sends one EOI, and softirqs run once at its exit.
 
-use crate::hw::cpu::{Frame, Stage};
+use crate::hw::cpu::{Bill, Frame, Stage};
 use crate::hw::lapic::{VectorSet, POSTED_MSI_NOTIFICATION_VECTOR};
 use crate::ids::{CpuId, IrqId};
 use crate::stats::{TraceName, Track};
 use crate::system::{Event, Sim};
-
-/// The posted-interrupt descriptor of one CPU (`struct pi_desc`).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct PiDesc {
-    /// Posted interrupt requests, one bit per vector.
-    pub pir: VectorSet,
-    /// Outstanding notification.
-    pub on: bool,
-    /// Suppress notification (the host never sets it; tests do).
-    pub sn: bool,
-    /// The IOMMU wrote the line last (the CPU's next atomic pays a transfer), or the CPU did.
-    pub iommu_owns_line: bool,
-}
 
 impl Sim {
     /// A device MSI on a posted IRTE: it crosses the root port and the IOMMU
     /// like any interrupt write, and the IOMMU posts it instead of delivering it.
     pub(crate) fn msi_post(&mut self, irq: IrqId) {
         let (cpu, vector, dev) = {
-            let i = &self.irqs[irq];
+            let i = &self.intr.irqs[irq];
             (i.cpu, i.vector, i.dev)
         };
         let port = self.devs[dev].root_port;
@@ -40,14 +27,14 @@ impl Sim {
     /// notification if ON was clear and SN clear.
     pub(crate) fn msi_posted(&mut self, cpu: CpuId, vector: u8, port: usize) {
         let now = self.q.now_ns();
-        if !self.cpumask.online[cpu.idx()] {
+        if !self.cpus.mask.online[cpu.idx()] {
             return self.retrigger_from_offline(cpu, vector);
         }
         let transfer = self.costs.cacheline_transfer_ns;
         if let Some(t) = self.trace.as_mut() {
             t.instant(cpu.0, Track::Hardirq, TraceName::MsiPosted, now);
         }
-        let d = &mut self.pi_descs[cpu];
+        let d = &mut self.intr.pi_descs[cpu];
         let mut extra = 0;
         if !d.iommu_owns_line {
             // The CPU touched the line last: the IOMMU's atomic pulls it back.
@@ -55,23 +42,23 @@ impl Sim {
             d.iommu_owns_line = true;
         }
         if d.pir.insert(vector) {
-            self.msi.merged += 1;
+            self.intr.msi.merged += 1;
         }
         let notify = !d.on && !d.sn;
         if notify {
             d.on = true;
         }
-        let rp = &self.root_ports[port];
+        let rp = &self.hw.root_ports[port];
         let socket = rp.socket;
         if extra > 0 {
-            self.iommus[rp.unit].hold(now, extra);
+            self.hw.iommus[rp.unit].hold(now, extra);
         }
         if notify {
             // The unit sends the notification itself, outside the device's
             // write stream: nothing waits behind it at the port; it is
             // delivered to the CPU as any interrupt is.
             self.cpus[cpu].notifications_sent += 1;
-            let routed = self.routers[socket].route(now);
+            let routed = self.hw.routers[socket].route(now);
             self.q.at(
                 routed + self.costs.msi_latency_ns,
                 Event::InterruptArrived { cpu, vector: POSTED_MSI_NOTIFICATION_VECTOR },
@@ -83,7 +70,7 @@ impl Sim {
     /// Returns the harvest's CPU cost; the vectors go into the frame on top.
     pub(crate) fn pir_harvest(&mut self, cpu: CpuId, pir: &mut VectorSet) -> u64 {
         let mut cost = self.costs.pir_harvest_ns;
-        let d = &mut self.pi_descs[cpu];
+        let d = &mut self.intr.pi_descs[cpu];
         if !d.pir.is_empty() {
             if d.iommu_owns_line {
                 cost += self.costs.cacheline_transfer_ns;
@@ -96,41 +83,42 @@ impl Sim {
 
     /// The IRQ of a vector posted to `cpu`.
     fn posted_irq(&self, cpu: CpuId, vector: u8) -> IrqId {
-        self.vectors.get(cpu, vector).expect("a posted vector has an IRQ")
+        self.intr.vectors.get(cpu, vector).expect("a posted vector has an IRQ")
     }
 
-    /// Cost of the current stage of a posted-notification frame, and its harvests.
-    pub(crate) fn posted_begin(&mut self, cpu: CpuId, f: &mut Frame) -> u64 {
+    /// Cost of the current stage of a posted-notification frame (and its
+    /// harvests), with the demultiplexed driver handler's bill.
+    pub(crate) fn posted_begin(&mut self, cpu: CpuId, f: &mut Frame) -> (u64, Bill) {
         match f.stage {
-            Stage::Entry => self.costs.irq_entry_ns,
+            Stage::Entry => (self.costs.irq_entry_ns, Bill::default()),
             Stage::Work => {
                 // Handle the lowest pending vector: its flow handler and driver handler.
                 let v = f.pir.lowest().expect("harvested vector");
                 let irq = self.posted_irq(cpu, v);
-                if self.irqs[irq].running_on.is_some_and(|o| o != cpu) {
+                if self.intr.irqs[irq].running_on.is_some_and(|o| o != cpu) {
                     // In progress on another CPU (a move raced with it): marked pending only.
-                    self.irqs[irq].replay = true;
+                    self.intr.irqs[irq].replay = true;
                     f.handler_busy = true;
                     f.items = 0;
                     f.foreseen_ns = 0;
-                    return self.costs.posted_msi_demux_ns;
+                    return (self.costs.posted_msi_demux_ns, Bill::default());
                 }
                 f.handler_busy = false;
-                self.irqs[irq].running_on = Some(cpu);
-                let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
+                self.intr.irqs[irq].running_on = Some(cpu);
+                let (dev, queue) = (self.intr.irqs[irq].dev, self.intr.irqs[irq].queue);
                 let n = self.devs[dev].queues[queue].cq.len() as u32;
                 f.items = n;
-                let (drain, follow) = self.driver_irq_handler::<false>(cpu, dev, queue, n);
-                f.foreseen_ns = follow;
-                self.costs.posted_msi_demux_ns + drain
+                let drain = self.driver_irq_handler::<false>(cpu, dev, queue, n);
+                f.foreseen_ns = drain.follow_ns;
+                (self.costs.posted_msi_demux_ns + drain.cost_ns, drain.bill)
             }
-            Stage::Exit => self.costs.apic_eoi_ns + self.costs.irq_exit_ns,
+            Stage::Exit => (self.costs.apic_eoi_ns + self.costs.irq_exit_ns, Bill::default()),
         }
     }
 
     /// A step of a posted-notification frame ended. Returns `false` when the frame is done.
     pub(crate) fn posted_step_done(&mut self, cpu: CpuId, f: &mut Frame) -> bool {
-        let loop_passes = self.max_posted_msi_coalescing_loop - 1;
+        let loop_passes = self.intr.max_coalescing_loop - 1;
         match f.stage {
             Stage::Entry => {
                 // for (i = 1; i < MAX_POSTED_MSI_COALESCING_LOOP; i++) if (!harvest) break;
@@ -148,21 +136,21 @@ impl Sim {
                 f.pir.remove(v);
                 let irq = self.posted_irq(cpu, v);
                 if !f.replayed.remove(v) {
-                    self.msi.delivered += 1;
+                    self.intr.msi.delivered += 1;
                 }
                 if !f.handler_busy {
                     // Each demultiplexed MSI still counts on its own IRQ's row.
-                    self.irqs[irq].count[cpu] += 1;
-                    let (dev, queue) = (self.irqs[irq].dev, self.irqs[irq].queue);
-                    let (_, actual) = self.driver_irq_handler::<true>(cpu, dev, queue, f.items);
+                    self.intr.irqs[irq].count[cpu] += 1;
+                    let (dev, queue) = (self.intr.irqs[irq].dev, self.intr.irqs[irq].queue);
+                    let actual = self.driver_irq_handler::<true>(cpu, dev, queue, f.items).follow_ns;
                     f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
                     if f.items > 0 {
                         // nvme_irq's CQ head doorbell, after its drain.
                         f.debt_ns += self.costs.cq_doorbell_ns;
                         self.driver_cq_head_written(dev, queue);
                     }
-                    self.irqs[irq].running_on = None;
-                    if std::mem::take(&mut self.irqs[irq].replay) {
+                    self.intr.irqs[irq].running_on = None;
+                    if std::mem::take(&mut self.intr.irqs[irq].replay) {
                         // IRQS_PENDING: it fired elsewhere meanwhile; run the handler again.
                         f.pir.insert(v);
                         f.replayed.insert(v);
@@ -186,7 +174,7 @@ impl Sim {
             // Clear ON (re-arming notifications), then one more harvest for
             // posts that raced with the clear.
             f.final_pass = true;
-            self.pi_descs[cpu].on = false;
+            self.intr.pi_descs[cpu].on = false;
             f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
             if !f.pir.is_empty() {
                 f.stage = Stage::Work;
@@ -218,19 +206,19 @@ mod tests {
 
     /// The device IRQs whose vectors live on CPU 0 (one per drive).
     fn irqs_on_cpu0(s: &Sim) -> Vec<IrqId> {
-        (0..s.irqs.len()).map(IrqId::of).filter(|&i| s.irqs[i].cpu == CpuId(0)).collect()
+        (0..s.intr.irqs.len()).map(IrqId::of).filter(|&i| s.intr.irqs[i].cpu == CpuId(0)).collect()
     }
 
     /// An MSI of `irq` that the IOMMU posts at `t` (sent as the device would).
     fn post_at(s: &mut Sim, t: u64, irq: IrqId) {
-        s.msi.sent += 1;
-        s.msi.in_flight += 1;
-        let (cpu, vector) = (s.irqs[irq].cpu, s.irqs[irq].vector);
+        s.intr.msi.sent += 1;
+        s.intr.msi.in_flight += 1;
+        let (cpu, vector) = (s.intr.irqs[irq].cpu, s.intr.irqs[irq].vector);
         s.q.at(t, Event::MsiPosted { cpu, vector, port: 0 });
     }
 
     fn handled(s: &Sim, irq: IrqId) -> u64 {
-        s.irqs[irq].count[0]
+        s.intr.irqs[irq].count[0]
     }
 
     #[test]
@@ -242,13 +230,13 @@ mod tests {
             post_at(&mut s, 0, i);
         }
         s.run_until(1_000_000);
-        assert_eq!(s.cpus[0].notifications_sent, 1);
-        assert_eq!(s.cpus[0].pmn, 1);
+        assert_eq!(s.cpus[CpuId(0)].notifications_sent, 1);
+        assert_eq!(s.cpus[CpuId(0)].pmn, 1);
         for &i in &irqs {
             assert_eq!(handled(&s, i), 1, "each posted MSI is handled exactly once");
         }
-        assert!(!s.pi_descs[0].on, "ON is clear again after the handler");
-        assert!(s.pi_descs[0].pir.is_empty());
+        assert!(!s.intr.pi_descs[0].on, "ON is clear again after the handler");
+        assert!(s.intr.pi_descs[0].pir.is_empty());
     }
 
     #[test]
@@ -260,7 +248,7 @@ mod tests {
         }
         s.run_until(1_000_000);
         assert_eq!(handled(&s, i), 1);
-        assert_eq!(s.msi.merged, 4);
+        assert_eq!(s.intr.msi.merged, 4);
     }
 
     #[test]
@@ -276,8 +264,8 @@ mod tests {
         post_at(&mut s, l + e + 1, c);
         post_at(&mut s, l + e + (d + h) + 1, b);
         s.run_until(1_000_000);
-        assert_eq!(s.cpus[0].notifications_sent, 1, "B found ON set: no notification");
-        assert_eq!(s.cpus[0].pmn, 1);
+        assert_eq!(s.cpus[CpuId(0)].notifications_sent, 1, "B found ON set: no notification");
+        assert_eq!(s.cpus[CpuId(0)].pmn, 1);
         assert_eq!((handled(&s, a), handled(&s, c), handled(&s, b)), (1, 1, 1));
     }
 
@@ -288,21 +276,21 @@ mod tests {
         post_at(&mut s, 0, irqs[0]);
         post_at(&mut s, 100_000, irqs[1]);
         s.run_until(1_000_000);
-        assert_eq!(s.cpus[0].notifications_sent, 2);
-        assert_eq!(s.cpus[0].pmn, 2);
+        assert_eq!(s.cpus[CpuId(0)].notifications_sent, 2);
+        assert_eq!(s.cpus[CpuId(0)].pmn, 2);
     }
 
     #[test]
     fn with_sn_set_nothing_is_notified() {
         let mut s = sim("");
-        s.pi_descs[0].sn = true;
+        s.intr.pi_descs[0].sn = true;
         let i = irqs_on_cpu0(&s)[0];
         post_at(&mut s, 0, i);
         s.run_until(1_000_000);
-        assert_eq!(s.cpus[0].notifications_sent, 0);
-        assert_eq!(s.cpus[0].pmn, 0);
+        assert_eq!(s.cpus[CpuId(0)].notifications_sent, 0);
+        assert_eq!(s.cpus[CpuId(0)].pmn, 0);
         assert_eq!(handled(&s, i), 0);
-        assert!(!s.pi_descs[0].pir.is_empty(), "the MSI waits in the PIR");
+        assert!(!s.intr.pi_descs[0].pir.is_empty(), "the MSI waits in the PIR");
     }
 
     #[test]
@@ -315,6 +303,6 @@ mod tests {
         let i = irqs_on_cpu0(&s)[0];
         post_at(&mut s, 0, i);
         s.run_until(1_000_000);
-        assert_eq!((s.cpus[0].pmn, handled(&s, i)), (1, 1));
+        assert_eq!((s.cpus[CpuId(0)].pmn, handled(&s, i)), (1, 1));
     }
 }

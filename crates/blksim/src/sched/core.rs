@@ -173,7 +173,7 @@ impl Sim {
         }
         let busy = running != Running::Idle;
         if busy != was_busy {
-            self.cpu_busy[cpu] = busy;
+            self.cpus.busy[cpu] = busy;
             self.smt_update(cpu);
         }
     }
@@ -183,8 +183,8 @@ impl Sim {
         let Some(sib) = self.cpus[cpu].sibling else {
             return;
         };
-        let both = self.cpu_busy[cpu] && self.cpu_busy[sib];
-        let slow = if both { self.smt_slow_pm } else { 1000 };
+        let both = self.cpus.busy[cpu] && self.cpus.busy[sib];
+        let slow = if both { self.cpus.smt_slow_pm } else { 1000 };
         if self.cpus[cpu].slow_pm == slow {
             // The two threads are always re-rated together (below), so the
             // sibling runs at this rate too: nothing changes.
@@ -298,7 +298,7 @@ impl Sim {
     pub(crate) fn wake(&mut self, cpu: CpuId, j: JobId) -> u64 {
         self.jobs[j].wait_for = u32::MAX;
         let mut target = self.jobs[j].cpu;
-        if !self.cpumask.active[target.idx()] {
+        if !self.cpus.mask.active[target.idx()] {
             // select_task_rq: its CPU is going or gone; wake it elsewhere.
             target = self.task_migrate(j, target, false);
         }
@@ -332,7 +332,7 @@ impl Sim {
     /// A woken task's IPI arrived at its idle CPU.
     pub(crate) fn task_woken(&mut self, j: JobId) {
         let cpu = self.jobs[j].cpu;
-        if !self.cpumask.active[cpu.idx()] {
+        if !self.cpus.mask.active[cpu.idx()] {
             self.task_migrate(j, cpu, true);
             return;
         }
@@ -343,7 +343,7 @@ impl Sim {
     /// The job's task runs for the first time: its clock starts.
     pub(crate) fn job_begin(&mut self, j: JobId) {
         let now = self.q.now_ns();
-        let interval = self.sample_interval_ns;
+        let interval = self.run.sample_interval_ns;
         let job = &mut self.jobs[j];
         job.start_ns = now;
         job.ramp_end_ns = now + job.cfg.ramp_time_ns;
@@ -361,7 +361,7 @@ impl Sim {
             self.job_start(sq);
         }
         let mut cpu = self.jobs[j].cpu;
-        if !self.cpumask.active[cpu.idx()] {
+        if !self.cpus.mask.active[cpu.idx()] {
             cpu = self.task_migrate(j, cpu, false);
         }
         self.cpus[cpu].runqueue.push_back(j);
@@ -373,13 +373,14 @@ impl Sim {
     pub(crate) fn task_leave_or_yield(&mut self, cpu: CpuId, j: JobId, now: u64) {
         let st = self.jobs[j].state;
         let preemptible = self.job_preemptible(j);
+        let active = self.cpus.mask.active[cpu.idx()];
         let c = &mut self.cpus[cpu];
         // Spinning for or holding a spinlock, the task runs with preemption
         // disabled: it neither yields nor moves until it is out.
         if st == JobState::Sleeping || st == JobState::Nanosleep || st == JobState::Done {
             c.current = None;
         } else if !preemptible {
-        } else if !self.cpumask.active[cpu.idx()] {
+        } else if !active {
             // balance_push: its CPU is going down; it moves on.
             c.current = None;
             self.task_migrate(j, cpu, true);

@@ -36,8 +36,8 @@ impl Sim {
         if cpu.idx() >= self.cpus.len() {
             return Err(format!("CPU {cpu} does not exist (machine has {} CPUs)", self.cpus.len()));
         }
-        if self.cpumask.going_down.is_some() {
-            self.cpumask.waiting.push_back(op);
+        if self.cpus.mask.going_down.is_some() {
+            self.cpus.mask.waiting.push_back(op);
             return Ok(());
         }
         self.hotplug_start(op)
@@ -55,8 +55,8 @@ impl Sim {
 
     /// The operation in progress ended: the writes waiting for it run.
     fn hotplug_next(&mut self) -> Result<(), String> {
-        while self.cpumask.going_down.is_none() {
-            let Some(op) = self.cpumask.waiting.pop_front() else { break };
+        while self.cpus.mask.going_down.is_none() {
+            let Some(op) = self.cpus.mask.waiting.pop_front() else { break };
             self.hotplug_start(op)?;
         }
         Ok(())
@@ -65,15 +65,15 @@ impl Sim {
     /// Take-down, first half: deactivate, move the runnable tasks, stop and
     /// drain the queues only this CPU served.
     fn cpu_down_begin(&mut self, cpu: CpuId) -> Result<(), String> {
-        if !self.cpumask.online[cpu.idx()] {
+        if !self.cpus.mask.online[cpu.idx()] {
             // Writing 0 to an offline CPU's file changes nothing.
             return Ok(());
         }
-        if self.cpumask.nr_active() <= 1 {
+        if self.cpus.mask.nr_active() <= 1 {
             return Err(format!("cannot offline CPU {cpu}: it is the last online CPU"));
         }
-        self.cpumask.active[cpu.idx()] = false;
-        self.cpumask.going_down = Some(cpu);
+        self.cpus.mask.active[cpu.idx()] = false;
+        self.cpus.mask.going_down = Some(cpu);
         let runnable = std::mem::take(&mut self.cpus[cpu].runqueue);
         for j in runnable {
             self.task_migrate(j, cpu, true);
@@ -88,10 +88,10 @@ impl Sim {
     /// down. Until then it looks again later.
     pub(crate) fn cpu_down_step(&mut self, cpu: CpuId) {
         if self.inactive_hctxs_busy() {
-            self.cpumask.stats.drain_waits += 1;
-            if self.cpumask.stats.drain_waits > DRAIN_WAITS_MAX {
+            self.cpus.mask.stats.drain_waits += 1;
+            if self.cpus.mask.stats.drain_waits > DRAIN_WAITS_MAX {
                 // The kernel would wait for ever; the model reports the stall.
-                self.failure.get_or_insert(Error::internal(format!(
+                self.run.fail(Error::internal(format!(
                     "CPU {cpu} going offline: its hardware queues have not drained in {} s of polling",
                     DRAIN_WAITS_MAX * HCTX_DRAIN_POLL_NS / 1_000_000_000
                 )));
@@ -109,24 +109,24 @@ impl Sim {
         if busy || work_left {
             return self.q.after(TAKEDOWN_RETRY_NS, Event::HotplugStep { cpu });
         }
-        self.cpumask.online[cpu.idx()] = false;
+        self.cpus.mask.online[cpu.idx()] = false;
         self.fixup_irqs(cpu);
-        self.cpumask.stats.cpus_down += 1;
-        self.cpumask.going_down = None;
+        self.cpus.mask.stats.cpus_down += 1;
+        self.cpus.mask.going_down = None;
         if let Err(e) = self.hotplug_next() {
-            self.failure.get_or_insert(Error::bad_input(e));
+            self.run.fail(Error::bad_input(e));
         }
     }
 
     /// Bring `cpu` up: online and active, its queues active, managed IRQs
     /// waiting for it started.
     fn cpu_up(&mut self, cpu: CpuId) {
-        if self.cpumask.online[cpu.idx()] {
+        if self.cpus.mask.online[cpu.idx()] {
             return;
         }
-        self.cpumask.online[cpu.idx()] = true;
-        self.cpumask.active[cpu.idx()] = true;
-        self.cpumask.stats.cpus_up += 1;
+        self.cpus.mask.online[cpu.idx()] = true;
+        self.cpus.mask.active[cpu.idx()] = true;
+        self.cpus.mask.stats.cpus_up += 1;
         self.hctxs_update_active();
         self.irqs_startup_on(cpu);
     }
@@ -135,7 +135,7 @@ impl Sim {
     fn hctx_has_active_cpu(&self, dev: DevId, hctx: HctxId) -> bool {
         let d = &self.devs[dev];
         let (map, h) = d.map_of(hctx);
-        map.cpu_to_hctx.iter().enumerate().any(|(c, &q)| q == h && self.cpumask.active[c])
+        map.cpu_to_hctx.iter().enumerate().any(|(c, &q)| q == h && self.cpus.mask.active[c])
     }
 
     /// Mark each hardware queue inactive when none of its CPUs is active
@@ -159,15 +159,16 @@ impl Sim {
     /// kernel reports "no longer affine to cpuN"), else any active CPU.
     fn fallback_cpu(&self, j: JobId, from: CpuId) -> CpuId {
         let allowed = self.jobs[j].cfg.cpus_allowed.iter().flatten().map(|&c| CpuId(c));
-        if let Some(c) = self.cpumask.first_active(allowed) {
+        if let Some(c) = self.cpus.mask.first_active(allowed) {
             return c;
         }
         let topo = &self.machine.topology;
         let node = topo.cpus[from.idx()].node;
         let same_node = crate::ids::cpus(self.cpus.len()).filter(|c| topo.cpus[c.idx()].node == node);
-        self.cpumask
+        self.cpus
+            .mask
             .first_active(same_node)
-            .or_else(|| self.cpumask.first_active(crate::ids::cpus(self.cpus.len())))
+            .or_else(|| self.cpus.mask.first_active(crate::ids::cpus(self.cpus.len())))
             .expect("an active CPU")
     }
 
@@ -179,7 +180,7 @@ impl Sim {
         // What the step ran on the old CPU is that CPU's.
         self.settle_job_bill(j);
         let to = self.fallback_cpu(j, from);
-        self.cpumask.stats.task_migrations += 1;
+        self.cpus.mask.stats.task_migrations += 1;
         self.jobs[j].cpu = to;
         let state = self.jobs[j].state;
         if state == JobState::Sleeping {

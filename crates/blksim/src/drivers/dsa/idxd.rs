@@ -5,6 +5,7 @@
 //! the client's callback, which submits the next descriptor.
 
 use crate::block::Owner;
+use crate::drivers::Drain;
 use crate::ids::{DevId, DsaClientId, HctxId, ReqId};
 use crate::system::{Event, Sim};
 use crate::workload::Direction;
@@ -58,20 +59,20 @@ impl Sim {
     /// idxd's WQ interrupt handler over the `n` completions visible (it
     /// walks its completion list once per run; later completions raise new
     /// MSIs): foreseen (`RUN = false`: the completion-record checks and
-    /// callbacks, which submit the next descriptors) or run. Returns (cost,
-    /// follow-on part), as `nvme_poll_cq` does; nothing follows here.
+    /// callbacks, which submit the next descriptors) or run; nothing
+    /// follows here.
     #[inline(always)]
-    pub(crate) fn idxd_wq_irq<const RUN: bool>(&mut self, dev: DevId, wq: HctxId, n: u32) -> (u64, u64) {
+    pub(crate) fn idxd_wq_irq<const RUN: bool>(&mut self, dev: DevId, wq: HctxId, n: u32) -> Drain {
         if RUN {
             for _ in 0..n {
                 let req = self.devs[dev].queues[wq].cq.pop_front().expect("a completion");
                 self.dsa_complete(req);
             }
-            (0, 0)
+            Drain::default()
         } else {
             let cost = n as u64 * (self.costs.dsa_complete_ns + self.costs.dsa_submit_ns);
-            self.drain_bill = crate::hw::cpu::Bill::of(crate::stats::CpuStage::DriverComplete, cost);
-            (cost, 0)
+            let bill = crate::hw::cpu::Bill::of(crate::stats::CpuStage::DriverComplete, cost);
+            Drain { cost_ns: cost, bill, ..Drain::default() }
         }
     }
 }

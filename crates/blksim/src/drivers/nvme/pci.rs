@@ -4,9 +4,10 @@
 //! again while more arrive) → `nvme_pci_complete_rq` →
 //! `blk_mq_complete_request` → the CQ head doorbell.
 
-use crate::block::Placement;
+use crate::block::{Foresight, Placement};
+use crate::drivers::Drain;
 use crate::hw::cpu::Bill;
-use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
+use crate::ids::{CpuId, DevId, HctxId, ReqId};
 use crate::ioengine::job::JobState;
 use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
@@ -26,7 +27,7 @@ impl Sim {
                 t.queue_depth(dev.0, now, d.disk.inflight);
             }
             let nvme = d.nvme_mut();
-            let upstream = nvme.params.pcie_switch.map(|s| &mut self.pcie_switches[s]);
+            let upstream = nvme.params.pcie_switch.map(|s| &mut self.hw.pcie_switches[s]);
             let done = nvme.service(now, dir, bytes, upstream);
             debug_assert_eq!(self.reqs.reqs[req].hctx, hctx);
             self.q.at(done, Event::CqeSent { dev, req });
@@ -38,31 +39,24 @@ impl Sim {
     /// foresees it (nothing changes; the handler's step is charged this
     /// cost before it runs), `RUN = true` does it at the step's end (the
     /// CQEs are consumed and each request is completed where `rq_affinity`
-    /// places it). Returns (cost, follow-on part of it: wake-ups and IPIs);
-    /// the run's cost is not computed (it was charged), its follow-on is
-    /// what the completions really caused.
+    /// places it).
     #[inline(always)]
-    pub(crate) fn nvme_poll_cq<const RUN: bool>(
-        &mut self,
-        cpu: CpuId,
-        dev: DevId,
-        queue: HctxId,
-        n: u32,
-    ) -> (u64, u64) {
+    pub(crate) fn nvme_poll_cq<const RUN: bool>(&mut self, cpu: CpuId, dev: DevId, queue: HctxId, n: u32) -> Drain {
         let cqe_ns = self.costs.nvme_cqe_ns;
-        let (cost, follow) = self.drain_cq::<RUN>(cpu, dev, queue, n, |_, _| cqe_ns);
+        let mut d = self.drain_cq::<RUN>(cpu, dev, queue, n, |_, _| cqe_ns);
         if RUN {
-            return (cost, follow);
+            return d;
         }
         // Strict unmaps wait for their IOTLB invalidations (DMA mapping's
         // time, not the handler's), from now: the step is charged up front.
         let unmap = self.iotlb_sync(dev, queue, n, self.q.now_ns(), cqe_ns);
-        self.drain_bill.add(CpuStage::DmaMap, unmap);
+        d.cost_ns += d.bill.add(CpuStage::DmaMap, unmap);
         // nvme_pci_complete_batch → blk_mq_end_request_batch once for the
         // completions that went into the pass's io_comp_batch.
-        let end =
-            if self.drain_batched { self.drain_bill.add(CpuStage::Block, self.costs.blk_end_batch_ns) } else { 0 };
-        (cost + unmap + end, follow)
+        if d.batched {
+            d.cost_ns += d.bill.add(CpuStage::Block, self.costs.blk_end_batch_ns);
+        }
+        d
     }
 
     /// A device interrupt handler's drain of the first `n` completions of
@@ -77,8 +71,8 @@ impl Sim {
         queue: HctxId,
         n: u32,
         cqe_cost: impl Fn(&Sim, ReqId) -> u64,
-    ) -> (u64, u64) {
-        let mut foresight = std::mem::take(&mut self.foresight);
+    ) -> Drain {
+        let mut foresight = std::mem::take(&mut self.cpus[cpu].foresight);
         foresight.clear();
         let (mut cost, mut follow) = (0, 0);
         let mut bill = Bill::default();
@@ -135,13 +129,11 @@ impl Sim {
                 }
             }
         }
-        self.foresight = foresight;
+        self.cpus[cpu].foresight = foresight;
         if !RUN {
             bill.add(CpuStage::Wakeup, follow);
-            self.drain_bill = bill;
-            self.drain_batched = batched;
         }
-        (cost + follow, follow)
+        Drain { cost_ns: cost + follow, follow_ns: follow, bill, batched }
     }
 
     /// The waker's cost if completing `req` here wakes its task (the first
@@ -169,21 +161,6 @@ impl Sim {
         } else {
             0
         }
-    }
-}
-
-/// What a foreseen pass has counted so far: completions per sleeping job
-/// (starting from what it already has) and the CPUs already sent an IPI.
-#[derive(Default)]
-pub(crate) struct Foresight {
-    pub(crate) wakes: Vec<(JobId, u32)>,
-    pub(crate) ipis: Vec<CpuId>,
-}
-
-impl Foresight {
-    fn clear(&mut self) {
-        self.wakes.clear();
-        self.ipis.clear();
     }
 }
 
@@ -252,8 +229,9 @@ mod tests {
     /// run; their follow-on costs must agree and the queue end empty.
     fn foresee_then_run(s: &mut Sim, hctx: u16) -> (u64, u64) {
         let n = s.devs[DevId(0)].queues[HctxId(hctx)].cq.len() as u32;
-        let (cost, foreseen) = s.nvme_poll_cq::<false>(CpuId(0), DevId(0), HctxId(hctx), n);
-        let (_, actual) = s.nvme_poll_cq::<true>(CpuId(0), DevId(0), HctxId(hctx), n);
+        let foreseen = s.nvme_poll_cq::<false>(CpuId(0), DevId(0), HctxId(hctx), n);
+        let (cost, foreseen) = (foreseen.cost_ns, foreseen.follow_ns);
+        let actual = s.nvme_poll_cq::<true>(CpuId(0), DevId(0), HctxId(hctx), n).follow_ns;
         assert_eq!(foreseen, actual, "the foreseen follow-on work is what the run caused");
         assert!(s.devs[DevId(0)].queues[HctxId(hctx)].cq.is_empty());
         (cost, actual)

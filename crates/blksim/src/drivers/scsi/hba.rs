@@ -16,7 +16,7 @@
 //! direct-I/O state) to the completing CPU and back to the woken task, a
 //! remote wake-up's lines; each costs a line transfer at the CPUs' distance.
 
-use crate::drivers::Driver;
+use crate::drivers::{Drain, Driver};
 use crate::ids::{CpuId, DevId, HctxId, ReqId};
 use crate::system::{Event, Sim};
 use crate::workload::Direction;
@@ -115,15 +115,9 @@ impl Sim {
     /// first `n` status entries, foreseen (`RUN = false`) or run: a pass
     /// costs its register reads, each entry its handling and the command's
     /// lines coming from where it was issued, then it is completed where
-    /// `rq_affinity` puts it. Returns (cost, follow-on part).
+    /// `rq_affinity` puts it.
     #[inline(always)]
-    pub(crate) fn scsi_host_irq<const RUN: bool>(
-        &mut self,
-        cpu: CpuId,
-        host: DevId,
-        port: HctxId,
-        n: u32,
-    ) -> (u64, u64) {
+    pub(crate) fn scsi_host_irq<const RUN: bool>(&mut self, cpu: CpuId, host: DevId, port: HctxId, n: u32) -> Drain {
         let irq_ns = self.scsi_host_mut(host).irq_ns;
         let cqe_ns = self.scsi_host_mut(host).cqe_ns;
         if RUN {
@@ -132,14 +126,14 @@ impl Sim {
                 self.reqs.reqs[req].cmd_cpu = cpu;
             }
         }
-        let (cost, follow) = self.drain_cq::<RUN>(cpu, host, port, n, |s, req| {
+        let mut d = self.drain_cq::<RUN>(cpu, host, port, n, |s, req| {
             let r = &s.reqs.reqs[req];
             cqe_ns + s.sd(r.dev()).cmd_lines * s.line_ns(r.cmd_cpu, cpu)
         });
         if !RUN {
-            self.drain_bill.add(crate::stats::CpuStage::DriverComplete, irq_ns);
+            d.cost_ns += d.bill.add(crate::stats::CpuStage::DriverComplete, irq_ns);
         }
-        (cost + if RUN { 0 } else { irq_ns }, follow)
+        d
     }
 
     /// The SCSI part of ending `req` in BLOCK_SOFTIRQ on `cpu`:
