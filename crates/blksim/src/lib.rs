@@ -7,12 +7,16 @@
 
 pub(crate) mod block;
 pub(crate) mod build;
+pub(crate) mod dma;
 pub(crate) mod drivers;
 pub mod error;
+pub(crate) mod fio;
+pub(crate) mod fs;
 pub(crate) mod hw;
 pub(crate) mod ids;
-pub(crate) mod ioengine;
+pub(crate) mod io_uring;
 pub(crate) mod irq;
+pub(crate) mod locking;
 pub mod machine;
 pub(crate) mod report;
 pub(crate) mod run;

@@ -2,9 +2,9 @@
 //! gathered into the `RunReport` (jobs, CPU time, interrupts, disks, the
 //! interrupt path, locks, DSA clients) and the invariant counters.
 
-use crate::block::lock::LockStats;
 use crate::drivers::Device;
 use crate::ids::CpuId;
+use crate::locking::qspinlock::LockStats;
 use crate::stats::Invariants;
 use crate::stats::{
     DiskStats, DsaStats, InterruptRow, JobStats, LockReport, MsiCpuStats, PathStats, RunReport, SchedulerReport,

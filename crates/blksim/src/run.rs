@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::drivers::dsa::DsaClient;
 use crate::error::Error;
+use crate::fio::job::JobState;
 use crate::hw::lapic::POSTED_MSI_NOTIFICATION_VECTOR;
 use crate::ids::{CpuId, DevId, DsaClientId, HctxId, JobId};
-use crate::ioengine::job::JobState;
 use crate::machine::Machine;
 use crate::settings::{Settings, TimedAction};
 use crate::sim::Popped;

@@ -15,11 +15,11 @@
 use crate::block::elevator::{
     Begin, Elevator, SchedCtx, SchedEnv, SchedOp, SchedStep, Section, BLK_MQ_BUDGET_DELAY_NS,
 };
-use crate::block::lock::Actor;
+use crate::fio::backend::SPIN_NS;
+use crate::fio::job::JobState;
 use crate::hw::cpu::{Acct, Bill, FrameKind, Running, Stage};
 use crate::ids::{CpuId, DevId, JobId, ReqId};
-use crate::ioengine::fio_loop::SPIN_NS;
-use crate::ioengine::job::JobState;
+use crate::locking::qspinlock::Actor;
 use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
 

@@ -6,8 +6,8 @@
 //! waiter), SCHED_RESTART, the ioengine's completion.
 
 use super::Placement;
+use crate::fio::job::JobState;
 use crate::ids::{CpuId, JobId, ReqId};
-use crate::ioengine::job::JobState;
 use crate::system::Sim;
 
 impl Sim {

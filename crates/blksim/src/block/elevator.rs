@@ -12,11 +12,11 @@
 use std::collections::VecDeque;
 
 use crate::block::kyber::{self, Kyber};
-use crate::block::lock::{Actor, LockStats, SpinLock};
 use crate::block::mq_deadline::Deadline;
 use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
+use crate::locking::qspinlock::{Actor, LockStats, SpinLock};
 use crate::machine::{Costs, Topology};
 
 /// `BLK_MQ_BUDGET_DELAY`: a dispatch that got nothing re-runs the queue this much later, ns.

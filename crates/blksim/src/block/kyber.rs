@@ -25,10 +25,10 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::{Begin, Done, ElevatorInit, ElevatorOps, SchedEnv, Section};
-use crate::block::lock::{Actor, LockStats, SpinLock};
 use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
+use crate::locking::qspinlock::{Actor, LockStats, SpinLock};
 use crate::workload::Direction;
 
 /// The scheduling domains.

@@ -8,7 +8,6 @@ pub(crate) mod disk;
 pub(crate) mod elevator;
 pub(crate) mod hctx;
 pub(crate) mod kyber;
-pub(crate) mod lock;
 pub(crate) mod mq_deadline;
 pub(crate) mod request;
 pub(crate) mod submit;

@@ -19,10 +19,10 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::{Begin, ElevatorInit, ElevatorOps, SchedEnv, Section};
-use crate::block::lock::{Actor, LockStats, SpinLock};
 use crate::block::request::RequestPool;
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
+use crate::locking::qspinlock::{Actor, LockStats, SpinLock};
 
 /// `DD_CPU_BUCKETS`: insertion buckets of the 2024 series (CPU `c` uses bucket `c & 31`).
 pub(crate) const DD_CPU_BUCKETS: usize = 32;
@@ -213,9 +213,9 @@ impl ElevatorOps for Deadline {
 #[cfg(test)]
 mod tests {
     use crate::block::elevator::{RunWork, Sched, SchedStep, Section};
-    use crate::block::lock::Actor;
     use crate::block::mq_deadline::Deadline;
     use crate::ids::DevId;
+    use crate::locking::qspinlock::Actor;
     use crate::machine::builtin;
     use crate::settings::Settings;
     use crate::system::Sim;

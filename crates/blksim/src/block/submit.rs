@@ -6,9 +6,9 @@
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
 use crate::block::request::Owner;
+use crate::fio::job::{batch_bucket, depth_bucket};
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
-use crate::ioengine::job::{batch_bucket, depth_bucket};
 use crate::settings::PolledUnsupported;
 use crate::stats::CpuStage;
 
@@ -92,94 +92,6 @@ impl Sim {
         self.driver_queue_rq_cost(req) + self.driver_commit_cost(self.reqs.reqs[req].dev())
     }
 
-    /// The engine's own per-I/O submission cost (before the block layer):
-    /// io_uring's SQE and read/write prep, libaio's iocb, a sync syscall's
-    /// file reference; the file reference without registered files; pinning
-    /// the user pages (and dirtying them for a read) without fixed buffers.
-    pub(crate) fn engine_submit_cost(&self, j: JobId, req: ReqId, bill: &mut Bill) -> u64 {
-        let c = &self.costs;
-        let r = &self.reqs.reqs[req];
-        let pin = (r.bytes as u64).div_ceil(4096) * c.page_pin_ns;
-        let dirty = if r.dir == crate::workload::Direction::Read { c.dio_dirty_ns } else { 0 };
-        let ns = match &self.jobs[j].cfg.ioengine {
-            IoEngine::Libaio => c.aio_submit_ns + pin,
-            IoEngine::IoUring(o) => {
-                c.io_uring_sqe_ns
-                    + c.io_uring_rw_ns
-                    + if o.registerfiles { 0 } else { c.fget_fput_ns }
-                    + if o.fixedbufs { 0 } else { pin + dirty }
-            }
-            // NVMe passthrough: io_uring_cmd_prep and nvme_uring_cmd_io build
-            // the command and its request (the user buffer mapped into a bio).
-            IoEngine::IoUringCmd(o) => {
-                c.io_uring_sqe_ns
-                    + c.uring_cmd_prep_ns
-                    + c.nvme_uring_cmd_ns
-                    + if o.registerfiles { 0 } else { c.fget_fput_ns }
-                    + if o.fixedbufs { 0 } else { pin + dirty }
-            }
-            IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
-            IoEngine::Null => 0,
-        };
-        bill.add(CpuStage::UringSubmit, ns)
-    }
-
-    /// DMA map + unmap per request: through the IOMMU, or dma-direct
-    /// (`iommu=pt`, no IOMMU).
-    #[inline(always)]
-    pub(crate) fn dma_cost(&self) -> u64 {
-        if self.dma.translated {
-            self.costs.dma_map_ns
-        } else {
-            self.costs.dma_direct_ns
-        }
-    }
-
-    /// The completion side's DMA work beyond `dma_cost` (which charges the
-    /// map and the unmap at submission): with `iommu.strict=1`, the unmap
-    /// of each of the first `n` CQEs' requests of queue `hctx` of NVMe
-    /// device `dev` waits for its IOTLB invalidation on the device's IOMMU
-    /// unit (`InvalidationQueue`), one after the other from `at_ns` with
-    /// `between_ns` of other work between them; a fixed buffer premapped
-    /// (`--patch dma-premap`) is not unmapped. Returns the CPU time spent in
-    /// the unmaps (spinning for the lock and the hardware); 0 otherwise.
-    pub(crate) fn iotlb_sync(&mut self, dev: DevId, hctx: HctxId, n: u32, at_ns: u64, between_ns: u64) -> u64 {
-        if !self.dma.strict || !self.devs[dev].driver.unmap_syncs_iotlb() {
-            return 0;
-        }
-        let unit = self.hw.root_ports[self.devs[dev].root_port].unit;
-        let (mut t, mut spent) = (at_ns, 0);
-        for i in 0..n as usize {
-            let r = self.devs[dev].queues[hctx].cq[i];
-            if matches!(self.reqs.reqs[r].owner, Owner::Job(j) if self.job_premapped(j)) {
-                continue;
-            }
-            let done = self.hw.iommus[unit].qi.sync(t + between_ns, self.costs.iotlb_sync_ns);
-            spent += done - (t + between_ns);
-            t = done;
-        }
-        spent
-    }
-
-    /// Are job `j`'s buffers mapped once at registration (`--patch
-    /// dma-premap` and fixed buffers)?
-    #[inline(always)]
-    fn job_premapped(&self, j: JobId) -> bool {
-        self.dma.premap
-            && matches!(&self.jobs[j].cfg.ioengine, IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) if o.fixedbufs)
-    }
-
-    /// The DMA cost of job `j`'s requests: with `--patch dma-premap` a
-    /// fixed buffer's address is looked up (mapped once at registration).
-    #[inline(always)]
-    pub(crate) fn job_dma_cost(&self, j: JobId) -> u64 {
-        if self.job_premapped(j) {
-            self.costs.dma_premap_ns
-        } else {
-            self.dma_cost()
-        }
-    }
-
     /// The driver's cost to issue `req` alone (`->queue_rq`), its DMA
     /// mapping included (premapped fixed buffers too, wherever the request
     /// is dispatched from: a tag wait, the scheduler).
@@ -190,54 +102,6 @@ impl Sim {
             Owner::Dsa(_) => self.dma_cost(),
         };
         self.driver_queue_rq_bill(rq.dev(), dma, &mut Bill::default())
-    }
-
-    /// Cost of the submitting syscall for the queued io_us (billed), and
-    /// the task_work items it runs (io_uring_enter with GETEVENTS).
-    #[inline(always)]
-    pub(crate) fn submit_syscall_cost(&self, j: JobId, run_tw: bool) -> (Bill, u32) {
-        let job = &self.jobs[j];
-        let c = &self.costs;
-        let mut bill = Bill::default();
-        if job.sq_thread.is_some() {
-            // SQPOLL: the commit is a store to the SQ tail; the SQ thread submits.
-            return (bill, 0);
-        }
-        match &job.cfg.ioengine {
-            IoEngine::Null => {}
-            // io_uring_enter: the ring's fd taken with fdget unless registered.
-            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
-                bill.add(
-                    CpuStage::Syscall,
-                    c.syscall_ns + c.io_uring_enter_ns + if o.register_ring { 0 } else { c.fget_fput_ns },
-                );
-            }
-            _ => {
-                bill.add(CpuStage::Syscall, c.syscall_ns);
-            }
-        };
-        if !job.queued.is_empty() && !matches!(job.cfg.ioengine, IoEngine::Null) {
-            self.block_submit_cost(j, job.cpu, &mut bill);
-        }
-        let mut tw = 0;
-        if run_tw && job.is_uring() && !job.iopoll() {
-            // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
-            tw = job.tw_pending.len() as u32;
-            bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
-        }
-        (bill, tw)
-    }
-
-    /// io_uring running `n` completions' task_work in the task: each posts
-    /// its CQE, the batch is flushed once.
-    #[inline(always)]
-    pub(crate) fn tw_run_cost(&self, n: u32) -> u64 {
-        let c = &self.costs;
-        if n == 0 {
-            0
-        } else {
-            n as u64 * (c.io_uring_tw_run_ns + c.io_uring_cqe_ns) + c.io_uring_flush_ns
-        }
     }
 
     /// The block layer's and the driver's work for the job's queued io_us,
@@ -406,23 +270,6 @@ impl Sim {
         let mut reqs = reqs;
         reqs.clear();
         self.jobs[j].queued = reqs;
-    }
-
-    /// SQPOLL: the program committed its queued SQEs (a store to the SQ
-    /// tail, no syscall): in flight for the program, on the SQ ring for its
-    /// SQ thread, which is poked.
-    pub(crate) fn sq_committed(&mut self, j: JobId) {
-        let job = &mut self.jobs[j];
-        let n = job.queued.len() as u32;
-        let (q, p) = (&mut job.queued, &mut job.sq_pending);
-        p.extend(q.drain(..));
-        job.inflight += n;
-        let depth = job.cur_depth() + job.sq_pending.len() as u32;
-        job.iodepth_level[depth_bucket(depth)] += n as u64;
-        job.iodepth_submit[batch_bucket(n)] += 1;
-        if let Some(sq) = job.sq_thread {
-            self.iopoll_poke(sq);
-        }
     }
 
     /// `io_submit_sqes` of `reqs` (the job's queued io_us) on `cpu`: bios,

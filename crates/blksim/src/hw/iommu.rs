@@ -6,8 +6,8 @@
 //! `iommu.strict=1` every DMA unmap invalidates the unit's IOTLB through its
 //! invalidation queue, one invalidation at a time (`InvalidationQueue`).
 
-use crate::block::lock::LockStats;
 use crate::ids::IrqId;
+use crate::locking::qspinlock::LockStats;
 use crate::machine::Iommu;
 
 /// A remapping unit and its interrupt-entry cache.

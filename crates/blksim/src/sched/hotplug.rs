@@ -13,8 +13,8 @@
 //! then). Operations are serialised: a write waits for the one before it.
 
 use crate::error::Error;
+use crate::fio::job::JobState;
 use crate::ids::{CpuId, DevId, HctxId, JobId};
-use crate::ioengine::job::JobState;
 use crate::sched::cpumask::HotplugOp;
 use crate::system::{Event, Sim};
 

@@ -8,10 +8,10 @@
 //! item, or back to sleep.
 
 use crate::block::elevator::{RunWork, SchedCtx, SchedOp, SchedStep};
-use crate::block::lock::Actor;
+use crate::fio::job::JobState;
 use crate::hw::cpu::{Frame, FrameKind, Stage};
 use crate::ids::{CpuId, DevId, JobId};
-use crate::ioengine::job::JobState;
+use crate::locking::qspinlock::Actor;
 use crate::system::{Event, Sim};
 
 impl Sim {

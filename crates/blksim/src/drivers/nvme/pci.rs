@@ -6,9 +6,9 @@
 
 use crate::block::{Foresight, Placement};
 use crate::drivers::Drain;
+use crate::fio::job::JobState;
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, ReqId};
-use crate::ioengine::job::JobState;
 use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
 
@@ -167,9 +167,9 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::block::{Owner, Placement};
+    use crate::fio::job::JobState;
     use crate::hw::cpu::Running;
     use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
-    use crate::ioengine::job::JobState;
     use crate::machine::{load_profile, Builtins};
     use crate::settings::Settings;
     use crate::system::Sim;

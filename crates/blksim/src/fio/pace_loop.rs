@@ -1,4 +1,4 @@
-//! Kernel path: fio's pacing in its `do_io` loop. Before an io_u
+//! fio: the pacing in its `do_io` loop. Before an io_u
 //! (`get_io_u` → `rate_ddir`) and after one (`handle_thinktime`) the job
 //! may have to wait: `io_u_quiesce` (commit what is queued, reap until
 //! nothing is in flight), then `usec_spin` (user time) and `usec_sleep` →
@@ -9,11 +9,11 @@
 //! `bssplit` (`get_next_buflen`).
 
 use crate::block::Owner;
+use crate::fio::job::JobState;
+use crate::fio::pace::{bssplit_pick, Action, Phase, Pick, TIMER_SLACK_NS};
 use crate::hw::cpu::Acct;
 use crate::hw::lapic::LOCAL_TIMER_VECTOR;
 use crate::ids::{CpuId, JobId};
-use crate::ioengine::job::JobState;
-use crate::ioengine::pace::{bssplit_pick, Action, Phase, Pick, TIMER_SLACK_NS};
 use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
 
@@ -106,7 +106,7 @@ impl Sim {
         true
     }
 
-    fn pace_mut(&mut self, j: JobId) -> &mut crate::ioengine::pace::Pace {
+    fn pace_mut(&mut self, j: JobId) -> &mut crate::fio::pace::Pace {
         self.jobs[j].pace.as_deref_mut().expect("a paced job")
     }
 
@@ -339,11 +339,11 @@ impl Sim {
 }
 
 /// `thinktime_spin` of a paced job.
-fn p_spin_us(job: &crate::ioengine::job::Job) -> u64 {
+fn p_spin_us(job: &crate::fio::job::Job) -> u64 {
     job.pace.as_deref().map_or(0, |p| p.think.spin_us)
 }
 
 /// An offset in the job's region: after its `offset`.
-fn job_offset(job: &crate::ioengine::job::Job, o: u64) -> u64 {
+fn job_offset(job: &crate::fio::job::Job, o: u64) -> u64 {
     job.cfg.offset + o
 }

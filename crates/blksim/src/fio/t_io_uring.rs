@@ -1,4 +1,4 @@
-//! Kernel path: fio's `t/io_uring` submitter (`submitter_uring_fn`) as a
+//! fio: its `t/io_uring` submitter (`submitter_uring_fn`) as a
 //! program on its CPU. One round of its loop is one step: the task_work
 //! its last `io_uring_enter` ran (sys), `reap_events_uring` over every CQE
 //! and `prep_more_ios_uring` (user: `get_next_file`, `get_offset`), then
@@ -12,9 +12,9 @@
 //! I/Os in flight never ends on Linux: the submitter is stuck, and the run
 //! ends it at its runtime.
 
+use crate::fio::job::{Chain, IoError, JobState};
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
-use crate::ioengine::job::{Chain, IoError, JobState};
 use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
 use crate::workload::Program;

@@ -1,12 +1,13 @@
-//! A job's state: its configuration, the I/Os it holds at each stage, the
-//! step it is executing, and its statistics.
+//! fio: a job's thread state (`struct thread_data`, state): its
+//! configuration, the I/Os it holds at each stage, the step it is
+//! executing, and its statistics.
 
 use std::collections::VecDeque;
 
 use crate::block::elevator::SchedCtx;
+use crate::fio::pace::Pace;
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
-use crate::ioengine::pace::Pace;
 use crate::sim::Rng;
 use crate::stats::CpuStage;
 use crate::stats::DirStats;
@@ -228,7 +229,7 @@ pub(crate) struct Job {
     /// Loops of the job left, this one included (`loops`).
     pub loops_left: u32,
     /// `random_distribution`'s state, for one other than `random`.
-    pub dist: Option<Box<crate::ioengine::distribution::Distribution>>,
+    pub dist: Option<Box<crate::fio::distribution::Distribution>>,
     // Statistics.
     pub dirs: [DirStats; 3],
     /// Rate and think time (fio's pacing), for a job that has any.

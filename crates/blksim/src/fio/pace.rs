@@ -1,4 +1,4 @@
-//! fio's pacing of a job's I/O and its block-size mix, as job state: the
+//! fio: the pacing of a job's I/O and its block-size mix, as job state: the
 //! rate (`rate`, `rate_iops`, `rate_process`: `td->rate_next_io_time`,
 //! `usec_for_io` and `rate_ddir`), the think times (`thinktime*`:
 //! `handle_thinktime`), the pause in progress (`usec_sleep`, `usec_spin`) and

@@ -1,4 +1,4 @@
-//! Where a job's next I/O goes in its file: fio's `get_next_offset`
+//! fio: where a job's next I/O goes in its file, `get_next_offset`
 //! (`io_u.c`). A random job draws a block of `blockalign` bytes every
 //! `ddir_seq_nr` I/Os (`rw=randread:N`) and goes on sequentially in between;
 //! a sequential job starts each I/O where the last one of its direction
@@ -7,8 +7,8 @@
 //! `f->last_pos[ddir]`: a sequential `rw=readwrite` job reads and writes
 //! two streams from the start of its region.
 
+use crate::fio::job::Job;
 use crate::ids::DevId;
-use crate::ioengine::job::Job;
 use crate::workload::Program;
 
 impl Job {

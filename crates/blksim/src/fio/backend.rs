@@ -1,13 +1,14 @@
-//! Kernel path: the task loops. fio's `do_io` (queue io_us, commit every
-//! `iodepth_batch_submit`, reap when the queue is full) and t/io_uring's
-//! lean loop, as a state machine on the job's CPU: each step a system call
-//! or a stretch of user code, sleeping in `io_getevents` /
-//! `io_cqring_wait` / the sync syscall until woken.
+//! fio: `do_io` (`backend.c`: queue io_us, commit every
+//! `iodepth_batch_submit`, reap when the queue is full) as a state machine
+//! of the job's task on its CPU: each step a system call or a stretch of
+//! user code, sleeping in `io_getevents` / `io_cqring_wait` / the sync
+//! syscall until woken; the task's steps are set and charged here for
+//! t/io_uring's loop too.
 
-use crate::block::lock::Actor;
+use crate::fio::job::{Chain, JobState, Segments};
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
-use crate::ioengine::job::{Chain, JobState, Segments};
+use crate::locking::qspinlock::Actor;
 use crate::stats::CpuStage;
 use crate::system::Sim;
 use crate::workload::{IoEngine, Program};

@@ -1,4 +1,4 @@
-//! fio's `random_distribution`: the block a random I/O goes to, drawn as
+//! fio: `random_distribution`, the block a random I/O goes to, drawn as
 //! fio's `lib/zipf.c` (zipf, pareto), `lib/gauss.c` (normal) and
 //! `io_u.c` (zoned, zoned_abs) draw it, from this job's seeded streams
 //! instead of fio's tausworthe (fio's 32-bit draws are kept: a draw is the

@@ -1,11 +1,10 @@
-//! Kernel path: the ioengine's side of a completion, and fio's. From
-//! `blk_mq_end_request`: io_uring's `io_req_task_work_add` (task_work that
-//! posts the CQE), `aio_complete` (an event in the ring), or the sync
-//! syscall's result → the waiting task woken when it has what it waits
-//! for; then fio's `io_completed` accounting of a reaped batch.
+//! fio: `io_completed` (`io_u.c`) for a reaped batch — each io_u's
+//! latencies (slat, clat, lat and the model's stages), bytes and the
+//! bandwidth/IOPS samples, a log record when the job writes fio logs, an
+//! io_u error ending the job — then the io_us freed.
 
-use crate::ids::{CpuId, JobId, ReqId};
-use crate::ioengine::job::{batch_bucket, JobState};
+use crate::fio::job::batch_bucket;
+use crate::ids::JobId;
 use crate::stats::IoRecord;
 use crate::system::Sim;
 use crate::workload::IoEngine;
@@ -14,64 +13,6 @@ use crate::workload::IoEngine;
 const MAX_SAMPLES: u64 = 1_000_000_000;
 
 impl Sim {
-    /// Cost, in the completing context, of handing `req` to its engine.
-    pub(crate) fn engine_complete_cost(&self, req: ReqId) -> u64 {
-        let job = &self.jobs[self.reqs.reqs[req].job()];
-        match job.cfg.ioengine {
-            IoEngine::Libaio => self.costs.aio_complete_ns,
-            // nvme_uring_cmd_end_io on a queue that cannot poll: task_work.
-            IoEngine::IoUringCmd(_) if job.iopoll() && !self.reqs.reqs[req].polled => self.costs.io_uring_tw_add_ns,
-            // io_complete_rw_iopoll: a store to iopoll_completed.
-            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) if job.iopoll() => 0,
-            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.io_uring_tw_add_ns,
-            _ => 0,
-        }
-    }
-
-    /// Hand a completed request to its engine (from irq, softirq or a poller on `cpu`).
-    /// Returns the cost of wake-ups it caused.
-    #[inline(always)]
-    pub(crate) fn engine_complete(&mut self, cpu: CpuId, req: ReqId) -> u64 {
-        let j = self.reqs.reqs[req].job();
-        let job = &mut self.jobs[j];
-        if job.iopoll() {
-            if job.passthru() && !self.reqs.reqs[req].polled {
-                // nvme_uring_cmd_end_io: not on a poll queue, the completion
-                // goes to task_work (io_uring_cmd_do_in_task_lazy), which the
-                // polling task runs; io_uring_cmd_done then marks it done.
-                job.tw_pending.push_back(req);
-            } else {
-                // io_complete_rw_iopoll, polled or (its polled flag cleared)
-                // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
-                self.reqs.reqs[req].iopoll_done = true;
-            }
-            let poller = self.ring_poller(j);
-            if self.jobs[poller].spin {
-                self.iopoll_poke(poller);
-            }
-            return 0;
-        }
-        if let Some(sq) = job.sq_thread {
-            // SQPOLL: the SQ thread runs the ring's task_work (io_sq_tw) and posts the CQE.
-            job.tw_pending.push_back(req);
-            if self.jobs[sq].spin {
-                self.iopoll_poke(sq);
-            }
-            return 0;
-        }
-        let have = if job.is_uring() {
-            job.tw_pending.push_back(req);
-            job.tw_pending.len()
-        } else {
-            job.ready.push_back(req);
-            job.ready.len()
-        } as u32;
-        match job.state {
-            JobState::Sleeping if have >= job.wait_for && !job.tag_blocked => self.wake(cpu, j),
-            _ => 0,
-        }
-    }
-
     /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.
     pub(crate) fn job_accounted(&mut self, j: JobId) {
         let interval = self.run.sample_interval_ns;
@@ -120,7 +61,7 @@ impl Sim {
             if r.status < 0 {
                 // fio: an io_u error ends the job (continue_on_error=none);
                 // t/io_uring's reap_events_uring has ended its thread.
-                job.error.get_or_insert(crate::ioengine::job::IoError::of(&r));
+                job.error.get_or_insert(crate::fio::job::IoError::of(&r));
                 job.done_issuing = true;
                 self.reqs.free(req);
                 continue;

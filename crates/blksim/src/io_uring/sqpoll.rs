@@ -10,9 +10,10 @@
 //! commits by moving the SQ tail and waits for CQEs by spinning on the CQ
 //! ring in user space: no syscall either way.
 
+use crate::fio::job::JobState;
+use crate::fio::job::{batch_bucket, depth_bucket};
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
-use crate::ioengine::job::JobState;
 use crate::stats::CpuStage;
 use crate::system::Sim;
 
@@ -95,7 +96,24 @@ impl Sim {
 
     /// SQPOLL: the program waits for `min` CQEs spinning on its CQ ring.
     pub(crate) fn cq_spin(&mut self, j: JobId) {
-        self.job_set(j, JobState::CqSpin, crate::ioengine::fio_loop::SPIN_NS, Acct::User, CpuStage::UserLoop, 0);
+        self.job_set(j, JobState::CqSpin, crate::fio::backend::SPIN_NS, Acct::User, CpuStage::UserLoop, 0);
         self.jobs[j].spin = true;
+    }
+
+    /// SQPOLL: the program committed its queued SQEs (a store to the SQ
+    /// tail, no syscall): in flight for the program, on the SQ ring for its
+    /// SQ thread, which is poked.
+    pub(crate) fn sq_committed(&mut self, j: JobId) {
+        let job = &mut self.jobs[j];
+        let n = job.queued.len() as u32;
+        let (q, p) = (&mut job.queued, &mut job.sq_pending);
+        p.extend(q.drain(..));
+        job.inflight += n;
+        let depth = job.cur_depth() + job.sq_pending.len() as u32;
+        job.iodepth_level[depth_bucket(depth)] += n as u64;
+        job.iodepth_submit[batch_bucket(n)] += 1;
+        if let Some(sq) = job.sq_thread {
+            self.iopoll_poke(sq);
+        }
     }
 }

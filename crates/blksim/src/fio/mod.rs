@@ -1,0 +1,15 @@
+//! fio, the user-space program: a job's thread state (`job.rs`), its I/O
+//! loop (`backend.rs`: `do_io`'s queue, commit and reap), where each io_u
+//! goes (`io_u.rs`, `distribution.rs`), its pacing (`pace.rs`,
+//! `pace_loop.rs`), `io_completed` (`io_completed.rs`), and t/io_uring's
+//! lean loop (`t_io_uring.rs`). Its system calls' kernel side is `fs/` and
+//! `io_uring/`.
+
+pub(crate) mod backend;
+pub(crate) mod distribution;
+pub(crate) mod io_completed;
+pub(crate) mod io_u;
+pub(crate) mod job;
+pub(crate) mod pace;
+pub(crate) mod pace_loop;
+pub(crate) mod t_io_uring;

@@ -1,0 +1,155 @@
+//! Kernel path: the ioengines' system calls between the task and the block
+//! layer. Submission: `io_uring_enter` (`io_submit_sqes` → `io_read` /
+//! `io_write`), `io_submit` (`aio_read` / `aio_write`) or `pread` → the
+//! kiocb → `blkdev_direct_IO` (`block/fops.c`): what each costs before the
+//! block layer. Completion, from `blk_mq_end_request` → `bio_endio` →
+//! `ki_complete`: io_uring's `io_req_task_work_add` (task_work that posts
+//! the CQE), `aio_complete` (an event in the ring), or the sync syscall's
+//! result → the waiting task woken when it has what it waits for.
+
+use crate::fio::job::JobState;
+use crate::hw::cpu::Bill;
+use crate::ids::{CpuId, JobId, ReqId};
+use crate::stats::CpuStage;
+use crate::system::Sim;
+use crate::workload::IoEngine;
+
+impl Sim {
+    /// Cost, in the completing context, of handing `req` to its engine.
+    pub(crate) fn engine_complete_cost(&self, req: ReqId) -> u64 {
+        let job = &self.jobs[self.reqs.reqs[req].job()];
+        match job.cfg.ioengine {
+            IoEngine::Libaio => self.costs.aio_complete_ns,
+            // nvme_uring_cmd_end_io on a queue that cannot poll: task_work.
+            IoEngine::IoUringCmd(_) if job.iopoll() && !self.reqs.reqs[req].polled => self.costs.io_uring_tw_add_ns,
+            // io_complete_rw_iopoll: a store to iopoll_completed.
+            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) if job.iopoll() => 0,
+            IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => self.costs.io_uring_tw_add_ns,
+            _ => 0,
+        }
+    }
+
+    /// Hand a completed request to its engine (from irq, softirq or a poller on `cpu`).
+    /// Returns the cost of wake-ups it caused.
+    #[inline(always)]
+    pub(crate) fn engine_complete(&mut self, cpu: CpuId, req: ReqId) -> u64 {
+        let j = self.reqs.reqs[req].job();
+        let job = &mut self.jobs[j];
+        if job.iopoll() {
+            if job.passthru() && !self.reqs.reqs[req].polled {
+                // nvme_uring_cmd_end_io: not on a poll queue, the completion
+                // goes to task_work (io_uring_cmd_do_in_task_lazy), which the
+                // polling task runs; io_uring_cmd_done then marks it done.
+                job.tw_pending.push_back(req);
+            } else {
+                // io_complete_rw_iopoll, polled or (its polled flag cleared)
+                // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
+                self.reqs.reqs[req].iopoll_done = true;
+            }
+            let poller = self.ring_poller(j);
+            if self.jobs[poller].spin {
+                self.iopoll_poke(poller);
+            }
+            return 0;
+        }
+        if let Some(sq) = job.sq_thread {
+            // SQPOLL: the SQ thread runs the ring's task_work (io_sq_tw) and posts the CQE.
+            job.tw_pending.push_back(req);
+            if self.jobs[sq].spin {
+                self.iopoll_poke(sq);
+            }
+            return 0;
+        }
+        let have = if job.is_uring() {
+            job.tw_pending.push_back(req);
+            job.tw_pending.len()
+        } else {
+            job.ready.push_back(req);
+            job.ready.len()
+        } as u32;
+        match job.state {
+            JobState::Sleeping if have >= job.wait_for && !job.tag_blocked => self.wake(cpu, j),
+            _ => 0,
+        }
+    }
+
+    /// The engine's own per-I/O submission cost (before the block layer):
+    /// io_uring's SQE and read/write prep, libaio's iocb, a sync syscall's
+    /// file reference; the file reference without registered files; pinning
+    /// the user pages (and dirtying them for a read) without fixed buffers.
+    pub(crate) fn engine_submit_cost(&self, j: JobId, req: ReqId, bill: &mut Bill) -> u64 {
+        let c = &self.costs;
+        let r = &self.reqs.reqs[req];
+        let pin = (r.bytes as u64).div_ceil(4096) * c.page_pin_ns;
+        let dirty = if r.dir == crate::workload::Direction::Read { c.dio_dirty_ns } else { 0 };
+        let ns = match &self.jobs[j].cfg.ioengine {
+            IoEngine::Libaio => c.aio_submit_ns + pin,
+            IoEngine::IoUring(o) => {
+                c.io_uring_sqe_ns
+                    + c.io_uring_rw_ns
+                    + if o.registerfiles { 0 } else { c.fget_fput_ns }
+                    + if o.fixedbufs { 0 } else { pin + dirty }
+            }
+            // NVMe passthrough: io_uring_cmd_prep and nvme_uring_cmd_io build
+            // the command and its request (the user buffer mapped into a bio).
+            IoEngine::IoUringCmd(o) => {
+                c.io_uring_sqe_ns
+                    + c.uring_cmd_prep_ns
+                    + c.nvme_uring_cmd_ns
+                    + if o.registerfiles { 0 } else { c.fget_fput_ns }
+                    + if o.fixedbufs { 0 } else { pin + dirty }
+            }
+            IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
+            IoEngine::Null => 0,
+        };
+        bill.add(CpuStage::UringSubmit, ns)
+    }
+
+    /// Cost of the submitting syscall for the queued io_us (billed), and
+    /// the task_work items it runs (io_uring_enter with GETEVENTS).
+    #[inline(always)]
+    pub(crate) fn submit_syscall_cost(&self, j: JobId, run_tw: bool) -> (Bill, u32) {
+        let job = &self.jobs[j];
+        let c = &self.costs;
+        let mut bill = Bill::default();
+        if job.sq_thread.is_some() {
+            // SQPOLL: the commit is a store to the SQ tail; the SQ thread submits.
+            return (bill, 0);
+        }
+        match &job.cfg.ioengine {
+            IoEngine::Null => {}
+            // io_uring_enter: the ring's fd taken with fdget unless registered.
+            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
+                bill.add(
+                    CpuStage::Syscall,
+                    c.syscall_ns + c.io_uring_enter_ns + if o.register_ring { 0 } else { c.fget_fput_ns },
+                );
+            }
+            _ => {
+                bill.add(CpuStage::Syscall, c.syscall_ns);
+            }
+        };
+        if !job.queued.is_empty() && !matches!(job.cfg.ioengine, IoEngine::Null) {
+            self.block_submit_cost(j, job.cpu, &mut bill);
+        }
+        let mut tw = 0;
+        if run_tw && job.is_uring() && !job.iopoll() {
+            // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
+            tw = job.tw_pending.len() as u32;
+            bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
+        }
+        (bill, tw)
+    }
+
+    /// io_uring running `n` completions' task_work in the task: each posts
+    /// its CQE, the batch is flushed once.
+    #[inline(always)]
+    pub(crate) fn tw_run_cost(&self, n: u32) -> u64 {
+        let c = &self.costs;
+        if n == 0 {
+            0
+        } else {
+            n as u64 * (c.io_uring_tw_run_ns + c.io_uring_cqe_ns) + c.io_uring_flush_ns
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! io_uring's kernel side beyond a request's submission and completion
+//! (`fs/rw.rs`): IOPOLL (`io_do_iopoll`, `iopoll.rs`) and the SQPOLL
+//! thread (`io_sq_thread`, `sqpoll.rs`).
+
+pub(crate) mod iopoll;
+pub(crate) mod sqpoll;

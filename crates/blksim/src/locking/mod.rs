@@ -1,0 +1,3 @@
+//! Kernel locking primitives: the queued spinlock (`qspinlock.rs`).
+
+pub(crate) mod qspinlock;
