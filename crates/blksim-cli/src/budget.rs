@@ -2,7 +2,7 @@
 //! take (simulated I/Os at the release build's rate) and refuse a run over
 //! `--wall-budget` unless `--yes` says to go on, naming the estimate.
 
-use blksim::machine::{DeviceKind, Machine};
+use blksim::machine::Machine;
 use blksim::workload::{IoEngine, JobConfig, RwKind};
 use blksim::Workload;
 
@@ -106,11 +106,13 @@ fn unpaced_rate(machine: &Machine, j: &JobConfig, sharing: &dyn Fn(&str) -> f64)
     for f in &j.filenames {
         let name = f.strip_prefix("/dev/").unwrap_or(f);
         let Some(d) = machine.devices.iter().find(|d| d.name == name) else { continue };
-        if let DeviceKind::Nvme(p) = &d.kind {
-            device_iops += command_rate(p, dir, j) / sharing(f);
-            latency_ns = latency_ns.min(p.latency_ns[dir].max(1) as f64);
-        } else {
-            device_iops += NO_DEVICE_IOPS;
+        let bs = j.bs.iter().copied().filter(|&b| b > 0).min().unwrap_or(4096);
+        match d.service_estimate(dir, bs) {
+            Some((iops, latency)) => {
+                device_iops += iops / sharing(f);
+                latency_ns = latency_ns.min(latency.max(1) as f64);
+            }
+            None => device_iops += NO_DEVICE_IOPS,
         }
     }
     if matches!(j.ioengine, IoEngine::Null) || device_iops == 0.0 {
@@ -118,14 +120,6 @@ fn unpaced_rate(machine: &Machine, j: &JobConfig, sharing: &dyn Fn(&str) -> f64)
     }
     let depth_bound = if latency_ns == f64::MAX { f64::MAX } else { j.iodepth as f64 * 1e9 / latency_ns };
     depth_bound.min(device_iops)
-}
-
-/// Commands per second a drive serves for `j`: its per-command time plus
-/// the block's time at the drive's bandwidth.
-fn command_rate(p: &blksim::machine::NvmeParams, dir: usize, j: &JobConfig) -> f64 {
-    let bs = j.bs.iter().copied().filter(|&b| b > 0).min().unwrap_or(4096) as f64;
-    let data_ns = bs * 1e3 / p.drive_mb_per_s[dir].max(1) as f64;
-    1e9 / (p.command_ns[dir] as f64 + data_ns).max(1.0)
 }
 
 /// How long job `j` runs, in simulated seconds: its runtime if time-based, else until its size is done
@@ -141,10 +135,7 @@ fn job_seconds(j: &JobConfig, machine: &Machine) -> f64 {
         .filenames
         .iter()
         .filter_map(|f| machine.devices.iter().find(|d| Some(d.name.as_str()) == f.strip_prefix("/dev/")))
-        .map(|d| match &d.kind {
-            DeviceKind::Nvme(p) => p.capacity_bytes,
-            _ => 0,
-        })
+        .map(|d| d.capacity_bytes())
         .sum();
     let bytes = j.size.unwrap_or(capacity) as f64 * j.loops.max(1) as f64;
     let size_ios = bytes / bs;
@@ -177,10 +168,9 @@ mod tests {
         let long = estimated_ios(&m, &w(vec![job("10s", 1)]));
         assert!((long / short - 1000.0).abs() < 1e-6, "{short} {long}");
         // A deep queue is bounded by the drive's IOPS.
-        let DeviceKind::Nvme(p) = &m.devices[0].kind else { panic!() };
         let deep = estimated_ios(&m, &w(vec![job("1s", 100_000)]));
-        let j = job("1s", 1);
-        assert!((deep - command_rate(p, 0, &j)).abs() < 1.0, "{deep}");
+        let (rate, _) = m.devices[0].service_estimate(0, 4096).unwrap();
+        assert!((deep - rate).abs() < 1.0, "{deep}");
         // spr-gen5's PM1743: its data sheet's 4 KiB random read rate comes back.
         assert!((1.9e6..2.1e6).contains(&deep), "{deep}");
         // Two jobs on one drive share it.

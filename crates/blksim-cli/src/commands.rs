@@ -7,9 +7,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use blksim::machine::{
-    builtin, builtin_names, load_profile, Builtins, DeviceKind, DeviceSpec, Machine, ProfileSource, ScsiSpec,
-};
+use blksim::machine::{builtin, builtin_names, load_profile, Builtins, Machine, ProfileSource};
 use blksim::settings::{parse_time_ns, parse_timed_write, Settings, TimedAction};
 use blksim::stats::RunReport;
 use blksim_fio::job::{option_line_of, parse_job_sources, JobFile, JobSource, ParseContext, COMMAND_LINE};
@@ -449,7 +447,7 @@ fn describe(m: &Machine) -> String {
     let mut s = format!("{}: {}\n", m.name, m.description);
     s += &describe_platform(m);
     for d in &m.devices {
-        s += &describe_device(m, d);
+        s += &d.describe(m);
     }
     s += "costs (ns, range, source):\n";
     for (k, c) in &m.costs.table {
@@ -483,53 +481,4 @@ fn describe_platform(m: &Machine) -> String {
     }
     s += &format!("interrupt delivery: service_ns {} per message, per socket\n", m.interrupt_delivery.service_ns);
     s
-}
-
-/// One device's line of [`describe`].
-fn describe_device(m: &Machine, d: &DeviceSpec) -> String {
-    match &d.kind {
-        DeviceKind::Nvme(p) => format!(
-            "device {}: nvme on {}{}, {} GiB, {} queues x {} entries, {}/{} ns per command + {}/{} MB/s r/w, {} media units, {}/{} ns r/w latency, {} MB/s link\n",
-            d.name,
-            m.root_ports[p.root_port].name,
-            p.pcie_switch.map(|s| format!(" via {}", m.pcie_switches[s].name)).unwrap_or_default(),
-            p.capacity_bytes >> 30,
-            p.max_queues,
-            p.max_queue_entries,
-            p.command_ns[0],
-            p.command_ns[1],
-            p.drive_mb_per_s[0],
-            p.drive_mb_per_s[1],
-            p.media_units,
-            p.latency_ns[0],
-            p.latency_ns[1],
-            p.link_mb_per_s
-        ),
-        DeviceKind::NullBlk => format!("device {}: null_blk\n", d.name),
-        DeviceKind::Dsa(p) => format!(
-            "device {}: dsa on {}, {} WQ(s), {} engines, {} ns per descriptor, {} MB/s fill per engine\n",
-            d.name, m.root_ports[p.root_port].name, p.wqs, p.engines, p.descriptor_ns, p.fill_mb_per_s
-        ),
-        DeviceKind::Scsi(ScsiSpec::Host(p)) => format!(
-            "device {}: fc_hba on {}, {} port(s), {} ns firmware per command, {} MB/s link per port, queue depth {} per LUN\n",
-            d.name, m.root_ports[p.root_port].name, p.ports, p.fw_cmd_ns, p.link_mb_per_s, p.queue_depth
-        ),
-        DeviceKind::Scsi(ScsiSpec::Disk(p)) => format!(
-            "device {}: scsi_disk (rotational=1) on {} port {}{}, {} GiB, {} rpm, seek {}/{}/{} ns track/avg/full, {} MB/s media, {} ns controller, {} MiB cache, {} KiB read-ahead, write cache {}\n",
-            d.name,
-            m.devices[p.host].name,
-            p.port,
-            p.target.as_ref().map(|t| format!(" (target {t})")).unwrap_or_default(),
-            p.capacity_bytes >> 30,
-            p.rpm,
-            p.seek_ns[0],
-            p.seek_ns[1],
-            p.seek_ns[2],
-            p.media_mb_per_s,
-            p.controller_ns,
-            p.cache_bytes >> 20,
-            p.read_ahead_bytes >> 10,
-            if p.write_cache { "on" } else { "off" }
-        ),
-    }
 }

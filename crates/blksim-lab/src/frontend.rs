@@ -2,7 +2,7 @@
 //! DSA client doing memfill (`blksim dsa-memfill ARGS`, or `program =
 //! "dsa-memfill"` in an experiment).
 
-use blksim::machine::{DeviceKind, Machine};
+use blksim::machine::Machine;
 use blksim::workload::{DsaClientConfig, IoEngine, IoUringOptions, JobConfig, Program, RwKind};
 use blksim::Workload;
 
@@ -124,7 +124,7 @@ pub fn dsa_memfill(args: &[String], machine: &Machine) -> Result<Workload, Strin
 
 /// The names of the machine's DSA devices.
 fn dsa_devices(machine: &Machine) -> Vec<String> {
-    machine.devices.iter().filter(|d| matches!(d.kind, DeviceKind::Dsa(_))).map(|d| d.name.clone()).collect()
+    machine.devices.iter().filter(|d| d.is_dsa()).map(|d| d.name.clone()).collect()
 }
 
 #[cfg(test)]

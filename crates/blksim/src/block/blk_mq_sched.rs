@@ -15,11 +15,11 @@
 use crate::block::elevator::{
     Begin, Elevator, SchedCtx, SchedEnv, SchedOp, SchedStep, Section, BLK_MQ_BUDGET_DELAY_NS,
 };
-use crate::fio::backend::SPIN_NS;
 use crate::fio::job::JobState;
 use crate::hw::cpu::{Acct, Bill, FrameKind, Running, Stage};
 use crate::ids::{CpuId, DevId, JobId, ReqId};
 use crate::locking::qspinlock::Actor;
+use crate::sched::task::SPIN_NS;
 use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
 

@@ -5,7 +5,7 @@
 //! syscall until woken; the task's steps are set and charged here for
 //! t/io_uring's loop too.
 
-use crate::fio::job::{Chain, JobState, Segments};
+use crate::fio::job::{Chain, JobState};
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
 use crate::locking::qspinlock::Actor;
@@ -13,107 +13,7 @@ use crate::stats::CpuStage;
 use crate::system::Sim;
 use crate::workload::{IoEngine, Program};
 
-/// A spin with no end in sight: ended by a poke when a completion appears.
-pub(crate) const SPIN_NS: u64 = u64::MAX / 4;
-
 impl Sim {
-    /// The job's next step: `cost_ns` of one account and stage (the debt
-    /// of follow-on work, wake-ups and the like, charged with it).
-    pub(crate) fn job_set(&mut self, j: JobId, state: JobState, cost_ns: u64, acct: Acct, stage: CpuStage, items: u32) {
-        if cost_ns >= SPIN_NS {
-            // An open-ended spin: all of it goes to its stage.
-            self.job_set_segs(j, state, [(acct, SPIN_NS), (Acct::User, 0), (Acct::Sys, 0)], Bill::default(), items);
-            self.jobs[j].stage_default = stage;
-            return;
-        }
-        let debt = std::mem::take(&mut self.jobs[j].debt_ns);
-        let mut bill = Bill::of(stage, cost_ns);
-        bill.add(CpuStage::Wakeup, debt);
-        // The debt is kernel work (wake-ups, IPIs): in front of a user step, its own sys segment.
-        let segs = if acct == Acct::User && debt > 0 {
-            [(Acct::Sys, debt), (Acct::User, cost_ns), (Acct::Sys, 0)]
-        } else {
-            [(acct, cost_ns + debt), (Acct::User, 0), (Acct::Sys, 0)]
-        };
-        self.job_set_segs(j, state, segs, bill, items);
-    }
-
-    /// The job's next step in up to three segments, its work by stage in `bill`.
-    pub(crate) fn job_set_segs(&mut self, j: JobId, state: JobState, segs: Segments, bill: Bill, items: u32) {
-        self.settle_job_bill(j);
-        let job = &mut self.jobs[j];
-        job.state = state;
-        job.items = items;
-        job.segs = segs;
-        job.spin = false;
-        job.bill = bill;
-        job.stage_default = CpuStage::Other;
-        job.remaining_ns = segs.iter().map(|s| s.1).sum();
-        job.bill_sys_total = segs.iter().filter(|s| s.0 != Acct::User).map(|s| s.1).sum();
-    }
-
-    /// The job's next step, all system time, its work by stage in `bill` (and its debt).
-    pub(crate) fn job_set_bill(&mut self, j: JobId, state: JobState, mut bill: Bill, items: u32) {
-        self.take_debt(j, &mut bill);
-        let sys = bill.total();
-        self.job_set_segs(j, state, [(Acct::Sys, sys), (Acct::User, 0), (Acct::Sys, 0)], bill, items);
-    }
-
-    /// Take the job's debt (follow-on work of earlier steps) into `bill` as wake-up work.
-    pub(crate) fn take_debt(&mut self, j: JobId, bill: &mut Bill) -> u64 {
-        let debt = std::mem::take(&mut self.jobs[j].debt_ns);
-        bill.add(CpuStage::Wakeup, debt)
-    }
-
-    /// The CPU picked the job's task from its run queue.
-    pub(crate) fn task_switched_in(&mut self, j: JobId) {
-        self.jobs[j].ctx += 1;
-        if self.jobs[j].state == JobState::Sleeping {
-            let cpu = self.jobs[j].cpu;
-            self.cpus[cpu].io_sleepers -= 1;
-        }
-        match self.jobs[j].state {
-            JobState::NotStarted => {
-                self.job_begin(j);
-                match self.jobs[j].cfg.program {
-                    Program::Fio => self.job_next(j),
-                    Program::TIoUring => self.tio_start(j),
-                    Program::SqThread => self.sq_next(j),
-                }
-                // Its run may be over before it began (runtime=0): no step.
-                if self.jobs[j].state != JobState::Done {
-                    let cs = self.costs.context_switch_ns;
-                    self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
-                }
-            }
-            // Back from sleep: schedule() returns, the syscall finds its completions.
-            // Back from waiting for tags: the submitting syscall returns.
-            JobState::Sleeping if self.jobs[j].tag_blocked => {
-                self.jobs[j].tag_blocked = false;
-                if self.jobs[j].cfg.ioengine.is_sync() {
-                    self.job_reap(j);
-                } else {
-                    self.job_next(j);
-                }
-                let cs = self.costs.context_switch_ns;
-                self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
-            }
-            JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
-            // Back from nanosleep (a rate's or a think time's sleep).
-            JobState::Nanosleep => {
-                self.pace_woke(j);
-                if self.jobs[j].state != JobState::Done {
-                    let cs = self.costs.context_switch_ns;
-                    self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
-                }
-            }
-            _ => {
-                let cs = self.costs.context_switch_ns;
-                self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
-            }
-        }
-    }
-
     /// User time of the job's program per io_u and per call.
     pub(crate) fn user_costs(&self, j: JobId) -> UserCosts {
         let c = &self.costs;

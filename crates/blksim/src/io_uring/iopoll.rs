@@ -13,11 +13,11 @@
 //! walk that finds nothing is a spin: the CPU stays busy until a CQE, a
 //! completion by interrupt or a request issued from io-wq pokes it.
 
-use crate::fio::backend::SPIN_NS;
 use crate::fio::job::JobState;
 use crate::hw::cpu::{Acct, Bill, Running};
 use crate::ids::{CpuId, JobId};
 use crate::sched::core::SCHED_SLICE_NS;
+use crate::sched::task::SPIN_NS;
 use crate::stats::CpuStage;
 use crate::system::Sim;
 use crate::workload::Program;

@@ -96,7 +96,7 @@ impl Sim {
 
     /// SQPOLL: the program waits for `min` CQEs spinning on its CQ ring.
     pub(crate) fn cq_spin(&mut self, j: JobId) {
-        self.job_set(j, JobState::CqSpin, crate::fio::backend::SPIN_NS, Acct::User, CpuStage::UserLoop, 0);
+        self.job_set(j, JobState::CqSpin, crate::sched::task::SPIN_NS, Acct::User, CpuStage::UserLoop, 0);
         self.jobs[j].spin = true;
     }
 

@@ -348,6 +348,87 @@ impl DeviceSpec {
     pub fn is_block(&self) -> bool {
         !matches!(self.kind, DeviceKind::Dsa(_) | DeviceKind::Scsi(ScsiSpec::Host(_)))
     }
+
+    /// Is it a DSA accelerator (what `dsa-memfill` drives)?
+    pub fn is_dsa(&self) -> bool {
+        matches!(self.kind, DeviceKind::Dsa(_))
+    }
+
+    /// Its capacity, bytes (0 for what is not a block device). null_blk's
+    /// is its default (`gb=250`).
+    pub fn capacity_bytes(&self) -> u64 {
+        match &self.kind {
+            DeviceKind::Nvme(p) => p.capacity_bytes,
+            DeviceKind::Scsi(ScsiSpec::Disk(p)) => p.capacity_bytes,
+            DeviceKind::NullBlk => 250 << 30,
+            DeviceKind::Dsa(_) | DeviceKind::Scsi(ScsiSpec::Host(_)) => 0,
+        }
+    }
+
+    /// A first estimate of its service for I/Os of `bs` bytes in direction
+    /// `dir` (0 read, 1 write): commands per second from its data sheet's
+    /// per-command time and bandwidth, and its unloaded latency, ns; `None`
+    /// where the data sheet gives no such bound (null_blk, and devices
+    /// this estimate does not cover yet).
+    pub fn service_estimate(&self, dir: usize, bs: u64) -> Option<(f64, u64)> {
+        match &self.kind {
+            DeviceKind::Nvme(p) => {
+                let data_ns = bs as f64 * 1e3 / p.drive_mb_per_s[dir].max(1) as f64;
+                Some((1e9 / (p.command_ns[dir] as f64 + data_ns).max(1.0), p.latency_ns[dir]))
+            }
+            DeviceKind::NullBlk | DeviceKind::Dsa(_) | DeviceKind::Scsi(_) => None,
+        }
+    }
+
+    /// Its line of `blksim machines NAME`: kind, where it attaches and its model's parameters.
+    pub fn describe(&self, m: &Machine) -> String {
+        let d = self;
+        match &d.kind {
+            DeviceKind::Nvme(p) => format!(
+                "device {}: nvme on {}{}, {} GiB, {} queues x {} entries, {}/{} ns per command + {}/{} MB/s r/w, {} media units, {}/{} ns r/w latency, {} MB/s link\n",
+                d.name,
+                m.root_ports[p.root_port].name,
+                p.pcie_switch.map(|s| format!(" via {}", m.pcie_switches[s].name)).unwrap_or_default(),
+                p.capacity_bytes >> 30,
+                p.max_queues,
+                p.max_queue_entries,
+                p.command_ns[0],
+                p.command_ns[1],
+                p.drive_mb_per_s[0],
+                p.drive_mb_per_s[1],
+                p.media_units,
+                p.latency_ns[0],
+                p.latency_ns[1],
+                p.link_mb_per_s
+            ),
+            DeviceKind::NullBlk => format!("device {}: null_blk\n", d.name),
+            DeviceKind::Dsa(p) => format!(
+                "device {}: dsa on {}, {} WQ(s), {} engines, {} ns per descriptor, {} MB/s fill per engine\n",
+                d.name, m.root_ports[p.root_port].name, p.wqs, p.engines, p.descriptor_ns, p.fill_mb_per_s
+            ),
+            DeviceKind::Scsi(ScsiSpec::Host(p)) => format!(
+                "device {}: fc_hba on {}, {} port(s), {} ns firmware per command, {} MB/s link per port, queue depth {} per LUN\n",
+                d.name, m.root_ports[p.root_port].name, p.ports, p.fw_cmd_ns, p.link_mb_per_s, p.queue_depth
+            ),
+            DeviceKind::Scsi(ScsiSpec::Disk(p)) => format!(
+                "device {}: scsi_disk (rotational=1) on {} port {}{}, {} GiB, {} rpm, seek {}/{}/{} ns track/avg/full, {} MB/s media, {} ns controller, {} MiB cache, {} KiB read-ahead, write cache {}\n",
+                d.name,
+                m.devices[p.host].name,
+                p.port,
+                p.target.as_ref().map(|t| format!(" (target {t})")).unwrap_or_default(),
+                p.capacity_bytes >> 30,
+                p.rpm,
+                p.seek_ns[0],
+                p.seek_ns[1],
+                p.seek_ns[2],
+                p.media_mb_per_s,
+                p.controller_ns,
+                p.cache_bytes >> 20,
+                p.read_ahead_bytes >> 10,
+                if p.write_cache { "on" } else { "off" }
+            ),
+        }
+    }
 }
 
 /// An interrupt-remapping hardware unit (a DRHD of the ACPI DMAR table,

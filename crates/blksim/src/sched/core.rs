@@ -4,10 +4,10 @@
 //! re-rated when one starts or stops; `try_to_wake_up` → `ttwu_queue` →
 //! IPI to an idle CPU → the task on its run queue.
 
-use crate::fio::backend::SPIN_NS;
 use crate::fio::job::JobState;
 use crate::hw::cpu::{wall_ns, work_ns, Acct, Running};
 use crate::ids::{CpuId, JobId};
+use crate::sched::task::SPIN_NS;
 use crate::stats::{CpuStage, TraceName, Track};
 use crate::system::{Event, Sim};
 
@@ -231,7 +231,7 @@ impl Sim {
             {
                 let named: u64 = job.bill.0[1..].iter().map(|&n| n as u64).sum();
                 debug_assert!(
-                    named == total || total >= crate::fio::backend::SPIN_NS,
+                    named == total || total >= crate::sched::task::SPIN_NS,
                     "job {j:?}'s bill names {named} of {total} ns: {:?}",
                     job.bill
                 );

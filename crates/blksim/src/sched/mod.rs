@@ -4,4 +4,5 @@
 pub(crate) mod core;
 pub(crate) mod cpumask;
 pub(crate) mod hotplug;
+pub(crate) mod task;
 pub(crate) mod workqueue;

@@ -22,25 +22,22 @@ use crate::system::{Event, Sim};
 use crate::workload::Direction;
 
 impl Sim {
+    // Projections to this driver's own state (the ops table dispatched here by kind).
     fn sd(&self, dev: DevId) -> &super::SdState {
-        match &self.devs[dev].driver {
-            Driver::ScsiDisk(sd) => sd,
-            _ => unreachable!("{} is not a SCSI disk", self.devs[dev].name),
-        }
+        let Driver::ScsiDisk(sd) = &self.devs[dev].driver else {
+            unreachable!("{} is not a SCSI disk", self.devs[dev].name)
+        };
+        sd
     }
 
     fn sd_mut(&mut self, dev: DevId) -> &mut super::SdState {
-        match &mut self.devs[dev].driver {
-            Driver::ScsiDisk(sd) => sd,
-            _ => unreachable!("a SCSI disk"),
-        }
+        let Driver::ScsiDisk(sd) = &mut self.devs[dev].driver else { unreachable!("a SCSI disk") };
+        sd
     }
 
     fn scsi_host_mut(&mut self, host: DevId) -> &mut super::HostState {
-        match &mut self.devs[host].driver {
-            Driver::ScsiHost(h) => h,
-            _ => unreachable!("a SCSI host adapter"),
-        }
+        let Driver::ScsiHost(h) = &mut self.devs[host].driver else { unreachable!("a SCSI host adapter") };
+        h
     }
 
     /// Is `cpu` on another NUMA node than the host adapter behind `dev`'s root port?
