@@ -53,8 +53,8 @@ pub fn main(argv: &[String]) -> Result<(), Failure> {
 
 impl MachineArgs {
     /// The machine (`--machine`, else `default`) and the settings `--cmdline` and `--set` make on it.
-    pub fn machine_and_settings(&self, default: &str) -> Result<(Machine, Settings), String> {
-        let machine = load_machine(self.machine.as_deref().unwrap_or(default))?;
+    pub fn machine_and_settings(&self, default: &str) -> Result<(Machine, Settings), blksim::Error> {
+        let machine = load_machine(self.machine.as_deref().unwrap_or(default)).map_err(blksim::Error::bad_input)?;
         let settings = knob_settings(&machine, &self.cmdline, &self.sets)?;
         Ok((machine, settings))
     }
@@ -121,16 +121,18 @@ fn path_changing_param(name: &str, word: &str) -> Option<&'static str> {
 }
 
 /// Settings from `--cmdline` strings and `--set` sysfs writes, checked against the machine's devices.
-pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> Result<Settings, String> {
+pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> Result<Settings, blksim::Error> {
     let mut settings = Settings::default();
     let mut ignored = Vec::new();
     for c in cmdline {
         for word in c.split_whitespace() {
             let name = word.split_once('=').map_or(word, |(n, _)| n);
             if blksim::settings::CMDLINE_PARAMS.contains(&name) || name.starts_with("blksim.") {
-                settings.apply_cmdline(word).map_err(|e| format!("--cmdline: {e}"))?;
+                settings.apply_cmdline(word).map_err(|e| e.context("--cmdline"))?;
             } else if let Some(why) = path_changing_param(name, word) {
-                return Err(format!("--cmdline: '{word}' {why}, which blksim does not model"));
+                return Err(blksim::Error::not_modelled(format!(
+                    "--cmdline: '{word}' {why}, which blksim does not model"
+                )));
             } else if !ignored.contains(&name) {
                 ignored.push(name);
             }
@@ -225,7 +227,7 @@ pub fn status_interval_note(progress: &ProgressArgs) {
 }
 
 /// The machine and settings of `run`: the machine options, then `--patch`es.
-fn run_machine_and_settings(args: &RunArgs) -> Result<(Machine, Settings), String> {
+fn run_machine_and_settings(args: &RunArgs) -> Result<(Machine, Settings), blksim::Error> {
     let (machine, mut settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
     for p in &args.patches {
         settings.apply_patch(p)?;

@@ -4,12 +4,17 @@
 
 use blksim::machine::Machine;
 use blksim::workload::{DsaClientConfig, IoEngine, IoUringOptions, JobConfig, Program, RwKind};
-use blksim::Workload;
+use blksim::{Error, Workload};
 
 pub const DSA_MEMFILL_USAGE: &str = "dsa-memfill [--devices DEV,...] [--wq N|dedicated] [--op memfill] [--bytes N] \
 [--outstanding N] [--irq-cpu CPU] [--runtime TIME]";
 
 pub use blksim::settings::parse_time_ns;
+
+/// A bad-input error saying `message` (what the parsers below say).
+fn bad(message: String) -> Error {
+    Error::bad_input(message)
+}
 
 /// A size like `512`, `4k`, `1m` (powers of 1024), in bytes.
 fn parse_size(s: &str) -> Result<u32, String> {
@@ -57,42 +62,44 @@ fn memfill_number(v: &str, what: &str) -> Result<u32, String> {
 
 impl MemfillArgs {
     /// Take option `name`, its value from `value`.
-    fn option(&mut self, name: &str, value: &mut dyn FnMut() -> Result<String, String>) -> Result<(), String> {
+    fn option(&mut self, name: &str, value: &mut dyn FnMut() -> Result<String, Error>) -> Result<(), Error> {
         match name {
             "--devices" => self.devices = Some(value()?.split(',').map(str::to_string).collect()),
             "--wq" => {
                 let v = value()?;
                 // A dedicated WQ is the device's first (and here only) work queue.
-                self.wq = if v == "dedicated" { 0 } else { memfill_number(&v, "--wq")? };
+                self.wq = if v == "dedicated" { 0 } else { memfill_number(&v, "--wq").map_err(bad)? };
             }
             "--op" => {
                 let v = value()?;
                 if v != "memfill" {
-                    return Err(format!("dsa-memfill: --op {v}: only memfill is modelled"));
+                    return Err(Error::not_modelled(format!("dsa-memfill: --op {v}: only memfill is modelled")));
                 }
             }
-            "--bytes" => self.bytes = parse_size(&value()?)?,
-            "--outstanding" => self.outstanding = memfill_number(&value()?, "--outstanding")?,
-            "--irq-cpu" => self.irq_cpu = Some(memfill_number(&value()?, "--irq-cpu")?),
-            "--runtime" => self.runtime_ns = parse_time_ns(&value()?)?,
-            other => return Err(format!("dsa-memfill: unknown option '{other}'\nusage: {DSA_MEMFILL_USAGE}")),
+            "--bytes" => self.bytes = parse_size(&value()?).map_err(bad)?,
+            "--outstanding" => self.outstanding = memfill_number(&value()?, "--outstanding").map_err(bad)?,
+            "--irq-cpu" => self.irq_cpu = Some(memfill_number(&value()?, "--irq-cpu").map_err(bad)?),
+            "--runtime" => self.runtime_ns = parse_time_ns(&value()?).map_err(bad)?,
+            other => return Err(bad(format!("dsa-memfill: unknown option '{other}'\nusage: {DSA_MEMFILL_USAGE}"))),
         }
         Ok(())
     }
 }
 
 /// The `dsa-memfill` arguments, `--opt VALUE` or `--opt=VALUE`.
-fn parse_memfill(args: &[String]) -> Result<MemfillArgs, String> {
+fn parse_memfill(args: &[String]) -> Result<MemfillArgs, Error> {
     let mut a = MemfillArgs::default();
     let mut i = 0;
     while i < args.len() {
         let (name, inline) = split_inline(&args[i]);
-        let mut value = || -> Result<String, String> {
+        let mut value = || -> Result<String, Error> {
             if let Some(v) = inline {
                 return Ok(v.to_string());
             }
             i += 1;
-            args.get(i).cloned().ok_or_else(|| format!("dsa-memfill: {name} needs a value\nusage: {DSA_MEMFILL_USAGE}"))
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| bad(format!("dsa-memfill: {name} needs a value\nusage: {DSA_MEMFILL_USAGE}")))
         };
         a.option(name, &mut value)?;
         i += 1;
@@ -102,11 +109,11 @@ fn parse_memfill(args: &[String]) -> Result<MemfillArgs, String> {
 
 /// The `dsa-memfill` arguments (whitespace-separated) as a workload on `machine`:
 /// one client per device, each on its work queue.
-pub fn dsa_memfill(args: &[String], machine: &Machine) -> Result<Workload, String> {
+pub fn dsa_memfill(args: &[String], machine: &Machine) -> Result<Workload, Error> {
     let a = parse_memfill(args)?;
     let devices = a.devices.unwrap_or_else(|| dsa_devices(machine));
     if devices.is_empty() {
-        return Err(format!("dsa-memfill: machine '{}' has no DSA device", machine.name));
+        return Err(bad(format!("dsa-memfill: machine '{}' has no DSA device", machine.name)));
     }
     let dsa = devices
         .into_iter()
@@ -155,10 +162,10 @@ mod tests {
                 irq_cpu: Some(3)
             }
         );
-        assert!(dsa_memfill(&args("--op memcpy"), &m).unwrap_err().contains("only memfill"));
-        assert!(dsa_memfill(&args("--frob"), &m).unwrap_err().contains("unknown option"));
+        assert!(dsa_memfill(&args("--op memcpy"), &m).unwrap_err().message.contains("only memfill"));
+        assert!(dsa_memfill(&args("--frob"), &m).unwrap_err().message.contains("unknown option"));
         let nvme = blksim::machine::builtin("spr-gen5").unwrap();
-        assert!(dsa_memfill(&[], &nvme).unwrap_err().contains("no DSA device"));
+        assert!(dsa_memfill(&[], &nvme).unwrap_err().message.contains("no DSA device"));
     }
 }
 
@@ -234,34 +241,34 @@ fn t_io_uring_flag(what: &str, v: &str) -> Result<bool, String> {
 
 impl TIoUringArgs {
     /// Take option `opt` (its value from `value`), or device `opt`.
-    fn option(&mut self, opt: &str, value: &mut dyn FnMut() -> Result<String, String>) -> Result<(), String> {
+    fn option(&mut self, opt: &str, value: &mut dyn FnMut() -> Result<String, Error>) -> Result<(), Error> {
         match opt {
-            "-b" => self.bs = t_io_uring_number(opt, &value()?)?,
-            "-d" => self.depth = t_io_uring_number(opt, &value()?)?,
+            "-b" => self.bs = t_io_uring_number(opt, &value()?).map_err(bad)?,
+            "-d" => self.depth = t_io_uring_number(opt, &value()?).map_err(bad)?,
             // t/io_uring: a batch of 0 is 1.
-            "-c" => self.complete = t_io_uring_number::<u32>(opt, &value()?)?.max(1),
-            "-s" => self.submit = t_io_uring_number::<u32>(opt, &value()?)?.max(1),
-            "-n" => self.threads = t_io_uring_number(opt, &value()?)?,
-            "-p" => self.polled = t_io_uring_flag(opt, &value()?)?,
-            "-F" => self.fixed_files = t_io_uring_flag(opt, &value()?)?,
-            "-B" => self.fixed_bufs = t_io_uring_flag(opt, &value()?)?,
-            "-R" => self.random = t_io_uring_flag(opt, &value()?)?,
-            "-S" => self.sync = t_io_uring_flag(opt, &value()?)?,
-            "-X" => self.register_ring = t_io_uring_flag(opt, &value()?)?,
-            "-u" => self.passthru = t_io_uring_flag(opt, &value()?)?,
+            "-c" => self.complete = t_io_uring_number::<u32>(opt, &value()?).map_err(bad)?.max(1),
+            "-s" => self.submit = t_io_uring_number::<u32>(opt, &value()?).map_err(bad)?.max(1),
+            "-n" => self.threads = t_io_uring_number(opt, &value()?).map_err(bad)?,
+            "-p" => self.polled = t_io_uring_flag(opt, &value()?).map_err(bad)?,
+            "-F" => self.fixed_files = t_io_uring_flag(opt, &value()?).map_err(bad)?,
+            "-B" => self.fixed_bufs = t_io_uring_flag(opt, &value()?).map_err(bad)?,
+            "-R" => self.random = t_io_uring_flag(opt, &value()?).map_err(bad)?,
+            "-S" => self.sync = t_io_uring_flag(opt, &value()?).map_err(bad)?,
+            "-X" => self.register_ring = t_io_uring_flag(opt, &value()?).map_err(bad)?,
+            "-u" => self.passthru = t_io_uring_flag(opt, &value()?).map_err(bad)?,
             // The TSC rate only scales latency tracking (-t), which is not modelled.
             "-T" => {
-                t_io_uring_number::<u64>(opt, &value()?)?;
+                t_io_uring_number::<u64>(opt, &value()?).map_err(bad)?;
             }
             // Vectored reads (READV) only matter without fixed buffers; the
             // opcode restriction filter is set once at ring setup.
             "-V" | "-e" => {
-                t_io_uring_flag(opt, &value()?)?;
+                t_io_uring_flag(opt, &value()?).map_err(bad)?;
             }
             "-O" | "-t" | "-a" | "-N" | "-P" | "-H" => check_modelled(opt, value)?,
             "-r" => {
                 let v = value()?;
-                self.runtime_ns = blksim::settings::parse_time_ns(&v)?;
+                self.runtime_ns = blksim::settings::parse_time_ns(&v).map_err(bad)?;
                 if self.runtime_ns == 0 {
                     self.runtime_ns = T_IO_URING_DEFAULT_RUNTIME_NS;
                     self.notes.push(format!(
@@ -271,10 +278,11 @@ impl TIoUringArgs {
                 }
             }
             "--taskset" => {
-                self.taskset = Some(blksim::settings::parse_cpu_list(&value()?).map_err(|e| format!("--taskset: {e}"))?)
+                self.taskset =
+                    Some(blksim::settings::parse_cpu_list(&value()?).map_err(|e| bad(format!("--taskset: {e}")))?)
             }
             s if s.starts_with('-') => {
-                return Err(format!("t/io_uring: unknown option '{s}'\nusage: {T_IO_URING_USAGE}"))
+                return Err(bad(format!("t/io_uring: unknown option '{s}'\nusage: {T_IO_URING_USAGE}")))
             }
             f => self.files.push(f.to_string()),
         }
@@ -282,15 +290,15 @@ impl TIoUringArgs {
     }
 
     /// At least one device, and no zero size, depth or thread count.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), Error> {
         if self.files.is_empty() {
-            return Err(format!("t/io_uring: no device given\nusage: {T_IO_URING_USAGE}"));
+            return Err(bad(format!("t/io_uring: no device given\nusage: {T_IO_URING_USAGE}")));
         }
         if self.threads == 0 {
-            return Err("Threads must be non-zero".into());
+            return Err(bad("Threads must be non-zero".into()));
         }
         if self.depth == 0 || self.bs == 0 {
-            return Err("t/io_uring: -b and -d must be > 0 (io_uring_setup: Invalid argument)".into());
+            return Err(bad("t/io_uring: -b and -d must be > 0 (io_uring_setup: Invalid argument)".into()));
         }
         Ok(())
     }
@@ -299,9 +307,9 @@ impl TIoUringArgs {
 /// Refuse what t/io_uring can do but the model does not: buffered I/O,
 /// latency tracking, legacy aio, no-op requests, NUMA placement, NVMe
 /// passthrough, hugetlbfs buffers.
-fn check_modelled(opt: &str, value: &mut dyn FnMut() -> Result<String, String>) -> Result<(), String> {
+fn check_modelled(opt: &str, value: &mut dyn FnMut() -> Result<String, Error>) -> Result<(), Error> {
     let v = value()?;
-    let on = |v: &str| t_io_uring_flag(opt, v);
+    let on = |v: &str| t_io_uring_flag(opt, v).map_err(bad);
     let what = match opt {
         "-O" if !on(&v)? => "buffered I/O (-O 0) goes through the page cache, which blksim does not model",
         "-t" if on(&v)? => "latency tracking (-t 1) is not modelled",
@@ -311,7 +319,7 @@ fn check_modelled(opt: &str, value: &mut dyn FnMut() -> Result<String, String>) 
         "-H" => "hugetlbfs buffers (-H) are not modelled",
         _ => return Ok(()),
     };
-    Err(format!("t/io_uring: {opt} {v}: {what}"))
+    Err(Error::not_modelled(format!("t/io_uring: {opt} {v}: {what}")))
 }
 
 /// getopt style: `-b512` is `-b 512`.
@@ -329,7 +337,7 @@ fn getopt_split(args: &[String]) -> Vec<String> {
 }
 
 /// t/io_uring's command line: its options, then the devices (all after `--` are devices).
-fn parse_t_io_uring(args: &[String]) -> Result<TIoUringArgs, String> {
+fn parse_t_io_uring(args: &[String]) -> Result<TIoUringArgs, Error> {
     let args = getopt_split(args);
     let mut a = TIoUringArgs::default();
     let mut i = 0;
@@ -339,9 +347,11 @@ fn parse_t_io_uring(args: &[String]) -> Result<TIoUringArgs, String> {
             a.files.extend(args[i + 1..].iter().cloned());
             break;
         }
-        let mut value = || -> Result<String, String> {
+        let mut value = || -> Result<String, Error> {
             i += 1;
-            args.get(i).cloned().ok_or_else(|| format!("t/io_uring: {opt} needs a value\nusage: {T_IO_URING_USAGE}"))
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| bad(format!("t/io_uring: {opt} needs a value\nusage: {T_IO_URING_USAGE}")))
         };
         a.option(opt, &mut value)?;
         i += 1;
@@ -358,12 +368,12 @@ fn parse_t_io_uring(args: &[String]) -> Result<TIoUringArgs, String> {
 /// buffers, random). `-r` takes seconds or a time with a unit (`-r 0`,
 /// t/io_uring's "unlimited", is 10 ms); `--taskset` allows the threads the
 /// CPUs listed, as `taskset -c` would (the scheduler spreads them).
-pub fn t_io_uring(args: &[String]) -> Result<Workload, String> {
+pub fn t_io_uring(args: &[String]) -> Result<Workload, Error> {
     t_io_uring_with_notes(args).map(|(w, _)| w)
 }
 
 /// `t_io_uring`, and the notes to show the user (what blksim made of an option).
-pub fn t_io_uring_with_notes(args: &[String]) -> Result<(Workload, Vec<String>), String> {
+pub fn t_io_uring_with_notes(args: &[String]) -> Result<(Workload, Vec<String>), Error> {
     let a = parse_t_io_uring(args)?;
     let n = a.threads as usize;
     let mut files: Vec<Vec<String>> = vec![Vec::new(); n];
@@ -446,7 +456,7 @@ mod t_io_uring_tests {
         assert_eq!(j.cpus_allowed, Some(vec![3]));
         assert!(t_io_uring(&["-a".into(), "1".into(), "/dev/x".into()]).is_err());
         assert!(t_io_uring(&["-a".into(), "0".into(), "/dev/x".into()]).is_ok());
-        assert!(t_io_uring(&["-d".into(), "8".into()]).unwrap_err().contains("no device"));
+        assert!(t_io_uring(&["-d".into(), "8".into()]).unwrap_err().message.contains("no device"));
     }
 
     #[test]
@@ -473,6 +483,21 @@ mod t_io_uring_tests {
     #[test]
     fn an_option_of_any_character_is_refused_not_a_panic() {
         let e = t_io_uring(&["-\u{fffd}5".into(), "/dev/x".into()]).unwrap_err();
-        assert!(e.contains("unknown option '-\u{fffd}'"), "{e}");
+        assert!(e.message.contains("unknown option '-\u{fffd}'"), "{e}");
+    }
+
+    #[test]
+    fn what_the_model_lacks_is_refused_as_not_modelled_and_a_bad_value_as_bad_input() {
+        let args = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        for refused in ["-t1 /dev/x", "-a 1 /dev/x", "-O0 /dev/x", "-H /dev/x"] {
+            let e = t_io_uring(&args(refused)).unwrap_err();
+            assert_eq!(e.kind, blksim::ErrorKind::NotModelled, "{refused}: {e}");
+        }
+        for bad in ["-b x /dev/x", "-d0 /dev/x", "-q 1 /dev/x", "-b512"] {
+            let e = t_io_uring(&args(bad)).unwrap_err();
+            assert_eq!(e.kind, blksim::ErrorKind::BadInput, "{bad}: {e}");
+        }
+        let m = blksim::machine::builtin("spr-dsa").unwrap();
+        assert_eq!(dsa_memfill(&args("--op memcpy"), &m).unwrap_err().kind, blksim::ErrorKind::NotModelled);
     }
 }

@@ -214,10 +214,16 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
         }
         (None, Workload::Program { name, args }) => {
             let args: Vec<String> = args.split_whitespace().map(str::to_string).collect();
-            if name == "t/io_uring" {
-                crate::frontend::t_io_uring(&args).map_err(here)?
+            let workload = if name == "t/io_uring" {
+                crate::frontend::t_io_uring(&args)
             } else {
-                crate::frontend::dsa_memfill(&args, &machine).map_err(here)?
+                crate::frontend::dsa_memfill(&args, &machine)
+            };
+            // A front end's refusal of what the model lacks makes the cell pending, as a job file's does.
+            match workload {
+                Ok(w) => w,
+                Err(e) if e.is_not_modelled() => return Ok(Prepared::Pending(e.message)),
+                Err(e) => return Err(here(e.message)),
             }
         }
         (None, Workload::Fio(_)) => unreachable!(),
@@ -550,6 +556,26 @@ value = [
             .unwrap_err()
             .message;
         assert!(e.contains("unknown scheduler 'cfq'"), "{e}");
+    }
+
+    #[test]
+    fn a_front_end_refusing_what_the_model_lacks_makes_its_cell_pending() {
+        let guard = tmp("frontend-kinds");
+        let d = guard.path();
+        let with = |args: &str| {
+            EXP.replace(
+                "{ name = \"frontend\", program = \"no-such-tool\", args = \"-x\" }",
+                &format!("{{ name = \"frontend\", program = \"t/io_uring\", args = \"{args}\" }}"),
+            )
+        };
+        let exp = parse(&with("-a 1 -r 1ms /dev/nvme0n1"), &d.join("e.toml")).unwrap();
+        let r = &run_experiments(&[exp], &LabOptions::default(), &|_, _| {}).unwrap()[0];
+        assert_eq!(r.cells[3].status, CellStatus::Pending);
+        assert!(r.cells[3].note.as_deref().unwrap_or("").contains("legacy aio"), "{:?}", r.cells[3].note);
+        // A bad value is an error, not a pending cell.
+        let exp = parse(&with("-b x /dev/nvme0n1"), &d.join("e.toml")).unwrap();
+        let e = run_experiments(&[exp], &LabOptions::default(), &|_, _| {}).unwrap_err();
+        assert!(e.message.contains("-b: bad value 'x'"), "{}", e.message);
     }
 
     #[test]

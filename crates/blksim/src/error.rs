@@ -68,10 +68,3 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
-
-/// For callers that report errors as text.
-impl From<Error> for String {
-    fn from(e: Error) -> String {
-        e.message
-    }
-}
