@@ -16,7 +16,7 @@ use crate::hw::iommu::RemapUnit;
 use crate::hw::pcie::Link;
 use crate::hw::root_port::RootPortState;
 use crate::hw::{DmaMode, Platform};
-use crate::ids::{CpuId, DevId, JobId};
+use crate::ids::{CpuId, DevId, HctxId, IdVec, JobId};
 use crate::irq::vector::VectorTable;
 use crate::irq::Interrupts;
 use crate::machine::{DeviceSpec, Machine};
@@ -70,10 +70,10 @@ impl Sim {
             costs: machine.costs.clone(),
             cpus: Cpus::new(cpus, (2000.0 / topo.smt_throughput).round() as u64),
             intr: Interrupts {
-                irqs: Vec::new(),
+                irqs: IdVec::new(),
                 vectors: VectorTable::new(ncpus),
                 msi: MsiCounters::default(),
-                pi_descs: vec![Default::default(); ncpus],
+                pi_descs: IdVec::from(vec![Default::default(); ncpus]),
                 posting: settings.posting(),
                 max_coalescing_loop: settings.max_posted_msi_coalescing_loop,
                 retriggered: 0,
@@ -100,14 +100,14 @@ impl Sim {
                 strict: settings.iommu_dma == crate::settings::IommuDma::Strict,
                 premap: settings.patch_dma_premap,
             },
-            devs: Vec::new(),
+            devs: IdVec::new(),
             reqs: RequestPool::default(),
             blk: BlockConfig {
                 polled_unsupported: settings.polled_unsupported,
                 io_cpu_affinity_2008: settings.patch_io_cpu_affinity_2008,
             },
-            jobs: Vec::new(),
-            dsa_clients: Vec::new(),
+            jobs: IdVec::new(),
+            dsa_clients: IdVec::new(),
             trace: None,
             run: RunState {
                 seed,
@@ -141,7 +141,7 @@ impl Sim {
             let (map, q) = device.map_of(queue);
             self.intr.irqs[irq].mask =
                 crate::ids::cpus(self.cpus.len()).filter(|&c| !managed || map.cpu_to_hctx[c] == q).collect();
-            device.queues[queue.idx()].irq = Some(irq);
+            device.queues[queue].irq = Some(irq);
         }
         self.devs.push(device);
         Ok(())
@@ -157,7 +157,7 @@ impl Sim {
             if d.queues.is_empty() {
                 continue;
             }
-            let depth = d.queues[0].tags_free;
+            let depth = d.queues[HctxId(0)].tags_free;
             let sched_tags = d.queue_settings.nr_requests.unwrap_or(2 * depth.min(128));
             for q in d.queues.iter_mut() {
                 q.tags_free = sched_tags;
@@ -296,7 +296,7 @@ impl Sim {
                     ),
                 )
             })?;
-            if let Some(why) = self.devs[d].driver.not_a_block_device() {
+            if let Some(why) = self.devs[DevId::of(d)].driver.not_a_block_device() {
                 return Err(err(i, format!("filename={f}: {why}")));
             }
             devs.push(DevId::of(d));
@@ -312,8 +312,8 @@ impl Sim {
         for cpu in crate::ids::cpus(self.cpus.len()) {
             let Some(sib) = self.cpus[cpu].sibling else { continue };
             if sib < cpu {
-                self.cpus.mask.online[cpu.idx()] = false;
-                self.cpus.mask.active[cpu.idx()] = false;
+                self.cpus.mask.online[cpu] = false;
+                self.cpus.mask.active[cpu] = false;
                 self.fixup_irqs(cpu);
             }
         }
@@ -346,7 +346,7 @@ impl Sim {
         if allowed.is_empty() {
             return Err(err(i, "cpus_allowed is empty".into()));
         }
-        let allowed: Vec<u32> = allowed.into_iter().filter(|&c| self.cpus.mask.active[c as usize]).collect();
+        let allowed: Vec<u32> = allowed.into_iter().filter(|&c| self.cpus.mask.active[CpuId(c)]).collect();
         if allowed.is_empty() {
             return Err(err(
                 i,

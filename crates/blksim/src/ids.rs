@@ -1,12 +1,18 @@
 //! Typed ids: each kind of object the model indexes (CPUs, devices, their
-//! hardware queues, requests, IRQs, jobs) has its own id type, so that one
-//! cannot be used for another. A `Vec` of such objects is indexed by its id
-//! directly (`self.cpus[cpu]`); "no object" is an `Option`, never a
-//! sentinel value.
+//! hardware queues, requests, IRQs, jobs) has its own id type, and a
+//! collection of such objects is an `IdVec` indexed by its own id only
+//! (`self.jobs[cpu]` does not compile); "no object" is an `Option`, never
+//! a sentinel value.
 
-use std::collections::VecDeque;
 use std::fmt;
-use std::ops::{Index, IndexMut};
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut, Index, IndexMut};
+
+/// An id type: an index into its own `IdVec`s.
+pub(crate) trait Id: Copy {
+    fn idx(self) -> usize;
+    fn of(i: usize) -> Self;
+}
 
 macro_rules! ids {
     ($($(#[doc = $doc:literal])* $name:ident($int:ty);)*) => {$(
@@ -35,41 +41,15 @@ macro_rules! ids {
             }
         }
 
-        impl<T> Index<$name> for Vec<T> {
-            type Output = T;
+        impl Id for $name {
             #[inline(always)]
-            fn index(&self, id: $name) -> &T {
-                &self[id.idx()]
+            fn idx(self) -> usize {
+                $name::idx(self)
             }
-        }
 
-        impl<T> IndexMut<$name> for Vec<T> {
             #[inline(always)]
-            fn index_mut(&mut self, id: $name) -> &mut T {
-                &mut self[id.idx()]
-            }
-        }
-
-        impl<T> Index<$name> for [T] {
-            type Output = T;
-            #[inline(always)]
-            fn index(&self, id: $name) -> &T {
-                &self[id.idx()]
-            }
-        }
-
-        impl<T> IndexMut<$name> for [T] {
-            #[inline(always)]
-            fn index_mut(&mut self, id: $name) -> &mut T {
-                &mut self[id.idx()]
-            }
-        }
-
-        impl<T> Index<$name> for VecDeque<T> {
-            type Output = T;
-            #[inline(always)]
-            fn index(&self, id: $name) -> &T {
-                &self[id.idx()]
+            fn of(i: usize) -> $name {
+                $name::of(i)
             }
         }
     )*};
@@ -95,4 +75,109 @@ ids! {
 /// The CPUs `0..n`.
 pub(crate) fn cpus(n: usize) -> impl Iterator<Item = CpuId> {
     (0..n).map(CpuId::of)
+}
+
+/// A vector of objects indexed by their id type `I` only. It reads as a
+/// slice (`len`, `iter`, `is_empty`, positions by `usize`), and grows by
+/// `push`, which returns the new object's id.
+pub(crate) struct IdVec<I, T> {
+    v: Vec<T>,
+    _id: PhantomData<fn(I) -> I>,
+}
+
+impl<I: Id, T> IdVec<I, T> {
+    pub(crate) fn new() -> Self {
+        IdVec { v: Vec::new(), _id: PhantomData }
+    }
+
+    /// Add `t`; its id.
+    pub(crate) fn push(&mut self, t: T) -> I {
+        self.v.push(t);
+        I::of(self.v.len() - 1)
+    }
+
+    /// The ids, in order.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = I> {
+        (0..self.v.len()).map(I::of)
+    }
+}
+
+impl<I, T> From<Vec<T>> for IdVec<I, T> {
+    fn from(v: Vec<T>) -> Self {
+        IdVec { v, _id: PhantomData }
+    }
+}
+
+impl<I, T> FromIterator<T> for IdVec<I, T> {
+    fn from_iter<It: IntoIterator<Item = T>>(it: It) -> Self {
+        IdVec { v: it.into_iter().collect(), _id: PhantomData }
+    }
+}
+
+impl<I, T: Clone> Clone for IdVec<I, T> {
+    fn clone(&self) -> Self {
+        IdVec { v: self.v.clone(), _id: PhantomData }
+    }
+}
+
+impl<I, T: fmt::Debug> fmt::Debug for IdVec<I, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.v.fmt(f)
+    }
+}
+
+impl<I, T: PartialEq> PartialEq for IdVec<I, T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.v == other.v
+    }
+}
+
+impl<I, T> Default for IdVec<I, T> {
+    fn default() -> Self {
+        IdVec { v: Vec::new(), _id: PhantomData }
+    }
+}
+
+impl<I, T> Deref for IdVec<I, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.v
+    }
+}
+
+impl<I, T> DerefMut for IdVec<I, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.v
+    }
+}
+
+impl<I: Id, T> Index<I> for IdVec<I, T> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, id: I) -> &T {
+        &self.v[id.idx()]
+    }
+}
+
+impl<I: Id, T> IndexMut<I> for IdVec<I, T> {
+    #[inline(always)]
+    fn index_mut(&mut self, id: I) -> &mut T {
+        &mut self.v[id.idx()]
+    }
+}
+
+impl<'a, I, T> IntoIterator for &'a IdVec<I, T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.v.iter()
+    }
+}
+
+impl<'a, I, T> IntoIterator for &'a mut IdVec<I, T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.v.iter_mut()
+    }
 }

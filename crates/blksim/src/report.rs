@@ -119,7 +119,7 @@ impl Sim {
             .iter()
             .map(|irq| InterruptRow {
                 label: irq.number.to_string(),
-                per_cpu: irq.count.clone(),
+                per_cpu: irq.count.to_vec(),
                 chip: self.devs[irq.dev].driver.irq_chip(self.devs[irq.dev].instance, irq.queue),
                 name: irq.name.clone(),
             })

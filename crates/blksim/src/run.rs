@@ -8,7 +8,7 @@ use crate::drivers::dsa::DsaClient;
 use crate::error::Error;
 use crate::fio::job::JobState;
 use crate::hw::lapic::POSTED_MSI_NOTIFICATION_VECTOR;
-use crate::ids::{CpuId, DevId, DsaClientId, HctxId, JobId};
+use crate::ids::{CpuId, DsaClientId, HctxId, JobId};
 use crate::machine::Machine;
 use crate::settings::{Settings, TimedAction};
 use crate::sim::Popped;
@@ -153,12 +153,14 @@ impl Sim {
     /// A DSA client on its device's work queue, with the WQ's IRQ moved
     /// where the client asks.
     fn add_dsa_client(&mut self, c: &DsaClientConfig) -> Result<(), Error> {
-        let dev = self.devs.iter().position(|d| d.name == c.device && d.driver.is_dsa()).ok_or_else(|| {
-            Error::bad_input(format!(
-                "DSA device '{}': machine '{}' has none by that name",
-                c.device, self.machine.name
-            ))
-        })?;
+        let dev = self.devs.ids().find(|&d| self.devs[d].name == c.device && self.devs[d].driver.is_dsa()).ok_or_else(
+            || {
+                Error::bad_input(format!(
+                    "DSA device '{}': machine '{}' has none by that name",
+                    c.device, self.machine.name
+                ))
+            },
+        )?;
         let wqs = self.devs[dev].queues.len() as u32;
         if c.wq >= wqs || c.outstanding == 0 || c.bytes == 0 {
             return Err(Error::bad_input(format!(
@@ -172,7 +174,7 @@ impl Sim {
             self.irq_set_affinity(irq, &[cpu])
                 .map_err(|e| Error::bad_input(format!("DSA client on {}: {e}", c.device)))?;
         }
-        let client = DsaClient { dev: DevId::of(dev), wq, bytes: c.bytes, stop_ns: c.runtime_ns, ..Default::default() };
+        let client = DsaClient { dev, wq, bytes: c.bytes, stop_ns: c.runtime_ns, ..Default::default() };
         self.dsa_clients.push(client);
         Ok(())
     }

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::fio::job::Job;
 use crate::hw::cpu::Cpus;
 use crate::hw::{DmaMode, Platform};
-use crate::ids::{CpuId, DevId, HctxId, IrqId, JobId, ReqId};
+use crate::ids::{CpuId, DevId, DsaClientId, HctxId, IdVec, IrqId, JobId, ReqId};
 use crate::irq::Interrupts;
 use crate::machine::{Costs, Machine};
 use crate::settings::TimedAction;
@@ -69,13 +69,13 @@ pub(crate) struct Sim {
     pub hw: Platform,
     /// How the kernel maps DMA.
     pub dma: DmaMode,
-    pub devs: Vec<Device>,
+    pub devs: IdVec<DevId, Device>,
     pub reqs: RequestPool,
     /// Block-layer behaviour of the kernel version and patches.
     pub blk: BlockConfig,
-    pub jobs: Vec<Job>,
+    pub jobs: IdVec<JobId, Job>,
     /// DSA clients (the workload of a DSA run).
-    pub dsa_clients: Vec<DsaClient>,
+    pub dsa_clients: IdVec<DsaClientId, DsaClient>,
     /// The timeline being recorded, if asked for.
     pub trace: Option<crate::stats::Trace>,
     /// The run's own state: phases, timed actions, the first failure.

@@ -26,7 +26,7 @@ impl Sim {
         }
         let rq_affinity = dev.queue_settings.rq_affinity;
         // blk_mq_complete_need_ipi: never to an offline CPU.
-        let need_ipi = self.cpus.mask.online[r.submit_cpu.idx()]
+        let need_ipi = self.cpus.mask.online[r.submit_cpu]
             && if self.blk.io_cpu_affinity_2008 {
                 // The 2008 branch: any value but 0 completes on the submitter's
                 // group (blk_cpu_to_group: its SMT siblings without SCHED_MC).
@@ -50,7 +50,7 @@ impl Sim {
 
     /// `blk_cpu_to_group` without SCHED_MC: the first CPU of `cpu`'s SMT siblings.
     fn smt_group(&self, cpu: CpuId) -> u32 {
-        let sibling = self.machine.topology.cpus[cpu].sibling;
+        let sibling = self.machine.topology.cpus[cpu.idx()].sibling;
         sibling.map_or(cpu.0, |s| s.min(cpu.0))
     }
 

@@ -1,7 +1,7 @@
 //! A hardware queue (`blk_mq_hw_ctx`, for NVMe one SQ/CQ pair) with its
 //! tags, and the map from CPUs (software queues) to hardware queues.
 
-use crate::ids::{CpuId, HctxId, IrqId, JobId, ReqId};
+use crate::ids::{CpuId, HctxId, IdVec, IrqId, JobId, ReqId};
 use std::collections::VecDeque;
 
 /// One hardware queue (hctx): for NVMe one SQ/CQ pair.
@@ -28,11 +28,11 @@ pub(crate) struct HwQueue {
 #[derive(Clone, Debug)]
 pub(crate) struct QueueMap {
     /// CPU -> hardware queue index.
-    pub cpu_to_hctx: Vec<HctxId>,
+    pub cpu_to_hctx: IdVec<CpuId, HctxId>,
     /// hardware queue -> number of CPUs mapped to it (`hctx->nr_ctx`).
-    pub nr_ctx: Vec<u32>,
+    pub nr_ctx: IdVec<HctxId, u32>,
     /// hardware queue -> its first CPU (where a managed IRQ's vector lives).
-    pub first_cpu: Vec<CpuId>,
+    pub first_cpu: IdVec<HctxId, CpuId>,
 }
 
 impl QueueMap {
@@ -50,7 +50,7 @@ impl QueueMap {
             let take = per + usize::from(q < extra);
             for _ in 0..take {
                 let c = cpus[i];
-                cpu_to_hctx[c] = HctxId::of(q);
+                cpu_to_hctx[c.idx()] = HctxId::of(q);
                 nr_ctx[q] += 1;
                 first_cpu[q].get_or_insert(c);
                 i += 1;
@@ -58,7 +58,11 @@ impl QueueMap {
         }
         // Queues left without CPUs (more queues than CPUs) take the first CPU for their IRQ.
         let first = cpus.first().copied().unwrap_or(CpuId(0));
-        QueueMap { cpu_to_hctx, nr_ctx, first_cpu: first_cpu.into_iter().map(|f| f.unwrap_or(first)).collect() }
+        QueueMap {
+            cpu_to_hctx: IdVec::from(cpu_to_hctx),
+            nr_ctx: IdVec::from(nr_ctx),
+            first_cpu: first_cpu.into_iter().map(|f| f.unwrap_or(first)).collect(),
+        }
     }
 }
 
@@ -70,10 +74,10 @@ mod tests {
     fn spread_gives_each_cpu_one_queue_and_balances_groups() {
         let cpus: Vec<CpuId> = crate::ids::cpus(10).collect();
         let m = QueueMap::spread(&cpus, 10, 4);
-        assert_eq!(m.nr_ctx, vec![3, 3, 2, 2]);
-        assert_eq!(m.cpu_to_hctx[0], HctxId(0));
-        assert_eq!(m.cpu_to_hctx[9], HctxId(3));
-        assert_eq!(m.first_cpu, [0, 3, 6, 8].map(CpuId));
+        assert_eq!(m.nr_ctx.to_vec(), vec![3, 3, 2, 2]);
+        assert_eq!(m.cpu_to_hctx[CpuId(0)], HctxId(0));
+        assert_eq!(m.cpu_to_hctx[CpuId(9)], HctxId(3));
+        assert_eq!(m.first_cpu.to_vec(), [0, 3, 6, 8].map(CpuId));
         let one = QueueMap::spread(&cpus, 10, 10);
         assert!(one.nr_ctx.iter().all(|n| *n == 1));
     }

@@ -1,7 +1,7 @@
 //! A request (fio's io_u and the kernel's request in one): where it goes and
 //! the timestamps its latencies come from. Held in a pool, allocation-free.
 
-use crate::ids::{CpuId, DevId, DsaClientId, HctxId, JobId, ReqId};
+use crate::ids::{CpuId, DevId, DsaClientId, HctxId, IdVec, JobId, ReqId};
 use crate::workload::Direction;
 
 /// Whose I/O a request is.
@@ -105,7 +105,7 @@ impl Request {
 /// Fixed pool of requests with a free list.
 #[derive(Default)]
 pub(crate) struct RequestPool {
-    pub reqs: Vec<Request>,
+    pub reqs: IdVec<ReqId, Request>,
     free: Vec<ReqId>,
     /// Requests handed out and not yet freed (for the exactly-once invariant).
     pub live: u64,

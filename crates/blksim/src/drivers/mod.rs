@@ -18,7 +18,7 @@ use crate::block::hctx::{HwQueue, QueueMap};
 use crate::block::Request;
 use crate::error::Error;
 use crate::hw::cpu::Bill;
-use crate::ids::{CpuId, HctxId};
+use crate::ids::{CpuId, HctxId, IdVec};
 use crate::machine::{Costs, DeviceKind, DeviceSpec, Machine, ScsiSpec};
 use crate::settings::{NullBlkSettings, QueueSettings, Settings};
 use crate::stats::CpuStage;
@@ -291,7 +291,7 @@ pub(crate) struct Device {
     /// Index among devices of its driver (nvme0, nvme1, ...).
     pub instance: u32,
     pub root_port: usize,
-    pub queues: Vec<HwQueue>,
+    pub queues: IdVec<HctxId, HwQueue>,
     /// Default map (`HCTX_TYPE_DEFAULT`): CPU -> hctx, the first queues.
     pub map: QueueMap,
     /// Read map (`HCTX_TYPE_READ`, NVMe with `nvme.write_queues`): reads'
@@ -325,7 +325,7 @@ impl Device {
             root_port: 0,
             nr_default_queues: queues.len() as u16,
             nr_irq_queues: queues.len() as u16,
-            queues,
+            queues: IdVec::from(queues),
             map,
             read_map: None,
             poll_map: None,

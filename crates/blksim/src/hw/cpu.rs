@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use crate::block::elevator::SchedCtx;
 use crate::block::Foresight;
 use crate::hw::lapic::VectorSet;
-use crate::ids::{CpuId, DevId, IrqId, JobId, ReqId};
+use crate::ids::{CpuId, DevId, IdVec, IrqId, JobId, ReqId};
 use crate::sched::cpumask::CpuMasks;
 use crate::stats::{CpuStage, CpuTime, TraceName, Track};
 
@@ -414,7 +414,7 @@ mod tests {
 pub(crate) struct Cpus {
     list: Vec<Cpu>,
     /// Per CPU: is it busy (`Cpu::busy`)?
-    pub busy: Vec<bool>,
+    pub busy: IdVec<CpuId, bool>,
     /// Slowdown of a thread whose SMT sibling is busy, permille.
     pub smt_slow_pm: u64,
     /// CPU hotplug: which CPUs are online and active.
@@ -424,7 +424,7 @@ pub(crate) struct Cpus {
 impl Cpus {
     pub(crate) fn new(list: Vec<Cpu>, smt_slow_pm: u64) -> Cpus {
         let n = list.len();
-        Cpus { list, busy: vec![false; n], smt_slow_pm, mask: CpuMasks::new(n) }
+        Cpus { list, busy: IdVec::from(vec![false; n]), smt_slow_pm, mask: CpuMasks::new(n) }
     }
 
     pub(crate) fn len(&self) -> usize {

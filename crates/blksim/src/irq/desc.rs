@@ -3,7 +3,7 @@
 //! is running somewhere (`IRQD_IRQ_INPROGRESS`) — and the MSI counts the
 //! exactly-once invariant checks.
 
-use crate::ids::{CpuId, DevId, HctxId, IrqId};
+use crate::ids::{CpuId, DevId, HctxId, IdVec, IrqId};
 
 /// A device interrupt (one per interrupt-driven NVMe queue).
 pub(crate) struct Irq {
@@ -17,7 +17,7 @@ pub(crate) struct Irq {
     /// Action name, e.g. `nvme0q1`.
     pub name: String,
     /// Handler invocations per CPU.
-    pub count: Vec<u64>,
+    pub count: IdVec<CpuId, u64>,
     /// Managed affinity (NVMe queues): user space cannot move it.
     pub managed: bool,
     /// The CPU running its handler (IRQD_IRQ_INPROGRESS), if any.
@@ -56,7 +56,7 @@ impl Irq {
             cpu,
             vector,
             name,
-            count: vec![0; ncpus],
+            count: IdVec::from(vec![0; ncpus]),
             managed,
             running_on: None,
             replay: false,

@@ -111,7 +111,7 @@ impl Sim {
         let target = cpus
             .iter()
             .map(|&c| CpuId(c))
-            .find(|&c| self.cpus.mask.online[c.idx()])
+            .find(|&c| self.cpus.mask.online[c])
             .ok_or_else(|| format!("CPU list {cpus:?} names no online CPU"))?;
         self.intr.irqs[irq].mask = cpus.iter().map(|&c| CpuId(c)).collect();
         self.irq_retarget(irq, target)
@@ -177,7 +177,7 @@ impl Sim {
             if irq_cpu != cpu || self.intr.irqs[irq].shutdown {
                 continue;
             }
-            let online = |c: &CpuId| self.cpus.mask.online[c.idx()];
+            let online = |c: &CpuId| self.cpus.mask.online[*c];
             let target = match self.intr.irqs[irq].mask.iter().copied().find(online) {
                 Some(t) => Some(t),
                 None if self.intr.irqs[irq].managed => None,

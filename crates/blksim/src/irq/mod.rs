@@ -11,6 +11,7 @@ pub(crate) mod pi_desc;
 pub(crate) mod posted_msi;
 pub(crate) mod vector;
 
+use crate::ids::{CpuId, IdVec, IrqId};
 use crate::stats::MsiCounters;
 use desc::Irq;
 use pi_desc::PiDesc;
@@ -21,12 +22,12 @@ use vector::VectorTable;
 /// descriptor with the posting mode (`intremap=posted_msi`).
 pub(crate) struct Interrupts {
     /// The device IRQs (`/proc/interrupts` numbers them from 128).
-    pub irqs: Vec<Irq>,
+    pub irqs: IdVec<IrqId, Irq>,
     /// Which IRQ each vector of each CPU is bound to.
     pub vectors: VectorTable,
     pub msi: MsiCounters,
     /// Per CPU: its posted-interrupt descriptor (`posted_msi_pi_desc`).
-    pub pi_descs: Vec<PiDesc>,
+    pub pi_descs: IdVec<CpuId, PiDesc>,
     /// Device MSIs are posted (`intremap=posted_msi`).
     pub posting: bool,
     /// `MAX_POSTED_MSI_COALESCING_LOOP`.

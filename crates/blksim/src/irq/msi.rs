@@ -78,7 +78,7 @@ impl Sim {
     /// An interrupt message reaches a CPU's local APIC.
     #[inline(always)]
     pub(crate) fn interrupt_arrived(&mut self, cpu: CpuId, vector: u8) {
-        if !self.cpus.mask.online[cpu.idx()] {
+        if !self.cpus.mask.online[cpu] {
             return self.interrupt_at_offline_cpu(cpu, vector);
         }
         if let Some(t) = self.trace.as_mut() {
@@ -113,7 +113,7 @@ impl Sim {
         if vector < POSTED_MSI_NOTIFICATION_VECTOR {
             return self.retrigger_from_offline(cpu, vector);
         }
-        let to = crate::ids::cpus(self.cpus.len()).find(|c| self.cpus.mask.online[c.idx()]).expect("an online CPU");
+        let to = crate::ids::cpus(self.cpus.len()).find(|&c| self.cpus.mask.online[c]).expect("an online CPU");
         if vector == CALL_FUNCTION_SINGLE_VECTOR {
             let moved = std::mem::take(&mut self.cpus[cpu].done_list);
             self.cpus[to].done_list.extend(moved);
@@ -148,7 +148,7 @@ impl Sim {
     /// When an IPI sent now to `target` reaches it: through the socket's
     /// interrupt delivery, then its flight.
     pub(crate) fn ipi_routed(&mut self, target: CpuId) -> u64 {
-        let socket = self.machine.topology.cpus[target].socket as usize;
+        let socket = self.machine.topology.cpus[target.idx()].socket as usize;
         self.hw.routers[socket].route(self.q.now_ns()) + self.costs.ipi_latency_ns
     }
 }

@@ -27,7 +27,7 @@ impl Sim {
     /// notification if ON was clear and SN clear.
     pub(crate) fn msi_posted(&mut self, cpu: CpuId, vector: u8, port: usize) {
         let now = self.q.now_ns();
-        if !self.cpus.mask.online[cpu.idx()] {
+        if !self.cpus.mask.online[cpu] {
             return self.retrigger_from_offline(cpu, vector);
         }
         let transfer = self.costs.cacheline_transfer_ns;
@@ -218,7 +218,7 @@ mod tests {
     }
 
     fn handled(s: &Sim, irq: IrqId) -> u64 {
-        s.intr.irqs[irq].count[0]
+        s.intr.irqs[irq].count[CpuId(0)]
     }
 
     #[test]
@@ -235,8 +235,8 @@ mod tests {
         for &i in &irqs {
             assert_eq!(handled(&s, i), 1, "each posted MSI is handled exactly once");
         }
-        assert!(!s.intr.pi_descs[0].on, "ON is clear again after the handler");
-        assert!(s.intr.pi_descs[0].pir.is_empty());
+        assert!(!s.intr.pi_descs[CpuId(0)].on, "ON is clear again after the handler");
+        assert!(s.intr.pi_descs[CpuId(0)].pir.is_empty());
     }
 
     #[test]
@@ -283,14 +283,14 @@ mod tests {
     #[test]
     fn with_sn_set_nothing_is_notified() {
         let mut s = sim("");
-        s.intr.pi_descs[0].sn = true;
+        s.intr.pi_descs[CpuId(0)].sn = true;
         let i = irqs_on_cpu0(&s)[0];
         post_at(&mut s, 0, i);
         s.run_until(1_000_000);
         assert_eq!(s.cpus[CpuId(0)].notifications_sent, 0);
         assert_eq!(s.cpus[CpuId(0)].pmn, 0);
         assert_eq!(handled(&s, i), 0);
-        assert!(!s.intr.pi_descs[0].pir.is_empty(), "the MSI waits in the PIR");
+        assert!(!s.intr.pi_descs[CpuId(0)].pir.is_empty(), "the MSI waits in the PIR");
     }
 
     #[test]

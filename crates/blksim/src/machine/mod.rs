@@ -17,7 +17,7 @@ pub use topology::Topology;
 pub(crate) fn line_ns(topo: &Topology, costs: &Costs, from: crate::ids::CpuId, to: crate::ids::CpuId) -> u64 {
     if from == to {
         0
-    } else if topo.cpus[from].core == topo.cpus[to].core {
+    } else if topo.cpus[from.idx()].core == topo.cpus[to.idx()].core {
         costs.cacheline_transfer_ns / 4
     } else if topo.share_cache(from.0, to.0) {
         costs.cacheline_transfer_ns

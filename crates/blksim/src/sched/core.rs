@@ -298,7 +298,7 @@ impl Sim {
     pub(crate) fn wake(&mut self, cpu: CpuId, j: JobId) -> u64 {
         self.jobs[j].wait_for = u32::MAX;
         let mut target = self.jobs[j].cpu;
-        if !self.cpus.mask.active[target.idx()] {
+        if !self.cpus.mask.active[target] {
             // select_task_rq: its CPU is going or gone; wake it elsewhere.
             target = self.task_migrate(j, target, false);
         }
@@ -332,7 +332,7 @@ impl Sim {
     /// A woken task's IPI arrived at its idle CPU.
     pub(crate) fn task_woken(&mut self, j: JobId) {
         let cpu = self.jobs[j].cpu;
-        if !self.cpus.mask.active[cpu.idx()] {
+        if !self.cpus.mask.active[cpu] {
             self.task_migrate(j, cpu, true);
             return;
         }
@@ -361,7 +361,7 @@ impl Sim {
             self.job_start(sq);
         }
         let mut cpu = self.jobs[j].cpu;
-        if !self.cpus.mask.active[cpu.idx()] {
+        if !self.cpus.mask.active[cpu] {
             cpu = self.task_migrate(j, cpu, false);
         }
         self.cpus[cpu].runqueue.push_back(j);
@@ -373,7 +373,7 @@ impl Sim {
     pub(crate) fn task_leave_or_yield(&mut self, cpu: CpuId, j: JobId, now: u64) {
         let st = self.jobs[j].state;
         let preemptible = self.job_preemptible(j);
-        let active = self.cpus.mask.active[cpu.idx()];
+        let active = self.cpus.mask.active[cpu];
         let c = &mut self.cpus[cpu];
         // Spinning for or holding a spinlock, the task runs with preemption
         // disabled: it neither yields nor moves until it is out.

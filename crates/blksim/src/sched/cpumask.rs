@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use crate::ids::CpuId;
+use crate::ids::{CpuId, IdVec};
 use crate::stats::HotplugStats;
 
 /// A write to `/sys/devices/system/cpu/cpuN/online`.
@@ -21,10 +21,10 @@ pub(crate) enum HotplugOp {
 #[derive(Clone, Debug)]
 pub(crate) struct CpuMasks {
     /// `cpu_online_mask`: the CPU takes interrupts and runs code.
-    pub online: Vec<bool>,
+    pub online: IdVec<CpuId, bool>,
     /// `cpu_active_mask`: the scheduler may put tasks there (cleared first
     /// when a CPU goes down, while it still takes interrupts).
-    pub active: Vec<bool>,
+    pub active: IdVec<CpuId, bool>,
     /// The CPU being taken down.
     pub going_down: Option<CpuId>,
     /// Writes waiting for the operation in progress, in order.
@@ -37,8 +37,8 @@ impl CpuMasks {
     /// `ncpus` CPUs, all online and active.
     pub(crate) fn new(ncpus: usize) -> CpuMasks {
         CpuMasks {
-            online: vec![true; ncpus],
-            active: vec![true; ncpus],
+            online: IdVec::from(vec![true; ncpus]),
+            active: IdVec::from(vec![true; ncpus]),
             going_down: None,
             waiting: VecDeque::new(),
             stats: HotplugStats::default(),
@@ -52,7 +52,7 @@ impl CpuMasks {
 
     /// The first active CPU of `cpus`, if any.
     pub(crate) fn first_active(&self, cpus: impl IntoIterator<Item = CpuId>) -> Option<CpuId> {
-        cpus.into_iter().find(|&c| self.active[c.idx()])
+        cpus.into_iter().find(|&c| self.active[c])
     }
 }
 
@@ -63,7 +63,7 @@ mod tests {
     #[test]
     fn first_active_skips_inactive_cpus() {
         let mut m = CpuMasks::new(4);
-        m.active[1] = false;
+        m.active[CpuId(1)] = false;
         assert_eq!(m.first_active([CpuId(1), CpuId(3), CpuId(2)]), Some(CpuId(3)));
         assert_eq!(m.first_active([CpuId(1)]), None);
         assert_eq!(m.nr_active(), 3);

@@ -65,14 +65,14 @@ impl Sim {
     /// Take-down, first half: deactivate, move the runnable tasks, stop and
     /// drain the queues only this CPU served.
     fn cpu_down_begin(&mut self, cpu: CpuId) -> Result<(), String> {
-        if !self.cpus.mask.online[cpu.idx()] {
+        if !self.cpus.mask.online[cpu] {
             // Writing 0 to an offline CPU's file changes nothing.
             return Ok(());
         }
         if self.cpus.mask.nr_active() <= 1 {
             return Err(format!("cannot offline CPU {cpu}: it is the last online CPU"));
         }
-        self.cpus.mask.active[cpu.idx()] = false;
+        self.cpus.mask.active[cpu] = false;
         self.cpus.mask.going_down = Some(cpu);
         let runnable = std::mem::take(&mut self.cpus[cpu].runqueue);
         for j in runnable {
@@ -109,7 +109,7 @@ impl Sim {
         if busy || work_left {
             return self.q.after(TAKEDOWN_RETRY_NS, Event::HotplugStep { cpu });
         }
-        self.cpus.mask.online[cpu.idx()] = false;
+        self.cpus.mask.online[cpu] = false;
         self.fixup_irqs(cpu);
         self.cpus.mask.stats.cpus_down += 1;
         self.cpus.mask.going_down = None;
@@ -121,11 +121,11 @@ impl Sim {
     /// Bring `cpu` up: online and active, its queues active, managed IRQs
     /// waiting for it started.
     fn cpu_up(&mut self, cpu: CpuId) {
-        if self.cpus.mask.online[cpu.idx()] {
+        if self.cpus.mask.online[cpu] {
             return;
         }
-        self.cpus.mask.online[cpu.idx()] = true;
-        self.cpus.mask.active[cpu.idx()] = true;
+        self.cpus.mask.online[cpu] = true;
+        self.cpus.mask.active[cpu] = true;
         self.cpus.mask.stats.cpus_up += 1;
         self.hctxs_update_active();
         self.irqs_startup_on(cpu);
@@ -135,7 +135,7 @@ impl Sim {
     fn hctx_has_active_cpu(&self, dev: DevId, hctx: HctxId) -> bool {
         let d = &self.devs[dev];
         let (map, h) = d.map_of(hctx);
-        map.cpu_to_hctx.iter().enumerate().any(|(c, &q)| q == h && self.cpus.mask.active[c])
+        map.cpu_to_hctx.iter().enumerate().any(|(c, &q)| q == h && self.cpus.mask.active[CpuId::of(c)])
     }
 
     /// Mark each hardware queue inactive when none of its CPUs is active

@@ -44,8 +44,8 @@ pub(crate) fn probe(name: &str, p: &NvmeParams, ctx: &ProbeCtx, instance: u32) -
         if qi < nr_irq {
             let name = format!("nvme{instance}q{}", qi + 1);
             let cpu = match &read_map {
-                Some(rm) if qi >= nr_default => rm.first_cpu[(qi - nr_default) as usize],
-                _ => map.first_cpu[qi as usize],
+                Some(rm) if qi >= nr_default => rm.first_cpu[HctxId((qi - nr_default) as u16)],
+                _ => map.first_cpu[HctxId(qi as u16)],
             };
             irqs.push(IrqRequest { queue: HctxId(qi as u16), cpu, name, managed: true });
         } else {

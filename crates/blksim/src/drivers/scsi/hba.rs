@@ -43,7 +43,7 @@ impl Sim {
     /// Is `cpu` on another NUMA node than the host adapter behind `dev`'s root port?
     fn off_node(&self, cpu: CpuId, dev: DevId) -> bool {
         let socket = self.machine.root_ports[self.devs[dev].root_port].socket;
-        self.machine.topology.cpus[cpu].socket != socket
+        self.machine.topology.cpus[cpu.idx()].socket != socket
     }
 
     /// The adapter took `req` for disk `dev` from `cpu` (its doorbell
