@@ -216,8 +216,8 @@ impl Sim {
         let index = JobId::of(self.jobs.len());
         let devs = self.jobs[app].devs.clone();
         let mut sq = Job::new(index, cfg, cpu, devs, Rng::stream(self.run.seed, &format!("sq/{i}")));
-        sq.sq_ring = Some(app);
-        self.jobs[app].sq_thread = Some(index);
+        sq.ring.sq_ring = Some(app);
+        self.jobs[app].ring.sq_thread = Some(index);
         self.jobs.push(sq);
         Ok(())
     }

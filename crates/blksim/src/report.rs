@@ -84,7 +84,7 @@ impl Sim {
         self.jobs
             .iter_mut()
             // SQ threads are kernel threads, not fio jobs: their time is in the CPUs'.
-            .filter(|j| j.sq_ring.is_none())
+            .filter(|j| j.ring.sq_ring.is_none())
             .map(|j| JobStats {
                 error: j.error.map(|e| crate::stats::JobError {
                     errno: e.errno,
@@ -96,17 +96,17 @@ impl Sim {
                 stuck: j.stuck.clone(),
                 config: j.cfg.clone(),
                 dirs: std::mem::take(&mut j.dirs),
-                runtime_ns: j.finish_ns.saturating_sub(j.ramp_end_ns),
+                runtime_ns: j.finish_ns.saturating_sub(j.ts.ramp_end_ns),
                 start_ns: j.start_ns,
                 end_ns: j.finish_ns,
                 usr_ns: j.usr_ns,
                 sys_ns: j.sys_ns,
                 ctx: j.ctx,
-                iodepth_level: j.iodepth_level,
-                iodepth_submit: j.iodepth_submit,
-                iodepth_complete: j.iodepth_complete,
+                iodepth_level: j.ts.iodepth_level,
+                iodepth_submit: j.ts.iodepth_submit,
+                iodepth_complete: j.ts.iodepth_complete,
                 cpu: j.cpu.0,
-                breakdown_ns: j.breakdown_ns,
+                breakdown_ns: j.ts.breakdown_ns,
             })
             .collect()
     }

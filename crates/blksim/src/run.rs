@@ -201,7 +201,7 @@ impl Sim {
             let members: Vec<JobId> = self
                 .jobs
                 .iter()
-                .filter(|j| j.cfg.phase == self.run.phase && j.sq_ring.is_none())
+                .filter(|j| j.cfg.phase == self.run.phase && j.ring.sq_ring.is_none())
                 .map(|j| j.index)
                 .collect();
             if members.is_empty() {
@@ -299,7 +299,7 @@ impl Sim {
                     j.state,
                     j.inflight,
                     j.ready.len(),
-                    j.tw_pending.len(),
+                    j.ring.tw_pending.len(),
                     j.wait_for,
                     j.tag_waits
                 )

@@ -258,13 +258,13 @@ impl Sim {
         self.submit_queued(cpu, j, &reqs);
         let job = &mut self.jobs[j];
         for _ in 0..tw {
-            let r = job.tw_pending.pop_front().unwrap();
+            let r = job.ring.tw_pending.pop_front().unwrap();
             job.ready.push_back(r);
         }
         job.inflight += n;
         let depth = job.cur_depth();
-        job.iodepth_level[depth_bucket(depth)] += n as u64;
-        job.iodepth_submit[batch_bucket(n)] += 1;
+        job.ts.iodepth_level[depth_bucket(depth)] += n as u64;
+        job.ts.iodepth_submit[batch_bucket(n)] += 1;
         self.queue_scheduler_sections(j);
         // Reuse the allocation for the next batch.
         let mut reqs = reqs;
@@ -287,7 +287,7 @@ impl Sim {
                 // io_iopoll_req_issued: on the ring's iopoll list once issued
                 // (a request waiting for a tag joins when it gets one).
                 if iopoll && !self.reqs.reqs[req].waiting_tag && self.reqs.reqs[req].status != -EINVAL {
-                    self.jobs[j].iopoll.push_back(req);
+                    self.jobs[j].ring.iopoll_list.push_back(req);
                 }
             }
         }

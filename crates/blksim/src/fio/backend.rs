@@ -185,7 +185,7 @@ impl Sim {
                     // Enough CQEs in the ring: reaped in user space, no syscall.
                     let k = (job.ready.len() as u32).min(max);
                     self.job_chain(j, Bill::default(), 0, 0, k)
-                } else if job.sq_thread.is_some() {
+                } else if job.ring.sq_thread.is_some() {
                     // SQPOLL: fio spins on the CQ ring, no syscall.
                     self.cq_spin(j)
                 } else if job.iopoll() {
@@ -193,7 +193,7 @@ impl Sim {
                     let cost = sys + self.costs.io_uring_enter_ns;
                     self.job_set(j, JobState::ReapEnter, cost, Acct::Sys, CpuStage::Syscall, 0)
                 } else {
-                    let tw = job.tw_pending.len() as u32;
+                    let tw = job.ring.tw_pending.len() as u32;
                     let mut bill = Bill::of(CpuStage::Syscall, sys + self.costs.io_uring_enter_ns);
                     bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
                     bill.add(CpuStage::Wakeup, self.costs.context_switch_ns);
@@ -220,7 +220,7 @@ impl Sim {
         let head = bill.total();
         let call = if reap > 0 { user.reap_call } else { 0 };
         let mut body = user_ns + call + reap as u64 * user.reap;
-        self.jobs[j].reap_ns = now + head + user_ns + call;
+        self.jobs[j].ts.reap_ns = now + head + user_ns + call;
         // What fio's do_io does after reaping: queue io_us while there is
         // room and the submit batch is not complete, then commit.
         self.check_done_issuing(j);
@@ -266,7 +266,7 @@ impl Sim {
         let ch = self.jobs[j].chain;
         let job = &mut self.jobs[j];
         for _ in 0..ch.tw {
-            let r = job.tw_pending.pop_front().unwrap();
+            let r = job.ring.tw_pending.pop_front().unwrap();
             job.ready.push_back(r);
         }
         for _ in 0..ch.reap {
@@ -274,7 +274,7 @@ impl Sim {
             job.reaping.push(r);
         }
         self.job_accounted(j);
-        if ch.submit && self.jobs[j].sq_thread.is_some() {
+        if ch.submit && self.jobs[j].ring.sq_thread.is_some() {
             self.sq_committed(j);
             return self.job_next(j);
         }
@@ -314,12 +314,12 @@ impl Sim {
     pub(crate) fn job_woken_chain(&mut self, j: JobId, head_ns: u64, woke: bool) {
         if self.is_tio_uring(j) {
             let wake = if woke { self.user_costs(j).wake } else { 0 };
-            let tw = self.jobs[j].tw_pending.len() as u32;
+            let tw = self.jobs[j].ring.tw_pending.len() as u32;
             return self.tio_round(j, head_ns, wake, tw);
         }
         let (_, max) = self.reap_bounds(j);
         let job = &self.jobs[j];
-        let tw = job.tw_pending.len() as u32;
+        let tw = job.ring.tw_pending.len() as u32;
         let have = job.ready.len() as u32 + tw;
         let k = have.min(if job.cfg.ioengine.is_sync() { 1 } else { max }).max(1);
         let aio = matches!(job.cfg.ioengine, IoEngine::Libaio);
@@ -341,7 +341,7 @@ impl Sim {
                 self.job_prep(j, items);
                 self.job_next(j);
             }
-            JobState::Submit if self.jobs[j].sq_thread.is_some() => {
+            JobState::Submit if self.jobs[j].ring.sq_thread.is_some() => {
                 self.sq_committed(j);
                 self.job_next(j);
             }
@@ -352,7 +352,7 @@ impl Sim {
             JobState::LockSpin | JobState::Sched => self.sched_step_done(cpu, Actor::Task(j)),
             JobState::ReapEnter => self.job_reap_entered(cpu, j, items),
             JobState::SleepOut => self.job_slept_out(cpu, j),
-            JobState::PollSpin if self.jobs[j].sq_ring.is_some() => self.iopoll_spin_done_sq(j),
+            JobState::PollSpin if self.jobs[j].ring.sq_ring.is_some() => self.iopoll_spin_done_sq(j),
             JobState::PollSpin => self.iopoll_spin_done(j),
             JobState::SqIter => self.sq_iter_done(cpu, j),
             JobState::CqSpin => {
@@ -377,7 +377,7 @@ impl Sim {
         let min = self.jobs[j].wait_for;
         let job = &mut self.jobs[j];
         for _ in 0..items {
-            let r = job.tw_pending.pop_front().unwrap();
+            let r = job.ring.tw_pending.pop_front().unwrap();
             job.ready.push_back(r);
         }
         if job.iopoll() {
@@ -396,7 +396,7 @@ impl Sim {
     /// (one pass) fio's loop goes on; after getevents it reaps what the CQ
     /// holds, or enters again.
     pub(crate) fn fio_iopoll_returned(&mut self, j: JobId) {
-        if self.jobs[j].iopoll_min == 0 {
+        if self.jobs[j].ring.iopoll_min == 0 {
             return self.job_next(j);
         }
         let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
@@ -413,7 +413,7 @@ impl Sim {
         let job = &mut self.jobs[j];
         let min = job.wait_for;
         let uring = job.is_uring();
-        let have = job.ready.len() as u32 + if uring { job.tw_pending.len() as u32 } else { 0 };
+        let have = job.ready.len() as u32 + if uring { job.ring.tw_pending.len() as u32 } else { 0 };
         if have >= min {
             // The completion came in before the task slept: no sleep.
             self.job_woken_chain(j, 0, false);
@@ -448,7 +448,7 @@ impl Sim {
         }
         // The wait checks its condition before sleeping: completions that came
         // in during the syscall (task_work, aio events) end it at once.
-        let have = if job.is_uring() { job.tw_pending.len() } else { job.ready.len() } as u32;
+        let have = if job.is_uring() { job.ring.tw_pending.len() } else { job.ready.len() } as u32;
         if have >= job.wait_for {
             return self.job_woken_chain(j, 0, false);
         }

@@ -21,9 +21,9 @@ impl Sim {
         let job = &mut self.jobs[j];
         let k = reaping.len() as u32;
         job.inflight -= k;
-        job.iodepth_complete[batch_bucket(k)] += 1;
+        job.ts.iodepth_complete[batch_bucket(k)] += 1;
         // fio takes one timestamp for the batch, at the start of the reap.
-        let mut t_reap = job.reap_ns;
+        let mut t_reap = job.ts.reap_ns;
         let now = self.q.now_ns();
         if t_reap > now.saturating_add(1_000_000_000) {
             // A reap stamped far in the future is a broken step, not a run to sample.
@@ -33,24 +33,24 @@ impl Sim {
             )));
             t_reap = now;
         }
-        let measured = t_reap >= job.ramp_end_ns;
-        if measured && t_reap >= job.next_sample_ns && (t_reap - job.next_sample_ns) / interval > MAX_SAMPLES {
+        let measured = t_reap >= job.ts.ramp_end_ns;
+        if measured && t_reap >= job.ts.next_sample_ns && (t_reap - job.ts.next_sample_ns) / interval > MAX_SAMPLES {
             // Millions of empty samples: virtual time ran away, not a run to sample.
             self.run.fail(crate::error::Error::internal(format!(
                 "internal error: job {} reaps at {t_reap} ns, {} sample intervals past its last sample",
                 job.cfg.name,
-                (t_reap - job.next_sample_ns) / interval
+                (t_reap - job.ts.next_sample_ns) / interval
             )));
-            job.next_sample_ns = t_reap + interval;
+            job.ts.next_sample_ns = t_reap + interval;
         }
-        while measured && t_reap >= job.next_sample_ns {
+        while measured && t_reap >= job.ts.next_sample_ns {
             for d in 0..3 {
-                job.dirs[d].bw_samples.push(job.sample_bytes[d] * 1_000_000_000 / interval);
-                job.dirs[d].iops_samples.push(job.sample_ios[d] * 1_000_000_000 / interval);
+                job.dirs[d].bw_samples.push(job.ts.sample_bytes[d] * 1_000_000_000 / interval);
+                job.dirs[d].iops_samples.push(job.ts.sample_ios[d] * 1_000_000_000 / interval);
             }
-            job.sample_bytes = [0; 3];
-            job.sample_ios = [0; 3];
-            job.next_sample_ns += interval;
+            job.ts.sample_bytes = [0; 3];
+            job.ts.sample_ios = [0; 3];
+            job.ts.next_sample_ns += interval;
         }
         let tio = job.cfg.program == crate::workload::Program::TIoUring;
         for &req in &reaping {
@@ -96,7 +96,7 @@ impl Sim {
                         bytes: r.bytes,
                     });
                 }
-                job.sample_bytes[d] += r.bytes as u64;
+                job.ts.sample_bytes[d] += r.bytes as u64;
                 if !is_null {
                     // The stages add up to fio's lat: each ends where the next begins.
                     let issue = r.t_issue_ns.max(r.t_start_ns);
@@ -108,10 +108,10 @@ impl Sim {
                         .into_iter()
                         .enumerate()
                     {
-                        job.breakdown_ns[k] += ns;
+                        job.ts.breakdown_ns[k] += ns;
                     }
                 }
-                job.sample_ios[d] += 1;
+                job.ts.sample_ios[d] += 1;
             }
             self.reqs.free(req);
         }

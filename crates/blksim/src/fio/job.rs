@@ -8,6 +8,7 @@ use crate::block::elevator::SchedCtx;
 use crate::fio::pace::Pace;
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
+use crate::io_uring::ring::Ring;
 use crate::sim::Rng;
 use crate::stats::CpuStage;
 use crate::stats::DirStats;
@@ -72,19 +73,24 @@ pub(crate) struct Chain {
     pub submit: bool,
 }
 
-/// What one `io_do_iopoll` pass does, foreseen when it starts.
+/// The counters of fio's `thread_stat` (and `thread_data`'s sampling
+/// state) a reaped batch updates; the latency statistics per direction
+/// are `Job::dirs`, kept at the end of the job (they are large).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct IopollPass {
-    /// Where in the iopoll list the walk stopped (the reaped run starts here).
-    pub pos: u32,
-    /// The CQ the pass drains (`nvme_poll` found entries): (device, queue, CQEs).
-    pub drain: Option<(DevId, HctxId, u32)>,
-    /// Completed requests it reaps from `pos`.
-    pub reap: u32,
-    /// Passes of the current `io_iopoll_check`.
-    pub passes: u32,
-    /// Task_work items the pass runs first (uring_cmd completed by interrupt).
-    pub tw: u32,
+pub(crate) struct ThreadStat {
+    /// When fio took the timestamp of the batch it is accounting.
+    pub reap_ns: u64,
+    pub ramp_end_ns: u64,
+    pub next_sample_ns: u64,
+    /// `io_u_map`: the depth at submission, submits and completions per batch size.
+    pub iodepth_level: [u64; 7],
+    pub iodepth_submit: [u64; 7],
+    pub iodepth_complete: [u64; 7],
+    /// Sums of the latency stages of measured I/Os (`stats::LATENCY_STAGES`).
+    pub breakdown_ns: [u64; 5],
+    /// This sample interval's bytes and I/Os per direction.
+    pub sample_bytes: [u64; 3],
+    pub sample_ios: [u64; 3],
 }
 
 /// A failed I/O: its result (a negative errno) and what it was.
@@ -158,25 +164,13 @@ pub(crate) struct Job {
     /// The task sleeps until its requests waiting for tags get them.
     pub tag_blocked: bool,
     pub index: JobId,
-    // What accounting a reaped batch touches, on adjacent lines.
-    /// When fio took the timestamp of the batch it is accounting.
-    pub reap_ns: u64,
-    pub ramp_end_ns: u64,
-    pub next_sample_ns: u64,
-    pub iodepth_level: [u64; 7],
-    pub iodepth_submit: [u64; 7],
-    pub iodepth_complete: [u64; 7],
-    /// Sums of the latency stages of measured I/Os (`stats::LATENCY_STAGES`).
-    pub breakdown_ns: [u64; 5],
-    pub sample_bytes: [u64; 3],
-    pub sample_ios: [u64; 3],
+    /// What accounting a reaped batch touches, on adjacent lines.
+    pub ts: ThreadStat,
     pub ctx: u64,
     /// Prepared io_us not yet committed.
     pub queued: Vec<ReqId>,
     /// Completions visible to fio's reap (aio ring events, posted CQEs, sync results).
     pub ready: VecDeque<ReqId>,
-    /// io_uring: completions whose task_work has not run yet (CQE not posted).
-    pub tw_pending: VecDeque<ReqId>,
     /// Completions fio is accounting in the current Account step.
     pub reaping: Vec<ReqId>,
     /// Bytes issued so far and the limit (size x loops; u64::MAX if time based).
@@ -191,23 +185,10 @@ pub(crate) struct Job {
     pub devs: Vec<DevId>,
     pub rng: Rng,
     pub cfg: JobConfig,
-    /// IOPOLL: the ring's `ctx->iopoll_list`, requests in issue order
-    /// until `io_do_iopoll` reaps them (`Request::iopoll_done` marks the completed).
-    pub iopoll: VecDeque<ReqId>,
-    /// IOPOLL: what the `io_do_iopoll` pass in progress does.
-    pub pass: IopollPass,
-    /// IOPOLL: `io_iopoll_check`'s `min` and the events reaped so far.
-    pub iopoll_min: u32,
-    pub iopoll_events: u32,
     /// t/io_uring's submitter state.
     pub tio: TioState,
-    /// SQPOLL: the ring's SQ thread (on the job), the ring it serves (on the SQ thread).
-    pub sq_thread: Option<JobId>,
-    pub sq_ring: Option<JobId>,
-    /// SQPOLL: SQEs the program committed (SQ tail moved) that the SQ thread has not taken yet.
-    pub sq_pending: VecDeque<ReqId>,
-    /// SQPOLL, on the SQ thread: what its current iteration does (task_work items, a poll pass, SQEs submitted).
-    pub sq_work: (u32, bool, u32),
+    /// Its io_uring instance (io_uring engines and t/io_uring; an SQ thread's is its ring's).
+    pub ring: Ring,
     /// The program would wait forever here (t/io_uring's `io_uring_enter`
     /// waiting for more CQEs than it has I/Os in flight): what it waits
     /// for, and the run ends it at its runtime.
@@ -263,16 +244,8 @@ impl Job {
             queued: Vec::new(),
             inflight: 0,
             ready: VecDeque::new(),
-            tw_pending: VecDeque::new(),
-            iopoll: VecDeque::new(),
-            pass: IopollPass::default(),
-            iopoll_min: 0,
-            iopoll_events: 0,
             tio: TioState::default(),
-            sq_thread: None,
-            sq_ring: None,
-            sq_pending: VecDeque::new(),
-            sq_work: (0, false, 0),
+            ring: Ring::default(),
             stuck: None,
             error: None,
             spin: false,
@@ -283,14 +256,13 @@ impl Job {
             bill_sys_total: 0,
             spin_queues: Vec::new(),
             reaping: Vec::new(),
-            reap_ns: 0,
             sched: SchedCtx::default(),
+            ts: ThreadStat { next_sample_ns: u64::MAX, ..Default::default() },
             tag_waits: 0,
             tag_blocked: false,
             wait_for: 0,
             done_issuing: false,
             start_ns: 0,
-            ramp_end_ns: 0,
             end_ns: u64::MAX,
             finish_ns: 0,
             bytes_issued: 0,
@@ -304,13 +276,6 @@ impl Job {
             usr_ns: 0,
             sys_ns: 0,
             ctx: 0,
-            breakdown_ns: [0; 5],
-            iodepth_level: [0; 7],
-            iodepth_submit: [0; 7],
-            iodepth_complete: [0; 7],
-            next_sample_ns: u64::MAX,
-            sample_bytes: [0; 3],
-            sample_ios: [0; 3],
         }
     }
 

@@ -56,7 +56,7 @@ impl Sim {
             return;
         }
         let Some(mut p) = job.pace.take() else { return };
-        if !p.ramp_reset_done && now >= job.ramp_end_ns {
+        if !p.ramp_reset_done && now >= job.ts.ramp_end_ns {
             p.ramp_reset(now);
         }
         let completed = job.ios_issued - job.queued.len() as u64 - (job.inflight - reaping) as u64;

@@ -88,7 +88,7 @@ impl Sim {
         bill.add(CpuStage::UserLoop, user);
         let job = &mut self.jobs[j];
         // reap_events_uring runs after user_ns: the reaped I/Os' completion time.
-        job.reap_ns = now + head + user_ns;
+        job.ts.reap_ns = now + head + user_ns;
         job.tio.to_wait = to_wait;
         job.chain = Chain { tw, reap, submit: to_submit > 0 };
         self.job_set_segs(
@@ -105,7 +105,7 @@ impl Sim {
         let ch = self.jobs[j].chain;
         let job = &mut self.jobs[j];
         for _ in 0..ch.tw {
-            let r = job.tw_pending.pop_front().expect("task_work");
+            let r = job.ring.tw_pending.pop_front().expect("task_work");
             job.ready.push_back(r);
         }
         for _ in 0..ch.reap {
@@ -145,9 +145,9 @@ impl Sim {
             return self.iopoll_check(j, to_wait);
         }
         // io_cqring_wait with DEFER_TASKRUN: the local task_work first.
-        let have = (job.ready.len() + job.tw_pending.len()) as u32;
+        let have = (job.ready.len() + job.ring.tw_pending.len()) as u32;
         if have >= to_wait {
-            let tw = job.tw_pending.len() as u32;
+            let tw = job.ring.tw_pending.len() as u32;
             return self.tio_round(j, 0, 0, tw);
         }
         if to_wait > job.inflight {
@@ -186,13 +186,13 @@ impl Sim {
         if job.state != JobState::Sleeping {
             return;
         }
-        if job.inflight as usize != job.ready.len() + job.tw_pending.len() {
+        if job.inflight as usize != job.ready.len() + job.ring.tw_pending.len() {
             self.q.at(now + STUCK_RECHECK_NS, Event::JobStuck { job: j });
             return;
         }
         let cpu = job.cpu;
         let mut done: Vec<_> = job.ready.drain(..).collect();
-        done.extend(job.tw_pending.drain(..));
+        done.extend(job.ring.tw_pending.drain(..));
         job.inflight = 0;
         job.state = JobState::Done;
         job.finish_ns = job.end_ns.min(now);

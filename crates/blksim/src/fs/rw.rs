@@ -40,7 +40,7 @@ impl Sim {
                 // nvme_uring_cmd_end_io: not on a poll queue, the completion
                 // goes to task_work (io_uring_cmd_do_in_task_lazy), which the
                 // polling task runs; io_uring_cmd_done then marks it done.
-                job.tw_pending.push_back(req);
+                job.ring.tw_pending.push_back(req);
             } else {
                 // io_complete_rw_iopoll, polled or (its polled flag cleared)
                 // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
@@ -52,17 +52,17 @@ impl Sim {
             }
             return 0;
         }
-        if let Some(sq) = job.sq_thread {
+        if let Some(sq) = job.ring.sq_thread {
             // SQPOLL: the SQ thread runs the ring's task_work (io_sq_tw) and posts the CQE.
-            job.tw_pending.push_back(req);
+            job.ring.tw_pending.push_back(req);
             if self.jobs[sq].spin {
                 self.iopoll_poke(sq);
             }
             return 0;
         }
         let have = if job.is_uring() {
-            job.tw_pending.push_back(req);
-            job.tw_pending.len()
+            job.ring.tw_pending.push_back(req);
+            job.ring.tw_pending.len()
         } else {
             job.ready.push_back(req);
             job.ready.len()
@@ -112,7 +112,7 @@ impl Sim {
         let job = &self.jobs[j];
         let c = &self.costs;
         let mut bill = Bill::default();
-        if job.sq_thread.is_some() {
+        if job.ring.sq_thread.is_some() {
             // SQPOLL: the commit is a store to the SQ tail; the SQ thread submits.
             return (bill, 0);
         }
@@ -135,7 +135,7 @@ impl Sim {
         let mut tw = 0;
         if run_tw && job.is_uring() && !job.iopoll() {
             // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
-            tw = job.tw_pending.len() as u32;
+            tw = job.ring.tw_pending.len() as u32;
             bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
         }
         (bill, tw)

@@ -3,4 +3,5 @@
 //! thread (`io_sq_thread`, `sqpoll.rs`).
 
 pub(crate) mod iopoll;
+pub(crate) mod ring;
 pub(crate) mod sqpoll;

@@ -346,10 +346,10 @@ impl Sim {
         let interval = self.run.sample_interval_ns;
         let job = &mut self.jobs[j];
         job.start_ns = now;
-        job.ramp_end_ns = now + job.cfg.ramp_time_ns;
-        job.next_sample_ns = job.ramp_end_ns + interval;
+        job.ts.ramp_end_ns = now + job.cfg.ramp_time_ns;
+        job.ts.next_sample_ns = job.ts.ramp_end_ns + interval;
         if let Some(rt) = job.cfg.runtime_ns {
-            job.end_ns = job.ramp_end_ns + rt;
+            job.end_ns = job.ts.ramp_end_ns + rt;
         }
     }
 
@@ -357,7 +357,7 @@ impl Sim {
     /// ramp) starts when the task first runs (`job_begin`), as fio's
     /// `thread_main` takes its start time in the thread.
     pub(crate) fn job_start(&mut self, j: JobId) {
-        if let Some(sq) = self.jobs[j].sq_thread {
+        if let Some(sq) = self.jobs[j].ring.sq_thread {
             self.job_start(sq);
         }
         let mut cpu = self.jobs[j].cpu;
