@@ -99,13 +99,13 @@ impl Sim {
                 runtime_ns: j.finish_ns.saturating_sub(j.ts.ramp_end_ns),
                 start_ns: j.start_ns,
                 end_ns: j.finish_ns,
-                usr_ns: j.usr_ns,
-                sys_ns: j.sys_ns,
-                ctx: j.ctx,
+                usr_ns: j.task.usr_ns,
+                sys_ns: j.task.sys_ns,
+                ctx: j.task.ctx,
                 iodepth_level: j.ts.iodepth_level,
                 iodepth_submit: j.ts.iodepth_submit,
                 iodepth_complete: j.ts.iodepth_complete,
-                cpu: j.cpu.0,
+                cpu: j.task.cpu.0,
                 breakdown_ns: j.ts.breakdown_ns,
             })
             .collect()

@@ -77,8 +77,11 @@ impl Watchdog {
             self.last_ns = now;
         }
         // A running job has an end; the run may not go far beyond the last.
-        let ends =
-            sim.jobs.iter().filter(|j| !matches!(j.state, JobState::NotStarted | JobState::Done)).map(|j| j.end_ns);
+        let ends = sim
+            .jobs
+            .iter()
+            .filter(|j| !matches!(j.task.state, JobState::NotStarted | JobState::Done))
+            .map(|j| j.end_ns);
         match ends.max() {
             Some(end) if end < u64::MAX / 2 && now > end.saturating_add(OVERRUN_NS) => Some(format!(
                 "internal error: the run is at {now} ns, more than {} s past its jobs' end ({end} ns)",
@@ -274,7 +277,7 @@ impl Sim {
         }
         let now = self.q.now_ns();
         for j in &mut self.jobs {
-            if !matches!(j.state, JobState::NotStarted | JobState::Done) {
+            if !matches!(j.task.state, JobState::NotStarted | JobState::Done) {
                 j.finish_ns = now;
             }
         }
@@ -290,18 +293,18 @@ impl Sim {
         let stuck: Vec<String> = self
             .jobs
             .iter()
-            .filter(|j| j.state != JobState::Done && j.cfg.phase == self.run.phase)
+            .filter(|j| j.task.state != JobState::Done && j.cfg.phase == self.run.phase)
             .map(|j| {
                 format!(
                     "{}#{} in {:?} (inflight {}, ready {}, task_work {}, waits for {}, tag waits {})",
                     j.cfg.name,
                     j.index,
-                    j.state,
+                    j.task.state,
                     j.inflight,
                     j.ready.len(),
                     j.ring.tw_pending.len(),
-                    j.wait_for,
-                    j.tag_waits
+                    j.task.wait_for,
+                    j.task.tag_waits
                 )
             })
             .collect();

@@ -31,7 +31,7 @@ macro_rules! elevator_env {
     ($sim:expr, $dev:expr) => {{
         let Sim { devs, costs, machine, jobs, q, .. } = $sim;
         let actor_cpu = move |a: Actor| match a {
-            Actor::Task(j) => jobs[j].cpu,
+            Actor::Task(j) => jobs[j].task.cpu,
             Actor::Kworker(cpu) => cpu,
         };
         let e = devs[$dev].elevator.as_mut().expect("a queue with a scheduler");
@@ -43,7 +43,7 @@ impl Sim {
     /// The CPU an actor runs on.
     pub(crate) fn actor_cpu(&self, a: Actor) -> CpuId {
         match a {
-            Actor::Task(j) => self.jobs[j].cpu,
+            Actor::Task(j) => self.jobs[j].task.cpu,
             Actor::Kworker(cpu) => cpu,
         }
     }
@@ -400,7 +400,7 @@ impl Sim {
     fn sched_need_resched(&self, a: Actor) -> bool {
         match a {
             Actor::Task(j) => {
-                let c = &self.cpus[self.jobs[j].cpu];
+                let c = &self.cpus[self.jobs[j].task.cpu];
                 c.kworker.runnable || c.ksoftirqd_pending
             }
             Actor::Kworker(cpu) => self.q.now_ns() - self.cpus[cpu].kworker.since_ns >= DISPATCH_BOUND_NS,
@@ -409,7 +409,7 @@ impl Sim {
 
     fn add_actor_debt(&mut self, a: Actor, ns: u64) {
         match a {
-            Actor::Task(j) => self.jobs[j].debt_ns += ns,
+            Actor::Task(j) => self.jobs[j].task.debt_ns += ns,
             Actor::Kworker(c) => self.cpus[c].kworker.debt_ns += ns,
         }
     }
@@ -458,8 +458,8 @@ impl Sim {
     pub(crate) fn lock_spin_ends(&mut self, a: Actor, after_ns: u64) {
         match a {
             Actor::Task(j) => {
-                debug_assert_eq!(self.jobs[j].state, JobState::LockSpin);
-                let cpu = self.jobs[j].cpu;
+                debug_assert_eq!(self.jobs[j].task.state, JobState::LockSpin);
+                let cpu = self.jobs[j].task.cpu;
                 let running = self.cpus[cpu].running == Running::Task(j);
                 if running {
                     self.cpu_charge(cpu);

@@ -124,8 +124,8 @@ impl Sim {
     /// submitter sleeping for them. Returns the waker's cost.
     pub(crate) fn tag_granted(&mut self, cpu: CpuId, j: JobId) -> u64 {
         let job = &mut self.jobs[j];
-        job.tag_waits -= 1;
-        if job.tag_waits == 0 && job.tag_blocked && job.state == JobState::Sleeping {
+        job.task.tag_waits -= 1;
+        if job.task.tag_waits == 0 && job.task.tag_blocked && job.task.state == JobState::Sleeping {
             self.wake(cpu, j)
         } else {
             0

@@ -355,12 +355,12 @@ impl Sim {
         let r = &self.reqs.reqs[req];
         let (dev, hctx) = (r.dev(), r.hctx);
         if !self.get_tag(dev, hctx, req) {
-            self.jobs[j].tag_waits += 1;
+            self.jobs[j].task.tag_waits += 1;
         } else if self.devs[dev].elevator.is_some() {
             self.jobs[j].sched.pending.push(req);
         } else {
             let debt = self.driver_issue(cpu, dev, hctx, req);
-            self.jobs[j].debt_ns += debt;
+            self.jobs[j].task.debt_ns += debt;
         }
     }
 

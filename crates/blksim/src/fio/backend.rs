@@ -80,7 +80,7 @@ impl Sim {
             return;
         }
         let job = &mut self.jobs[j];
-        job.state = JobState::Done;
+        job.task.state = JobState::Done;
         job.finish_ns = now;
         self.job_finished(j);
     }
@@ -149,7 +149,7 @@ impl Sim {
         let (min, max) = self.reap_bounds(j);
         let sys = self.costs.syscall_ns;
         let job = &mut self.jobs[j];
-        job.wait_for = min;
+        job.task.wait_for = min;
         let engine = job.cfg.ioengine.clone();
         match engine {
             IoEngine::Null => {
@@ -257,13 +257,13 @@ impl Sim {
             0
         };
         bill.add(CpuStage::UserLoop, body);
-        self.jobs[j].chain = Chain { tw, reap, submit };
+        self.jobs[j].task.chain = Chain { tw, reap, submit };
         self.job_set_segs(j, JobState::Chain, [(Acct::Sys, head), (Acct::User, body), (Acct::Sys, tail)], bill, reap);
     }
 
     /// A chain step ended: task_work, reap, account, commit, in that order.
     pub(crate) fn job_chain_done(&mut self, cpu: CpuId, j: JobId) {
-        let ch = self.jobs[j].chain;
+        let ch = self.jobs[j].task.chain;
         let job = &mut self.jobs[j];
         for _ in 0..ch.tw {
             let r = job.ring.tw_pending.pop_front().unwrap();
@@ -334,8 +334,8 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn task_step_done(&mut self, cpu: CpuId, j: JobId) {
         let now = self.q.now_ns();
-        let state = self.jobs[j].state;
-        let items = self.jobs[j].items;
+        let state = self.jobs[j].task.state;
+        let items = self.jobs[j].task.items;
         match state {
             JobState::Prep => {
                 self.job_prep(j, items);
@@ -356,7 +356,7 @@ impl Sim {
             JobState::PollSpin => self.iopoll_spin_done(j),
             JobState::SqIter => self.sq_iter_done(cpu, j),
             JobState::CqSpin => {
-                self.jobs[j].spin = false;
+                self.jobs[j].task.spin = false;
                 self.job_reap(j);
             }
             JobState::PollPass => self.iopoll_pass_done(cpu, j),
@@ -374,7 +374,7 @@ impl Sim {
     /// The reaping syscall's entry ran `items` task_work items: enough
     /// completions end it (a reap chain), else it polls (IOPOLL) or sleeps.
     fn job_reap_entered(&mut self, cpu: CpuId, j: JobId, items: u32) {
-        let min = self.jobs[j].wait_for;
+        let min = self.jobs[j].task.wait_for;
         let job = &mut self.jobs[j];
         for _ in 0..items {
             let r = job.ring.tw_pending.pop_front().unwrap();
@@ -411,7 +411,7 @@ impl Sim {
     /// came in first.
     fn job_slept_out(&mut self, cpu: CpuId, j: JobId) {
         let job = &mut self.jobs[j];
-        let min = job.wait_for;
+        let min = job.task.wait_for;
         let uring = job.is_uring();
         let have = job.ready.len() as u32 + if uring { job.ring.tw_pending.len() as u32 } else { 0 };
         if have >= min {
@@ -427,12 +427,12 @@ impl Sim {
     /// does not (its requests wait, as if punted to io-wq).
     pub(crate) fn job_blocks_on_tags(&mut self, cpu: CpuId, j: JobId) -> bool {
         let job = &mut self.jobs[j];
-        if job.tag_waits == 0 || job.is_uring() {
+        if job.task.tag_waits == 0 || job.is_uring() {
             return false;
         }
-        job.tag_blocked = true;
-        job.state = JobState::Sleeping;
-        job.remaining_ns = 0;
+        job.task.tag_blocked = true;
+        job.task.state = JobState::Sleeping;
+        job.task.remaining_ns = 0;
         self.cpus[cpu].current = None;
         self.cpus[cpu].io_sleepers += 1;
         true
@@ -444,16 +444,16 @@ impl Sim {
     pub(crate) fn job_sleep(&mut self, cpu: CpuId, j: JobId) {
         let job = &mut self.jobs[j];
         if job.is_uring() {
-            job.wait_for = job.wait_for.saturating_sub(job.ready.len() as u32).max(1);
+            job.task.wait_for = job.task.wait_for.saturating_sub(job.ready.len() as u32).max(1);
         }
         // The wait checks its condition before sleeping: completions that came
         // in during the syscall (task_work, aio events) end it at once.
         let have = if job.is_uring() { job.ring.tw_pending.len() } else { job.ready.len() } as u32;
-        if have >= job.wait_for {
+        if have >= job.task.wait_for {
             return self.job_woken_chain(j, 0, false);
         }
-        job.state = JobState::Sleeping;
-        job.remaining_ns = 0;
+        job.task.state = JobState::Sleeping;
+        job.task.remaining_ns = 0;
         self.cpus[cpu].current = None;
         self.cpus[cpu].io_sleepers += 1;
     }

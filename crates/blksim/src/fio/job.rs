@@ -125,10 +125,13 @@ pub(crate) struct TioState {
 /// syscall head, fio's user-space body, a submitting syscall tail).
 pub(crate) type Segments = [(Acct, u64); 3];
 
-/// Fields in declaration order (repr(C)): what every step of the job
-/// touches comes first; configuration and statistics after.
+/// The task that runs a job's program (fio's thread, t/io_uring's
+/// submitter, an SQ thread) as the kernel runs it: the step it executes
+/// (its segments of user and system time, its work by stage, the debt of
+/// follow-on work), its CPU, what it sleeps or spins for. What every step
+/// touches, first.
 #[repr(C)]
-pub(crate) struct Job {
+pub(crate) struct Task {
     pub state: JobState,
     /// Work left in the current step (the sum of `segs`), ns at full speed.
     pub remaining_ns: u64,
@@ -153,143 +156,17 @@ pub(crate) struct Job {
     pub sys_ns: u64,
     /// The CPU the job's task runs on.
     pub cpu: CpuId,
-    /// Committed and not yet reaped by fio.
-    pub inflight: u32,
     /// While sleeping: how many completions wake us.
     pub wait_for: u32,
-    /// No more I/O will be issued (or, for a paced job, none until its pause: `pace`).
-    pub done_issuing: bool,
-    /// The job's io_us are prepared by `job_prep_shaped` (pacing or a `bssplit`).
-    pub shaped: bool,
     /// The task sleeps until its requests waiting for tags get them.
     pub tag_blocked: bool,
-    pub index: JobId,
-    /// What accounting a reaped batch touches, on adjacent lines.
-    pub ts: ThreadStat,
     pub ctx: u64,
-    /// Prepared io_us not yet committed.
-    pub queued: Vec<ReqId>,
-    /// Completions visible to fio's reap (aio ring events, posted CQEs, sync results).
-    pub ready: VecDeque<ReqId>,
-    /// Completions fio is accounting in the current Account step.
-    pub reaping: Vec<ReqId>,
-    /// Bytes issued so far and the limit (size x loops; u64::MAX if time based).
-    pub bytes_issued: u64,
-    pub bytes_limit: u64,
-    pub ios_issued: u64,
-    pub end_ns: u64,
-    pub next_dev: usize,
-    /// (region, bytes, region / bytes) of the last offset drawn.
-    pub blocks_memo: (u64, u64, u64),
-    /// Devices it does I/O to, round-robin.
-    pub devs: Vec<DevId>,
-    pub rng: Rng,
-    pub cfg: JobConfig,
-    /// t/io_uring's submitter state.
-    pub tio: TioState,
-    /// Its io_uring instance (io_uring engines and t/io_uring; an SQ thread's is its ring's).
-    pub ring: Ring,
-    /// The program would wait forever here (t/io_uring's `io_uring_enter`
-    /// waiting for more CQEs than it has I/Os in flight): what it waits
-    /// for, and the run ends it at its runtime.
-    pub stuck: Option<String>,
-    /// The first I/O error the job saw, which ended it.
-    pub error: Option<IoError>,
-    /// Where the task is in the I/O scheduler's work.
-    pub sched: SchedCtx,
     /// Its requests waiting for a tag (a blocking submitter, io_submit or
     /// pread, sleeps for them: `tag_blocked`).
     pub tag_waits: u32,
-    pub start_ns: u64,
-    pub finish_ns: u64,
-    /// Where the last I/O of each direction ended, per file (`file * 3 + direction`):
-    /// absolute, from the job's `offset` (fio's `f->last_pos[ddir]`; see `offset.rs`).
-    pub last_pos: Vec<u64>,
-    /// I/Os left until a random job draws its next random offset (fio's `td->ddir_seq_nr`).
-    pub seq_left: u32,
-    /// Loops of the job left, this one included (`loops`).
-    pub loops_left: u32,
-    /// `random_distribution`'s state, for one other than `random`.
-    pub dist: Option<Box<crate::fio::distribution::Distribution>>,
-    // Statistics.
-    pub dirs: [DirStats; 3],
-    /// Rate and think time (fio's pacing), for a job that has any.
-    pub pace: Option<Box<Pace>>,
-    /// `bssplit`'s draws (fio's `bsrange_state`).
-    pub bs_rng: Rng,
 }
 
-impl Job {
-    pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
-        let n = devs.len();
-        let (start, loops) = (cfg.offset, cfg.loops.max(1));
-        let bs_rng = rng.clone();
-        Job {
-            shaped: false,
-            pace: None,
-            bs_rng,
-            index,
-            cfg,
-            cpu,
-            devs,
-            next_dev: 0,
-            blocks_memo: (0, 0, 0),
-            rng,
-            state: JobState::NotStarted,
-            remaining_ns: 0,
-            segs: [(Acct::User, 0), (Acct::User, 0), (Acct::Sys, 0)],
-            items: 0,
-            chain: Chain::default(),
-            debt_ns: 0,
-            queued: Vec::new(),
-            inflight: 0,
-            ready: VecDeque::new(),
-            tio: TioState::default(),
-            ring: Ring::default(),
-            stuck: None,
-            error: None,
-            spin: false,
-            bill: Bill::default(),
-            stage_default: CpuStage::Other,
-            bill_sys_wall: 0,
-            bill_cpu: cpu,
-            bill_sys_total: 0,
-            spin_queues: Vec::new(),
-            reaping: Vec::new(),
-            sched: SchedCtx::default(),
-            ts: ThreadStat { next_sample_ns: u64::MAX, ..Default::default() },
-            tag_waits: 0,
-            tag_blocked: false,
-            wait_for: 0,
-            done_issuing: false,
-            start_ns: 0,
-            end_ns: u64::MAX,
-            finish_ns: 0,
-            bytes_issued: 0,
-            bytes_limit: u64::MAX,
-            ios_issued: 0,
-            last_pos: vec![start; n.max(1) * 3],
-            seq_left: 1,
-            loops_left: loops,
-            dist: None,
-            dirs: Default::default(),
-            usr_ns: 0,
-            sys_ns: 0,
-            ctx: 0,
-        }
-    }
-
-    /// `region / bytes`, remembered for the last pair (a division per I/O otherwise).
-    pub(crate) fn blocks_of(&mut self, region: u64, bytes: u64) -> u64 {
-        let (r, b, n) = self.blocks_memo;
-        if r == region && b == bytes {
-            return n;
-        }
-        let n = region / bytes;
-        self.blocks_memo = (region, bytes, n);
-        n
-    }
-
+impl Task {
     /// Take `work` ns of done work off the step's segments in order; returns
     /// how much of it was (user, sys).
     pub(crate) fn consume(&mut self, work: u64) -> (u64, u64) {
@@ -324,6 +201,144 @@ impl Job {
             self.segs[0].1 += ns;
         }
         self.remaining_ns += ns;
+    }
+}
+
+/// Fields in declaration order (repr(C)): what every step of the job
+/// touches comes first; configuration and statistics after.
+#[repr(C)]
+pub(crate) struct Job {
+    /// The task that runs its program, as the CPU and the scheduler see it.
+    pub task: Task,
+    /// Committed and not yet reaped by fio.
+    pub inflight: u32,
+    /// No more I/O will be issued (or, for a paced job, none until its pause: `pace`).
+    pub done_issuing: bool,
+    /// The job's io_us are prepared by `job_prep_shaped` (pacing or a `bssplit`).
+    pub shaped: bool,
+    pub index: JobId,
+    /// What accounting a reaped batch touches, on adjacent lines.
+    pub ts: ThreadStat,
+    /// Prepared io_us not yet committed.
+    pub queued: Vec<ReqId>,
+    /// Completions visible to fio's reap (aio ring events, posted CQEs, sync results).
+    pub ready: VecDeque<ReqId>,
+    /// Completions fio is accounting in the current Account step.
+    pub reaping: Vec<ReqId>,
+    /// Bytes issued so far and the limit (size x loops; u64::MAX if time based).
+    pub bytes_issued: u64,
+    pub bytes_limit: u64,
+    pub ios_issued: u64,
+    pub end_ns: u64,
+    pub next_dev: usize,
+    /// (region, bytes, region / bytes) of the last offset drawn.
+    pub blocks_memo: (u64, u64, u64),
+    /// Devices it does I/O to, round-robin.
+    pub devs: Vec<DevId>,
+    pub rng: Rng,
+    pub cfg: JobConfig,
+    /// t/io_uring's submitter state.
+    pub tio: TioState,
+    /// Its io_uring instance (io_uring engines and t/io_uring; an SQ thread's is its ring's).
+    pub ring: Ring,
+    /// The program would wait forever here (t/io_uring's `io_uring_enter`
+    /// waiting for more CQEs than it has I/Os in flight): what it waits
+    /// for, and the run ends it at its runtime.
+    pub stuck: Option<String>,
+    /// The first I/O error the job saw, which ended it.
+    pub error: Option<IoError>,
+    /// Where the task is in the I/O scheduler's work.
+    pub sched: SchedCtx,
+    pub start_ns: u64,
+    pub finish_ns: u64,
+    /// Where the last I/O of each direction ended, per file (`file * 3 + direction`):
+    /// absolute, from the job's `offset` (fio's `f->last_pos[ddir]`; see `offset.rs`).
+    pub last_pos: Vec<u64>,
+    /// I/Os left until a random job draws its next random offset (fio's `td->ddir_seq_nr`).
+    pub seq_left: u32,
+    /// Loops of the job left, this one included (`loops`).
+    pub loops_left: u32,
+    /// `random_distribution`'s state, for one other than `random`.
+    pub dist: Option<Box<crate::fio::distribution::Distribution>>,
+    // Statistics.
+    pub dirs: [DirStats; 3],
+    /// Rate and think time (fio's pacing), for a job that has any.
+    pub pace: Option<Box<Pace>>,
+    /// `bssplit`'s draws (fio's `bsrange_state`).
+    pub bs_rng: Rng,
+}
+
+impl Job {
+    pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
+        let n = devs.len();
+        let (start, loops) = (cfg.offset, cfg.loops.max(1));
+        let bs_rng = rng.clone();
+        Job {
+            task: Task {
+                cpu,
+                state: JobState::NotStarted,
+                remaining_ns: 0,
+                segs: [(Acct::User, 0), (Acct::User, 0), (Acct::Sys, 0)],
+                items: 0,
+                chain: Chain::default(),
+                debt_ns: 0,
+                spin: false,
+                bill: Bill::default(),
+                stage_default: CpuStage::Other,
+                bill_sys_wall: 0,
+                bill_cpu: cpu,
+                bill_sys_total: 0,
+                spin_queues: Vec::new(),
+                tag_waits: 0,
+                tag_blocked: false,
+                wait_for: 0,
+                usr_ns: 0,
+                sys_ns: 0,
+                ctx: 0,
+            },
+            shaped: false,
+            pace: None,
+            bs_rng,
+            index,
+            cfg,
+            devs,
+            next_dev: 0,
+            blocks_memo: (0, 0, 0),
+            rng,
+            queued: Vec::new(),
+            inflight: 0,
+            ready: VecDeque::new(),
+            tio: TioState::default(),
+            ring: Ring::default(),
+            stuck: None,
+            error: None,
+            reaping: Vec::new(),
+            sched: SchedCtx::default(),
+            ts: ThreadStat { next_sample_ns: u64::MAX, ..Default::default() },
+            done_issuing: false,
+            start_ns: 0,
+            end_ns: u64::MAX,
+            finish_ns: 0,
+            bytes_issued: 0,
+            bytes_limit: u64::MAX,
+            ios_issued: 0,
+            last_pos: vec![start; n.max(1) * 3],
+            seq_left: 1,
+            loops_left: loops,
+            dist: None,
+            dirs: Default::default(),
+        }
+    }
+
+    /// `region / bytes`, remembered for the last pair (a division per I/O otherwise).
+    pub(crate) fn blocks_of(&mut self, region: u64, bytes: u64) -> u64 {
+        let (r, b, n) = self.blocks_memo;
+        if r == region && b == bytes {
+            return n;
+        }
+        let n = region / bytes;
+        self.blocks_memo = (region, bytes, n);
+        n
     }
 
     /// io_us fio holds: queued, in flight, completed but not reaped.

@@ -175,8 +175,8 @@ impl Sim {
         }
         let at = at.min(MAX_WAKE_NS);
         let job = &mut self.jobs[j];
-        job.state = JobState::Nanosleep;
-        job.remaining_ns = 0;
+        job.task.state = JobState::Nanosleep;
+        job.task.remaining_ns = 0;
         self.cpus[cpu].current = None;
         self.q.at(at, Event::SleepTimerExpired { job: j });
     }
@@ -184,7 +184,7 @@ impl Sim {
     /// The hrtimer of a sleeping job expired: the local timer interrupt on
     /// its CPU (`hrtimer_interrupt` → `hrtimer_wakeup`) wakes it.
     pub(crate) fn sleep_timer_expired(&mut self, j: JobId) {
-        let cpu = self.jobs[j].cpu;
+        let cpu = self.jobs[j].task.cpu;
         self.cpus[cpu].timer_wake.push(j);
         self.interrupt_arrived(cpu, LOCAL_TIMER_VECTOR);
     }

@@ -90,7 +90,7 @@ impl Sim {
         // reap_events_uring runs after user_ns: the reaped I/Os' completion time.
         job.ts.reap_ns = now + head + user_ns;
         job.tio.to_wait = to_wait;
-        job.chain = Chain { tw, reap, submit: to_submit > 0 };
+        job.task.chain = Chain { tw, reap, submit: to_submit > 0 };
         self.job_set_segs(
             j,
             JobState::TioRound,
@@ -102,7 +102,7 @@ impl Sim {
 
     /// The round's step ended: CQEs posted and reaped, SQEs submitted.
     pub(crate) fn tio_round_done(&mut self, cpu: CpuId, j: JobId) {
-        let ch = self.jobs[j].chain;
+        let ch = self.jobs[j].task.chain;
         let job = &mut self.jobs[j];
         for _ in 0..ch.tw {
             let r = job.ring.tw_pending.pop_front().expect("task_work");
@@ -133,7 +133,7 @@ impl Sim {
         let finish = job.done_issuing || job.error.is_some();
         if finish && job.inflight == 0 && job.queued.is_empty() {
             let job = &mut self.jobs[j];
-            job.state = JobState::Done;
+            job.task.state = JobState::Done;
             job.finish_ns = now;
             return self.job_finished(j);
         }
@@ -153,7 +153,7 @@ impl Sim {
         if to_wait > job.inflight {
             return self.tio_stuck(cpu, j, to_wait);
         }
-        self.jobs[j].wait_for = to_wait;
+        self.jobs[j].task.wait_for = to_wait;
         let cs = self.costs.context_switch_ns;
         self.job_set(j, JobState::SleepOut, cs, Acct::Sys, CpuStage::Wakeup, 0);
     }
@@ -169,9 +169,9 @@ impl Sim {
              (-p0 with -c above -d minus -s); blksim ends the submitter at its runtime",
             job.inflight
         ));
-        job.state = JobState::Sleeping;
-        job.remaining_ns = 0;
-        job.wait_for = u32::MAX;
+        job.task.state = JobState::Sleeping;
+        job.task.remaining_ns = 0;
+        job.task.wait_for = u32::MAX;
         let end = job.end_ns;
         self.cpus[cpu].current = None;
         self.cpus[cpu].io_sleepers += 1;
@@ -183,18 +183,18 @@ impl Sim {
     pub(crate) fn tio_stuck_end(&mut self, j: JobId) {
         let now = self.q.now_ns();
         let job = &mut self.jobs[j];
-        if job.state != JobState::Sleeping {
+        if job.task.state != JobState::Sleeping {
             return;
         }
         if job.inflight as usize != job.ready.len() + job.ring.tw_pending.len() {
             self.q.at(now + STUCK_RECHECK_NS, Event::JobStuck { job: j });
             return;
         }
-        let cpu = job.cpu;
+        let cpu = job.task.cpu;
         let mut done: Vec<_> = job.ready.drain(..).collect();
         done.extend(job.ring.tw_pending.drain(..));
         job.inflight = 0;
-        job.state = JobState::Done;
+        job.task.state = JobState::Done;
         job.finish_ns = job.end_ns.min(now);
         for r in done {
             let f = self.reqs.reqs[r].file as usize;

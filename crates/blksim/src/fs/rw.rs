@@ -47,7 +47,7 @@ impl Sim {
                 self.reqs.reqs[req].iopoll_done = true;
             }
             let poller = self.ring_poller(j);
-            if self.jobs[poller].spin {
+            if self.jobs[poller].task.spin {
                 self.iopoll_poke(poller);
             }
             return 0;
@@ -55,7 +55,7 @@ impl Sim {
         if let Some(sq) = job.ring.sq_thread {
             // SQPOLL: the SQ thread runs the ring's task_work (io_sq_tw) and posts the CQE.
             job.ring.tw_pending.push_back(req);
-            if self.jobs[sq].spin {
+            if self.jobs[sq].task.spin {
                 self.iopoll_poke(sq);
             }
             return 0;
@@ -67,8 +67,8 @@ impl Sim {
             job.ready.push_back(req);
             job.ready.len()
         } as u32;
-        match job.state {
-            JobState::Sleeping if have >= job.wait_for && !job.tag_blocked => self.wake(cpu, j),
+        match job.task.state {
+            JobState::Sleeping if have >= job.task.wait_for && !job.task.tag_blocked => self.wake(cpu, j),
             _ => 0,
         }
     }
@@ -130,7 +130,7 @@ impl Sim {
             }
         };
         if !job.queued.is_empty() && !matches!(job.cfg.ioengine, IoEngine::Null) {
-            self.block_submit_cost(j, job.cpu, &mut bill);
+            self.block_submit_cost(j, job.task.cpu, &mut bill);
         }
         let mut tw = 0;
         if run_tw && job.is_uring() && !job.iopoll() {

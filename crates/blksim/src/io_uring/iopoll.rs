@@ -39,7 +39,7 @@ impl Sim {
 
     /// An iteration of SQ thread `t`'s loop ended or its spin was poked.
     pub(crate) fn iopoll_spin_done_sq(&mut self, t: JobId) {
-        if self.jobs[t].spin {
+        if self.jobs[t].task.spin {
             self.iopoll_unspin(t);
         }
         self.sq_next(t);
@@ -49,7 +49,7 @@ impl Sim {
     /// (ksoftirqd, a kblockd kworker: wake-up preemption), or a runnable
     /// task waiting past the time slice.
     pub(crate) fn need_resched(&self, j: JobId) -> bool {
-        let c = &self.cpus[self.jobs[j].cpu];
+        let c = &self.cpus[self.jobs[j].task.cpu];
         c.ksoftirqd_pending
             || c.kworker.runnable
             || (!c.runqueue.is_empty() && self.q.now_ns() - c.task_since_ns >= SCHED_SLICE_NS)
@@ -59,7 +59,7 @@ impl Sim {
     /// need_resched() at once.
     pub(crate) fn resched_spinner(&mut self, cpu: CpuId) {
         if let Some(j) = self.cpus[cpu].current {
-            if self.jobs[j].spin {
+            if self.jobs[j].task.spin {
                 self.iopoll_poke(j);
             }
         }
@@ -85,7 +85,7 @@ impl Sim {
         if job.ring.iopoll_list.is_empty() {
             // Requests punted to io-wq (no tag yet) join the list when issued:
             // the task goes round io_uring_enter until one does (a spin here).
-            if job.tag_waits > 0 && job.ring.iopoll_events == 0 && min > 0 {
+            if job.task.tag_waits > 0 && job.ring.iopoll_events == 0 && min > 0 {
                 return self.iopoll_spin(j);
             }
             return self.iopoll_return(j);
@@ -217,7 +217,7 @@ impl Sim {
             job.ready.push_back(r);
         }
         job.ring.iopoll_events += k as u32;
-        job.debt_ns += debt;
+        job.task.debt_ns += debt;
         k as u32
     }
 
@@ -233,7 +233,7 @@ impl Sim {
     /// polled requests are on.
     pub(crate) fn iopoll_spin_for(&mut self, t: JobId, ring: JobId) {
         self.job_set(t, JobState::PollSpin, SPIN_NS, Acct::Sys, CpuStage::Poll, 0);
-        let mut queues = std::mem::take(&mut self.jobs[t].spin_queues);
+        let mut queues = std::mem::take(&mut self.jobs[t].task.spin_queues);
         queues.clear();
         for &r in self.jobs[ring].ring.iopoll_list.iter() {
             let rq = &self.reqs.reqs[r];
@@ -248,8 +248,8 @@ impl Sim {
             self.devs[d].queues[h].pollers.push(t);
         }
         let job = &mut self.jobs[t];
-        job.spin = true;
-        job.spin_queues = queues;
+        job.task.spin = true;
+        job.task.spin_queues = queues;
     }
 
     /// Who polls ring `j`'s requests: its SQ thread, or its own task.
@@ -261,11 +261,11 @@ impl Sim {
     /// The spin ends: no longer a poller of its queues.
     pub(crate) fn iopoll_unspin(&mut self, j: JobId) {
         let job = &mut self.jobs[j];
-        job.spin = false;
-        for &(d, h) in &job.spin_queues {
+        job.task.spin = false;
+        for &(d, h) in &job.task.spin_queues {
             self.devs[d].queues[h].pollers.retain(|&p| p != j);
         }
-        job.spin_queues.clear();
+        job.task.spin_queues.clear();
     }
 
     /// Something the spinning job can reap may have appeared (a CQE on a
@@ -273,10 +273,10 @@ impl Sim {
     /// another poller, a request issued from io-wq): its spin ends now and
     /// the next pass starts.
     pub(crate) fn iopoll_poke(&mut self, j: JobId) {
-        if !self.jobs[j].spin {
+        if !self.jobs[j].task.spin {
             return;
         }
-        let cpu = self.jobs[j].cpu;
+        let cpu = self.jobs[j].task.cpu;
         let running = self.cpus[cpu].running == Running::Task(j) && self.cpus[cpu].current == Some(j);
         if running {
             self.cpu_charge(cpu);
@@ -285,9 +285,9 @@ impl Sim {
         self.settle_job_bill(j);
         // A step of no work left: it ends as soon as the task runs.
         let job = &mut self.jobs[j];
-        job.segs = [(Acct::Sys, 0), (Acct::User, 0), (Acct::Sys, 0)];
-        job.remaining_ns = 0;
-        job.bill_sys_total = 0;
+        job.task.segs = [(Acct::Sys, 0), (Acct::User, 0), (Acct::Sys, 0)];
+        job.task.remaining_ns = 0;
+        job.task.bill_sys_total = 0;
         if running {
             self.cpu_dispatch(cpu);
         }
@@ -296,7 +296,7 @@ impl Sim {
     /// The `PollSpin` step ended: poked (the next pass), or cut short by
     /// `need_resched()` (back to the program, which yields the CPU).
     pub(crate) fn iopoll_spin_done(&mut self, j: JobId) {
-        if self.jobs[j].spin {
+        if self.jobs[j].task.spin {
             self.iopoll_unspin(j);
             return self.iopoll_return(j);
         }

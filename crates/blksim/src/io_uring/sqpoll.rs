@@ -21,14 +21,14 @@ impl Sim {
     /// The SQ thread `t` starts its next iteration, or spins.
     pub(crate) fn sq_next(&mut self, t: JobId) {
         let ring = self.jobs[t].ring.sq_ring.expect("an SQ thread serves a ring");
-        if matches!(self.jobs[ring].state, JobState::Done) {
+        if matches!(self.jobs[ring].task.state, JobState::Done) {
             // The ring is torn down with its program.
             let job = &mut self.jobs[t];
-            job.state = JobState::Done;
-            job.remaining_ns = 0;
+            job.task.state = JobState::Done;
+            job.task.remaining_ns = 0;
             return;
         }
-        let cpu = self.jobs[t].cpu;
+        let cpu = self.jobs[t].task.cpu;
         let mut bill = Bill::default();
         let app = &self.jobs[ring];
         let tw = app.ring.tw_pending.len() as u32;
@@ -85,9 +85,9 @@ impl Sim {
             self.jobs[t].queued = reqs;
         }
         // The SQ thread's follow-on work is its own.
-        let debt = std::mem::take(&mut self.jobs[ring].debt_ns);
-        self.jobs[t].debt_ns += debt;
-        if self.jobs[ring].ready.len() > before && self.jobs[ring].spin {
+        let debt = std::mem::take(&mut self.jobs[ring].task.debt_ns);
+        self.jobs[t].task.debt_ns += debt;
+        if self.jobs[ring].ready.len() > before && self.jobs[ring].task.spin {
             // The program spinning on its CQ ring sees them.
             self.iopoll_poke(ring);
         }
@@ -97,7 +97,7 @@ impl Sim {
     /// SQPOLL: the program waits for `min` CQEs spinning on its CQ ring.
     pub(crate) fn cq_spin(&mut self, j: JobId) {
         self.job_set(j, JobState::CqSpin, crate::sched::task::SPIN_NS, Acct::User, CpuStage::UserLoop, 0);
-        self.jobs[j].spin = true;
+        self.jobs[j].task.spin = true;
     }
 
     /// SQPOLL: the program committed its queued SQEs (a store to the SQ

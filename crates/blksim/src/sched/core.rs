@@ -46,7 +46,7 @@ impl Sim {
             }
             Running::Task(j) => {
                 let job = &mut self.jobs[j];
-                let (user, sys) = job.consume(done);
+                let (user, sys) = job.task.consume(done);
                 // Split the wall time like the work; rounding goes to sys.
                 let user_wall = match (user, sys) {
                     (0, _) => 0,
@@ -59,14 +59,14 @@ impl Sim {
                     },
                 };
                 c.time.user_ns += user_wall;
-                job.usr_ns += user_wall;
+                job.task.usr_ns += user_wall;
                 c.time.sys_ns += wall - user_wall;
-                job.sys_ns += wall - user_wall;
+                job.task.sys_ns += wall - user_wall;
                 // By stage: the user part is the program's loop; the rest is
                 // shared over the bill's other stages when the step ends.
                 c.stage_ns[CpuStage::UserLoop as usize] += user_wall;
-                job.bill_sys_wall += wall - user_wall;
-                job.bill_cpu = cpu;
+                job.task.bill_sys_wall += wall - user_wall;
+                job.task.bill_cpu = cpu;
             }
         }
     }
@@ -88,7 +88,7 @@ impl Sim {
             Running::Task(j) => {
                 // One slice per segment the work went through (sys head, user body, sys tail).
                 let (mut t0, mut left) = (start, done);
-                for seg in self.jobs[j].segs.iter().filter(|s| s.1 > 0) {
+                for seg in self.jobs[j].task.segs.iter().filter(|s| s.1 > 0) {
                     let take = left.min(seg.1);
                     left -= take;
                     let t1 =
@@ -140,7 +140,7 @@ impl Sim {
             c.task_since_ns = now;
             self.task_switched_in(j);
             // A job whose run ended before its task first ran leaves at once.
-            if self.jobs[j].state == JobState::Done {
+            if self.jobs[j].task.state == JobState::Done {
                 self.cpus[cpu].current = None;
             }
         }
@@ -149,7 +149,7 @@ impl Sim {
         let (running, remaining) = if let Some(f) = c.frames.last() {
             (Running::Frame, f.remaining_ns)
         } else if let Some(j) = c.current {
-            (Running::Task(j), self.jobs[j].remaining_ns)
+            (Running::Task(j), self.jobs[j].task.remaining_ns)
         } else {
             (Running::Idle, 0)
         };
@@ -162,7 +162,7 @@ impl Sim {
         if let Running::Task(j) = running {
             // A spinning poller checks need_resched(): with another task
             // runnable its spin ends when its time slice does.
-            if self.jobs[j].spin && !c.runqueue.is_empty() {
+            if self.jobs[j].task.spin && !c.runqueue.is_empty() {
                 end = end.min((c.task_since_ns + SCHED_SLICE_NS).max(now));
             }
         }
@@ -198,7 +198,7 @@ impl Sim {
                 let remaining = match cc.running {
                     Running::Idle => continue,
                     Running::Frame => cc.frames.last().unwrap().remaining_ns,
-                    Running::Task(j) => self.jobs[j].remaining_ns,
+                    Running::Task(j) => self.jobs[j].task.remaining_ns,
                 };
                 let end = if remaining >= SPIN_NS / 2 {
                     u64::MAX
@@ -209,7 +209,7 @@ impl Sim {
                     self.q.set_timer(c.0, end);
                 } else if let Running::Task(j) = cc.running {
                     // A spinning poller still ends at its slice when another task waits.
-                    if self.jobs[j].spin && !cc.runqueue.is_empty() {
+                    if self.jobs[j].task.spin && !cc.runqueue.is_empty() {
                         let bound = (cc.task_since_ns + SCHED_SLICE_NS).max(self.q.now_ns());
                         self.q.set_timer(c.0, bound);
                     }
@@ -223,20 +223,26 @@ impl Sim {
     /// moves, or the run ends).
     pub(crate) fn settle_job_bill(&mut self, j: JobId) {
         let job = &mut self.jobs[j];
-        let wall = std::mem::take(&mut job.bill_sys_wall);
+        let wall = std::mem::take(&mut job.task.bill_sys_wall);
         if wall > 0 {
-            let total = job.bill_sys_total;
+            let total = job.task.bill_sys_total;
             // A bill names the step's system work exactly (an open-ended spin's, only what was put in front of it).
             #[cfg(debug_assertions)]
             {
-                let named: u64 = job.bill.0[1..].iter().map(|&n| n as u64).sum();
+                let named: u64 = job.task.bill.0[1..].iter().map(|&n| n as u64).sum();
                 debug_assert!(
                     named == total || total >= crate::sched::task::SPIN_NS,
                     "job {j:?}'s bill names {named} of {total} ns: {:?}",
-                    job.bill
+                    job.task.bill
                 );
             }
-            job.bill.settle_total(1, total, wall, job.stage_default, &mut self.cpus[job.bill_cpu].stage_ns);
+            job.task.bill.settle_total(
+                1,
+                total,
+                wall,
+                job.task.stage_default,
+                &mut self.cpus[job.task.bill_cpu].stage_ns,
+            );
         }
     }
 
@@ -263,7 +269,7 @@ impl Sim {
                 self.frame_step_done(cpu);
             }
             Running::Task(j) => {
-                self.jobs[j].remaining_ns = 0;
+                self.jobs[j].task.remaining_ns = 0;
                 self.task_step_done(cpu, j);
             }
         }
@@ -296,8 +302,8 @@ impl Sim {
 
     /// try_to_wake_up of a sleeping job's task from `cpu`. Returns the waker's cost.
     pub(crate) fn wake(&mut self, cpu: CpuId, j: JobId) -> u64 {
-        self.jobs[j].wait_for = u32::MAX;
-        let mut target = self.jobs[j].cpu;
+        self.jobs[j].task.wait_for = u32::MAX;
+        let mut target = self.jobs[j].task.cpu;
         if !self.cpus.mask.active[target] {
             // select_task_rq: its CPU is going or gone; wake it elsewhere.
             target = self.task_migrate(j, target, false);
@@ -310,7 +316,7 @@ impl Sim {
             if target != cpu {
                 // The target is busy: it notices at its next scheduling point
                 // (a spinning poller at its time slice's end).
-                let spinning = matches!(self.cpus[target].running, Running::Task(t) if self.jobs[t].spin);
+                let spinning = matches!(self.cpus[target].running, Running::Task(t) if self.jobs[t].task.spin);
                 if self.cpus[target].running == Running::Idle || spinning {
                     self.cpu_kick(target);
                 }
@@ -331,7 +337,7 @@ impl Sim {
 
     /// A woken task's IPI arrived at its idle CPU.
     pub(crate) fn task_woken(&mut self, j: JobId) {
-        let cpu = self.jobs[j].cpu;
+        let cpu = self.jobs[j].task.cpu;
         if !self.cpus.mask.active[cpu] {
             self.task_migrate(j, cpu, true);
             return;
@@ -360,7 +366,7 @@ impl Sim {
         if let Some(sq) = self.jobs[j].ring.sq_thread {
             self.job_start(sq);
         }
-        let mut cpu = self.jobs[j].cpu;
+        let mut cpu = self.jobs[j].task.cpu;
         if !self.cpus.mask.active[cpu] {
             cpu = self.task_migrate(j, cpu, false);
         }
@@ -371,7 +377,7 @@ impl Sim {
     /// After a task's step on `cpu`: it leaves the CPU if it sleeps or
     /// ended, and yields to a runnable task once its time slice is used up.
     pub(crate) fn task_leave_or_yield(&mut self, cpu: CpuId, j: JobId, now: u64) {
-        let st = self.jobs[j].state;
+        let st = self.jobs[j].task.state;
         let preemptible = self.job_preemptible(j);
         let active = self.cpus.mask.active[cpu];
         let c = &mut self.cpus[cpu];

@@ -181,8 +181,8 @@ impl Sim {
         self.settle_job_bill(j);
         let to = self.fallback_cpu(j, from);
         self.cpus.mask.stats.task_migrations += 1;
-        self.jobs[j].cpu = to;
-        let state = self.jobs[j].state;
+        self.jobs[j].task.cpu = to;
+        let state = self.jobs[j].task.state;
         if state == JobState::Sleeping {
             self.cpus[from].io_sleepers -= 1;
             self.cpus[to].io_sleepers += 1;

@@ -22,10 +22,10 @@ impl Sim {
         if cost_ns >= SPIN_NS {
             // An open-ended spin: all of it goes to its stage.
             self.job_set_segs(j, state, [(acct, SPIN_NS), (Acct::User, 0), (Acct::Sys, 0)], Bill::default(), items);
-            self.jobs[j].stage_default = stage;
+            self.jobs[j].task.stage_default = stage;
             return;
         }
-        let debt = std::mem::take(&mut self.jobs[j].debt_ns);
+        let debt = std::mem::take(&mut self.jobs[j].task.debt_ns);
         let mut bill = Bill::of(stage, cost_ns);
         bill.add(CpuStage::Wakeup, debt);
         // The debt is kernel work (wake-ups, IPIs): in front of a user step, its own sys segment.
@@ -41,14 +41,14 @@ impl Sim {
     pub(crate) fn job_set_segs(&mut self, j: JobId, state: JobState, segs: Segments, bill: Bill, items: u32) {
         self.settle_job_bill(j);
         let job = &mut self.jobs[j];
-        job.state = state;
-        job.items = items;
-        job.segs = segs;
-        job.spin = false;
-        job.bill = bill;
-        job.stage_default = CpuStage::Other;
-        job.remaining_ns = segs.iter().map(|s| s.1).sum();
-        job.bill_sys_total = segs.iter().filter(|s| s.0 != Acct::User).map(|s| s.1).sum();
+        job.task.state = state;
+        job.task.items = items;
+        job.task.segs = segs;
+        job.task.spin = false;
+        job.task.bill = bill;
+        job.task.stage_default = CpuStage::Other;
+        job.task.remaining_ns = segs.iter().map(|s| s.1).sum();
+        job.task.bill_sys_total = segs.iter().filter(|s| s.0 != Acct::User).map(|s| s.1).sum();
     }
 
     /// The job's next step, all system time, its work by stage in `bill` (and its debt).
@@ -60,18 +60,18 @@ impl Sim {
 
     /// Take the job's debt (follow-on work of earlier steps) into `bill` as wake-up work.
     pub(crate) fn take_debt(&mut self, j: JobId, bill: &mut Bill) -> u64 {
-        let debt = std::mem::take(&mut self.jobs[j].debt_ns);
+        let debt = std::mem::take(&mut self.jobs[j].task.debt_ns);
         bill.add(CpuStage::Wakeup, debt)
     }
 
     /// The CPU picked the job's task from its run queue.
     pub(crate) fn task_switched_in(&mut self, j: JobId) {
-        self.jobs[j].ctx += 1;
-        if self.jobs[j].state == JobState::Sleeping {
-            let cpu = self.jobs[j].cpu;
+        self.jobs[j].task.ctx += 1;
+        if self.jobs[j].task.state == JobState::Sleeping {
+            let cpu = self.jobs[j].task.cpu;
             self.cpus[cpu].io_sleepers -= 1;
         }
-        match self.jobs[j].state {
+        match self.jobs[j].task.state {
             JobState::NotStarted => {
                 self.job_begin(j);
                 match self.jobs[j].cfg.program {
@@ -80,35 +80,35 @@ impl Sim {
                     Program::SqThread => self.sq_next(j),
                 }
                 // Its run may be over before it began (runtime=0): no step.
-                if self.jobs[j].state != JobState::Done {
+                if self.jobs[j].task.state != JobState::Done {
                     let cs = self.costs.context_switch_ns;
-                    self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
+                    self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
                 }
             }
             // Back from sleep: schedule() returns, the syscall finds its completions.
             // Back from waiting for tags: the submitting syscall returns.
-            JobState::Sleeping if self.jobs[j].tag_blocked => {
-                self.jobs[j].tag_blocked = false;
+            JobState::Sleeping if self.jobs[j].task.tag_blocked => {
+                self.jobs[j].task.tag_blocked = false;
                 if self.jobs[j].cfg.ioengine.is_sync() {
                     self.job_reap(j);
                 } else {
                     self.job_next(j);
                 }
                 let cs = self.costs.context_switch_ns;
-                self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
+                self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
             }
             JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
             // Back from nanosleep (a rate's or a think time's sleep).
             JobState::Nanosleep => {
                 self.pace_woke(j);
-                if self.jobs[j].state != JobState::Done {
+                if self.jobs[j].task.state != JobState::Done {
                     let cs = self.costs.context_switch_ns;
-                    self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
+                    self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
                 }
             }
             _ => {
                 let cs = self.costs.context_switch_ns;
-                self.jobs[j].add_head_sys(cs, CpuStage::Wakeup);
+                self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
             }
         }
     }

@@ -102,7 +102,7 @@ impl Sim {
     /// Is `j` outside a spinlock section (neither spinning for a lock nor holding one)?
     pub(crate) fn job_preemptible(&self, j: JobId) -> bool {
         let job = &self.jobs[j];
-        job.state != JobState::LockSpin && !matches!(job.sched.step, SchedStep::Hold(_))
+        job.task.state != JobState::LockSpin && !matches!(job.sched.step, SchedStep::Hold(_))
     }
 
     /// The kworker is switched in on `cpu` (its frame's first step).

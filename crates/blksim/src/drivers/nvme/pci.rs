@@ -143,7 +143,7 @@ impl Sim {
         let r = &self.reqs.reqs[req];
         let j = r.job();
         let job = &self.jobs[j];
-        if job.state != JobState::Sleeping || job.tag_blocked || r.polled {
+        if job.task.state != JobState::Sleeping || job.task.tag_blocked || r.polled {
             return 0;
         }
         let i = match foresight.wakes.iter().position(|&(w, _)| w == j) {
@@ -155,8 +155,8 @@ impl Sim {
             }
         };
         foresight.wakes[i].1 += 1;
-        if foresight.wakes[i].1 == job.wait_for {
-            let target = job.cpu;
+        if foresight.wakes[i].1 == job.task.wait_for {
+            let target = job.task.cpu;
             self.costs.wakeup_ns + if target != cpu && !self.cpus[target].busy() { self.costs.ipi_send_ns } else { 0 }
         } else {
             0
@@ -205,8 +205,8 @@ mod tests {
     /// Job `j` (on CPU j) sleeps in io_getevents until `wait_for` completions.
     fn sleeping(s: &mut Sim, j: u32, wait_for: u32) {
         let job = &mut s.jobs[JobId(j)];
-        job.state = JobState::Sleeping;
-        job.wait_for = wait_for;
+        job.task.state = JobState::Sleeping;
+        job.task.wait_for = wait_for;
         job.inflight = 8;
     }
 
@@ -217,7 +217,7 @@ mod tests {
         r.owner = Owner::Job(JobId(j));
         r.dev = Some(DevId(0));
         r.hctx = HctxId(hctx);
-        r.submit_cpu = s.jobs[JobId(j)].cpu;
+        r.submit_cpu = s.jobs[JobId(j)].task.cpu;
         let q = &mut s.devs[DevId(0)].queues[HctxId(hctx)];
         q.cq.push_back(req);
         q.busy += 1; // its tag, as blk_mq_get_tag would have counted it

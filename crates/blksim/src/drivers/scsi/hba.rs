@@ -139,7 +139,7 @@ impl Sim {
     pub(crate) fn scsi_complete_cost(&self, cpu: CpuId, req: ReqId) -> u64 {
         let r = &self.reqs.reqs[req];
         let sd = self.sd(r.dev());
-        let task = self.jobs[r.job()].cpu;
+        let task = self.jobs[r.job()].task.cpu;
         let wake = if task == cpu { 0 } else { sd.wake_lines * self.line_ns(cpu, task) };
         sd.complete_ns
             + sd.cmd_lines * self.line_ns(r.cmd_cpu, cpu)
@@ -152,10 +152,10 @@ impl Sim {
     pub(crate) fn scsi_ended(&mut self, cpu: CpuId, req: ReqId) {
         let r = &self.reqs.reqs[req];
         let j = r.job();
-        let task = self.jobs[j].cpu;
+        let task = self.jobs[j].task.cpu;
         if task != cpu {
             let ns = self.sd(r.dev()).bio_lines * self.line_ns(cpu, task);
-            self.jobs[j].debt_ns += ns;
+            self.jobs[j].task.debt_ns += ns;
         }
         self.reqs.reqs[req].cmd_cpu = cpu;
     }
