@@ -882,3 +882,25 @@ fn kyber_throttles_writes_to_keep_reads_under_their_target_on_a_mixed_load() {
     assert_eq!(kyber_counter(&default, "depth_adjustments"), 0);
     assert!(read_mean(&default) < 2_000_000.0 && read_mean(&default) > 2.0 * target_ns);
 }
+
+#[test]
+fn a_job_over_two_devices_inserts_each_request_into_its_own_devices_scheduler() {
+    // One io_uring job over nvme0n1 (mq-deadline) and nvme1n1 (kyber): a
+    // batch holds requests of both; each scheduler gets only its device's.
+    let m = small_machine(2);
+    let dev = ["nvme0n1".to_string(), "nvme1n1".to_string()];
+    let mut s = Settings::default();
+    s.apply_write("/sys/block/nvme0n1/queue/scheduler=mq-deadline", &dev).unwrap();
+    s.apply_write("/sys/block/nvme1n1/queue/scheduler=kyber", &dev).unwrap();
+    let mut j = job("two", uring(false), RwKind::RandRead, 4096, 32, "nvme0n1", 5);
+    j.filenames.push("/dev/nvme1n1".into());
+    j.iodepth_batch_submit = 16;
+    let (r, _) = run_checked(&m, &s, &[j], 1);
+    let disk = |name: &str| r.disks.iter().find(|d| d.name == name).unwrap_or_else(|| panic!("{name}")).ios[0];
+    let (a, b) = (disk("nvme0n1"), disk("nvme1n1"));
+    assert!(a > 1000 && b > 1000 && a.abs_diff(b) * 50 < a, "both devices did their share: {a} and {b}");
+    let lock = |name: &str| r.locks.iter().find(|l| l.name == name).unwrap_or_else(|| panic!("{name}")).acquisitions;
+    // mq-deadline takes dd->lock to insert and dispatch nvme0n1's requests only; kyber its own locks for nvme1n1's.
+    assert!(lock("nvme0n1 dd->lock") >= a && lock("nvme0n1 dd->lock") < 4 * a);
+    assert!(lock("nvme1n1 khd->lock") >= b && lock("nvme1n1 khd->lock") < 4 * b);
+}

@@ -16,7 +16,7 @@ use crate::block::elevator::{
     Begin, Elevator, SchedCtx, SchedEnv, SchedOp, SchedStep, Section, BLK_MQ_BUDGET_DELAY_NS,
 };
 use crate::fio::job::JobState;
-use crate::hw::cpu::{Acct, Bill, FrameKind, Running, Stage};
+use crate::hw::cpu::{Acct, Bill, Stage};
 use crate::ids::{CpuId, DevId, JobId, ReqId};
 use crate::locking::qspinlock::Actor;
 use crate::sched::task::SPIN_NS;
@@ -97,24 +97,27 @@ impl Sim {
         }
     }
 
-    /// Cost of handing a lock from `from` to `to` (the lock's line moves to
-    /// the new owner, and its MCS node first).
-    pub(crate) fn lock_handoff_ns(&self, from: CpuId, to: CpuId) -> u64 {
-        2 * self.core_line_ns(from, to)
-    }
-
-    /// A task's scheduler work after its syscall's bio work: a merge lookup
+    /// A task's scheduler work after its syscall's bio work, per device its
+    /// requests went to (in the order they first appear): a merge lookup
     /// per bio (none with `nomerges=2`), the insertion of its requests, a
     /// run of the queue.
     pub(crate) fn queue_scheduler_sections(&mut self, j: JobId) {
-        let Some(&first) = self.jobs[j].sched.pending.first() else { return };
-        let dev = self.reqs.reqs[first].dev();
-        let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { self.jobs[j].sched.pending.len() };
-        let ctx = &mut self.jobs[j].sched;
-        ctx.dev = Some(dev);
-        ctx.ops.extend(std::iter::repeat_n(SchedOp::Merge, merges));
-        ctx.ops.push_back(SchedOp::Insert);
-        ctx.ops.push_back(SchedOp::Run);
+        let pending = &self.jobs[j].sched.pending;
+        let mut devs: Vec<DevId> = Vec::new();
+        for &r in pending {
+            let d = self.reqs.reqs[r].dev();
+            if !devs.contains(&d) {
+                devs.push(d);
+            }
+        }
+        for dev in devs {
+            let n = self.jobs[j].sched.pending.iter().filter(|&&r| self.reqs.reqs[r].dev() == dev).count();
+            let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { n };
+            let ctx = &mut self.jobs[j].sched;
+            ctx.ops.extend(std::iter::repeat_n(SchedOp::Merge(dev), merges));
+            ctx.ops.push_back(SchedOp::Insert(dev));
+            ctx.ops.push_back(SchedOp::Run(dev));
+        }
     }
 
     /// Start the actor's next scheduler op, or end its program.
@@ -126,11 +129,24 @@ impl Sim {
                 Actor::Kworker(c) => self.kworker_item_done(c),
             };
         };
+        self.ctx(a).dev = Some(op.dev());
         let (section, begin) = match op {
-            SchedOp::Run => return self.sched_run(cpu, a),
-            SchedOp::Insert if self.ctx(a).pending.is_empty() => return self.sched_next_op(cpu, a),
-            SchedOp::Merge => (Section::Merge, self.elevator_begin(a, cpu, Section::Merge)),
-            SchedOp::Insert => (Section::Insert, self.elevator_begin(a, cpu, Section::Insert)),
+            SchedOp::Run(_) => return self.sched_run(cpu, a),
+            SchedOp::Merge(_) => (Section::Merge, self.elevator_begin(a, cpu, Section::Merge)),
+            SchedOp::Insert(dev) => {
+                // This device's pending requests, in order.
+                let reqs = &self.reqs;
+                let ctx = match a {
+                    Actor::Task(j) => &mut self.jobs[j].sched,
+                    Actor::Kworker(c) => &mut self.cpus[c].kworker.sched,
+                };
+                let mine = ctx.pending.extract_if(.., |r| reqs.reqs[*r].dev() == dev);
+                ctx.inserting.extend(mine);
+                if ctx.inserting.is_empty() {
+                    return self.sched_next_op(cpu, a);
+                }
+                (Section::Insert, self.elevator_begin(a, cpu, Section::Insert))
+            }
         };
         self.sched_begin(cpu, a, section, begin);
     }
@@ -173,7 +189,7 @@ impl Sim {
     fn sched_hold(&mut self, cpu: CpuId, a: Actor, section: Section) {
         let mut moving = std::mem::take(&mut self.ctx(a).moving);
         if section == Section::Insert {
-            moving.append(&mut self.ctx(a).pending);
+            moving.append(&mut self.ctx(a).inserting);
         }
         let dev = self.ctx_dev(a);
         let (e, costs, machine, now, actor_cpu) = elevator_env!(self, dev);
@@ -226,9 +242,9 @@ impl Sim {
                 self.sched_next_op(cpu, a);
             }
             SchedStep::Deferred => {
-                let mut pending = std::mem::take(&mut self.ctx(a).pending);
-                let taken = self.elevator(a).ops_mut().deferred(cpu, &mut pending);
-                self.ctx(a).pending = pending;
+                let mut inserting = std::mem::take(&mut self.ctx(a).inserting);
+                let taken = self.elevator(a).ops_mut().deferred(cpu, &mut inserting);
+                self.ctx(a).inserting = inserting;
                 if taken {
                     self.sched_next_op(cpu, a)
                 } else {
@@ -452,41 +468,5 @@ impl Sim {
         e.timer_at = None;
         let env = SchedEnv { costs, topo: &machine.topology, now, actor_cpu: &actor_cpu };
         e.ops_mut().timer(&env);
-    }
-
-    /// An actor spinning for a lock gets it `after_ns` from now.
-    pub(crate) fn lock_spin_ends(&mut self, a: Actor, after_ns: u64) {
-        match a {
-            Actor::Task(j) => {
-                debug_assert_eq!(self.jobs[j].task.state, JobState::LockSpin);
-                let cpu = self.jobs[j].task.cpu;
-                let running = self.cpus[cpu].running == Running::Task(j);
-                if running {
-                    self.cpu_charge(cpu);
-                }
-                let bill = Bill::of(CpuStage::Other, after_ns);
-                self.job_set_segs(
-                    j,
-                    JobState::LockSpin,
-                    [(Acct::Sys, after_ns), (Acct::User, 0), (Acct::Sys, 0)],
-                    bill,
-                    0,
-                );
-                if running {
-                    self.cpu_dispatch(cpu);
-                }
-            }
-            Actor::Kworker(cpu) => {
-                let top = self.cpus[cpu].frames.last().is_some_and(|f| f.kind == FrameKind::Kworker);
-                let running = top && self.cpus[cpu].running == Running::Frame;
-                if running {
-                    self.cpu_charge(cpu);
-                }
-                self.kworker_frame(cpu).remaining_ns = after_ns;
-                if running {
-                    self.cpu_dispatch(cpu);
-                }
-            }
-        }
     }
 }

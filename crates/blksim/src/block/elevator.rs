@@ -15,7 +15,7 @@ use crate::block::kyber::{self, Kyber};
 use crate::block::mq_deadline::Deadline;
 use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
-use crate::ids::{CpuId, ReqId};
+use crate::ids::{CpuId, DevId, ReqId};
 use crate::locking::qspinlock::{Actor, LockStats, SpinLock};
 use crate::machine::{Costs, Topology};
 
@@ -260,9 +260,11 @@ impl Elevator {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct SchedCtx {
     /// The device whose scheduler it works on.
-    pub dev: Option<crate::ids::DevId>,
-    /// Requests holding a scheduler tag, not yet inserted.
+    pub dev: Option<DevId>,
+    /// Requests holding a scheduler tag, not yet inserted (of any device).
     pub pending: Vec<ReqId>,
+    /// The current insertion's requests (the pending ones of its device).
+    pub inserting: Vec<ReqId>,
     /// The ops left, in order.
     pub ops: VecDeque<SchedOp>,
     pub step: SchedStep,
@@ -276,15 +278,24 @@ pub(crate) struct SchedCtx {
     pub round_full: bool,
 }
 
-/// An op of a blk-mq-sched program, in order.
+/// An op of a blk-mq-sched program, in order, on a device's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SchedOp {
     /// `blk_mq_sched_bio_merge` → `bio_merge` for one bio.
-    Merge,
-    /// `blk_mq_insert_requests` → `insert_requests` of the actor's new requests.
-    Insert,
+    Merge(DevId),
+    /// `blk_mq_insert_requests` → `insert_requests` of the actor's new requests for the device.
+    Insert(DevId),
     /// `blk_mq_run_hw_queue` → `blk_mq_sched_dispatch_requests`.
-    Run,
+    Run(DevId),
+}
+
+impl SchedOp {
+    /// The device whose queue it works on.
+    pub(crate) fn dev(self) -> DevId {
+        match self {
+            SchedOp::Merge(d) | SchedOp::Insert(d) | SchedOp::Run(d) => d,
+        }
+    }
 }
 
 /// What the step an actor is in does when it ends.

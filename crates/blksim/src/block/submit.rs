@@ -2,7 +2,7 @@
 //! per I/O: the engine's SQE or iocb, `bio_alloc` (or the plug's cached
 //! request), `blk_mq_submit_bio` → `blk_attempt_plug_merge` →
 //! `blk_mq_get_tag` (wait when none is free) → `blk_mq_insert_request`
-//! (mq-deadline: `elevator.rs`) or `nvme_queue_rq` / `nvme_queue_rqs` /
+//! (a scheduler: `blk_mq_sched.rs`) or `nvme_queue_rq` / `nvme_queue_rqs` /
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
 use crate::block::request::Owner;
@@ -149,7 +149,7 @@ impl Sim {
                 } else {
                     bill.add(CpuStage::Block, c.bio_submit_ns)
                 };
-                // With a scheduler the driver runs when it dispatches (`elevator.rs`); with
+                // With a scheduler the driver runs when it dispatches (`blk_mq_sched.rs`); with
                 // queue_affinity elsewhere, there (the hand-over is charged when it happens).
                 if self.devs[dev].elevator.is_none() && self.issue_elsewhere(dev, cpu).is_none() {
                     cost += self.driver_queue_rq_bill(dev, self.job_dma_cost(j), bill);
@@ -230,7 +230,7 @@ impl Sim {
         for &(dev, _, n) in &list.queues {
             let n = n as u64;
             if self.devs[dev].elevator.is_some() {
-                // Inserted into the scheduler; the driver runs when it dispatches (`elevator.rs`).
+                // Inserted into the scheduler; the driver runs when it dispatches (`blk_mq_sched.rs`).
                 continue;
             }
             if several {

@@ -159,7 +159,7 @@ impl Sim {
         kw.debt_ns += self.costs.kblockd_work_ns;
         let mut ops = std::mem::take(&mut kw.sched.ops);
         ops.clear();
-        ops.push_back(SchedOp::Run);
+        ops.push_back(SchedOp::Run(dev));
         kw.sched = SchedCtx { dev: Some(dev), ops, ..std::mem::take(&mut kw.sched) };
         self.sched_next_op(cpu, Actor::Kworker(cpu));
     }
