@@ -164,15 +164,6 @@ impl Driver {
         }
     }
 
-    /// Does a polling pass that found entries write a CQ head doorbell
-    /// (`nvme_poll` does; `null_poll` has no hardware)?
-    pub(crate) fn poll_rings_cq_doorbell(&self) -> bool {
-        match self {
-            Driver::Nvme(_) => true,
-            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => false,
-        }
-    }
-
     /// A completion of `queue` is in host memory: does the device raise
     /// the queue's MSI now, later or not yet? (An NVMe controller holds it
     /// while an earlier one is unacknowledged, or for coalescing; the

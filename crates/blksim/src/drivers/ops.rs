@@ -9,6 +9,7 @@
 use super::{Drain, Driver};
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, ReqId};
+use crate::stats::CpuStage;
 use crate::system::Sim;
 use crate::workload::Direction;
 
@@ -56,6 +57,31 @@ impl Sim {
             Driver::ScsiHost(_) => self.scsi_host_irq::<RUN>(cpu, dev, queue, n),
             Driver::NullBlk(_) | Driver::ScsiDisk(_) => {
                 unreachable!("{} has no interrupt: its completions come another way", self.devs[dev].name)
+            }
+        }
+    }
+
+    /// `->poll` of queue `hctx` (`nvme_poll`, `null_poll`) over its first
+    /// `n` completions, found at `at_ns`: the driver's work per completion,
+    /// strict unmaps' IOTLB waits, the CQ head doorbell; billed.
+    pub(crate) fn driver_poll_bill(&mut self, dev: DevId, hctx: HctxId, n: u32, at_ns: u64, bill: &mut Bill) {
+        let c = &self.costs;
+        let (cqe_ns, doorbell_ns) = (c.nvme_cqe_ns, c.cq_doorbell_ns);
+        match self.devs[dev].driver {
+            Driver::Nvme(_) => {
+                // Strict unmaps wait for their IOTLB invalidations, after the walk.
+                bill.add(CpuStage::DmaMap, self.iotlb_sync(dev, hctx, n, at_ns, cqe_ns));
+                bill.add(CpuStage::DriverComplete, n as u64 * cqe_ns);
+                bill.add(CpuStage::Doorbell, doorbell_ns);
+            }
+            // null_poll ends the requests on its poll_list: no hardware, no
+            // doorbell; its per-request work is taken at nvme_poll's per-CQE
+            // cost (it has no measurement of its own).
+            Driver::NullBlk(_) => {
+                bill.add(CpuStage::DriverComplete, n as u64 * cqe_ns);
+            }
+            Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => {
+                unreachable!("{} has no poll queues", self.devs[dev].name)
             }
         }
     }

@@ -139,17 +139,12 @@ impl Sim {
         // The drain: every CQE its queue shows, ended in one batch
         // (blk_mq_end_request_batch), the CQ head doorbell written once.
         if let Some((d, h, n)) = drain {
-            let doorbell = self.devs[d].driver.poll_rings_cq_doorbell();
-            // Strict unmaps wait for their IOTLB invalidations, after the walk.
+            // The driver's ->poll after the walk, then blk_mq_end_request_batch.
             let at = self.q.now_ns() + polls * self.costs.poll_ns;
-            bill.add(CpuStage::DmaMap, self.iotlb_sync(d, h, n, at, self.costs.nvme_cqe_ns));
+            self.driver_poll_bill(d, h, n, at, &mut bill);
             let c = &self.costs;
             let q = &self.devs[d].queues[h];
-            bill.add(CpuStage::DriverComplete, n as u64 * c.nvme_cqe_ns);
             bill.add(CpuStage::Block, n as u64 * c.blk_complete_batch_ns + c.blk_end_batch_ns);
-            if doorbell {
-                bill.add(CpuStage::Doorbell, c.cq_doorbell_ns);
-            }
             for &r in q.cq.iter().take(n as usize) {
                 self.reqs.reqs[r].in_pass = true;
             }
