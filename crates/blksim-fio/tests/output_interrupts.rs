@@ -29,14 +29,14 @@ mod interrupts_output {
         let mut report = report(vec![]);
         report.cpu_time.truncate(1);
         report.interrupts = vec![
-            InterruptRow { label: "9".into(), per_cpu: vec![7], chip: "IO-APIC".into(), name: "acpi".into() },
+            InterruptRow { label: "9".into(), per_cpu: vec![(0, 7)], chip: "IO-APIC".into(), name: "acpi".into() },
             InterruptRow {
                 label: "12345".into(),
-                per_cpu: vec![4_294_967_295],
+                per_cpu: vec![(0, 4_294_967_295)],
                 chip: "PCI-MSI".into(),
                 name: "nvme0q1".into(),
             },
-            // Fewer counts than CPUs: the missing CPUs show 0.
+            // No CPU counted it: every CPU shows 0.
             InterruptRow {
                 label: "LOC".into(),
                 per_cpu: vec![],

@@ -160,7 +160,7 @@ impl Observation {
         }
         let secs = report.sim_time_ns as f64 / 1e9;
         let row_total = |pred: &dyn Fn(&str) -> bool| -> u64 {
-            report.interrupts.iter().filter(|r| pred(&r.label)).map(|r| r.per_cpu.iter().sum::<u64>()).sum()
+            report.interrupts.iter().filter(|r| pred(&r.label)).map(|r| r.total()).sum()
         };
         let rates = (secs > 0.0).then(|| Rates {
             interrupts: row_total(&|l| l.chars().all(|c| c.is_ascii_digit())) as f64 / secs,

@@ -135,12 +135,23 @@ impl Sim {
             device.rotational = r;
         }
         let dev = DevId::of(self.devs.len());
+        // Each map's queues with their CPUs, once (not the CPUs once per IRQ).
+        let default_cpus = device.map.cpus_per_queue();
+        let read_cpus = device.read_map.as_ref().map(|m| m.cpus_per_queue());
+        let all: Vec<CpuId> = crate::ids::cpus(self.cpus.len()).collect();
         for IrqRequest { queue, cpu, name, managed } in irqs {
             let irq = self.alloc_irq(dev, queue, cpu, name, managed)?;
             // A managed IRQ's mask is its queue's CPUs; others may go anywhere.
-            let (map, q) = device.map_of(queue);
-            self.intr.irqs[irq].mask =
-                crate::ids::cpus(self.cpus.len()).filter(|&c| !managed || map.cpu_to_hctx[c] == q).collect();
+            self.intr.irqs[irq].mask = if !managed {
+                all.clone()
+            } else {
+                let (_, q) = device.map_of(queue);
+                let groups = match &read_cpus {
+                    Some(r) if queue.0 >= device.nr_default_queues => r,
+                    _ => &default_cpus,
+                };
+                groups[q.idx()].clone()
+            };
             device.queues[queue].irq = Some(irq);
         }
         self.devs.push(device);

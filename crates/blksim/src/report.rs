@@ -45,26 +45,7 @@ impl Sim {
             posted_msi: self.intr.posting,
             msi_per_cpu: self.msi_per_cpu(),
             interrupt_path: self.interrupt_path(end),
-            disks: self
-                .devs
-                .iter()
-                .enumerate()
-                // Every disk a job used (fio prints ios=0/0 for one that did none).
-                .filter(|(i, d)| {
-                    d.disk.ios.iter().sum::<u64>() > 0
-                        || self.jobs.iter().any(|j| j.devs.iter().any(|dv| dv.idx() == *i))
-                })
-                .map(|(i, d)| {
-                    let runs = self
-                        .intr
-                        .irqs
-                        .iter()
-                        .filter(|q| q.dev.0 as usize == i)
-                        .map(|q| q.count.iter().sum::<u64>())
-                        .sum();
-                    disk_stats(d, end, runs)
-                })
-                .collect(),
+            disks: self.disk_reports(end),
             sim_time_ns: end,
             events: self.q.processed,
             seed: self.run.seed,
@@ -111,6 +92,25 @@ impl Sim {
             .collect()
     }
 
+    /// Every disk a job used (fio prints ios=0/0 for one that did none),
+    /// with its handler runs.
+    fn disk_reports(&self, end: u64) -> Vec<DiskStats> {
+        let mut runs = vec![0u64; self.devs.len()];
+        for irq in self.intr.irqs.iter() {
+            runs[irq.dev.idx()] += irq.count.iter().map(|&(_, n)| n).sum::<u64>();
+        }
+        let mut used = vec![false; self.devs.len()];
+        for d in self.jobs.iter().flat_map(|j| j.devs.iter()) {
+            used[d.idx()] = true;
+        }
+        self.devs
+            .iter()
+            .enumerate()
+            .filter(|&(i, d)| d.disk.ios.iter().sum::<u64>() > 0 || used[i])
+            .map(|(i, d)| disk_stats(d, end, runs[i]))
+            .collect()
+    }
+
     /// `/proc/interrupts`: the device IRQs, then PMN (posted mode), LOC and CAL.
     fn interrupt_rows(&self) -> Vec<InterruptRow> {
         let mut rows: Vec<InterruptRow> = self
@@ -119,14 +119,18 @@ impl Sim {
             .iter()
             .map(|irq| InterruptRow {
                 label: irq.number.to_string(),
-                per_cpu: irq.count.to_vec(),
+                per_cpu: {
+                    let mut counts: Vec<(u32, u64)> = irq.count.iter().map(|&(c, n)| (c.0, n)).collect();
+                    counts.sort_unstable();
+                    counts
+                },
                 chip: self.devs[irq.dev].driver.irq_chip(self.devs[irq.dev].instance, irq.queue),
                 name: irq.name.clone(),
             })
             .collect();
         let system = |label: &str, name: &str, count: fn(&crate::hw::cpu::Cpu) -> u64| InterruptRow {
             label: label.into(),
-            per_cpu: self.cpus.iter().map(count).collect(),
+            per_cpu: self.cpus.iter().map(|c| (c.id.0, count(c))).filter(|&(_, n)| n > 0).collect(),
             chip: String::new(),
             name: name.into(),
         };
@@ -140,13 +144,18 @@ impl Sim {
 
     /// Per CPU: device MSIs aimed at it, notifications, handler runs.
     fn msi_per_cpu(&self) -> Vec<MsiCpuStats> {
+        let mut runs = vec![0u64; self.cpus.len()];
+        for (c, n) in self.intr.irqs.iter().flat_map(|i| i.count.iter()) {
+            runs[c.idx()] += n;
+        }
         self.cpus
             .iter()
-            .map(|c| MsiCpuStats {
+            .zip(runs)
+            .map(|(c, device_irqs)| MsiCpuStats {
                 device_msis: c.device_msis,
                 notifications: c.notifications_sent,
                 pmn: c.pmn,
-                device_irqs: self.intr.irqs.iter().map(|i| i.count[c.id]).sum(),
+                device_irqs,
             })
             .collect()
     }

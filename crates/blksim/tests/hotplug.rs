@@ -25,8 +25,10 @@ fn run_timed(
     (r, inv)
 }
 
-fn row<'a>(r: &'a RunReport, name: &str) -> &'a [u64] {
-    &r.interrupts.iter().find(|row| row.name == name).unwrap_or_else(|| panic!("no IRQ {name}")).per_cpu
+/// IRQ `name`'s count on each CPU.
+fn row(r: &RunReport, name: &str) -> Vec<u64> {
+    let row = r.interrupts.iter().find(|row| row.name == name).unwrap_or_else(|| panic!("no IRQ {name}"));
+    (0..r.cpu_time.len() as u32).map(|c| row.count(c)).collect()
 }
 
 /// One job on CPU 1 of a 4-CPU machine: CPU 1 goes offline at 2 ms and

@@ -94,8 +94,7 @@ fn polled_io_raises_no_interrupt_and_keeps_the_cpu_busy() {
     let (r, inv) = run_checked(&m, &s, &[j], 1);
     assert!(inv.ios_issued > 1000);
     assert_eq!(inv.msi.sent, 0, "no MSI from a poll queue");
-    let device_irqs: u64 =
-        r.interrupts.iter().filter(|row| row.label != "CAL").flat_map(|row| row.per_cpu.iter()).sum();
+    let device_irqs: u64 = r.interrupts.iter().filter(|row| row.label != "CAL").map(|row| row.total()).sum();
     assert_eq!(device_irqs, 0);
     let t = &r.cpu_time[1];
     let busy = r.sim_time_ns - t.idle_ns;
@@ -115,7 +114,7 @@ fn remote_completion(rq_affinity: &str, engine: IoEngine, qd: u32) -> (blksim::s
 }
 
 fn cal(r: &blksim::stats::RunReport, cpu: usize) -> u64 {
-    r.interrupts.iter().find(|row| row.label == "CAL").unwrap().per_cpu[cpu]
+    r.interrupts.iter().find(|row| row.label == "CAL").unwrap().count(cpu as u32)
 }
 
 #[test]
@@ -194,7 +193,7 @@ fn null_blk_irqmode_0_completes_inline_without_interrupts_or_softirq() {
     let (r, inv) = null_blk_run("null_blk.irqmode=0", IoEngine::Libaio, 4);
     assert!(inv.ios_issued > 1000);
     assert_eq!(r.cpu_time[1].softirq_ns + r.cpu_time[1].hardirq_ns, 0);
-    assert!(r.interrupts.iter().all(|row| row.per_cpu.iter().all(|n| *n == 0)));
+    assert!(r.interrupts.iter().all(|row| row.total() == 0));
 }
 
 #[test]
@@ -237,7 +236,7 @@ fn pvsync2_hipri_is_not_polled_the_task_sleeps() {
 fn null_blk_irqmode_2_completes_from_a_timer_after_completion_nsec() {
     let (r, inv) = null_blk_run("null_blk.irqmode=2 null_blk.completion_nsec=20000", IoEngine::Psync, 1);
     let loc = r.interrupts.iter().find(|row| row.label == "LOC").unwrap();
-    assert_eq!(loc.per_cpu[1], inv.ios_issued, "one timer interrupt per I/O at QD1");
+    assert_eq!(loc.count(1), inv.ios_issued, "one timer interrupt per I/O at QD1");
     let clat = &r.jobs[0].dirs[0].clat;
     assert!(clat.min_ns > 20_000 && clat.max_ns < 25_000, "clat {}..{}", clat.min_ns, clat.max_ns);
 }
@@ -368,7 +367,7 @@ fn irq_affinity_writes_move_a_dsa_irq_and_managed_nvme_irqs_refuse() {
     };
     let (r, _) = blksim::run_workload(&m, &s, &w, 1, &Default::default()).unwrap();
     let row = r.interrupts.iter().find(|row| row.label == "129").unwrap();
-    assert!(row.per_cpu[5] > 0 && row.per_cpu.iter().sum::<u64>() == row.per_cpu[5], "{:?}", &row.per_cpu[..8]);
+    assert!(row.count(5) > 0 && row.total() == row.count(5), "{:?}", row.per_cpu);
 
     let m = small_machine(2);
     let mut s = Settings::default();
@@ -693,7 +692,7 @@ fn sequential_sync_reads_are_served_from_the_disk_cache() {
     // path: well under a revolution (4 ms), so no read waited for the media.
     assert!(lat < 150_000.0 && lat > 100_000.0, "mean clat {lat} ns");
     // Interrupts on CPU 0 (the port's IRQ, not moved), the task on CPU 1.
-    let irqs: u64 = r.interrupts.iter().filter(|row| row.name.starts_with("qla2xxx")).map(|row| row.per_cpu[0]).sum();
+    let irqs: u64 = r.interrupts.iter().filter(|row| row.name.starts_with("qla2xxx")).map(|row| row.count(0)).sum();
     assert!(irqs >= inv.ios_issued - 1, "{irqs} interrupts on CPU 0 for {} reads", inv.ios_issued);
 }
 
@@ -736,7 +735,7 @@ fn rq_affinity_places_completions_on_the_irq_cpu_the_submitters_cell_or_the_subm
     let r = ia64_completions(1, 2, false);
     let cal = r.interrupts.iter().find(|row| row.label == "CAL").unwrap();
     let ios = r.jobs[0].dirs[0].total_ios;
-    assert!(cal.per_cpu[1] >= ios, "{} IPIs to CPU 1 for {ios} reads", cal.per_cpu[1]);
+    assert!(cal.count(1) >= ios, "{} IPIs to CPU 1 for {ios} reads", cal.count(1));
 }
 
 /// `queue_affinity` needs the 2008 patch; with it, requests are handed over
@@ -761,7 +760,7 @@ fn queue_affinity_needs_its_patch_and_issues_from_the_cpu_it_names() {
     let (r, _) = run_checked(&m, &s, &[j], 1);
     let ios = r.jobs[0].dirs[0].total_ios;
     let cal = r.interrupts.iter().find(|row| row.label == "CAL").unwrap();
-    assert!(cal.per_cpu[6] >= ios, "{} hand-over IPIs to CPU 6 for {ios} reads", cal.per_cpu[6]);
+    assert!(cal.count(6) >= ios, "{} hand-over IPIs to CPU 6 for {ios} reads", cal.count(6));
     assert!(r.cpu_time[6].hardirq_ns > 0 && r.cpu_time[6].softirq_ns == 0, "CPU 6 issues, in its IPI handler");
 }
 
@@ -816,8 +815,9 @@ fn nvme_write_queues_send_reads_and_writes_to_separate_queue_sets() {
         j.cpus_allowed = Some(vec![2]);
         let (r, inv) = run_checked(&m, &s, &[j], 1);
         assert!(inv.ios_issued > 500);
-        let count =
-            |name: &str, cpu: usize| r.interrupts.iter().find(|row| row.name == name).map_or(0, |row| row.per_cpu[cpu]);
+        let count = |name: &str, cpu: usize| {
+            r.interrupts.iter().find(|row| row.name == name).map_or(0, |row| row.count(cpu as u32))
+        };
         (count("nvme0q1", 0), count("nvme0q3", 2), count("nvme0q4", 2), r.interrupts.len())
     };
     // One set: CPU 2's queue (nvme0q3, its vector on CPU 2) takes both directions.

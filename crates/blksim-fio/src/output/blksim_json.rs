@@ -11,11 +11,14 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
     let mut obj = Map::new();
     let cpus = report.cpu_time.iter().enumerate().map(|(cpu, time)| cpu_object(cpu, time)).collect();
     obj.insert("cpu_time".into(), Value::Array(cpus));
-    let rows = report.interrupts.iter().map(|row| {
+    // Only what counted something, each row with the CPUs that counted it:
+    // the table costs its non-zero entries, not IRQs x CPUs.
+    let rows = report.interrupts.iter().filter(|row| row.total() > 0).map(|row| {
+        let per_cpu: Map<String, Value> = row.per_cpu.iter().map(|&(c, n)| (c.to_string(), json!(n))).collect();
         json!({
             "label": row.label,
-            "per_cpu": row.per_cpu,
-            "total": row.per_cpu.iter().sum::<u64>(),
+            "per_cpu": per_cpu,
+            "total": row.total(),
             "chip": row.chip,
             "name": row.name,
         })

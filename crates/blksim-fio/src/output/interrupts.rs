@@ -20,9 +20,10 @@ pub fn write(report: &RunReport) -> String {
 /// 128-CPU machine's table shows the CPUs and queues the run used.
 pub fn write_compact(report: &RunReport) -> String {
     let all_cpus = cpu_count(report);
-    let count = |r: &InterruptRow, cpu: usize| r.per_cpu.get(cpu).copied().unwrap_or(0);
-    let cpus: Vec<usize> = (0..all_cpus).filter(|&c| report.interrupts.iter().any(|r| count(r, c) > 0)).collect();
-    let rows: Vec<&InterruptRow> = report.interrupts.iter().filter(|r| r.per_cpu.iter().any(|&n| n > 0)).collect();
+    let rows: Vec<&InterruptRow> = report.interrupts.iter().filter(|r| r.total() > 0).collect();
+    let mut cpus: Vec<usize> = rows.iter().flat_map(|r| r.per_cpu.iter().map(|&(c, _)| c as usize)).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
     let mut out = table(&rows, &cpus);
     let _ = writeln!(
         out,
@@ -37,7 +38,8 @@ pub fn write_compact(report: &RunReport) -> String {
 
 /// The CPUs of the table: the machine's, else as many as the rows have counts for.
 fn cpu_count(report: &RunReport) -> usize {
-    let row_cpus = report.interrupts.iter().map(|r| r.per_cpu.len()).max().unwrap_or(0);
+    let row_cpus =
+        report.interrupts.iter().flat_map(|r| r.per_cpu.last()).map(|&(c, _)| c as usize + 1).max().unwrap_or(0);
     if report.cpu_time.is_empty() {
         row_cpus
     } else {
@@ -60,7 +62,7 @@ fn table(rows: &[&InterruptRow], cpus: &[usize]) -> String {
     for row in rows {
         let _ = write!(out, "{:>prec$}: ", row.label);
         for &cpu in cpus {
-            let _ = write!(out, "{:10} ", row.per_cpu.get(cpu).copied().unwrap_or(0));
+            let _ = write!(out, "{:10} ", row.count(cpu as u32));
         }
         if row.chip.is_empty() {
             // System vectors (NMI, LOC, PMN, ...): counts, then the description.

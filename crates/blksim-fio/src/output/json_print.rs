@@ -30,7 +30,7 @@ fn print_object(out: &mut String, object: &Map<String, Value>, level: usize) {
             out.push_str(",\n");
         }
         indent(out, level + 1);
-        out.push_str(&string(key));
+        push_string(out, key);
         out.push_str(" : ");
         print_value(out, value, level + 1);
     }
@@ -57,27 +57,36 @@ fn print_value(out: &mut String, value: &Value, level: usize) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&number(n)),
-        Value::String(s) => out.push_str(&string(s)),
+        Value::Number(n) => push_number(out, n),
+        Value::String(s) => push_string(out, s),
         Value::Array(values) => print_array(out, values, level),
         Value::Object(object) => print_object(out, object, level),
     }
 }
 
-fn number(n: &Number) -> String {
-    if let Some(i) = n.as_i64() {
-        i.to_string()
+/// A number: integers as integers, floats as C's `%f`, written in place.
+fn push_number(out: &mut String, n: &Number) {
+    use std::fmt::Write;
+    let _ = if let Some(i) = n.as_i64() {
+        write!(out, "{i}")
     } else if let Some(u) = n.as_u64() {
-        u.to_string()
+        write!(out, "{u}")
     } else {
-        format!("{:.6}", n.as_f64().unwrap_or(0.0))
-    }
+        write!(out, "{:.6}", n.as_f64().unwrap_or(0.0))
+    };
 }
 
 /// fio escapes only `\` and `"`; serde_json escapes those the same way and
-/// control characters too, which keeps odd job names valid JSON.
-fn string(s: &str) -> String {
-    serde_json::to_string(s).expect("a string always serializes")
+/// control characters too, which keeps odd job names valid JSON. A string
+/// with none of them is written as it is.
+fn push_string(out: &mut String, s: &str) {
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        out.push_str(&serde_json::to_string(s).expect("a string always serializes"));
+    } else {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    }
 }
 
 #[cfg(test)]
@@ -95,7 +104,21 @@ mod tests {
 
     #[test]
     fn non_finite_floats_become_zero() {
+        let number = |n: &Number| {
+            let mut s = String::new();
+            push_number(&mut s, n);
+            s
+        };
         assert_eq!(number(float(f64::NAN).as_number().unwrap()), "0.000000");
         assert_eq!(number(float(100.0).as_number().unwrap()), "100.000000");
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them() {
+        for s in ["plain", "a\"b", "back\\slash", "tab\there", "ünï", ""] {
+            let mut out = String::new();
+            push_string(&mut out, s);
+            assert_eq!(out, serde_json::to_string(s).unwrap(), "{s:?}");
+        }
     }
 }

@@ -124,19 +124,19 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
         interrupts: vec![
             InterruptRow {
                 label: "145".into(),
-                per_cpu: vec![0, 0],
+                per_cpu: vec![],
                 chip: "IR-PCI-MSIX-0000:01:00.0".into(),
                 name: "nvme0q0".into(),
             },
             InterruptRow {
                 label: "146".into(),
-                per_cpu: vec![20_000, 0],
+                per_cpu: vec![(0, 20_000)],
                 chip: "IR-PCI-MSIX-0000:01:00.0".into(),
                 name: "nvme0q1".into(),
             },
             InterruptRow {
                 label: "PMN".into(),
-                per_cpu: vec![0, 0],
+                per_cpu: vec![],
                 chip: String::new(),
                 name: "Posted MSI notification event".into(),
             },

@@ -36,6 +36,15 @@ pub(crate) struct QueueMap {
 }
 
 impl QueueMap {
+    /// The CPUs of each queue, in CPU order.
+    pub(crate) fn cpus_per_queue(&self) -> Vec<Vec<CpuId>> {
+        let mut groups = vec![Vec::new(); self.nr_ctx.len()];
+        for (c, q) in self.cpu_to_hctx.iter().enumerate() {
+            groups[q.idx()].push(CpuId::of(c));
+        }
+        groups
+    }
+
     /// `group_cpus_evenly`-style spread of `cpus` (in order) over `nr_queues` queues:
     /// consecutive, equal-as-possible groups.
     pub(crate) fn spread(cpus: &[CpuId], ncpus: usize, nr_queues: u32) -> QueueMap {

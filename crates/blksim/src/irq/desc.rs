@@ -3,7 +3,7 @@
 //! is running somewhere (`IRQD_IRQ_INPROGRESS`) — and the MSI counts the
 //! exactly-once invariant checks.
 
-use crate::ids::{CpuId, DevId, HctxId, IdVec, IrqId};
+use crate::ids::{CpuId, DevId, HctxId, IrqId};
 
 /// A device interrupt (one per interrupt-driven NVMe queue).
 pub(crate) struct Irq {
@@ -16,8 +16,9 @@ pub(crate) struct Irq {
     pub vector: u8,
     /// Action name, e.g. `nvme0q1`.
     pub name: String,
-    /// Handler invocations per CPU.
-    pub count: IdVec<CpuId, u64>,
+    /// Handler invocations per CPU, for the CPUs that ran it (most IRQs
+    /// run on one or two: the count costs what it holds, not the machine's size).
+    pub count: Vec<(CpuId, u64)>,
     /// Managed affinity (NVMe queues): user space cannot move it.
     pub managed: bool,
     /// The CPU running its handler (IRQD_IRQ_INPROGRESS), if any.
@@ -36,9 +37,23 @@ pub(crate) struct Irq {
 }
 
 impl Irq {
+    /// Its handler ran on `cpu` once more.
+    #[inline(always)]
+    pub(crate) fn counted(&mut self, cpu: CpuId) {
+        match self.count.iter_mut().find(|e| e.0 == cpu) {
+            Some(e) => e.1 += 1,
+            None => self.count.push((cpu, 1)),
+        }
+    }
+
+    /// Its handler runs on `cpu`.
+    #[cfg(test)]
+    pub(crate) fn count_on(&self, cpu: CpuId) -> u64 {
+        self.count.iter().find(|e| e.0 == cpu).map_or(0, |e| e.1)
+    }
+
     /// IRQ `irq` of queue `queue` of `dev`, on `vector` of `cpu`; no
-    /// interrupt counted yet on any of `ncpus` CPUs.
-    #[allow(clippy::too_many_arguments)]
+    /// interrupt counted yet.
     pub(crate) fn new(
         irq: IrqId,
         dev: DevId,
@@ -47,7 +62,6 @@ impl Irq {
         vector: u8,
         name: String,
         managed: bool,
-        ncpus: usize,
     ) -> Irq {
         Irq {
             number: 128 + irq.0,
@@ -56,7 +70,7 @@ impl Irq {
             cpu,
             vector,
             name,
-            count: IdVec::from(vec![0; ncpus]),
+            count: Vec::new(),
             managed,
             running_on: None,
             replay: false,

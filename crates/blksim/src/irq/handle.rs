@@ -56,7 +56,7 @@ impl Sim {
                     FrameKind::DeviceIrqBusy
                 }
                 _ => {
-                    self.intr.irqs[irq].count[cpu] += 1;
+                    self.intr.irqs[irq].counted(cpu);
                     self.intr.irqs[irq].running_on = Some(cpu);
                     FrameKind::DeviceIrq { irq }
                 }

@@ -41,7 +41,7 @@ impl Sim {
             .alloc(cpu)
             .ok_or_else(|| Error::bad_input(format!("CPU {cpu} ran out of interrupt vectors")))?;
         let irq = IrqId::of(self.intr.irqs.len());
-        self.intr.irqs.push(Irq::new(irq, dev, queue, cpu, vector, name, managed, self.cpus.len()));
+        self.intr.irqs.push(Irq::new(irq, dev, queue, cpu, vector, name, managed));
         self.intr.vectors.bind(cpu, vector, irq);
         Ok(irq)
     }

@@ -140,7 +140,7 @@ impl Sim {
                 }
                 if !f.handler_busy {
                     // Each demultiplexed MSI still counts on its own IRQ's row.
-                    self.intr.irqs[irq].count[cpu] += 1;
+                    self.intr.irqs[irq].counted(cpu);
                     let (dev, queue) = (self.intr.irqs[irq].dev, self.intr.irqs[irq].queue);
                     let actual = self.driver_irq_handler::<true>(cpu, dev, queue, f.items).follow_ns;
                     f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
@@ -218,7 +218,7 @@ mod tests {
     }
 
     fn handled(s: &Sim, irq: IrqId) -> u64 {
-        s.intr.irqs[irq].count[CpuId(0)]
+        s.intr.irqs[irq].count_on(CpuId(0))
     }
 
     #[test]

@@ -209,12 +209,25 @@ impl CpuTime {
 pub struct InterruptRow {
     /// `"145"` for a device IRQ, `"PMN"`, `"CAL"`, `"LOC"`-style names for system vectors.
     pub label: String,
-    /// Count per CPU.
-    pub per_cpu: Vec<u64>,
+    /// The CPUs that counted it, with their counts, by CPU (the others
+    /// counted none): a row costs what it counted, not the machine's size.
+    pub per_cpu: Vec<(u32, u64)>,
     /// Chip column, e.g. `"IR-PCI-MSIX-0000:01:00.0"` or `"INTEL-IR-POST"`; empty for system vectors.
     pub chip: String,
     /// Last column: the action (e.g. `"nvme0q3"`) or the description (`"Posted MSI notification event"`).
     pub name: String,
+}
+
+impl InterruptRow {
+    /// Its count on `cpu`.
+    pub fn count(&self, cpu: u32) -> u64 {
+        self.per_cpu.iter().find(|&&(c, _)| c == cpu).map_or(0, |&(_, n)| n)
+    }
+
+    /// Its count over every CPU.
+    pub fn total(&self) -> u64 {
+        self.per_cpu.iter().map(|&(_, n)| n).sum()
+    }
 }
 
 /// Interrupt delivery seen from one CPU.
