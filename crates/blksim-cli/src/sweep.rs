@@ -33,8 +33,10 @@ use parquet::arrow::ArrowWriter;
 
 use blksim::machine::{load_profile, Machine};
 use blksim_fio::job::{command_line_option, parse_job_text, ParseContext};
+use blksim_lab::estimate::estimated_ios;
 use blksim_lab::metric::Metric;
 use blksim_lab::observe::Observation;
+use blksim_lab::runner::{longest_first, par_map};
 
 use crate::args::SweepArgs;
 use crate::commands::{knob_settings, load_machine, DirSource};
@@ -260,8 +262,8 @@ impl Spec {
         load_profile(&profile_overlay(&base, &fields), "sweep point", &DirSource(source_dir))
     }
 
-    /// Run point `i`: its metric values, or why it failed.
-    fn run(&self, i: usize) -> Result<Vec<String>, String> {
+    /// Point `i` ready to run: its machine, settings and jobs, or why it cannot run.
+    fn prepare(&self, i: usize) -> Result<Prepared, String> {
         let at = point(&self.axes, i);
         let machine = self.machine(&at)?;
         let mut cmdline = vec![self.raw.cmdline.clone()];
@@ -288,7 +290,13 @@ impl Spec {
         let jobs =
             parse_job_text(&with_options(&self.job_text, &options), &job_path, &ctx).map_err(|e| e.to_string())?;
         let configs: Vec<_> = jobs.jobs.into_iter().map(|j| j.config).collect();
-        let (report, inv) = blksim::run(&machine, &settings, &configs, self.raw.seed).map_err(|e| e.message)?;
+        Ok(Prepared { machine, settings, configs })
+    }
+
+    /// Run a prepared point: its metric values, or why it failed.
+    fn run(&self, p: &Result<Prepared, String>) -> Result<Vec<String>, String> {
+        let Prepared { machine, settings, configs } = p.as_ref().map_err(|e| e.clone())?;
+        let (report, inv) = blksim::run(machine, settings, configs, self.raw.seed).map_err(|e| e.message)?;
         crate::invariants::check(&report, &inv).map_err(|f| f.message)?;
         let obs = Observation::from_report(&report);
         Ok(METRICS
@@ -432,6 +440,13 @@ fn finished_rows(path: &Path, header: &str) -> BTreeMap<usize, String> {
     lines.filter_map(|l| l.split(',').next().and_then(|p| p.parse().ok()).map(|p| (p, l.to_string()))).collect()
 }
 
+/// A point ready to run.
+struct Prepared {
+    machine: Machine,
+    settings: blksim::settings::Settings,
+    configs: Vec<blksim::workload::JobConfig>,
+}
+
 /// `blksim sweep`: run every point not yet in the CSV on all cores, append each row as it finishes, then
 /// write the CSV sorted by point.
 pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
@@ -462,14 +477,28 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let rows = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
     let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // The simulated I/Os each point will do (made ready in parallel, then
+    // let go: a big sweep does not hold every machine), so that the longest
+    // start first and no core waits alone for one at the end.
+    let cost = par_map(
+        &todo,
+        threads,
+        |&i| match spec.prepare(i) {
+            Ok(p) => estimated_ios(&p.machine, &blksim::Workload { jobs: p.configs, dsa: Vec::new() }),
+            Err(_) => 0.0,
+        },
+        &|_, _| {},
+    );
+    let order = longest_first(&cost);
     let bar = crate::reproduce::progress_bar("points");
     bar(0, todo.len());
     std::thread::scope(|s| {
         for _ in 0..threads.max(1) {
             s.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&i) = todo.get(k) else { break };
-                let row = spec.row(i, &spec.run(i));
+                let Some(&o) = order.get(k) else { break };
+                let i = todo[o];
+                let row = spec.row(i, &spec.run(&spec.prepare(i)));
                 let _ = writeln!(file.lock().unwrap(), "{row}");
                 let mut rows = rows.lock().unwrap();
                 rows.push((i, row));

@@ -6,6 +6,7 @@
 //! This crate reads files (experiments, fio JSON, `/proc` snapshots) and
 //! writes figures; the model crate it drives does no I/O.
 
+pub mod estimate;
 pub mod experiment;
 pub mod fit;
 pub mod frontend;

@@ -260,17 +260,29 @@ pub fn par_map<T: Sync, R: Send>(
     f: impl Fn(&T) -> R + Sync,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<R> {
+    par_map_longest_first(items, &vec![0.0; items.len()], threads, f, progress)
+}
+
+/// `par_map`, starting the items of the highest `cost` first (ties in item
+/// order): with the long runs started early no core waits alone for one at
+/// the end. Results stay in item order, whatever ran when.
+pub fn par_map_longest_first<T: Sync, R: Send>(
+    items: &[T],
+    cost: &[f64],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Vec<R> {
     let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+    let order = longest_first(cost);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let slots: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..threads.min(items.len()).max(1) {
             s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= items.len() {
-                    break;
-                }
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&i) = order.get(k) else { break };
                 let r = f(&items[i]);
                 slots.lock().unwrap()[i] = Some(r);
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1, items.len());
@@ -278,6 +290,13 @@ pub fn par_map<T: Sync, R: Send>(
         }
     });
     slots.into_inner().unwrap().into_iter().map(|r| r.expect("every item ran")).collect()
+}
+
+/// The indices of `cost`, highest first, ties in index order.
+pub fn longest_first(cost: &[f64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..cost.len()).collect();
+    order.sort_by(|&a, &b| cost[b].total_cmp(&cost[a]).then(a.cmp(&b)));
+    order
 }
 
 /// Run `exps` (every case of every experiment, in parallel) and compare.
@@ -294,7 +313,15 @@ pub fn run_experiments(
             work.push((ei, ci, prepare(e, c, opts).map_err(blksim::Error::bad_input)?));
         }
     }
-    let outcomes = par_map(&work, opts.threads, |(_, _, p)| simulate(p), progress);
+    // The simulated I/Os each run will do: the longest start first.
+    let cost: Vec<f64> = work
+        .iter()
+        .map(|(_, _, p)| match p {
+            Prepared::Run { machine, workload, .. } => crate::estimate::estimated_ios(machine, workload),
+            Prepared::Pending(_) => 0.0,
+        })
+        .collect();
+    let outcomes = par_map_longest_first(&work, &cost, opts.threads, |(_, _, p)| simulate(p), progress);
     let mut by_case: BTreeMap<(usize, usize), Result<Observation, String>> = BTreeMap::new();
     for ((ei, ci, _), out) in work.iter().zip(outcomes) {
         let e = &exps[*ei];
@@ -576,6 +603,25 @@ value = [
         let exp = parse(&with("-b x /dev/nvme0n1"), &d.join("e.toml")).unwrap();
         let e = run_experiments(&[exp], &LabOptions::default(), &|_, _| {}).unwrap_err();
         assert!(e.message.contains("-b: bad value 'x'"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_longest_runs_start_first_and_results_keep_item_order() {
+        assert_eq!(longest_first(&[1.0, 5.0, 0.0, 5.0, 3.0]), [1, 3, 4, 0, 2]);
+        // One thread runs them in that order; the results come back in item order.
+        let started = Mutex::new(Vec::new());
+        let got = par_map_longest_first(
+            &[10, 20, 30],
+            &[0.0, 2.0, 1.0],
+            1,
+            |x| {
+                started.lock().unwrap().push(*x);
+                x + 1
+            },
+            &|_, _| {},
+        );
+        assert_eq!(*started.lock().unwrap(), [20, 30, 10]);
+        assert_eq!(got, [11, 21, 31]);
     }
 
     #[test]
