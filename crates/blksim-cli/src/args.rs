@@ -114,6 +114,8 @@ pub struct SweepArgs {
     /// The metric --plot draws: a metric column of the CSV (iops, bw_bytes, clat_p99_us, ...)
     #[arg(long, value_name = "NAME", default_value = "iops")]
     pub metric: String,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 /// The machine, its kernel knobs and the seed (`run`, `t-io_uring`, `dsa-memfill`).
@@ -143,7 +145,8 @@ pub struct AtArgs {
     pub at: Vec<String>,
 }
 
-/// The wall-time budget of a simulation (`run`, `t-io_uring`, `dsa-memfill`).
+/// The wall-time budget of a simulation (`run`, `t-io_uring`, `dsa-memfill`; each point of `sweep`,
+/// each case of `reproduce` and `fit`).
 #[derive(Args, Clone, Debug)]
 pub struct BudgetArgs {
     /// Run even when the estimated wall time is over --wall-budget
@@ -152,6 +155,12 @@ pub struct BudgetArgs {
     /// Refuse (without --yes) a run estimated to take longer than this wall time, e.g. 10m, 2h
     #[arg(long, value_name = "TIME", default_value = "10m")]
     pub wall_budget: String,
+}
+
+impl Default for BudgetArgs {
+    fn default() -> BudgetArgs {
+        BudgetArgs { yes: false, wall_budget: "10m".into() }
+    }
 }
 
 /// When to show progress (fio's `--eta`).
@@ -478,6 +487,8 @@ pub struct LabArgs {
     /// One seed for every run [default: each experiment's own]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
 }
 
 /// A count above zero.

@@ -1,37 +1,141 @@
 //! The wall-time budget: before simulating, estimate how long the run will
 //! take (simulated I/Os at the release build's rate) and refuse a run over
-//! `--wall-budget` unless `--yes` says to go on, naming the estimate.
+//! `--wall-budget` unless `--yes` says to go on, naming the estimate; while
+//! simulating, stop a run that outlives the budget all the same (the
+//! estimate is a first estimate), and say so after the report so far.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use blksim::machine::Machine;
 use blksim::Workload;
-use blksim_lab::estimate::estimated_ios;
+use blksim_lab::estimate::{estimated_wall_seconds, human_time, IOS_PER_WALL_SEC};
 
 use crate::args::BudgetArgs;
-use crate::failure::Failure;
+use crate::failure::{Cause, Failure};
 
-/// Simulated I/Os per wall second of the release build on one core (the
-/// 8-drive libaio job does 1.0-1.1 M since the CPU time by stage is billed,
-/// a single-drive job more): the planning rate.
-const IOS_PER_WALL_SEC: f64 = 1.1e6;
+/// A simulation's wall-time limit (none with `--yes`).
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// The limit, seconds (`None`: `--yes`, run to the end).
+    pub limit_s: Option<f64>,
+}
 
-/// Refuse `workload` on `machine` when its estimated wall time is over the budget and `--yes` was not given.
-pub fn check(machine: &Machine, workload: &Workload, args: &BudgetArgs) -> Result<(), Failure> {
-    let budget_s = wall_seconds(&args.wall_budget)?;
-    let ios = estimated_ios(machine, workload);
-    let wall_s = ios / IOS_PER_WALL_SEC;
-    if args.yes || wall_s <= budget_s {
-        return Ok(());
+impl Budget {
+    /// The budget `args` set.
+    pub fn of(args: &BudgetArgs) -> Result<Budget, Failure> {
+        let limit_s = wall_seconds(&args.wall_budget)?;
+        Ok(Budget { limit_s: (!args.yes).then_some(limit_s) })
     }
-    Err(format!(
-        "this run would take about {} of wall time (about {:.2e} simulated I/Os at ~{:.1} M per wall second), \
-         over the wall budget of {}: shorten the runtime (or size), or run it anyway with --yes \
-         (or a larger --wall-budget)",
-        human_time(wall_s),
-        ios,
-        IOS_PER_WALL_SEC / 1e6,
-        human_time(budget_s)
-    )
-    .into())
+
+    /// Why `workload` on `machine` is over the budget, if it is: its estimated wall time.
+    pub fn refusal(&self, machine: &Machine, workload: &Workload) -> Option<String> {
+        let limit_s = self.limit_s?;
+        let wall_s = estimated_wall_seconds(machine, workload);
+        (wall_s > limit_s).then(|| {
+            format!(
+                "would take about {} of wall time (about {:.2e} simulated I/Os at ~{:.1} M per wall second), \
+                 over the wall budget of {}",
+                human_time(wall_s),
+                wall_s * IOS_PER_WALL_SEC,
+                IOS_PER_WALL_SEC / 1e6,
+                human_time(limit_s)
+            )
+        })
+    }
+}
+
+/// Refuse `workload` on `machine` when its estimated wall time is over the budget and `--yes` was not
+/// given; else the budget to watch the run with.
+pub fn check(machine: &Machine, workload: &Workload, args: &BudgetArgs) -> Result<Budget, Failure> {
+    let budget = Budget::of(args)?;
+    match budget.refusal(machine, workload) {
+        None => Ok(budget),
+        Some(why) => Err(format!(
+            "this run {why}: shorten the runtime (or size), or run it anyway with --yes (or a larger --wall-budget)"
+        )
+        .into()),
+    }
+}
+
+/// A run's stop flag (`RunOptions::stop`): set when `signals` is (SIGINT,
+/// SIGTERM, SIGHUP) or when the run has taken its wall budget.
+pub struct Watch {
+    /// The flag the run loop looks at.
+    pub stop: Arc<AtomicBool>,
+    over: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+    limit_s: Option<f64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// How often the watch looks at the signal flag and the clock.
+const WATCH_TICK: Duration = Duration::from_millis(20);
+
+impl Watch {
+    /// Start watching a run from now.
+    pub fn start(signals: &Arc<AtomicBool>, budget: Budget) -> Watch {
+        let (stop, over, done) =
+            (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let deadline = budget.limit_s.map(|s| Instant::now() + Duration::from_secs_f64(s.min(1e9)));
+        let (t_stop, t_over, t_done, t_signals) = (stop.clone(), over.clone(), done.clone(), signals.clone());
+        let thread = std::thread::spawn(move || {
+            while !t_done.load(Ordering::Relaxed) {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    t_over.store(true, Ordering::Relaxed);
+                    t_stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+                if t_signals.load(Ordering::Relaxed) {
+                    t_stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+                std::thread::park_timeout(WATCH_TICK);
+            }
+        });
+        Watch { stop, over, done, limit_s: budget.limit_s, thread: Some(thread) }
+    }
+
+    /// Did the run stop?
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// After the report so far is out: exit 1 if the run outlived its wall budget (at `sim_time_ns`).
+    pub fn check(&self, sim_time_ns: u64) -> Result<(), Failure> {
+        if !self.over.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        Err(Failure::new(
+            Cause::OverBudget,
+            format!(
+                "stopped at the wall budget of {} ({:.3} ms of virtual time): the report covers the run so far; \
+                 a larger --wall-budget, or --yes, runs it to the end",
+                human_time(self.limit_s.unwrap_or_default()),
+                sim_time_ns as f64 / 1e6
+            ),
+        ))
+    }
+
+    /// Why the run stopped, for a row of a sweep: its wall budget, or a signal.
+    pub fn why_stopped(&self) -> Option<String> {
+        if self.over.load(Ordering::Relaxed) {
+            return Some(format!("stopped at the wall budget of {}", human_time(self.limit_s.unwrap_or_default())));
+        }
+        self.stopped().then(|| "interrupted".to_string())
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
 }
 
 /// A wall time: seconds, or a number with `s`, `m` or `h`.
@@ -51,19 +155,6 @@ fn wall_seconds(v: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("--wall-budget '{v}': expected seconds, or a time with s, m or h (10m)"))
 }
 
-/// `s` seconds as `45 s`, `12 min` or `3.4 h`.
-fn human_time(s: f64) -> String {
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,23 +172,6 @@ mod tests {
     }
 
     #[test]
-    fn the_estimate_grows_with_runtime_and_is_bounded_by_the_devices() {
-        let m = blksim::machine::builtin("spr-gen5").unwrap();
-        let w = |jobs: Vec<JobConfig>| Workload { jobs, dsa: Vec::new() };
-        let short = estimated_ios(&m, &w(vec![job("10ms", 1)]));
-        let long = estimated_ios(&m, &w(vec![job("10s", 1)]));
-        assert!((long / short - 1000.0).abs() < 1e-6, "{short} {long}");
-        // A deep queue is bounded by the drive's IOPS.
-        let deep = estimated_ios(&m, &w(vec![job("1s", 100_000)]));
-        let (rate, _) = m.devices[0].service_estimate(0, 4096).unwrap();
-        assert!((deep - rate).abs() < 1.0, "{deep}");
-        // spr-gen5's PM1743: its data sheet's 4 KiB random read rate comes back.
-        assert!((1.9e6..2.1e6).contains(&deep), "{deep}");
-        // Two jobs on one drive share it.
-        assert!((estimated_ios(&m, &w(vec![job("1s", 100_000), job("1s", 100_000)])) - deep).abs() < 1.0);
-    }
-
-    #[test]
     fn a_run_over_the_budget_needs_yes() {
         let m = blksim::machine::builtin("spr-gen5").unwrap();
         let w = Workload { jobs: vec![job("3600s", 128)], dsa: Vec::new() };
@@ -111,5 +185,32 @@ mod tests {
         check(&m, &w, &args(true)).unwrap();
         let short = Workload { jobs: vec![job("200ms", 128)], dsa: Vec::new() };
         check(&m, &short, &args(false)).unwrap();
+    }
+
+    /// Wait (at most 10 s) for `w` to stop.
+    fn stops(w: &Watch) -> bool {
+        let t = Instant::now();
+        while !w.stopped() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        w.stopped()
+    }
+
+    #[test]
+    fn a_run_that_outlives_its_budget_is_stopped_and_says_so() {
+        let signals = Arc::new(AtomicBool::new(false));
+        let w = Watch::start(&signals, Budget { limit_s: Some(0.05) });
+        assert!(stops(&w));
+        let e = w.check(2_500_000).unwrap_err();
+        assert_eq!(e.status(), 1);
+        assert!(e.message.contains("wall budget of 0.1 s (2.500 ms of virtual time)"), "{}", e.message);
+        assert_eq!(w.why_stopped().as_deref(), Some("stopped at the wall budget of 0.1 s"));
+        // A signal stops a run with no budget (--yes), which is then not over it.
+        let w = Watch::start(&signals, Budget { limit_s: None });
+        assert!(!w.stopped());
+        signals.store(true, Ordering::Relaxed);
+        assert!(stops(&w));
+        w.check(0).unwrap();
+        assert_eq!(w.why_stopped().as_deref(), Some("interrupted"));
     }
 }

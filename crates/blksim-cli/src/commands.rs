@@ -176,31 +176,37 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         // Like fio's --parse-only, plus the check that the machine can run the jobs.
         return blksim::validate(&machine, &settings, &configs).map_err(|e| locate(&jobs, e));
     }
-    crate::budget::check(&machine, &blksim::Workload { jobs: configs.clone(), dsa: Vec::new() }, &args.budget)?;
+    let budget =
+        crate::budget::check(&machine, &blksim::Workload { jobs: configs.clone(), dsa: Vec::new() }, &args.budget)?;
     let wall = Instant::now();
-    let stop = interrupt::stop_on_ctrl_c();
+    let signals = interrupt::stop_on_signals();
+    let watch = crate::budget::Watch::start(&signals, budget);
     let progress = Progress::start(&args.progress, total_virtual_ns(&configs))?;
     let options = blksim::RunOptions {
         trace_window_ns: args.trace.as_ref().map(|_| trace_window_ns.unwrap_or(DEFAULT_TRACE_WINDOW_NS)),
         timed,
-        stop: Some(stop.clone()),
+        stop: Some(watch.stop.clone()),
         progress: Some(progress.virtual_ns.clone()),
     };
     let result = blksim::run_with(&machine, &settings, &configs, args.knobs.seed, &options);
     progress.finish();
     let (report, inv) = result.map_err(|e| locate(&jobs, e))?;
-    interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
+    interrupt::unless_stopped(&watch.stop, || crate::invariants::check(&report, &inv))?;
     write_trace_file(&args, &report, trace_window_ns)?;
     write_log_files(&report, &jobs)?;
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     let out = run_output(&args, &report, &jobs, extra);
     io_u_errors(&report);
     write_output(args.output.as_deref(), out)?;
-    interrupt::check(&stop, report.sim_time_ns)?;
-    // fio's exit status counts the jobs that ended on an error.
+    watch.check(report.sim_time_ns)?;
+    interrupt::check(&signals, report.sim_time_ns)?;
+    // A job that failed is exit 1, apart from input blksim could not take (2).
     let errors = report.jobs.iter().filter(|j| j.error.is_some()).count();
     if errors > 0 {
-        return Err(Failure::new(Cause::JobErrors(errors.min(255) as u8), ""));
+        return Err(Failure::new(
+            Cause::JobErrors,
+            format!("{errors} of {} jobs ended on an I/O error", report.jobs.len()),
+        ));
     }
     Ok(())
 }
@@ -347,14 +353,19 @@ fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_j
     let normal = formats.contains(&OutputFormat::Normal);
     let plus = formats.contains(&OutputFormat::JsonPlus);
     let json = (plus || formats.contains(&OutputFormat::Json)).then(|| write_json(report, jobs, plus, extra));
+    let pure_json = json.is_some() && !normal;
     let mut out = match json {
         None => write_normal(report, jobs),
         Some(json) if normal => write_normal_around(report, jobs, &json),
         Some(json) => json,
     };
+    // The text tables follow a normal report; after JSON alone they go to
+    // stderr, so that the output stays one JSON document (their numbers are
+    // in its `blksim` object).
+    let mut tables = String::new();
     if let Some(view) = args.interrupts {
-        out.push('\n');
-        out.push_str(&view.write(report));
+        tables.push('\n');
+        tables.push_str(&view.write(report));
     }
     for (wanted, text) in [
         (args.mpstat, write_mpstat as fn(&RunReport) -> String),
@@ -362,9 +373,14 @@ fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_j
         (args.breakdown, write_breakdown),
     ] {
         if wanted {
-            out.push('\n');
-            out.push_str(&text(report));
+            tables.push('\n');
+            tables.push_str(&text(report));
         }
+    }
+    if pure_json {
+        eprint!("{}", tables.trim_start_matches('\n'));
+    } else {
+        out.push_str(&tables);
     }
     out
 }

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::args::{DsaArgs, DsaFormat};
 use crate::commands::{timed_writes, DEFAULT_DSA_MACHINE};
 use crate::failure::Failure;
+use crate::interrupt;
 use crate::out;
 
 /// `blksim dsa-memfill`: load the machine, build the settings and the clients, simulate, print the rates.
@@ -16,11 +17,15 @@ pub fn dsa_memfill_command(args: &DsaArgs) -> Result<(), Failure> {
     let timed = timed_writes(&args.at.at)?;
     let (machine, settings) = args.knobs.machine_and_settings(DEFAULT_DSA_MACHINE)?;
     let workload = dsa_memfill(&args.front_end_args(), &machine)?;
-    crate::budget::check(&machine, &workload, &args.budget)?;
-    let options = blksim::RunOptions { timed, ..Default::default() };
+    let budget = crate::budget::check(&machine, &workload, &args.budget)?;
+    let signals = interrupt::stop_on_signals();
+    let watch = crate::budget::Watch::start(&signals, budget);
+    let options = blksim::RunOptions { timed, stop: Some(watch.stop.clone()), ..Default::default() };
     let (report, inv) = blksim::run_workload(&machine, &settings, &workload, args.knobs.seed, &options)?;
-    crate::invariants::check(&report, &inv)?;
-    let secs = workload.dsa.iter().map(|c| c.runtime_ns).max().unwrap_or(0) as f64 / 1e9;
+    interrupt::unless_stopped(&watch.stop, || crate::invariants::check(&report, &inv))?;
+    // A stopped run's rates are over the virtual time it had.
+    let runtime_ns = workload.dsa.iter().map(|c| c.runtime_ns).max().unwrap_or(0);
+    let secs = runtime_ns.min(report.sim_time_ns).max(1) as f64 / 1e9;
     let rates = DsaRates::of(&report, secs);
     let mut out = match args.format {
         DsaFormat::Json => {
@@ -31,7 +36,9 @@ pub fn dsa_memfill_command(args: &DsaArgs) -> Result<(), Failure> {
     if let Some(view) = args.interrupts {
         out += &format!("\n{}", view.write(&report));
     }
-    out::print(&out)
+    out::print(&out)?;
+    watch.check(report.sim_time_ns)?;
+    interrupt::check(&signals, report.sim_time_ns)
 }
 
 /// The run's totals per second.

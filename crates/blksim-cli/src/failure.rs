@@ -1,7 +1,8 @@
 //! Why a command failed, and so its exit status: bad input (2) — a job file,
 //! an option, a knob, a profile, or input blksim cannot simulate yet — a
 //! failure of blksim itself (70): the simulation stalled or broke an
-//! invariant, or it panicked; output that could not be written (1); cells
+//! invariant, or it panicked; a job that ended on an I/O error (1); output
+//! that could not be written (1); cells
 //! out of tolerance under `reproduce --check` (1); Ctrl-C (130, after the
 //! report so far); and stdout closed by its reader (0, quietly: `| head`).
 
@@ -20,8 +21,10 @@ pub enum Cause {
     Interrupted,
     /// The reader of stdout went away (`blksim run ... | head`): nothing more to do.
     ClosedPipe,
-    /// `run`: this many jobs ended on an I/O error (fio's exit status counts them).
-    JobErrors(u8),
+    /// `run`: a job ended on an I/O error (exit 1, told apart from bad input's 2).
+    JobErrors,
+    /// The run outlived its wall budget: stopped, and what it had was printed.
+    OverBudget,
 }
 
 /// A failed command: what to print, and why.
@@ -47,7 +50,7 @@ impl Failure {
             Cause::Output | Cause::OutOfTolerance => 1,
             Cause::Interrupted => 130,
             Cause::ClosedPipe => 0,
-            Cause::JobErrors(n) => n,
+            Cause::JobErrors | Cause::OverBudget => 1,
         }
     }
 }

@@ -25,7 +25,7 @@ pub fn fit(args: &FitArgs) -> Result<(), Failure> {
         base,
         params: args.params.iter().map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect(),
         experiments: &exps,
-        opts: args.lab.options(),
+        opts: args.lab.options()?,
         iterations: args.iterations,
         include_gaps: args.include_gaps,
     };

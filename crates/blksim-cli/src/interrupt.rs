@@ -1,30 +1,53 @@
-//! Ctrl-C during a simulation, as fio does it: the first stops the run at
-//! the current virtual time, the report so far is printed and blksim exits
-//! 130; a second Ctrl-C ends blksim at once (also 130).
+//! Signals during a simulation, as fio takes Ctrl-C: the first SIGINT,
+//! SIGTERM or SIGHUP stops the run at the current virtual time, the report
+//! so far is printed, and blksim says which signal and exits 130; a second
+//! one ends blksim at once (also 130).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use signal_hook::consts::SIGINT;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::failure::{Cause, Failure};
 
-/// A flag that Ctrl-C sets, for `blksim::RunOptions::stop`.
-pub fn stop_on_ctrl_c() -> Arc<AtomicBool> {
+/// The signals that stop a run.
+const SIGNALS: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
+
+/// The last of them that arrived (0: none).
+fn last_signal() -> &'static Arc<AtomicUsize> {
+    static LAST: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+    LAST.get_or_init(|| Arc::new(AtomicUsize::new(0)))
+}
+
+/// A flag that SIGINT, SIGTERM or SIGHUP sets, for `blksim::RunOptions::stop`.
+pub fn stop_on_signals() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
-    // Registering fails only for signals a process may not catch; SIGINT is not one.
-    signal_hook::flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&stop)).expect("SIGINT handler");
-    signal_hook::flag::register(SIGINT, Arc::clone(&stop)).expect("SIGINT handler");
+    for sig in SIGNALS {
+        // Registering fails only for signals a process may not catch; these are not.
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop)).expect("signal handler");
+        signal_hook::flag::register_usize(sig, Arc::clone(last_signal()), sig as usize).expect("signal handler");
+        signal_hook::flag::register(sig, Arc::clone(&stop)).expect("signal handler");
+    }
     stop
 }
 
-/// After the report is out: exit 130 if Ctrl-C stopped the run (at `sim_time_ns` of virtual time).
+/// The name of the signal that stopped the run.
+fn signal_name() -> &'static str {
+    match last_signal().load(Ordering::Relaxed) as i32 {
+        SIGTERM => "SIGTERM",
+        SIGHUP => "SIGHUP",
+        _ => "Ctrl-C",
+    }
+}
+
+/// After the report is out: exit 130 if a signal stopped the run (at `sim_time_ns` of virtual time).
 pub fn check(stop: &AtomicBool, sim_time_ns: u64) -> Result<(), Failure> {
     if stop.load(Ordering::Relaxed) {
         return Err(Failure::new(
             Cause::Interrupted,
             format!(
-                "interrupted (Ctrl-C) at {:.3} ms of virtual time: the report covers the run so far",
+                "interrupted ({}) at {:.3} ms of virtual time: the report covers the run so far",
+                signal_name(),
                 sim_time_ns as f64 / 1e6
             ),
         ));
@@ -32,7 +55,15 @@ pub fn check(stop: &AtomicBool, sim_time_ns: u64) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `check()` unless Ctrl-C stopped the run (its I/Os are then still in flight).
+/// A command that is not one run (a sweep): exit 130 if a signal stopped it, saying `what` it left.
+pub fn check_stopped(stop: &AtomicBool, what: &str) -> Result<(), Failure> {
+    if stop.load(Ordering::Relaxed) {
+        return Err(Failure::new(Cause::Interrupted, format!("interrupted ({}): {what}", signal_name())));
+    }
+    Ok(())
+}
+
+/// `check()` unless a signal stopped the run (its I/Os are then still in flight).
 pub fn unless_stopped(stop: &AtomicBool, check: impl FnOnce() -> Result<(), Failure>) -> Result<(), Failure> {
     if stop.load(Ordering::Relaxed) {
         return Ok(());

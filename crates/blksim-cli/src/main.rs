@@ -1,9 +1,10 @@
 //! The `blksim` command: run fio jobs on a simulated machine.
 //!
-//! Exit status: 0 on success (and when stdout's reader went away), 2 with one
-//! message on bad input, 70 on an internal error (a bug, a stall), 1 when the
-//! output could not be written or `reproduce --check` found cells out of
-//! tolerance, 130 after Ctrl-C (the report so far printed).
+//! Exit status: 0 on success (and when stdout's reader went away), 1 when a
+//! job ended on an I/O error, the output could not be written or
+//! `reproduce --check` found cells out of tolerance, 2 with one message on
+//! bad input, 70 on an internal error (a bug, a stall), 130 after a signal
+//! (the report so far printed).
 
 mod args;
 mod budget;

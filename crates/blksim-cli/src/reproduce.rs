@@ -15,9 +15,14 @@ use crate::failure::{Cause, Failure};
 use crate::out;
 
 impl LabArgs {
-    /// The lab's options: threads (0: the machine's cores) and seed.
-    pub fn options(&self) -> LabOptions {
-        LabOptions { threads: self.jobs.unwrap_or(0), seed: self.seed, substitutes: Vec::new() }
+    /// The lab's options: threads (0: the machine's cores), seed and wall budget per case.
+    pub fn options(&self) -> Result<LabOptions, Failure> {
+        Ok(LabOptions {
+            threads: self.jobs.unwrap_or(0),
+            seed: self.seed,
+            substitutes: Vec::new(),
+            wall_budget_s: crate::budget::Budget::of(&self.budget)?.limit_s,
+        })
     }
 }
 
@@ -111,8 +116,8 @@ fn check_tolerance(results: &[ExperimentResult]) -> Result<(), Failure> {
 }
 
 /// The lab's options: threads and seed, and the `--profile` overlay in place of the machine it extends.
-fn reproduce_options(args: &ReproduceArgs) -> Result<LabOptions, String> {
-    let mut opts = args.lab.options();
+fn reproduce_options(args: &ReproduceArgs) -> Result<LabOptions, Failure> {
+    let mut opts = args.lab.options()?;
     if let Some(p) = &args.profile {
         let (base, machine) = load_overlay(Path::new(p)).map_err(|e| format!("--profile {e}"))?;
         opts.substitutes.push((base, Arc::new(machine)));

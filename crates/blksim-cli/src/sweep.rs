@@ -1,10 +1,12 @@
 //! `blksim sweep SPEC.toml`: a cartesian sweep over fio job options, kernel
 //! knobs, patches and machine-profile fields, run on all cores, one CSV row
-//! per point (its parameters, then the key metrics), resumable: rows are
-//! appended as points finish, and a rerun skips the points its CSV has.
+//! per point (its parameters, the key metrics, an error, and a resume key
+//! hashing the point as resolved and the blksim build), resumable: rows are
+//! appended as points finish, and a rerun skips the points its CSV has
+//! with the same key and no error. Each point has the wall budget.
 //! When every point is done the same table is written as Parquet (Arrow
 //! types: point int64, each axis int64, float64 or string as its values are,
-//! the metrics float64, error string; a failed point's metrics are null)
+//! the metrics float64, error and key string; a failed point's metrics are null)
 //! beside the CSV, and `--plot` draws a metric against the first axis, one
 //! line per value of the other axes (SVG).
 //!
@@ -39,9 +41,10 @@ use blksim_lab::observe::Observation;
 use blksim_lab::runner::{longest_first, par_map};
 
 use crate::args::SweepArgs;
+use crate::budget::{Budget, Watch};
 use crate::commands::{knob_settings, load_machine, DirSource};
 use crate::failure::Failure;
-use crate::out;
+use crate::{interrupt, out};
 
 /// The metrics of every row, by the lab's names.
 const METRICS: &[&str] = &[
@@ -290,32 +293,47 @@ impl Spec {
         let jobs =
             parse_job_text(&with_options(&self.job_text, &options), &job_path, &ctx).map_err(|e| e.to_string())?;
         let configs: Vec<_> = jobs.jobs.into_iter().map(|j| j.config).collect();
-        Ok(Prepared { machine, settings, configs })
+        let key = resume_key(&format!("{machine:?}\n{settings:?}\n{configs:?}\n{}", self.raw.seed));
+        Ok(Prepared { machine, settings, configs, key })
     }
 
-    /// Run a prepared point: its metric values, or why it failed.
-    fn run(&self, p: &Result<Prepared, String>) -> Result<Vec<String>, String> {
-        let Prepared { machine, settings, configs } = p.as_ref().map_err(|e| e.clone())?;
-        let (report, inv) = blksim::run(machine, settings, configs, self.raw.seed).map_err(|e| e.message)?;
-        crate::invariants::check(&report, &inv).map_err(|f| f.message)?;
-        let obs = Observation::from_report(&report);
+    /// Run a prepared point under `watch`: its metric values, or why it failed (`None`: a signal
+    /// stopped it, and it is not done).
+    fn run(&self, p: &Result<Prepared, String>, watch: &Watch) -> Option<Result<Vec<String>, String>> {
+        let Prepared { machine, settings, configs, .. } = match p {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e.clone())),
+        };
+        let options = blksim::RunOptions { stop: Some(watch.stop.clone()), ..Default::default() };
+        let result = blksim::run_with(machine, settings, configs, self.raw.seed, &options);
+        match watch.why_stopped() {
+            Some(why) if why == "interrupted" => None,
+            Some(why) => Some(Err(why)),
+            None => Some(result.map_err(|e| e.message).and_then(|(report, inv)| Self::metrics(&report, &inv))),
+        }
+    }
+
+    /// A finished run's metric values (or the invariant it broke).
+    fn metrics(report: &blksim::stats::RunReport, inv: &blksim::Invariants) -> Result<Vec<String>, String> {
+        crate::invariants::check(report, inv).map_err(|f| f.message)?;
+        let obs = Observation::from_report(report);
         Ok(METRICS
             .iter()
             .map(|m| Metric::parse(m).ok().and_then(|m| m.eval(&obs).ok()).map_or(String::new(), |v| format!("{v}")))
             .collect())
     }
 
-    /// The CSV header: the point, its axes, the metrics, the error.
+    /// The CSV header: the point, its axes, the metrics, the error, the key.
     fn header(&self) -> String {
         let names = std::iter::once("point".to_string())
             .chain(self.axes.iter().map(|a| a.name.clone()))
             .chain(METRICS.iter().map(|m| m.to_string()))
-            .chain(std::iter::once("error".to_string()));
+            .chain(["error".to_string(), "key".to_string()]);
         names.map(|n| csv_field(&n)).collect::<Vec<_>>().join(",")
     }
 
-    /// Point `i`'s row.
-    fn row(&self, i: usize, result: &Result<Vec<String>, String>) -> String {
+    /// Point `i`'s row, for the point resolved as `key`.
+    fn row(&self, i: usize, key: &str, result: &Result<Vec<String>, String>) -> String {
         let at = point(&self.axes, i);
         let mut fields = vec![i.to_string()];
         fields.extend(self.axes.iter().zip(&at).map(|(a, &k)| text(&a.values[k])));
@@ -323,6 +341,7 @@ impl Spec {
             Ok(values) => fields.extend(values.iter().cloned().chain(std::iter::once(String::new()))),
             Err(e) => fields.extend(METRICS.iter().map(|_| String::new()).chain(std::iter::once(e.clone()))),
         }
+        fields.push(key.to_string());
         fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(",")
     }
 }
@@ -389,6 +408,7 @@ fn write_parquet(path: &Path, spec: &Spec, rows: &[(usize, Vec<String>)]) -> Res
     kinds.extend(spec.axes.iter().map(|a| (a.name.clone(), axis_type(a), false)));
     kinds.extend(METRICS.iter().map(|m| (m.to_string(), DataType::Float64, true)));
     kinds.push(("error".to_string(), DataType::Utf8, true));
+    kinds.push(("key".to_string(), DataType::Utf8, false));
     let columns: Vec<ArrayRef> =
         kinds.iter().enumerate().map(|(k, (_, kind, nullable))| column(rows, k, kind, *nullable)).collect();
     let schema = Arc::new(Schema::new(
@@ -430,14 +450,52 @@ fn write_plot(path: &Path, spec: &Spec, rows: &[(usize, Vec<String>)], metric: &
     blksim_lab::plot::write_sweep_figure(path, &title, &first.name, &x_values, metric, &lines)
 }
 
-/// The rows of an earlier run of the same sweep (same header), by point.
-fn finished_rows(path: &Path, header: &str) -> BTreeMap<usize, String> {
-    let Ok(text) = std::fs::read_to_string(path) else { return BTreeMap::new() };
-    let mut lines = text.lines();
-    if lines.next() != Some(header) {
-        return BTreeMap::new();
+/// A point's resume key: what it was run with (its machine, settings, jobs
+/// and seed, resolved) and which blksim ran it (its version and build), as
+/// 16 hex digits of FNV-1a.
+fn resume_key(resolved: &str) -> String {
+    static BUILD: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let build = *BUILD.get_or_init(|| {
+        let exe = std::env::current_exe().and_then(std::fs::read).unwrap_or_default();
+        fnv1a(fnv1a(0, env!("CARGO_PKG_VERSION").as_bytes()), &exe)
+    });
+    format!("{:016x}", fnv1a(build, resolved.as_bytes()))
+}
+
+/// FNV-1a over `bytes`, continuing from `h` (0: the offset basis).
+fn fnv1a(h: u64, bytes: &[u8]) -> u64 {
+    let mut h = if h == 0 { 0xcbf2_9ce4_8422_2325 } else { h };
+    for &b in bytes {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
     }
-    lines.filter_map(|l| l.split(',').next().and_then(|p| p.parse().ok()).map(|p| (p, l.to_string()))).collect()
+    h
+}
+
+/// A row of an earlier run.
+struct Done {
+    row: String,
+    key: String,
+    failed: bool,
+}
+
+/// The rows of an earlier run of the sweep, by point (`None`: there is a file, but its columns are not this
+/// spec's).
+fn finished_rows(path: &Path, header: &str) -> Option<BTreeMap<usize, Done>> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Some(BTreeMap::new()) };
+    let mut lines = text.lines();
+    match lines.next() {
+        None => return Some(BTreeMap::new()),
+        Some(h) if h != header => return None,
+        Some(_) => {}
+    }
+    let rows = lines.filter_map(|l| {
+        let fields = csv_fields(l);
+        let point = fields.first()?.parse().ok()?;
+        let n = fields.len();
+        let failed = n < 2 || !fields[n - 2].is_empty();
+        Some((point, Done { row: l.to_string(), key: fields.last()?.clone(), failed }))
+    });
+    Some(rows.collect())
 }
 
 /// A point ready to run.
@@ -445,51 +503,108 @@ struct Prepared {
     machine: Machine,
     settings: blksim::settings::Settings,
     configs: Vec<blksim::workload::JobConfig>,
+    /// Its resume key.
+    key: String,
 }
 
-/// `blksim sweep`: run every point not yet in the CSV on all cores, append each row as it finishes, then
-/// write the CSV sorted by point.
+/// `blksim sweep`: run every point the CSV does not have as it is now (new,
+/// changed, or failed before) on all cores, append each row as it finishes,
+/// then write the CSV sorted by point.
 pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let spec = Spec::load(Path::new(&args.spec))?;
+    if args.plot.is_some() {
+        // What --plot needs, checked before any point runs.
+        if spec.axes.is_empty() {
+            return Err(format!(
+                "sweep --plot: {} has no axis to draw {} against (its [axes] table is empty)",
+                args.spec, args.metric
+            )
+            .into());
+        }
+        if !METRICS.contains(&args.metric.as_str()) {
+            return Err(format!(
+                "--metric {}: not a column of the sweep (one of: {})",
+                args.metric,
+                METRICS.join(", ")
+            )
+            .into());
+        }
+    }
+    let budget = Budget::of(&args.budget)?;
     let output = args.output.clone().map(PathBuf::from).unwrap_or_else(|| Path::new(&args.spec).with_extension("csv"));
     let header = spec.header();
-    let mut done = finished_rows(&output, &header);
-    let todo: Vec<usize> = (0..spec.points).filter(|i| !done.contains_key(i)).collect();
-    if !done.is_empty() {
+    let earlier = finished_rows(&output, &header).unwrap_or_else(|| {
         eprintln!(
-            "blksim: sweep: {} of {} points already in {}; running the other {}",
+            "blksim: sweep: {}'s columns are not this spec's (its axes changed): running every point again",
+            output.display()
+        );
+        BTreeMap::new()
+    });
+    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // Every point resolved (in parallel, then let go: a big sweep does not
+    // hold every machine): its key, the simulated I/Os it will do (so that
+    // the longest start first and no core waits alone for one at the end),
+    // and whether it is over the wall budget.
+    let points: Vec<usize> = (0..spec.points).collect();
+    let resolved: Vec<(String, f64, Option<String>)> = par_map(
+        &points,
+        threads,
+        |&i| match spec.prepare(i) {
+            Ok(p) => {
+                let w = blksim::Workload { jobs: p.configs, dsa: Vec::new() };
+                (p.key, estimated_ios(&p.machine, &w), budget.refusal(&p.machine, &w))
+            }
+            Err(_) => (String::new(), 0.0, None),
+        },
+        &|_, _| {},
+    );
+    let over: Vec<String> =
+        resolved.iter().enumerate().filter_map(|(i, r)| Some(format!("point {i} {}", r.2.as_ref()?))).collect();
+    if let Some(first) = over.first() {
+        return Err(format!(
+            "sweep: {} of {} points are over the wall budget ({first}{}): shorten them, or run anyway with --yes \
+             (or a larger --wall-budget)",
+            over.len(),
+            spec.points,
+            if over.len() > 1 { "; ..." } else { "" }
+        )
+        .into());
+    }
+    // Rows kept: same key, no error.
+    let mut done: BTreeMap<usize, String> = BTreeMap::new();
+    let (mut changed, mut failed_before) = (0, 0);
+    for (i, d) in earlier {
+        match resolved.get(i) {
+            Some((key, _, _)) if !key.is_empty() && *key == d.key && !d.failed => {
+                done.insert(i, d.row);
+            }
+            Some(_) if d.failed => failed_before += 1,
+            Some(_) => changed += 1,
+            None => {}
+        }
+    }
+    let todo: Vec<usize> = points.iter().copied().filter(|i| !done.contains_key(i)).collect();
+    if !done.is_empty() || changed > 0 || failed_before > 0 {
+        eprintln!(
+            "blksim: sweep: {} of {} points already in {}; running the other {} ({changed} changed since: job, \
+             machine, settings, seed or blksim; {failed_before} failed before)",
             done.len(),
             spec.points,
             output.display(),
             todo.len()
         );
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&output)
-        .map_err(|e| format!("--output {}: {e}", output.display()))?;
-    if done.is_empty() {
-        file.set_len(0).map_err(|e| format!("--output {}: {e}", output.display()))?;
-        writeln!(file, "{header}").map_err(|e| format!("--output {}: {e}", output.display()))?;
-    }
+    let what = |e: &dyn std::fmt::Display| format!("--output {}: {e}", output.display());
+    // The file from now on: its header, the rows kept, then each new row as it finishes.
+    let kept: String = std::iter::once(header.clone()).chain(done.values().cloned()).map(|l| l + "\n").collect();
+    out::write_file(&output.display().to_string(), kept.as_bytes(), "--output")?;
+    let file = std::fs::OpenOptions::new().append(true).open(&output).map_err(|e| what(&e))?;
     let file = Mutex::new(file);
     let rows = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
-    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    // The simulated I/Os each point will do (made ready in parallel, then
-    // let go: a big sweep does not hold every machine), so that the longest
-    // start first and no core waits alone for one at the end.
-    let cost = par_map(
-        &todo,
-        threads,
-        |&i| match spec.prepare(i) {
-            Ok(p) => estimated_ios(&p.machine, &blksim::Workload { jobs: p.configs, dsa: Vec::new() }),
-            Err(_) => 0.0,
-        },
-        &|_, _| {},
-    );
+    let cost: Vec<f64> = todo.iter().map(|&i| resolved[i].1).collect();
     let order = longest_first(&cost);
+    let signals = interrupt::stop_on_signals();
     let bar = crate::reproduce::progress_bar("points");
     bar(0, todo.len());
     std::thread::scope(|s| {
@@ -497,8 +612,15 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
             s.spawn(|| loop {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&o) = order.get(k) else { break };
+                if signals.load(Ordering::Relaxed) {
+                    break;
+                }
                 let i = todo[o];
-                let row = spec.row(i, &spec.run(&spec.prepare(i)));
+                let p = spec.prepare(i);
+                let key = p.as_ref().map_or(String::new(), |p| p.key.clone());
+                let watch = Watch::start(&signals, budget);
+                let Some(result) = spec.run(&p, &watch) else { break };
+                let row = spec.row(i, &key, &result);
                 let _ = writeln!(file.lock().unwrap(), "{row}");
                 let mut rows = rows.lock().unwrap();
                 rows.push((i, row));
@@ -507,9 +629,22 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         }
     });
     done.extend(rows.into_inner().unwrap());
-    let failed: BTreeSet<usize> = done.iter().filter(|(_, row)| !row.ends_with(',')).map(|(i, _)| *i).collect();
+    let failed: BTreeSet<usize> = done
+        .iter()
+        .filter(|(_, row)| csv_fields(row).iter().rev().nth(1).is_some_and(|e| !e.is_empty()))
+        .map(|(i, _)| *i)
+        .collect();
+    let finished = done.len();
     let text: String = std::iter::once(header).chain(done.into_values()).map(|l| l + "\n").collect();
     out::write_file(&output.display().to_string(), text.as_bytes(), "--output")?;
+    interrupt::check_stopped(
+        &signals,
+        &format!(
+            "{finished} of {} points done, in {}; run the sweep again to finish it",
+            spec.points,
+            output.display()
+        ),
+    )?;
     let table: Vec<(usize, Vec<String>)> = text.lines().skip(1).map(|l| (0, csv_fields(l))).collect();
     let table: Vec<(usize, Vec<String>)> =
         table.into_iter().filter_map(|(_, f)| Some((f.first()?.parse().ok()?, f))).collect();
@@ -524,7 +659,8 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     match failed.first() {
         None => Ok(()),
         Some(first) => Err(format!(
-            "sweep: {} of {} points failed (their `error` column says why; the first is point {first})",
+            "sweep: {} of {} points failed (their `error` column says why; the first is point {first}; a rerun \
+             runs them again)",
             failed.len(),
             spec.points
         )

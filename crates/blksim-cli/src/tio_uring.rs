@@ -44,12 +44,13 @@ pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
     for n in notes {
         eprintln!("blksim: note: {n}");
     }
-    crate::budget::check(&machine, &workload, &args.budget)?;
+    let budget = crate::budget::check(&machine, &workload, &args.budget)?;
     crate::commands::status_interval_note(&args.progress);
-    let stop = interrupt::stop_on_ctrl_c();
+    let signals = interrupt::stop_on_signals();
+    let watch = crate::budget::Watch::start(&signals, budget);
     let progress = Progress::start(&args.progress, total_virtual_ns(&workload.jobs))?;
     let options = blksim::RunOptions {
-        stop: Some(stop.clone()),
+        stop: Some(watch.stop.clone()),
         progress: Some(progress.virtual_ns.clone()),
         ..Default::default()
     };
@@ -59,18 +60,19 @@ pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
         Some(j) => e.context(format!("t/io_uring submitter {j}")),
         None => e,
     })?;
-    interrupt::unless_stopped(&stop, || crate::invariants::check(&report, &inv))?;
+    interrupt::unless_stopped(&watch.stop, || crate::invariants::check(&report, &inv))?;
     for (i, j) in report.jobs.iter().enumerate() {
         if let Some(why) = &j.stuck {
             eprintln!("blksim: warning: submitter {i}: {why}");
         }
     }
-    let mut text = write_report(&report, stop.load(std::sync::atomic::Ordering::Relaxed));
+    let mut text = write_report(&report, watch.stopped());
     if args.breakdown {
         text += &blksim_fio::output::write_stages(&report);
     }
     out::print(&text)?;
-    interrupt::check(&stop, report.sim_time_ns)
+    watch.check(report.sim_time_ns)?;
+    interrupt::check(&signals, report.sim_time_ns)
 }
 
 /// t/io_uring's lines for a finished run (`interrupted`: ended by Ctrl-C).

@@ -509,8 +509,12 @@ fn sweep_writes_one_row_per_point_and_resumes() {
         let f: Vec<&str> = l.split(',').collect();
         assert_eq!(f[0], i.to_string());
         assert!(f[4].parse::<f64>().unwrap() > 0.0, "iops: {l}");
-        assert!(l.ends_with(','), "no error: {l}");
+        // No error; the point's resume key (16 hex digits) last.
+        let n = f.len();
+        assert!(f[n - 2].is_empty() && f[n - 1].len() == 16, "no error, then the key: {l}");
+        assert!(f[n - 1].chars().all(|c| c.is_ascii_hexdigit()), "{l}");
     }
+    assert!(lines[0].ends_with(",error,key"), "{csv}");
     // Points 0 and 2: iodepth 1 and 16 (remappable); the deeper queue gives more IOPS.
     assert!(lines[1].starts_with("0,1,,4,") && lines[3].starts_with("2,16,,4,"), "{csv}");
     let iops = |l: &str| l.split(',').nth(4).unwrap().parse::<f64>().unwrap();
@@ -518,7 +522,7 @@ fn sweep_writes_one_row_per_point_and_resumes() {
     // The same table as Parquet beside the CSV.
     let parquet = std::fs::read(dir.join("s.parquet")).unwrap();
     assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1") && parquet.len() > 1000);
-    for column in ["point", "cmdline", "iodepth", "iops", "clat_p99_us", "error"] {
+    for column in ["point", "cmdline", "iodepth", "iops", "clat_p99_us", "error", "key"] {
         assert!(parquet.windows(column.len()).any(|w| w == column.as_bytes()), "{column} in the schema");
     }
     // A rerun with every point done runs none and writes the same file; --plot draws the metric
@@ -538,13 +542,45 @@ fn sweep_writes_one_row_per_point_and_resumes() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("running the other 2"), "{err}");
     assert_eq!(std::fs::read_to_string(dir.join("s.csv")).unwrap(), csv);
-    // A bad point is a row with its error, and exit 2.
+    // A changed job file changes every point's key: all run again, none is reused.
+    std::fs::write(dir.join("job.fio"), SMALL_JOB.replace("runtime=5ms", "runtime=2ms").replace("bs=4k", "bs=64k"))
+        .unwrap();
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("0 of 4 points already in") && err.contains("running the other 4 (4 changed since"), "{err}");
+    let big = std::fs::read_to_string(dir.join("s.csv")).unwrap();
+    assert!(iops(big.lines().nth(1).unwrap()) < iops(lines[1]), "64 KiB reads are fewer: {big}");
+    // A new value on an axis: the points whose parameters moved run again, the others are kept.
+    std::fs::write(
+        &spec,
+        "job = \"job.fio\"\n[axes]\niodepth = [1, 16, 32]\ncmdline = [\"\", \"intremap=posted_msi\"]\n\
+         \"profile.cpu.cores_per_socket\" = [4]\n",
+    )
+    .unwrap();
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("4 of 6 points already in") && err.contains("running the other 2"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("s.csv")).unwrap().lines().count(), 7);
+    // Different axes: different columns, so nothing of the old file is kept.
+    std::fs::write(&spec, "job = \"job.fio\"\n[axes]\niodepth = [1, 16]\n").unwrap();
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("columns are not this spec's") && !err.contains("already in"), "{err}");
+    // A point over the wall budget is refused before any runs.
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--wall-budget", "0", "--output", "/dev/null"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("2 of 2 points are over the wall budget (point 0 would take about"), "{err}");
+    // A bad point is a row with its error, and exit 2; a rerun runs it again.
+    std::fs::write(dir.join("bad.csv"), "").unwrap();
     std::fs::write(&spec, "job = \"job.fio\"\n[axes]\nrw = [\"randread\", \"randred\"]\n").unwrap();
     let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--output", dir.join("bad.csv").to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("1 of 2 points failed"), "{err}");
     let bad = std::fs::read_to_string(dir.join("bad.csv")).unwrap();
     assert!(bad.lines().nth(2).unwrap().contains("randred"), "{bad}");
+    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--output", dir.join("bad.csv").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("1 of 2 points already in") && err.contains("1 failed before"), "{err}");
 }
 
 #[test]

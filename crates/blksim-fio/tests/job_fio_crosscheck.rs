@@ -529,3 +529,36 @@ fn random_distributions_match_fio() {
     }
     assert!(failures.is_empty(), "distributions differ:\n{}", failures.join("\n"));
 }
+
+/// fio's num2str, as the real fio prints it: the run status line's
+/// `io=IEC (SI)` of null-engine jobs whose sizes sit on either side of the
+/// places where a fraction rounds up and carries (19.99 -> 20.0).
+#[test]
+fn num2str_prints_what_fio_prints_for_sizes_around_its_carries() {
+    use blksim_fio::output::fmt::{num2str, N2sUnit};
+    let sizes: Vec<u64> = [
+        1u64, 2, 999, 1000, 1001, 1023, 1024, 1025, 1953, 1954, 1999, 2000, 19_521, 19_522, 19_531, 19_532, 20_470,
+        20_479, 39_040, 99_990, 195_312, 195_313, 200_000,
+    ]
+    .iter()
+    .map(|n| n * 512)
+    .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for (i, size) in sizes.iter().enumerate() {
+        text += &format!("[s{i}]\nioengine=null\nbs=512\nsize={size}\nstonewall\n");
+    }
+    std::fs::write(dir.path().join("sizes.fio"), &text).unwrap();
+    let out = crosscheck::fio_tool("fio").arg("sizes.fio").current_dir(dir.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    // One "READ: bw=..., io=IEC (SI), run=..." line per group, in order.
+    let printed: Vec<&str> =
+        stdout.lines().filter_map(|l| l.split(", io=").nth(1)).map(|r| r.split(", run=").next().unwrap()).collect();
+    assert_eq!(printed.len(), sizes.len(), "{stdout}");
+    for (size, fio) in sizes.iter().zip(printed) {
+        let ours =
+            format!("{} ({})", num2str(*size, 4, 1, true, N2sUnit::Byte), num2str(*size, 4, 1, false, N2sUnit::Byte));
+        assert_eq!(ours, fio, "io={size} bytes");
+    }
+}

@@ -99,7 +99,7 @@ mod normal_output {
             "Starting 1 process",
             "",
             "seqsync: (groupid=0, jobs=1): err= 0: pid=1001: Thu Jan  1 00:00:02 1970",
-            "  read: IOPS=10.0k, BW=39.1MiB/s (40.0MB/s)(78.1MiB/2000msec)",
+            "  read: IOPS=10.0k, BW=39.1MiB/s (41.0MB/s)(78.1MiB/2000msec)",
             "    clat (usec): min=",
             "     lat (usec): min=",
             "    clat percentiles (usec):",
@@ -119,7 +119,7 @@ mod normal_output {
             "     latency   : target=0.00ns, window=0.00ns, percentile=100.00%, depth=1",
             "",
             "Run status group 0 (all jobs):",
-            "   READ: bw=39.1MiB/s (40.0MB/s), 39.1MiB/s-39.1MiB/s (40.0MB/s-40.0MB/s), io=78.1MiB (81.9MB), run=2000-2000msec",
+            "   READ: bw=39.1MiB/s (41.0MB/s), 39.1MiB/s-39.1MiB/s (41.0MB/s-41.0MB/s), io=78.1MiB (81.9MB), run=2000-2000msec",
             "",
             "Disk stats (read/write):",
             "  nvme0n1: ios=20000/0, sectors=160000/0, merge=0/0, ticks=1400/0, in_queue=1400, util=70.00%",
@@ -216,7 +216,7 @@ mod normal_output {
         assert_eq!(out.matches("(groupid=0, jobs=").count(), 1, "{out}");
         assert!(out.contains("grp: (groupid=0, jobs=2): err= 0: pid=1001:"));
         // 20000 I/Os over the longer run time (2000 ms).
-        assert!(out.contains("  read: IOPS=10.0k, BW=39.1MiB/s (40.0MB/s)(78.1MiB/2000msec)\n"), "{out}");
+        assert!(out.contains("  read: IOPS=10.0k, BW=39.1MiB/s (41.0MB/s)(78.1MiB/2000msec)\n"), "{out}");
         // Latencies merged: min of the first job, max of the second.
         assert!(out.contains("    clat (usec): min=100, max=209, avg=155.00, stdev=50.08"), "{out}");
         // Bandwidth samples are added up (fio's pure sum): 20000 + 26668 KiB/s,
@@ -227,7 +227,7 @@ mod normal_output {
         );
         assert!(out.contains("     issued rwts: total=20000,0,0,0"));
         assert!(out.contains("  cpu          : usr=2.00%, sys=40.00%, ctx=6666,"), "{out}");
-        assert!(out.contains("   READ: bw=39.1MiB/s (40.0MB/s), 39.1MiB/s-39.1MiB/s (40.0MB/s-40.0MB/s), io=78.1MiB (81.9MB), run=2000-2000msec\n"), "{out}");
+        assert!(out.contains("   READ: bw=39.1MiB/s (41.0MB/s), 39.1MiB/s-39.1MiB/s (41.0MB/s-41.0MB/s), io=78.1MiB (81.9MB), run=2000-2000msec\n"), "{out}");
         assert!(out.starts_with("grp: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=libaio, iodepth=16\n...\n"), "{out}");
         assert!(out.contains("\nStarting 2 processes\n"));
     }
@@ -239,7 +239,7 @@ mod normal_output {
         assert_eq!(out.matches("grp: (groupid=0, jobs=1)").count(), 2, "{out}");
         assert!(out.contains("pid=1001:") && out.contains("pid=1002:"));
         // Group line: total bandwidth over the longest run, per-job bandwidth range, run time range.
-        assert!(out.contains("   READ: bw=39.1MiB/s (40.0MB/s), 19.5MiB/s-26.0MiB/s (20.5MB/s-27.3MB/s), io=78.1MiB (81.9MB), run=1500-2000msec\n"), "{out}");
+        assert!(out.contains("   READ: bw=39.1MiB/s (41.0MB/s), 19.5MiB/s-26.0MiB/s (20.5MB/s-27.3MB/s), io=78.1MiB (81.9MB), run=1500-2000msec\n"), "{out}");
     }
 
     #[test]

@@ -300,6 +300,14 @@ impl TIoUringArgs {
         if self.depth == 0 || self.bs == 0 {
             return Err(bad("t/io_uring: -b and -d must be > 0 (io_uring_setup: Invalid argument)".into()));
         }
+        if self.bs > i32::MAX as u64 {
+            // t/io_uring keeps its block size in an int (atoi).
+            return Err(bad(format!(
+                "t/io_uring: -b {}: bad value (its block size is an int: at most {})\nusage: {T_IO_URING_USAGE}",
+                self.bs,
+                i32::MAX
+            )));
+        }
         Ok(())
     }
 }
@@ -493,7 +501,7 @@ mod t_io_uring_tests {
             let e = t_io_uring(&args(refused)).unwrap_err();
             assert_eq!(e.kind, blksim::ErrorKind::NotModelled, "{refused}: {e}");
         }
-        for bad in ["-b x /dev/x", "-d0 /dev/x", "-q 1 /dev/x", "-b512"] {
+        for bad in ["-b x /dev/x", "-d0 /dev/x", "-q 1 /dev/x", "-b512", "-b 4294967296 /dev/x"] {
             let e = t_io_uring(&args(bad)).unwrap_err();
             assert_eq!(e.kind, blksim::ErrorKind::BadInput, "{bad}: {e}");
         }

@@ -27,6 +27,8 @@ pub struct LabOptions {
     /// Machines to use instead of the profile an experiment names: (profile name, machine);
     /// a profile file matches by its stem.
     pub substitutes: Vec<(String, Arc<Machine>)>,
+    /// Refuse a case estimated to take longer than this wall time, seconds (`None`: no limit).
+    pub wall_budget_s: Option<f64>,
 }
 
 /// What a case needs to run, or why it cannot yet.
@@ -321,6 +323,21 @@ pub fn run_experiments(
             Prepared::Pending(_) => 0.0,
         })
         .collect();
+    if let Some(limit_s) = opts.wall_budget_s {
+        for ((ei, ci, _), ios) in work.iter().zip(&cost) {
+            let wall_s = ios / crate::estimate::IOS_PER_WALL_SEC;
+            if wall_s > limit_s {
+                return Err(blksim::Error::bad_input(format!(
+                    "{}: case '{}' would take about {} of wall time, over the wall budget of {}: run it anyway \
+                     with --yes (or a larger --wall-budget)",
+                    exps[*ei].path.display(),
+                    exps[*ei].cases[*ci].label,
+                    crate::estimate::human_time(wall_s),
+                    crate::estimate::human_time(limit_s)
+                )));
+            }
+        }
+    }
     let outcomes = par_map_longest_first(&work, &cost, opts.threads, |(_, _, p)| simulate(p), progress);
     let mut by_case: BTreeMap<(usize, usize), Result<Observation, String>> = BTreeMap::new();
     for ((ei, ci, _), out) in work.iter().zip(outcomes) {

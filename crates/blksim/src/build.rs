@@ -474,5 +474,9 @@ fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     if cfg.iodepth == 0 {
         return Err(err(i, "iodepth must be at least 1".into()));
     }
+    if is_null && cfg.size.is_none() {
+        // fio fails such a job at setup (filesetup.c: total_file_size, EINVAL).
+        return Err(err(i, "ioengine=null: you need to specify size= (the null engine has no file to size it)".into()));
+    }
     Ok(())
 }

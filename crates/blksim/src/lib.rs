@@ -29,5 +29,6 @@ pub mod workload;
 
 pub use error::{Error, ErrorKind};
 pub use run::{run, run_with, run_workload, validate, RunOptions, Workload};
+pub use sched::core::SCHED_SLICE_NS;
 pub use stats::Invariants;
 pub use stats::MsiCounters;

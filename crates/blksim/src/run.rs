@@ -144,7 +144,8 @@ pub fn run_workload(
     }
     if let Some((start, end)) = options.trace_window_ns {
         let mut t = crate::stats::Trace::new(start, end, sim.cpus.len());
-        t.job_names = workload.jobs.iter().map(|j| j.name.clone()).collect();
+        // Every task the run has: the jobs, then the SQ threads of SQPOLL rings.
+        t.job_names = sim.jobs.iter().map(|j| j.cfg.name.clone()).collect();
         t.dev_names = sim.devs.iter().map(|d| d.name.clone()).collect();
         sim.trace = Some(t);
     }

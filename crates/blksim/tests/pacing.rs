@@ -196,6 +196,7 @@ fn paced_runs_are_deterministic_and_every_engine_finishes() {
     for engine in [IoEngine::Psync, IoEngine::Libaio, uring(false), uring(true), IoEngine::Null] {
         let mut j = randread(100, 4);
         j.ioengine = engine.clone();
+        j.size = Some(1 << 30);
         j.rw = RwKind::RandRw;
         j.rate_iops = [2000, 500, 0];
         j.rate_process = RateProcess::Poisson;

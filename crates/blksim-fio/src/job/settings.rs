@@ -336,6 +336,8 @@ impl Settings {
                             "a range of block sizes ({lo}-{hi}) is not modelled by blksim; give one size per direction"
                         )))
                         }
+                        // fio's fixup: a min_bs of 0 is the direction's bs (4k by default).
+                        Some((0, _)) => *slot = None,
                         Some((lo, _)) => *slot = Some(lo),
                         None => {}
                     }

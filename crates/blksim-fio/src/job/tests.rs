@@ -200,6 +200,9 @@ fn units_times_and_lists_resolve() {
     assert_eq!((c.bs[0], c.size, c.runtime_ns), (4000, None, Some(1000)));
     assert!(!configs("[a]\ntime_based\n")[0].time_based, "fio ignores time_based without runtime");
     assert_eq!(configs("[a]\nbsrange=4k-4k,8k:8k\n")[0].bs, [4096, 8192, 8192]);
+    // A range of 0 is fio's default block size (fixup_options: a 0 min_bs takes bs), as the real fio runs it.
+    assert_eq!(configs("[a]\nbsrange=0-0\n")[0].bs, [4096; 3]);
+    assert_eq!(configs("[a]\nbs=8k\nbsrange=0-0,16k-16k\n")[0].bs, [8192, 16384, 16384]);
     assert_eq!(configs("[a]\npercentile_list=50:99\n")[0].percentile_list, vec![50.0, 99.0]);
 }
 

@@ -28,8 +28,8 @@ impl N2sUnit {
 /// 1000 (or 1024 with `pow2`) and adding a k/M/G (Ki/Mi/Gi) prefix as needed.
 /// `base` says what one unit of `num` already is (1024 for a count of KiB).
 pub fn num2str(num: u64, maxlen: usize, base: u64, pow2: bool, units: N2sUnit) -> String {
-    const SI: [&str; 6] = ["", "k", "M", "G", "T", "P"];
-    const IEC: [&str; 6] = ["", "Ki", "Mi", "Gi", "Ti", "Pi"];
+    const SI: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
+    const IEC: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
     let prefixes = if pow2 { IEC } else { SI };
     let thousand: u64 = if pow2 { 1024 } else { 1000 };
 
@@ -69,9 +69,11 @@ pub fn num2str(num: u64, maxlen: usize, base: u64, pow2: bool, units: N2sUnit) -
         return done(if carry { num + 1 } else { num }, post_index);
     }
     let decimals = maxlen - len as usize - 1;
-    // fio prints modulo/thousand with "%.Nf" and keeps what follows "0.",
-    // so a fraction that rounds up to 1.0 prints as ".000" (its quirk).
+    // fio prints modulo/thousand with "%.Nf" and keeps what follows the
+    // point; a fraction that rounds up to 1.0 carries into the number
+    // (`if (tmp[0] == '1') num++;`): 19990 is "20.0k".
     let fraction = format!("{:.*}", decimals, modulo as f64 / thousand as f64);
+    let num = if fraction.starts_with('1') { num + 1 } else { num };
     format!("{num}.{}{}{}", &fraction[2..], prefixes[post_index], units.suffix())
 }
 
@@ -163,6 +165,19 @@ mod tests {
         assert_eq!(num2str(131072, 4, 1, true, N2sUnit::Byte), "128KiB");
         assert_eq!(num2str(4_676_543, 6, 1, false, N2sUnit::None), "4676.5k");
         assert_eq!(num2str(999, 4, 1, false, N2sUnit::BytePerSec), "999B/s");
+        // A fraction that rounds up carries (fio 3.33 prints IOPS=20.0k for 19,990).
+        assert_eq!(num2str(19_990, 4, 1, false, N2sUnit::None), "20.0k");
+        assert_eq!(num2str(19_949, 4, 1, false, N2sUnit::None), "19.9k");
+        assert_eq!(num2str(9_999, 4, 1, false, N2sUnit::None), "9999");
+        assert_eq!(num2str(99_960, 4, 1, false, N2sUnit::None), "100.0k");
+        assert_eq!(num2str(1_047_552, 4, 1, true, N2sUnit::Byte), "1023KiB");
+        // fio's own unit test (unittests/lib/num2str.c).
+        assert_eq!(num2str(1, 1, 1, false, N2sUnit::None), "1");
+        assert_eq!(num2str(u64::MAX, 99, 1, false, N2sUnit::None), "18446744073709551615");
+        assert_eq!(num2str(18446744073709551, 2, 1, false, N2sUnit::None), "18P");
+        assert_eq!(num2str(18446744073709551, 4, 1, false, N2sUnit::None), "18.4P");
+        assert_eq!(num2str(u64::MAX, 2, 1, false, N2sUnit::None), "18E");
+        assert_eq!(num2str(u64::MAX, 4, 1, false, N2sUnit::None), "18.4E");
     }
 
     #[test]

@@ -63,12 +63,12 @@ impl Sim {
         let job = &mut self.jobs[j];
         let depth = job.cur_depth();
         let queued = job.queued.len() as u32;
-        let full = depth >= job.cfg.iodepth;
-        if queued > 0 && (queued >= job.cfg.iodepth_batch_submit || full || job.done_issuing) {
+        let full = depth >= job.depth;
+        if queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing) {
             return self.job_submit(j);
         }
         if !job.done_issuing && !full {
-            let want = (job.cfg.iodepth_batch_submit - queued).min(job.cfg.iodepth - depth).max(1);
+            let want = (job.batch_submit().saturating_sub(queued)).min(job.depth - depth).max(1);
             let cost = want as u64 * prep_ns;
             return self.job_set(j, JobState::Prep, cost, Acct::User, CpuStage::UserLoop, want);
         }
@@ -231,8 +231,8 @@ impl Sim {
         let depth = job.inflight - reap;
         let queued = job.queued.len() as u32;
         let mut n = 0;
-        if !job.done_issuing && depth + queued < job.cfg.iodepth && queued < job.cfg.iodepth_batch_submit {
-            n = (job.cfg.iodepth_batch_submit - queued).min(job.cfg.iodepth - depth - queued);
+        if !job.done_issuing && depth + queued < job.depth && queued < job.batch_submit() {
+            n = (job.batch_submit() - queued).min(job.depth - depth - queued);
         }
         if n > 0 {
             self.job_prep(j, n);
@@ -246,8 +246,8 @@ impl Sim {
         }
         let job = &self.jobs[j];
         let queued = job.queued.len() as u32;
-        let full = depth + queued >= job.cfg.iodepth;
-        let submit = queued > 0 && (queued >= job.cfg.iodepth_batch_submit || full || job.done_issuing);
+        let full = depth + queued >= job.depth;
+        let submit = queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing);
         let tail = if submit {
             body += user.submit_call;
             let (tail, _) = self.submit_syscall_cost(j, false);

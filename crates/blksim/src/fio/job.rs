@@ -266,9 +266,19 @@ pub(crate) struct Job {
     pub pace: Option<Box<Pace>>,
     /// `bssplit`'s draws (fio's `bsrange_state`).
     pub bs_rng: Rng,
+    /// The queue depth in effect: `iodepth`, but 1 for a synchronous engine
+    /// (its queue hook completes each I/O before returning: fio's FIO_SYNCIO
+    /// "queue depth will be capped at 1").
+    pub depth: u32,
 }
 
 impl Job {
+    /// I/Os fio prepares before one submitting call: `iodepth_batch_submit`, at most the depth.
+    #[inline(always)]
+    pub(crate) fn batch_submit(&self) -> u32 {
+        self.cfg.iodepth_batch_submit.min(self.depth).max(1)
+    }
+
     pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
         let n = devs.len();
         let (start, loops) = (cfg.offset, cfg.loops.max(1));
@@ -299,6 +309,7 @@ impl Job {
             shaped: false,
             pace: None,
             bs_rng,
+            depth: if cfg.ioengine.is_sync() { 1 } else { cfg.iodepth },
             index,
             cfg,
             devs,

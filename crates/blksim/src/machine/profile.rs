@@ -343,6 +343,19 @@ pub struct DeviceSpec {
     pub kind: DeviceKind,
 }
 
+/// How a device serves a stream of I/Os, as a first estimate: see [`DeviceSpec::service_estimate`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ServiceEstimate {
+    /// The commands per second it completes at most (`None`: no bound of its own, null_blk).
+    pub iops: Option<f64>,
+    /// One command's latency on an idle device, ns.
+    pub latency_ns: f64,
+    /// Host CPU its driver spends per command: queueing it, taking its completion, ns.
+    pub driver_ns: f64,
+    /// Host CPU per completion interrupt (or softirq) when completions are not polled, ns.
+    pub irq_ns: f64,
+}
+
 impl DeviceSpec {
     /// Is it a block device (`/sys/block/NAME`)? A DSA accelerator and a SCSI host adapter are not.
     pub fn is_block(&self) -> bool {
@@ -365,18 +378,72 @@ impl DeviceSpec {
         }
     }
 
-    /// A first estimate of its service for I/Os of `bs` bytes in direction
-    /// `dir` (0 read, 1 write): commands per second from its data sheet's
-    /// per-command time and bandwidth, and its unloaded latency, ns; `None`
-    /// where the data sheet gives no such bound (null_blk, and devices
-    /// this estimate does not cover yet).
-    pub fn service_estimate(&self, dir: usize, bs: u64) -> Option<(f64, u64)> {
+    /// A first estimate of how it serves I/Os of `bs` bytes in direction
+    /// `dir` (0 read, 1 write), at random places or one after another,
+    /// `depth` at a time, on machine `m` (for planning a run, not for the
+    /// model): from its data sheet and its driver's costs. `None` for what
+    /// takes no block I/O (a DSA accelerator, a SCSI host adapter).
+    pub fn service_estimate(
+        &self,
+        m: &Machine,
+        dir: usize,
+        bs: u64,
+        random: bool,
+        depth: u32,
+    ) -> Option<ServiceEstimate> {
+        let c = &m.costs;
+        let irq = c.irq_entry_ns + c.irq_exit_ns + c.apic_eoi_ns;
         match &self.kind {
             DeviceKind::Nvme(p) => {
-                let data_ns = bs as f64 * 1e3 / p.drive_mb_per_s[dir].max(1) as f64;
-                Some((1e9 / (p.command_ns[dir] as f64 + data_ns).max(1.0), p.latency_ns[dir]))
+                // The controller takes one command at a time (its work, then
+                // the data at the drive's bandwidth); a media unit then reads
+                // or writes it; the data crosses the link.
+                let controller_ns = p.command_ns[dir] as f64 + bs as f64 * 1e3 / p.drive_mb_per_s[dir].max(1) as f64;
+                let media_ns = (p.latency_ns[dir] + (bs / 1024).saturating_sub(4) * p.ns_per_kib[dir]) as f64;
+                let link_ns = bs as f64 * 1e3 / p.link_mb_per_s.max(1) as f64;
+                let busiest_ns = controller_ns.max(media_ns / p.media_units.max(1) as f64).max(link_ns);
+                Some(ServiceEstimate {
+                    iops: Some(1e9 / busiest_ns.max(1.0)),
+                    latency_ns: p.fetch_ns as f64 + controller_ns + media_ns + link_ns,
+                    driver_ns: (c.nvme_queue_rq_ns + c.dma_map_ns + c.doorbell_ns + c.nvme_cqe_ns + c.cq_doorbell_ns)
+                        as f64,
+                    irq_ns: irq as f64,
+                })
             }
-            DeviceKind::NullBlk | DeviceKind::Dsa(_) | DeviceKind::Scsi(_) => None,
+            // Completed in the submitter's softirq: the CPU is the only bound.
+            DeviceKind::NullBlk => Some(ServiceEstimate {
+                iops: None,
+                latency_ns: 0.0,
+                driver_ns: c.null_queue_rq_ns as f64,
+                irq_ns: c.softirq_entry_ns as f64,
+            }),
+            DeviceKind::Scsi(ScsiSpec::Disk(p)) => {
+                let DeviceKind::Scsi(ScsiSpec::Host(hba)) = &m.devices.get(p.host)?.kind else { return None };
+                let transfer_ns = bs as f64 * 1e3 / p.media_mb_per_s.max(1) as f64;
+                let link_ns = bs as f64 * 1e3 / hba.link_mb_per_s.max(1) as f64;
+                // A random read waits for the head (a seek and half a turn;
+                // the elevator orders the `depth` queued ones, so each seek
+                // covers 1/depth of the average distance, and seek time goes
+                // as its square root); a sequential one, or a write into the
+                // write cache, is a cache hit; the controller and the port's
+                // firmware take one command at a time.
+                let from_media = random && (dir == 0 || !p.write_cache);
+                let queued = depth.clamp(1, hba.queue_depth.max(1)) as f64;
+                let service_ns = if from_media {
+                    p.seek_ns[1] as f64 / queued.sqrt() + 30e9 / p.rpm.max(1) as f64 + transfer_ns
+                } else {
+                    transfer_ns.max(p.controller_ns as f64).max(link_ns)
+                };
+                let one_at_a_time = service_ns.max(p.controller_ns as f64).max(hba.fw_cmd_ns as f64);
+                let host = [c.scsi_complete_ns, c.scsi_queue_rq_ns, c.hba_queuecommand_ns, c.hba_irq_ns, c.hba_cqe_ns];
+                Some(ServiceEstimate {
+                    iops: Some(1e9 / one_at_a_time.max(1.0)),
+                    latency_ns: if from_media { service_ns } else { p.cache_hit_ns as f64 } + p.controller_ns as f64,
+                    driver_ns: (c.dma_map_ns + host.iter().flatten().sum::<u64>()) as f64,
+                    irq_ns: irq as f64,
+                })
+            }
+            DeviceKind::Dsa(_) | DeviceKind::Scsi(ScsiSpec::Host(_)) => None,
         }
     }
 
@@ -469,6 +536,14 @@ impl Machine {
     /// Every remapping unit can post interrupts (IRQ_POSTING_CAP): `intremap=posted_msi` can take effect.
     pub fn posting_capable(&self) -> bool {
         !self.iommus.is_empty() && self.iommus.iter().all(|u| u.posting_capable)
+    }
+
+    /// The device a job's `filename` names: `/dev/NAME`, or an NVMe
+    /// namespace's generic char device `/dev/ngXnY` (the namespace `nvmeXnY`).
+    pub fn device_of_file(&self, filename: &str) -> Option<&DeviceSpec> {
+        let name = filename.strip_prefix("/dev/").unwrap_or(filename);
+        let named = |n: &str| self.devices.iter().find(|d| d.name == n);
+        named(name).or_else(|| named(&format!("nvme{}", name.strip_prefix("ng")?)))
     }
 }
 

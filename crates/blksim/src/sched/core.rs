@@ -12,7 +12,7 @@ use crate::stats::{CpuStage, TraceName, Track};
 use crate::system::{Event, Sim};
 
 /// Scheduler time slice before a CPU-bound task yields to another runnable one.
-pub(crate) const SCHED_SLICE_NS: u64 = 3_000_000;
+pub const SCHED_SLICE_NS: u64 = 3_000_000;
 
 impl Sim {
     /// Charge the time since the last charge to whatever ran, and take it off its step.

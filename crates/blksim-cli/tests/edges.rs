@@ -1,0 +1,217 @@
+//! Inputs at the edges, each a case a fuzzer or a new user found (issue 23):
+//! every one ends with the right exit status and one clear line, or with
+//! fio's behaviour where fio accepts it; never a panic, a lost report or
+//! an answer that looks right and is not.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::blksim;
+
+thread_local! {
+    /// This test thread's scratch directory, removed when the thread (the test) ends.
+    static SCRATCH: tempfile::TempDir = tempfile::Builder::new().prefix("blksim-edges-").tempdir().unwrap();
+}
+
+fn tmp(name: &str, text: &str) -> String {
+    let p = SCRATCH.with(|d| d.path().join(name));
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+const JOB: &str =
+    "[r]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=8\ntime_based\nruntime=2ms\nfilename=/dev/nvme0n1\n";
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+#[test]
+fn bsrange_0_0_is_fios_default_block_size() {
+    // fio takes a zero range as unset: 4 KiB I/Os.
+    let sized =
+        tmp("bs0.fio", "[a]\nioengine=libaio\ndirect=1\nrw=randread\nbsrange=0-0\nsize=1m\nfilename=/dev/nvme0n1\n");
+    let (code, out, err) = blksim(&["run", &sized, "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let read = &json(&out)["jobs"][0]["read"];
+    assert_eq!((read["total_ios"].as_u64(), read["io_bytes"].as_u64()), (Some(256), Some(1 << 20)), "{read}");
+    let zoned = tmp(
+        "bs0z.fio",
+        "[a]\nioengine=libaio\ndirect=1\nrw=randread\nbsrange=0-0\nrandom_distribution=zoned_abs:60/1m:40/2m\nnumber_ios=64\nfilename=/dev/nvme0n1\n",
+    );
+    let (code, _, err) = blksim(&["run", &zoned]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn sqpoll_with_a_trace_writes_the_trace() {
+    let job = tmp("sq.fio", &JOB.replace("ioengine=libaio", "ioengine=io_uring\nsqthread_poll=1"));
+    let trace = SCRATCH.with(|d| d.path().join("t.json"));
+    let (code, _, err) = blksim(&["run", &job, "--trace", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let t = json(&std::fs::read_to_string(&trace).unwrap());
+    assert!(t["traceEvents"].as_array().is_some_and(|e| !e.is_empty()), "{t}");
+}
+
+#[test]
+fn sweep_plot_needs_an_axis_and_a_metric_before_anything_runs() {
+    let dir = SCRATCH.with(|d| d.path().to_path_buf());
+    std::fs::write(dir.join("job.fio"), JOB).unwrap();
+    let spec = tmp("empty.toml", "job = \"job.fio\"\n[axes]\n");
+    let (code, _, err) = blksim(&["sweep", &spec, "--plot"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("has no axis to draw iops against (its [axes] table is empty)"), "{err}");
+    assert!(!dir.join("empty.csv").exists(), "nothing ran");
+}
+
+#[test]
+fn t_io_uring_refuses_a_block_size_fio_cannot_take() {
+    for bs in ["4294967296", "5g"] {
+        let (code, _, err) = blksim(&["t-io_uring", "-b", bs, "/dev/nvme0n1"]);
+        assert_eq!(code, 2, "-b {bs}: {err}");
+        assert!(err.starts_with("blksim: t/io_uring: -b") && err.contains("bad value"), "{err}");
+    }
+}
+
+#[test]
+fn the_null_engine_needs_a_size_as_in_fio() {
+    let job = tmp("null.fio", "[n]\nioengine=null\nrw=randread\ntime_based\nruntime=1ms\n");
+    let (code, _, err) = blksim(&["run", &job]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("you need to specify size="), "{err}");
+}
+
+#[test]
+fn a_closed_stdout_is_an_error() {
+    let job = tmp("closed.fio", JOB);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_blksim"));
+    cmd.args(["run", &job]).current_dir(common::root()).stderr(Stdio::piped());
+    // `>&-`: no file descriptor 1 at all.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::close(1);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("stdout"), "{err}");
+}
+
+#[test]
+fn jobs_that_fail_exit_1_not_2() {
+    let job = tmp("eop.fio", &JOB.replace("ioengine=libaio", "ioengine=io_uring\nhipri=1\nnumjobs=2"));
+    let cmdline = "nvme.poll_queues=0 blksim.polled_unsupported=eopnotsupp";
+    let (code, _, err) = blksim(&["run", &job, "--cmdline", cmdline]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("blksim: 2 of 2 jobs ended on an I/O error"), "{err}");
+}
+
+#[test]
+fn json_stays_json_with_the_tables() {
+    let job = tmp("tables.fio", JOB);
+    for table in ["--interrupts", "--iostat", "--mpstat", "--breakdown"] {
+        let (code, out, err) = blksim(&["run", &job, "--output-format", "json", table]);
+        assert_eq!(code, 0, "{table}: {err}");
+        json(&out);
+        assert!(err.lines().count() > 2, "{table}: the table goes to stderr: {err}");
+    }
+}
+
+#[test]
+fn every_device_kind_is_under_the_wall_budget() {
+    // Whole-device jobs: hours of simulation on any kind of device.
+    let whole = |file: &str, engine: &str| format!("[w]\n{engine}\ndirect=1\nrw=read\nbs=4k\nfilename={file}\n");
+    for (machine, file, engine) in [
+        ("spr-gen5", "/dev/nvme0n1", "ioengine=libaio"),
+        ("spr-gen5", "/dev/nullb0", "ioengine=libaio"),
+        ("spr-gen5", "/dev/ng0n1", "ioengine=io_uring_cmd\ncmd_type=nvme"),
+        ("hp-ia64-2008", "/dev/sda", "ioengine=libaio"),
+    ] {
+        let job = tmp("whole.fio", &whole(file, engine));
+        let (code, _, err) = blksim(&["run", &job, "--machine", machine, "--wall-budget", "1s"]);
+        assert_eq!(code, 2, "{file}: {err}");
+        assert!(err.contains("would take about") && err.contains("over the wall budget of 1.0 s"), "{file}: {err}");
+    }
+    // reproduce applies it to each case.
+    let (code, _, err) = blksim(&["reproduce", "single-core-iops", "--wall-budget", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("would take about") && err.contains("over the wall budget of 0.0 s"), "{err}");
+}
+
+/// Run `blksim ARGS`, and once it catches `sig` (its bit in SigCgt of
+/// /proc/PID/status) and has run a little, send it `sig`.
+fn signalled(args: &[&str], sig: i32) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(args)
+        .current_dir(common::root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let catches = || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim).unwrap_or("0");
+        u64::from_str_radix(mask, 16).unwrap() & (1 << (sig - 1)) != 0
+    };
+    let t0 = Instant::now();
+    while !catches() {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            panic!("blksim {args:?} ended before the signal: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        assert!(t0.elapsed().as_secs() < 60, "blksim never set up its handler of signal {sig}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn sigterm_and_sighup_print_the_report_so_far() {
+    let job = tmp("long.fio", &JOB.replace("runtime=2ms", "runtime=1h"));
+    for (sig, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
+        let out = signalled(&["run", &job, "--output-format", "json", "--yes"], sig);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{err}");
+        assert!(err.starts_with(&format!("blksim: interrupted ({name}) at ")), "{err}");
+        let doc = json(&String::from_utf8_lossy(&out.stdout));
+        assert!(doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn ctrl_c_stops_dsa_memfill_cleanly() {
+    let out = signalled(&["dsa-memfill", "--runtime", "3600s", "--yes"], libc::SIGINT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.starts_with("blksim: interrupted (Ctrl-C) at "), "{err}");
+    assert!(!text.is_empty(), "the rates so far: {err}");
+}
+
+#[test]
+fn ctrl_c_stops_a_sweep_which_a_rerun_finishes() {
+    let dir = SCRATCH.with(|d| d.path().to_path_buf());
+    // Points of about a second (the longest first), so that the signal comes during the first.
+    std::fs::write(dir.join("job.fio"), JOB.replace("runtime=2ms", "runtime=2s")).unwrap();
+    let spec = tmp("long.toml", "job = \"job.fio\"\n[axes]\niodepth = [1, 2, 4, 8, 16, 32]\n");
+    let out = signalled(&["sweep", &spec, "--jobs", "1"], libc::SIGINT);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(last.starts_with("blksim: interrupted (Ctrl-C): ") && last.contains("of 6 points done"), "{err}");
+    let csv = std::fs::read_to_string(dir.join("long.csv")).unwrap();
+    let done = csv.lines().count() - 1;
+    assert!(done < 6, "{csv}");
+    assert!(!dir.join("long.parquet").exists(), "no Parquet for a sweep not done");
+    let (code, _, err) = blksim(&["sweep", &spec]);
+    assert_eq!(code, 0, "{err}");
+    assert!(done == 0 || err.contains(&format!("{done} of 6 points already in")), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("long.csv")).unwrap().lines().count(), 7);
+}
