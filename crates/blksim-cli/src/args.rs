@@ -8,11 +8,14 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// The exit statuses, for `--help` and the man page.
-pub const EXIT_STATUS: &str = "Exit status: 0 success (also when the reader of stdout went away, as with `| head`); \
-1 the output could not be written, or `reproduce --check` found a cell out of tolerance; \
+pub const EXIT_STATUS: &str = "Exit status: 0 done (also when the reader of stdout went away, as with `| head`); \
+1 a job ended on an I/O error, a run was stopped at its wall budget (after the report so far), the output \
+could not be written (a full disk, stdout closed with `>&-`), or `reproduce --check` found a cell out of \
+tolerance; \
 2 bad input (one message naming the file, line and what was expected); \
-70 a failure of blksim itself (the simulation stalled, a bug); \
-130 interrupted by Ctrl-C (`run` and `t-io_uring` print the report so far first).";
+70 a failure of blksim itself (the simulation stalled, an invariant broke, a bug); \
+130 interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP: `run`, `t-io_uring` and `dsa-memfill` print the report \
+so far first, `sweep` keeps the rows done, and a second signal ends blksim at once.";
 
 /// blksim: the Linux host storage I/O path (fio → io_uring/libaio → blk-mq → NVMe → MSI/IOMMU → CPU
 /// contexts), simulated event by event in virtual time.

@@ -12,7 +12,7 @@ use blksim::settings::{parse_time_ns, parse_timed_write, Settings, TimedAction};
 use blksim::stats::RunReport;
 use blksim_fio::job::{option_line_of, parse_job_sources, JobFile, JobSource, ParseContext, COMMAND_LINE};
 use blksim_fio::output::{
-    write_breakdown, write_iostat, write_json, write_logs, write_mpstat, write_normal, write_normal_around, write_trace,
+    write_breakdown, write_iostat, write_json, write_mpstat, write_normal, write_normal_around, write_trace, LogWriter,
 };
 use clap::CommandFactory;
 use serde_json::json;
@@ -172,12 +172,21 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             )));
         }
     }
+    // Like fio's --parse-only, plus the check that the machine can run the jobs: also before the
+    // wall-time estimate, which is for jobs that can run.
+    blksim::validate(&machine, &settings, &configs).map_err(|e| locate(&jobs, e))?;
     if args.parse_only {
-        // Like fio's --parse-only, plus the check that the machine can run the jobs.
-        return blksim::validate(&machine, &settings, &configs).map_err(|e| locate(&jobs, e));
+        return Ok(());
     }
     let budget =
         crate::budget::check(&machine, &blksim::Workload { jobs: configs.clone(), dsa: Vec::new() }, &args.budget)?;
+    // fio's logs, written as the run makes them (opened now: one that cannot be is bad input).
+    let logs = match jobs.jobs.iter().any(|j| j.logs.any()) {
+        true => Some(std::sync::Arc::new(std::sync::Mutex::new(
+            LogWriter::to_files(&jobs).map_err(|(path, e)| format!("log file {}: {e}", path.display()))?,
+        ))),
+        false => None,
+    };
     let wall = Instant::now();
     let signals = interrupt::stop_on_signals();
     let watch = crate::budget::Watch::start(&signals, budget);
@@ -187,13 +196,21 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         timed,
         stop: Some(watch.stop.clone()),
         progress: Some(progress.virtual_ns.clone()),
+        io_log: logs.clone().map(|w| blksim::stats::IoLogSink(w)),
     };
     let result = blksim::run_with(&machine, &settings, &configs, args.knobs.seed, &options);
     progress.finish();
     let (report, inv) = result.map_err(|e| locate(&jobs, e))?;
     interrupt::unless_stopped(&watch.stop, || crate::invariants::check(&report, &inv))?;
+    for note in blksim::idle_patches(&settings, &report) {
+        eprintln!("blksim: warning: {note}");
+    }
     write_trace_file(&args, &report, trace_window_ns)?;
-    write_log_files(&report, &jobs)?;
+    if let Some(logs) = &logs {
+        logs.lock().expect("logs").finish(&report).map_err(|(path, e)| {
+            Failure::new(crate::failure::Cause::Output, format!("writing log file {}: {e}", path.display()))
+        })?;
+    }
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     let out = run_output(&args, &report, &jobs, extra);
     io_u_errors(&report);
@@ -270,7 +287,15 @@ fn job_source(file: &str) -> Result<JobSource, String> {
         return Ok(JobSource::File(PathBuf::from(file)));
     }
     let mut bytes = Vec::new();
-    std::io::stdin().read_to_end(&mut bytes).map_err(|e| format!("<stdin>: cannot read the job file: {e}"))?;
+    // The same bound as a job file's (the parser's MAX_JOB_FILE_BYTES).
+    const MAX: u64 = 16 << 20;
+    std::io::stdin()
+        .take(MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("<stdin>: cannot read the job file: {e}"))?;
+    if bytes.len() as u64 > MAX {
+        return Err(format!("<stdin>: the job file is over {} MiB: blksim reads job files up to that size", MAX >> 20));
+    }
     Ok(JobSource::Text { name: PathBuf::from("<stdin>"), text: String::from_utf8_lossy(&bytes).into_owned() })
 }
 
@@ -321,17 +346,6 @@ fn time_text(ns: u64) -> String {
 
 /// fio's log files the jobs ask for (`write_lat_log`, ...), where fio would write them (relative to the
 /// working directory); appended to with `per_job_logs=0`, as fio does.
-fn write_log_files(report: &RunReport, jobs: &JobFile) -> Result<(), Failure> {
-    for f in write_logs(report, jobs) {
-        let path = f.path.to_string_lossy();
-        if f.append {
-            out::append_file(&path, f.text.as_bytes(), "log file")?;
-        } else {
-            out::write_file(&path, f.text.as_bytes(), "log file")?;
-        }
-    }
-    Ok(())
-}
 
 /// blksim's own fields of the JSON output: the machine, the settings and the wall-clock rates.
 fn run_json_extra(machine: &Machine, settings: &Settings, report: &RunReport, wall_ns: u64) -> serde_json::Value {
@@ -423,11 +437,12 @@ fn completions(shell: clap_complete::Shell) -> Result<(), Failure> {
     out::print(&String::from_utf8_lossy(&script))
 }
 
-/// `blksim man`: blksim.1 on stdout, or with `--dir DIR` it and a page per command written there.
+/// `blksim man`: one complete page on stdout (every command with its options), or with `--dir DIR`
+/// blksim.1 and a page per command written there.
 fn man(dir: Option<&str>) -> Result<(), Failure> {
     let cmd = Cli::command();
     let Some(dir) = dir else {
-        return out::print(&String::from_utf8_lossy(&man_page(&cmd)));
+        return out::print(&whole_man_page(&cmd));
     };
     std::fs::create_dir_all(dir).map_err(|e| format!("--dir {dir}: {e}"))?;
     let mut pages = vec![("blksim.1".to_string(), man_page(&cmd))];
@@ -441,6 +456,64 @@ fn man(dir: Option<&str>) -> Result<(), Failure> {
         eprintln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// blksim.1 with every command in it: the tool's sections, then a COMMANDS
+/// section with each command's synopsis, description, options and notes
+/// (their section headings as paragraph headings), then EXIT STATUS.
+fn whole_man_page(cmd: &clap::Command) -> String {
+    let section = |f: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| {
+        let mut b = Vec::new();
+        f(&mut b).expect("writing to a Vec");
+        // Each render starts with roff's preamble (the Aq string): keep the first page's only.
+        String::from_utf8_lossy(&b)
+            .lines()
+            .filter(|l| !l.starts_with(".ie \\n(.g") && !l.starts_with(".el .ds Aq"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    };
+    let top = clap_mangen::Man::new(cmd.clone());
+    let mut page = String::from_utf8_lossy(&{
+        let mut b = Vec::new();
+        top.render_title(&mut b).expect("writing to a Vec");
+        b
+    })
+    .into_owned();
+    page += &section(&|b| top.render_name_section(b));
+    page += &section(&|b| top.render_synopsis_section(b));
+    page += &section(&|b| top.render_description_section(b));
+    page += ".SH COMMANDS\n";
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        let name = format!("blksim {}", sub.get_name());
+        let m = clap_mangen::Man::new(sub.clone().name(&name).bin_name(&name));
+        page += &format!(".SS \"{name}\"\n");
+        let mut text = section(&|b| m.render_description_section(b));
+        text += &section(&|b| m.render_synopsis_section(b));
+        text += &section(&|b| m.render_options_section(b));
+        if sub.get_after_help().is_some() || sub.get_after_long_help().is_some() {
+            text += &section(&|b| m.render_extra_section(b));
+        }
+        // Within a command: its sections as bold paragraph headings.
+        for line in text.lines() {
+            match line.strip_prefix(".SH ") {
+                Some("DESCRIPTION") => {}
+                Some("EXTRA") => page += ".PP\n\\fBNotes\\fR\n.br\n",
+                Some(h) => {
+                    let h = h.trim_matches('"').to_lowercase();
+                    page += &format!(".PP\n\\fB{}{}\\fR\n.br\n", h[..1].to_uppercase(), &h[1..]);
+                }
+                None => page += &format!("{line}\n"),
+            }
+        }
+    }
+    page += ".SH \"EXIT STATUS\"\n";
+    let codes = crate::args::EXIT_STATUS.trim_start_matches("Exit status: ").trim_end_matches('.');
+    for item in codes.split("; ") {
+        let (code, what) = item.split_once(' ').unwrap_or((item, ""));
+        page += &format!(".TP\n\\fB{code}\\fR\n{}\n", what.replace('-', "\\-"));
+    }
+    page += &section(&|b| top.render_version_section(b));
+    page
 }
 
 /// One command's man page (roff).

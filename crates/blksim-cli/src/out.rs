@@ -28,14 +28,15 @@ pub fn write_file(path: &str, text: &[u8], what: &str) -> Result<(), Failure> {
     f.write_all(text).and_then(|()| f.flush()).map_err(|e| written(&format!("{what} {path}"), e))
 }
 
-/// `text` appended to file `path`, created if it is not there (fio's logs with `per_job_logs=0`).
-pub fn append_file(path: &str, text: &[u8], what: &str) -> Result<(), Failure> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Failure::from(format!("{what} {path}: {e}")))?;
-    f.write_all(text).and_then(|()| f.flush()).map_err(|e| written(&format!("{what} {path}"), e))
+/// Replace file `path` with `text` at once: written beside it, then renamed over it (a crash leaves
+/// the old file or the new one, never half of one).
+pub fn replace_file(path: &std::path::Path, text: &[u8], what: &str) -> Result<(), Failure> {
+    let shown = path.display();
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Failure::from(format!("{what} {shown}: {e}")))?;
+    tmp.write_all(text).and_then(|()| tmp.flush()).map_err(|e| written(&format!("{what} {shown}"), e))?;
+    tmp.persist(path).map_err(|e| Failure::from(format!("{what} {shown}: {}", e.error)))?;
+    Ok(())
 }
 
 /// Was blksim started with fd 1 closed (`>&-`)? Rust's runtime reopens a

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use blksim_fio::job::{command_line_option, CommandLineJob};
+use blksim_fio::job::{command_line_option, unknown_command_line_option, CommandLineJob};
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser};
 
@@ -17,6 +17,18 @@ use crate::out;
 /// which are printed here.
 pub fn parse(argv: &[String]) -> Result<Option<Cli>, Failure> {
     let (argv, fio_job) = take_fio_job(argv);
+    if argv.get(1).map(String::as_str) == Some("run") {
+        // What is left that looks like an option is neither blksim's nor one of fio's job options:
+        // fio's message (with the closest option) rather than clap's.
+        let own = run_options();
+        let unknown = argv[2..].iter().take_while(|a| *a != "--").find_map(|a| {
+            let name = a.strip_prefix("--")?.split('=').next()?;
+            (!name.is_empty() && !own.contains_key(name)).then_some(name)
+        });
+        if let Some(name) = unknown {
+            return Err(unknown_command_line_option(name, own.keys().map(String::as_str)).into());
+        }
+    }
     match Cli::try_parse_from(&argv) {
         Ok(mut cli) => {
             if let Command::Run(run) = &mut cli.command {

@@ -292,7 +292,9 @@ impl Spec {
         let job_path = self.dir.join(&self.raw.job);
         let jobs =
             parse_job_text(&with_options(&self.job_text, &options), &job_path, &ctx).map_err(|e| e.to_string())?;
-        let configs: Vec<_> = jobs.jobs.into_iter().map(|j| j.config).collect();
+        // A sweep writes no fio logs: no I/O records kept.
+        let configs: Vec<_> =
+            jobs.jobs.into_iter().map(|j| blksim::workload::JobConfig { record_ios: false, ..j.config }).collect();
         let key = resume_key(&format!("{machine:?}\n{settings:?}\n{configs:?}\n{}", self.raw.seed));
         Ok(Prepared { machine, settings, configs, key })
     }
@@ -532,6 +534,13 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     }
     let budget = Budget::of(&args.budget)?;
     let output = args.output.clone().map(PathBuf::from).unwrap_or_else(|| Path::new(&args.spec).with_extension("csv"));
+    if output.exists() && !output.is_file() {
+        return Err(format!(
+            "--output {}: not a regular file (the sweep's CSV is resumed from, and replaced whole as points finish)",
+            output.display()
+        )
+        .into());
+    }
     let header = spec.header();
     let earlier = finished_rows(&output, &header).unwrap_or_else(|| {
         eprintln!(
@@ -597,7 +606,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
     let what = |e: &dyn std::fmt::Display| format!("--output {}: {e}", output.display());
     // The file from now on: its header, the rows kept, then each new row as it finishes.
     let kept: String = std::iter::once(header.clone()).chain(done.values().cloned()).map(|l| l + "\n").collect();
-    out::write_file(&output.display().to_string(), kept.as_bytes(), "--output")?;
+    out::replace_file(&output, kept.as_bytes(), "--output")?;
     let file = std::fs::OpenOptions::new().append(true).open(&output).map_err(|e| what(&e))?;
     let file = Mutex::new(file);
     let rows = Mutex::new(Vec::new());
@@ -636,7 +645,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Failure> {
         .collect();
     let finished = done.len();
     let text: String = std::iter::once(header).chain(done.into_values()).map(|l| l + "\n").collect();
-    out::write_file(&output.display().to_string(), text.as_bytes(), "--output")?;
+    out::replace_file(&output, text.as_bytes(), "--output")?;
     interrupt::check_stopped(
         &signals,
         &format!(

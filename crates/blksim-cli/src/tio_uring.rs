@@ -61,6 +61,9 @@ pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
         None => e,
     })?;
     interrupt::unless_stopped(&watch.stop, || crate::invariants::check(&report, &inv))?;
+    for note in blksim::idle_patches(&settings, &report) {
+        eprintln!("blksim: warning: {note}");
+    }
     for (i, j) in report.jobs.iter().enumerate() {
         if let Some(why) = &j.stuck {
             eprintln!("blksim: warning: submitter {i}: {why}");

@@ -66,9 +66,10 @@ fn bad_input_exits_2_with_one_message_naming_file_and_line() {
         (vec!["run", &job, "--set", "/sys/block/nvme0n1/queue/rq_affinity=7"], "out of range"),
         (vec!["run", &job, "--cmdline", "nvme.bogus=1"], "nvme.bogus=1' is a parameter of a driver blksim simulates"),
         (vec!["run", &job, "--machine", "nosuch"], "unknown machine 'nosuch'"),
-        // (Before clap: "unknown option '--frobnicate'" and "unknown command 'bogus'".)
-        (vec!["run", &job, "--frobnicate"], "unexpected argument '--frobnicate'"),
-        (vec!["run", &job, "--intrerupts"], "a similar argument exists: '--interrupts'"),
+        // `run`'s arguments that are neither blksim's nor fio's options get fio's message.
+        (vec!["run", &job, "--frobnicate"], "unknown option '--frobnicate' (fio: Bad option)"),
+        (vec!["run", &job, "--intrerupts"], "did you mean '--interrupts'?"),
+        (vec!["machines", "--frobnicate"], "unexpected argument '--frobnicate'"),
         (vec!["machine", "spr-gen5"], "a similar subcommand exists: 'machines'"),
         (vec!["run", "/nonexistent/job.fio"], "/nonexistent/job.fio"),
         (vec!["bogus"], "unrecognized subcommand 'bogus'"),
@@ -318,7 +319,13 @@ fn every_command_has_help_and_the_tool_has_completions_and_a_man_page() {
     let (code, out, _) = blksim(&["man"]);
     assert_eq!(code, 0);
     assert!(out.starts_with(".ie") || out.contains(".TH blksim 1"), "{out}");
-    assert!(out.contains("reproduce") && out.contains("Exit status"), "{out}");
+    // One complete page: every command with its options, and the exit status.
+    for command in ["run", "machines", "t-io_uring", "dsa-memfill", "reproduce", "fit", "sweep", "options"] {
+        assert!(out.contains(&format!(".SS \"blksim {command}\"")), "{command}: {out}");
+    }
+    assert!(out.contains("trace\\-window") && out.contains("\\-\\-wall\\-budget"), "the commands' options: {out}");
+    assert!(out.contains(".SH \"EXIT STATUS\"") && out.contains(".TP\n\\fB130\\fR\n"), "{out}");
+    assert_eq!(out.matches(".el .ds Aq").count(), 1, "one preamble: {out}");
     let dir = SCRATCH.with(|d| d.path().join("man"));
     let (code, _, err) = blksim(&["man", "--dir", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
@@ -567,8 +574,11 @@ fn sweep_writes_one_row_per_point_and_resumes() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("columns are not this spec's") && !err.contains("already in"), "{err}");
     // A point over the wall budget is refused before any runs.
-    let (code, _, err) = blksim(&["sweep", spec.to_str().unwrap(), "--wall-budget", "0", "--output", "/dev/null"]);
+    let refused = dir.join("refused.csv");
+    let (code, _, err) =
+        blksim(&["sweep", spec.to_str().unwrap(), "--wall-budget", "0", "--output", refused.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
+    assert!(!refused.exists(), "nothing ran");
     assert!(err.contains("2 of 2 points are over the wall budget (point 0 would take about"), "{err}");
     // A bad point is a row with its error, and exit 2; a rerun runs it again.
     std::fs::write(dir.join("bad.csv"), "").unwrap();

@@ -215,3 +215,82 @@ fn ctrl_c_stops_a_sweep_which_a_rerun_finishes() {
     assert!(done == 0 || err.contains(&format!("{done} of 6 points already in")), "{err}");
     assert_eq!(std::fs::read_to_string(dir.join("long.csv")).unwrap().lines().count(), 7);
 }
+
+#[test]
+fn a_patch_that_changes_nothing_says_so() {
+    let job = tmp("patch.fio", JOB);
+    let (code, _, err) = blksim(&["run", &job, "--patch", "mq-deadline-2024"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: --patch mq-deadline-2024 changed nothing in this run"), "{err}");
+    let set = "/sys/block/nvme0n1/queue/scheduler=mq-deadline";
+    let (code, _, err) = blksim(&["run", &job, "--patch", "mq-deadline-2024", "--set", set]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("changed nothing"), "{err}");
+}
+
+#[test]
+fn a_directory_without_a_device_is_refused_for_that() {
+    let job = tmp("dir.fio", "[d]\ndirectory=/tmp\nrw=randread\nsize=1g\ntime_based\nruntime=1h\n");
+    let (code, _, err) = blksim(&["run", &job]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("dir.fio:2: job 'd': directory=/tmp without filename=") && !err.contains("wall"), "{err}");
+    // directory= as a prefix of a device name works.
+    let job = tmp("dev.fio", "[d]\ndirectory=/dev\nfilename=nvme0n1\ndirect=1\nrw=randread\ntime_based\nruntime=1ms\n");
+    let (code, _, err) = blksim(&["run", &job]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_mistyped_option_on_the_command_line_gets_the_job_files_message() {
+    let base = ["run", "--name=a", "--rw=randread", "--filename=/dev/nvme0n1", "--direct=1"];
+    let (code, _, err) = blksim(&[&base[..], &["--iodeph=32"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim_end(), "blksim: unknown option '--iodeph' (fio: Bad option); did you mean '--iodepth'?");
+    let (code, _, err) = blksim(&[&base[..], &["--minimal"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("blksim: --minimal: fio's terse output, which blksim does not write"), "{err}");
+    // One of blksim's own options, mistyped.
+    let (code, _, err) = blksim(&[&base[..], &["--outptu", "x.json"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("did you mean '--output'?"), "{err}");
+}
+
+/// Run `blksim ARGS` in `dir`: its exit status and its peak resident memory, KiB (wait4's ru_maxrss).
+fn peak_kib(args: &[&str], dir: &std::path::Path) -> (i32, i64) {
+    let child = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: waits for our own child, into locals.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    (libc::WEXITSTATUS(status), usage.ru_maxrss)
+}
+
+#[test]
+fn a_logged_run_holds_its_windows_not_its_ios() {
+    // fio's logs of a job of millions of I/Os: the memory stays what a short run takes (once every
+    // I/O was kept until the end: 40 bytes each, 2.6 GB for a long run).
+    let dir = SCRATCH.with(|d| d.path().join("mem"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = |runtime: &str| {
+        format!(
+            "[m]\nioengine=null\nrw=randread\nsize=1g\ntime_based\nruntime={runtime}\nwrite_lat_log=m\nwrite_bw_log=m\n\
+             write_iops_log=m\nwrite_hist_log=m\nlog_hist_msec=100\nlog_avg_msec=100\n"
+        )
+    };
+    std::fs::write(dir.join("short.fio"), job("300ms")).unwrap();
+    std::fs::write(dir.join("long.fio"), job("3s")).unwrap();
+    let (code, short) = peak_kib(&["run", "short.fio"], &dir);
+    assert_eq!(code, 0);
+    let (code, long) = peak_kib(&["run", "long.fio", "--yes"], &dir);
+    assert_eq!(code, 0);
+    let lines = std::fs::read_to_string(dir.join("m_lat.1.log")).unwrap().lines().count();
+    assert_eq!(lines, 30, "a line per 100 ms window");
+    // The long run does 4 M I/Os more (160 MB of records as they were kept).
+    assert!(long - short < 16 * 1024, "peak {short} KiB for 300 ms, {long} KiB for 3 s");
+}

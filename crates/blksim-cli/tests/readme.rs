@@ -1,7 +1,7 @@
 //! Issue 10, point 7: every command the README shows runs. The test reads
 //! README.md: the commands of its code blocks (indented or fenced, lines
 //! joined at a trailing `\`) and of its inline code that start with
-//! `blksim ` or `cargo run --release -p blksim-cli -- `, leaving out the
+//! `blksim ` or `cargo run -p blksim-cli -- `, leaving out the
 //! synopsis (`[...]`, `|`, `...`, upper-case placeholders). Each runs with
 //! the built binary in a scratch directory that sees the repository's
 //! `examples/` and `experiments/`, and must exit 0. The README's sweep
@@ -54,7 +54,7 @@ fn readme_commands(readme: &str) -> Vec<Vec<String>> {
     let placeholder = |w: &str| w.len() > 2 && w.chars().all(|c| c.is_ascii_uppercase() || c == '.' || c == '_');
     let mut commands = Vec::new();
     for line in lines {
-        let args = if let Some(a) = line.strip_prefix("cargo run --release -p blksim-cli -- ") {
+        let args = if let Some(a) = line.strip_prefix("cargo run -p blksim-cli -- ") {
             a.to_string()
         } else if let Some(a) = line.strip_prefix("blksim ") {
             a.to_string()

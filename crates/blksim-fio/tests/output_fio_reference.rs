@@ -125,6 +125,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         schedulers: vec![],
         invariants: Default::default(),
         hotplug: Default::default(),
+        patches_in_effect: Vec::new(),
     };
     let options = job["job options"].as_object().unwrap();
     let options = options.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();

@@ -212,7 +212,9 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
                 Err(e) if e.kind == ErrorKind::NotModelled => return Ok(Prepared::Pending(e.to_string())),
                 Err(e) => return Err(here(e.to_string())),
             };
-            blksim::Workload { jobs: jobs.jobs.into_iter().map(|j| j.config).collect(), dsa: Vec::new() }
+            // The lab writes no fio logs: no I/O records kept.
+            let configs = jobs.jobs.into_iter().map(|j| blksim::workload::JobConfig { record_ios: false, ..j.config });
+            blksim::Workload { jobs: configs.collect(), dsa: Vec::new() }
         }
         (None, Workload::Program { name, args }) => {
             let args: Vec<String> = args.split_whitespace().map(str::to_string).collect();

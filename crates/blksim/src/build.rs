@@ -26,9 +26,6 @@ use crate::stats::MsiCounters;
 use crate::system::{RunState, Sim};
 use crate::workload::{IoEngine, JobConfig, Program};
 
-/// The most I/Os a job without a runtime may ask for (a few minutes of wall time).
-pub(crate) const MAX_UNBOUNDED_IOS: u64 = 200_000_000;
-
 fn err(job: usize, message: String) -> Error {
     Error::bad_input(message).for_job(job)
 }
@@ -117,6 +114,7 @@ impl Sim {
                 phase: 0,
                 phases: 0,
                 jobs_left: 0,
+                io_log: None,
             },
         }
     }
@@ -249,7 +247,7 @@ impl Sim {
             job.dist = self.job_distribution(i, cfg, &devs)?.map(Box::new);
         }
         if !cfg.time_based || cfg.runtime_ns.is_none() {
-            job.bytes_limit = self.bytes_limit(i, cfg, &devs)?;
+            job.bytes_limit = self.bytes_limit(cfg, &devs);
         }
         if cfg.program == Program::TIoUring {
             // t/io_uring's submitter_init: per_file_depth = ceil(depth / nr_files).
@@ -412,24 +410,14 @@ impl Sim {
         Ok(Some(dist))
     }
 
-    fn bytes_limit(&self, i: usize, cfg: &JobConfig, devs: &[DevId]) -> Result<u64, Error> {
+    fn bytes_limit(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {
         // fio's io_bytes_exceeded: io_size if set, else size (x loops).
         let region: u64 = match (cfg.io_size, cfg.size) {
             (Some(s), _) | (None, Some(s)) => s,
             (None, None) => devs.iter().map(|&d| self.devs[d].capacity_bytes).sum(),
         };
-        let limit = region.saturating_mul(cfg.loops.max(1) as u64);
-        let ios = limit / cfg.bs.iter().copied().filter(|b| *b > 0).min().unwrap_or(4096);
-        if cfg.runtime_ns.is_none() && cfg.number_ios == 0 && ios > MAX_UNBOUNDED_IOS {
-            return Err(err(
-                i,
-                format!(
-                    "the job would issue about {ios} I/Os ({limit} bytes{}) with no runtime: set runtime=, size= or number_ios= to bound it",
-                    if cfg.size.is_none() { ", the whole device" } else { "" }
-                ),
-            ));
-        }
-        Ok(limit)
+        // A whole device of I/Os is what fio does; the front ends' wall-time budget asks first.
+        region.saturating_mul(cfg.loops.max(1) as u64)
     }
 }
 

@@ -48,6 +48,13 @@ impl Sim {
         spent
     }
 
+    /// `--patch dma-premap` if it changed this run: a job on a device with
+    /// fixed buffers premapped, and DMA through the IOMMU's translation.
+    pub(crate) fn dma_patch(&self) -> Option<&'static str> {
+        let premapped = self.jobs.ids().any(|j| self.job_premapped(j) && !self.jobs[j].devs.is_empty());
+        (self.dma.translated && premapped).then_some("dma-premap")
+    }
+
     /// Are job `j`'s buffers mapped once at registration (`--patch
     /// dma-premap` and fixed buffers)?
     #[inline(always)]

@@ -56,8 +56,28 @@ impl Sim {
             dsa: self.dsa_stats(),
             invariants: inv.clone(),
             hotplug: self.cpus.mask.stats.clone(),
+            patches_in_effect: self.patches_in_effect(),
         };
         (report, inv)
+    }
+
+    /// The `--patch`es whose code this run reached: a scheduler of a device
+    /// that did I/O, the DMA premapping, the 2008 completion placement (any
+    /// block I/O completed by interrupt).
+    fn patches_in_effect(&self) -> Vec<&'static str> {
+        let mut p: Vec<&'static str> = self
+            .devs
+            .iter()
+            .filter(|d| d.disk.ios.iter().sum::<u64>() > 0)
+            .filter_map(|d| d.elevator.as_ref()?.ops().patch())
+            .collect();
+        p.extend(self.dma_patch());
+        if self.blk.io_cpu_affinity_2008 && self.devs.iter().any(|d| d.disk.ios.iter().sum::<u64>() > 0) {
+            p.push("io-cpu-affinity-2008");
+        }
+        p.sort_unstable();
+        p.dedup();
+        p
     }
 
     /// Each job's statistics, its histograms moved out (they are most of a job's memory).

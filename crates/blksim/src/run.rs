@@ -10,7 +10,7 @@ use crate::fio::job::JobState;
 use crate::hw::lapic::POSTED_MSI_NOTIFICATION_VECTOR;
 use crate::ids::{CpuId, DsaClientId, HctxId, JobId};
 use crate::machine::Machine;
-use crate::settings::{Settings, TimedAction};
+use crate::settings::{Settings, TimedAction, PATCH_REACH};
 use crate::sim::Popped;
 use crate::stats::Invariants;
 use crate::stats::RunReport;
@@ -38,6 +38,9 @@ pub struct RunOptions {
     /// Where the run loop writes the current virtual time (ns) as it goes, for
     /// a progress display: written when it looks at `stop`.
     pub progress: Option<Arc<AtomicU64>>,
+    /// Where the I/Os of jobs that keep fio logs go as they happen (memory
+    /// bounded by the I/Os in flight); `None`: kept in the report's `DirStats::ios`.
+    pub io_log: Option<crate::stats::IoLogSink>,
 }
 
 /// How often (in events, a power of two) the run loop looks at [`RunOptions::stop`].
@@ -149,8 +152,21 @@ pub fn run_workload(
         t.dev_names = sim.devs.iter().map(|d| d.name.clone()).collect();
         sim.trace = Some(t);
     }
+    sim.run.io_log = options.io_log.clone();
     sim.run_loop(options)?;
     Ok(sim.report())
+}
+
+/// The `--patch`es `settings` gave that changed nothing in the run of `report`, each with why.
+pub fn idle_patches(settings: &Settings, report: &RunReport) -> Vec<String> {
+    let why = |name: &str| PATCH_REACH.iter().find(|r| r.0 == name).map_or("", |r| r.1);
+    settings
+        .given
+        .iter()
+        .filter_map(|g| g.strip_prefix("patch:"))
+        .filter(|p| !report.patches_in_effect.contains(p))
+        .map(|p| format!("--patch {p} changed nothing in this run: it needs {}", why(p)))
+        .collect()
 }
 
 impl Sim {

@@ -281,6 +281,13 @@ pub const PATCHES: &[(&str, &str)] = &[
     ("io-cpu-affinity-2008", "the io-cpu-affinity branch of 2008 (2.6.25 era): queue_affinity (the CPU that issues a queue's requests: the submitter hands them over by IPI) and rq_affinity as it then was (any value but 0 completes on the submitting CPU's SMT group)"),
 ];
 
+/// What each patch needs to change a run (`crate::run::idle_patches` says so when a run had none of it).
+pub const PATCH_REACH: &[(&str, &str)] = &[
+    ("mq-deadline-2024", "a device that does I/O under the mq-deadline scheduler (--set /sys/block/DEV/queue/scheduler=mq-deadline)"),
+    ("dma-premap", "a job with io_uring fixed buffers (fixedbufs=1) on a device whose DMA goes through the IOMMU's translation (iommu.strict=0 or 1)"),
+    ("io-cpu-affinity-2008", "block I/O to a device"),
+];
+
 /// The kernel and module parameters `Settings::apply_cmdline` models (`nosmt` also bare).
 pub const CMDLINE_PARAMS: &[&str] = &[
     "intremap",

@@ -95,6 +95,8 @@ pub(crate) struct RunState {
     pub phase: u32,
     pub phases: u32,
     pub jobs_left: usize,
+    /// Where the logging jobs' I/Os go (`RunOptions::io_log`); `None`: into `DirStats::ios`.
+    pub io_log: Option<crate::stats::IoLogSink>,
 }
 
 impl RunState {

@@ -574,18 +574,6 @@ fn a_cpu_idle_while_its_task_waits_for_io_counts_iowait() {
     assert_eq!(r.cpu_time[0].iowait_ns, 0, "no task of CPU 0 waits");
 }
 
-#[test]
-fn a_job_bounded_only_by_a_whole_device_asks_for_a_bound() {
-    let m = small_machine(2);
-    let mut j = job("w", IoEngine::Libaio, RwKind::RandRead, 4096, 1, "nvme0n1", 1);
-    j.runtime_ns = None;
-    j.time_based = false;
-    let e = blksim::run(&m, &Settings::default(), &[j.clone()], 1).unwrap_err();
-    assert!(e.message.contains("whole device") && e.message.contains("runtime="), "{}", e.message);
-    j.size = Some(1 << 20);
-    assert!(blksim::run(&m, &Settings::default(), &[j], 1).is_ok());
-}
-
 /// 32 io_uring submitters on one mq-deadline queue: `dd->lock` is taken per
 /// merge lookup, insertion and dispatch, so the lock, not the device,
 /// bounds the rate and the CPUs spin; scheduler `none` has no such lock.

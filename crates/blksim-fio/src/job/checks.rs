@@ -71,6 +71,14 @@ pub fn check_pacing(st: &Settings) -> Result<(), SizeProblem> {
 
 /// fio's and Linux's checks of the job's block sizes, size and offset, and of its log options.
 pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
+    if let (Some(dir), true) = (&st.directory, st.filenames.is_empty() && st.engine != EngineName::Null) {
+        // fio would create regular files (JOB.N.M) there.
+        return Err(SizeProblem::NotModelled(format!(
+            "directory={dir} without filename=: fio makes the job's files in that directory, and blksim \
+             simulates block devices, not files on a file system; name a device with filename=/dev/DEVICE \
+             (or directory=/dev with filename=DEVICE)"
+        )));
+    }
     if st.logs.issue_time && (st.logs.lat.is_none() || !st.logs.offset) {
         // fio's add_job.
         return Err(SizeProblem::Bad(

@@ -11,6 +11,39 @@ use super::options::{find, Kind, GENERAL, IO_URING, LIBAIO, PVSYNC2};
 use super::JobSource;
 use crate::InputError;
 
+/// fio's own command-line options (not job options) that blksim does not take, with why.
+const FIO_PROGRAM_OPTIONS: &[(&str, &str)] = &[
+    ("minimal", "fio's terse output, which blksim does not write (--output-format normal, json or json+)"),
+    ("terse-version", "fio's terse output, which blksim does not write (--output-format normal, json or json+)"),
+    ("append-terse", "fio's terse output, which blksim does not write (--output-format normal, json or json+)"),
+    ("section", "fio's choice of job sections to run: give blksim a job file with only those"),
+    ("readonly", "fio's guard against writes: blksim writes to no device"),
+    ("showcmd", "fio's conversion of a job file to a command line"),
+    ("cmdhelp", "fio's option help: `blksim options` lists every option and what blksim does with it"),
+    ("enghelp", "fio's engine help: `blksim options` lists every option and what blksim does with it"),
+    ("bandwidth-log", "fio's per-job bandwidth logs: use write_bw_log= in the job"),
+    ("debug", "fio's debug output"),
+    ("max-jobs", "fio's limit on jobs"),
+    ("server", "fio's client/server mode"),
+    ("client", "fio's client/server mode"),
+    ("daemonize", "fio's client/server mode"),
+];
+
+/// The message for `--NAME`, an argument of `blksim run` that is neither
+/// one of blksim's options (`own`) nor a fio job option: fio's "Bad
+/// option" with the closest of either, or why blksim does not take a fio
+/// program option.
+pub fn unknown_command_line_option<'a>(name: &str, own: impl Iterator<Item = &'a str>) -> String {
+    if let Some((_, why)) = FIO_PROGRAM_OPTIONS.iter().find(|(n, _)| *n == name) {
+        return format!("--{name}: {why}");
+    }
+    let fio = GENERAL.iter().map(|o| o.name);
+    match super::options::closest_of(name, fio.chain(own)) {
+        Some(close) => format!("unknown option '--{name}' (fio: Bad option); did you mean '--{close}'?"),
+        None => format!("unknown option '--{name}' (fio: Bad option; `blksim options` lists fio's job options)"),
+    }
+}
+
 /// What stands for the file in the messages about a command-line job.
 pub const COMMAND_LINE: &str = "<command line>";
 

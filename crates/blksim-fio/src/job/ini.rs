@@ -27,6 +27,39 @@ pub(crate) struct Section {
 
 const MAX_INCLUDE_DEPTH: usize = 16;
 
+/// The most option lines a job file (with its includes) may have: 4096 jobs
+/// (fio's limit) of 64 options. fio's job files are kilobytes; a file past
+/// this is a generator gone wrong, and each line costs the parser memory.
+pub(crate) const MAX_OPTION_LINES: usize = 4096 * 64;
+
+/// The largest job file (or included file) read, bytes.
+pub(crate) const MAX_JOB_FILE_BYTES: u64 = 16 << 20;
+
+/// `path`'s bytes, unless it is larger than [`MAX_JOB_FILE_BYTES`] (said at `file`:`line`, the file
+/// or the include that names it).
+pub(crate) fn read_bounded(path: &Path, file: &Path, line: usize, what: &str) -> Result<Vec<u8>, InputError> {
+    use std::io::Read;
+    let cannot = |e: std::io::Error| {
+        let which = if path == file { String::new() } else { format!(" '{}'", path.display()) };
+        error(file, line, format!("cannot read {what}{which}: {e}"))
+    };
+    let f = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    f.take(MAX_JOB_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() as u64 > MAX_JOB_FILE_BYTES {
+        return Err(error(
+            file,
+            line,
+            format!(
+                "{what} '{}' is over {} MiB: blksim reads job files up to that size (fio's are kilobytes)",
+                path.display(),
+                MAX_JOB_FILE_BYTES >> 20
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
 pub(crate) fn error(file: &Path, line: usize, message: impl Into<String>) -> InputError {
     InputError { kind: ErrorKind::BadInput, file: file.to_path_buf(), line, message: message.into(), more: Vec::new() }
 }
@@ -42,6 +75,7 @@ fn clean(line: &str) -> &str {
 /// The sections of one job file, with its includes read.
 pub(crate) fn read_sections(text: &str, file: &Path) -> Result<Vec<Section>, InputError> {
     let mut sections: Vec<Section> = Vec::new();
+    let mut lines = 0;
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let p = clean(raw);
@@ -57,7 +91,7 @@ pub(crate) fn read_sections(text: &str, file: &Path) -> Result<Vec<Section>, Inp
         let Some(section) = sections.last_mut() else {
             return Err(error(file, line, format!("option '{p}' is outside of any [job] section")));
         };
-        option_line(p, file, line, &mut section.options, 0)?;
+        option_line(p, file, line, &mut section.options, 0, &mut lines)?;
     }
     Ok(sections)
 }
@@ -71,18 +105,43 @@ fn section_name(p: &str) -> Result<String, String> {
     }
 }
 
-/// An option line or an `include`, appended to `out`.
-fn option_line(p: &str, file: &Path, line: usize, out: &mut Vec<RawOption>, depth: usize) -> Result<(), InputError> {
+/// An option line or an `include`, appended to `out`; `lines` counts the file's option lines so far.
+fn option_line(
+    p: &str,
+    file: &Path,
+    line: usize,
+    out: &mut Vec<RawOption>,
+    depth: usize,
+    lines: &mut usize,
+) -> Result<(), InputError> {
     match p.strip_prefix("include") {
-        Some(rest) => include(rest, file, line, out, depth),
+        Some(rest) => include(rest, file, line, out, depth, lines),
         None => {
+            *lines += 1;
+            if *lines > MAX_OPTION_LINES {
+                return Err(error(
+                    file,
+                    line,
+                    format!(
+                        "more than {MAX_OPTION_LINES} option lines: blksim reads job files up to that many (4096 \
+                         jobs, fio's limit, of 64 options)"
+                    ),
+                ));
+            }
             out.push(RawOption { file: file.to_path_buf(), line, text: p.to_string() });
             Ok(())
         }
     }
 }
 
-fn include(rest: &str, file: &Path, line: usize, out: &mut Vec<RawOption>, depth: usize) -> Result<(), InputError> {
+fn include(
+    rest: &str,
+    file: &Path,
+    line: usize,
+    out: &mut Vec<RawOption>,
+    depth: usize,
+    lines: &mut usize,
+) -> Result<(), InputError> {
     let name = rest.trim();
     if name.is_empty() {
         return Err(error(file, line, "include needs a file name"));
@@ -91,8 +150,7 @@ fn include(rest: &str, file: &Path, line: usize, out: &mut Vec<RawOption>, depth
         return Err(error(file, line, format!("include of '{name}' nests more than {MAX_INCLUDE_DEPTH} files deep")));
     }
     let path = resolve_include(name, file);
-    let bytes = std::fs::read(&path)
-        .map_err(|e| error(file, line, format!("cannot read include file '{}': {e}", path.display())))?;
+    let bytes = read_bounded(&path, file, line, "include file")?;
     let text = String::from_utf8_lossy(&bytes);
     for (i, raw) in text.lines().enumerate() {
         let p = clean(raw);
@@ -102,7 +160,7 @@ fn include(rest: &str, file: &Path, line: usize, out: &mut Vec<RawOption>, depth
         if p.starts_with('[') {
             return Err(error(&path, i + 1, "an included file holds options only, not [sections]"));
         }
-        option_line(p, &path, i + 1, out, depth + 1)?;
+        option_line(p, &path, i + 1, out, depth + 1, lines)?;
     }
     Ok(())
 }

@@ -25,7 +25,7 @@ use blksim::workload::JobConfig;
 
 use crate::InputError;
 
-pub use cmdline::{command_line_option, CommandLineJob, COMMAND_LINE};
+pub use cmdline::{command_line_option, unknown_command_line_option, CommandLineJob, COMMAND_LINE};
 pub use logs::{LogOptions, LogWindowValue};
 pub use resolve::option_line_of;
 pub use settings::OptionLines;
@@ -133,8 +133,7 @@ pub fn parse_job_sources(sources: &[JobSource], ctx: &ParseContext) -> Result<Jo
         match source {
             JobSource::File(path) => {
                 // fio reads bytes; a stray non-UTF-8 byte should not make the file unreadable.
-                let bytes =
-                    std::fs::read(path).map_err(|e| ini::error(path, 0, format!("cannot read job file: {e}")))?;
+                let bytes = ini::read_bounded(path, path, 0, "job file")?;
                 builder.add_file(&String::from_utf8_lossy(&bytes), path)?;
             }
             JobSource::Text { name, text } => builder.add_file(text, name)?,

@@ -684,7 +684,12 @@ pub(crate) fn find<'t>(table: &'t [OptSpec], name: &str) -> Option<&'t OptSpec> 
 
 /// fio's "Did you mean ...?": the closest general option name, if close enough.
 pub(crate) fn closest(name: &str) -> Option<&'static str> {
-    let best = GENERAL.iter().map(|o| (distance(name, o.name), o.name)).min()?;
+    closest_of(name, GENERAL.iter().map(|o| o.name))
+}
+
+/// The name of `names` closest to `name` (fio's string_distance), if close enough to be a typo of it.
+pub(crate) fn closest_of<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let best = names.map(|n| (distance(name, n), n)).min()?;
     let ok = best.0 <= name.len().div_ceil(2);
     ok.then_some(best.1)
 }

@@ -561,3 +561,21 @@ fn bssplit_resolves_as_fio_reads_it() {
     // direct=1 checks every size.
     assert_error("[a]\ndirect=1\nbssplit=4k/50:1000/50\nbs_unaligned\n", 2, &["bs=1000", "O_DIRECT"]);
 }
+
+#[test]
+fn job_files_past_a_sane_size_are_refused_at_the_line_that_passes_it() {
+    // 4096 jobs of 64 options is the most; one more line is refused there, not read into memory.
+    let mut text = String::from("[a]\n");
+    for _ in 0..super::ini::MAX_OPTION_LINES + 1 {
+        text.push_str("rw=read\n");
+    }
+    let e = error(&text);
+    assert_eq!(e.line, super::ini::MAX_OPTION_LINES + 2, "{e}");
+    assert!(e.message.contains("more than 262144 option lines"), "{e}");
+    // A file over 16 MiB is not read at all.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.fio");
+    std::fs::write(&big, vec![b'#'; (16 << 20) + 1]).unwrap();
+    let e = parse_job_files(&[big], &ctx()).unwrap_err();
+    assert!(e.message.contains("is over 16 MiB"), "{e}");
+}

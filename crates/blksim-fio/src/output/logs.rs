@@ -14,13 +14,18 @@
 //!   summed per column) counted since the previous line, one line when an I/O completes
 //!   `log_hist_msec` after the previous one.
 //!
-//! Times are virtual: the same run gives the same bytes.
+//! Times are virtual: the same run gives the same bytes. The lines are
+//! written as the run makes them ([`LogWriter`] is the run's
+//! `blksim::stats::IoLog`): a log holds what its windows hold, not the
+//! run's I/Os. Logs shared by jobs of one name (`per_job_logs=0`) are
+//! written beside their file and appended to it in job order at the end.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use blksim::stats::histogram::{plat_val_to_idx, PLAT_NR};
-use blksim::stats::{IoRecord, JobStats, RunReport};
+use blksim::stats::{IoLog, IoRecord, RunReport};
 
 use crate::job::{JobFile, LogOptions, LogWindowValue, ParsedJob};
 
@@ -33,16 +38,35 @@ pub struct LogFile {
     pub append: bool,
 }
 
-/// Every log file the jobs ask for, in fio's order per job (lat, slat, clat, clat_hist, bw, iops).
-/// `report.jobs` and `jobs.jobs` are in the same order.
+/// Every log file the jobs ask for, in fio's order per job (lat, slat, clat, clat_hist, bw, iops), from
+/// a run that kept its jobs' I/Os in the report (no `IoLog`). `report.jobs` and `jobs.jobs` are in the
+/// same order.
 pub fn write_logs(report: &RunReport, jobs: &JobFile) -> Vec<LogFile> {
-    let mut files = Vec::new();
-    for (number, (stats, job)) in report.jobs.iter().zip(&jobs.jobs).enumerate() {
-        if job.logs.any() {
-            files.extend(job_logs(stats, job, number + 1));
+    let mut w = LogWriter::new(jobs, &mut |_, _| Ok(Target::Memory(Vec::new()))).expect("memory");
+    for (i, stats) in report.jobs.iter().enumerate() {
+        let epoch_ns = stats.end_ns.saturating_sub(stats.runtime_ns);
+        if !stats.config.ioengine.is_sync() {
+            let mut issued: Vec<(usize, &IoRecord)> =
+                by_done(stats).into_iter().filter(|(_, r)| r.issue_ns >= epoch_ns).collect();
+            issued.sort_by_key(|(_, r)| r.issue_ns);
+            for (d, r) in issued {
+                w.issued(i, d, epoch_ns, &IoRecord { done_ns: 0, ..*r });
+            }
+        }
+        for (d, r) in by_done(stats) {
+            w.completed(i, d, epoch_ns, r);
         }
     }
-    files
+    w.finish_into(report).expect("memory")
+}
+
+/// A job's measured I/Os with their direction, as fio accounted them: by completion, a batch's reads
+/// before its writes.
+fn by_done(stats: &blksim::stats::JobStats) -> Vec<(usize, &IoRecord)> {
+    let mut v: Vec<(usize, &IoRecord)> =
+        stats.dirs.iter().enumerate().flat_map(|(d, s)| s.ios.iter().map(move |r| (d, r))).collect();
+    v.sort_by_key(|(_, r)| r.done_ns);
+    v
 }
 
 /// fio's `gen_log_name`: `PREFIX_TYPE.N.log`, or `PREFIX_TYPE.log` without `per_job_logs`; the prefix
@@ -56,29 +80,26 @@ pub fn log_file_name(prefix: &str, job_name: &str, kind: &str, number: usize, pe
     }
 }
 
-/// The measured I/Os of one job, each with its direction, in the order fio accounted them.
-struct JobIos<'a> {
-    /// (direction, record), by completion.
-    by_done: Vec<(usize, &'a IoRecord)>,
-    /// ns of the job's log epoch (its start after ramp_time).
-    epoch_ns: u64,
-    /// ms from the epoch to the job's end.
-    end_ms: u64,
+/// Where a log's lines go.
+pub enum Target {
+    /// Kept, for [`write_logs`].
+    Memory(Vec<u8>),
+    /// A file (buffered).
+    File(std::io::BufWriter<std::fs::File>),
 }
 
-impl<'a> JobIos<'a> {
-    fn new(stats: &'a JobStats) -> JobIos<'a> {
-        let mut by_done: Vec<(usize, &IoRecord)> =
-            stats.dirs.iter().enumerate().flat_map(|(d, s)| s.ios.iter().map(move |r| (d, r))).collect();
-        // Stable: within a direction the accounting order is kept.
-        by_done.sort_by_key(|(_, r)| r.done_ns);
-        let epoch_ns = stats.end_ns.saturating_sub(stats.runtime_ns);
-        JobIos { by_done, epoch_ns, end_ms: stats.runtime_ns / 1_000_000 }
+impl std::io::Write for Target {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Target::Memory(v) => v.write(buf),
+            Target::File(f) => f.write(buf),
+        }
     }
-
-    /// ms since the epoch (fio's mtime_since: truncated).
-    fn ms(&self, ns: u64) -> u64 {
-        ns.saturating_sub(self.epoch_ns) / 1_000_000
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Target::Memory(_) => Ok(()),
+            Target::File(f) => f.flush(),
+        }
     }
 }
 
@@ -109,26 +130,22 @@ impl Columns {
     }
 }
 
-/// fio's `flush_samples`.
-fn format_samples(samples: &[Sample], c: Columns) -> String {
-    let mut out = String::with_capacity(samples.len() * 32);
-    for s in samples {
-        let _ = write!(out, "{}, {}", s.time_ms, s.value);
-        if c.both {
-            let _ = write!(out, ", {}", s.value1);
-        }
-        let _ = write!(out, ", {}, {}", s.ddir, s.bs);
-        if c.offset {
-            let _ = write!(out, ", {}", s.offset);
-        }
-        // No I/O priorities are modelled: class 0, level 0 (not RT).
-        out.push_str(if c.prio { ", 0x0000" } else { ", 0" });
-        if c.issue_time {
-            let _ = write!(out, ", {}", s.issue_ns);
-        }
-        out.push('\n');
+/// fio's `flush_samples` for one sample.
+fn format_sample(out: &mut String, s: &Sample, c: Columns) {
+    let _ = write!(out, "{}, {}", s.time_ms, s.value);
+    if c.both {
+        let _ = write!(out, ", {}", s.value1);
     }
-    out
+    let _ = write!(out, ", {}, {}", s.ddir, s.bs);
+    if c.offset {
+        let _ = write!(out, ", {}", s.offset);
+    }
+    // No I/O priorities are modelled: class 0, level 0 (not RT).
+    out.push_str(if c.prio { ", 0x0000" } else { ", 0" });
+    if c.issue_time {
+        let _ = write!(out, ", {}", s.issue_ns);
+    }
+    out.push('\n');
 }
 
 /// A window's running statistics (fio's `avg_window`, an `io_stat`).
@@ -162,198 +179,490 @@ impl Window {
     }
 }
 
-/// fio's `add_log_sample` over samples in the order fio adds them, then `finalize_logs`' flush at
-/// the job's end: every sample with no window, else window entries. `inline` (the latency logs)
-/// closes a window exactly at its length; bw and iops logs (sampled by fio's helper thread at the
-/// window's boundaries) are given one sample per window and close it at once.
-fn windowed(samples: Vec<Sample>, avg_msec: u64, mode: LogWindowValue, end_ms: u64) -> Vec<Sample> {
-    if avg_msec == 0 {
-        return samples;
-    }
-    let mut out = Vec::new();
-    let mut windows = [Window::default(); 3];
-    let mut last = [0u64; 3];
-    for s in samples {
-        let d = s.ddir;
-        windows[d].add(s.value);
-        if s.time_ms < last[d] || s.time_ms - last[d] < avg_msec {
-            continue;
-        }
-        out.extend(windows[d].take(s.time_ms, d, mode));
-        last[d] = s.time_ms - s.time_ms % avg_msec;
-    }
-    for (d, w) in windows.iter_mut().enumerate() {
-        out.extend(w.take(end_ms, d, mode));
-    }
-    out
+/// fio's `add_log_sample` over samples in the order fio adds them, then `finalize_logs`' flush at the
+/// job's end: every sample with no window, else window entries. The latency logs close a window when
+/// a sample reaches its length; bw and iops logs (sampled by fio's helper thread at the window's
+/// boundaries) are given one sample per window and close it at once.
+#[derive(Clone, Debug)]
+struct Windowing {
+    avg_msec: u64,
+    mode: LogWindowValue,
+    windows: [Window; 3],
+    last: [u64; 3],
 }
 
-/// The log files of one job (`number`: fio's 1-based thread number).
-fn job_logs(stats: &JobStats, job: &ParsedJob, number: usize) -> Vec<LogFile> {
-    let o = &job.logs;
-    let ios = JobIos::new(stats);
-    let cfg = &stats.config;
-    let name = |prefix: &str, kind: &str| PathBuf::from(log_file_name(prefix, &cfg.name, kind, number, o.per_job));
-    let file = |path: PathBuf, text: String| LogFile { path, text, append: !o.per_job };
-    let cols = Columns::of(o);
-    let mut files = Vec::new();
-    let at_done = |d: usize, r: &IoRecord, value: u64, issue_ns: u64| Sample {
-        time_ms: ios.ms(r.done_ns),
-        value,
-        value1: 0,
-        ddir: d,
-        bs: r.bytes as u64,
-        offset: r.offset,
-        issue_ns,
-    };
-    if let Some(prefix) = &o.lat {
-        if !o.disable_lat {
-            let s = ios.by_done.iter().map(|&(d, r)| at_done(d, r, r.done_ns - r.start_ns, 0)).collect();
-            let s = windowed(s, o.avg_msec, o.window, ios.end_ms);
-            files.push(file(name(prefix, "lat"), format_samples(&s, cols)));
+impl Windowing {
+    fn new(avg_msec: u64, mode: LogWindowValue) -> Windowing {
+        Windowing { avg_msec, mode, windows: [Window::default(); 3], last: [0; 3] }
+    }
+
+    /// A sample in: the line it makes, if any.
+    fn push(&mut self, s: Sample) -> Option<Sample> {
+        if self.avg_msec == 0 {
+            return Some(s);
         }
-        if !o.disable_slat {
-            // fio logs slat when an async engine's io_u is queued (after ramp_time), at that time.
-            let mut s: Vec<Sample> = Vec::new();
-            if !cfg.ioengine.is_sync() {
-                let mut issued: Vec<(usize, &IoRecord)> =
-                    ios.by_done.iter().copied().filter(|(_, r)| r.issue_ns >= ios.epoch_ns).collect();
-                issued.sort_by_key(|(_, r)| r.issue_ns);
-                s = issued
-                    .into_iter()
-                    .map(|(d, r)| Sample {
-                        time_ms: ios.ms(r.issue_ns),
-                        value: r.issue_ns - r.start_ns,
-                        value1: 0,
-                        ddir: d,
-                        bs: r.bytes as u64,
-                        offset: r.offset,
-                        issue_ns: r.issue_ns - ios.epoch_ns,
-                    })
-                    .collect();
-            }
-            let s = windowed(s, o.avg_msec, o.window, ios.end_ms);
-            files.push(file(name(prefix, "slat"), format_samples(&s, cols)));
+        let d = s.ddir;
+        self.windows[d].add(s.value);
+        if s.time_ms < self.last[d] || s.time_ms - self.last[d] < self.avg_msec {
+            return None;
         }
-        if !o.disable_clat {
-            let s = ios
-                .by_done
-                .iter()
-                .map(|&(d, r)| at_done(d, r, r.done_ns - r.issue_ns, r.issue_ns.saturating_sub(ios.epoch_ns)))
-                .collect();
-            let s = windowed(s, o.avg_msec, o.window, ios.end_ms);
-            files.push(file(name(prefix, "clat"), format_samples(&s, cols)));
+        self.last[d] = s.time_ms - s.time_ms % self.avg_msec;
+        self.windows[d].take(s.time_ms, d, self.mode)
+    }
+
+    /// The job ended at `end_ms`: what its open windows hold.
+    fn finish(&mut self, end_ms: u64) -> Vec<Sample> {
+        let mode = self.mode;
+        self.windows.iter_mut().enumerate().filter_map(|(d, w)| w.take(end_ms, d, mode)).collect()
+    }
+}
+
+/// A log that could not be written: its file and why.
+type LogError = (PathBuf, std::io::Error);
+
+/// One log being written: samples through fio's windows into lines.
+struct Stream {
+    path: PathBuf,
+    out: Target,
+    cols: Columns,
+    windowing: Windowing,
+    line: String,
+}
+
+impl Stream {
+    fn push(&mut self, s: Sample) -> Result<(), LogError> {
+        match self.windowing.push(s) {
+            Some(line) => self.write(&line),
+            None => Ok(()),
         }
     }
-    if let Some(prefix) = &o.hist {
-        files.push(file(name(prefix, "clat_hist"), hist_log(&ios, o, cfg.clat_percentiles)));
+
+    fn write(&mut self, s: &Sample) -> Result<(), LogError> {
+        self.line.clear();
+        format_sample(&mut self.line, s, self.cols);
+        self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))
     }
-    if let Some(prefix) = &o.bw {
-        let window = o.bw_window_msec();
-        let s = if window == 0 {
-            // fio's add_bw_sample: the I/O's bytes over its clat (0 with gtod_reduce's clat of 0).
-            let clat_known = !cfg.gtod_reduce;
-            if o.disable_bw {
-                Vec::new()
-            } else {
-                ios.by_done
-                    .iter()
-                    .map(|&(d, r)| {
-                        let spent = if clat_known { r.done_ns - r.issue_ns } else { 0 };
-                        let rate = (r.bytes as u64 * 1_000_000).checked_div(spent).unwrap_or(0);
-                        at_done(d, r, rate, 0)
-                    })
-                    .collect()
-            }
-        } else {
-            per_window(&ios, window, |r| r.bytes as u64, |bytes, ms| bytes * 1000 / ms / 1024)
-        };
-        let s = windowed(s, window, o.window, ios.end_ms);
-        files.push(file(name(prefix, "bw"), format_samples(&s, cols)));
+
+    fn finish(&mut self, end_ms: u64) -> Result<(), LogError> {
+        for s in self.windowing.finish(end_ms) {
+            self.write(&s)?;
+        }
+        self.out.flush().map_err(|e| (self.path.clone(), e))
     }
-    if let Some(prefix) = &o.iops {
-        let window = o.iops_window_msec();
-        let s = if window == 0 {
-            if cfg.gtod_reduce {
-                Vec::new()
-            } else {
-                ios.by_done.iter().map(|&(d, r)| at_done(d, r, 1, 0)).collect()
-            }
-        } else {
-            per_window(&ios, window, |_| 1, |n, ms| n * 1000 / ms)
-        };
-        let s = windowed(s, window, o.window, ios.end_ms);
-        files.push(file(name(prefix, "iops"), format_samples(&s, cols)));
-    }
-    files
 }
 
 /// fio's `__add_samples` at each window's end (`calc_log_samples` keeps its helper on the window's
-/// boundaries): per direction with I/O completed in the window, `rate(amount, window_ms)`. (The window's
-/// entry has block size 0, as `__add_stat_to_log` writes it.)
-fn per_window(
-    ios: &JobIos,
+/// boundaries): per direction with I/O completed in the window, the rate. (The window's entry has block
+/// size 0, as `__add_stat_to_log` writes it.)
+struct PerWindow {
     window_ms: u64,
-    amount: impl Fn(&IoRecord) -> u64,
-    rate: impl Fn(u64, u64) -> u64,
-) -> Vec<Sample> {
-    let mut out = Vec::new();
-    let mut next = ios.by_done.iter().peekable();
-    let mut end = window_ms;
-    while end <= ios.end_ms {
-        let mut delta = [0u64; 3];
-        let limit_ns = ios.epoch_ns + end * 1_000_000;
-        while let Some(&&(d, r)) = next.peek() {
-            if r.done_ns > limit_ns {
-                break;
-            }
-            delta[d] += amount(r);
-            next.next();
+    /// The end of the window being counted, ms since the epoch.
+    end_ms: u64,
+    delta: [u64; 3],
+    /// bw (KiB/s of bytes) or iops (I/Os).
+    bytes: bool,
+}
+
+impl PerWindow {
+    /// The windows that ended before `done_ms_exact` (ns since the epoch), into `s`.
+    fn close_before(&mut self, since_epoch_ns: u64, s: &mut Stream) -> Result<(), LogError> {
+        while since_epoch_ns > self.end_ms * 1_000_000 {
+            self.close(s)?;
         }
-        for (d, &v) in delta.iter().enumerate() {
-            if v > 0 {
-                out.push(Sample { time_ms: end, value: rate(v, window_ms), ddir: d, ..Sample::default() });
-            }
-        }
-        end += window_ms;
+        Ok(())
     }
-    out
+
+    fn close(&mut self, s: &mut Stream) -> Result<(), LogError> {
+        let end = self.end_ms;
+        for d in 0..3 {
+            let v = std::mem::take(&mut self.delta[d]);
+            if v > 0 {
+                let value = if self.bytes { v * 1000 / self.window_ms / 1024 } else { v * 1000 / self.window_ms };
+                s.push(Sample { time_ms: end, value, ddir: d, ..Sample::default() })?;
+            }
+        }
+        self.end_ms += self.window_ms;
+        Ok(())
+    }
 }
 
 /// fio's clat_hist log: `add_clat_sample`'s histogram windows, printed by `flush_hist_samples`.
-fn hist_log(ios: &JobIos, o: &LogOptions, clat_percentiles: bool) -> String {
-    let mut out = String::new();
-    if o.hist_msec == 0 || o.disable_clat {
-        return out;
-    }
-    let stride = 1usize << o.hist_coarseness;
-    // Cumulative clat bins per direction, and the bins at each direction's previous line.
-    let mut bins = vec![vec![0u64; PLAT_NR]; 3];
-    let mut before = vec![vec![0u64; PLAT_NR]; 3];
-    let mut last = [0u64; 3];
-    for &(d, r) in &ios.by_done {
-        if clat_percentiles {
-            bins[d][plat_val_to_idx(r.done_ns - r.issue_ns)] += 1;
+struct Hist {
+    path: PathBuf,
+    out: Target,
+    stride: usize,
+    msec: u64,
+    clat_percentiles: bool,
+    /// Cumulative clat bins per direction, and the bins at each direction's previous line.
+    bins: Vec<Vec<u64>>,
+    before: Vec<Vec<u64>>,
+    last: [u64; 3],
+}
+
+impl Hist {
+    fn completed(&mut self, d: usize, elapsed_ms: u64, r: &IoRecord) -> Result<(), LogError> {
+        if self.clat_percentiles {
+            self.bins[d][plat_val_to_idx(r.done_ns - r.issue_ns)] += 1;
         }
-        let elapsed = ios.ms(r.done_ns);
-        if last[d] == 0 {
-            last[d] = elapsed;
+        if self.last[d] == 0 {
+            self.last[d] = elapsed_ms;
         }
-        let this_window = elapsed - last[d];
-        if this_window < o.hist_msec {
-            continue;
+        let this_window = elapsed_ms - self.last[d];
+        if this_window < self.msec {
+            return Ok(());
         }
-        let _ = write!(out, "{}, {}, {}, ", elapsed, d, r.bytes);
+        let mut line = format!("{}, {}, {}, ", elapsed_ms, d, r.bytes);
+        let (bins, before) = (&self.bins[d], &self.before[d]);
         let sums: Vec<String> = (0..PLAT_NR)
-            .step_by(stride)
-            .map(|j| (j..j + stride).map(|k| bins[d][k] - before[d][k]).sum::<u64>().to_string())
+            .step_by(self.stride)
+            .map(|j| (j..j + self.stride).map(|k| bins[k] - before[k]).sum::<u64>().to_string())
             .collect();
-        out.push_str(&sums.join(", "));
-        out.push('\n');
-        before[d].clone_from(&bins[d]);
-        last[d] = elapsed - (this_window - o.hist_msec);
+        line.push_str(&sums.join(", "));
+        line.push('\n');
+        self.before[d].clone_from(&self.bins[d]);
+        self.last[d] = elapsed_ms - (this_window - self.msec);
+        self.out.write_all(line.as_bytes()).map_err(|e| (self.path.clone(), e))
     }
-    out
+}
+
+/// The logs of one job.
+struct JobLogs {
+    lat: Option<Stream>,
+    slat: Option<Stream>,
+    clat: Option<Stream>,
+    hist: Option<Hist>,
+    /// bw: its stream, and its windows when it has them (else one line per I/O).
+    bw: Option<(Stream, Option<PerWindow>)>,
+    iops: Option<(Stream, Option<PerWindow>)>,
+    /// fio's add_bw_sample takes the clat, 0 under gtod_reduce; no per-I/O iops lines then.
+    gtod_reduce: bool,
+    disable_bw: bool,
+    /// Completions at the same ns, kept until a later one: fio accounts a batch's reads before its writes.
+    batch: Vec<(usize, IoRecord)>,
+    epoch_ns: u64,
+    /// `per_job_logs`: its own files (else shared with the jobs of its name, appended to).
+    per_job: bool,
+}
+
+impl JobLogs {
+    fn streams(&mut self) -> impl Iterator<Item = &mut Stream> {
+        let (a, b, c) = (self.lat.as_mut(), self.slat.as_mut(), self.clat.as_mut());
+        let (d, e) = (self.bw.as_mut().map(|x| &mut x.0), self.iops.as_mut().map(|x| &mut x.0));
+        a.into_iter().chain(b).chain(c).chain(d).chain(e)
+    }
+
+    fn ms(&self, ns: u64) -> u64 {
+        ns.saturating_sub(self.epoch_ns) / 1_000_000
+    }
+
+    fn issued(&mut self, d: usize, r: &IoRecord) -> Result<(), LogError> {
+        let (time_ms, issue_ns) = (self.ms(r.issue_ns), r.issue_ns - self.epoch_ns);
+        if let Some(s) = &mut self.slat {
+            let value = r.issue_ns - r.start_ns;
+            s.push(Sample { time_ms, value, value1: 0, ddir: d, bs: r.bytes as u64, offset: r.offset, issue_ns })?;
+        }
+        Ok(())
+    }
+
+    fn completed(&mut self, d: usize, r: &IoRecord) -> Result<(), LogError> {
+        if self.batch.first().is_some_and(|(_, b)| b.done_ns != r.done_ns) {
+            self.flush_batch()?;
+        }
+        self.batch.push((d, *r));
+        Ok(())
+    }
+
+    /// The batch's completions, reads before writes.
+    fn flush_batch(&mut self) -> Result<(), LogError> {
+        let mut batch = std::mem::take(&mut self.batch);
+        batch.sort_by_key(|(d, _)| *d);
+        for (d, r) in &batch {
+            self.one_completed(*d, r)?;
+        }
+        batch.clear();
+        self.batch = batch;
+        Ok(())
+    }
+
+    fn one_completed(&mut self, d: usize, r: &IoRecord) -> Result<(), LogError> {
+        let time_ms = self.ms(r.done_ns);
+        let at = |value: u64, issue_ns: u64| Sample {
+            time_ms,
+            value,
+            value1: 0,
+            ddir: d,
+            bs: r.bytes as u64,
+            offset: r.offset,
+            issue_ns,
+        };
+        if let Some(s) = &mut self.lat {
+            s.push(at(r.done_ns - r.start_ns, 0))?;
+        }
+        let issue_ns = r.issue_ns.saturating_sub(self.epoch_ns);
+        if let Some(s) = &mut self.clat {
+            s.push(at(r.done_ns - r.issue_ns, issue_ns))?;
+        }
+        if let Some(h) = &mut self.hist {
+            h.completed(d, time_ms, r)?;
+        }
+        let since_epoch = r.done_ns.saturating_sub(self.epoch_ns);
+        if let Some((s, windows)) = &mut self.bw {
+            match windows {
+                Some(w) => {
+                    w.close_before(since_epoch, s)?;
+                    w.delta[d] += r.bytes as u64;
+                }
+                None if !self.disable_bw => {
+                    // fio's add_bw_sample: the I/O's bytes over its clat (0 with gtod_reduce's clat of 0).
+                    let spent = if self.gtod_reduce { 0 } else { r.done_ns - r.issue_ns };
+                    let rate = (r.bytes as u64 * 1_000_000).checked_div(spent).unwrap_or(0);
+                    s.push(at(rate, 0))?;
+                }
+                None => {}
+            }
+        }
+        if let Some((s, windows)) = &mut self.iops {
+            match windows {
+                Some(w) => {
+                    w.close_before(since_epoch, s)?;
+                    w.delta[d] += 1;
+                }
+                None if !self.gtod_reduce => s.push(at(1, 0))?,
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The job ended `end_ms` after its epoch: the last windows, every file flushed.
+    fn finish(&mut self, end_ms: u64) -> Result<(), LogError> {
+        self.flush_batch()?;
+        for (s, w) in [&mut self.bw, &mut self.iops].into_iter().flatten() {
+            if let Some(w) = w {
+                while w.end_ms <= end_ms {
+                    w.close(s)?;
+                }
+            }
+        }
+        for s in self.streams() {
+            s.finish(end_ms)?;
+        }
+        if let Some(h) = &mut self.hist {
+            h.out.flush().map_err(|e| (h.path.clone(), e))?;
+        }
+        Ok(())
+    }
+}
+
+/// fio's log files of a run's jobs, written as the run makes them: the
+/// run's `IoLog`. Make it before the run (it opens the files), give it to
+/// `RunOptions::io_log`, then [`LogWriter::finish`] with the report.
+/// Memory: each log's open windows and a batch of completions at one ns.
+pub struct LogWriter {
+    /// By job (index in the workload); `None` for a job without logs.
+    jobs: Vec<Option<JobLogs>>,
+    /// Files fio appends to (`per_job_logs=0`), in job order: (the file, its part written here).
+    appends: Vec<(PathBuf, PathBuf)>,
+    /// The first write that failed: the run goes on, `finish` says so.
+    error: Option<LogError>,
+}
+
+impl LogWriter {
+    /// The logs of `jobs`, each opened with `open(path, append)`.
+    fn new(
+        jobs: &JobFile,
+        open: &mut dyn FnMut(&std::path::Path, bool) -> std::io::Result<Target>,
+    ) -> Result<LogWriter, (PathBuf, std::io::Error)> {
+        let mut w = LogWriter { jobs: Vec::new(), appends: Vec::new(), error: None };
+        for (i, job) in jobs.jobs.iter().enumerate() {
+            w.jobs.push(if job.logs.any() { Some(job_logs(job, i + 1, open)?) } else { None });
+        }
+        Ok(w)
+    }
+
+    /// The logs of `jobs` as files, where fio writes them (relative to the working directory); a log
+    /// shared by jobs of one name (`per_job_logs=0`) is written beside its file and appended to it at
+    /// the end. Files that cannot be created: the path and why.
+    pub fn to_files(jobs: &JobFile) -> Result<LogWriter, (PathBuf, std::io::Error)> {
+        let mut parts: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut open = |path: &std::path::Path, append: bool| -> std::io::Result<Target> {
+            let at = if append {
+                let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+                let (_, part) =
+                    tempfile::Builder::new().prefix(".blksim-log-").tempfile_in(dir)?.keep().map_err(|e| e.error)?;
+                parts.push((path.to_path_buf(), part.clone()));
+                part
+            } else {
+                path.to_path_buf()
+            };
+            Ok(Target::File(std::io::BufWriter::new(std::fs::File::create(at)?)))
+        };
+        let mut w = LogWriter::new(jobs, &mut open)?;
+        w.appends = parts;
+        Ok(w)
+    }
+
+    /// The jobs ended (`report`): their last windows written, the shared logs appended to, every file
+    /// flushed. The first failure: the file and why.
+    pub fn finish(&mut self, report: &RunReport) -> Result<(), LogError> {
+        self.close(report)?;
+        let appends = std::mem::take(&mut self.appends);
+        let mut result = Ok(());
+        for (path, part) in &appends {
+            if result.is_ok() {
+                result = append(path, part).map_err(|e| (path.clone(), e));
+            }
+            let _ = std::fs::remove_file(part);
+        }
+        result
+    }
+
+    /// `finish`, for logs kept in memory: each file's text.
+    fn finish_into(mut self, report: &RunReport) -> Result<Vec<LogFile>, LogError> {
+        self.close(report)?;
+        let mut files = Vec::new();
+        for job in self.jobs {
+            let Some(mut job) = job else { continue };
+            let mut take = |path: PathBuf, out: Target, per_job: bool| {
+                if let Target::Memory(v) = out {
+                    files.push(LogFile { path, text: String::from_utf8_lossy(&v).into_owned(), append: !per_job });
+                }
+            };
+            let per_job = job.per_job;
+            for s in [job.lat.take(), job.slat.take(), job.clat.take()].into_iter().flatten() {
+                take(s.path, s.out, per_job);
+            }
+            if let Some(h) = job.hist.take() {
+                take(h.path, h.out, per_job);
+            }
+            for (s, _) in [job.bw.take(), job.iops.take()].into_iter().flatten() {
+                take(s.path, s.out, per_job);
+            }
+        }
+        Ok(files)
+    }
+
+    /// Every job's last windows, every file flushed.
+    fn close(&mut self, report: &RunReport) -> Result<(), LogError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        for (job, stats) in self.jobs.iter_mut().zip(&report.jobs) {
+            let Some(job) = job else { continue };
+            job.finish(stats.runtime_ns / 1_000_000)?;
+        }
+        Ok(())
+    }
+
+    fn note(&mut self, r: Result<(), LogError>) {
+        if let Err(e) = r {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+/// `part`'s bytes appended to `path` (created if it is not there).
+fn append(path: &std::path::Path, part: &std::path::Path) -> std::io::Result<()> {
+    let mut to = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let mut from = std::fs::File::open(part)?;
+    std::io::copy(&mut from, &mut to)?;
+    to.flush()
+}
+
+impl IoLog for LogWriter {
+    fn issued(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord) {
+        if self.error.is_some() {
+            return;
+        }
+        let Some(Some(j)) = self.jobs.get_mut(job) else { return };
+        j.epoch_ns = epoch_ns;
+        let result = j.issued(dir, r);
+        self.note(result);
+    }
+
+    fn completed(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord) {
+        if self.error.is_some() {
+            return;
+        }
+        let Some(Some(j)) = self.jobs.get_mut(job) else { return };
+        j.epoch_ns = epoch_ns;
+        let result = j.completed(dir, r);
+        self.note(result);
+    }
+}
+
+/// The logs of one job (`number`: fio's 1-based thread number), opened.
+fn job_logs(
+    job: &ParsedJob,
+    number: usize,
+    open: &mut dyn FnMut(&std::path::Path, bool) -> std::io::Result<Target>,
+) -> Result<JobLogs, (PathBuf, std::io::Error)> {
+    let o = &job.logs;
+    let cfg = &job.config;
+    let cols = Columns::of(o);
+    let mut file = |prefix: &str, kind: &str| -> Result<(PathBuf, Target), LogError> {
+        let path = PathBuf::from(log_file_name(prefix, &cfg.name, kind, number, o.per_job));
+        let out = open(&path, !o.per_job).map_err(|e| (path.clone(), e))?;
+        Ok((path, out))
+    };
+    let stream = |(path, out): (PathBuf, Target), avg_msec: u64| Stream {
+        path,
+        out,
+        cols,
+        windowing: Windowing::new(avg_msec, o.window),
+        line: String::new(),
+    };
+    let mut logs = JobLogs {
+        lat: None,
+        slat: None,
+        clat: None,
+        hist: None,
+        bw: None,
+        iops: None,
+        gtod_reduce: cfg.gtod_reduce,
+        disable_bw: o.disable_bw,
+        batch: Vec::new(),
+        epoch_ns: 0,
+        per_job: o.per_job,
+    };
+    if let Some(prefix) = &o.lat {
+        if !o.disable_lat {
+            logs.lat = Some(stream(file(prefix, "lat")?, o.avg_msec));
+        }
+        if !o.disable_slat {
+            // (Empty for a sync engine: fio logs slat as an async engine queues an io_u.)
+            logs.slat = Some(stream(file(prefix, "slat")?, o.avg_msec));
+        }
+        if !o.disable_clat {
+            logs.clat = Some(stream(file(prefix, "clat")?, o.avg_msec));
+        }
+    }
+    if let Some(prefix) = &o.hist {
+        let (path, out) = file(prefix, "clat_hist")?;
+        // No lines without a window or with clat off.
+        let msec = if o.hist_msec == 0 || o.disable_clat { u64::MAX } else { o.hist_msec };
+        logs.hist = Some(Hist {
+            path,
+            out,
+            stride: 1usize << o.hist_coarseness,
+            msec,
+            clat_percentiles: cfg.clat_percentiles,
+            bins: vec![vec![0; PLAT_NR]; 3],
+            before: vec![vec![0; PLAT_NR]; 3],
+            last: [0; 3],
+        });
+    }
+    if let Some(prefix) = &o.bw {
+        let window = o.bw_window_msec();
+        let w = (window > 0).then_some(PerWindow { window_ms: window, end_ms: window, delta: [0; 3], bytes: true });
+        logs.bw = Some((stream(file(prefix, "bw")?, window), w));
+    }
+    if let Some(prefix) = &o.iops {
+        let window = o.iops_window_msec();
+        let w = (window > 0).then_some(PerWindow { window_ms: window, end_ms: window, delta: [0; 3], bytes: false });
+        logs.iops = Some((stream(file(prefix, "iops")?, window), w));
+    }
+    Ok(logs)
 }
 
 #[cfg(test)]
@@ -371,13 +680,30 @@ mod tests {
         assert_eq!(log_file_name("d/foo", "job1", "clat_hist", 2, false), "d/foo_clat_hist.log");
     }
 
+    /// `windowed` as the streams do it: samples through a window, then the job's end.
+    fn windowed(samples: Vec<Sample>, avg_msec: u64, mode: LogWindowValue, end_ms: u64) -> Vec<Sample> {
+        let mut w = Windowing::new(avg_msec, mode);
+        let mut out: Vec<Sample> = samples.into_iter().filter_map(|s| w.push(s)).collect();
+        out.extend(w.finish(end_ms));
+        out
+    }
+
     #[test]
     fn lines_as_flush_samples() {
-        let s = [Sample { time_ms: 12, value: 345, value1: 999, ddir: 1, bs: 8192, offset: 4096, issue_ns: 77 }];
-        let plain = Columns { both: false, offset: false, prio: false, issue_time: false };
-        assert_eq!(format_samples(&s, plain), "12, 345, 1, 8192, 0\n");
-        let all = Columns { both: true, offset: true, prio: true, issue_time: true };
-        assert_eq!(format_samples(&s, all), "12, 345, 999, 1, 8192, 4096, 0x0000, 77\n");
+        let s = Sample { time_ms: 12, value: 345, value1: 999, ddir: 1, bs: 8192, offset: 4096, issue_ns: 77 };
+        let line = |c| {
+            let mut out = String::new();
+            format_sample(&mut out, &s, c);
+            out
+        };
+        assert_eq!(
+            line(Columns { both: false, offset: false, prio: false, issue_time: false }),
+            "12, 345, 1, 8192, 0\n"
+        );
+        assert_eq!(
+            line(Columns { both: true, offset: true, prio: true, issue_time: true }),
+            "12, 345, 999, 1, 8192, 4096, 0x0000, 77\n"
+        );
     }
 
     #[test]

@@ -170,6 +170,7 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
         schedulers: vec![],
         invariants: Default::default(),
         hotplug: Default::default(),
+        patches_in_effect: Vec::new(),
     }
 }
 

@@ -159,6 +159,10 @@ pub(crate) trait ElevatorOps {
     }
     /// What it holds, for a stall report.
     fn describe(&self) -> String;
+    /// The `--patch` that changed what it did, if one did.
+    fn patch(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The scheduler behind a queue: one arm per elevator type.

@@ -208,6 +208,10 @@ impl ElevatorOps for Deadline {
     fn describe(&self) -> String {
         format!("{} in the scheduler, {} in buckets", self.fifo.len(), self.bucketed())
     }
+
+    fn patch(&self) -> Option<&'static str> {
+        self.patched.then_some("mq-deadline-2024")
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::fio::job::{batch_bucket, depth_bucket};
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::settings::PolledUnsupported;
-use crate::stats::CpuStage;
+use crate::stats::{CpuStage, IoRecord};
 
 /// `EINVAL` (22): direct I/O not aligned to the logical block.
 pub(crate) const EINVAL: i32 = 22;
@@ -312,6 +312,20 @@ impl Sim {
             // Sync engines take the issue time before the syscall (fio's FIO_SYNCIO).
             r.t_issue_ns = if sync { r.t_start_ns } else { now };
             r.submit_cpu = cpu;
+            if let Some(log) = &self.run.io_log {
+                // fio logs slat as an async engine's io_u is queued (after ramp_time).
+                let job = &self.jobs[j];
+                if job.cfg.record_ios && !sync && now >= job.ts.ramp_end_ns {
+                    let rec = IoRecord {
+                        start_ns: r.t_start_ns,
+                        issue_ns: now,
+                        done_ns: 0,
+                        offset: r.offset,
+                        bytes: r.bytes,
+                    };
+                    log.0.lock().expect("io log").issued(j.idx(), r.dir.index(), job.ts.ramp_end_ns, &rec);
+                }
+            }
             if is_null {
                 self.jobs[j].ready.push_back(req);
                 continue;

@@ -88,13 +88,17 @@ impl Sim {
                     s.lat.record(t_reap - r.t_start_ns);
                 }
                 if job.cfg.record_ios {
-                    s.ios.push(IoRecord {
+                    let rec = IoRecord {
                         start_ns: r.t_start_ns,
                         issue_ns: r.t_issue_ns,
                         done_ns: t_reap,
                         offset: r.offset,
                         bytes: r.bytes,
-                    });
+                    };
+                    match &self.run.io_log {
+                        Some(log) => log.0.lock().expect("io log").completed(j.idx(), d, job.ts.ramp_end_ns, &rec),
+                        None => s.ios.push(rec),
+                    }
                 }
                 job.ts.sample_bytes[d] += r.bytes as u64;
                 if !is_null {

@@ -268,7 +268,9 @@ pub(crate) struct Job {
     pub bs_rng: Rng,
     /// The queue depth in effect: `iodepth`, but 1 for a synchronous engine
     /// (its queue hook completes each I/O before returning: fio's FIO_SYNCIO
-    /// "queue depth will be capped at 1").
+    /// "queue depth will be capped at 1"), and one submit batch for the null
+    /// engine (null_queue answers FIO_Q_BUSY while a commit's events are not
+    /// reaped, so fio reaps them before queueing more).
     pub depth: u32,
 }
 
@@ -309,7 +311,11 @@ impl Job {
             shaped: false,
             pace: None,
             bs_rng,
-            depth: if cfg.ioengine.is_sync() { 1 } else { cfg.iodepth },
+            depth: match cfg.ioengine {
+                _ if cfg.ioengine.is_sync() => 1,
+                crate::workload::IoEngine::Null => cfg.iodepth_batch_submit.clamp(1, cfg.iodepth.max(1)),
+                _ => cfg.iodepth,
+            },
             index,
             cfg,
             devs,

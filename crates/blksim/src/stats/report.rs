@@ -23,7 +23,7 @@ pub struct DirStats {
     /// IOPS, one sample per interval.
     pub iops_samples: Vec<u64>,
     /// Every measured I/O, in the order fio accounted it, when the job asked for them
-    /// (`JobConfig::record_ios`, for fio's log files); empty otherwise.
+    /// (`JobConfig::record_ios`, for fio's log files) and the run had no [`IoLog`]; empty otherwise.
     pub ios: Vec<IoRecord>,
 }
 
@@ -40,6 +40,30 @@ pub struct IoRecord {
     pub offset: u64,
     /// Bytes.
     pub bytes: u32,
+}
+
+/// Where the measured I/Os of jobs that keep logs (`JobConfig::record_ios`)
+/// go as the run makes them: fio's log files, written as they are produced
+/// (`RunOptions::io_log`). Without one, the records are kept in
+/// [`DirStats::ios`]. `job` is the job's index in the workload, `dir` 0
+/// read, 1 write, 2 trim; the job measures from `epoch_ns` (its start
+/// after `ramp_time`).
+pub trait IoLog: Send {
+    /// fio queued an I/O of an async engine at `r.issue_ns` (its slat ends), after the epoch;
+    /// `r.done_ns` is 0.
+    fn issued(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord);
+    /// fio accounted a measured I/O's completion, at `r.done_ns` (in time order per job).
+    fn completed(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord);
+}
+
+/// A shared [`IoLog`], for [`crate::RunOptions`].
+#[derive(Clone)]
+pub struct IoLogSink(pub std::sync::Arc<std::sync::Mutex<dyn IoLog>>);
+
+impl std::fmt::Debug for IoLogSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IoLogSink")
+    }
 }
 
 /// One job's results.
@@ -362,6 +386,9 @@ pub struct RunReport {
     pub invariants: Invariants,
     /// What CPU hotplug did.
     pub hotplug: HotplugStats,
+    /// The `--patch`es whose code the run reached (a patch given and not
+    /// here changed nothing: `crate::run::idle_patches`).
+    pub patches_in_effect: Vec<&'static str>,
 }
 
 /// MSI counters for the exactly-once invariant.
