@@ -1,5 +1,9 @@
-//! A seeded swarm through the real `blksim` binary: random small machines,
-//! fio jobs, kernel knobs and `--at` actions (and t/io_uring runs), each run
+//! A seeded swarm through the real `blksim` binary, every front end: random
+//! small machines (custom profiles), fio jobs, kernel knobs and `--at`
+//! actions for `run`, and `t-io_uring`, `dsa-memfill`, `sweep` and
+//! `reproduce` cases, with the inputs that once broke it (`bsrange=0-0`,
+//! SQPOLL with `--trace`, a sweep `--plot` without axes, a t/io_uring block
+//! size past an int, the null engine without a size); each run
 //! checked for exit status 0 or 2 only (the CLI itself checks the model's
 //! invariants after every run and exits 70 when one breaks: every I/O
 //! completes once, every MSI is handled once, CPU time adds up, bytes = I/Os
@@ -157,8 +161,16 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
             let _ = writeln!(text, "cpus_allowed={ncpus}");
         }
     }
+    if g.chance(3) {
+        // fio takes a zero range as its default block size.
+        text.push_str("bsrange=0-0\n");
+    }
     if g.chance(75) {
         let _ = writeln!(text, "time_based\nruntime={}us", 300 + g.below(2000));
+        if engine == "null" && !g.chance(10) {
+            // (Without a size the null engine is refused, as fio refuses it.)
+            text.push_str("size=1g\n");
+        }
     } else {
         let size = if g.chance(5) { "1" } else { g.pick(&["64k", "256k", "1m", "10001", "40000"]) };
         let _ = writeln!(text, "size={size}");
@@ -279,6 +291,18 @@ fn case(seed: u64) -> Case {
     let mut files = vec![("machine.toml".to_string(), profile)];
     let mut args = Vec::new();
     let mut json = false;
+    if g.chance(6) {
+        return dsa_case(seed, &mut g);
+    }
+    if g.chance(5) {
+        return sweep_case(seed, &mut g, files);
+    }
+    if g.chance(1) {
+        // A calibration experiment, under another seed (cells may miss: exit 0 without --check).
+        let exp = g.pick(&["single-core-iops", "rq-affinity", "posted-msi-nvme", "posted-msi-dsa"]);
+        let args = vec!["reproduce".into(), exp.into(), "--jobs".into(), "1".into(), "--seed".into(), g.below(100).to_string()];
+        return Case { seed, files: Vec::new(), args, json: false };
+    }
     if g.chance(12) {
         // t/io_uring, polled or interrupt-driven.
         args.push("t-io_uring".into());
@@ -293,6 +317,10 @@ fn case(seed: u64) -> Case {
             }
         }
         args.extend([format!("-p{}", g.below(2)), "-r".into(), format!("{}us", 300 + g.below(1500))]);
+        if g.chance(3) {
+            // Past t/io_uring's int block size: refused.
+            args.extend(["-b".into(), g.pick(&["4294967296", "5g", "0"]).into()]);
+        }
         let threads = 1 + g.below(3) as u32;
         args.extend(["-n".into(), threads.to_string()]);
         if g.chance(70) {
@@ -349,13 +377,65 @@ fn case(seed: u64) -> Case {
         args.extend(["--seed".into(), g.below(1000).to_string()]);
         for extra in ["--interrupts", "--mpstat", "--iostat", "--breakdown"] {
             if g.chance(10) {
+                // After JSON alone the tables go to stderr: stdout stays JSON.
                 args.push(extra.into());
-                // The tables follow the JSON.
-                json = false;
             }
+        }
+        if g.chance(5) {
+            args.extend(["--trace".into(), "trace.json".into()]);
         }
     }
     Case { seed, files, args, json }
+}
+
+/// `dsa-memfill` on spr-dsa: clients, sizes, IRQ CPUs, posted or not.
+fn dsa_case(seed: u64, g: &mut Gen) -> Case {
+    let mut args: Vec<String> = vec!["dsa-memfill".into(), "--machine".into(), "spr-dsa".into()];
+    args.extend(["--runtime".into(), format!("{}us", 50 + g.below(500))]);
+    if g.chance(50) {
+        args.extend(["--outstanding".into(), (1 + g.below(64)).to_string()]);
+    }
+    if g.chance(50) {
+        args.extend(["--bytes".into(), g.pick(&["64", "4096", "65536", "1m", "0"]).into()]);
+    }
+    if g.chance(30) {
+        args.extend(["--irq-cpu".into(), g.below(130).to_string()]);
+    }
+    if g.chance(20) {
+        args.extend(["--wq".into(), g.pick(&["0", "1", "dedicated", "9"]).into()]);
+    }
+    if g.chance(50) {
+        args.extend(["--cmdline".into(), "intremap=posted_msi".into()]);
+    }
+    let json = g.chance(50);
+    args.extend(["--format".into(), if json { "json" } else { "text" }.into(), "--seed".into(), g.below(1000).to_string()]);
+    Case { seed, files: Vec::new(), args, json: false }
+}
+
+/// `sweep` over a small job on the case's machine: one or two axes of job options, knobs, patches and
+/// profile fields.
+fn sweep_case(seed: u64, g: &mut Gen, mut files: Vec<(String, String)>) -> Case {
+    let job = "[s]\nioengine=libaio\ndirect=1\nrw=randread\nfilename=/dev/nvme0n1\ntime_based\nruntime=300us\n";
+    files.push(("job.fio".into(), job.into()));
+    let axes = [
+        "iodepth = [1, 8]",
+        "cmdline = [\"\", \"intremap=posted_msi\"]",
+        "\"/sys/block/nvme0n1/queue/rq_affinity\" = [0, 2]",
+        "patch = [\"\", \"mq-deadline-2024\"]",
+        "\"profile.cpu.cores_per_socket\" = [2, 4]",
+        "rw = [\"randread\", \"randwrite\", \"randred\"]",
+        "bs = [\"4k\", \"64k\"]",
+    ];
+    let mut spec = String::from("job = \"job.fio\"\nmachine = \"machine.toml\"\n[axes]\n");
+    for _ in 0..g.below(3) {
+        let _ = writeln!(spec, "{}", g.pick(&axes));
+    }
+    files.push(("spec.toml".into(), spec));
+    let mut args: Vec<String> = vec!["sweep".into(), "spec.toml".into(), "--jobs".into(), "1".into()];
+    if g.chance(30) {
+        args.push("--plot".into());
+    }
+    Case { seed, files, args, json: false }
 }
 
 /// A case's wall-time limit: cases take well under a second (debug builds a
@@ -487,9 +567,22 @@ fn random_machines_jobs_knobs_and_timed_actions_exit_0_or_2_with_invariants_and_
     let wall = t0.elapsed().as_secs_f64();
     let ok = results.iter().filter(|(_, r)| r == &Ok(0)).count();
     let bad = results.iter().filter(|(_, r)| r == &Ok(2)).count();
+    // Per front end: (ran, bad input).
+    let mut by_command: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for (seed, r) in &results {
+        let e = by_command.entry(case(*seed).args[0].clone()).or_default();
+        match r {
+            Ok(0) => e.0 += 1,
+            Ok(_) => e.1 += 1,
+            Err(_) => {}
+        }
+    }
+    let per: Vec<String> = by_command.iter().map(|(c, (r, b))| format!("{c} {r}+{b}")).collect();
     println!(
-        "swarm: {cases} inputs from seed {base:#x}: {ok} ran, {bad} bad input, in {wall:.1} s ({:.1} runs/s)",
-        cases as f64 / wall
+        "swarm: {cases} inputs from seed {base:#x}: {ok} ran, {bad} bad input, in {wall:.1} s ({:.1} runs/s); \
+         ran+bad per command: {}",
+        cases as f64 / wall,
+        per.join(", ")
     );
     let failures: Vec<String> = results
         .iter()
@@ -505,6 +598,11 @@ fn random_machines_jobs_knobs_and_timed_actions_exit_0_or_2_with_invariants_and_
         .collect();
     std::fs::remove_dir_all(&root).ok();
     assert!(failures.is_empty(), "{} of {cases} swarm cases failed:\n{}", failures.len(), failures.join("\n"));
-    // The generator reaches both outcomes: runs that simulate, and bad input.
+    // The generator reaches both outcomes: runs that simulate, and bad input; and every front end runs.
     assert!(ok > cases as usize / 4 && bad > 0, "{ok} ran, {bad} bad input");
+    if cases >= 1000 {
+        for command in ["run", "t-io_uring", "dsa-memfill", "sweep", "reproduce"] {
+            assert!(by_command.get(command).is_some_and(|c| c.0 > 0), "no {command} case ran: {per:?}");
+        }
+    }
 }
