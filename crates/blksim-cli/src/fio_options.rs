@@ -38,7 +38,7 @@ fn line(row: &OptionRow) -> String {
         None => row.name.to_string(),
     };
     let why = match row.status {
-        OptionStatus::Modelled => String::new(),
+        OptionStatus::Modelled => blksim_fio::job::modelled_note(row.name).unwrap_or_default().to_string(),
         OptionStatus::NoOp(why) | OptionStatus::Warned(why) => why.to_string(),
         OptionStatus::Rejected(why) => match row.accepted_values {
             [] => why.to_string(),

@@ -168,6 +168,15 @@ pub enum OptionStatus {
     Deprecated,
 }
 
+/// What a modelled option is limited to, where it is limited (`blksim options` shows it).
+pub fn modelled_note(name: &str) -> Option<&'static str> {
+    const NOTES: &[(&str, &str)] = &[
+        ("directory", "as a prefix of filename= (directory=/dev, filename=nvme0n1); the files fio makes in a directory are not simulated"),
+        ("filename", "the machine's block devices (/dev/NAME), NVMe generic char devices (/dev/ngXnY) for io_uring_cmd"),
+    ];
+    NOTES.iter().find(|(n, _)| *n == name).map(|(_, note)| *note)
+}
+
 /// blksim's decision on option `name` (a name or alias, case-sensitive):
 /// a general fio option, or else an option of `ioengine` when that is an
 /// engine blksim simulates. `None`: fio does not know the option ("Bad option").
