@@ -137,8 +137,8 @@ impl Sim {
         let default_cpus = device.map.cpus_per_queue();
         let read_cpus = device.read_map.as_ref().map(|m| m.cpus_per_queue());
         let all: Vec<CpuId> = crate::ids::cpus(self.cpus.len()).collect();
-        for IrqRequest { queue, cpu, name, managed } in irqs {
-            let irq = self.alloc_irq(dev, queue, cpu, name, managed)?;
+        for IrqRequest { queue, cpu, managed } in irqs {
+            let irq = self.alloc_irq(dev, queue, cpu, managed)?;
             // A managed IRQ's mask is its queue's CPUs; others may go anywhere.
             self.intr.irqs[irq].mask = if !managed {
                 all.clone()

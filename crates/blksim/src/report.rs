@@ -145,7 +145,7 @@ impl Sim {
                     counts
                 },
                 chip: self.devs[irq.dev].driver.irq_chip(self.devs[irq.dev].instance, irq.queue),
-                name: irq.name.clone(),
+                name: self.irq_action(irq),
             })
             .collect();
         let system = |label: &str, name: &str, count: fn(&crate::hw::cpu::Cpu) -> u64| InterruptRow {

@@ -9,7 +9,15 @@ use super::json_print::float;
 
 pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
     let mut obj = Map::new();
-    let cpus = report.cpu_time.iter().enumerate().map(|(cpu, time)| cpu_object(cpu, time)).collect();
+    // The CPUs that did something (a CPU left out was idle for the whole
+    // `sim_time_ns`): the table costs the CPUs the run used, not the machine's.
+    let cpus = report
+        .cpu_time
+        .iter()
+        .enumerate()
+        .filter(|(_, time)| time.idle_ns != time.total_ns())
+        .map(|(cpu, time)| cpu_object(cpu, time))
+        .collect();
     obj.insert("cpu_time".into(), Value::Array(cpus));
     // Only what counted something, each row with the CPUs that counted it:
     // the table costs its non-zero entries, not IRQs x CPUs.

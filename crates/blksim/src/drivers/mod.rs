@@ -192,6 +192,19 @@ impl Driver {
         }
     }
 
+    /// The action name (`request_irq`'s devname) `/proc/interrupts` shows
+    /// for `queue`'s IRQ of device `dev_name`, number `instance`: made when
+    /// asked, not kept per IRQ (a machine has thousands). null_blk and SCSI
+    /// disks request no IRQ; their arms name the device's queue.
+    pub(crate) fn irq_action(&self, dev_name: &str, instance: u32, queue: HctxId) -> String {
+        match self {
+            Driver::Nvme(_) => format!("nvme{instance}q{}", queue.0 + 1),
+            Driver::Dsa(_) => format!("idxd-{dev_name}-wq{}", queue.0),
+            Driver::ScsiHost(_) => format!("qla2xxx:{dev_name}:{}", queue.0),
+            Driver::NullBlk(_) | Driver::ScsiDisk(_) => format!("{dev_name}-q{}", queue.0),
+        }
+    }
+
     /// The interrupt chip column `/proc/interrupts` shows for `queue`'s IRQ
     /// of device `instance`.
     pub(crate) fn irq_chip(&self, instance: u32, queue: HctxId) -> String {
@@ -251,8 +264,6 @@ pub(crate) struct Probed {
 pub(crate) struct IrqRequest {
     pub(crate) queue: HctxId,
     pub(crate) cpu: CpuId,
-    /// The action name `/proc/interrupts` shows (`nvme0q1`).
-    pub(crate) name: String,
     /// Managed affinity (spread by the kernel; user space cannot move it).
     pub(crate) managed: bool,
 }
@@ -271,9 +282,9 @@ pub(crate) fn driver_tags(name: &str, nr_requests: Option<u32>, depth: u32, limi
 
 impl IrqRequest {
     /// One IRQ per queue `0..n`, not managed: on CPU 0 until user space
-    /// moves it. `name` gives queue q's action name.
-    pub(crate) fn unmanaged_per_queue(n: u32, name: impl Fn(u32) -> String) -> Vec<IrqRequest> {
-        (0..n).map(|q| IrqRequest { queue: HctxId(q as u16), cpu: CpuId(0), name: name(q), managed: false }).collect()
+    /// moves it.
+    pub(crate) fn unmanaged_per_queue(n: u32) -> Vec<IrqRequest> {
+        (0..n).map(|q| IrqRequest { queue: HctxId(q as u16), cpu: CpuId(0), managed: false }).collect()
     }
 }
 

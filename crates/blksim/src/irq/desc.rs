@@ -14,8 +14,6 @@ pub(crate) struct Irq {
     /// Target CPU (effective affinity) and vector there.
     pub cpu: CpuId,
     pub vector: u8,
-    /// Action name, e.g. `nvme0q1`.
-    pub name: String,
     /// Handler invocations per CPU, for the CPUs that ran it (most IRQs
     /// run on one or two: the count costs what it holds, not the machine's size).
     pub count: Vec<(CpuId, u64)>,
@@ -60,7 +58,6 @@ impl Irq {
         queue: HctxId,
         cpu: CpuId,
         vector: u8,
-        name: String,
         managed: bool,
     ) -> Irq {
         Irq {
@@ -69,7 +66,6 @@ impl Irq {
             queue,
             cpu,
             vector,
-            name,
             count: Vec::new(),
             managed,
             running_on: None,

@@ -32,7 +32,6 @@ impl Sim {
         dev: DevId,
         queue: HctxId,
         cpu: CpuId,
-        name: String,
         managed: bool,
     ) -> Result<IrqId, Error> {
         let vector = self
@@ -41,9 +40,15 @@ impl Sim {
             .alloc(cpu)
             .ok_or_else(|| Error::bad_input(format!("CPU {cpu} ran out of interrupt vectors")))?;
         let irq = IrqId::of(self.intr.irqs.len());
-        self.intr.irqs.push(Irq::new(irq, dev, queue, cpu, vector, name, managed));
+        self.intr.irqs.push(Irq::new(irq, dev, queue, cpu, vector, managed));
         self.intr.vectors.bind(cpu, vector, irq);
         Ok(irq)
+    }
+
+    /// `irq`'s action name, as `/proc/interrupts` shows it (`nvme0q1`).
+    pub(crate) fn irq_action(&self, irq: &Irq) -> String {
+        let d = &self.devs[irq.dev];
+        d.driver.irq_action(&d.name, d.instance, irq.queue)
     }
 
     /// The IRQ `/proc/interrupts` shows as `number`.
@@ -56,7 +61,7 @@ impl Sim {
         let listed = match self.intr.irqs.len() {
             0 => "it has no device IRQ".to_string(),
             1..=16 => {
-                let names: Vec<String> = self.intr.irqs.iter().map(|i| format!("{} {}", i.number, i.name)).collect();
+                let names: Vec<String> = self.intr.irqs.iter().map(|i| format!("{} {}", i.number, self.irq_action(i))).collect();
                 format!("its device IRQs: {}", names.join(", "))
             }
             n => format!(
@@ -99,7 +104,8 @@ impl Sim {
         if i.managed {
             return Err(format!(
                 "IRQ {} ({}) has managed affinity; the kernel refuses the write (EIO)",
-                i.number, i.name
+                i.number,
+                self.irq_action(i)
             ));
         }
         if cpus.is_empty() {

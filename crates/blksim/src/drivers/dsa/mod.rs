@@ -62,7 +62,7 @@ pub(crate) struct DsaClient {
 /// managed, on CPU 0 until user space moves it.
 pub(crate) fn probe(name: &str, p: &DsaParams, ctx: &ProbeCtx, instance: u32) -> Probed {
     let queues = (0..p.wqs).map(|_| HwQueue::default()).collect();
-    let irqs = IrqRequest::unmanaged_per_queue(p.wqs, |wq| format!("idxd-{name}-wq{wq}"));
+    let irqs = IrqRequest::unmanaged_per_queue(p.wqs);
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, 1);
     let state = DsaState::new(p.clone(), Rng::stream(ctx.seed, &format!("dev/{name}")));
     let mut device = Device::new(name, Driver::Dsa(state), queues, map, ctx.settings.queue(name));

@@ -42,12 +42,11 @@ pub(crate) fn probe(name: &str, p: &NvmeParams, ctx: &ProbeCtx, instance: u32) -
     for qi in 0..nr_io {
         let mut hq = HwQueue { tags_free: tags, ..Default::default() };
         if qi < nr_irq {
-            let name = format!("nvme{instance}q{}", qi + 1);
             let cpu = match &read_map {
                 Some(rm) if qi >= nr_default => rm.first_cpu[HctxId((qi - nr_default) as u16)],
                 _ => map.first_cpu[HctxId(qi as u16)],
             };
-            irqs.push(IrqRequest { queue: HctxId(qi as u16), cpu, name, managed: true });
+            irqs.push(IrqRequest { queue: HctxId(qi as u16), cpu, managed: true });
         } else {
             hq.polled = true;
         }

@@ -80,7 +80,7 @@ pub(crate) fn probe_host(name: &str, p: &HbaParams, ctx: &ProbeCtx) -> Result<Pr
         cqe_ns: need(c.hba_cqe_ns, "hba_cqe_ns")?,
     };
     let queues = (0..p.ports).map(|_| HwQueue::default()).collect();
-    let irqs = IrqRequest::unmanaged_per_queue(p.ports, |port| format!("qla2xxx:{name}:{port}"));
+    let irqs = IrqRequest::unmanaged_per_queue(p.ports);
     let map = QueueMap::spread(&ctx.spread_order, ctx.ncpus, 1);
     let mut device = Device::new(name, Driver::ScsiHost(host), queues, map, ctx.settings.queue(name));
     device.root_port = p.root_port;
