@@ -344,9 +344,6 @@ fn time_text(ns: u64) -> String {
     }
 }
 
-/// fio's log files the jobs ask for (`write_lat_log`, ...), where fio would write them (relative to the
-/// working directory); appended to with `per_job_logs=0`, as fio does.
-
 /// blksim's own fields of the JSON output: the machine, the settings and the wall-clock rates.
 fn run_json_extra(machine: &Machine, settings: &Settings, report: &RunReport, wall_ns: u64) -> serde_json::Value {
     let ios: u64 = report.jobs.iter().flat_map(|j| j.dirs.iter()).map(|d| d.total_ios).sum();

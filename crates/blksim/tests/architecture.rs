@@ -311,7 +311,8 @@ fn no_match_on_a_driver_has_a_catch_all_arm() {
             // The arms above it at its indentation, up to the `match`.
             let arms = lines[..i].iter().rev().take_while(|p| {
                 let pt = p.trim_start();
-                !(p.len() - pt.len() < indent && pt.starts_with("match ")) && !(p.len() - pt.len() < indent - 4)
+                let depth = p.len() - pt.len();
+                depth + 4 >= indent && !(depth < indent && pt.starts_with("match "))
             });
             if arms.into_iter().any(|p| p.contains("Driver::")) {
                 bad.push(format!("{path}:{}: {}", i + 1, t));

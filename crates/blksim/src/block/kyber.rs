@@ -457,8 +457,8 @@ impl ElevatorOps for Kyber {
         for (d, depth) in self.depths().into_iter().enumerate() {
             rows.push((format!("{}_depth", DOMAIN_NAMES[d]), depth as u64));
         }
-        for d in 0..KYBER_NUM_DOMAINS {
-            rows.push((format!("{}_throttled", DOMAIN_NAMES[d]), self.throttled[d]));
+        for (name, throttled) in DOMAIN_NAMES.iter().zip(self.throttled) {
+            rows.push((format!("{name}_throttled"), throttled));
         }
         rows.push(("depth_adjustments".to_string(), self.adjustments));
         rows

@@ -385,27 +385,6 @@ pub(crate) fn work_ns(wall: u64, slow_pm: u64) -> u64 {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn irr_merges_a_repeated_vector_and_yields_highest_first() {
-        let mut c = Cpu::new(CpuId(0), None);
-        assert!(!c.irr_set(0x30));
-        assert!(c.irr_set(0x30));
-        c.irr_set(0xfb);
-        assert_eq!(c.irr_take_highest(), Some(0xfb));
-        assert_eq!(c.irr_take_highest(), Some(0x30));
-        assert_eq!(c.irr_take_highest(), None);
-    }
-
-    #[test]
-    fn smt_slowdown_round_trips() {
-        assert_eq!(wall_ns(1000, 1667), 1667);
-        assert_eq!(work_ns(1667, 1667), 1000);
-    }
-}
 
 /// The logical CPUs with the state kept beside them: whether each is busy
 /// (apart, on a few lines, for the SMT check every busy/idle change makes
@@ -448,5 +427,27 @@ impl std::ops::IndexMut<CpuId> for Cpus {
     #[inline(always)]
     fn index_mut(&mut self, id: CpuId) -> &mut Cpu {
         &mut self.list[id.idx()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn irr_merges_a_repeated_vector_and_yields_highest_first() {
+        let mut c = Cpu::new(CpuId(0), None);
+        assert!(!c.irr_set(0x30));
+        assert!(c.irr_set(0x30));
+        c.irr_set(0xfb);
+        assert_eq!(c.irr_take_highest(), Some(0xfb));
+        assert_eq!(c.irr_take_highest(), Some(0x30));
+        assert_eq!(c.irr_take_highest(), None);
+    }
+
+    #[test]
+    fn smt_slowdown_round_trips() {
+        assert_eq!(wall_ns(1000, 1667), 1667);
+        assert_eq!(work_ns(1667, 1667), 1000);
     }
 }
