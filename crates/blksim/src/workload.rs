@@ -200,8 +200,15 @@ pub struct JobConfig {
     pub ramp_time_ns: u64,
     /// `startdelay` in ns.
     pub startdelay_ns: u64,
-    /// `norandommap` (blksim draws offsets without fio's random map either way).
+    /// `norandommap`: a random job draws blocks without fio's random map
+    /// (blocks may repeat before every one was done). Also set where fio
+    /// turns the map off itself (a `random_distribution`, `blockalign`
+    /// other than the block size).
     pub norandommap: bool,
+    /// `random_generator=lfsr`: random offsets from fio's LFSR, each block
+    /// once per pass without a random map (tausworthe and tausworthe64 are
+    /// blksim's own uniform draws).
+    pub lfsr: bool,
     /// `rate_iops` per direction, 0 = unlimited.
     pub rate_iops: [u64; 3],
     /// `loops`.
@@ -362,6 +369,7 @@ impl JobConfig {
             ramp_time_ns: 0,
             startdelay_ns: 0,
             norandommap: false,
+            lfsr: false,
             rate_iops: [0; 3],
             number_ios: 0,
             loops: 1,

@@ -85,3 +85,52 @@ fn a_zoned_distribution_sends_its_share_of_the_ios_to_each_zone() {
     let first = reads.iter().filter(|&&o| o < (64 << 20) / 20).count() as f64 / reads.len() as f64;
     assert!(reads.len() > 1000 && (0.45..0.55).contains(&first), "{first} of {} I/Os in the first 5%", reads.len());
 }
+
+/// The I/Os of a random job of `size` bytes (sorted by offset), with or without the random map.
+fn random_pass(size: u64, bs: u64, bssplit: bool, norandommap: bool) -> Vec<(u64, u32)> {
+    let mut j = libaio(RwKind::RandRead, bs);
+    j.ioengine = IoEngine::Null;
+    j.runtime_ns = None;
+    j.time_based = false;
+    j.size = Some(size);
+    j.norandommap = norandommap;
+    if bssplit {
+        j.bssplit[0] = vec![
+            blksim::workload::BsSplit { bs: 4096, perc: 30 },
+            blksim::workload::BsSplit { bs: 65536, perc: 70 },
+        ];
+    }
+    j.record_ios = true;
+    let r = run_checked(&small_machine(2), &Default::default(), &[j], 1).0;
+    let mut ios: Vec<(u64, u32)> = r.jobs[0].dirs[0].ios.iter().map(|io| (io.offset, io.bytes)).collect();
+    ios.sort_unstable();
+    ios
+}
+
+#[test]
+fn the_random_map_does_every_block_once_and_norandommap_repeats_some() {
+    // fio's t0020: 1 MiB of 4 KiB random reads touch all 256 blocks.
+    let ios = random_pass(1 << 20, 4096, false, false);
+    let blocks: Vec<u64> = ios.iter().map(|io| io.0 / 4096).collect();
+    assert_eq!(blocks, (0..256).collect::<Vec<_>>());
+    // Without the map, draws repeat: about 1/e of the blocks are missed.
+    let ios = random_pass(1 << 20, 4096, false, true);
+    let mut blocks: Vec<u64> = ios.iter().map(|io| io.0 / 4096).collect();
+    blocks.dedup();
+    assert_eq!(ios.len(), 256);
+    assert!((140..200).contains(&blocks.len()), "{} distinct blocks", blocks.len());
+}
+
+#[test]
+fn the_random_map_cuts_an_io_short_at_a_done_block_as_fio_does() {
+    // bssplit 4k/64k over 16 MiB: a 64k I/O that runs into a block already
+    // done ends there (mark_random_map), so the pass covers every byte once.
+    let ios = random_pass(16 << 20, 4096, true, false);
+    for w in ios.windows(2) {
+        assert!(w[0].0 + w[0].1 as u64 <= w[1].0, "{w:?} overlap");
+    }
+    let bytes: u64 = ios.iter().map(|io| io.1 as u64).sum();
+    assert_eq!(bytes, 16 << 20);
+    assert!(ios.iter().any(|io| io.1 != 4096 && io.1 != 65536), "some I/Os were cut");
+    assert!(ios.iter().all(|io| io.1 % 4096 == 0));
+}

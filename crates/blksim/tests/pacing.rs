@@ -144,6 +144,9 @@ fn bssplit_mix_matches_its_percentages() {
     j.bs = [4096; 3];
     j.bssplit[0] = vec![BsSplit { bs: 4096, perc: 30 }, BsSplit { bs: 65536, perc: 70 }];
     j.record_ios = true;
+    // Without the random map: with it, fio cuts a 64k I/O short at the first
+    // block already done (offsets.rs checks that).
+    j.norandommap = true;
     let r = run(j);
     let sizes: Vec<u32> = r.jobs[0].dirs[0].ios.iter().map(|io| io.bytes).collect();
     let small = sizes.iter().filter(|&&b| b == 4096).count() as f64 / sizes.len() as f64;

@@ -68,6 +68,7 @@ pub(crate) enum Field {
     RampTime,
     StartDelay,
     NoRandomMap,
+    RandomGenerator,
     RateIops,
     Rate,
     RateProcess,
@@ -336,7 +337,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("randseed", SIZE, RANDOM),
     model("norandommap", Kind::Flag, Field::NoRandomMap),
     noop("softrandommap", Kind::Bool, RANDOM),
-    noop("random_generator", Kind::Choice(&["tausworthe", "lfsr", "tausworthe64"]), RANDOM),
+    model("random_generator", Kind::Choice(&["tausworthe", "lfsr", "tausworthe64"]), Field::RandomGenerator),
     model(
         "random_distribution",
         Kind::Choice(&["random", "zipf", "pareto", "normal", "zoned", "zoned_abs", "sequence"]),

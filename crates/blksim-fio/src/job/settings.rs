@@ -153,6 +153,8 @@ pub(crate) struct Settings {
     pub ramp_us: u64,
     pub startdelay_us: u64,
     pub norandommap: bool,
+    /// `random_generator=lfsr`.
+    pub lfsr: bool,
     pub rate_iops: [u64; 3],
     pub rate: [u64; 3],
     pub rate_process: RateProcess,
@@ -216,6 +218,7 @@ impl Default for Settings {
             ramp_us: 0,
             startdelay_us: 0,
             norandommap: false,
+            lfsr: false,
             rate_iops: [0; 3],
             rate: [0; 3],
             rate_process: RateProcess::Linear,
@@ -403,6 +406,7 @@ impl Settings {
                 return Err(Refusal::NotModelled("a random start delay (a range) is not modelled by blksim".into()))
             }
             (Field::NoRandomMap, P::Flag(b)) => self.norandommap = b,
+            (Field::RandomGenerator, P::Choice(c, _)) => self.lfsr = c == "lfsr",
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),
             (Field::Rate, P::Dirs(d)) => set_dirs(&mut self.rate, d),
             (Field::RateProcess, P::Choice(c, _)) => {
@@ -536,11 +540,13 @@ impl Settings {
         )
     }
 
-    /// fio turns its random map off for `norandommap`, and for a random job
-    /// whose `blockalign` differs from a direction's smallest block size.
+    /// fio turns its random map off for `norandommap`, for the LFSR (which
+    /// needs none), and for a random job whose `blockalign` differs from a
+    /// direction's smallest block size.
     pub fn no_random_map(&self) -> bool {
         let min = |d: usize| self.block_sizes_of(d).into_iter().min().unwrap_or(self.bs[d]);
         self.norandommap
+            || self.lfsr
             || self.random_distribution != RandomDistribution::Random
             || (self.rw.is_random() && (0..3).any(|d| self.ba[d] > 0 && self.ba[d] != min(d)))
     }

@@ -119,7 +119,7 @@ impl Sim {
                 job.done_issuing = true;
                 break;
             };
-            job.io_placed(di, d, rel, bytes);
+            let bytes = job.io_placed(di, d, rel, bytes);
             let offset = job.cfg.offset + rel;
             self.prep_request(j, dir, bytes, offset, dev, di, now);
         }

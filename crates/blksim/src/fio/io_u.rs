@@ -5,9 +5,11 @@
 //! ended, plus `ddir_seq_add` (`rw=read:8k` leaves holes, `rw=read:-8k`
 //! goes backwards). Positions are kept per file and direction, as fio's
 //! `f->last_pos[ddir]`: a sequential `rw=readwrite` job reads and writes
-//! two streams from the start of its region.
+//! two streams from the start of its region. A random job keeps fio's
+//! random map (`random_map.rs`) unless `norandommap`: each block once per pass.
 
 use crate::fio::job::Job;
+use crate::fio::random_map::Pass;
 use crate::ids::DevId;
 use crate::workload::Program;
 
@@ -63,12 +65,16 @@ impl Job {
             hit
         };
         let pos = if random {
-            self.random_offset(di, d, bs, region)
+            let pos = self.random_offset(di, d, bs, region, real);
+            if let Some(maps) = self.random_maps.as_deref_mut() {
+                maps.mark = pos.is_some();
+            }
+            pos
         } else {
             // Between the random draws of a random job, sequential I/O; at
             // the end of the file, a random one.
             match self.seq_offset(di, d, region, real) {
-                None if self.cfg.rw.is_random() => self.random_offset(di, d, bs, region),
+                None if self.cfg.rw.is_random() => self.random_offset(di, d, bs, region, real),
                 pos => pos,
             }
         }?;
@@ -76,33 +82,81 @@ impl Job {
     }
 
     /// Record an I/O of `bytes` at `rel` (relative to the job's `offset`) in
-    /// direction `d` on file `di`: the next sequential one starts at its end.
+    /// direction `d` on file `di`: a random draw marks the random map, which
+    /// may cut the I/O short at the first block already done (fio's
+    /// mark_random_map); the next sequential one starts at its end. Its length.
     #[inline(always)]
-    pub(crate) fn io_placed(&mut self, di: usize, d: usize, rel: u64, bytes: u64) {
+    pub(crate) fn io_placed(&mut self, di: usize, d: usize, rel: u64, bytes: u64) -> u64 {
+        let bytes = match self.random_maps.as_deref_mut() {
+            Some(maps) => maps.placed(di, rel, bytes, self.cfg.bs[d]),
+            None => bytes,
+        };
         self.last_pos[di * 3 + d] = self.cfg.offset + rel + bytes;
+        bytes
     }
 
-    /// A new loop of the job (`loops`): every file's positions back at the start.
+    /// A new loop of the job (`loops`): every file's positions back at the
+    /// start, its random maps free.
     fn rewind(&mut self) {
         let start = self.cfg.offset;
         self.last_pos.iter_mut().for_each(|p| *p = start);
+        if let Some(maps) = self.random_maps.as_deref_mut() {
+            maps.reset();
+        }
     }
 
-    /// fio's get_next_rand_block with the random map off: block `b` of
-    /// `blockalign` bytes among those where a `bs` I/O still fits
-    /// (`last_block`), uniform or as `random_distribution` draws it.
+    /// fio's get_next_rand_block: block `b` of `blockalign` bytes among
+    /// those where a `bs` I/O still fits (`last_block`), uniform or as
+    /// `random_distribution` draws it. With the random map, a block already
+    /// done gives way to the next free one; when none is free the pass is
+    /// over: a time-based job, or one whose `io_size` is not done yet (fio's
+    /// keep_running starts another pass), starts the file again
+    /// (fio_file_reset: its map and positions); any other has no offset left.
     #[inline(always)]
-    fn random_offset(&mut self, di: usize, d: usize, bs: u64, region: u64) -> Option<u64> {
+    fn random_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
         let ba = match self.cfg.ba[d] {
             0 => bs,
             ba => ba,
         };
         let span = region - bs.saturating_sub(ba).min(region);
         let blocks = self.blocks_of(span, ba);
-        match self.dist.as_deref_mut() {
-            None => Some(self.rng.below(blocks.max(1)) * ba),
-            Some(dist) => dist.block(di, d, blocks, ba, &mut self.rng).map(|b| b * ba),
+        if let Some(dist) = self.dist.as_deref_mut() {
+            return dist.block(di, d, blocks, ba, &mut self.rng).map(|b| b * ba);
         }
+        let Some(maps) = self.random_maps.as_deref_mut() else {
+            return Some(self.rng.below(blocks.max(1)) * ba);
+        };
+        let Some(pass) = maps.file(di, region, real) else {
+            return Some(self.rng.below(blocks.max(1)) * ba);
+        };
+        let again = self.cfg.time_based || self.cfg.io_size.is_some();
+        let b = match pass {
+            Pass::Lfsr(lfsr) => match lfsr.next() {
+                Some(b) => return Some(b * ba),
+                None if !again => return None,
+                None => {
+                    lfsr.reset();
+                    lfsr.next()?
+                }
+            },
+            Pass::Map(map) => {
+                let b = self.rng.below(blocks.max(1));
+                if !map.is_set(b) {
+                    return Some(b * ba);
+                }
+                if let Some(free) = map.next_free(b) {
+                    return Some(free * ba);
+                }
+                if !again {
+                    return None;
+                }
+                map.reset();
+                self.rng.below(blocks.max(1))
+            }
+        };
+        let start = self.cfg.offset;
+        self.last_pos[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = start);
+        Some(b * ba)
     }
 
     /// fio's get_next_seq_offset, in its own terms: `last_pos` and the file

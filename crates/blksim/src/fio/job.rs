@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use crate::block::elevator::SchedCtx;
 use crate::fio::pace::Pace;
+use crate::fio::random_map::RandomMaps;
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::io_uring::ring::Ring;
@@ -260,6 +261,8 @@ pub(crate) struct Job {
     pub loops_left: u32,
     /// `random_distribution`'s state, for one other than `random`.
     pub dist: Option<Box<crate::fio::distribution::Distribution>>,
+    /// fio's random map per file, for a random job without `norandommap`.
+    pub random_maps: Option<Box<RandomMaps>>,
     // Statistics.
     pub dirs: [DirStats; 3],
     /// Rate and think time (fio's pacing), for a job that has any.
@@ -285,6 +288,11 @@ impl Job {
         let n = devs.len();
         let (start, loops) = (cfg.offset, cfg.loops.max(1));
         let bs_rng = rng.clone();
+        let random_maps = (cfg.rw.is_random() && (cfg.lfsr || !cfg.norandommap)).then(|| {
+            let rw_min_bs = cfg.bs.iter().copied().filter(|&b| b > 0).min().unwrap_or(4096);
+            let lfsr_seed = cfg.lfsr.then(|| rng.clone().next_u64());
+            Box::new(RandomMaps::new(n, rw_min_bs, lfsr_seed))
+        });
         Job {
             task: Task {
                 cpu,
@@ -343,6 +351,7 @@ impl Job {
             seq_left: 1,
             loops_left: loops,
             dist: None,
+            random_maps,
             dirs: Default::default(),
         }
     }

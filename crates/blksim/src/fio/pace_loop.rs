@@ -293,7 +293,7 @@ impl Sim {
                 }
                 (o, bytes)
             };
-            job.io_placed(di, d, offset, bytes);
+            let bytes = job.io_placed(di, d, offset, bytes);
             if let Some(p) = pace.as_deref_mut() {
                 p.issued(dir, bytes);
             }
