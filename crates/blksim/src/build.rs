@@ -243,7 +243,7 @@ impl Sim {
             let granularity = self.nanosleep_granularity_us();
             job.pace = Pace::of(cfg, self.run.seed, i, granularity).map(Box::new);
             job.bs_rng = Rng::stream(self.run.seed, &format!("job/{i}/bs"));
-            job.shaped = job.pace.is_some() || cfg.bssplit.iter().any(|s| !s.is_empty());
+            job.shaped = job.pace.is_some() || (0..3).any(|d| cfg.bs_varies(d));
             job.dist = self.job_distribution(i, cfg, &devs)?.map(Box::new);
         }
         if !cfg.time_based || cfg.runtime_ns.is_none() {

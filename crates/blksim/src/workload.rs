@@ -158,6 +158,12 @@ pub struct JobConfig {
     pub rwmixread: u32,
     /// Block size per direction (read, write, trim), bytes.
     pub bs: [u64; 3],
+    /// `bsrange`'s largest size per direction (fio's `max_bs`; `bs` is its
+    /// smallest): each I/O's size drawn between them as fio's
+    /// `get_next_buflen` draws it. 0 (or `bs`): one size.
+    pub bs_max: [u64; 3],
+    /// `bs_unaligned`: a drawn size is not aligned to the smallest.
+    pub bs_unaligned: bool,
     /// `iodepth`.
     pub iodepth: u32,
     /// Resolved: never 0 and never above iodepth.
@@ -353,6 +359,8 @@ impl JobConfig {
             rw: RwKind::Read,
             rwmixread: 50,
             bs: [4096; 3],
+            bs_max: [0; 3],
+            bs_unaligned: false,
             iodepth: 1,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
@@ -410,8 +418,14 @@ impl JobConfig {
     pub fn bs_range(&self, d: usize) -> (u64, u64) {
         match self.bssplit[d].iter().map(|e| e.bs).max() {
             Some(max) => (self.bs[d], max),
-            None => (self.bs[d], self.bs[d]),
+            None => (self.bs[d], self.bs[d].max(self.bs_max[d])),
         }
+    }
+
+    /// Are direction `d`'s sizes drawn (a `bssplit`, or a `bsrange` of more than one size)?
+    pub fn bs_varies(&self, d: usize) -> bool {
+        let (min, max) = self.bs_range(d);
+        max > min
     }
 
     /// Does the job pace its I/O (`rate`, `rate_iops`) or think between I/Os (`thinktime`)?

@@ -352,7 +352,12 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.rw = st.rw;
     c.rwmixread = st.rwmixread;
     for d in 0..3 {
-        c.bs[d] = st.bsrange[d].unwrap_or(st.bs[d]);
+        let (lo, hi) = st.bsrange[d].unwrap_or((st.bs[d], st.bs[d]));
+        // fio's fixup_options: a min_bs or max_bs of 0 is bs.
+        c.bs[d] = if lo == 0 { st.bs[d] } else { lo };
+        let hi = if hi == 0 { st.bs[d] } else { hi };
+        c.bs_max[d] = if hi > c.bs[d] { hi } else { 0 };
+        c.bs_unaligned = st.bs_unaligned;
         if let Some(split) = st.bssplit_of(d) {
             // fio's min_bs; a split of one size is that size.
             c.bs[d] = split.iter().map(|e| e.bs).min().unwrap_or(c.bs[d]);

@@ -130,8 +130,8 @@ pub(crate) struct Settings {
     pub ddir_seq_add: i64,
     /// `random_distribution`.
     pub random_distribution: RandomDistribution,
-    /// `bsrange` overrides `bs` per direction (only fixed sizes are accepted).
-    pub bsrange: [Option<u64>; 3],
+    /// `bsrange` overrides `bs` per direction: (min_bs, max_bs).
+    pub bsrange: [Option<(u64, u64)>; 3],
     pub iodepth: u32,
     pub batch_submit: u32,
     pub complete_min: u32,
@@ -334,14 +334,9 @@ impl Settings {
             (Field::BsRange, P::Ranges(r)) => {
                 for (slot, range) in self.bsrange.iter_mut().zip(r) {
                     match range {
-                        Some((lo, hi)) if lo != hi => {
-                            return Err(Refusal::NotModelled(format!(
-                            "a range of block sizes ({lo}-{hi}) is not modelled by blksim; give one size per direction"
-                        )))
-                        }
-                        // fio's fixup: a min_bs of 0 is the direction's bs (4k by default).
-                        Some((0, _)) => *slot = None,
-                        Some((lo, _)) => *slot = Some(lo),
+                        // fio's fixup: a min_bs (or max_bs) of 0 is the direction's bs (4k by default).
+                        Some((0, 0)) => *slot = None,
+                        Some((lo, hi)) => *slot = Some((lo, hi)),
                         None => {}
                     }
                 }
@@ -551,11 +546,24 @@ impl Settings {
             || (self.rw.is_random() && (0..3).any(|d| self.ba[d] > 0 && self.ba[d] != min(d)))
     }
 
-    /// Every block size direction `d` may use: its `bssplit`'s, else `bsrange`'s fixed size, else `bs`.
+    /// Every block size direction `d` may use: its `bssplit`'s, else
+    /// `bsrange`'s smallest and largest (the sizes between are multiples of
+    /// the smallest), else `bs`.
     pub fn block_sizes_of(&self, d: usize) -> Vec<u64> {
         match self.bssplit_of(d) {
             Some(split) => split.iter().map(|e| e.bs).collect(),
-            None => vec![self.bsrange[d].unwrap_or(self.bs[d])],
+            None => match self.bsrange[d] {
+                Some((lo, hi)) => {
+                    let lo = if lo == 0 { self.bs[d] } else { lo };
+                    let hi = if hi == 0 { self.bs[d] } else { hi };
+                    if lo == hi {
+                        vec![lo]
+                    } else {
+                        vec![lo, hi]
+                    }
+                }
+                None => vec![self.bs[d]],
+            },
         }
     }
 

@@ -215,7 +215,7 @@ pub(crate) struct Job {
     pub inflight: u32,
     /// No more I/O will be issued (or, for a paced job, none until its pause: `pace`).
     pub done_issuing: bool,
-    /// The job's io_us are prepared by `job_prep_shaped` (pacing or a `bssplit`).
+    /// The job's io_us are prepared by `job_prep_shaped` (pacing, or sizes drawn: `bssplit`, `bsrange`).
     pub shaped: bool,
     pub index: JobId,
     /// What accounting a reaped batch touches, on adjacent lines.

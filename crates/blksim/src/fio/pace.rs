@@ -285,6 +285,21 @@ const FRAND32_MAX: u64 = u32::MAX as u64;
 /// their order, each taken when `r / (cumulative percentage) <=
 /// FRAND32_MAX / 100` and it `fits` (the rest of the region holds it); the
 /// last entry considered when none is. Entries of 0% are skipped.
+/// fio's get_next_buflen for a `bsrange` (no `bssplit`) from the 32-bit
+/// draw `r`: the smallest size plus the largest times a uniform fraction,
+/// aligned down to the smallest (unless `bs_unaligned`), at most the largest.
+pub(crate) fn bsrange_pick(min_bs: u64, max_bs: u64, unaligned: bool, r: u32) -> u64 {
+    let mut buflen = min_bs + (max_bs as f64 * (r as f64 / (FRAND32_MAX as f64 + 1.0))) as u64;
+    if !unaligned {
+        if min_bs.is_power_of_two() {
+            buflen &= !(min_bs - 1);
+        } else {
+            buflen -= buflen % min_bs;
+        }
+    }
+    buflen.min(max_bs)
+}
+
 pub(crate) fn bssplit_pick(split: &[BsSplit], r: u32, fits: impl Fn(u64) -> bool) -> u64 {
     let mut buflen = 0;
     let mut perc: u64 = 0;

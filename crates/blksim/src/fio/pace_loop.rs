@@ -10,7 +10,7 @@
 
 use crate::block::Owner;
 use crate::fio::job::JobState;
-use crate::fio::pace::{bssplit_pick, Action, Phase, Pick, TIMER_SLACK_NS};
+use crate::fio::pace::{bsrange_pick, bssplit_pick, Action, Phase, Pick, TIMER_SLACK_NS};
 use crate::hw::cpu::Acct;
 use crate::hw::lapic::LOCAL_TIMER_VECTOR;
 use crate::ids::{CpuId, JobId};
@@ -276,7 +276,7 @@ impl Sim {
                 job.done_issuing = true;
                 break;
             };
-            let (offset, bytes) = if job.cfg.bssplit[d].is_empty() {
+            let (offset, bytes) = if !job.cfg.bs_varies(d) {
                 (o, min_bs)
             } else {
                 // A sequential position where the smallest size no longer fits starts over.
@@ -285,7 +285,11 @@ impl Sim {
                 let mut bytes = min_bs;
                 for _ in 0..BSSPLIT_TRIES {
                     let r = (job.bs_rng.next_u64() >> 32) as u32;
-                    let b = bssplit_pick(&job.cfg.bssplit[d], r, fits);
+                    let b = if job.cfg.bssplit[d].is_empty() {
+                        bsrange_pick(min_bs, job.cfg.bs_max[d], job.cfg.bs_unaligned, r)
+                    } else {
+                        bssplit_pick(&job.cfg.bssplit[d], r, fits)
+                    };
                     if b > 0 && fits(b) {
                         bytes = b;
                         break;
