@@ -164,6 +164,8 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     if g.chance(3) {
         // fio takes a zero range as its default block size.
         text.push_str("bsrange=0-0\n");
+    } else if g.chance(8) {
+        let _ = writeln!(text, "bsrange={}", g.pick(&["4k-16k", "512-64k", "8k-4k,4k-4k", "4k-128k", "0-8k"]));
     }
     if g.chance(75) {
         let _ = writeln!(text, "time_based\nruntime={}us", 300 + g.below(2000));
@@ -211,6 +213,9 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     }
     if g.chance(20) {
         text.push_str("norandommap\n");
+    }
+    if g.chance(10) {
+        let _ = writeln!(text, "random_generator={}", g.pick(&["lfsr", "tausworthe", "tausworthe64"]));
     }
     if g.chance(20) {
         text.push_str("group_reporting\n");
