@@ -140,9 +140,21 @@ fn t0007_holed_reads_on_a_device_read_as_fio_does_on_one() {
     // 127.5 MiB, would end past the file. On a block device it ends inside
     // the device, and fio 3.33 issues it: 86 reads, 88,064 KiB (measured
     // on a 256 MiB loop device with this job). blksim simulates the device.
-    let job = "[foo]\nsize=128mb\nrw=read:512k\nbs=1m\nnorandommap\ndirect=1\nfilename=/dev/nvme0n1\n";
+    let job = "[foo]\nsize=128mb\nrw=read:512k\nbs=1m\nnorandommap\nwrite_iolog=log\ndirect=1\nfilename=/dev/nvme0n1\n";
     let dir = run_in_scratch("t0007", job, 1);
     let out: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
     let read = &out["jobs"][0]["read"];
     assert_eq!((read["io_kbytes"].as_u64(), read["total_ios"].as_u64()), (Some(88064), Some(86)), "{read}");
+    // Its write_iolog (fio's version 3): the file added and opened, each
+    // read at 1.5 MiB steps as queued, the file closed; times (µs) in order.
+    let log = std::fs::read_to_string(dir.join("log")).unwrap();
+    let lines: Vec<Vec<&str>> = log.lines().skip(1).map(|l| l.split(' ').collect()).collect();
+    assert_eq!(log.lines().next(), Some("fio version 3 iolog"));
+    assert_eq!(lines.len(), 86 + 3);
+    assert_eq!((&lines[0][1..], &lines[1][1..], &lines[88][1..]), (&["/dev/nvme0n1", "add"][..], &["/dev/nvme0n1", "open"][..], &["/dev/nvme0n1", "close"][..]));
+    for (i, l) in lines[2..88].iter().enumerate() {
+        assert_eq!(&l[1..], ["/dev/nvme0n1", "read", &(i as u64 * 1536 * 1024).to_string(), "1048576"]);
+    }
+    let times: Vec<u64> = lines.iter().map(|l| l[0].parse().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]) && times[88] > 50_000, "{times:?}");
 }

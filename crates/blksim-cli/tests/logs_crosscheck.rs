@@ -159,3 +159,30 @@ fn fio2gnuplot_reads_blksims_bandwidth_and_iops_logs() {
         assert!(avg > 0.0 && count == 2, "fio2gnuplot {flag}: {global}");
     }
 }
+
+/// `write_iolog` (fio's iolog version 3) of jobs whose I/O order is fixed: the
+/// same file as the real fio's, line for line, apart from the first column
+/// (µs since the job started: real time there, simulated here) — version
+/// line, each file's add and open, every I/O as queued, close and reopen
+/// between loops, close, each job's trace appended in turn.
+#[test]
+fn write_iolog_is_fios_apart_from_the_times() {
+    let cases = [
+        "rw=read:8k\nbs=4k\nsize=32k\n",
+        "rw=read\nbs=4k\nsize=16k\nloops=2\n",
+        "rw=write:-4k\nbs=4k\nsize=64k\noffset=16k\n",
+        "rw=read\nbs=8k\nsize=64k\nnumjobs=2\n",
+    ];
+    let strip = |p: PathBuf| -> Vec<String> {
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        text.lines().map(|l| l.split_once(' ').map_or(l, |(t, rest)| if t == "fio" { l } else { rest }).to_string()).collect()
+    };
+    for (i, case) in cases.iter().enumerate() {
+        let job = format!("[a]\nioengine=null\n{case}write_iolog=trace\n");
+        let (f, b) = (dir(&format!("iolog-fio{i}")), dir(&format!("iolog-blksim{i}")));
+        run(crosscheck::fio_tool("fio"), &f, &job);
+        run(blksim(), &b, &job);
+        let (fio, ours) = (strip(f.join("trace")), strip(b.join("trace")));
+        assert_eq!(ours, fio, "{}", case.replace('\n', " "));
+    }
+}

@@ -164,6 +164,8 @@ pub struct JobConfig {
     pub bs_max: [u64; 3],
     /// `bs_unaligned`: a drawn size is not aligned to the smallest.
     pub bs_unaligned: bool,
+    /// The run's `IoLog` hears each I/O as fio queues it (`write_iolog`).
+    pub log_queued: bool,
     /// `iodepth`.
     pub iodepth: u32,
     /// Resolved: never 0 and never above iodepth.
@@ -361,6 +363,7 @@ impl JobConfig {
             bs: [4096; 3],
             bs_max: [0; 3],
             bs_unaligned: false,
+            log_queued: false,
             iodepth: 1,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,

@@ -26,6 +26,8 @@ pub struct LogOptions {
     pub iops: Option<String>,
     /// `write_hist_log[=PREFIX]`: the clat_hist log (entries only with `log_hist_msec`).
     pub hist: Option<String>,
+    /// `write_iolog=FILE`: fio's I/O trace (iolog version 3), appended to FILE.
+    pub iolog: Option<String>,
     /// `log_avg_msec`: 0 logs every I/O; else one entry per direction and window.
     pub avg_msec: u64,
     /// `log_hist_msec`.
@@ -63,6 +65,7 @@ impl Default for LogOptions {
             lat: None,
             iops: None,
             hist: None,
+            iolog: None,
             avg_msec: 0,
             hist_msec: 0,
             hist_coarseness: 0,
@@ -83,8 +86,13 @@ impl Default for LogOptions {
 
 impl LogOptions {
     /// Does the job write any log file?
-    pub fn any(&self) -> bool {
+    /// Logs of the I/Os' latencies and rates (not `write_iolog`): the run reports each I/O for them.
+    pub fn per_io(&self) -> bool {
         self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
+    }
+
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some() || self.iolog.is_some()
     }
 
     /// The bandwidth log's window, ms (0: every I/O), as `add_job` sets it.

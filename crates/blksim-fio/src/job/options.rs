@@ -105,6 +105,7 @@ pub(crate) enum Field {
     WriteLatLog,
     WriteIopsLog,
     WriteHistLog,
+    WriteIolog,
     LogAvgMsec,
     LogHistMsec,
     LogHistCoarseness,
@@ -155,7 +156,6 @@ impl OptSpec {
 
 // Reasons for no-ops.
 const RANDOM: &str = "only seeds or selects fio's random number generator";
-const IOLOG_FILE: &str = "writes fio's I/O trace (an iolog for read_iolog), which blksim does not write";
 const LOG_MEMORY: &str = "only changes how fio keeps its logs in memory while it runs";
 const LOG_COMPRESSION: &str =
     "makes fio keep its logs compressed in memory; blksim writes the logs fio writes without it \
@@ -404,7 +404,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     reject_unless("trim_backlog", SIZE, VERIFY, &["0"]),
     noop("trim_backlog_batch", INT, COMPANION),
     // I/O logs and traces.
-    noop("write_iolog", Kind::Text, IOLOG_FILE),
+    model("write_iolog", Kind::Text, Field::WriteIolog),
     reject("read_iolog", Kind::Text, IOLOG),
     noop("read_iolog_chunked", Kind::Bool, COMPANION),
     noop("replay_no_stall", Kind::Bool, COMPANION),
@@ -639,7 +639,7 @@ pub(crate) static PVSYNC2: &[OptSpec] = &[
 /// Reasons of no-op options that would change a real fio run's output (its report or the files it
 /// writes) although they change nothing in a simulated one: blksim warns once per run about each.
 const CHANGES_REAL_OUTPUT: &[&str] =
-    &[IOLOG_FILE, LOG_EPOCH, LOG_COMPRESSION, REPORT_FORMAT, REPORT_DISK_UTIL, REPORT_TRIM_ERRORS, DESCRIPTION];
+    &[LOG_EPOCH, LOG_COMPRESSION, REPORT_FORMAT, REPORT_DISK_UTIL, REPORT_TRIM_ERRORS, DESCRIPTION];
 
 /// The values of warned options that leave fio's output as it is by default (no warning for them).
 pub(crate) fn default_values(name: &str) -> &'static [&'static str] {

@@ -106,7 +106,8 @@ impl<'c> Builder<'c> {
                 _ => section.name.clone(),
             };
             let mut config = to_config(st, &name, thread_number);
-            config.record_ios = st.logs.any();
+            config.record_ios = st.logs.per_io();
+            config.log_queued = st.logs.iolog.is_some();
             config.group_id = self.group_id;
             config.phase = self.phase;
             self.out.jobs.push(ParsedJob {

@@ -486,6 +486,7 @@ impl Settings {
             (Field::WriteLatLog, P::Text(s)) => self.logs.lat = Some(s),
             (Field::WriteIopsLog, P::Text(s)) => self.logs.iops = Some(s),
             (Field::WriteHistLog, P::Text(s)) => self.logs.hist = Some(s),
+            (Field::WriteIolog, P::Text(s)) => self.logs.iolog = Some(s),
             (Field::LogAvgMsec, P::Int(v)) => self.logs.avg_msec = v,
             (Field::LogHistMsec, P::Int(v)) => self.logs.hist_msec = v,
             (Field::LogHistCoarseness, P::Int(v)) => self.logs.hist_coarseness = v as u32,

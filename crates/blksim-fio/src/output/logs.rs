@@ -342,6 +342,72 @@ struct JobLogs {
     epoch_ns: u64,
     /// `per_job_logs`: its own files (else shared with the jobs of its name, appended to).
     per_job: bool,
+    /// `write_iolog`'s trace.
+    iolog: Option<IoTrace>,
+}
+
+/// fio's `write_iolog` (iolog.c, version 3): the version line, each file's
+/// `add` and `open`, then every io_u as fio queues it (`td_io_queue`), each
+/// file's `close` at the job's end; times in µs since the job started.
+/// Appended to the file, as fio opens it ("a").
+struct IoTrace {
+    path: PathBuf,
+    out: Target,
+    /// The job's files as fio names them.
+    files: Vec<String>,
+    line: String,
+}
+
+impl IoTrace {
+    fn new(path: PathBuf, mut out: Target, files: Vec<String>) -> Result<IoTrace, LogError> {
+        let mut head = String::from("fio version 3 iolog\n");
+        for act in ["add", "open"] {
+            for f in &files {
+                let _ = writeln!(head, "0 {f} {act}");
+            }
+        }
+        out.write_all(head.as_bytes()).map_err(|e| (path.clone(), e))?;
+        Ok(IoTrace { path, out, files, line: String::new() })
+    }
+
+    fn queued(&mut self, file: usize, dir: usize, since_start_ns: u64, offset: u64, bytes: u64) -> Result<(), LogError> {
+        self.line.clear();
+        let name = self.files.get(file).map_or("", String::as_str);
+        let ddir = ["read", "write", "trim"][dir.min(2)];
+        let _ = writeln!(self.line, "{} {name} {ddir} {offset} {bytes}", since_start_ns / 1000);
+        self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))
+    }
+
+    /// The next loop: each file closed and opened again.
+    fn reopened(&mut self, since_start_ns: u64) -> Result<(), LogError> {
+        self.line.clear();
+        let us = since_start_ns / 1000;
+        for act in ["close", "open"] {
+            for f in &self.files {
+                let _ = writeln!(self.line, "{us} {f} {act}");
+            }
+        }
+        self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))
+    }
+
+    fn close(&mut self, end_us: u64) -> Result<(), LogError> {
+        self.line.clear();
+        for f in &self.files {
+            let _ = writeln!(self.line, "{end_us} {f} close");
+        }
+        self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))?;
+        self.out.flush().map_err(|e| (self.path.clone(), e))
+    }
+}
+
+/// The job's files as fio names them: its `filename`s, or for a job with
+/// none (the null engine) `NAME.CLONE.0` (fio's default `jobname.jobnum.filenum`).
+fn trace_file_names(cfg: &blksim::workload::JobConfig, clone: usize) -> Vec<String> {
+    if cfg.filenames.is_empty() {
+        vec![format!("{}.{clone}.0", cfg.name)]
+    } else {
+        cfg.filenames.clone()
+    }
 }
 
 impl JobLogs {
@@ -475,7 +541,9 @@ impl LogWriter {
     ) -> Result<LogWriter, (PathBuf, std::io::Error)> {
         let mut w = LogWriter { jobs: Vec::new(), appends: Vec::new(), error: None };
         for (i, job) in jobs.jobs.iter().enumerate() {
-            w.jobs.push(if job.logs.any() { Some(job_logs(job, i + 1, open)?) } else { None });
+            // fio's subjob number: the clones of a section before this one.
+            let clone = jobs.jobs[..i].iter().filter(|p| p.file == job.file && p.line == job.line).count();
+            w.jobs.push(if job.logs.any() { Some(job_logs(job, i + 1, clone, open)?) } else { None });
         }
         Ok(w)
     }
@@ -538,6 +606,10 @@ impl LogWriter {
             for (s, _) in [job.bw.take(), job.iops.take()].into_iter().flatten() {
                 take(s.path, s.out, per_job);
             }
+            if let Some(t) = job.iolog.take() {
+                // Appended to, whatever per_job_logs says (fio opens it with "a").
+                take(t.path, t.out, false);
+            }
         }
         Ok(files)
     }
@@ -550,6 +622,9 @@ impl LogWriter {
         for (job, stats) in self.jobs.iter_mut().zip(&report.jobs) {
             let Some(job) = job else { continue };
             job.finish(stats.runtime_ns / 1_000_000)?;
+            if let Some(t) = &mut job.iolog {
+                t.close(stats.end_ns.saturating_sub(stats.start_ns) / 1000)?;
+            }
         }
         Ok(())
     }
@@ -589,17 +664,44 @@ impl IoLog for LogWriter {
         let result = j.completed(dir, r);
         self.note(result);
     }
+
+    fn queued(&mut self, job: usize, file: usize, dir: usize, since_start_ns: u64, offset: u64, bytes: u64) {
+        if self.error.is_some() {
+            return;
+        }
+        let Some(Some(JobLogs { iolog: Some(t), .. })) = self.jobs.get_mut(job) else { return };
+        let result = t.queued(file, dir, since_start_ns, offset, bytes);
+        self.note(result);
+    }
+
+    fn reopened(&mut self, job: usize, since_start_ns: u64) {
+        if self.error.is_some() {
+            return;
+        }
+        let Some(Some(JobLogs { iolog: Some(t), .. })) = self.jobs.get_mut(job) else { return };
+        let result = t.reopened(since_start_ns);
+        self.note(result);
+    }
 }
 
 /// The logs of one job (`number`: fio's 1-based thread number), opened.
 fn job_logs(
     job: &ParsedJob,
     number: usize,
+    clone: usize,
     open: &mut dyn FnMut(&std::path::Path, bool) -> std::io::Result<Target>,
 ) -> Result<JobLogs, (PathBuf, std::io::Error)> {
     let o = &job.logs;
     let cfg = &job.config;
     let cols = Columns::of(o);
+    let iolog = match &o.iolog {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            let out = open(&path, true).map_err(|e| (path.clone(), e))?;
+            Some(IoTrace::new(path, out, trace_file_names(cfg, clone))?)
+        }
+        None => None,
+    };
     let mut file = |prefix: &str, kind: &str| -> Result<(PathBuf, Target), LogError> {
         let path = PathBuf::from(log_file_name(prefix, &cfg.name, kind, number, o.per_job));
         let out = open(&path, !o.per_job).map_err(|e| (path.clone(), e))?;
@@ -624,6 +726,7 @@ fn job_logs(
         batch: Vec::new(),
         epoch_ns: 0,
         per_job: o.per_job,
+        iolog,
     };
     if let Some(prefix) = &o.lat {
         if !o.disable_lat {

@@ -103,6 +103,7 @@ impl Job {
         if let Some(maps) = self.random_maps.as_deref_mut() {
             maps.reset();
         }
+        self.reopened = true;
     }
 
     /// fio's get_next_rand_block: block `b` of `blockalign` bytes among

@@ -259,6 +259,8 @@ pub(crate) struct Job {
     pub seq_left: u32,
     /// Loops of the job left, this one included (`loops`).
     pub loops_left: u32,
+    /// A new loop began since the last io_u was queued (fio closes and reopens its files).
+    pub reopened: bool,
     /// `random_distribution`'s state, for one other than `random`.
     pub dist: Option<Box<crate::fio::distribution::Distribution>>,
     /// fio's random map per file, for a random job without `norandommap`.
@@ -350,6 +352,7 @@ impl Job {
             last_pos: vec![start; n.max(1) * 3],
             seq_left: 1,
             loops_left: loops,
+            reopened: false,
             dist: None,
             random_maps,
             dirs: Default::default(),

@@ -338,7 +338,18 @@ impl Sim {
         r.iopoll_done = false;
         r.status = 0;
         r.file = di as u16;
-        self.jobs[j].queued.push(req);
+        let job = &mut self.jobs[j];
+        job.queued.push(req);
+        if job.cfg.log_queued {
+            if let Some(log) = &self.run.io_log {
+                let since = now.saturating_sub(job.start_ns);
+                let mut log = log.0.lock().unwrap();
+                if std::mem::take(&mut job.reopened) {
+                    log.reopened(j.idx(), since);
+                }
+                log.queued(j.idx(), di, dir.index(), since, offset, bytes);
+            }
+        }
     }
 }
 

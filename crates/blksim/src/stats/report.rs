@@ -54,6 +54,17 @@ pub trait IoLog: Send {
     fn issued(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord);
     /// fio accounted a measured I/O's completion, at `r.done_ns` (in time order per job).
     fn completed(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord);
+    /// fio queued an io_u of `bytes` at `offset` of the job's file number
+    /// `file` (`td_io_queue`, where `write_iolog` logs it), `since_start_ns`
+    /// after the job started; only for jobs with `JobConfig::log_queued`.
+    fn queued(&mut self, job: usize, file: usize, dir: usize, since_start_ns: u64, offset: u64, bytes: u64) {
+        let _ = (job, file, dir, since_start_ns, offset, bytes);
+    }
+    /// A job with `JobConfig::log_queued` began its next loop (`loops`):
+    /// fio closed and reopened its files, `since_start_ns` after it started.
+    fn reopened(&mut self, job: usize, since_start_ns: u64) {
+        let _ = (job, since_start_ns);
+    }
 }
 
 /// A shared [`IoLog`], for [`crate::RunOptions`].
