@@ -217,6 +217,10 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     if g.chance(10) {
         let _ = writeln!(text, "random_generator={}", g.pick(&["lfsr", "tausworthe", "tausworthe64"]));
     }
+    if g.chance(8) {
+        // fio's logs, written into the case's directory.
+        text.push_str(g.pick(&["write_iolog=trace\n", "write_bw_log=s\nlog_offset=1\n", "write_lat_log\nlog_avg_msec=1\n"]));
+    }
     if g.chance(20) {
         text.push_str("group_reporting\n");
     }
