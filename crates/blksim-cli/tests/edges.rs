@@ -296,3 +296,15 @@ fn a_logged_run_holds_its_windows_not_its_ios() {
     // The long run does 4 M I/Os more (160 MB of records as they were kept).
     assert!(long - short < 16 * 1024, "peak {short} KiB for 300 ms, {long} KiB for 3 s");
 }
+
+#[test]
+fn a_log_file_that_cannot_be_made_is_named_in_one_line() {
+    for opt in ["write_iolog=/nonexistent-blksim/trace", "write_bw_log=/nonexistent-blksim/b\nper_job_logs=0"] {
+        let job = tmp("nolog.fio", &format!("[a]\nioengine=null\nrw=randread\nsize=64k\n{opt}\n"));
+        let (code, _, err) = blksim(&["run", &job]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("/nonexistent-blksim/") && err.contains("No such file"), "{err}");
+        assert!(!err.contains(".blksim-log-"), "names a temporary file: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}

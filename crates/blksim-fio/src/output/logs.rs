@@ -556,8 +556,18 @@ impl LogWriter {
         let mut open = |path: &std::path::Path, append: bool| -> std::io::Result<Target> {
             let at = if append {
                 let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-                let (_, part) =
-                    tempfile::Builder::new().prefix(".blksim-log-").tempfile_in(dir)?.keep().map_err(|e| e.error)?;
+                // (The error names the log's file, not the part's temporary name.)
+                let bare = |e: std::io::Error| {
+                    let text = e.to_string();
+                    let cause = text.split(" at path ").next().unwrap_or(&text).to_string();
+                    std::io::Error::new(e.kind(), cause)
+                };
+                let (_, part) = tempfile::Builder::new()
+                    .prefix(".blksim-log-")
+                    .tempfile_in(dir)
+                    .map_err(bare)?
+                    .keep()
+                    .map_err(|e| bare(e.error))?;
                 parts.push((path.to_path_buf(), part.clone()));
                 part
             } else {
