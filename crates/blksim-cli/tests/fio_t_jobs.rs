@@ -158,3 +158,18 @@ fn t0007_holed_reads_on_a_device_read_as_fio_does_on_one() {
     let times: Vec<u64> = lines.iter().map(|l| l[0].parse().unwrap()).collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]) && times[88] > 50_000, "{times:?}");
 }
+
+#[test]
+fn t0001_a_block_size_range_over_a_size_that_is_no_multiple_of_it_ends_well() {
+    // fio's criterion is exit 0. bsrange=1k-4k over size=20000 with the
+    // random map: the map's 19 blocks of 1 KiB each read once, the I/Os cut
+    // at blocks already done (fio 3.33: 12 reads, 19,456 bytes).
+    let job = "[foo]\nsize=20000\nbsrange=1k-4k\nrw=randread\nioengine=null\n";
+    for seed in 1..=5 {
+        let dir = run_in_scratch("t0001", job, seed);
+        let out: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+        let read = &out["jobs"][0]["read"];
+        assert_eq!(read["io_bytes"].as_u64(), Some(19456), "seed {seed}: {read}");
+        assert!((5..=19).contains(&read["total_ios"].as_u64().unwrap()), "seed {seed}: {read}");
+    }
+}
