@@ -173,6 +173,14 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
     const NOTES: &[(&str, &str)] = &[
         ("directory", "as a prefix of filename= (directory=/dev, filename=nvme0n1); the files fio makes in a directory are not simulated"),
         ("filename", "the machine's block devices (/dev/NAME), NVMe generic char devices (/dev/ngXnY) for io_uring_cmd"),
+        ("size", "in bytes; a percentage of the device or a number of zones is refused"),
+        ("offset", "in bytes; a percentage of the device or a number of zones is refused"),
+        ("io_size", "in bytes; a percentage or a number of zones is refused"),
+        ("startdelay", "one time; a range (a random delay) is refused"),
+        ("random_distribution", "random, zipf, pareto, normal, zoned, zoned_abs; sequence is refused"),
+        ("cmd_type", "nvme; bsg is refused"),
+        ("rw", "reads, writes and their mixes, with :N; the trim forms are refused (trim is not modelled yet)"),
+        ("random_generator", "lfsr is fio's LFSR; tausworthe and tausworthe64 are blksim's own uniform draws"),
     ];
     NOTES.iter().find(|(n, _)| *n == name).map(|(_, note)| *note)
 }

@@ -580,3 +580,23 @@ fn job_files_past_a_sane_size_are_refused_at_the_line_that_passes_it() {
     let e = parse_job_files(&[big], &ctx()).unwrap_err();
     assert!(e.message.contains("is over 16 MiB"), "{e}");
 }
+
+#[test]
+fn every_limit_note_is_on_an_option_listed_as_modelled_and_names_a_form_that_is_refused() {
+    use crate::job::modelled_note;
+    for name in ["directory", "filename", "size", "offset", "io_size", "startdelay", "random_distribution", "cmd_type", "rw"] {
+        let engine = (name == "cmd_type").then_some("io_uring_cmd");
+        assert_eq!(option_status(name, engine), Some(OptionStatus::Modelled), "{name}");
+        assert!(modelled_note(name).is_some(), "{name} has no note");
+    }
+    // The forms the notes say are refused are refused.
+    for (text, option) in [
+        ("[a]\nsize=20%\n", "size"),
+        ("[a]\noffset=8z\n", "offset"),
+        ("[a]\nio_size=50%\n", "io_size"),
+        ("[a]\nstartdelay=1-2\n", "startdelay"),
+        ("[a]\nrandom_distribution=sequence\n", "random_distribution"),
+    ] {
+        assert_error(text, 2, &[option]);
+    }
+}
