@@ -656,7 +656,7 @@ fn append(path: &std::path::Path, part: &std::path::Path) -> std::io::Result<()>
 
 impl LogWriter {
     /// `write` to job `job`'s logs, unless a write failed already (the first failure is kept).
-    fn to_job(&mut self, job: usize, write: impl FnOnce(&mut JobLogs) -> Result<(), LogError>) {
+    fn write_job(&mut self, job: usize, write: impl FnOnce(&mut JobLogs) -> Result<(), LogError>) {
         if self.error.is_some() {
             return;
         }
@@ -669,25 +669,25 @@ impl LogWriter {
 
 impl IoLog for LogWriter {
     fn issued(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord) {
-        self.to_job(job, |j| {
+        self.write_job(job, |j| {
             j.epoch_ns = epoch_ns;
             j.issued(dir, r)
         });
     }
 
     fn completed(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord) {
-        self.to_job(job, |j| {
+        self.write_job(job, |j| {
             j.epoch_ns = epoch_ns;
             j.completed(dir, r)
         });
     }
 
     fn queued(&mut self, job: usize, file: usize, dir: usize, since_start_ns: u64, offset: u64, bytes: u64) {
-        self.to_job(job, |j| j.iolog.as_mut().map_or(Ok(()), |t| t.queued(file, dir, since_start_ns, offset, bytes)));
+        self.write_job(job, |j| j.iolog.as_mut().map_or(Ok(()), |t| t.queued(file, dir, since_start_ns, offset, bytes)));
     }
 
     fn reopened(&mut self, job: usize, since_start_ns: u64) {
-        self.to_job(job, |j| j.iolog.as_mut().map_or(Ok(()), |t| t.reopened(since_start_ns)));
+        self.write_job(job, |j| j.iolog.as_mut().map_or(Ok(()), |t| t.reopened(since_start_ns)));
     }
 }
 
