@@ -40,7 +40,7 @@ pub fn check(report: &RunReport, inv: &Invariants) -> Result<(), Failure> {
     for j in &report.jobs {
         for (d, s) in j.dirs.iter().enumerate() {
             // With a bssplit, every I/O is one of the split's sizes.
-            let (min, max) = j.config.bs_range(d);
+            let (min, max) = j.config.io_size_range(d);
             if s.io_bytes < s.total_ios * min || s.io_bytes > s.total_ios * max {
                 broken.push(format!(
                     "job '{}': {} bytes for {} I/Os of {min}-{max} bytes",

@@ -4,14 +4,14 @@
 //! options as fio's file has them, `filename=` the machine's drive where
 //! fio's test makes a regular file, `size=` where it says `filesize=`.
 //!
-//! Here: t0001, t0007, t0016, t0019, t0020, t0021, t0022, t0028, t0032.
+//! Here: t0001, t0007, t0016, t0019, t0020, t0021, t0022, t0028, t0031,
+//! t0032, t0038.
 //! The others, in blksim's words (each refused with that reason, exit 2):
 //! verify (t0002-t0006, t0008, t0009, t0025-t0027, t0029, t0036, t0037: the
 //! read-back I/O is not modelled yet); `flow` (t0011, t0012, t0014);
 //! `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
 //! buffered I/O through the page cache (t0015, t0018, t0033, t0034; direct=1
-//! would change what they test); trim (t0023, t0024); `read_iolog` replay
-//! (t0031, t0038); `ioengine=filecreate` (t0035, not block I/O); fio's
+//! would change what they test); trim on a device (t0023, t0024); `ioengine=filecreate` (t0035, not block I/O); fio's
 //! `--bandwidth-log` command-line option (t0030: its job runs, the option is
 //! refused).
 
@@ -71,7 +71,8 @@ fn runs_test_p(x: &[u64]) -> f64 {
     let z = (z / var.sqrt()).abs();
     // 2 * (1 - Phi(z)), Phi by the error function (Abramowitz-Stegun 7.1.26, |error| < 1.5e-7).
     let t = 1.0 / (1.0 + 0.327_591_1 * z / std::f64::consts::SQRT_2);
-    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let poly =
+        t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     poly * (-(z * z) / 2.0).exp()
 }
 
@@ -162,7 +163,10 @@ fn t0007_holed_reads_on_a_device_read_as_fio_does_on_one() {
     let lines: Vec<Vec<&str>> = log.lines().skip(1).map(|l| l.split(' ').collect()).collect();
     assert_eq!(log.lines().next(), Some("fio version 3 iolog"));
     assert_eq!(lines.len(), 86 + 3);
-    assert_eq!((&lines[0][1..], &lines[1][1..], &lines[88][1..]), (&["/dev/nvme0n1", "add"][..], &["/dev/nvme0n1", "open"][..], &["/dev/nvme0n1", "close"][..]));
+    assert_eq!(
+        (&lines[0][1..], &lines[1][1..], &lines[88][1..]),
+        (&["/dev/nvme0n1", "add"][..], &["/dev/nvme0n1", "open"][..], &["/dev/nvme0n1", "close"][..])
+    );
     for (i, l) in lines[2..88].iter().enumerate() {
         assert_eq!(&l[1..], ["/dev/nvme0n1", "read", &(i as u64 * 1536 * 1024).to_string(), "1048576"]);
     }
@@ -190,7 +194,9 @@ fn traced(dir: &std::path::Path, log: &str) -> Vec<(String, u64, u64)> {
     let text = std::fs::read_to_string(dir.join(log)).unwrap();
     text.lines()
         .filter_map(|l| match l.split(' ').collect::<Vec<_>>()[..] {
-            [_, _, d @ ("read" | "write"), off, len] => Some((d.to_string(), off.parse().unwrap(), len.parse().unwrap())),
+            [_, _, d @ ("read" | "write"), off, len] => {
+                Some((d.to_string(), off.parse().unwrap(), len.parse().unwrap()))
+            }
             _ => None,
         })
         .collect()
@@ -227,7 +233,11 @@ fn t0022_norandommap_repeats_offsets_and_is_not_sequential() {
         let blocks = logged_blocks(&run_in_scratch("t0022", &job, seed), "test_bw.log", 4096);
         let consecutive = blocks.windows(2).filter(|w| w[1] == w[0] + 1).count();
         let distinct: BTreeSet<u64> = blocks.iter().copied().collect();
-        assert!(consecutive <= 10 && distinct.len() < 256, "seed {seed}: {consecutive} consecutive, {} distinct", distinct.len());
+        assert!(
+            consecutive <= 10 && distinct.len() < 256,
+            "seed {seed}: {consecutive} consecutive, {} distinct",
+            distinct.len()
+        );
     }
 }
 
@@ -241,4 +251,60 @@ fn t0032_a_mixed_job_with_io_size_past_size_reaches_the_end_of_its_region() {
     assert_eq!(bytes, 2560 << 10);
     let last = ios.iter().map(|io| io.1).max().unwrap();
     assert_eq!(last, 1152 << 10, "the last 128K block of the 1280K region");
+}
+
+/// A job's JSON from its scratch directory.
+fn json_of(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn t0031_a_logged_write_job_replays() {
+    // fio's t0031-pre writes a 1 MiB region for a second with write_iolog; t0031
+    // replays the log at iodepth 128 with a latency log (fio's criterion: both
+    // exit 0). The replay issues the log's I/O, whatever its rw= says.
+    let pre = "[job]\nrw=write\nioengine=libaio\nsize=1mb\ntime_based=1\nruntime=1\nfilename=/dev/nvme0n1\ndirect=1\nwrite_iolog=iolog\n";
+    let dir = run_in_scratch("t0031-pre", pre, 1);
+    let logged = traced(&dir, "iolog");
+    let post = "[job]\nrw=read\nioengine=libaio\niodepth=128\nfilename=/dev/nvme0n1\ndirect=1\nread_iolog=iolog\nwrite_lat_log=lat_log\n";
+    let path = dir.join("t0031.fio");
+    std::fs::write(&path, post).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", path.to_str().unwrap(), "--output-format", "json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = &j["jobs"][0];
+    assert_eq!(j["read"]["total_ios"].as_u64(), Some(0));
+    assert_eq!(j["write"]["total_ios"].as_u64(), Some(logged.len() as u64), "every logged write, once");
+    let replayed = std::fs::read_to_string(dir.join("lat_log_clat.1.log")).unwrap();
+    assert_eq!(replayed.lines().count(), logged.len());
+}
+
+#[test]
+fn t0038_a_log_of_trims_and_writes_replays_on_the_null_engine() {
+    // fio's t0038.iolog (version 3, /dev/null, ioengine=null, iodepth=128):
+    // ten 2 GiB trims each followed by a 4 KiB write. fio's criterion: exit 0.
+    let mut log = String::from("fio version 3 iolog\n30 /dev/null add\n10731 /dev/null open\n");
+    let times = [
+        10736, 10752, 10780, 10782, 10784, 10785, 10787, 10788, 10790, 10791, 10793, 10795, 10796, 10798, 10800, 10801,
+        10803, 10805, 10808, 10809,
+    ];
+    for (i, pair) in times.chunks(2).enumerate() {
+        let at = i as u64 * 4096;
+        log += &format!("{} /dev/null trim {at} 2147483648\n{} /dev/null write {at} 4096\n", pair[0], pair[1]);
+    }
+    log += "10892 /dev/null close\n";
+    let dir = SCRATCH.with(|d| d.path().join("t0038"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t0038.iolog"), log).unwrap();
+    let dir = run_in_scratch("t0038", "[test]\nread_iolog=../t0038/t0038.iolog\nioengine=null\niodepth=128\n", 1);
+    let j = &json_of(&dir)["jobs"][0];
+    assert_eq!((j["write"]["total_ios"].as_u64(), j["write"]["io_bytes"].as_u64()), (Some(10), Some(40960)));
+    assert_eq!((j["trim"]["total_ios"].as_u64(), j["trim"]["io_bytes"].as_u64()), (Some(10), Some(10 << 31)));
+    // The add stamps fio's last issue; the open is 10,701 µs after it: fio waits that out.
+    let runtime = j["job_runtime"].as_u64().unwrap();
+    assert!((10..=11).contains(&runtime), "{runtime} ms");
 }

@@ -175,7 +175,9 @@ fn write_iolog_is_fios_apart_from_the_times() {
     ];
     let strip = |p: PathBuf| -> Vec<String> {
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-        text.lines().map(|l| l.split_once(' ').map_or(l, |(t, rest)| if t == "fio" { l } else { rest }).to_string()).collect()
+        text.lines()
+            .map(|l| l.split_once(' ').map_or(l, |(t, rest)| if t == "fio" { l } else { rest }).to_string())
+            .collect()
     };
     for (i, case) in cases.iter().enumerate() {
         let job = format!("[a]\nioengine=null\n{case}write_iolog=trace\n");
@@ -184,5 +186,35 @@ fn write_iolog_is_fios_apart_from_the_times() {
         run(blksim(), &b, &job);
         let (fio, ours) = (strip(f.join("trace")), strip(b.join("trace")));
         assert_eq!(ours, fio, "{}", case.replace('\n', " "));
+    }
+}
+
+#[test]
+fn a_replayed_log_waits_as_the_real_fio_waits() {
+    // fio's iolog_delay counts from its last issue: set when a synchronous
+    // engine queues (the null engine at iodepth 1), never by the asynchronous
+    // null engine (only the log's file actions set it), and a first stamp of
+    // 0 counts as none. The job's runtime, ms, shows each rule; the real fio
+    // and blksim must agree on it and on the I/Os.
+    let mut log = String::from("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n");
+    for i in 0..10u64 {
+        log += &format!("{} /dev/x read {} 4096\n", i * 1000, i * 8192);
+    }
+    for (depth, extra) in [(1, ""), (8, ""), (1, "replay_time_scale=50\n"), (1, "replay_no_stall=1\n")] {
+        let job =
+            format!("[r]\nioengine=null\niodepth={depth}\nread_iolog=trace.log\nreplay_redirect=/dev/null\n{extra}");
+        let runtime = |cmd: Command, d: &Path| {
+            std::fs::write(d.join("trace.log"), &log).unwrap();
+            let mut cmd = cmd;
+            cmd.args(["--output-format=json"]);
+            std::fs::write(d.join("job.fio"), &job).unwrap();
+            let out = cmd.arg("job.fio").current_dir(d).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            (v["jobs"][0]["read"]["total_ios"].as_u64(), v["jobs"][0]["job_runtime"].as_u64())
+        };
+        let fio = runtime(crosscheck::fio_tool("fio"), &dir(&format!("replay-fio-{depth}{}", extra.len())));
+        let ours = runtime(blksim(), &dir(&format!("replay-blksim-{depth}{}", extra.len())));
+        assert_eq!(ours, fio, "iodepth={depth} {extra}");
     }
 }

@@ -219,7 +219,11 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     }
     if g.chance(8) {
         // fio's logs, written into the case's directory.
-        text.push_str(g.pick(&["write_iolog=trace\n", "write_bw_log=s\nlog_offset=1\n", "write_lat_log\nlog_avg_msec=1\n"]));
+        text.push_str(g.pick(&[
+            "write_iolog=trace\n",
+            "write_bw_log=s\nlog_offset=1\n",
+            "write_lat_log\nlog_avg_msec=1\n",
+        ]));
     }
     if g.chance(20) {
         text.push_str("group_reporting\n");
@@ -309,7 +313,14 @@ fn case(seed: u64) -> Case {
     if g.chance(1) {
         // A calibration experiment, under another seed (cells may miss: exit 0 without --check).
         let exp = g.pick(&["single-core-iops", "rq-affinity", "posted-msi-nvme", "posted-msi-dsa"]);
-        let args = vec!["reproduce".into(), exp.into(), "--jobs".into(), "1".into(), "--seed".into(), g.below(100).to_string()];
+        let args = vec![
+            "reproduce".into(),
+            exp.into(),
+            "--jobs".into(),
+            "1".into(),
+            "--seed".into(),
+            g.below(100).to_string(),
+        ];
         return Case { seed, files: Vec::new(), args, json: false };
     }
     if g.chance(12) {
@@ -417,7 +428,12 @@ fn dsa_case(seed: u64, g: &mut Gen) -> Case {
         args.extend(["--cmdline".into(), "intremap=posted_msi".into()]);
     }
     let json = g.chance(50);
-    args.extend(["--format".into(), if json { "json" } else { "text" }.into(), "--seed".into(), g.below(1000).to_string()]);
+    args.extend([
+        "--format".into(),
+        if json { "json" } else { "text" }.into(),
+        "--seed".into(),
+        g.below(1000).to_string(),
+    ]);
     Case { seed, files: Vec::new(), args, json: false }
 }
 

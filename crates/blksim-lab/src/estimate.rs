@@ -78,6 +78,11 @@ fn job_ios(machine: &Machine, j: &JobConfig, f: &Flow) -> f64 {
     if j.time_based {
         return running(runtime_s.unwrap_or(0.0) + j.ramp_time_ns as f64 / 1e9);
     }
+    if let Some(log) = &j.replay {
+        // A replayed log: its I/Os (each spin of its delays is one more step, reaps between are I/Os' own).
+        let entries = log.entries.len() as f64;
+        return runtime_s.map_or(entries, |s| entries.min(running(s)));
+    }
     let capacity: u64 = j.filenames.iter().filter_map(|f| machine.device_of_file(f)).map(|d| d.capacity_bytes()).sum();
     let bytes = j.size.unwrap_or(capacity) as f64 * j.loops.max(1) as f64;
     let size_ios = bytes / block_size(j) as f64;

@@ -243,10 +243,13 @@ impl Sim {
             let granularity = self.nanosleep_granularity_us();
             job.pace = Pace::of(cfg, self.run.seed, i, granularity).map(Box::new);
             job.bs_rng = Rng::stream(self.run.seed, &format!("job/{i}/bs"));
-            job.shaped = job.pace.is_some() || (0..3).any(|d| cfg.bs_varies(d));
+            job.shaped = job.pace.is_some() || job.replay.is_some() || (0..3).any(|d| cfg.bs_varies(d));
             job.dist = self.job_distribution(i, cfg, &devs)?.map(Box::new);
         }
-        if !cfg.time_based || cfg.runtime_ns.is_none() {
+        if let Some(log) = &cfg.replay {
+            // The log decides how much I/O there is (fio adds each entry's length to size).
+            self.check_replay(i, cfg, log, &devs)?;
+        } else if !cfg.time_based || cfg.runtime_ns.is_none() {
             job.bytes_limit = self.bytes_limit(cfg, &devs);
         }
         if cfg.program == Program::TIoUring {
@@ -410,6 +413,32 @@ impl Sim {
         Ok(Some(dist))
     }
 
+    /// A replayed log's I/Os fit the job's files.
+    fn check_replay(
+        &self,
+        i: usize,
+        cfg: &JobConfig,
+        log: &crate::workload::Replay,
+        devs: &[DevId],
+    ) -> Result<(), Error> {
+        for e in &log.entries {
+            let crate::workload::ReplayOp::Io { file, offset, bytes, .. } = e.op else { continue };
+            let Some(&dev) = devs.get(file as usize) else { continue };
+            let capacity = self.devs[dev].capacity_bytes;
+            if offset.saturating_add(bytes) > capacity {
+                return Err(err(
+                    i,
+                    format!(
+                        "read_iolog: the I/O at line {} ({bytes} bytes at offset {offset}) goes past the end of {} ({capacity} bytes)",
+                        e.line,
+                        cfg.filenames.get(file as usize).map_or("its file", String::as_str),
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn bytes_limit(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {
         // fio's io_bytes_exceeded: io_size if set, else size (x loops).
         let region: u64 = match (cfg.io_size, cfg.size) {
@@ -456,13 +485,16 @@ fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
             "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1",
         ));
     }
-    if cfg.rw_has_trim() {
+    if cfg.rw_has_trim() && cfg.replay.is_none() {
         return Err(not_modelled(i, format!("rw={}: trim is not modelled yet", cfg.rw.fio_name())));
+    }
+    if cfg.replay.as_ref().is_some_and(|r| r.trims) && !is_null {
+        return Err(not_modelled(i, "read_iolog: the log trims, and trim on a device is not modelled yet"));
     }
     if cfg.iodepth == 0 {
         return Err(err(i, "iodepth must be at least 1".into()));
     }
-    if is_null && cfg.size.is_none() {
+    if is_null && cfg.size.is_none() && cfg.replay.is_none() {
         // fio fails such a job at setup (filesetup.c: total_file_size, EINVAL).
         return Err(err(i, "ioengine=null: you need to specify size= (the null engine has no file to size it)".into()));
     }

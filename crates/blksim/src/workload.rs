@@ -259,6 +259,50 @@ pub struct JobConfig {
     pub ddir_seq_add: i64,
     /// `random_distribution`.
     pub random_distribution: RandomDistribution,
+    /// `read_iolog`: the recorded I/O the job replays instead of drawing its
+    /// own (its files are `filenames`, in the log's order).
+    pub replay: Option<std::sync::Arc<Replay>>,
+}
+
+/// An I/O trace as fio's `read_iolog` holds it after reading (iolog.c's
+/// `io_piece` list): what to issue, in order, and when.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Replay {
+    /// The entries, in the log's order.
+    pub entries: Vec<ReplayEntry>,
+    /// Does the log issue trims (fio's `td_ddir` from the log)?
+    pub trims: bool,
+}
+
+/// One entry of a replayed log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplayEntry {
+    /// Version 3: µs after the previous entry's time stamp (scaled by
+    /// `replay_time_scale`; 0 with `replay_no_stall`): fio's `iolog_delay`
+    /// waits until that long after its last issue.
+    pub delay_us: u64,
+    /// What it does.
+    pub op: ReplayOp,
+    /// Its line in the log (for messages).
+    pub line: u32,
+}
+
+/// What a replayed entry does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplayOp {
+    /// An I/O on the job's file `file` (index into `filenames`).
+    Io {
+        /// Its file.
+        file: u16,
+        /// Read, write or trim.
+        dir: Direction,
+        /// Bytes from the start of the file (after `replay_scale` and `replay_align`).
+        offset: u64,
+        /// Its length.
+        bytes: u64,
+    },
+    /// A file action (`add`, `open`, `close`): only its delay and the issue time it sets.
+    File,
 }
 
 /// fio's `rate_process`.
@@ -403,6 +447,7 @@ impl JobConfig {
             ddir_seq_nr: 1,
             ddir_seq_add: 0,
             random_distribution: RandomDistribution::Random,
+            replay: None,
         }
     }
 }
@@ -423,6 +468,19 @@ impl JobConfig {
             Some(max) => (self.bs[d], max),
             None => (self.bs[d], self.bs[d].max(self.bs_max[d])),
         }
+    }
+
+    /// The smallest and largest I/O of direction `d` the job can issue: a
+    /// replayed log's own sizes, else [`JobConfig::bs_range`].
+    pub fn io_size_range(&self, d: usize) -> (u64, u64) {
+        let Some(log) = &self.replay else { return self.bs_range(d) };
+        let sizes = log.entries.iter().filter_map(|e| match e.op {
+            ReplayOp::Io { dir, bytes, .. } if dir.index() == d => Some(bytes),
+            _ => None,
+        });
+        sizes
+            .fold(None, |r: Option<(u64, u64)>, b| Some(r.map_or((b, b), |(lo, hi)| (lo.min(b), hi.max(b)))))
+            .unwrap_or((0, 0))
     }
 
     /// Are direction `d`'s sizes drawn (a `bssplit`, or a `bsrange` of more than one size)?

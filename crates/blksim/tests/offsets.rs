@@ -95,10 +95,8 @@ fn random_pass(size: u64, bs: u64, bssplit: bool, norandommap: bool) -> Vec<(u64
     j.size = Some(size);
     j.norandommap = norandommap;
     if bssplit {
-        j.bssplit[0] = vec![
-            blksim::workload::BsSplit { bs: 4096, perc: 30 },
-            blksim::workload::BsSplit { bs: 65536, perc: 70 },
-        ];
+        j.bssplit[0] =
+            vec![blksim::workload::BsSplit { bs: 4096, perc: 30 }, blksim::workload::BsSplit { bs: 65536, perc: 70 }];
     }
     j.record_ios = true;
     let r = run_checked(&small_machine(2), &Default::default(), &[j], 1).0;

@@ -94,7 +94,8 @@ pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
             "bs={big}: I/Os of 4 GiB or more are not modelled (one request holds at most {MAX_IO_BYTES} bytes)"
         )));
     }
-    if let Some(size) = st.size {
+    // A replayed log's I/Os are its own sizes (fio skips its size checks for it).
+    if let (Some(size), None) = (st.size, &st.replay.file) {
         let min = min_bs(st);
         if size < min {
             return Err(SizeProblem::Bad(format!(

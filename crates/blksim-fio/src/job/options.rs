@@ -106,6 +106,13 @@ pub(crate) enum Field {
     WriteIopsLog,
     WriteHistLog,
     WriteIolog,
+    ReadIolog,
+    ReplayNoStall,
+    ReplayRedirect,
+    ReplayScale,
+    ReplayAlign,
+    ReplayTimeScale,
+    ReplaySkip,
     LogAvgMsec,
     LogHistMsec,
     LogHistCoarseness,
@@ -193,7 +200,8 @@ const PRIO: &str = "sets I/O or CPU priorities, which blksim does not model";
 const NUMA_MEM: &str = "places the job's buffers on chosen NUMA nodes, which blksim does not model (it takes them to be local to the job's CPU, as default and local place them)";
 const NVME: &str =
     "uses NVMe command features (placement, protection information, FUA, write modes) that blksim does not model";
-const IOLOG: &str = "replays an I/O trace, which blksim does not model";
+const IOLOG: &str = "merges blktrace traces, which blksim does not do (it replays fio's iolog versions 2 and 3)";
+const CHUNKED: &str = "reads the replayed log in parts as it goes, which changes fio's memory use, not the I/O";
 const LOG_COMPRESSED: &str = "stores the log files compressed (.fz), which blksim does not write";
 const EXEC: &str = "runs an external command, which blksim does not do";
 const ENGINE_PATH: &str = "changes how the ioengine submits or reaps I/O in a way blksim does not model";
@@ -405,14 +413,14 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("trim_backlog_batch", INT, COMPANION),
     // I/O logs and traces.
     model("write_iolog", Kind::Text, Field::WriteIolog),
-    reject("read_iolog", Kind::Text, IOLOG),
-    noop("read_iolog_chunked", Kind::Bool, COMPANION),
-    noop("replay_no_stall", Kind::Bool, COMPANION),
-    noop("replay_redirect", Kind::Text, COMPANION),
-    noop("replay_scale", INT, COMPANION),
-    noop("replay_align", INT, COMPANION),
-    noop("replay_time_scale", INT, COMPANION),
-    noop("replay_skip", Kind::OptText, COMPANION),
+    model("read_iolog", Kind::Text, Field::ReadIolog),
+    noop("read_iolog_chunked", Kind::Bool, CHUNKED),
+    model("replay_no_stall", Kind::Bool, Field::ReplayNoStall),
+    model("replay_redirect", Kind::Text, Field::ReplayRedirect),
+    model("replay_scale", INT, Field::ReplayScale),
+    model("replay_align", INT, Field::ReplayAlign),
+    model("replay_time_scale", Kind::Int { min: 1, max: U32 }, Field::ReplayTimeScale),
+    model("replay_skip", Kind::OptText, Field::ReplaySkip),
     reject("merge_blktrace_file", Kind::Text, IOLOG),
     noop("merge_blktrace_scalars", Kind::Floats { max_len: 20, min: 0.0, max: f64::MAX }, COMPANION),
     noop("merge_blktrace_iters", Kind::Floats { max_len: 20, min: 0.0, max: f64::MAX }, COMPANION),

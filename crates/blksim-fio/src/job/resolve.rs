@@ -13,6 +13,9 @@ use super::settings::{parse_kind, EngineOpts, OptionLines, Refusal, Settings};
 use super::{checks, subst, JobFile, OptionWarning, ParseContext, ParsedJob};
 use crate::{ErrorKind, InputError};
 
+/// Why `write_iolog` does nothing in a job that replays a log.
+const READ_OVERRIDES: &str = "writes no log in a job that replays one (fio: read iolog overrides write_iolog)";
+
 /// Jobs built from one or more job files.
 pub(crate) struct Builder<'c> {
     ctx: &'c ParseContext,
@@ -73,7 +76,9 @@ impl<'c> Builder<'c> {
                 ));
                 break;
             }
-            self.add_job(section, &job, recorded);
+            if let Err(e) = self.add_job(section, &job, recorded) {
+                problems.push(e);
+            }
         }
         InputError::all(problems).map_or(Ok(()), Err)
     }
@@ -88,7 +93,7 @@ impl<'c> Builder<'c> {
     /// fio's `add_job`: the job, then its clones (same group, no stonewall
     /// or new_group of their own). A clone is named after the section, even
     /// when `name=` renamed the job itself (fio names clones by section).
-    fn add_job(&mut self, section: &Section, st: &Settings, options: Vec<(String, String)>) {
+    fn add_job(&mut self, section: &Section, st: &Settings, options: Vec<(String, String)>) -> Result<(), InputError> {
         for clone in 0..st.numjobs.max(1) {
             let first = clone == 0;
             let stonewall = first && st.stonewall;
@@ -106,8 +111,39 @@ impl<'c> Builder<'c> {
                 _ => section.name.clone(),
             };
             let mut config = to_config(st, &name, thread_number);
-            config.record_ios = st.logs.per_io();
-            config.log_queued = st.logs.iolog.is_some();
+            let mut logs = st.logs.clone();
+            if let Some(list) = &st.replay.file {
+                let at = st
+                    .lines
+                    .get("read_iolog")
+                    .map_or((section.file.as_path(), section.line), |(f, l)| (f.as_path(), *l));
+                let null = st.engine == super::engine::EngineName::Null;
+                let (replay, files) = super::iolog::read(&st.replay, list, clone as usize, st.direct, null, at)?;
+                config.replay = Some(replay);
+                // fio's read_iolog raises max_bs to the largest logged I/O of each direction.
+                for d in 0..3 {
+                    let (_, hi) = config.io_size_range(d);
+                    if hi > config.bs[d] {
+                        config.bs_max[d] = config.bs_max[d].max(hi);
+                    }
+                }
+                config.filenames = files;
+                // fio: "read iolog overrides write_iolog".
+                if logs.iolog.take().is_some() {
+                    let line = st.lines.get("write_iolog").map_or(0, |l| l.1);
+                    let file = st.lines.get("write_iolog").map_or(section.file.clone(), |l| l.0.clone());
+                    if !self.out.warnings.iter().any(|w| w.option == "write_iolog") {
+                        self.out.warnings.push(OptionWarning {
+                            option: "write_iolog".into(),
+                            file,
+                            line,
+                            why: READ_OVERRIDES,
+                        });
+                    }
+                }
+            }
+            config.record_ios = logs.per_io();
+            config.log_queued = logs.iolog.is_some();
             config.group_id = self.group_id;
             config.phase = self.phase;
             self.out.jobs.push(ParsedJob {
@@ -116,9 +152,10 @@ impl<'c> Builder<'c> {
                 file: section.file.clone(),
                 line: section.line,
                 option_lines: st.lines.clone(),
-                logs: st.logs.clone(),
+                logs,
             });
         }
+        Ok(())
     }
 }
 

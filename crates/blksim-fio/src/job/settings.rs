@@ -179,6 +179,8 @@ pub(crate) struct Settings {
     pub kb_base: u64,
     /// The log files the job writes.
     pub logs: LogOptions,
+    /// `read_iolog` and its `replay_*` options.
+    pub replay: super::iolog::ReplayOptions,
     /// Where each option in effect was written (fio's name → file, line), inherited ones included.
     pub lines: OptionLines,
 }
@@ -242,6 +244,7 @@ impl Default for Settings {
             lines: OptionLines::new(),
             kb_base: 1024,
             logs: LogOptions::default(),
+            replay: Default::default(),
         }
     }
 }
@@ -487,6 +490,18 @@ impl Settings {
             (Field::WriteIopsLog, P::Text(s)) => self.logs.iops = Some(s),
             (Field::WriteHistLog, P::Text(s)) => self.logs.hist = Some(s),
             (Field::WriteIolog, P::Text(s)) => self.logs.iolog = Some(s),
+            (Field::ReadIolog, P::Text(s)) => self.replay.file = Some(s),
+            (Field::ReplayNoStall, P::Bool(b)) => self.replay.no_stall = b,
+            (Field::ReplayRedirect, P::Text(s)) => self.replay.redirect = Some(s),
+            (Field::ReplayScale, P::Int(v)) => self.replay.scale = v,
+            (Field::ReplayAlign, P::Int(v)) => {
+                if v != 0 && !v.is_power_of_two() {
+                    return Err(format!("{v} is not a power of two").into());
+                }
+                self.replay.align = v;
+            }
+            (Field::ReplayTimeScale, P::Int(v)) => self.replay.time_scale = v,
+            (Field::ReplaySkip, P::Text(s)) => self.replay.skip = super::iolog::parse_skip(&s)?,
             (Field::LogAvgMsec, P::Int(v)) => self.logs.avg_msec = v,
             (Field::LogHistMsec, P::Int(v)) => self.logs.hist_msec = v,
             (Field::LogHistCoarseness, P::Int(v)) => self.logs.hist_coarseness = v as u32,

@@ -205,7 +205,10 @@ fn units_times_and_lists_resolve() {
     assert_eq!(configs("[a]\nbs=8k\nbsrange=0-0,16k-16k\n")[0].bs, [8192, 16384, 16384]);
     // A range: min_bs in bs, max_bs in bs_max (high-low as written is sorted, as fio does).
     let c = &configs("[a]\nbsrange=16k-4k,8k-8k\n")[0];
-    assert_eq!((c.bs, c.bs_max, c.bs_range(0), c.bs_range(1)), ([4096, 8192, 8192], [16384, 0, 0], (4096, 16384), (8192, 8192)));
+    assert_eq!(
+        (c.bs, c.bs_max, c.bs_range(0), c.bs_range(1)),
+        ([4096, 8192, 8192], [16384, 0, 0], (4096, 16384), (8192, 8192))
+    );
     assert_eq!(configs("[a]\npercentile_list=50:99\n")[0].percentile_list, vec![50.0, 99.0]);
 }
 
@@ -584,7 +587,9 @@ fn job_files_past_a_sane_size_are_refused_at_the_line_that_passes_it() {
 #[test]
 fn every_limit_note_is_on_an_option_listed_as_modelled_and_names_a_form_that_is_refused() {
     use crate::job::modelled_note;
-    for name in ["directory", "filename", "size", "offset", "io_size", "startdelay", "random_distribution", "cmd_type", "rw"] {
+    for name in
+        ["directory", "filename", "size", "offset", "io_size", "startdelay", "random_distribution", "cmd_type", "rw"]
+    {
         let engine = (name == "cmd_type").then_some("io_uring_cmd");
         assert_eq!(option_status(name, engine), Some(OptionStatus::Modelled), "{name}");
         assert!(modelled_note(name).is_some(), "{name} has no note");

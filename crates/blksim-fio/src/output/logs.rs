@@ -370,7 +370,14 @@ impl IoTrace {
         Ok(IoTrace { path, out, files, line: String::new() })
     }
 
-    fn queued(&mut self, file: usize, dir: usize, since_start_ns: u64, offset: u64, bytes: u64) -> Result<(), LogError> {
+    fn queued(
+        &mut self,
+        file: usize,
+        dir: usize,
+        since_start_ns: u64,
+        offset: u64,
+        bytes: u64,
+    ) -> Result<(), LogError> {
         self.line.clear();
         let name = self.files.get(file).map_or("", String::as_str);
         let ddir = ["read", "write", "trim"][dir.min(2)];
@@ -683,7 +690,9 @@ impl IoLog for LogWriter {
     }
 
     fn queued(&mut self, job: usize, file: usize, dir: usize, since_start_ns: u64, offset: u64, bytes: u64) {
-        self.write_job(job, |j| j.iolog.as_mut().map_or(Ok(()), |t| t.queued(file, dir, since_start_ns, offset, bytes)));
+        self.write_job(job, |j| {
+            j.iolog.as_mut().map_or(Ok(()), |t| t.queued(file, dir, since_start_ns, offset, bytes))
+        });
     }
 
     fn reopened(&mut self, job: usize, since_start_ns: u64) {

@@ -6,6 +6,7 @@
 //! t/io_uring's loop too.
 
 use crate::fio::job::{Chain, JobState};
+use crate::fio::replay::ReplayWait;
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
 use crate::locking::qspinlock::Actor;
@@ -59,6 +60,15 @@ impl Sim {
         self.check_done_issuing(j);
         if self.jobs[j].shaped {
             self.pace_check(j, 0);
+            match self.replay_wait(j) {
+                ReplayWait::Go => {}
+                ReplayWait::Reap => return self.job_reap(j),
+                ReplayWait::Spin { ns } => {
+                    self.job_set(j, JobState::ReplaySpin, ns, Acct::User, CpuStage::UserLoop, 0);
+                    self.jobs[j].task.spin = true;
+                    return;
+                }
+            }
         }
         let job = &mut self.jobs[j];
         let depth = job.cur_depth();
@@ -102,6 +112,9 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn job_prep(&mut self, j: JobId, n: u32) {
         if self.jobs[j].shaped {
+            if self.jobs[j].replay.is_some() {
+                return self.replay_prep(j, n);
+            }
             return self.job_prep_shaped(j, n);
         }
         let now = self.q.now_ns();
@@ -139,7 +152,9 @@ impl Sim {
     pub(crate) fn reap_bounds(&self, j: JobId) -> (u32, u32) {
         let job = &self.jobs[j];
         let depth = job.cur_depth().max(1);
-        let min = job.cfg.iodepth_batch_complete_min.min(depth).max(1);
+        // A replay's delay reaps what is there (io_u_queued_complete(td, 0)).
+        let min = if job.shaped && self.replay_waiting(j) { 1 } else { job.cfg.iodepth_batch_complete_min };
+        let min = min.min(depth).max(1);
         let max = job.cfg.iodepth_batch_complete_max.max(min).min(depth);
         (min, max)
     }
@@ -289,6 +304,9 @@ impl Sim {
     /// locked sections if the queue has one, a sleep for tags, or on with
     /// fio's loop.
     pub(crate) fn job_after_submit(&mut self, cpu: CpuId, j: JobId) {
+        if self.jobs[j].shaped {
+            self.replay_committed(j);
+        }
         if !self.jobs[j].sched.ops.is_empty() {
             return self.sched_next_op(cpu, Actor::Task(j));
         }
@@ -362,6 +380,10 @@ impl Sim {
             JobState::PollPass => self.iopoll_pass_done(cpu, j),
             JobState::Chain => self.job_chain_done(cpu, j),
             JobState::PaceSpin => self.pace_spin_done(j),
+            JobState::ReplaySpin => {
+                self.jobs[j].task.spin = false;
+                self.job_next(j);
+            }
             JobState::SleepEnter => self.pace_sleep_entered(cpu, j),
             JobState::TioRound => self.tio_round_done(cpu, j),
             JobState::NotStarted | JobState::Sleeping | JobState::Nanosleep | JobState::Done => {

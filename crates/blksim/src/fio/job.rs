@@ -55,6 +55,9 @@ pub(crate) enum JobState {
     /// User: fio spins (`usec_spin`: `thinktime_spin`, or the end of a sleep shorter than
     /// `nanosleep` can do); `Job::pace` says which.
     PaceSpin,
+    /// User: fio's `iolog_delay` spins (reaping without waiting) until a
+    /// replayed entry's delay is over; a completion pokes it.
+    ReplaySpin,
     /// Sys: `nanosleep`'s entry, until schedule() takes the task off its CPU.
     SleepEnter,
     /// Off CPU in `nanosleep` (a rate's or a think time's sleep) until its hrtimer wakes it.
@@ -269,6 +272,8 @@ pub(crate) struct Job {
     pub dirs: [DirStats; 3],
     /// Rate and think time (fio's pacing), for a job that has any.
     pub pace: Option<Box<Pace>>,
+    /// Where a replaying job (`read_iolog`) is in its log.
+    pub replay: Option<Box<crate::fio::replay::ReplayCursor>>,
     /// `bssplit`'s draws (fio's `bsrange_state`).
     pub bs_rng: Rng,
     /// The queue depth in effect: `iodepth`, but 1 for a synchronous engine
@@ -320,6 +325,16 @@ impl Job {
             },
             shaped: false,
             pace: None,
+            replay: cfg.replay.clone().map(|log| {
+                let sync_null = cfg.ioengine == crate::workload::IoEngine::Null && cfg.iodepth <= 1;
+                Box::new(crate::fio::replay::ReplayCursor {
+                    log,
+                    pos: 0,
+                    last_issue_ns: None,
+                    at_queue: cfg.ioengine.is_sync() || sync_null,
+                    sets_issue: cfg.ioengine != crate::workload::IoEngine::Null || sync_null,
+                })
+            }),
             bs_rng,
             depth: match cfg.ioengine {
                 _ if cfg.ioengine.is_sync() => 1,

@@ -1,6 +1,6 @@
 //! fio, the user-space program: a job's thread state (`job.rs`), its I/O
 //! loop (`backend.rs`: `do_io`'s queue, commit and reap), where each io_u
-//! goes (`io_u.rs`, `distribution.rs`, `random_map.rs`, `lfsr.rs`), its pacing (`pace.rs`,
+//! goes (`io_u.rs`, `distribution.rs`, `random_map.rs`, `lfsr.rs`; a replayed log: `iolog.rs`), its pacing (`pace.rs`,
 //! `pace_loop.rs`), `io_completed` (`io_completed.rs`), and t/io_uring's
 //! lean loop (`t_io_uring.rs`). Its system calls' kernel side is `fs/` and
 //! `io_uring/`.
@@ -9,9 +9,11 @@ pub(crate) mod backend;
 pub(crate) mod distribution;
 pub(crate) mod io_completed;
 pub(crate) mod io_u;
+pub(crate) mod iolog;
 pub(crate) mod job;
 pub(crate) mod lfsr;
 pub(crate) mod pace;
 pub(crate) mod pace_loop;
 pub(crate) mod random_map;
+pub(crate) mod replay;
 pub(crate) mod t_io_uring;

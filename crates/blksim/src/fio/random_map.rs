@@ -13,7 +13,6 @@
 //! memory is at most fio's (one bit per block), and a short run on a large
 //! drive takes what it touched.
 
-
 /// Bitmaps up to this many 64-bit words (128 KiB, 8 Mi blocks) are whole from the start.
 const DENSE_WORDS: u64 = 1 << 14;
 

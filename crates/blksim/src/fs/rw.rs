@@ -69,6 +69,11 @@ impl Sim {
         } as u32;
         match job.task.state {
             JobState::Sleeping if have >= job.task.wait_for && !job.task.tag_blocked => self.wake(cpu, j),
+            // fio's iolog_delay reaps as completions come.
+            JobState::ReplaySpin => {
+                self.iopoll_poke(j);
+                0
+            }
             _ => 0,
         }
     }

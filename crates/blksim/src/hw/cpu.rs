@@ -385,7 +385,6 @@ pub(crate) fn work_ns(wall: u64, slow_pm: u64) -> u64 {
     }
 }
 
-
 /// The logical CPUs with the state kept beside them: whether each is busy
 /// (apart, on a few lines, for the SMT check every busy/idle change makes
 /// of the sibling), the SMT slow-down, and the hotplug masks. Indexed by

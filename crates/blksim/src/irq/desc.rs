@@ -52,14 +52,7 @@ impl Irq {
 
     /// IRQ `irq` of queue `queue` of `dev`, on `vector` of `cpu`; no
     /// interrupt counted yet.
-    pub(crate) fn new(
-        irq: IrqId,
-        dev: DevId,
-        queue: HctxId,
-        cpu: CpuId,
-        vector: u8,
-        managed: bool,
-    ) -> Irq {
+    pub(crate) fn new(irq: IrqId, dev: DevId, queue: HctxId, cpu: CpuId, vector: u8, managed: bool) -> Irq {
         Irq {
             number: 128 + irq.0,
             dev,

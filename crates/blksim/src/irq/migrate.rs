@@ -27,13 +27,7 @@ pub(crate) const VECTOR_CLEANUP_RETRY_NS: u64 = 1_000_000;
 impl Sim {
     /// A device IRQ with a vector on `cpu`: managed (NVMe queues, spread by
     /// the kernel) or not (movable from user space).
-    pub(crate) fn alloc_irq(
-        &mut self,
-        dev: DevId,
-        queue: HctxId,
-        cpu: CpuId,
-        managed: bool,
-    ) -> Result<IrqId, Error> {
+    pub(crate) fn alloc_irq(&mut self, dev: DevId, queue: HctxId, cpu: CpuId, managed: bool) -> Result<IrqId, Error> {
         let vector = self
             .intr
             .vectors
@@ -61,7 +55,8 @@ impl Sim {
         let listed = match self.intr.irqs.len() {
             0 => "it has no device IRQ".to_string(),
             1..=16 => {
-                let names: Vec<String> = self.intr.irqs.iter().map(|i| format!("{} {}", i.number, self.irq_action(i))).collect();
+                let names: Vec<String> =
+                    self.intr.irqs.iter().map(|i| format!("{} {}", i.number, self.irq_action(i))).collect();
                 format!("its device IRQs: {}", names.join(", "))
             }
             n => format!(

@@ -66,7 +66,7 @@ pub fn check_invariants(report: &RunReport, inv: &Invariants) {
     // IOPS x block size = bandwidth, per job and direction (with a bssplit, within its sizes).
     for j in &report.jobs {
         for (d, s) in j.dirs.iter().enumerate() {
-            let (min, max) = j.config.bs_range(d);
+            let (min, max) = j.config.io_size_range(d);
             if min == max {
                 assert_eq!(s.io_bytes, s.total_ios * min, "bytes = ios x bs");
             } else {

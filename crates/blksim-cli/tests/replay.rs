@@ -1,0 +1,112 @@
+//! Replaying an I/O log (`read_iolog`): the log's I/O in its order, its
+//! delays waited out as fio's `iolog_delay` waits (spinning, reaping as
+//! completions come), and the `replay_*` options.
+
+fn run(dir: &std::path::Path, log: &str, job: &str) -> serde_json::Value {
+    std::fs::write(dir.join("trace.log"), log).unwrap();
+    let path = dir.join("job.fio");
+    std::fs::write(&path, format!("[replay]\nfilename=/dev/nvme0n1\ndirect=1\nread_iolog=trace.log\n{job}")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", path.to_str().unwrap(), "--output-format", "json"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["jobs"][0].clone()
+}
+
+/// Ten 4 KiB reads, `gap_us` apart (version 3 time stamps).
+fn spaced_reads(gap_us: u64) -> String {
+    let mut log = String::from("fio version 3 iolog\n0 /dev/nvme0n1 add\n0 /dev/nvme0n1 open\n");
+    for i in 0..10u64 {
+        log += &format!("{} /dev/nvme0n1 read {} 4096\n", i * gap_us, i * 8192);
+    }
+    log
+}
+
+#[test]
+fn delays_are_waited_out_spinning_and_completions_are_reaped_as_they_come() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = run(dir.path(), &spaced_reads(1000), "ioengine=libaio\niodepth=8\n");
+    assert_eq!(j["read"]["total_ios"].as_u64(), Some(10));
+    // Eight gaps of 1 ms (fio's delay_since_ttime takes a last stamp of 0 as
+    // none: the read at 1000 after the one at 0 does not wait): fio's loop
+    // spins through them (user time).
+    let runtime_ms = j["job_runtime"].as_u64().unwrap();
+    assert!((8..=9).contains(&runtime_ms), "{runtime_ms} ms");
+    assert!(j["usr_cpu"].as_f64().unwrap() > 90.0, "{}", j["usr_cpu"]);
+    // Each read is reaped when it completes, not when the next delay ends.
+    let clat_us = j["read"]["clat_ns"]["max"].as_f64().unwrap() / 1000.0;
+    assert!(clat_us < 200.0, "clat max {clat_us} µs: a completion waited for the spin to end");
+}
+
+#[test]
+fn no_stall_and_time_scale_change_the_waits_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = spaced_reads(1000);
+    let fast = run(dir.path(), &log, "ioengine=libaio\niodepth=8\nreplay_no_stall=1\n");
+    assert_eq!(fast["read"]["total_ios"].as_u64(), Some(10));
+    assert!(fast["job_runtime"].as_u64().unwrap() < 1, "as fast as it can: under a millisecond");
+    let slow = run(dir.path(), &log, "ioengine=libaio\niodepth=8\nreplay_time_scale=50\n");
+    let ms = slow["job_runtime"].as_u64().unwrap();
+    assert!((16..=17).contains(&ms), "half speed: 16 ms of gaps, got {ms} ms");
+}
+
+#[test]
+fn the_log_decides_what_is_issued() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = "fio version 2 iolog\n/dev/sdz add\n/dev/sdz open\n/dev/sdz write 1048576 8192\n/dev/sdz read 0 512\n/dev/sdz read 4096 4096\n/dev/sdz close\n";
+    // replay_redirect puts the log's device on the job's; replay_skip drops the reads.
+    let j = run(dir.path(), log, "ioengine=psync\nreplay_redirect=/dev/nvme0n1\n");
+    assert_eq!((j["write"]["total_ios"].as_u64(), j["write"]["io_bytes"].as_u64()), (Some(1), Some(8192)));
+    assert_eq!((j["read"]["total_ios"].as_u64(), j["read"]["io_bytes"].as_u64()), (Some(2), Some(4608)));
+    let j = run(dir.path(), log, "ioengine=psync\nreplay_redirect=/dev/nvme0n1\nreplay_skip=read\n");
+    assert_eq!((j["read"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(0), Some(1)));
+}
+
+#[test]
+fn a_bad_log_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("trace.log"),
+        "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 read x 4096\n",
+    )
+    .unwrap();
+    let path = dir.path().join("job.fio");
+    std::fs::write(&path, "[replay]\nfilename=/dev/nvme0n1\ndirect=1\nread_iolog=trace.log\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", path.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("trace.log:3") && err.contains("'x'"), "{err}");
+    // A trim on a device waits for the trim model; a log past the device's end is bad input.
+    std::fs::write(
+        dir.path().join("trace.log"),
+        "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 trim 0 4096\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", path.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("trim"));
+    std::fs::write(
+        dir.path().join("trace.log"),
+        "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 read 1099511627776000 4096\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", path.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("line 3") && err.contains("past the end"), "{err}");
+}

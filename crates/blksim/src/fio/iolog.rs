@@ -1,0 +1,83 @@
+//! fio: replaying an I/O log (`read_iolog`, iolog.c's `read_iolog_get` and
+//! `iolog_delay`). Each io_u takes the log's next entry: its file, direction,
+//! offset and length. A version 3 entry waits until its delay after fio's last
+//! issue (`td->last_issue`: set when an async engine commits, when a sync
+//! engine queues, and by a file action): fio spins in `iolog_delay`, reaping
+//! what completes meanwhile (`io_u_queued_complete(td, 0)`), so here the task
+//! spins with its completions poking it. The job ends when the log is done.
+
+use crate::fio::replay::ReplayWait;
+use crate::ids::JobId;
+use crate::system::Sim;
+use crate::workload::ReplayOp;
+
+impl Sim {
+    /// `job_prep` for a replaying job: up to `n` io_us from the log, stopping
+    /// at an entry whose delay has not passed; the log's end ends the job.
+    pub(crate) fn replay_prep(&mut self, j: JobId, n: u32) {
+        let now = self.q.now_ns();
+        let mut made = 0;
+        while made < n {
+            let job = &mut self.jobs[j];
+            let Some(cur) = job.replay.as_deref_mut() else { return };
+            if cur.pending_until(now).is_some() {
+                return;
+            }
+            let Some(e) = cur.log.entries.get(cur.pos).copied() else {
+                job.done_issuing = true;
+                return;
+            };
+            cur.pos += 1;
+            match e.op {
+                ReplayOp::File => cur.last_issue_ns = Some(now),
+                ReplayOp::Io { file, dir, offset, bytes } => {
+                    if cur.at_queue && cur.sets_issue {
+                        cur.last_issue_ns = Some(now);
+                    }
+                    let dev = job.devs.get(file as usize).copied();
+                    self.prep_request(j, dir, bytes, offset, dev, file as usize, now);
+                    made += 1;
+                }
+            }
+        }
+        let job = &mut self.jobs[j];
+        if let Some(cur) = job.replay.as_deref() {
+            if cur.pos == cur.log.entries.len() {
+                job.done_issuing = true;
+            }
+        }
+    }
+
+    /// A replaying job's commit: an async engine sets `last_issue`.
+    pub(crate) fn replay_committed(&mut self, j: JobId) {
+        let now = self.q.now_ns();
+        if let Some(cur) = self.jobs[j].replay.as_deref_mut() {
+            if !cur.at_queue && cur.sets_issue {
+                cur.last_issue_ns = Some(now);
+            }
+        }
+    }
+
+    /// fio's loop before the next io_u of a replaying job: does its entry
+    /// wait (with nothing queued to commit first)? Then fio reaps what is
+    /// there, else spins until the delay is over or a completion comes.
+    pub(crate) fn replay_wait(&self, j: JobId) -> ReplayWait {
+        let now = self.q.now_ns();
+        let job = &self.jobs[j];
+        let Some(cur) = job.replay.as_deref() else { return ReplayWait::Go };
+        if job.done_issuing || !job.queued.is_empty() {
+            return ReplayWait::Go;
+        }
+        match cur.pending_until(now) {
+            None => ReplayWait::Go,
+            Some(_) if !job.ready.is_empty() => ReplayWait::Reap,
+            Some(until) => ReplayWait::Spin { ns: until - now },
+        }
+    }
+
+    /// Is the job waiting out a replay delay (its reaps take what is there, never wait)?
+    pub(crate) fn replay_waiting(&self, j: JobId) -> bool {
+        let job = &self.jobs[j];
+        job.replay.as_deref().is_some_and(|c| c.pending_until(self.q.now_ns()).is_some())
+    }
+}
