@@ -4,12 +4,11 @@
 //! options as fio's file has them, `filename=` the machine's drive where
 //! fio's test makes a regular file, `size=` where it says `filesize=`.
 //!
-//! Here: t0001, t0007, t0016, t0019, t0020, t0021, t0022, t0028, t0031,
-//! t0032, t0038.
+//! Here: t0001, t0007, t0011, t0012, t0014 (a tenth as long), t0016, t0019,
+//! t0020, t0021, t0022, t0028, t0031, t0032, t0038.
 //! The others, in blksim's words (each refused with that reason, exit 2):
 //! verify (t0002-t0006, t0008, t0009, t0025-t0027, t0029, t0036, t0037: the
-//! read-back I/O is not modelled yet); `flow` (t0011, t0012, t0014);
-//! `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
+//! read-back I/O is not modelled yet); `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
 //! buffered I/O through the page cache (t0015, t0018, t0033, t0034; direct=1
 //! would change what they test); trim on a device (t0023, t0024); `ioengine=filecreate` (t0035, not block I/O); fio's
 //! `--bandwidth-log` command-line option (t0030: its job runs, the option is
@@ -307,4 +306,58 @@ fn t0038_a_log_of_trims_and_writes_replays_on_the_null_engine() {
     // The add stamps fio's last issue; the open is 10,701 µs after it: fio waits that out.
     let runtime = j["job_runtime"].as_u64().unwrap();
     assert!((10..=11).contains(&runtime), "{runtime} ms");
+}
+
+/// Column 2 (the value) of the first `n` lines of an iops log.
+fn iops_samples(dir: &std::path::Path, log: &str, n: usize) -> Vec<f64> {
+    let text = std::fs::read_to_string(dir.join(log)).unwrap();
+    let v: Vec<f64> = text.lines().take(n).map(|l| l.split(',').nth(1).unwrap().trim().parse().unwrap()).collect();
+    assert_eq!(v.len(), n, "{log}: {n} samples");
+    v
+}
+
+#[test]
+fn t0011_a_rated_job_and_an_eight_times_heavier_flow() {
+    // fio's FioJobFileTest_iops_rate: job 1 at its rate_iops of 1000, job 2 (flow=8
+    // in the same flow_id) 6 to 10 times that (fio 3.16 measured 8.3).
+    let job = "[global]\nbs=4k\nioengine=null\nsize=100g\nruntime=10\nflow_id=1\n[flow1]\nflow=1\nrate_iops=1000\n[flow2]\nflow=8\n";
+    let j = json_of(&run_in_scratch("t0011", job, 1));
+    let iops1 = j["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    let iops2 = j["jobs"][1]["read"]["iops"].as_f64().unwrap();
+    assert!((950.0..=1050.0).contains(&iops1), "{iops1}");
+    assert!((6.0..=10.0).contains(&(iops2 / iops1)), "{iops2} / {iops1}");
+    // The held job goes round fio's loop: its CPU is busy in user space (the real fio: 99.95%).
+    assert!(j["jobs"][1]["usr_cpu"].as_f64().unwrap() > 99.0, "{}", j["jobs"][1]["usr_cpu"]);
+}
+
+#[test]
+fn t0012_three_flows_that_sleep_keep_1_5_10() {
+    // fio's t0012 as is (12 s, flow_sleep=100, 1 s iops samples); its
+    // criterion over the first 9 samples: job3/job2 in [1, 3], job3/job1 in [7, 13].
+    let job = "[global]\nbs=4k\nioengine=null\nsize=100g\nruntime=12\nflow_id=1\nflow_sleep=100\nthread\n\
+               log_avg_msec=1000\nwrite_iops_log=t0012.fio\ntime_based\n[flow1]\nflow=1\n[flow2]\nflow=5\n[flow3]\nflow=10\n";
+    let dir = run_in_scratch("t0012", job, 1);
+    let sum = |i: usize| iops_samples(&dir, &format!("t0012.fio_iops.{i}.log"), 9).iter().sum::<f64>();
+    let (i1, i2, i3) = (sum(1), sum(2), sum(3));
+    assert!((1.0..=3.0).contains(&(i3 / i2)) && (7.0..=13.0).contains(&(i3 / i1)), "{i1} {i2} {i3}");
+}
+
+#[test]
+fn t0014_a_flow_recalibrates_when_a_job_leaves() {
+    // fio's t0014 (flows 1, 2, 3 spinning, job 3 ending at 5 of 12 s), a
+    // tenth as long (its 1 s samples 100 ms): its criterion at the fifth sample,
+    // job1/job2 in [0.43, 0.57] and job1/job3 (first four samples) in [0.21, 0.45];
+    // then job1/job2 over all nine in [0.43, 0.57].
+    let job = "[global]\nbs=4k\nioengine=null\nsize=100g\nruntime=1200ms\nflow_id=1\nthread\nlog_avg_msec=100\n\
+               write_iops_log=t0014.fio\ntime_based\n[flow1]\nflow=1\n[flow2]\nflow=2\n[flow3]\nflow=3\nruntime=500ms\n";
+    let dir = run_in_scratch("t0014", job, 1);
+    let (s1, s2, s3) = (
+        iops_samples(&dir, "t0014.fio_iops.1.log", 9),
+        iops_samples(&dir, "t0014.fio_iops.2.log", 9),
+        iops_samples(&dir, "t0014.fio_iops.3.log", 4),
+    );
+    let (a1, a2, a3): (f64, f64, f64) = (s1[..4].iter().sum(), s2[..4].iter().sum(), s3.iter().sum());
+    assert!((0.43..=0.57).contains(&(a1 / a2)) && (0.21..=0.45).contains(&(a1 / a3)), "{a1} {a2} {a3}");
+    let (t1, t2): (f64, f64) = (s1.iter().sum(), s2.iter().sum());
+    assert!((0.43..=0.57).contains(&(t1 / t2)), "{t1} {t2}");
 }

@@ -218,3 +218,25 @@ fn a_replayed_log_waits_as_the_real_fio_waits() {
         assert_eq!(ours, fio, "iodepth={depth} {extra}");
     }
 }
+
+#[test]
+fn flows_share_the_io_as_the_real_fio_shares_it() {
+    // fio's t0011 for 2 s: a job at rate_iops=1000 with flow=1 and a flow=8 job
+    // of the same flow_id. The real fio issues 2,000 and ~16,000 I/Os (eight
+    // per I/O of the first, plus the counter's start at 1).
+    let job = "[global]\nbs=4k\nioengine=null\nsize=100g\nruntime=2\nflow_id=1\n[flow1]\nflow=1\nrate_iops=1000\n[flow2]\nflow=8\n";
+    let ios = |cmd: Command, d: &Path| {
+        let mut cmd = cmd;
+        cmd.args(["--output-format=json"]);
+        std::fs::write(d.join("job.fio"), job).unwrap();
+        let out = cmd.arg("job.fio").current_dir(d).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        [0, 1].map(|i| v["jobs"][i]["read"]["total_ios"].as_u64().unwrap() as f64)
+    };
+    let fio = ios(crosscheck::fio_tool("fio"), &dir("flow-fio"));
+    let ours = ios(blksim(), &dir("flow-blksim"));
+    for i in 0..2 {
+        assert!((ours[i] / fio[i] - 1.0).abs() < 0.01, "job {i}: blksim {ours:?}, fio {fio:?}");
+    }
+}

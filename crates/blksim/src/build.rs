@@ -115,6 +115,7 @@ impl Sim {
                 phases: 0,
                 jobs_left: 0,
                 io_log: None,
+                flows: Default::default(),
             },
         }
     }
@@ -243,7 +244,8 @@ impl Sim {
             let granularity = self.nanosleep_granularity_us();
             job.pace = Pace::of(cfg, self.run.seed, i, granularity).map(Box::new);
             job.bs_rng = Rng::stream(self.run.seed, &format!("job/{i}/bs"));
-            job.shaped = job.pace.is_some() || job.replay.is_some() || (0..3).any(|d| cfg.bs_varies(d));
+            job.shaped =
+                job.pace.is_some() || job.replay.is_some() || cfg.flow.is_some() || (0..3).any(|d| cfg.bs_varies(d));
             job.dist = self.job_distribution(i, cfg, &devs)?.map(Box::new);
         }
         if let Some(log) = &cfg.replay {
@@ -411,32 +413,6 @@ impl Sim {
             }
         }
         Ok(Some(dist))
-    }
-
-    /// A replayed log's I/Os fit the job's files.
-    fn check_replay(
-        &self,
-        i: usize,
-        cfg: &JobConfig,
-        log: &crate::workload::Replay,
-        devs: &[DevId],
-    ) -> Result<(), Error> {
-        for e in &log.entries {
-            let crate::workload::ReplayOp::Io { file, offset, bytes, .. } = e.op else { continue };
-            let Some(&dev) = devs.get(file as usize) else { continue };
-            let capacity = self.devs[dev].capacity_bytes;
-            if offset.saturating_add(bytes) > capacity {
-                return Err(err(
-                    i,
-                    format!(
-                        "read_iolog: the I/O at line {} ({bytes} bytes at offset {offset}) goes past the end of {} ({capacity} bytes)",
-                        e.line,
-                        cfg.filenames.get(file as usize).map_or("its file", String::as_str),
-                    ),
-                ));
-            }
-        }
-        Ok(())
     }
 
     fn bytes_limit(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {

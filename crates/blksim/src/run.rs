@@ -238,7 +238,8 @@ impl Sim {
     }
 
     /// A job ended: when its whole phase has, the next phase starts.
-    pub(crate) fn job_finished(&mut self, _j: JobId) {
+    pub(crate) fn job_finished(&mut self, j: JobId) {
+        self.flow_leave(j);
         self.run.jobs_left -= 1;
         if self.run.jobs_left == 0 {
             self.run.phase += 1;
@@ -415,7 +416,10 @@ impl Sim {
                 self.msi_posted(cpu, vector, port as usize)
             }
             Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
-            Event::JobStarted { job } => self.job_start(job),
+            Event::JobStarted { job } => {
+                self.flow_join(job);
+                self.job_start(job)
+            }
             Event::HotplugStep { cpu } => self.cpu_down_step(cpu),
             Event::VectorCleanup { cpu, vector, irq } => self.vector_cleanup(cpu, vector, irq),
             Event::NvmeAggregationTimer { dev, hctx, gen } => self.driver_aggregation_timer(dev, hctx, gen),

@@ -97,6 +97,8 @@ pub(crate) struct RunState {
     pub jobs_left: usize,
     /// Where the logging jobs' I/Os go (`RunOptions::io_log`); `None`: into `DirStats::ios`.
     pub io_log: Option<crate::stats::IoLogSink>,
+    /// fio's flow groups (`flow_id`).
+    pub flows: crate::fio::flow::Flows,
 }
 
 impl RunState {

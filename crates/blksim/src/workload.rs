@@ -259,9 +259,22 @@ pub struct JobConfig {
     pub ddir_seq_add: i64,
     /// `random_distribution`.
     pub random_distribution: RandomDistribution,
+    /// `flow`: flow control among the jobs of a `flow_id` (`None`: `flow=0`).
+    pub flow: Option<FlowConfig>,
     /// `read_iolog`: the recorded I/O the job replays instead of drawing its
     /// own (its files are `filenames`, in the log's order).
     pub replay: Option<std::sync::Arc<Replay>>,
+}
+
+/// fio's `flow`, `flow_id` and `flow_sleep`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowConfig {
+    /// `flow_id`: the group.
+    pub id: u32,
+    /// `flow`: the job's weight in it (1 to 1000).
+    pub weight: u32,
+    /// `flow_sleep`, µs: how long a held job sleeps (after quiescing); 0 spins.
+    pub sleep_us: u64,
 }
 
 /// An I/O trace as fio's `read_iolog` holds it after reading (iolog.c's
@@ -448,6 +461,7 @@ impl JobConfig {
             ddir_seq_add: 0,
             random_distribution: RandomDistribution::Random,
             replay: None,
+            flow: None,
         }
     }
 }
@@ -492,6 +506,11 @@ impl JobConfig {
     /// Does the job pace its I/O (`rate`, `rate_iops`) or think between I/Os (`thinktime`)?
     pub fn is_paced(&self) -> bool {
         self.rate.iter().chain(&self.rate_iops).any(|&r| r > 0) || self.thinktime.think_us > 0
+    }
+
+    /// Does a held flow job sleep (`flow_sleep`), which takes fio's pause machinery?
+    pub fn flow_sleeps(&self) -> bool {
+        self.flow.is_some_and(|f| f.sleep_us > 0)
     }
 }
 

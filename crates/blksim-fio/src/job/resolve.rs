@@ -455,5 +455,10 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.lat_percentiles = st.lat_percentiles;
     c.slat_percentiles = st.slat_percentiles;
     c.percentile_list = st.percentile_list.clone();
+    c.flow = (st.flow[0] > 0).then(|| blksim::workload::FlowConfig {
+        weight: st.flow[0] as u32,
+        id: st.flow[1] as u32,
+        sleep_us: st.flow[2],
+    });
     c
 }

@@ -179,6 +179,8 @@ pub(crate) struct Settings {
     pub kb_base: u64,
     /// The log files the job writes.
     pub logs: LogOptions,
+    /// `flow`, `flow_id`, `flow_sleep`.
+    pub flow: [u64; 3],
     /// `read_iolog` and its `replay_*` options.
     pub replay: super::iolog::ReplayOptions,
     /// Where each option in effect was written (fio's name → file, line), inherited ones included.
@@ -245,6 +247,7 @@ impl Default for Settings {
             kb_base: 1024,
             logs: LogOptions::default(),
             replay: Default::default(),
+            flow: [0; 3],
         }
     }
 }
@@ -491,6 +494,9 @@ impl Settings {
             (Field::WriteHistLog, P::Text(s)) => self.logs.hist = Some(s),
             (Field::WriteIolog, P::Text(s)) => self.logs.iolog = Some(s),
             (Field::ReadIolog, P::Text(s)) => self.replay.file = Some(s),
+            (Field::Flow, P::Int(v)) => self.flow[0] = v,
+            (Field::FlowId, P::Int(v)) => self.flow[1] = v,
+            (Field::FlowSleep, P::Int(v)) => self.flow[2] = v,
             (Field::ReplayNoStall, P::Bool(b)) => self.replay.no_stall = b,
             (Field::ReplayRedirect, P::Text(s)) => self.replay.redirect = Some(s),
             (Field::ReplayScale, P::Int(v)) => self.replay.scale = v,

@@ -60,6 +60,9 @@ impl Sim {
         self.check_done_issuing(j);
         if self.jobs[j].shaped {
             self.pace_check(j, 0);
+            if self.flow_spins(j) {
+                return;
+            }
             match self.replay_wait(j) {
                 ReplayWait::Go => {}
                 ReplayWait::Reap => return self.job_reap(j),
@@ -380,7 +383,7 @@ impl Sim {
             JobState::PollPass => self.iopoll_pass_done(cpu, j),
             JobState::Chain => self.job_chain_done(cpu, j),
             JobState::PaceSpin => self.pace_spin_done(j),
-            JobState::ReplaySpin => {
+            JobState::ReplaySpin | JobState::FlowSpin => {
                 self.jobs[j].task.spin = false;
                 self.job_next(j);
             }

@@ -6,12 +6,31 @@
 //! what completes meanwhile (`io_u_queued_complete(td, 0)`), so here the task
 //! spins with its completions poking it. The job ends when the log is done.
 
+use crate::error::Error;
 use crate::fio::replay::ReplayWait;
-use crate::ids::JobId;
+use crate::ids::{DevId, JobId};
 use crate::system::Sim;
-use crate::workload::ReplayOp;
+use crate::workload::{JobConfig, Replay, ReplayOp};
 
 impl Sim {
+    /// A replayed log's I/Os fit the job's files (job `i`, at build).
+    pub(crate) fn check_replay(&self, i: usize, cfg: &JobConfig, log: &Replay, devs: &[DevId]) -> Result<(), Error> {
+        for e in &log.entries {
+            let ReplayOp::Io { file, offset, bytes, .. } = e.op else { continue };
+            let Some(&dev) = devs.get(file as usize) else { continue };
+            let capacity = self.devs[dev].capacity_bytes;
+            if offset.saturating_add(bytes) > capacity {
+                let name = cfg.filenames.get(file as usize).map_or("its file", String::as_str);
+                return Err(Error::bad_input(format!(
+                    "read_iolog: the I/O at line {} ({bytes} bytes at offset {offset}) goes past the end of {name} ({capacity} bytes)",
+                    e.line
+                ))
+                .for_job(i));
+            }
+        }
+        Ok(())
+    }
+
     /// `job_prep` for a replaying job: up to `n` io_us from the log, stopping
     /// at an entry whose delay has not passed; the log's end ends the job.
     pub(crate) fn replay_prep(&mut self, j: JobId, n: u32) {

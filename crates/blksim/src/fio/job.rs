@@ -55,6 +55,10 @@ pub(crate) enum JobState {
     /// User: fio spins (`usec_spin`: `thinktime_spin`, or the end of a sleep shorter than
     /// `nanosleep` can do); `Job::pace` says which.
     PaceSpin,
+    /// User: fio's `do_io` loop goes round while the job's flow is over its
+    /// share (`flow_threshold_exceeded` without `flow_sleep`); another job of the
+    /// flow issuing pokes it.
+    FlowSpin,
     /// User: fio's `iolog_delay` spins (reaping without waiting) until a
     /// replayed entry's delay is over; a completion pokes it.
     ReplaySpin,
@@ -272,6 +276,8 @@ pub(crate) struct Job {
     pub dirs: [DirStats; 3],
     /// Rate and think time (fio's pacing), for a job that has any.
     pub pace: Option<Box<Pace>>,
+    /// Its part in a flow group (`flow`), once it started.
+    pub flow: Option<crate::fio::flow::FlowMember>,
     /// Where a replaying job (`read_iolog`) is in its log.
     pub replay: Option<Box<crate::fio::replay::ReplayCursor>>,
     /// `bssplit`'s draws (fio's `bsrange_state`).
@@ -325,6 +331,7 @@ impl Job {
             },
             shaped: false,
             pace: None,
+            flow: None,
             replay: cfg.replay.clone().map(|log| {
                 let sync_null = cfg.ioengine == crate::workload::IoEngine::Null && cfg.iodepth <= 1;
                 Box::new(crate::fio::replay::ReplayCursor {

@@ -7,6 +7,7 @@
 
 pub(crate) mod backend;
 pub(crate) mod distribution;
+pub(crate) mod flow;
 pub(crate) mod io_completed;
 pub(crate) mod io_u;
 pub(crate) mod iolog;

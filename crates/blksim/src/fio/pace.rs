@@ -21,6 +21,8 @@ pub(crate) enum Action {
     Rate { usec: u64, dir: Direction },
     /// `handle_thinktime`: spin, then sleep; `blocks` is the count the check saw.
     Think { blocks: u64 },
+    /// `flow_threshold_exceeded` with `flow_sleep`: quiesced, sleep `usec`, then check again.
+    Flow { usec: u64 },
 }
 
 /// Where the action is.
@@ -32,8 +34,9 @@ pub(crate) enum Phase {
     ThinkSpin { us: u64 },
     /// `usec_sleep(left)`: `total` slept so far; `since_ns` when the current
     /// `nanosleep` was entered (fio's `fio_gettime` before it); a spin of
-    /// the remainder when `spin`.
-    Sleep { left_us: u64, total_us: u64, since_ns: u64, spin: bool },
+    /// the remainder when `spin`. `plain`: libc's `usleep(left)` (one
+    /// `nanosleep` of it all, however long it turns out).
+    Sleep { left_us: u64, total_us: u64, since_ns: u64, spin: bool, plain: bool },
 }
 
 /// Why the next I/O may not go now (`rate_pick`).
@@ -96,7 +99,7 @@ impl Pace {
     /// The pacing of `cfg`'s job, if it has any. `granularity_us`: what a 1 µs
     /// nanosleep takes on the simulated machine.
     pub(crate) fn of(cfg: &JobConfig, seed: u64, job: usize, granularity_us: u64) -> Option<Pace> {
-        if !cfg.is_paced() {
+        if !cfg.is_paced() && !cfg.flow_sleeps() {
             return None;
         }
         let mut rate_bps = [0; 2];

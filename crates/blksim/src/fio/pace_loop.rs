@@ -9,6 +9,7 @@
 //! `bssplit` (`get_next_buflen`).
 
 use crate::block::Owner;
+use crate::fio::flow::FlowMember;
 use crate::fio::job::JobState;
 use crate::fio::pace::{bsrange_pick, bssplit_pick, Action, Phase, Pick, TIMER_SLACK_NS};
 use crate::hw::cpu::Acct;
@@ -60,8 +61,13 @@ impl Sim {
             p.ramp_reset(now);
         }
         let completed = job.ios_issued - job.queued.len() as u64 - (job.inflight - reaping) as u64;
+        let flow_held = job.flow.filter(|m| m.sleep_us > 0 && self.run.flows.exceeded(m));
         if let Some(blocks) = p.think_due(now, job.ios_issued, completed) {
             p.action = Some(Action::Think { blocks });
+            job.done_issuing = true;
+        } else if let Some(m) = flow_held.filter(|_| p.forced.is_none()) {
+            // flow_threshold_exceeded: io_u_quiesce, then usleep(flow_sleep).
+            p.action = Some(Action::Flow { usec: m.sleep_us });
             job.done_issuing = true;
         } else if p.rated && p.forced.is_none() {
             let dir = match p.drawn.take() {
@@ -93,6 +99,14 @@ impl Sim {
         }
         match action {
             Action::Rate { usec, .. } => self.usec_sleep(j, usec, 0),
+            Action::Flow { usec } => {
+                // flow.c: usleep(flow_sleep), libc's, not fio's usec_sleep.
+                let now = self.q.now_ns();
+                self.pace_mut(j).phase =
+                    Phase::Sleep { left_us: usec, total_us: 0, since_ns: now, spin: false, plain: true };
+                let cost = self.costs.syscall_ns + self.costs.context_switch_ns;
+                self.job_set(j, JobState::SleepEnter, cost, Acct::Sys, CpuStage::Syscall, 0);
+            }
             Action::Think { .. } => {
                 let left = self.runtime_cap_us(j, p_spin_us(&self.jobs[j]));
                 if left > 0 {
@@ -137,7 +151,7 @@ impl Sim {
         let now = self.q.now_ns();
         let p = self.pace_mut(j);
         let spin = left_us < p.granularity_us;
-        p.phase = Phase::Sleep { left_us, total_us, since_ns: now, spin };
+        p.phase = Phase::Sleep { left_us, total_us, since_ns: now, spin, plain: false };
         if spin {
             self.job_set(j, JobState::PaceSpin, left_us.saturating_mul(1000), Acct::User, CpuStage::UserLoop, 0);
         } else {
@@ -159,8 +173,10 @@ impl Sim {
     /// `nanosleep` scheduled the task out: its hrtimer fires at the end of its slack.
     pub(crate) fn pace_sleep_entered(&mut self, cpu: CpuId, j: JobId) {
         let now = self.q.now_ns();
-        let Phase::Sleep { left_us, .. } = self.pace_mut(j).phase else { unreachable!("nanosleep without a sleep") };
-        let gran = self.pace_mut(j).granularity_us;
+        let Phase::Sleep { left_us, plain, .. } = self.pace_mut(j).phase else {
+            unreachable!("nanosleep without a sleep")
+        };
+        let gran = if plain { 0 } else { self.pace_mut(j).granularity_us };
         let sleep_ns = (left_us - gran).saturating_mul(1000);
         let at = now.saturating_add(sleep_ns).saturating_add(TIMER_SLACK_NS);
         if sleep_ns > MAX_SLEEP_NS || at >= MAX_WAKE_NS {
@@ -193,11 +209,11 @@ impl Sim {
     /// long it slept and sleeps (or spins) again if that was short.
     pub(crate) fn pace_woke(&mut self, j: JobId) {
         let now = self.q.now_ns();
-        let Phase::Sleep { left_us, total_us, since_ns, .. } = self.pace_mut(j).phase else {
+        let Phase::Sleep { left_us, total_us, since_ns, plain, .. } = self.pace_mut(j).phase else {
             unreachable!("woken from nanosleep without a sleep")
         };
         let slept = (now - since_ns) / 1000;
-        if slept >= left_us {
+        if slept >= left_us || plain {
             self.pace_done(j, total_us + slept)
         } else {
             self.usec_sleep(j, left_us - slept, total_us + slept)
@@ -215,6 +231,7 @@ impl Sim {
         match p.action.take() {
             Some(Action::Rate { dir, .. }) => p.forced = Some(dir),
             Some(Action::Think { blocks }) => p.thought(blocks, total_us, now, issued),
+            Some(Action::Flow { .. }) => {}
             None => {}
         }
         if job.error.is_none() {
@@ -235,6 +252,11 @@ impl Sim {
             if job.done_issuing || job.bytes_issued >= job.bytes_limit {
                 break;
             }
+            // do_io's loop top: the flow's check, then get_io_u.
+            if job.flow.is_some() && !self.flow_take(j) {
+                break;
+            }
+            let job = &mut self.jobs[j];
             let mut pace = job.pace.take();
             let dir = match pace.as_deref_mut() {
                 None => job.next_dir(),
@@ -303,6 +325,64 @@ impl Sim {
             }
             job.pace = pace;
             self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], offset), dev, di, now);
+        }
+    }
+
+    /// `flow_init_job`, as job `j` starts.
+    pub(crate) fn flow_join(&mut self, j: JobId) {
+        if let Some(f) = self.jobs[j].cfg.flow {
+            let group = self.run.flows.join(f.id, f.weight, j);
+            self.jobs[j].flow = Some(FlowMember { group, weight: f.weight, counter: 0, sleep_us: f.sleep_us });
+        }
+    }
+
+    /// `flow_exit_job`, as job `j` ends: the others' shares change.
+    pub(crate) fn flow_leave(&mut self, j: JobId) {
+        if let Some(m) = self.jobs[j].flow.take() {
+            self.run.flows.leave(&m, j);
+            self.flow_poke(m.group);
+        }
+    }
+
+    /// `flow_threshold_exceeded` before an io_u: false while the job is
+    /// over its share; else the job's and the group's counts go up (and the
+    /// group's held jobs look again).
+    fn flow_take(&mut self, j: JobId) -> bool {
+        let Some(m) = self.jobs[j].flow.as_mut() else { return true };
+        if self.run.flows.exceeded(m) {
+            return false;
+        }
+        m.counter += 1;
+        let g = m.group;
+        self.run.flows.groups[g].counter += 1;
+        self.flow_poke(g);
+        true
+    }
+
+    /// Is fio's loop held by the job's flow (spinning, without `flow_sleep`)?
+    /// Then the task spins until another job of the flow pokes it (at most a
+    /// scheduler slice at a time, and not past the job's end).
+    pub(crate) fn flow_spins(&mut self, j: JobId) -> bool {
+        let job = &self.jobs[j];
+        let Some(m) = job.flow.filter(|m| m.sleep_us == 0) else { return false };
+        if job.done_issuing || !job.queued.is_empty() || job.cur_depth() >= job.depth || !self.run.flows.exceeded(&m) {
+            return false;
+        }
+        let now = self.q.now_ns();
+        let ns = job.end_ns.saturating_sub(now).clamp(1, crate::sched::core::SCHED_SLICE_NS);
+        self.job_set(j, JobState::FlowSpin, ns, Acct::User, CpuStage::UserLoop, 0);
+        self.jobs[j].task.spin = true;
+        true
+    }
+
+    /// The held jobs of flow group `g` look again.
+    fn flow_poke(&mut self, g: usize) {
+        let mut i = 0;
+        while let Some(&k) = self.run.flows.groups[g].members.get(i) {
+            if self.jobs[k].task.state == JobState::FlowSpin {
+                self.iopoll_poke(k);
+            }
+            i += 1;
         }
     }
 
