@@ -258,6 +258,10 @@ pub struct RunArgs {
     /// After the report: where an average I/O's time goes, and the CPU time per I/O by context and by stage of the I/O path
     #[arg(long)]
     pub breakdown: bool,
+    /// fio's aggregate bandwidth logs: NAME-read_bw.log, NAME-write_bw.log, NAME-trim_bw.log (all
+    /// jobs together, KiB/s, every 500 ms) [NAME default: agg]
+    #[arg(long, value_name = "NAME", num_args = 0..=1, require_equals = true, default_missing_value = "agg")]
+    pub bandwidth_log: Option<String>,
     /// Parse the jobs and check them against the machine, without simulating (as fio's --parse-only)
     #[arg(long)]
     pub parse_only: bool,

@@ -211,6 +211,13 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             Failure::new(crate::failure::Cause::Output, format!("writing log file {}: {e}", path.display()))
         })?;
     }
+    if let Some(name) = &args.bandwidth_log {
+        for log in blksim_fio::output::aggregate_bw_logs(&report, name) {
+            std::fs::write(&log.path, &log.text).map_err(|e| {
+                Failure::new(crate::failure::Cause::Output, format!("writing log file {}: {e}", log.path.display()))
+            })?;
+        }
+    }
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     let out = run_output(&args, &report, &jobs, extra);
     io_u_errors(&report);

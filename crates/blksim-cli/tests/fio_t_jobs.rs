@@ -5,14 +5,12 @@
 //! fio's test makes a regular file, `size=` where it says `filesize=`.
 //!
 //! Here: t0001, t0007, t0011, t0012, t0014 (a tenth as long), t0016, t0019,
-//! t0020, t0021, t0022, t0028, t0031, t0032, t0038.
+//! t0020, t0021, t0022, t0028, t0030, t0031, t0032, t0038.
 //! The others, in blksim's words (each refused with that reason, exit 2):
 //! verify (t0002-t0006, t0008, t0009, t0025-t0027, t0029, t0036, t0037: the
 //! read-back I/O is not modelled yet); `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
 //! buffered I/O through the page cache (t0015, t0018, t0033, t0034; direct=1
-//! would change what they test); trim on a device (t0023, t0024); `ioengine=filecreate` (t0035, not block I/O); fio's
-//! `--bandwidth-log` command-line option (t0030: its job runs, the option is
-//! refused).
+//! would change what they test); trim on a device (t0023, t0024); `ioengine=filecreate` (t0035, not block I/O).
 
 use std::collections::BTreeSet;
 
@@ -360,4 +358,39 @@ fn t0014_a_flow_recalibrates_when_a_job_leaves() {
     assert!((0.43..=0.57).contains(&(a1 / a2)) && (0.21..=0.45).contains(&(a1 / a3)), "{a1} {a2} {a3}");
     let (t1, t2): (f64, f64) = (s1.iter().sum(), s2.iter().sum());
     assert!((0.43..=0.57).contains(&(t1 / t2)), "{t1} {t2}");
+}
+
+#[test]
+fn t0030_bandwidth_log_writes_fios_aggregate_logs() {
+    // fio's t0030 runs its null job with --bandwidth-log (criterion: exit 0):
+    // agg-{read,write,trim}_bw.log, every 500 ms the bandwidth of all jobs, KiB/s.
+    let dir = SCRATCH.with(|d| d.path().join("t0030"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t0030.fio"), "[test]\nioengine=null\nsize=1T\nrw=read\ntime_based\nruntime=2s\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", "t0030.fio", "--bandwidth-log", "--output-format", "json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bw = j["jobs"][0]["read"]["bw"].as_f64().unwrap();
+    for (d, name) in ["read", "write", "trim"].iter().enumerate() {
+        let text = std::fs::read_to_string(dir.join(format!("agg-{name}_bw.log"))).unwrap();
+        let rows: Vec<Vec<u64>> = text.lines().map(|l| l.split(", ").map(|v| v.parse().unwrap()).collect()).collect();
+        assert_eq!(rows.iter().map(|r| r[0]).collect::<Vec<_>>(), [500, 1000, 1500, 2000], "{name}");
+        for r in &rows {
+            assert_eq!((r[2], r[3], r[4]), (d as u64, 0, 0));
+            let expect = if d == 0 { bw } else { 0.0 };
+            assert!((r[1] as f64 - expect).abs() <= expect * 0.01, "{name}: {r:?} against the job's {bw} KiB/s");
+        }
+    }
+    // fio's --bandwidth-log=NAME (fio 3.36+) names them.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", "t0030.fio", "--bandwidth-log=mine", "--output-format", "json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(["read", "write", "trim"].iter().all(|d| dir.join(format!("mine-{d}_bw.log")).is_file()));
 }

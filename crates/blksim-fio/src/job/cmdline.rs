@@ -21,7 +21,6 @@ const FIO_PROGRAM_OPTIONS: &[(&str, &str)] = &[
     ("showcmd", "fio's conversion of a job file to a command line"),
     ("cmdhelp", "fio's option help: `blksim options` lists every option and what blksim does with it"),
     ("enghelp", "fio's engine help: `blksim options` lists every option and what blksim does with it"),
-    ("bandwidth-log", "fio's per-job bandwidth logs: use write_bw_log= in the job"),
     ("debug", "fio's debug output"),
     ("max-jobs", "fio's limit on jobs"),
     ("server", "fio's client/server mode"),
