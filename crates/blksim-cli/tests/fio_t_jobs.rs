@@ -5,12 +5,12 @@
 //! fio's test makes a regular file, `size=` where it says `filesize=`.
 //!
 //! Here: t0001, t0007, t0011, t0012, t0014 (a tenth as long), t0016, t0019,
-//! t0020, t0021, t0022, t0028, t0030, t0031, t0032, t0038.
+//! t0020, t0021, t0022, t0023, t0024, t0028, t0030, t0031, t0032, t0038.
 //! The others, in blksim's words (each refused with that reason, exit 2):
 //! verify (t0002-t0006, t0008, t0009, t0025-t0027, t0029, t0036, t0037: the
 //! read-back I/O is not modelled yet); `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
 //! buffered I/O through the page cache (t0015, t0018, t0033, t0034; direct=1
-//! would change what they test); trim on a device (t0023, t0024); `ioengine=filecreate` (t0035, not block I/O).
+//! would change what they test); `ioengine=filecreate` (t0035, not block I/O).
 
 use std::collections::BTreeSet;
 
@@ -393,4 +393,77 @@ fn t0030_bandwidth_log_writes_fios_aggregate_logs() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(["read", "write", "trim"].iter().all(|d| dir.join(format!("mine-{d}_bw.log")).is_file()));
+}
+
+/// A bandwidth log with `log_offset=1`: (ddir, bs, offset) per line.
+fn logged_ios(dir: &std::path::Path, log: &str) -> Vec<(u64, u64, u64)> {
+    let text = std::fs::read_to_string(dir.join(log)).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: Vec<u64> = l.split(',').map(|x| x.trim().parse().unwrap()).collect();
+            (v[2], v[3], v[4])
+        })
+        .collect()
+}
+
+/// fio's FioJobFileTest_t0023.check_trimwrite: every write follows a trim
+/// of the same size at the same offset, every trim a write.
+fn check_trimwrite(dir: &std::path::Path, log: &str) {
+    let ios = logged_ios(dir, log);
+    assert!(!ios.is_empty(), "{log}");
+    let mut prev = (1, 0, 0);
+    for &io in &ios {
+        if prev.0 == 1 {
+            assert_eq!(io.0, 2, "{log}: write not preceded by trim: {io:?}");
+        } else {
+            assert_eq!(io, (1, prev.1, prev.2), "{log}: a trim's write: {io:?} after {prev:?}");
+        }
+        prev = io;
+    }
+}
+
+/// fio's check_all_offsets: every sector of the 1 MiB file touched, offsets and sizes aligned to it.
+fn check_all_offsets(dir: &std::path::Path, log: &str, sector: u64) {
+    let mut touched = std::collections::BTreeSet::new();
+    for (_, bs, offset) in logged_ios(dir, log) {
+        assert!(offset % sector == 0 && bs % sector == 0, "{log}: {bs} at {offset} against sectors of {sector}");
+        touched.extend(offset / sector..(offset + bs) / sector);
+    }
+    assert_eq!(touched.len() as u64, (1 << 20) / sector, "{log}: sectors touched");
+}
+
+/// fio's t0023/t0024 job sections (size= for its filesize=).
+const TRIMWRITE_SECTIONS: &str =
+    "[basic]\n[bs]\nbs=8k,8k,8k\n[bsrange]\nbsrange=512-4k\n[bssplit]\nbssplit=512/25:1k/:2k/:4k/\n";
+
+#[test]
+fn t0023_randtrimwrite_writes_each_trimmed_block_and_touches_every_one() {
+    let job = format!(
+        "[global]\nsize=1M\nioengine=null\nrw=randtrimwrite\nlog_offset=1\nper_job_logs=0\nrandrepeat=0\nwrite_bw_log\n\
+         {TRIMWRITE_SECTIONS}[basic_no_rm]\nnorandommap=1\n[bs_no_rm]\nbs=4k,4k,8k\nnorandommap=1\n\
+         [bsrange_no_rm]\nbsrange=512-4k\nnorandommap=1\n[bssplit_no_rm]\nbssplit=512/25:1k/:2k/:4k/\nnorandommap=1\n"
+    );
+    let dir = run_in_scratch("t0023", &job, 1);
+    for name in ["basic", "bs", "bsrange", "bssplit", "basic_no_rm", "bs_no_rm", "bsrange_no_rm", "bssplit_no_rm"] {
+        check_trimwrite(&dir, &format!("{name}_bw.log"));
+    }
+    for (name, sector) in [("basic", 4096), ("bs", 8192), ("bsrange", 512), ("bssplit", 512)] {
+        check_all_offsets(&dir, &format!("{name}_bw.log"), sector);
+    }
+}
+
+#[test]
+fn t0024_trimwrite_writes_each_trimmed_block_and_touches_every_one() {
+    let job = format!(
+        "[global]\nsize=1M\nioengine=null\nrw=trimwrite\nlog_offset=1\nper_job_logs=0\nrandrepeat=0\nwrite_bw_log\n{TRIMWRITE_SECTIONS}"
+    );
+    let dir = run_in_scratch("t0024", &job, 1);
+    for (name, sector) in [("basic", 4096), ("bs", 8192), ("bsrange", 512), ("bssplit", 512)] {
+        check_trimwrite(&dir, &format!("{name}_bw.log"));
+        check_all_offsets(&dir, &format!("{name}_bw.log"), sector);
+    }
+    // Each byte trimmed and then written: the job does twice its size.
+    let j = &json_of(&dir)["jobs"][0];
+    assert_eq!((j["trim"]["io_bytes"].as_u64(), j["write"]["io_bytes"].as_u64()), (Some(1 << 20), Some(1 << 20)));
 }

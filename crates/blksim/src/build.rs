@@ -24,7 +24,7 @@ use crate::settings::Settings;
 use crate::sim::{EventQueue, Rng};
 use crate::stats::MsiCounters;
 use crate::system::{RunState, Sim};
-use crate::workload::{IoEngine, JobConfig, Program};
+use crate::workload::{IoEngine, JobConfig, Program, RwKind};
 
 fn err(job: usize, message: String) -> Error {
     Error::bad_input(message).for_job(job)
@@ -244,8 +244,17 @@ impl Sim {
             let granularity = self.nanosleep_granularity_us();
             job.pace = Pace::of(cfg, self.run.seed, i, granularity).map(Box::new);
             job.bs_rng = Rng::stream(self.run.seed, &format!("job/{i}/bs"));
-            job.shaped =
-                job.pace.is_some() || job.replay.is_some() || cfg.flow.is_some() || (0..3).any(|d| cfg.bs_varies(d));
+            if let Some(tw) = job.trimwrite.as_deref_mut() {
+                // fio seeds the trims' bsrange_state as the writes'.
+                tw.bs_rng = job.bs_rng.clone();
+                // fio's do_io: number_ios counts a trim and its write.
+                job.cfg.number_ios = job.cfg.number_ios.saturating_mul(2);
+            }
+            job.shaped = job.pace.is_some()
+                || job.replay.is_some()
+                || cfg.flow.is_some()
+                || job.trimwrite.is_some()
+                || (0..3).any(|d| cfg.bs_varies(d));
             job.dist = self.job_distribution(i, cfg, &devs)?.map(Box::new);
         }
         if let Some(log) = &cfg.replay {
@@ -422,7 +431,12 @@ impl Sim {
             (None, None) => devs.iter().map(|&d| self.devs[d].capacity_bytes).sum(),
         };
         // A whole device of I/Os is what fio does; the front ends' wall-time budget asks first.
-        region.saturating_mul(cfg.loops.max(1) as u64)
+        let bytes = region.saturating_mul(cfg.loops.max(1) as u64);
+        // fio's do_io: in trimwrite mode each byte is trimmed and then written.
+        match cfg.rw {
+            RwKind::TrimWrite | RwKind::RandTrimWrite => bytes.saturating_mul(2),
+            _ => bytes,
+        }
     }
 }
 
@@ -461,11 +475,17 @@ fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
             "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1",
         ));
     }
-    if cfg.rw_has_trim() && cfg.replay.is_none() {
-        return Err(not_modelled(i, format!("rw={}: trim is not modelled yet", cfg.rw.fio_name())));
-    }
-    if cfg.replay.as_ref().is_some_and(|r| r.trims) && !is_null {
-        return Err(not_modelled(i, "read_iolog: the log trims, and trim on a device is not modelled yet"));
+    // fio's null engine completes trims like any I/O; on a device a trim is BLKDISCARD (the block
+    // layer's discard, NVMe Dataset Management), not modelled yet.
+    if (cfg.rw_has_trim() && cfg.replay.is_none() || cfg.replay.as_ref().is_some_and(|r| r.trims)) && !is_null {
+        let what = match cfg.replay {
+            Some(_) => "read_iolog: the log trims".to_string(),
+            None => format!("rw={}", cfg.rw.fio_name()),
+        };
+        return Err(not_modelled(
+            i,
+            format!("{what}: trim on a device (BLKDISCARD, NVMe Dataset Management) is not modelled yet; ioengine=null runs fio's trims"),
+        ));
     }
     if cfg.iodepth == 0 {
         return Err(err(i, "iodepth must be at least 1".into()));

@@ -487,6 +487,11 @@ impl JobConfig {
     /// The smallest and largest I/O of direction `d` the job can issue: a
     /// replayed log's own sizes, else [`JobConfig::bs_range`].
     pub fn io_size_range(&self, d: usize) -> (u64, u64) {
+        if self.rw == RwKind::RandTrimWrite && d == 1 {
+            // Each write takes its trim's length.
+            let ((wl, wh), (tl, th)) = (self.bs_range(1), self.bs_range(2));
+            return (wl.min(tl), wh.max(th));
+        }
         let Some(log) = &self.replay else { return self.bs_range(d) };
         let sizes = log.entries.iter().filter_map(|e| match e.op {
             ReplayOp::Io { dir, bytes, .. } if dir.index() == d => Some(bytes),

@@ -784,6 +784,38 @@ fn job_logs(
     Ok(logs)
 }
 
+/// fio's `--bandwidth-log[=NAME]` (`agg_io_log`): `NAME-read_bw.log`,
+/// `NAME-write_bw.log` and `NAME-trim_bw.log`, the bandwidth of all jobs
+/// together in KiB/s, one line per direction every sample interval (fio's
+/// helper thread samples it every `bw_avg_time`, 500 ms, once no job is in
+/// its ramp): `time, value, ddir, 0, 0`, time in ms since the run began.
+/// A job's interval samples go to the first line at or after their end.
+pub fn aggregate_bw_logs(report: &RunReport, name: &str) -> Vec<LogFile> {
+    let interval = report.sample_interval_ns.max(1);
+    let mut lines: std::collections::BTreeMap<u64, [u64; 3]> = std::collections::BTreeMap::new();
+    for j in &report.jobs {
+        let first_end = j.start_ns + j.config.ramp_time_ns + interval;
+        for (d, dir) in j.dirs.iter().enumerate() {
+            for (k, &bps) in dir.bw_samples.iter().enumerate() {
+                let end = first_end + k as u64 * interval;
+                let at = end.div_ceil(interval) * interval;
+                lines.entry(at).or_default()[d] += bps;
+            }
+        }
+    }
+    ["read", "write", "trim"]
+        .iter()
+        .enumerate()
+        .map(|(d, dir)| {
+            let mut text = String::new();
+            for (at, bps) in &lines {
+                let _ = writeln!(text, "{}, {}, {d}, 0, 0", at / 1_000_000, bps[d] / 1024);
+            }
+            LogFile { path: PathBuf::from(format!("{name}-{dir}_bw.log")), text, append: false }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -840,36 +872,4 @@ mod tests {
         assert_eq!(max[0].value, 2);
         assert_eq!(windowed(vec![sample(5, 1, 0)], 0, LogWindowValue::Avg, 10)[0].bs, 4096, "no window: every I/O");
     }
-}
-
-/// fio's `--bandwidth-log[=NAME]` (`agg_io_log`): `NAME-read_bw.log`,
-/// `NAME-write_bw.log` and `NAME-trim_bw.log`, the bandwidth of all jobs
-/// together in KiB/s, one line per direction every sample interval (fio's
-/// helper thread samples it every `bw_avg_time`, 500 ms, once no job is in
-/// its ramp): `time, value, ddir, 0, 0`, time in ms since the run began.
-/// A job's interval samples go to the first line at or after their end.
-pub fn aggregate_bw_logs(report: &RunReport, name: &str) -> Vec<LogFile> {
-    let interval = report.sample_interval_ns.max(1);
-    let mut lines: std::collections::BTreeMap<u64, [u64; 3]> = std::collections::BTreeMap::new();
-    for j in &report.jobs {
-        let first_end = j.start_ns + j.config.ramp_time_ns + interval;
-        for (d, dir) in j.dirs.iter().enumerate() {
-            for (k, &bps) in dir.bw_samples.iter().enumerate() {
-                let end = first_end + k as u64 * interval;
-                let at = end.div_ceil(interval) * interval;
-                lines.entry(at).or_default()[d] += bps;
-            }
-        }
-    }
-    ["read", "write", "trim"]
-        .iter()
-        .enumerate()
-        .map(|(d, dir)| {
-            let mut text = String::new();
-            for (at, bps) in &lines {
-                let _ = writeln!(text, "{}, {}, {d}, 0, 0", at / 1_000_000, bps[d] / 1024);
-            }
-            LogFile { path: PathBuf::from(format!("{name}-{dir}_bw.log")), text, append: false }
-        })
-        .collect()
 }

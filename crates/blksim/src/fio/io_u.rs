@@ -9,6 +9,21 @@
 //! random map (`random_map.rs`) unless `norandommap`: each block once per pass.
 
 use crate::fio::job::Job;
+use crate::sim::Rng;
+use crate::workload::{Direction, RwKind};
+
+/// `rw=trimwrite` / `randtrimwrite`: each block trimmed, then written
+/// (fio's `set_rw_ddir`, `get_next_offset`, `get_next_buflen`). Per file and
+/// direction the start of the last I/O (`f->last_start`, none at first): a
+/// write is next while the last trim started elsewhere than the last write.
+/// A random job's write takes its trim's offset and length; a sequential
+/// one follows the trim's stream with the same sizes (fio seeds the trim's
+/// `bsrange_state` as the write's).
+pub(crate) struct TrimWrite {
+    pub last_start: Vec<u64>,
+    /// The trims' block-size draws: the writes' stream from the same start.
+    pub bs_rng: Rng,
+}
 use crate::fio::random_map::Pass;
 use crate::ids::DevId;
 use crate::workload::Program;
@@ -100,6 +115,9 @@ impl Job {
     fn rewind(&mut self) {
         let start = self.cfg.offset;
         self.last_pos.iter_mut().for_each(|p| *p = start);
+        if let Some(tw) = self.trimwrite.as_deref_mut() {
+            tw.last_start.iter_mut().for_each(|p| *p = u64::MAX);
+        }
         if let Some(maps) = self.random_maps.as_deref_mut() {
             maps.reset();
         }
@@ -157,7 +175,45 @@ impl Job {
         };
         let start = self.cfg.offset;
         self.last_pos[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = start);
+        if let Some(tw) = self.trimwrite.as_deref_mut() {
+            tw.last_start[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
+        }
         Some(b * ba)
+    }
+
+    /// The direction of a trimwrite job's next I/O, on the file it goes to next.
+    #[inline(never)]
+    pub(crate) fn trimwrite_dir(&self) -> Direction {
+        let Some(tw) = self.trimwrite.as_deref() else { return Direction::Write };
+        let f = if self.devs.is_empty() { 0 } else { self.next_dev };
+        if tw.last_start[f * 3 + 1] == tw.last_start[f * 3 + 2] {
+            Direction::Trim
+        } else {
+            Direction::Write
+        }
+    }
+
+    /// A random trimwrite job's write (direction `d` 1) on file `di`: its
+    /// trim's offset (relative to the job's `offset`) and length.
+    pub(crate) fn randtrimwrite_write(&self, di: usize, d: usize) -> Option<(u64, u64)> {
+        let tw = self.trimwrite.as_deref()?;
+        let start = tw.last_start[di * 3 + 2];
+        if self.cfg.rw != RwKind::RandTrimWrite || d != 1 || start == u64::MAX {
+            return None;
+        }
+        Some((start - self.cfg.offset, self.last_pos[di * 3 + 2] - start))
+    }
+
+    /// A trimwrite job placed an I/O of direction `d` at `abs` on file `di`
+    /// (fio's `f->last_start`; a random trim drawn where the last one began
+    /// moves the last write's start, so that a write follows it).
+    pub(crate) fn trimwrite_placed(&mut self, di: usize, d: usize, abs: u64) {
+        let random = self.cfg.rw == RwKind::RandTrimWrite;
+        let Some(tw) = self.trimwrite.as_deref_mut() else { return };
+        if random && d == 2 && tw.last_start[di * 3 + 2] == abs {
+            tw.last_start[di * 3 + 1] = tw.last_start[di * 3 + 1].wrapping_sub(1);
+        }
+        tw.last_start[di * 3 + d] = abs;
     }
 
     /// fio's get_next_seq_offset, in its own terms: `last_pos` and the file

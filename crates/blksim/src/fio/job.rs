@@ -278,6 +278,8 @@ pub(crate) struct Job {
     pub pace: Option<Box<Pace>>,
     /// Its part in a flow group (`flow`), once it started.
     pub flow: Option<crate::fio::flow::FlowMember>,
+    /// `rw=trimwrite` / `randtrimwrite`'s pairing of each trim with its write.
+    pub trimwrite: Option<Box<crate::fio::io_u::TrimWrite>>,
     /// Where a replaying job (`read_iolog`) is in its log.
     pub replay: Option<Box<crate::fio::replay::ReplayCursor>>,
     /// `bssplit`'s draws (fio's `bsrange_state`).
@@ -332,6 +334,13 @@ impl Job {
             shaped: false,
             pace: None,
             flow: None,
+            trimwrite: matches!(cfg.rw, crate::workload::RwKind::TrimWrite | crate::workload::RwKind::RandTrimWrite)
+                .then(|| {
+                    Box::new(crate::fio::io_u::TrimWrite {
+                        last_start: vec![u64::MAX; n.max(1) * 3],
+                        bs_rng: bs_rng.clone(),
+                    })
+                }),
             replay: cfg.replay.clone().map(|log| {
                 let sync_null = cfg.ioengine == crate::workload::IoEngine::Null && cfg.iodepth <= 1;
                 Box::new(crate::fio::replay::ReplayCursor {
@@ -444,13 +453,7 @@ impl Job {
                     Direction::Write
                 }
             }
-            TrimWrite | RandTrimWrite => {
-                if self.ios_issued.is_multiple_of(2) {
-                    Direction::Trim
-                } else {
-                    Direction::Write
-                }
-            }
+            TrimWrite | RandTrimWrite => self.trimwrite_dir(),
         }
     }
 }

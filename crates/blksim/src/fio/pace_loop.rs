@@ -292,6 +292,14 @@ impl Sim {
             let min_bs = job.cfg.bs[d];
             let devs = &self.devs;
             let (di, dev, capacity, region) = job.next_file(min_bs, |d| devs[d].capacity_bytes);
+            // randtrimwrite: a write goes where its trim went, as long (no draw, no random map).
+            if let Some((o, bytes)) = job.randtrimwrite_write(di, d) {
+                job.last_pos[di * 3 + 1] = job.cfg.offset + o + bytes;
+                job.trimwrite_placed(di, d, job.cfg.offset + o);
+                job.pace = pace;
+                self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], o), dev, di, now);
+                continue;
+            }
             // get_next_offset for the direction's smallest size, then get_next_buflen.
             let Some(o) = job.next_offset(di, d, min_bs, region, capacity) else {
                 job.pace = pace;
@@ -306,7 +314,12 @@ impl Sim {
                 let fits = |b: u64| o + b <= region;
                 let mut bytes = min_bs;
                 for _ in 0..BSSPLIT_TRIES {
-                    let r = (job.bs_rng.next_u64() >> 32) as u32;
+                    // A trimwrite job's trims draw from their own stream, the writes' twin.
+                    let rng = match job.trimwrite.as_deref_mut() {
+                        Some(tw) if d == 2 => &mut tw.bs_rng,
+                        _ => &mut job.bs_rng,
+                    };
+                    let r = (rng.next_u64() >> 32) as u32;
                     let b = if job.cfg.bssplit[d].is_empty() {
                         bsrange_pick(min_bs, job.cfg.bs_max[d], job.cfg.bs_unaligned, r)
                     } else {
@@ -320,6 +333,7 @@ impl Sim {
                 (o, bytes)
             };
             let bytes = job.io_placed(di, d, offset, bytes);
+            job.trimwrite_placed(di, d, job.cfg.offset + offset);
             if let Some(p) = pace.as_deref_mut() {
                 p.issued(dir, bytes);
             }
