@@ -4,11 +4,15 @@
 //! options as fio's file has them, `filename=` the machine's drive where
 //! fio's test makes a regular file, `size=` where it says `filesize=`.
 //!
-//! Here: t0001, t0007, t0011, t0012, t0014 (a tenth as long), t0016, t0019,
-//! t0020, t0021, t0022, t0023, t0024, t0028, t0030, t0031, t0032, t0038.
-//! The others, in blksim's words (each refused with that reason, exit 2):
-//! verify (t0002-t0006, t0008, t0009, t0025-t0027, t0029, t0036, t0037: the
-//! read-back I/O is not modelled yet); `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
+//! Here: t0001, t0005 (a tenth as large), t0007, t0008, t0011, t0012, t0014
+//! (a tenth as long), t0016, t0019, t0020, t0021, t0022, t0023, t0024,
+//! t0025, t0028, t0029, t0030, t0031, t0032, t0038.
+//! t0002-t0004, t0006 and t0027 (verifying reads of what a pre-job wrote;
+//! criterion: exit 0) run, and pass their data checks by construction:
+//! blksim simulates no data. The others, in blksim's words (each refused
+//! with that reason, exit 2): `verify_async` (t0009), verifying after each
+//! of a writing job's `loops` (t0026), `verify_state_load` (t0036, t0037);
+//! `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
 //! buffered I/O through the page cache (t0015, t0018, t0033, t0034; direct=1
 //! would change what they test); `ioengine=filecreate` (t0035, not block I/O).
 
@@ -466,4 +470,60 @@ fn t0024_trimwrite_writes_each_trimmed_block_and_touches_every_one() {
     // Each byte trimmed and then written: the job does twice its size.
     let j = &json_of(&dir)["jobs"][0];
     assert_eq!((j["trim"]["io_bytes"].as_u64(), j["write"]["io_bytes"].as_u64()), (Some(1 << 20), Some(1 << 20)));
+}
+
+#[test]
+fn t0025_experimental_verify_reads_back_what_it_wrote() {
+    // fio's criterion: the job's read io_kbytes is 128 (its 128 KiB written, read back).
+    let job = "[job]\nfilename=/dev/nvme0n1\ndirect=1\nsize=128k\nreadwrite=write\ndo_verify=1\nverify=md5\nexperimental_verify=1\n";
+    let j = &json_of(&run_in_scratch("t0025", job, 1))["jobs"][0];
+    assert_eq!((j["read"]["io_kbytes"].as_u64(), j["write"]["io_kbytes"].as_u64()), (Some(128), Some(128)));
+}
+
+#[test]
+fn t0029_a_verifying_read_job_loops() {
+    // fio's criterion: the second job (reads with do_verify, loops=2) reads 8 KiB.
+    let job = "[global]\nfilename=/dev/nvme0n1\ndirect=1\nsize=4k\nverify=md5\n[write]\nrw=write\ndo_verify=0\n\
+               [read]\nstonewall=1\nrw=read\nloops=2\ndo_verify=1\n";
+    let j = json_of(&run_in_scratch("t0029", job, 1));
+    assert_eq!(j["jobs"][1]["read"]["io_kbytes"].as_u64(), Some(8));
+}
+
+#[test]
+fn t0005_t0008_backlogs_read_every_write_back_and_cost_cpu() {
+    // t0005 (a sync write job, verify_backlog=32) a tenth as large, and t0008
+    // (rw=readwrite, verify_backlog=1, crc32c): every write read back once;
+    // the read-backs do not count against the job's size (fio's io_issue_bytes).
+    let t5 = "[global]\nbs=4k\nioengine=sync\nsize=10m\ndirect=1\nfilename=/dev/nvme0n1\n[write]\nverify=md5\nverify_backlog=32\nrw=write\n";
+    let j = &json_of(&run_in_scratch("t0005", t5, 1))["jobs"][0];
+    assert_eq!((j["write"]["total_ios"].as_u64(), j["read"]["total_ios"].as_u64()), (Some(2560), Some(2560)));
+    let md5_usr = j["usr_cpu"].as_f64().unwrap();
+    let t8 = "[global]\nbs=4k\nverify=crc32c\nrw=readwrite\ndirect=1\nfilename=/dev/nvme0n1\n[foo]\nsize=32m\ndo_verify=1\nverify_backlog=1\n";
+    let j = &json_of(&run_in_scratch("t0008", t8, 1))["jobs"][0];
+    let (w, r) = (j["write"]["total_ios"].as_u64().unwrap(), j["read"]["total_ios"].as_u64().unwrap());
+    assert_eq!(r, 8192, "the job's own reads and the read-backs of its {w} writes");
+    assert!((3900..4300).contains(&w), "{w} writes of rwmixread=50");
+    // md5 over every block (a write filled and summed, a read summed) costs user time; without verify far less.
+    let plain = "[global]\nbs=4k\nioengine=sync\nsize=10m\ndirect=1\nfilename=/dev/nvme0n1\n[write]\nrw=write\n";
+    let base = json_of(&run_in_scratch("t0005-plain", plain, 1))["jobs"][0]["usr_cpu"].as_f64().unwrap();
+    assert!(md5_usr > base * 1.5, "md5 verify {md5_usr}% user against {base}%");
+}
+
+#[test]
+fn random_writes_are_read_back_in_fios_order() {
+    // With the random map, in the order written; without it, by offset, each block once.
+    for (extra, by_offset) in [("", false), ("norandommap=1\n", true)] {
+        let job =
+            format!("[a]\nioengine=null\nsize=256k\nbs=4k\nrw=randwrite\nverify=null\nwrite_iolog=trace\n{extra}");
+        let ios =
+            traced(&run_in_scratch(if by_offset { "verify-order-norm" } else { "verify-order" }, &job, 7), "trace");
+        let writes: Vec<u64> = ios.iter().filter(|io| io.0 == "write").map(|io| io.1).collect();
+        let reads: Vec<u64> = ios.iter().filter(|io| io.0 == "read").map(|io| io.1).collect();
+        let expect = if by_offset {
+            writes.iter().copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+        } else {
+            writes.clone()
+        };
+        assert_eq!(reads, expect, "{extra}");
+    }
 }

@@ -220,7 +220,8 @@ fn options_lists_every_option_with_its_status() {
         ("log_avg_msec", "modelled"),
         ("randrepeat", "no effect"),
         ("description", "no effect, warns"),
-        ("verify", "rejected"),
+        ("verify", "modelled"),
+        ("verify_async", "rejected"),
         ("rwmixcycle", "deprecated"),
     ] {
         let row = out.lines().find(|l| l.starts_with(&format!("{option} "))).unwrap_or_else(|| panic!("{option}"));

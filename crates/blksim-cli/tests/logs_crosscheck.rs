@@ -307,3 +307,32 @@ fn trimwrite_pairs_as_the_real_fio_pairs() {
         }
     }
 }
+
+#[test]
+fn verify_reads_back_as_the_real_fio_reads_back() {
+    // The write_iolog of a verifying job (verify=null: the real fio's null
+    // engine keeps no data to check) is the real fio's line for line: the
+    // backlog batches between the writes, the reopen before do_verify, the
+    // blocks read back in offset order.
+    let cases = [
+        "rw=write\nverify_backlog=32\n",
+        "rw=write\n",
+        "rw=read\n",
+        "rw=write\nverify_backlog=8\nverify_backlog_batch=3\n",
+        "rw=rw\nrwmixread=0\n",
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let job = format!("[a]\nioengine=null\nsize=64k\nbs=4k\nverify=null\nwrite_iolog=trace\n{case}");
+        let (f, b) = (dir(&format!("verify-fio{i}")), dir(&format!("verify-blksim{i}")));
+        run(crosscheck::fio_tool("fio"), &f, &job);
+        run(blksim(), &b, &job);
+        let strip = |p: PathBuf| -> Vec<String> {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .map(|l| l.split_once(' ').map_or(l, |x| x.1).to_string())
+                .collect()
+        };
+        assert_eq!(strip(b.join("trace")), strip(f.join("trace")), "{}", case.replace('\n', " "));
+    }
+}

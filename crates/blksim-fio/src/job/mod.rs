@@ -182,6 +182,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("cmd_type", "nvme; bsg is refused"),
         ("rw", "reads, writes and their mixes, with :N; the trim forms (trim, randtrim, trimwrite, randtrimwrite) on ioengine=null only (trim on a device is not modelled yet)"),
         ("read_iolog", "fio's iolog versions 2 and 3 (one log per clone with a :-list); a log's trims run on the null engine only (trim on a device is not modelled yet), its syncs, version 2 waits, a blktrace binary and stdin are refused"),
+        ("verify", "the read-back I/O fio issues (do_verify, verify_backlog) and the checksum's CPU per byte (fio --crctest); no data is simulated, so every check passes; not with loops > 1 on a writing job"),
         ("flow", "as fio's flow.c: a held job spins in fio's loop, or with flow_sleep quiesces and usleep()s"),
         ("random_generator", "lfsr is fio's LFSR; tausworthe and tausworthe64 are blksim's own uniform draws"),
     ];

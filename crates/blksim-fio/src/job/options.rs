@@ -107,6 +107,12 @@ pub(crate) enum Field {
     WriteHistLog,
     WriteIolog,
     ReadIolog,
+    Verify,
+    DoVerify,
+    VerifyPattern,
+    VerifyBacklog,
+    VerifyBacklogBatch,
+    ExperimentalVerify,
     Flow,
     FlowId,
     FlowSleep,
@@ -190,7 +196,8 @@ const PATH_DETAIL: &str = "is a detail of the engine's submission that blksim do
 const DEPRECATED: &str = "is deprecated, and fio rejects it";
 
 // Reasons for rejections.
-const VERIFY: &str = "adds data verification I/O, which blksim does not model";
+const VERIFY: &str = "changes data verification in a way blksim does not model (verify, do_verify, verify_backlog and experimental_verify are modelled)";
+const VERIFY_CPU: &str = "moves where in a block the checksum sits, which changes no I/O and no CPU time per byte";
 const PATTERN: &str = "changes which offsets or block sizes the job uses, which blksim does not model";
 const PACING: &str = "changes when the job issues I/O, which blksim does not model yet";
 const RATE_MIN: &str =
@@ -392,20 +399,20 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     ),
     noop_a("iomem_align", "mem_align", INT, PROCESS),
     // Verification.
-    reject_unless("verify", Kind::Choice(VERIFY_VALUES), VERIFY, &["0"]),
-    noop("do_verify", Kind::Bool, COMPANION),
+    model("verify", Kind::Choice(VERIFY_VALUES), Field::Verify),
+    model("do_verify", Kind::Bool, Field::DoVerify),
     noop("verifysort", Kind::SoftDeprecated, SOFT_DEPRECATED),
     noop("verifysort_nr", Kind::SoftDeprecated, SOFT_DEPRECATED),
-    reject("verify_interval", INT, VERIFY),
-    reject("verify_offset", INT, VERIFY),
-    reject("verify_pattern", Kind::OptText, VERIFY),
+    noop("verify_interval", INT, VERIFY_CPU),
+    noop("verify_offset", INT, VERIFY_CPU),
+    model("verify_pattern", Kind::OptText, Field::VerifyPattern),
     noop("verify_fatal", Kind::Bool, COMPANION),
     noop("verify_dump", Kind::Bool, COMPANION),
     reject_unless("verify_async", INT, VERIFY, &["0"]),
-    reject_unless("verify_backlog", SIZE, VERIFY, &["0"]),
-    reject("verify_backlog_batch", INT, VERIFY),
+    model("verify_backlog", SIZE, Field::VerifyBacklog),
+    model("verify_backlog_batch", INT, Field::VerifyBacklogBatch),
     reject("verify_async_cpus", Kind::OptText, VERIFY),
-    reject_unless("experimental_verify", Kind::Bool, VERIFY, &["0"]),
+    model("experimental_verify", Kind::Bool, Field::ExperimentalVerify),
     reject_unless("verify_state_load", Kind::Bool, VERIFY, &["0"]),
     noop("verify_state_save", Kind::Bool, COMPANION),
     noop("verify_write_sequence", Kind::Bool, COMPANION),

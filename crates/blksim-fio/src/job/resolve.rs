@@ -455,6 +455,15 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.lat_percentiles = st.lat_percentiles;
     c.slat_percentiles = st.slat_percentiles;
     c.percentile_list = st.percentile_list.clone();
+    let v = &st.verify;
+    c.verify = v.algo.map(|algo| blksim::workload::VerifyConfig {
+        algo,
+        do_verify: v.do_verify,
+        backlog: v.backlog,
+        backlog_batch: v.backlog_batch,
+        experimental: v.experimental,
+        pattern: v.pattern,
+    });
     c.flow = (st.flow[0] > 0).then(|| blksim::workload::FlowConfig {
         weight: st.flow[0] as u32,
         id: st.flow[1] as u32,

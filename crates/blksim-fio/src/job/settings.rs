@@ -179,12 +179,25 @@ pub(crate) struct Settings {
     pub kb_base: u64,
     /// The log files the job writes.
     pub logs: LogOptions,
+    /// `verify` (its algorithm `None` for `verify=0`) and its companions.
+    pub verify: VerifyOptions,
     /// `flow`, `flow_id`, `flow_sleep`.
     pub flow: [u64; 3],
     /// `read_iolog` and its `replay_*` options.
     pub replay: super::iolog::ReplayOptions,
     /// Where each option in effect was written (fio's name → file, line), inherited ones included.
     pub lines: OptionLines,
+}
+
+/// fio's verify options as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VerifyOptions {
+    pub algo: Option<blksim::workload::VerifyAlgo>,
+    pub do_verify: bool,
+    pub backlog: u64,
+    pub backlog_batch: u64,
+    pub experimental: bool,
+    pub pattern: bool,
 }
 
 /// Where options were written: fio's name of the option → (file, line).
@@ -248,6 +261,14 @@ impl Default for Settings {
             logs: LogOptions::default(),
             replay: Default::default(),
             flow: [0; 3],
+            verify: VerifyOptions {
+                algo: None,
+                do_verify: true,
+                backlog: 0,
+                backlog_batch: 0,
+                experimental: false,
+                pattern: false,
+            },
         }
     }
 }
@@ -494,6 +515,12 @@ impl Settings {
             (Field::WriteHistLog, P::Text(s)) => self.logs.hist = Some(s),
             (Field::WriteIolog, P::Text(s)) => self.logs.iolog = Some(s),
             (Field::ReadIolog, P::Text(s)) => self.replay.file = Some(s),
+            (Field::Verify, P::Choice(name, _)) => self.verify.algo = blksim::workload::VerifyAlgo::from_fio(name),
+            (Field::DoVerify, P::Bool(b)) => self.verify.do_verify = b,
+            (Field::VerifyPattern, P::Text(s)) => self.verify.pattern = !s.trim().is_empty(),
+            (Field::VerifyBacklog, P::Int(v)) => self.verify.backlog = v,
+            (Field::VerifyBacklogBatch, P::Int(v)) => self.verify.backlog_batch = v,
+            (Field::ExperimentalVerify, P::Bool(b)) => self.verify.experimental = b,
             (Field::Flow, P::Int(v)) => self.flow[0] = v,
             (Field::FlowId, P::Int(v)) => self.flow[1] = v,
             (Field::FlowSleep, P::Int(v)) => self.flow[2] = v,

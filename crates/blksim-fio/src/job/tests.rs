@@ -296,8 +296,17 @@ fn blanks_around_equals_follow_fio() {
 
 #[test]
 fn rejections_name_line_option_and_reason() {
-    assert_error("[a]\nrw=write\nverify=crc32c\n", 3, &["option 'verify'", "verification", "only verify=0"]);
-    assert_eq!(configs("[a]\nverify=0\n").len(), 1);
+    assert_error(
+        "[a]\nrw=write\nverify_async=2\n",
+        3,
+        &["option 'verify_async'", "verification", "only verify_async=0"],
+    );
+    assert_eq!(configs("[a]\nverify_async=0\n").len(), 1);
+    assert_eq!(configs("[a]\nverify=0\n")[0].verify, None);
+    assert_eq!(
+        configs("[a]\nverify=crc32c-intel\n")[0].verify.map(|v| v.algo),
+        Some(blksim::workload::VerifyAlgo::Crc32c)
+    );
     assert_error("[a]\nbssplit=4k/60:8k/60:16k:32k\n", 2, &["option 'bssplit'", "more than 100%"]);
     assert_error("[a]\nbssplit=4k/50:x/50\n", 2, &["option 'bssplit'", "split conversion failed"]);
     assert_error("[a]\nrw=randread:0\n", 2, &["rw=randread:0", "number of I/Os from 1"]);
@@ -358,7 +367,7 @@ fn errors_in_included_files_name_that_file() {
     let guard = tempfile::Builder::new().prefix("blksim-job-include-").tempdir().unwrap();
     let dir = guard.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("opts.fio"), "bs=16k\n\nverify=md5\n").unwrap();
+    std::fs::write(dir.join("opts.fio"), "bs=16k\n\nverify_async=4\n").unwrap();
     std::fs::write(dir.join("good.fio"), "iodepth=$ncpus\n").unwrap();
     let job = dir.join("job.fio");
     let f = parse_job_text("[a]\ninclude good.fio\n", &job, &ctx()).unwrap();
@@ -424,7 +433,7 @@ fn option_status_reports_decisions() {
     assert_eq!(option_status("bs", None), Some(OptionStatus::Modelled));
     assert_eq!(option_status("readwrite", None), Some(OptionStatus::Modelled));
     assert!(matches!(option_status("randrepeat", None), Some(OptionStatus::NoOp(_))));
-    assert!(matches!(option_status("verify", None), Some(OptionStatus::Rejected(_))));
+    assert!(matches!(option_status("verify_async", None), Some(OptionStatus::Rejected(_))));
     assert_eq!(option_status("rwmixcycle", None), Some(OptionStatus::Deprecated));
     assert_eq!(option_status("hipri", None), None);
     assert_eq!(option_status("hipri", Some("io_uring")), Some(OptionStatus::Modelled));
@@ -435,7 +444,7 @@ fn option_status_reports_decisions() {
 fn errors_say_whether_the_input_is_bad_or_not_modelled() {
     use crate::ErrorKind::{BadInput, NotModelled};
     for (text, kind) in [
-        ("[a]\nverify=md5\n", NotModelled),
+        ("[a]\nverify_only\n", NotModelled),
         ("[a]\nioengine=mmap\n", NotModelled),
         ("[a]\nsize=50%\n", NotModelled),
         ("[a]\nrw=randread:-4\n", BadInput),

@@ -6,7 +6,6 @@
 //! t/io_uring's loop too.
 
 use crate::fio::job::{Chain, JobState};
-use crate::fio::replay::ReplayWait;
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
 use crate::locking::qspinlock::Actor;
@@ -58,20 +57,8 @@ impl Sim {
         let now = self.q.now_ns();
         let prep_ns = self.user_costs(j).prep;
         self.check_done_issuing(j);
-        if self.jobs[j].shaped {
-            self.pace_check(j, 0);
-            if self.flow_spins(j) {
-                return;
-            }
-            match self.replay_wait(j) {
-                ReplayWait::Go => {}
-                ReplayWait::Reap => return self.job_reap(j),
-                ReplayWait::Spin { ns } => {
-                    self.job_set(j, JobState::ReplaySpin, ns, Acct::User, CpuStage::UserLoop, 0);
-                    self.jobs[j].task.spin = true;
-                    return;
-                }
-            }
+        if self.jobs[j].shaped && self.shaped_hold(j) {
+            return;
         }
         let job = &mut self.jobs[j];
         let depth = job.cur_depth();
@@ -91,6 +78,10 @@ impl Sim {
         // Quiesced for a pause of its pacing (a rate's sleep, a think time): it takes it.
         if job.shaped && self.pace_idle(j) {
             return;
+        }
+        // fio's do_verify: the logged writes read back.
+        if self.verify_phase_start(j) {
+            return self.job_next(j);
         }
         let job = &mut self.jobs[j];
         job.task.state = JobState::Done;
@@ -156,7 +147,8 @@ impl Sim {
         let job = &self.jobs[j];
         let depth = job.cur_depth().max(1);
         // A replay's delay reaps what is there (io_u_queued_complete(td, 0)).
-        let min = if job.shaped && self.replay_waiting(j) { 1 } else { job.cfg.iodepth_batch_complete_min };
+        let min =
+            if job.shaped && job.replay_waiting(self.q.now_ns()) { 1 } else { job.cfg.iodepth_batch_complete_min };
         let min = min.min(depth).max(1);
         let max = job.cfg.iodepth_batch_complete_max.max(min).min(depth);
         (min, max)
@@ -237,7 +229,8 @@ impl Sim {
         self.take_debt(j, &mut bill);
         let head = bill.total();
         let call = if reap > 0 { user.reap_call } else { 0 };
-        let mut body = user_ns + call + reap as u64 * user.reap;
+        let verify = if self.jobs[j].verify.is_some() { self.verify_reap_ns(j, tw, reap) } else { 0 };
+        let mut body = user_ns + call + reap as u64 * user.reap + verify;
         self.jobs[j].ts.reap_ns = now + head + user_ns + call;
         // What fio's do_io does after reaping: queue io_us while there is
         // room and the submit batch is not complete, then commit.

@@ -17,6 +17,9 @@ impl Sim {
     pub(crate) fn job_accounted(&mut self, j: JobId) {
         let interval = self.run.sample_interval_ns;
         let reaping = std::mem::take(&mut self.jobs[j].reaping);
+        if self.jobs[j].verify.is_some() {
+            self.verify_completed(j, &reaping);
+        }
         let is_null = matches!(self.jobs[j].cfg.ioengine, IoEngine::Null);
         let job = &mut self.jobs[j];
         let k = reaping.len() as u32;

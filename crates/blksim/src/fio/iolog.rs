@@ -7,7 +7,6 @@
 //! spins with its completions poking it. The job ends when the log is done.
 
 use crate::error::Error;
-use crate::fio::replay::ReplayWait;
 use crate::ids::{DevId, JobId};
 use crate::system::Sim;
 use crate::workload::{JobConfig, Replay, ReplayOp};
@@ -75,28 +74,5 @@ impl Sim {
                 cur.last_issue_ns = Some(now);
             }
         }
-    }
-
-    /// fio's loop before the next io_u of a replaying job: does its entry
-    /// wait (with nothing queued to commit first)? Then fio reaps what is
-    /// there, else spins until the delay is over or a completion comes.
-    pub(crate) fn replay_wait(&self, j: JobId) -> ReplayWait {
-        let now = self.q.now_ns();
-        let job = &self.jobs[j];
-        let Some(cur) = job.replay.as_deref() else { return ReplayWait::Go };
-        if job.done_issuing || !job.queued.is_empty() {
-            return ReplayWait::Go;
-        }
-        match cur.pending_until(now) {
-            None => ReplayWait::Go,
-            Some(_) if !job.ready.is_empty() => ReplayWait::Reap,
-            Some(until) => ReplayWait::Spin { ns: until - now },
-        }
-    }
-
-    /// Is the job waiting out a replay delay (its reaps take what is there, never wait)?
-    pub(crate) fn replay_waiting(&self, j: JobId) -> bool {
-        let job = &self.jobs[j];
-        job.replay.as_deref().is_some_and(|c| c.pending_until(self.q.now_ns()).is_some())
     }
 }

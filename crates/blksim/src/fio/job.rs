@@ -278,6 +278,8 @@ pub(crate) struct Job {
     pub pace: Option<Box<Pace>>,
     /// Its part in a flow group (`flow`), once it started.
     pub flow: Option<crate::fio::flow::FlowMember>,
+    /// `verify`'s log of written blocks and its read-back state.
+    pub verify: Option<Box<crate::fio::verify_log::VerifyLog>>,
     /// `rw=trimwrite` / `randtrimwrite`'s pairing of each trim with its write.
     pub trimwrite: Option<Box<crate::fio::io_u::TrimWrite>>,
     /// Where a replaying job (`read_iolog`) is in its log.
@@ -334,6 +336,7 @@ impl Job {
             shaped: false,
             pace: None,
             flow: None,
+            verify: None,
             trimwrite: matches!(cfg.rw, crate::workload::RwKind::TrimWrite | crate::workload::RwKind::RandTrimWrite)
                 .then(|| {
                     Box::new(crate::fio::io_u::TrimWrite {

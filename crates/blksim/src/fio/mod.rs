@@ -8,6 +8,8 @@
 pub(crate) mod backend;
 pub(crate) mod distribution;
 pub(crate) mod flow;
+pub(crate) mod flow_loop;
+pub(crate) mod init;
 pub(crate) mod io_completed;
 pub(crate) mod io_u;
 pub(crate) mod iolog;
@@ -18,3 +20,5 @@ pub(crate) mod pace_loop;
 pub(crate) mod random_map;
 pub(crate) mod replay;
 pub(crate) mod t_io_uring;
+pub(crate) mod verify;
+pub(crate) mod verify_log;

@@ -9,14 +9,15 @@
 //! `bssplit` (`get_next_buflen`).
 
 use crate::block::Owner;
-use crate::fio::flow::FlowMember;
 use crate::fio::job::JobState;
 use crate::fio::pace::{bsrange_pick, bssplit_pick, Action, Phase, Pick, TIMER_SLACK_NS};
+use crate::fio::replay::ReplayWait;
 use crate::hw::cpu::Acct;
 use crate::hw::lapic::LOCAL_TIMER_VECTOR;
 use crate::ids::{CpuId, JobId};
 use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
+use crate::workload::Direction;
 
 /// Draws of a `bssplit` size before giving up on one that fits (fio draws until one does, which
 /// never ends when only entries of 0% fit): then the direction's smallest size.
@@ -252,9 +253,25 @@ impl Sim {
             if job.done_issuing || job.bytes_issued >= job.bytes_limit {
                 break;
             }
-            // do_io's loop top: the flow's check, then get_io_u.
+            // do_io's loop top: the flow's check, then get_io_u (a verify read-back first).
             if job.flow.is_some() && !self.flow_take(j) {
                 break;
+            }
+            if self.jobs[j].verify.is_some() {
+                match self.verify_take(j) {
+                    Some(p) => {
+                        let dev = self.jobs[j].devs.get(p.file as usize).copied();
+                        self.prep_request(j, Direction::Read, p.bytes, p.offset, dev, p.file as usize, now);
+                        // td_io_queue: a read-back (IO_U_F_VER_LIST) is not in io_issue_bytes.
+                        self.jobs[j].bytes_issued -= p.bytes;
+                        continue;
+                    }
+                    None if self.jobs[j].verify.as_deref().is_some_and(|v| v.phase) => {
+                        self.jobs[j].done_issuing = true;
+                        break;
+                    }
+                    None => {}
+                }
             }
             let job = &mut self.jobs[j];
             let mut pace = job.pace.take();
@@ -334,6 +351,10 @@ impl Sim {
             };
             let bytes = job.io_placed(di, d, offset, bytes);
             job.trimwrite_placed(di, d, job.cfg.offset + offset);
+            // A verifying job logs the write for its read-back (log_io_piece).
+            if let Some(v) = job.verify.as_deref_mut().filter(|v| d == 1 && v.cfg.do_verify && !v.phase) {
+                v.logged(di as u16, job.cfg.offset + offset, bytes);
+            }
             if let Some(p) = pace.as_deref_mut() {
                 p.issued(dir, bytes);
             }
@@ -342,61 +363,24 @@ impl Sim {
         }
     }
 
-    /// `flow_init_job`, as job `j` starts.
-    pub(crate) fn flow_join(&mut self, j: JobId) {
-        if let Some(f) = self.jobs[j].cfg.flow {
-            let group = self.run.flows.join(f.id, f.weight, j);
-            self.jobs[j].flow = Some(FlowMember { group, weight: f.weight, counter: 0, sleep_us: f.sleep_us });
+    /// fio's loop holds a shaped job before its next io_u: pacing, its
+    /// flow's share, or a replayed entry's delay. Returns whether it does.
+    pub(crate) fn shaped_hold(&mut self, j: JobId) -> bool {
+        self.pace_check(j, 0);
+        if self.flow_spins(j) {
+            return true;
         }
-    }
-
-    /// `flow_exit_job`, as job `j` ends: the others' shares change.
-    pub(crate) fn flow_leave(&mut self, j: JobId) {
-        if let Some(m) = self.jobs[j].flow.take() {
-            self.run.flows.leave(&m, j);
-            self.flow_poke(m.group);
-        }
-    }
-
-    /// `flow_threshold_exceeded` before an io_u: false while the job is
-    /// over its share; else the job's and the group's counts go up (and the
-    /// group's held jobs look again).
-    fn flow_take(&mut self, j: JobId) -> bool {
-        let Some(m) = self.jobs[j].flow.as_mut() else { return true };
-        if self.run.flows.exceeded(m) {
-            return false;
-        }
-        m.counter += 1;
-        let g = m.group;
-        self.run.flows.groups[g].counter += 1;
-        self.flow_poke(g);
-        true
-    }
-
-    /// Is fio's loop held by the job's flow (spinning, without `flow_sleep`)?
-    /// Then the task spins until another job of the flow pokes it (at most a
-    /// scheduler slice at a time, and not past the job's end).
-    pub(crate) fn flow_spins(&mut self, j: JobId) -> bool {
-        let job = &self.jobs[j];
-        let Some(m) = job.flow.filter(|m| m.sleep_us == 0) else { return false };
-        if job.done_issuing || !job.queued.is_empty() || job.cur_depth() >= job.depth || !self.run.flows.exceeded(&m) {
-            return false;
-        }
-        let now = self.q.now_ns();
-        let ns = job.end_ns.saturating_sub(now).clamp(1, crate::sched::core::SCHED_SLICE_NS);
-        self.job_set(j, JobState::FlowSpin, ns, Acct::User, CpuStage::UserLoop, 0);
-        self.jobs[j].task.spin = true;
-        true
-    }
-
-    /// The held jobs of flow group `g` look again.
-    fn flow_poke(&mut self, g: usize) {
-        let mut i = 0;
-        while let Some(&k) = self.run.flows.groups[g].members.get(i) {
-            if self.jobs[k].task.state == JobState::FlowSpin {
-                self.iopoll_poke(k);
+        match self.jobs[j].replay_wait(self.q.now_ns()) {
+            ReplayWait::Go => false,
+            ReplayWait::Reap => {
+                self.job_reap(j);
+                true
             }
-            i += 1;
+            ReplayWait::Spin { ns } => {
+                self.job_set(j, JobState::ReplaySpin, ns, Acct::User, CpuStage::UserLoop, 0);
+                self.jobs[j].task.spin = true;
+                true
+            }
         }
     }
 

@@ -38,3 +38,26 @@ impl ReplayCursor {
         (until > now).then_some(until)
     }
 }
+
+impl crate::fio::job::Job {
+    /// fio's loop before the next io_u of a replaying job: does its entry
+    /// wait (with nothing queued to commit first)? Then fio reaps what is
+    /// there, else spins until the delay is over or a completion comes.
+    pub(crate) fn replay_wait(&self, now: u64) -> ReplayWait {
+        let job = self;
+        let Some(cur) = job.replay.as_deref() else { return ReplayWait::Go };
+        if job.done_issuing || !job.queued.is_empty() {
+            return ReplayWait::Go;
+        }
+        match cur.pending_until(now) {
+            None => ReplayWait::Go,
+            Some(_) if !job.ready.is_empty() => ReplayWait::Reap,
+            Some(until) => ReplayWait::Spin { ns: until - now },
+        }
+    }
+
+    /// Is the job waiting out a replay delay (its reaps take what is there, never wait)?
+    pub(crate) fn replay_waiting(&self, now: u64) -> bool {
+        self.replay.as_deref().is_some_and(|c| c.pending_until(now).is_some())
+    }
+}

@@ -108,6 +108,10 @@ costs! {
     fio_reap_call_ns,
     /// The user working set refilled after the task slept: cache and TLB misses (user).
     user_wake_ns,
+    /// fio's md5 (`lib/md5.c`) over one KiB, the unit its other checksums are measured against (user).
+    fio_md5_ns_per_kib,
+    /// fio filling one KiB of a write buffer with random data for verify (`fill_random_buf`, user).
+    fio_fill_random_ns_per_kib,
     /// t/io_uring filling one SQE (user).
     tio_prep_ns,
     /// t/io_uring reaping one CQE (user).

@@ -1,0 +1,88 @@
+//! fio: a job's own state as its thread starts (`init.c`'s `add_job` and
+//! `td_fill_rand_seeds`, `backend.c`'s setup): its pacing, its block-size
+//! draws (a trimwrite job's trims on a twin of the writes' stream), its
+//! offset distribution, verify's log of writes, and whether its io_us take
+//! the shaped path.
+
+use crate::error::Error;
+use crate::fio::distribution::Distribution;
+use crate::fio::job::Job;
+use crate::fio::pace::Pace;
+use crate::fio::verify_log::VerifyLog;
+use crate::ids::DevId;
+use crate::sim::Rng;
+use crate::system::Sim;
+use crate::workload::JobConfig;
+
+impl Sim {
+    /// Job `i`'s fio state.
+    pub(crate) fn fio_job_init(&self, i: usize, cfg: &JobConfig, devs: &[DevId], job: &mut Job) -> Result<(), Error> {
+        let granularity = self.nanosleep_granularity_us();
+        job.pace = Pace::of(cfg, self.run.seed, i, granularity).map(Box::new);
+        job.bs_rng = Rng::stream(self.run.seed, &format!("job/{i}/bs"));
+        if let Some(tw) = job.trimwrite.as_deref_mut() {
+            // fio seeds the trims' bsrange_state as the writes'.
+            tw.bs_rng = job.bs_rng.clone();
+            // fio's do_io: number_ios counts a trim and its write.
+            job.cfg.number_ios = job.cfg.number_ios.saturating_mul(2);
+        }
+        job.verify = cfg.verify.map(|v| {
+            // fio's log_io_piece: a random job with its random map keeps its writes in issue order.
+            let by_issue = cfg.rw.is_random() && job.random_maps.is_some();
+            let c = &self.costs;
+            Box::new(VerifyLog::new(v, by_issue, c.fio_md5_ns_per_kib, c.fio_fill_random_ns_per_kib))
+        });
+        job.shaped = job.pace.is_some()
+            || job.replay.is_some()
+            || cfg.flow.is_some()
+            || job.trimwrite.is_some()
+            || job.verify.is_some()
+            || (0..3).any(|d| cfg.bs_varies(d));
+        job.dist = self.job_distribution(i, cfg, devs)?.map(Box::new);
+        Ok(())
+    }
+
+    /// `random_distribution`'s state: per file, fio's ranges (the smaller of
+    /// the read and write block sizes, over the smaller of the file and its
+    /// region); `zoned_abs` zones must end within each file's region.
+    fn job_distribution(&self, i: usize, cfg: &JobConfig, devs: &[DevId]) -> Result<Option<Distribution>, Error> {
+        let files: Vec<(u64, u64)> = if devs.is_empty() {
+            let size = cfg.size.unwrap_or(cfg.bs[0]);
+            vec![(cfg.offset + size, size)]
+        } else {
+            devs.iter()
+                .map(|&d| {
+                    let real = self.devs[d].capacity_bytes;
+                    (real, cfg.size.unwrap_or(real))
+                })
+                .collect()
+        };
+        let range = cfg.bs[0].min(cfg.bs[1]).max(1);
+        let nranges: Vec<u64> = files.iter().map(|&(real, region)| real.min(region).div_ceil(range)).collect();
+        let seed = self.run.seed;
+        let Some(dist) = Distribution::new(&cfg.random_distribution, &nranges, &|name| {
+            Rng::stream(seed, &format!("job/{i}/dist/{name}"))
+        }) else {
+            return Ok(None);
+        };
+        for (&(_, region), d) in files.iter().flat_map(|f| (0..3).map(move |d| (f, d))) {
+            let (bs, ba) = (cfg.bs[d], if cfg.ba[d] == 0 { cfg.bs[d] } else { cfg.ba[d] });
+            let lastb = (region - bs.saturating_sub(ba).min(region)) / ba;
+            if dist.zones_exceed(d, lastb, ba) {
+                return Err(job_error(
+                    i,
+                    format!(
+                        "random_distribution=zoned_abs: the {} zones end past the job's region of {region} bytes (fio: \
+                         zoned_abs sizes exceed file size)",
+                        ["read", "write", "trim"][d]
+                    ),
+                ));
+            }
+        }
+        Ok(Some(dist))
+    }
+}
+
+fn job_error(job: usize, message: String) -> Error {
+    Error::bad_input(message).for_job(job)
+}

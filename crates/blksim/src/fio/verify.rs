@@ -1,0 +1,90 @@
+//! fio: verify as the I/O it issues (`backend.c`'s `do_verify`, `io_u.c`'s
+//! `check_get_verify`, `verify.c`). A writing job logs each write it queues;
+//! with `verify_backlog=N`, after every N logged writes it reads a batch of
+//! completed ones back before going on; with `do_verify` it reads every
+//! block still logged once its writes are done. The read-backs are reads
+//! (fio's read statistics count them). Each write's buffer is filled (random
+//! data, or `verify_pattern`) and summed, each read summed and compared:
+//! user time billed when fio reaps the I/O (fio fills before it submits;
+//! the sum over a block is the same). Data itself is not simulated: every
+//! check passes.
+
+use crate::fio::verify_log::Piece;
+use crate::ids::JobId;
+use crate::system::Sim;
+use crate::workload::Direction;
+
+impl Sim {
+    /// The block a verifying job reads back next instead of its own I/O, if any.
+    pub(crate) fn verify_take(&mut self, j: JobId) -> Option<Piece> {
+        let v = self.jobs[j].verify.as_deref_mut()?;
+        if v.phase {
+            return v.next();
+        }
+        let backlog = v.cfg.backlog;
+        if backlog == 0 || v.len() == 0 || (v.batch == 0 && (v.len() % backlog != 0 || v.last_completed_read)) {
+            return None;
+        }
+        if v.batch == 0 {
+            v.batch = if v.cfg.backlog_batch > 0 { v.cfg.backlog_batch } else { backlog };
+        }
+        // None completed yet: the job's own I/O goes, the batch stays due.
+        let p = v.next()?;
+        v.batch -= 1;
+        Some(p)
+    }
+
+    /// fio's `do_verify` after the job's I/O (`clear_io_state` closes and
+    /// reopens its files first): does it read anything back (blocks are
+    /// logged)? Then nothing bounds it but the log.
+    pub(crate) fn verify_phase_start(&mut self, j: JobId) -> bool {
+        let now = self.q.now_ns();
+        let job = &mut self.jobs[j];
+        let Some(v) = job.verify.as_deref_mut() else { return false };
+        // A job that only reads has nothing logged and goes on to its end (the real fio logs no reopen).
+        let writes = !matches!(job.cfg.rw, crate::workload::RwKind::Read | crate::workload::RwKind::RandRead);
+        if v.phase || !v.cfg.do_verify || !writes {
+            return false;
+        }
+        v.phase = true;
+        let empty = v.len() == 0;
+        if job.cfg.log_queued {
+            if let Some(log) = &self.run.io_log {
+                log.0.lock().expect("io log").reopened(j.idx(), now.saturating_sub(job.start_ns));
+            }
+        }
+        if empty {
+            return false;
+        }
+        job.done_issuing = false;
+        job.bytes_limit = u64::MAX;
+        job.end_ns = u64::MAX;
+        job.cfg.number_ios = 0;
+        true
+    }
+
+    /// The verify work of the `reap` completions fio takes next (its
+    /// `ready` ones, then `tw` task_work items), user ns.
+    pub(crate) fn verify_reap_ns(&self, j: JobId, tw: u32, reap: u32) -> u64 {
+        let job = &self.jobs[j];
+        let Some(v) = job.verify.as_deref() else { return 0 };
+        let next = job.ready.iter().chain(job.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
+        next.map(|&r| {
+            let r = &self.reqs.reqs[r];
+            v.cpu_ns(r.dir == Direction::Write, r.bytes as u64)
+        })
+        .sum()
+    }
+
+    /// A verifying job accounted `reqs`: their writes may be read back now.
+    pub(crate) fn verify_completed(&mut self, j: JobId, reqs: &[crate::ids::ReqId]) {
+        let Some(v) = self.jobs[j].verify.as_deref_mut() else { return };
+        for &r in reqs {
+            let r = &self.reqs.reqs[r];
+            if r.dir == Direction::Write {
+                v.completed(r.file, r.offset);
+            }
+            v.last_completed_read = r.dir == Direction::Read;
+        }
+    }
+}

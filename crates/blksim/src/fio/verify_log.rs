@@ -1,0 +1,180 @@
+//! fio: the log of written blocks that verify reads back (`io_hist_list` /
+//! `io_hist_tree`, `log_io_piece`, `get_next_verify` in `iolog.c` and
+//! `verify.c`; state). A random job with its random map keeps them in the
+//! order written; any other in offset order, a later write replacing the
+//! blocks it overlaps. A block is read back only once its write completed.
+
+use std::collections::BTreeMap;
+
+use crate::workload::{VerifyAlgo, VerifyConfig};
+
+/// One written block: its file, offset and length, and whether its write is still in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Piece {
+    pub file: u16,
+    pub offset: u64,
+    pub bytes: u64,
+    pub in_flight: bool,
+}
+
+/// A verifying job's state.
+pub(crate) struct VerifyLog {
+    pub cfg: VerifyConfig,
+    /// Issue order (`io_hist_list`) rather than offset order (`io_hist_tree`).
+    by_issue: bool,
+    /// The pieces, keyed by issue number or by (file, offset).
+    pieces: BTreeMap<(u16, u64), Piece>,
+    /// (file, offset) → keys of its writes in flight, oldest first (issue order only).
+    keys: BTreeMap<(u16, u64), std::collections::VecDeque<(u16, u64)>>,
+    seq: u64,
+    /// In `do_verify`, reading everything back.
+    pub phase: bool,
+    /// Reads left in the current backlog batch (`td->verify_batch`).
+    pub batch: u64,
+    /// The direction fio completed last was a read (`td->last_ddir_completed`).
+    pub last_completed_read: bool,
+    /// CPU per KiB: the checksum over a block, and a write's buffer fill (ns/KiB).
+    pub check_ns_per_kib: u64,
+    pub fill_ns_per_kib: u64,
+}
+
+impl VerifyLog {
+    pub(crate) fn new(
+        cfg: VerifyConfig,
+        by_issue: bool,
+        md5_ns_per_kib: u64,
+        fill_random_ns_per_kib: u64,
+    ) -> VerifyLog {
+        let md5 = VerifyAlgo::Md5.mib_per_s().expect("md5 has a rate");
+        let check = cfg.algo.mib_per_s().map_or(0, |r| (md5_ns_per_kib as f64 * md5 / r).round() as u64);
+        // A pattern is copied in (at the pattern's compare rate), else random data is made.
+        let fill = match (cfg.pattern, VerifyAlgo::Pattern.mib_per_s()) {
+            (true, Some(r)) => (md5_ns_per_kib as f64 * md5 / r).round() as u64,
+            _ => fill_random_ns_per_kib,
+        };
+        VerifyLog {
+            cfg,
+            by_issue: by_issue || cfg.experimental,
+            pieces: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            seq: 0,
+            phase: false,
+            batch: 0,
+            last_completed_read: false,
+            check_ns_per_kib: check,
+            fill_ns_per_kib: fill,
+        }
+    }
+
+    /// Blocks logged and not read back yet (`td->io_hist_len`).
+    pub(crate) fn len(&self) -> u64 {
+        self.pieces.len() as u64
+    }
+
+    /// `log_io_piece`: a write of `bytes` at `offset` of `file` was queued.
+    pub(crate) fn logged(&mut self, file: u16, offset: u64, bytes: u64) {
+        let piece = Piece { file, offset, bytes, in_flight: true };
+        if self.by_issue {
+            let key = (0, self.seq);
+            self.seq += 1;
+            self.pieces.insert(key, piece);
+            self.keys.entry((file, offset)).or_default().push_back(key);
+            return;
+        }
+        // The tree drops what the new write overlaps.
+        let end = offset + bytes;
+        let overlapping: Vec<(u16, u64)> = self
+            .pieces
+            .range((file, 0)..(file, end))
+            .filter(|(_, p)| p.offset + p.bytes > offset)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in overlapping {
+            self.pieces.remove(&k);
+        }
+        self.pieces.insert((file, offset), piece);
+    }
+
+    /// A logged write completed.
+    pub(crate) fn completed(&mut self, file: u16, offset: u64) {
+        let key = if self.by_issue {
+            let q = self.keys.get_mut(&(file, offset));
+            let key = q.and_then(|q| q.pop_front());
+            if self.keys.get(&(file, offset)).is_some_and(|q| q.is_empty()) {
+                self.keys.remove(&(file, offset));
+            }
+            key
+        } else {
+            Some((file, offset))
+        };
+        if let Some(p) = key.and_then(|k| self.pieces.get_mut(&k)) {
+            p.in_flight = false;
+        }
+    }
+
+    /// `get_next_verify`: the first logged block whose write has completed, taken off the log.
+    pub(crate) fn next(&mut self) -> Option<Piece> {
+        let key = *self.pieces.iter().find(|(_, p)| !p.in_flight)?.0;
+        self.pieces.remove(&key)
+    }
+
+    /// The CPU of checking a block of `bytes` (a read), or of filling and summing one (a write), ns.
+    pub(crate) fn cpu_ns(&self, write: bool, bytes: u64) -> u64 {
+        let per_kib = if write { self.fill_ns_per_kib + self.check_ns_per_kib } else { self.check_ns_per_kib };
+        per_kib * bytes / 1024
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> VerifyConfig {
+        VerifyConfig {
+            algo: VerifyAlgo::Md5,
+            do_verify: true,
+            backlog: 0,
+            backlog_batch: 0,
+            experimental: false,
+            pattern: false,
+        }
+    }
+
+    #[test]
+    fn offset_order_drops_overwritten_blocks_and_waits_for_completion() {
+        let mut v = VerifyLog::new(cfg(), false, 1000, 300);
+        v.logged(0, 8192, 4096);
+        v.logged(0, 0, 4096);
+        v.logged(0, 6144, 4096); // overlaps the block at 8192: it replaces it
+        assert_eq!(v.len(), 2);
+        assert_eq!(v.next(), None, "nothing completed");
+        v.completed(0, 6144);
+        assert_eq!(v.next().map(|p| p.offset), Some(6144));
+        v.completed(0, 0);
+        assert_eq!(v.next().map(|p| p.offset), Some(0));
+        assert_eq!(v.next(), None);
+    }
+
+    #[test]
+    fn issue_order_keeps_every_write() {
+        let mut v = VerifyLog::new(cfg(), true, 1000, 300);
+        for o in [8192, 0, 8192] {
+            v.logged(0, o, 4096);
+        }
+        for o in [8192, 0] {
+            v.completed(0, o);
+        }
+        let got: Vec<u64> = std::iter::from_fn(|| v.next()).map(|p| p.offset).collect();
+        assert_eq!(
+            got,
+            [8192, 0],
+            "in issue order (the first write of 8192 completed first); its rewrite still in flight"
+        );
+        v.completed(0, 8192);
+        assert_eq!(v.next().map(|p| p.offset), Some(8192));
+        // md5 at 1000 ns/KiB; crc32c is fio's fastest sum.
+        assert_eq!(v.cpu_ns(false, 4096), 4000);
+        let c = VerifyLog::new(VerifyConfig { algo: VerifyAlgo::Crc32c, ..cfg() }, true, 1000, 300);
+        assert!(c.cpu_ns(false, 4096) < 400 && c.cpu_ns(true, 4096) > 1200);
+    }
+}
