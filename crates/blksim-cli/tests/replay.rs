@@ -65,48 +65,31 @@ fn the_log_decides_what_is_issued() {
     assert_eq!((j["read"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(0), Some(1)));
 }
 
-#[test]
-fn a_bad_log_is_refused_at_its_line() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("trace.log"),
-        "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 read x 4096\n",
-    )
-    .unwrap();
-    let path = dir.path().join("job.fio");
+/// Run the replay job with `log` as its trace: the exit status and stderr.
+fn refused(dir: &std::path::Path, log: &str) -> (Option<i32>, String) {
+    std::fs::write(dir.join("trace.log"), log).unwrap();
+    let path = dir.join("job.fio");
     std::fs::write(&path, "[replay]\nfilename=/dev/nvme0n1\ndirect=1\nread_iolog=trace.log\n").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
         .args(["run", path.to_str().unwrap()])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_bad_log_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err) = refused(dir.path(), "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 read x 4096\n");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("trace.log:3") && err.contains("'x'"), "{err}");
     // A trim on a device waits for the trim model; a log past the device's end is bad input.
-    std::fs::write(
-        dir.path().join("trace.log"),
-        "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 trim 0 4096\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(["run", path.to_str().unwrap()])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("trim"));
-    std::fs::write(
-        dir.path().join("trace.log"),
-        "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 read 1099511627776000 4096\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(["run", path.to_str().unwrap()])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, err) = refused(dir.path(), "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 trim 0 4096\n");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("trim"), "{err}");
+    let (code, err) =
+        refused(dir.path(), "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 read 1099511627776000 4096\n");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("line 3") && err.contains("past the end"), "{err}");
 }
