@@ -91,7 +91,12 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     if engine == "io_uring_cmd" {
         text.push_str("cmd_type=nvme\n");
     }
-    let rw = g.pick(&["read", "randread", "write", "randwrite", "rw", "randrw"]);
+    // Now and then the trim forms (the null engine runs them; a device refuses them as not modelled).
+    let rw = if g.chance(6) {
+        g.pick(&["trim", "randtrim", "trimwrite", "randtrimwrite"])
+    } else {
+        g.pick(&["read", "randread", "write", "randwrite", "rw", "randrw"])
+    };
     // Offsets: fio's rw= suffix (holes, backwards, I/Os per random draw) and blockalign.
     let suffix = if !g.chance(15) {
         ""
@@ -179,6 +184,22 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     }
     if g.chance(20) {
         let _ = writeln!(text, "ramp_time={}us", g.below(500));
+    }
+    // Flow control between the jobs, and verify's read-backs.
+    if g.chance(8) {
+        let _ = writeln!(text, "flow={}\nflow_id={}", 1 + g.below(8), g.below(2));
+        if g.chance(40) {
+            let _ = writeln!(text, "flow_sleep={}", g.below(200));
+        }
+    }
+    if g.chance(8) {
+        let _ = writeln!(text, "verify={}", g.pick(&["md5", "crc32c", "null", "sha256", "pattern", "meta"]));
+        if g.chance(40) {
+            let _ = writeln!(text, "verify_backlog={}", 1 + g.below(64));
+        }
+        if g.chance(20) {
+            text.push_str("do_verify=0\n");
+        }
     }
     // Pacing and size mixes (fio's rate, thinktime, bssplit, io_size).
     if g.chance(10) {

@@ -590,6 +590,12 @@ impl JobConfig {
             let ((wl, wh), (tl, th)) = (self.bs_range(1), self.bs_range(2));
             return (wl.min(tl), wh.max(th));
         }
+        let writes = !matches!(self.rw, RwKind::Read | RwKind::RandRead);
+        if self.verify.is_some() && writes && d == 0 && self.replay.is_none() {
+            // Verify reads the writes back at their sizes.
+            let ((rl, rh), (wl, wh)) = (self.bs_range(0), self.io_size_range(1));
+            return (rl.min(wl), rh.max(wh));
+        }
         let Some(log) = &self.replay else { return self.bs_range(d) };
         let sizes = log.entries.iter().filter_map(|e| match e.op {
             ReplayOp::Io { dir, bytes, .. } if dir.index() == d => Some(bytes),
