@@ -2,6 +2,10 @@
 //! delays waited out as fio's `iolog_delay` waits (spinning, reaping as
 //! completions come), and the `replay_*` options.
 
+#[path = "support/blktrace.rs"]
+mod blktrace_file;
+use blktrace_file::blktrace;
+
 fn run(dir: &std::path::Path, log: &str, job: &str) -> serde_json::Value {
     std::fs::write(dir.join("trace.log"), log).unwrap();
     let path = dir.join("job.fio");
@@ -92,4 +96,61 @@ fn a_bad_log_is_refused_at_its_line() {
         refused(dir.path(), "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 read 1099511627776000 4096\n");
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("line 3") && err.contains("past the end"), "{err}");
+}
+
+#[test]
+fn a_blktrace_replays_its_queued_ios_on_the_redirected_device() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("trace.bin"), blktrace(20, 200)).unwrap();
+    let path = dir.path().join("job.fio");
+    std::fs::write(
+        &path,
+        "[bt]\nioengine=libaio\ndirect=1\nread_iolog=trace.bin\nreplay_redirect=/dev/nvme1n1\nwrite_lat_log=bt\nlog_offset=1\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", "job.fio", "--output-format", "json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = &j["jobs"][0];
+    assert_eq!((j["read"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(10), Some(10)));
+    // The queued I/Os in order (depth 1, probed from the trace): sector * 512.
+    let log = std::fs::read_to_string(dir.path().join("bt_clat.1.log")).unwrap();
+    let offsets: Vec<u64> = log.lines().map(|l| l.split(", ").nth(4).unwrap().parse().unwrap()).collect();
+    let expect: Vec<u64> = (0..20u64).map(|i| (i * 7919 % 2048) * 8 * 512).collect();
+    assert_eq!(offsets, expect);
+    // 19 gaps of 200 µs after the first: about 3.8 ms.
+    let ms = j["job_runtime"].as_u64().unwrap();
+    assert!((3..=4).contains(&ms), "{ms} ms");
+    // Without replay_redirect the trace's major:minor cannot be placed.
+    std::fs::write(&path, "[bt]\nioengine=libaio\ndirect=1\nread_iolog=trace.bin\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", "job.fio"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("replay_redirect"));
+}
+
+#[test]
+fn a_verify_the_real_fio_would_fail_passes_here_and_says_so() {
+    // Reading a drive nothing wrote with verify=md5 fails in fio (bad magic header).
+    // blksim simulates no data: the job runs its reads and their checksum CPU, and
+    // says on stderr that its checks pass.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("job.fio"), "[r]\nfilename=/dev/nvme3n1\ndirect=1\nrw=read\nsize=64k\nverify=md5\n")
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", "job.fio", "--output-format", "json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("job.fio:6: option 'verify'") && err.contains("every check passes"), "{err}");
+    assert!(!err.contains("ignored"), "{err}");
 }

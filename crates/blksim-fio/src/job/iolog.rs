@@ -57,6 +57,14 @@ pub(crate) fn parse_skip(value: &str) -> Result<u32, String> {
     Ok(skip)
 }
 
+/// A log read for a job: its replay, the files it names (in its order), and
+/// the queue depth fio probes from a blktrace.
+pub(crate) struct Loaded {
+    pub replay: Arc<Replay>,
+    pub files: Vec<String>,
+    pub probed_depth: Option<u32>,
+}
+
 /// The log of clone `subjob` (fio's `get_name_by_idx`: the `:`-list's entry, round robin).
 fn name_of(list: &str, subjob: usize) -> &str {
     let names: Vec<&str> = list.split(':').filter(|s| !s.is_empty()).collect();
@@ -75,7 +83,7 @@ pub(crate) fn read(
     direct: bool,
     null_engine: bool,
     at: (&Path, usize),
-) -> Result<(Arc<Replay>, Vec<String>), InputError> {
+) -> Result<Loaded, InputError> {
     let name = name_of(list, subjob);
     let path = PathBuf::from(name);
     let option_error = |kind: ErrorKind, message: String| InputError {
@@ -107,23 +115,13 @@ pub(crate) fn read(
         }
         bytes
     };
-    if is_blktrace(&bytes) {
-        return Err(option_error(
-            ErrorKind::NotModelled,
-            format!("read_iolog={name}: a blktrace binary trace; replaying blktrace is not modelled yet (fio's iolog versions 2 and 3 are)"),
-        ));
+    if super::blktrace::is_blktrace(&bytes) {
+        let (replay, files, depth) = super::blktrace::parse(&bytes, &path, opts)?;
+        return Ok(Loaded { replay, files, probed_depth: Some(depth) });
     }
     let text = String::from_utf8_lossy(&bytes);
-    parse(&text, &path, opts, direct, null_engine)
-}
-
-/// Is it a blktrace binary (fio's `is_blktrace`: the first trace's magic, either byte order)?
-fn is_blktrace(bytes: &[u8]) -> bool {
-    const MAGIC: u32 = 0x6561_7400;
-    bytes.len() >= 4 && {
-        let m = [bytes[0], bytes[1], bytes[2], bytes[3]];
-        (u32::from_le_bytes(m) & 0xffff_ff00) == MAGIC || (u32::from_be_bytes(m) & 0xffff_ff00) == MAGIC
-    }
+    let (replay, files) = parse(&text, &path, opts, direct, null_engine)?;
+    Ok(Loaded { replay, files, probed_depth: None })
 }
 
 /// Parse a log's text (`path` names it in messages).
@@ -348,6 +346,7 @@ mod tests {
         assert_eq!((sync.line, sync.kind), (3, ErrorKind::NotModelled));
         let empty = e("fio version 3 iolog\n0 /dev/a add\n");
         assert!(empty.message.contains("no I/O"), "{empty}");
+        let is_blktrace = super::super::blktrace::is_blktrace;
         assert!(is_blktrace(&0x6561_7407u32.to_le_bytes()) && is_blktrace(&0x6561_7407u32.to_be_bytes()));
     }
 }

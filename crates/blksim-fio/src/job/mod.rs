@@ -5,6 +5,7 @@
 //! option with blksim's decision (modelled, no-op, rejected); `engine` sorts
 //! ioengines; `settings` holds a job's values; `resolve` builds the jobs.
 
+mod blktrace;
 mod checks;
 mod cmdline;
 mod engine;
@@ -78,6 +79,8 @@ pub struct OptionWarning {
     pub line: usize,
     /// What it does in fio that blksim does not.
     pub why: &'static str,
+    /// The option is ignored (else it runs, and `why` says how it differs).
+    pub ignored: bool,
 }
 
 impl std::fmt::Display for OptionWarning {
@@ -87,7 +90,8 @@ impl std::fmt::Display for OptionWarning {
         } else {
             self.file.display().to_string()
         };
-        write!(f, "{at}: option '{}' {}; ignored (see blksim options)", self.option, self.why)
+        let ignored = if self.ignored { "; ignored (see blksim options)" } else { "" };
+        write!(f, "{at}: option '{}' {}{ignored}", self.option, self.why)
     }
 }
 
@@ -181,7 +185,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("random_distribution", "random, zipf, pareto, normal, zoned, zoned_abs; sequence is refused"),
         ("cmd_type", "nvme; bsg is refused"),
         ("rw", "reads, writes and their mixes, with :N; the trim forms (trim, randtrim, trimwrite, randtrimwrite) on ioengine=null only (trim on a device is not modelled yet)"),
-        ("read_iolog", "fio's iolog versions 2 and 3 (one log per clone with a :-list); a log's trims run on the null engine only (trim on a device is not modelled yet), its syncs, version 2 waits, a blktrace binary and stdin are refused"),
+        ("read_iolog", "fio's iolog versions 2 and 3 and blktrace binaries (with replay_redirect), one log per clone with a :-list; a log's trims run on the null engine only (trim on a device is not modelled yet), its syncs and flushes, version 2 waits and stdin are refused"),
         ("verify", "the read-back I/O fio issues (do_verify, verify_backlog) and the checksum's CPU per byte (fio --crctest); no data is simulated, so every check passes; not with loops > 1 on a writing job"),
         ("flow", "as fio's flow.c: a held job spins in fio's loop, or with flow_sleep quiesces and usleep()s"),
         ("random_generator", "lfsr is fio's LFSR; tausworthe and tausworthe64 are blksim's own uniform draws"),

@@ -13,6 +13,10 @@ use super::settings::{parse_kind, EngineOpts, OptionLines, Refusal, Settings};
 use super::{checks, subst, JobFile, OptionWarning, ParseContext, ParsedJob};
 use crate::{ErrorKind, InputError};
 
+/// What a verifying job's checks are here.
+const VERIFY_PASSES: &str = "checks data, which blksim does not simulate: every check passes, including one the real \
+     fio would fail (data never written, or written with another pattern); the read-back I/O and its CPU are simulated";
+
 /// Why `write_iolog` does nothing in a job that replays a log.
 const READ_OVERRIDES: &str = "writes no log in a job that replays one (fio: read iolog overrides write_iolog)";
 
@@ -118,7 +122,15 @@ impl<'c> Builder<'c> {
                     .get("read_iolog")
                     .map_or((section.file.as_path(), section.line), |(f, l)| (f.as_path(), *l));
                 let null = st.engine == super::engine::EngineName::Null;
-                let (replay, files) = super::iolog::read(&st.replay, list, clone as usize, st.direct, null, at)?;
+                let loaded = super::iolog::read(&st.replay, list, clone as usize, st.direct, null, at)?;
+                let (replay, files, probed) = (loaded.replay, loaded.files, loaded.probed_depth);
+                // fio's read_blktrace: a job that sets no iodepth takes the depth the trace shows.
+                if let Some(depth) = probed.filter(|_| !st.lines.contains_key("iodepth")) {
+                    config.iodepth = depth;
+                    config.iodepth_low = depth;
+                    config.iodepth_batch_submit = config.iodepth_batch_submit.min(depth);
+                    config.iodepth_batch_complete_max = config.iodepth_batch_complete_max.min(depth);
+                }
                 config.replay = Some(replay);
                 // fio's read_iolog raises max_bs to the largest logged I/O of each direction.
                 for d in 0..3 {
@@ -138,9 +150,20 @@ impl<'c> Builder<'c> {
                             file,
                             line,
                             why: READ_OVERRIDES,
+                            ignored: true,
                         });
                     }
                 }
+            }
+            if config.verify.is_some_and(|v| v.do_verify) && !self.out.warnings.iter().any(|w| w.option == "verify") {
+                let (file, line) = st.lines.get("verify").cloned().unwrap_or((section.file.clone(), section.line));
+                self.out.warnings.push(OptionWarning {
+                    option: "verify".into(),
+                    file,
+                    line,
+                    why: VERIFY_PASSES,
+                    ignored: false,
+                });
             }
             config.record_ios = logs.per_io();
             config.log_queued = logs.iolog.is_some();
@@ -236,6 +259,7 @@ fn warn_once(spec: &OptSpec, line: &Line, warnings: &mut Vec<OptionWarning>) {
             file: line.raw.file.clone(),
             line: line.raw.line,
             why,
+            ignored: true,
         });
     }
 }

@@ -1,0 +1,292 @@
+//! fio's `read_iolog` of a blktrace binary (`blktrace.c`): the queue events
+//! (`__BLK_TA_QUEUE`) of each `struct blk_io_trace` become the I/Os replayed
+//! — reads, writes, discards as trims — with the delay between their time
+//! stamps; notify events are skipped, as are the other actions (merges,
+//! issues, completions), which only feed the queue depth fio probes for a
+//! job that sets no `iodepth`. A trace names its devices by major:minor, so
+//! blksim needs `replay_redirect=/dev/DEVICE` to put them on a simulated one.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use blksim::workload::{Direction, Replay, ReplayEntry, ReplayOp};
+
+use super::iolog::ReplayOptions;
+use crate::{ErrorKind, InputError};
+
+const MAGIC: u32 = 0x6561_7400;
+const VERSION: u32 = 0x07;
+/// `sizeof(struct blk_io_trace)`.
+const TRACE_BYTES: usize = 48;
+
+const TC_WRITE: u32 = 1 << 1;
+const TC_FLUSH: u32 = 1 << 2;
+const TC_NOTIFY: u32 = 1 << 10;
+const TC_DISCARD: u32 = 1 << 13;
+const TC_READ: u32 = 1 << 0;
+const TA_QUEUE: u32 = 1;
+const TA_BACKMERGE: u32 = 2;
+const TA_FRONTMERGE: u32 = 3;
+const TA_COMPLETE: u32 = 8;
+
+/// `BLK_TC_ACT`.
+const fn act(tc: u32) -> u32 {
+    tc << 16
+}
+
+/// Is it a blktrace binary (fio's `is_blktrace`: the first trace's magic, either byte order)?
+pub(crate) fn is_blktrace(bytes: &[u8]) -> bool {
+    bytes.len() >= 4 && {
+        let m = [bytes[0], bytes[1], bytes[2], bytes[3]];
+        (u32::from_le_bytes(m) & 0xffff_ff00) == MAGIC || (u32::from_be_bytes(m) & 0xffff_ff00) == MAGIC
+    }
+}
+
+/// One `struct blk_io_trace`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Trace {
+    pub magic: u32,
+    pub time_ns: u64,
+    pub sector: u64,
+    pub bytes: u32,
+    pub action: u32,
+    pub device: u32,
+    pub pdu_len: u16,
+}
+
+impl Trace {
+    /// The trace at the start of `b` (48 bytes), in the file's byte order.
+    fn read(b: &[u8], big: bool) -> Trace {
+        let u32_at = |o: usize| {
+            let a = [b[o], b[o + 1], b[o + 2], b[o + 3]];
+            if big {
+                u32::from_be_bytes(a)
+            } else {
+                u32::from_le_bytes(a)
+            }
+        };
+        let u64_at = |o: usize| {
+            let a: [u8; 8] = b[o..o + 8].try_into().expect("8 bytes");
+            if big {
+                u64::from_be_bytes(a)
+            } else {
+                u64::from_le_bytes(a)
+            }
+        };
+        let pdu = [b[46], b[47]];
+        Trace {
+            magic: u32_at(0),
+            time_ns: u64_at(8),
+            sector: u64_at(16),
+            bytes: u32_at(24),
+            action: u32_at(28),
+            device: u32_at(36),
+            pdu_len: if big { u16::from_be_bytes(pdu) } else { u16::from_le_bytes(pdu) },
+        }
+    }
+
+    /// The bytes of `self` as blktrace writes them (little-endian), for tests.
+    #[cfg(test)]
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        out.extend(self.magic.to_le_bytes());
+        out.extend(0u32.to_le_bytes());
+        out.extend(self.time_ns.to_le_bytes());
+        out.extend(self.sector.to_le_bytes());
+        out.extend(self.bytes.to_le_bytes());
+        out.extend(self.action.to_le_bytes());
+        out.extend(0u32.to_le_bytes());
+        out.extend(self.device.to_le_bytes());
+        out.extend(0u32.to_le_bytes());
+        out.extend(0u16.to_le_bytes());
+        out.extend(self.pdu_len.to_le_bytes());
+    }
+
+    /// `t_get_ddir`: 0 read, 1 write, 2 trim.
+    fn ddir(&self) -> Option<usize> {
+        if self.action & act(TC_READ) != 0 {
+            Some(0)
+        } else if self.action & act(TC_WRITE) != 0 {
+            Some(1)
+        } else if self.action & act(TC_DISCARD) != 0 {
+            Some(2)
+        } else {
+            None
+        }
+    }
+}
+
+/// A blktrace read as fio reads it: the replay, its one file (the redirect
+/// target), and the queue depth fio probes from the trace.
+pub(crate) fn parse(
+    bytes: &[u8],
+    path: &Path,
+    opts: &ReplayOptions,
+) -> Result<(Arc<Replay>, Vec<String>, u32), InputError> {
+    let error = |kind: ErrorKind, message: String| InputError {
+        kind,
+        file: path.to_path_buf(),
+        line: 0,
+        message,
+        more: Vec::new(),
+    };
+    let Some(redirect) = opts.redirect.clone() else {
+        return Err(error(
+            ErrorKind::BadInput,
+            "a blktrace names its devices by major:minor, which are the traced machine's: give \
+             replay_redirect=/dev/DEVICE to replay it on a simulated device"
+                .into(),
+        ));
+    };
+    let big = (u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) & 0xffff_ff00) != MAGIC;
+    let mut entries = vec![ReplayEntry { delay_us: 0, op: ReplayOp::File, line: 0 }];
+    let (mut this_depth, mut depth) = ([0i64; 3], [0i64; 3]);
+    let mut ios = [0u64; 3];
+    let mut last_ttime = 0u64;
+    let mut at = 0usize;
+    let mut n = 0u32;
+    while at < bytes.len() {
+        n += 1;
+        if bytes.len() - at < TRACE_BYTES {
+            // fio: "iolog short read", and it stops there.
+            break;
+        }
+        let t = Trace::read(&bytes[at..], big);
+        let trace_error = |m: String| error(ErrorKind::BadInput, format!("trace {n} (byte {at}): {m}"));
+        if t.magic & 0xffff_ff00 != MAGIC {
+            return Err(trace_error(format!("bad magic {:#x} (fio: bad magic in blktrace data)", t.magic)));
+        }
+        if t.magic & 0xff != VERSION {
+            return Err(trace_error(format!("blktrace version {} (fio reads version {VERSION})", t.magic & 0xff)));
+        }
+        at += TRACE_BYTES + t.pdu_len as usize;
+        let notify = t.action & act(TC_NOTIFY) != 0;
+        if !notify {
+            match t.action & 0xffff {
+                TA_QUEUE => t.ddir().into_iter().for_each(|d| this_depth[d] += 1),
+                TA_BACKMERGE | TA_FRONTMERGE => t.ddir().into_iter().for_each(|d| this_depth[d] -= 1),
+                TA_COMPLETE => t.ddir().into_iter().for_each(|d| {
+                    depth[d] = depth[d].max(this_depth[d]);
+                    this_depth[d] = 0;
+                }),
+                _ => {}
+            }
+        }
+        if t.action & 0xffff != TA_QUEUE || notify {
+            continue;
+        }
+        // fio's delay_since_ttime on nanosecond stamps, stored in µs.
+        let delay_ns = if last_ttime == 0 || opts.no_stall || t.time_ns < last_ttime {
+            0
+        } else if opts.time_scale == 100 {
+            t.time_ns - last_ttime
+        } else {
+            ((t.time_ns - last_ttime) as f64 * (100.0 / opts.time_scale as f64)) as u64
+        };
+        last_ttime = t.time_ns;
+        let mut len = t.bytes as u64;
+        if opts.align > 0 {
+            len = (len + opts.align - 1) & !(opts.align - 1);
+        }
+        let dir = if t.action & act(TC_DISCARD) != 0 {
+            Direction::Trim
+        } else if t.action & act(TC_FLUSH) != 0 {
+            if opts.skip & (1 << 3) != 0 {
+                continue;
+            }
+            return Err(error(
+                ErrorKind::NotModelled,
+                format!("trace {n}: a flush, which blksim does not model (replay_skip=sync skips flushes)"),
+            ));
+        } else if t.action & act(TC_WRITE) != 0 {
+            Direction::Write
+        } else {
+            Direction::Read
+        };
+        if opts.skip & (1 << dir.index()) != 0 || (dir != Direction::Trim && len == 0) {
+            // fio ignores (and warns about) zero-byte traces.
+            continue;
+        }
+        let mut offset = t.sector * 512;
+        if opts.scale > 1 {
+            offset /= opts.scale;
+        }
+        if opts.align > 0 {
+            offset &= !(opts.align - 1);
+        }
+        if len > u32::MAX as u64 {
+            return Err(error(ErrorKind::NotModelled, format!("trace {n}: an I/O of {len} bytes (4 GiB or more)")));
+        }
+        ios[dir.index()] += 1;
+        entries.push(ReplayEntry {
+            delay_us: delay_ns / 1000,
+            op: ReplayOp::Io { file: 0, dir, offset, bytes: len },
+            line: n,
+        });
+    }
+    if ios.iter().all(|&c| c == 0) {
+        return Err(error(ErrorKind::BadInput, "no I/O in the blktrace (fio: found no ios in blktrace data)".into()));
+    }
+    // fio's probed depth: at most 1024, at least 1 for a direction with I/O.
+    let probed = (0..3)
+        .map(|d| {
+            if depth[d] > 1024 {
+                1024
+            } else if depth[d] == 0 && ios[d] > 0 {
+                1
+            } else {
+                depth[d]
+            }
+        })
+        .max()
+        .unwrap_or(1)
+        .max(1) as u32;
+    entries.push(ReplayEntry { delay_us: 0, op: ReplayOp::File, line: 0 });
+    let trims = ios[2] > 0;
+    Ok((Arc::new(Replay { entries, trims }), vec![redirect], probed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(time_ns: u64, sector: u64, bytes: u32, action: u32) -> Trace {
+        Trace { magic: MAGIC | VERSION, time_ns, sector, bytes, action, device: 7 << 20, pdu_len: 0 }
+    }
+
+    #[test]
+    fn queue_events_become_the_replay_with_their_delays() {
+        let q = |tc: u32| TA_QUEUE | act(tc | (1 << 4));
+        let mut b = Vec::new();
+        for t in [
+            trace(1_000, 8, 4096, q(TC_READ)),
+            trace(1_500, 8, 4096, 7 | act(TC_READ | (1 << 6))), // issue: not replayed
+            trace(6_000, 16, 8192, q(TC_WRITE)),
+            trace(7_000, 0, 0, act(TC_NOTIFY)),
+            trace(9_000, 16, 8192, TA_COMPLETE | act(TC_WRITE | (1 << 7))),
+            trace(26_000, 100, 4096, q(TC_DISCARD)),
+        ] {
+            t.write(&mut b);
+        }
+        assert!(is_blktrace(&b));
+        let o = ReplayOptions { redirect: Some("/dev/x".into()), ..Default::default() };
+        let (r, files, depth) = parse(&b, Path::new("t"), &o).unwrap();
+        assert_eq!(files, ["/dev/x"]);
+        assert_eq!(depth, 1);
+        let ios: Vec<_> = r
+            .entries
+            .iter()
+            .filter_map(|e| match e.op {
+                ReplayOp::Io { dir, offset, bytes, .. } => Some((e.delay_us, dir, offset, bytes)),
+                ReplayOp::File => None,
+            })
+            .collect();
+        assert_eq!(
+            ios,
+            [(0, Direction::Read, 4096, 4096), (5, Direction::Write, 8192, 8192), (20, Direction::Trim, 51200, 4096)]
+        );
+        assert!(r.trims);
+        // Without a redirect the trace's devices cannot be placed.
+        let e = parse(&b, Path::new("t"), &ReplayOptions::default()).unwrap_err();
+        assert!(e.message.contains("replay_redirect"), "{e}");
+    }
+}
