@@ -483,7 +483,8 @@ fn cpu_lists_and_machine_sizes_are_bounded() {
 
 #[test]
 fn progress_goes_to_stderr_only_when_asked_or_a_terminal() {
-    let job = tmp_job("progress.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=50ms"));
+    // Long enough (some 100 ms of wall time) that a line comes even on a loaded host.
+    let job = tmp_job("progress.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=1s"));
     // Not a terminal: nothing, unless --eta always (then lines every --eta-newline).
     let (code, out, err) = blksim(&["run", &job]);
     assert_eq!((code, err.as_str()), (0, ""));
@@ -491,7 +492,7 @@ fn progress_goes_to_stderr_only_when_asked_or_a_terminal() {
     assert_eq!(code, 0, "{err}");
     let first = err.lines().next().unwrap_or_else(|| panic!("progress lines: {err}"));
     assert!(
-        first.starts_with("blksim: virtual ") && first.contains(" of 50.0ms (") && first.contains(", wall "),
+        first.starts_with("blksim: virtual ") && first.contains(" of 1.00s (") && first.contains(", wall "),
         "{err}"
     );
     assert_eq!(with_lines, out, "progress changes nothing on stdout");
