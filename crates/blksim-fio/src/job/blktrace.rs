@@ -206,7 +206,9 @@ pub(crate) fn parse(
             // fio ignores (and warns about) zero-byte traces.
             continue;
         }
-        let mut offset = t.sector * 512;
+        let Some(mut offset) = t.sector.checked_mul(512) else {
+            return Err(error(ErrorKind::BadInput, format!("trace {n}: sector {} is past any device", t.sector)));
+        };
         if opts.scale > 1 {
             offset /= opts.scale;
         }
@@ -288,5 +290,84 @@ mod tests {
         // Without a redirect the trace's devices cannot be placed.
         let e = parse(&b, Path::new("t"), &ReplayOptions::default()).unwrap_err();
         assert!(e.message.contains("replay_redirect"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod robustness {
+    use super::*;
+
+    /// A small deterministic generator (SplitMix64).
+    struct Gen(u64);
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+    }
+
+    #[test]
+    fn mangled_logs_and_traces_are_refused_or_read_never_a_panic() {
+        let mut g = Gen(42);
+        let opts = ReplayOptions { redirect: Some("/dev/x".into()), align: 4096, scale: 3, ..Default::default() };
+        let words = [
+            "fio",
+            "version",
+            "3",
+            "2",
+            "iolog",
+            "/dev/x",
+            "add",
+            "open",
+            "close",
+            "read",
+            "write",
+            "trim",
+            "sync",
+            "wait",
+            "0",
+            "4096",
+            "18446744073709551615",
+            "-1",
+            "x",
+            "",
+        ];
+        for _ in 0..100_000 {
+            // A text log: a version line, then lines of random words.
+            let mut text = String::from(if g.next().is_multiple_of(2) {
+                "fio version 3 iolog\n"
+            } else {
+                "fio version 2 iolog\n"
+            });
+            for _ in 0..g.next() % 6 {
+                for _ in 0..g.next() % 7 {
+                    text += words[(g.next() % words.len() as u64) as usize];
+                    text.push(' ');
+                }
+                text.push('\n');
+            }
+            let _ = super::super::iolog::parse(&text, Path::new("t"), &opts, g.next().is_multiple_of(2), false);
+            // A binary trace: whole or cut traces with random fields, the magic mostly right.
+            let mut b = Vec::new();
+            for _ in 0..g.next() % 5 {
+                let t = Trace {
+                    magic: if g.next().is_multiple_of(8) { g.next() as u32 } else { MAGIC | VERSION },
+                    time_ns: g.next() % 1_000_000,
+                    sector: g.next(),
+                    bytes: g.next() as u32,
+                    action: g.next() as u32,
+                    device: 0,
+                    pdu_len: (g.next() % 64) as u16,
+                };
+                t.write(&mut b);
+                b.truncate(b.len() - (g.next() % 3) as usize * 7);
+            }
+            if is_blktrace(&b) {
+                let _ = parse(&b, Path::new("t"), &opts);
+            }
+        }
     }
 }

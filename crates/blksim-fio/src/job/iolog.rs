@@ -179,7 +179,10 @@ pub(crate) fn parse(
         } else {
             (0, &words[..])
         };
-        let fname = opts.redirect.as_deref().unwrap_or(words[0]);
+        let Some(&logged) = words.first() else {
+            return Err(error(n, "bad iolog3 line: expected TIME FILE ACTION [OFFSET LENGTH]".into()));
+        };
+        let fname = opts.redirect.as_deref().unwrap_or(logged);
         let fileno = |files: &Vec<String>| files.iter().position(|f| f == fname);
         match words {
             [_, act] => {
@@ -340,6 +343,8 @@ mod tests {
         assert!(bad.message.contains("scribble"), "{bad}");
         let unaligned = e("fio version 3 iolog\n0 /dev/a add\n1 /dev/a read 100 4096\n");
         assert!(unaligned.message.contains("EINVAL"), "{unaligned}");
+        let bare = e("fio version 3 iolog\n0 /dev/a add\n17\n");
+        assert_eq!(bare.line, 3, "{bare}");
         let unknown = e("fio version 3 iolog\n0 /dev/a add\n1 /dev/b read 0 4096\n");
         assert!(unknown.message.contains("/dev/b"), "{unknown}");
         let sync = e("fio version 3 iolog\n0 /dev/a add\n1 /dev/a sync 0 0\n");
