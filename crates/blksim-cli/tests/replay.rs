@@ -69,17 +69,23 @@ fn the_log_decides_what_is_issued() {
     assert_eq!((j["read"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(0), Some(1)));
 }
 
-/// Run the replay job with `log` as its trace: the exit status and stderr.
-fn refused(dir: &std::path::Path, log: &str) -> (Option<i32>, String) {
-    std::fs::write(dir.join("trace.log"), log).unwrap();
-    let path = dir.join("job.fio");
-    std::fs::write(&path, "[replay]\nfilename=/dev/nvme0n1\ndirect=1\nread_iolog=trace.log\n").unwrap();
+/// `blksim run job.fio ARGS...` in `dir` with `job` as the job file: exit status, stdout, stderr.
+fn run_job(dir: &std::path::Path, job: &str, args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
+    std::fs::write(dir.join("job.fio"), job).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(["run", path.to_str().unwrap()])
+        .args(["run", "job.fio"])
+        .args(args)
         .current_dir(dir)
         .output()
         .unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (out.status.code(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Run the replay job with `log` as its trace: the exit status and stderr.
+fn refused(dir: &std::path::Path, log: &str) -> (Option<i32>, String) {
+    std::fs::write(dir.join("trace.log"), log).unwrap();
+    let (code, _, err) = run_job(dir, "[replay]\nfilename=/dev/nvme0n1\ndirect=1\nread_iolog=trace.log\n", &[]);
+    (code, err)
 }
 
 #[test]
@@ -102,19 +108,10 @@ fn a_bad_log_is_refused_at_its_line() {
 fn a_blktrace_replays_its_queued_ios_on_the_redirected_device() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("trace.bin"), blktrace(20, 200)).unwrap();
-    let path = dir.path().join("job.fio");
-    std::fs::write(
-        &path,
-        "[bt]\nioengine=libaio\ndirect=1\nread_iolog=trace.bin\nreplay_redirect=/dev/nvme1n1\nwrite_lat_log=bt\nlog_offset=1\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(["run", "job.fio", "--output-format", "json"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let job = "[bt]\nioengine=libaio\ndirect=1\nread_iolog=trace.bin\nreplay_redirect=/dev/nvme1n1\nwrite_lat_log=bt\nlog_offset=1\n";
+    let (code, out, err) = run_job(dir.path(), job, &["--output-format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let j = &j["jobs"][0];
     assert_eq!((j["read"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(10), Some(10)));
     // The queued I/Os in order (depth 1, probed from the trace): sector * 512.
@@ -126,14 +123,9 @@ fn a_blktrace_replays_its_queued_ios_on_the_redirected_device() {
     let ms = j["job_runtime"].as_u64().unwrap();
     assert!((3..=4).contains(&ms), "{ms} ms");
     // Without replay_redirect the trace's major:minor cannot be placed.
-    std::fs::write(&path, "[bt]\nioengine=libaio\ndirect=1\nread_iolog=trace.bin\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(["run", "job.fio"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("replay_redirect"));
+    let (code, _, err) = run_job(dir.path(), "[bt]\nioengine=libaio\ndirect=1\nread_iolog=trace.bin\n", &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("replay_redirect"), "{err}");
 }
 
 #[test]
@@ -142,15 +134,9 @@ fn a_verify_the_real_fio_would_fail_passes_here_and_says_so() {
     // blksim simulates no data: the job runs its reads and their checksum CPU, and
     // says on stderr that its checks pass.
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("job.fio"), "[r]\nfilename=/dev/nvme3n1\ndirect=1\nrw=read\nsize=64k\nverify=md5\n")
-        .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(["run", "job.fio", "--output-format", "json"])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let job = "[r]\nfilename=/dev/nvme3n1\ndirect=1\nrw=read\nsize=64k\nverify=md5\n";
+    let (code, _, err) = run_job(dir.path(), job, &["--output-format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("job.fio:6: option 'verify'") && err.contains("every check passes"), "{err}");
     assert!(!err.contains("ignored"), "{err}");
 }
