@@ -8,8 +8,9 @@ use crate::drivers::dsa::DsaClient;
 use crate::error::Error;
 use crate::fio::job::JobState;
 use crate::hw::lapic::POSTED_MSI_NOTIFICATION_VECTOR;
-use crate::ids::{CpuId, DsaClientId, HctxId, JobId};
+use crate::ids::{CpuId, DsaClientId, HctxId};
 use crate::machine::Machine;
+use crate::sched::cpumask::HotplugOp;
 use crate::settings::{Settings, TimedAction, PATCH_REACH};
 use crate::sim::Popped;
 use crate::stats::Invariants;
@@ -214,39 +215,6 @@ impl Sim {
         Ok(())
     }
 
-    /// The next stonewall phase with jobs: its jobs start (after their startdelay).
-    pub(crate) fn start_phase(&mut self) {
-        while self.run.phase < self.run.phases {
-            // An SQ thread starts with its ring's job.
-            let members: Vec<JobId> = self
-                .jobs
-                .iter()
-                .filter(|j| j.cfg.phase == self.run.phase && j.ring.sq_ring.is_none())
-                .map(|j| j.index)
-                .collect();
-            if members.is_empty() {
-                self.run.phase += 1;
-                continue;
-            }
-            self.run.jobs_left = members.len();
-            for j in members {
-                let delay = self.jobs[j].cfg.startdelay_ns;
-                self.q.after(delay, Event::JobStarted { job: j });
-            }
-            return;
-        }
-    }
-
-    /// A job ended: when its whole phase has, the next phase starts.
-    pub(crate) fn job_finished(&mut self, j: JobId) {
-        self.flow_leave(j);
-        self.run.jobs_left -= 1;
-        if self.run.jobs_left == 0 {
-            self.run.phase += 1;
-            self.start_phase();
-        }
-    }
-
     /// Every phase ran and every DSA client stopped.
     pub(crate) fn all_done(&self) -> bool {
         self.run.phase >= self.run.phases && self.dsa_done()
@@ -433,6 +401,18 @@ impl Sim {
                     self.run.fail(Error::bad_input(e));
                 }
             }
+        }
+    }
+
+    /// Apply a timed action.
+    pub(crate) fn timed_action(&mut self, index: usize) -> Result<(), String> {
+        match self.run.timed[index].clone() {
+            TimedAction::IrqAffinity { irq_number, cpus } => {
+                let irq = self.irq_numbered(irq_number).ok_or_else(|| self.no_irq(irq_number))?;
+                self.irq_move(irq, &cpus)
+            }
+            TimedAction::CpuOffline { cpu } => self.hotplug_write(HotplugOp::Down(CpuId(cpu))),
+            TimedAction::CpuOnline { cpu } => self.hotplug_write(HotplugOp::Up(CpuId(cpu))),
         }
     }
 }

@@ -7,6 +7,7 @@ pub(crate) mod complete;
 pub(crate) mod disk;
 pub(crate) mod elevator;
 pub(crate) mod hctx;
+pub(crate) mod issue;
 pub(crate) mod kyber;
 pub(crate) mod mq_deadline;
 pub(crate) mod request;

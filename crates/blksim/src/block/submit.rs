@@ -5,8 +5,8 @@
 //! (a scheduler: `blk_mq_sched.rs`) or `nvme_queue_rq` / `nvme_queue_rqs` /
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
-use crate::block::request::Owner;
 use crate::fio::job::{batch_bucket, depth_bucket};
+use crate::fs::engine_submit_ns;
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::settings::PolledUnsupported;
@@ -61,49 +61,6 @@ use crate::system::Sim;
 use crate::workload::IoEngine;
 
 impl Sim {
-    /// The CPU `queue_affinity` (io-cpu-affinity-2008) makes issue `dev`'s
-    /// requests, when it is not `cpu`.
-    #[inline(always)]
-    pub(crate) fn issue_elsewhere(&self, dev: DevId, cpu: CpuId) -> Option<CpuId> {
-        self.devs[dev].queue_settings.queue_affinity.map(CpuId).filter(|&q| q != cpu)
-    }
-
-    /// Hand `req` (holding a tag of `hctx`) to the driver on `cpu`, or (with
-    /// `queue_affinity` naming another CPU) hand it over to that CPU: onto
-    /// its list, with a CALL_FUNCTION_SINGLE IPI if the list was empty, whose
-    /// function runs the queue there (`queue_rq` in the IPI's handler).
-    /// Returns the cost of work done inline (null_blk irqmode=0 completions,
-    /// a SCSI command's lines reaching the issuing CPU, the hand-over).
-    pub(crate) fn driver_issue(&mut self, cpu: CpuId, dev: DevId, hctx: HctxId, req: ReqId) -> u64 {
-        if let Some(target) = self.issue_elsewhere(dev, cpu) {
-            let list = &mut self.cpus[target].issue_list;
-            list.push_back(req);
-            if list.len() == 1 {
-                self.ipi_send(target);
-                return self.costs.llist_add_ns + self.costs.ipi_send_ns;
-            }
-            return self.costs.llist_add_ns;
-        }
-        self.queue_rq(cpu, dev, hctx, req)
-    }
-
-    /// The CPU cost of issuing a request handed over to this CPU: its `queue_rq` and a doorbell.
-    pub(crate) fn handed_over_issue_cost(&self, req: ReqId) -> u64 {
-        self.driver_queue_rq_cost(req) + self.driver_commit_cost(self.reqs.reqs[req].dev())
-    }
-
-    /// The driver's cost to issue `req` alone (`->queue_rq`), its DMA
-    /// mapping included (premapped fixed buffers too, wherever the request
-    /// is dispatched from: a tag wait, the scheduler).
-    pub(crate) fn driver_queue_rq_cost(&self, req: ReqId) -> u64 {
-        let rq = &self.reqs.reqs[req];
-        let dma = match rq.owner {
-            Owner::Job(j) => self.job_dma_cost(j),
-            Owner::Dsa(_) => self.dma_cost(),
-        };
-        self.driver_queue_rq_bill(rq.dev(), dma, &mut Bill::default())
-    }
-
     /// The block layer's and the driver's work for the job's queued io_us,
     /// foreseen as the submission will do it. A plugged batch (io_uring's
     /// `need_plug`: more than two SQEs; io_submit's AIO_PLUG_THRESHOLD) is
@@ -133,8 +90,8 @@ impl Sim {
         let mut cost = 0;
         if !plugged {
             for &req in &job.queued {
-                cost += self.engine_submit_cost(j, req, bill);
                 let r = &self.reqs.reqs[req];
+                cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, &job.cfg.ioengine, r.bytes, r.dir));
                 if self.direct_invalid(j, req) {
                     continue;
                 }
@@ -166,7 +123,8 @@ impl Sim {
         let mut last: Option<(DevId, HctxId, u64, u32, crate::workload::Direction)> = None;
         let mut block = c.blk_plug_ns;
         for &req in &job.queued {
-            cost += self.engine_submit_cost(j, req, bill);
+            let r = &self.reqs.reqs[req];
+            cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, &job.cfg.ioengine, r.bytes, r.dir));
             if self.direct_invalid(j, req) {
                 continue;
             }

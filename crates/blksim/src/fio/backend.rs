@@ -205,7 +205,7 @@ impl Sim {
                 } else {
                     let tw = job.ring.tw_pending.len() as u32;
                     let mut bill = Bill::of(CpuStage::Syscall, sys + self.costs.io_uring_enter_ns);
-                    bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
+                    bill.add(CpuStage::UringComplete, crate::io_uring::ring::tw_run_ns(&self.costs, tw));
                     bill.add(CpuStage::Wakeup, self.costs.context_switch_ns);
                     self.job_set_bill(j, JobState::ReapEnter, bill, tw)
                 }
@@ -225,7 +225,7 @@ impl Sim {
         let now = self.q.now_ns();
         let user = self.user_costs(j);
         let mut bill = head;
-        bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
+        bill.add(CpuStage::UringComplete, crate::io_uring::ring::tw_run_ns(&self.costs, tw));
         self.take_debt(j, &mut bill);
         let head = bill.total();
         let call = if reap > 0 { user.reap_call } else { 0 };
@@ -347,7 +347,6 @@ impl Sim {
     /// The job's current step on `cpu` ended.
     #[inline(always)]
     pub(crate) fn task_step_done(&mut self, cpu: CpuId, j: JobId) {
-        let now = self.q.now_ns();
         let state = self.jobs[j].task.state;
         let items = self.jobs[j].task.items;
         match state {
@@ -386,7 +385,6 @@ impl Sim {
                 unreachable!("{state:?} has no step")
             }
         }
-        self.task_leave_or_yield(cpu, j, now);
     }
 
     /// The reaping syscall's entry ran `items` task_work items: enough

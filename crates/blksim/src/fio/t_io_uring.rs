@@ -47,7 +47,7 @@ impl Sim {
         let c = &self.costs;
         let (prep_ns, reap_ns, round_ns) = (c.tio_prep_ns, c.tio_reap_ns, c.tio_round_ns);
         let mut bill = Bill::of(CpuStage::Wakeup, head_ns);
-        bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
+        bill.add(CpuStage::UringComplete, crate::io_uring::ring::tw_run_ns(&self.costs, tw));
         self.take_debt(j, &mut bill);
         let head = bill.total();
         self.check_done_issuing(j);

@@ -3,3 +3,36 @@
 //! cost before the block layer, and `ki_complete`'s side of a completion.
 
 pub(crate) mod rw;
+
+use crate::machine::Costs;
+use crate::workload::{Direction, IoEngine};
+
+/// The engine's own per-I/O submission cost (before the block layer) for a
+/// request of `bytes` in direction `dir`: io_uring's SQE and read/write
+/// prep, libaio's iocb, a sync syscall's file reference; the file reference
+/// without registered files; pinning the user pages (and dirtying them for
+/// a read) without fixed buffers.
+pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Direction) -> u64 {
+    let pin = (bytes as u64).div_ceil(4096) * c.page_pin_ns;
+    let dirty = if dir == Direction::Read { c.dio_dirty_ns } else { 0 };
+    match engine {
+        IoEngine::Libaio => c.aio_submit_ns + pin,
+        IoEngine::IoUring(o) => {
+            c.io_uring_sqe_ns
+                + c.io_uring_rw_ns
+                + if o.registerfiles { 0 } else { c.fget_fput_ns }
+                + if o.fixedbufs { 0 } else { pin + dirty }
+        }
+        // NVMe passthrough: io_uring_cmd_prep and nvme_uring_cmd_io build
+        // the command and its request (the user buffer mapped into a bio).
+        IoEngine::IoUringCmd(o) => {
+            c.io_uring_sqe_ns
+                + c.uring_cmd_prep_ns
+                + c.nvme_uring_cmd_ns
+                + if o.registerfiles { 0 } else { c.fget_fput_ns }
+                + if o.fixedbufs { 0 } else { pin + dirty }
+        }
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
+        IoEngine::Null => 0,
+    }
+}

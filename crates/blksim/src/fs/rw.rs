@@ -10,6 +10,7 @@
 use crate::fio::job::JobState;
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, JobId, ReqId};
+use crate::io_uring::ring::tw_run_ns;
 use crate::stats::CpuStage;
 use crate::system::Sim;
 use crate::workload::IoEngine;
@@ -78,38 +79,6 @@ impl Sim {
         }
     }
 
-    /// The engine's own per-I/O submission cost (before the block layer):
-    /// io_uring's SQE and read/write prep, libaio's iocb, a sync syscall's
-    /// file reference; the file reference without registered files; pinning
-    /// the user pages (and dirtying them for a read) without fixed buffers.
-    pub(crate) fn engine_submit_cost(&self, j: JobId, req: ReqId, bill: &mut Bill) -> u64 {
-        let c = &self.costs;
-        let r = &self.reqs.reqs[req];
-        let pin = (r.bytes as u64).div_ceil(4096) * c.page_pin_ns;
-        let dirty = if r.dir == crate::workload::Direction::Read { c.dio_dirty_ns } else { 0 };
-        let ns = match &self.jobs[j].cfg.ioengine {
-            IoEngine::Libaio => c.aio_submit_ns + pin,
-            IoEngine::IoUring(o) => {
-                c.io_uring_sqe_ns
-                    + c.io_uring_rw_ns
-                    + if o.registerfiles { 0 } else { c.fget_fput_ns }
-                    + if o.fixedbufs { 0 } else { pin + dirty }
-            }
-            // NVMe passthrough: io_uring_cmd_prep and nvme_uring_cmd_io build
-            // the command and its request (the user buffer mapped into a bio).
-            IoEngine::IoUringCmd(o) => {
-                c.io_uring_sqe_ns
-                    + c.uring_cmd_prep_ns
-                    + c.nvme_uring_cmd_ns
-                    + if o.registerfiles { 0 } else { c.fget_fput_ns }
-                    + if o.fixedbufs { 0 } else { pin + dirty }
-            }
-            IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
-            IoEngine::Null => 0,
-        };
-        bill.add(CpuStage::UringSubmit, ns)
-    }
-
     /// Cost of the submitting syscall for the queued io_us (billed), and
     /// the task_work items it runs (io_uring_enter with GETEVENTS).
     #[inline(always)]
@@ -141,20 +110,8 @@ impl Sim {
         if run_tw && job.is_uring() && !job.iopoll() {
             // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
             tw = job.ring.tw_pending.len() as u32;
-            bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
+            bill.add(CpuStage::UringComplete, tw_run_ns(c, tw));
         }
         (bill, tw)
-    }
-
-    /// io_uring running `n` completions' task_work in the task: each posts
-    /// its CQE, the batch is flushed once.
-    #[inline(always)]
-    pub(crate) fn tw_run_cost(&self, n: u32) -> u64 {
-        let c = &self.costs;
-        if n == 0 {
-            0
-        } else {
-            n as u64 * (c.io_uring_tw_run_ns + c.io_uring_cqe_ns) + c.io_uring_flush_ns
-        }
     }
 }

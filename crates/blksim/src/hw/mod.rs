@@ -8,6 +8,7 @@ pub(crate) mod lapic;
 pub(crate) mod pcie;
 pub(crate) mod root_port;
 
+use crate::ids::IrqId;
 use delivery::InterruptRouter;
 use iommu::RemapUnit;
 use pcie::Link;
@@ -24,6 +25,35 @@ pub(crate) struct Platform {
     pub iommus: Vec<RemapUnit>,
     /// Each socket's interrupt delivery.
     pub routers: Vec<InterruptRouter>,
+}
+
+impl Platform {
+    /// The MSI write of `irq` reaches root port `port` at `now` behind the
+    /// port's earlier writes; the port's remapping unit takes it (one
+    /// message at a time). Remapped, it becomes an interrupt message for the
+    /// socket's interrupt delivery (one message at a time for the whole
+    /// socket); posted, it is a write into a PIR. A posted write may not
+    /// pass an earlier one (PCIe ordering), so the writes behind the MSI
+    /// wait until it is performed — delivered, for a remapped MSI; written
+    /// to the PIR, for a posted one (its notification goes on separately) —
+    /// and the port has finished it (`service_ns`). Returns when the port is
+    /// done with it.
+    pub(crate) fn interrupt_write(&mut self, now: u64, port: usize, irq: IrqId, posted: bool) -> u64 {
+        let rp = &mut self.root_ports[port];
+        let taken = self.iommus[rp.unit].take(irq, now.max(rp.free_at_ns), posted);
+        let handed = if posted { taken } else { self.routers[rp.socket].route(taken) };
+        let done = handed + rp.service_ns;
+        rp.busy_ns += done - now.max(rp.free_at_ns);
+        rp.free_at_ns = done;
+        rp.msis += 1;
+        done
+    }
+
+    /// When an IPI sent at `now` to a CPU of `socket` leaves the socket's
+    /// interrupt delivery (its flight follows).
+    pub(crate) fn ipi_routed(&mut self, now: u64, socket: usize) -> u64 {
+        self.routers[socket].route(now)
+    }
 }
 
 /// How the kernel maps DMA (the DMA API over the IOMMU).

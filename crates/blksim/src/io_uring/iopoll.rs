@@ -79,7 +79,7 @@ impl Sim {
             let n = job.ring.tw_pending.len() as u32;
             let pass = &mut self.jobs[j].ring.pass;
             (pass.tw, pass.drain, pass.reap) = (n, None, 0);
-            let bill = Bill::of(CpuStage::UringComplete, self.tw_run_cost(n));
+            let bill = Bill::of(CpuStage::UringComplete, crate::io_uring::ring::tw_run_ns(&self.costs, n));
             return self.job_set_bill(j, JobState::PollPass, bill, 0);
         }
         if job.ring.iopoll_list.is_empty() {

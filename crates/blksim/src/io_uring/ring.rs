@@ -42,3 +42,14 @@ pub(crate) struct IopollPass {
     /// Task_work items the pass runs first (uring_cmd completed by interrupt).
     pub tw: u32,
 }
+
+/// io_uring running `n` completions' task_work in the task: each posts its
+/// CQE, the batch is flushed once.
+#[inline(always)]
+pub(crate) fn tw_run_ns(c: &crate::machine::Costs, n: u32) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        n as u64 * (c.io_uring_tw_run_ns + c.io_uring_cqe_ns) + c.io_uring_flush_ns
+    }
+}

@@ -32,7 +32,7 @@ impl Sim {
         let mut bill = Bill::default();
         let app = &self.jobs[ring];
         let tw = app.ring.tw_pending.len() as u32;
-        bill.add(CpuStage::UringComplete, self.tw_run_cost(tw));
+        bill.add(CpuStage::UringComplete, crate::io_uring::ring::tw_run_ns(&self.costs, tw));
         let mut pass = false;
         if app.iopoll() && !app.ring.iopoll_list.is_empty() {
             if let Some(b) = self.iopoll_plan(ring) {

@@ -133,7 +133,8 @@ impl Sim {
                 bill = drain_bill;
                 cost
             }
-            (FrameKind::Kworker, _) => self.kworker_begin_cost(),
+            // The kworker's first step: the context switch to it.
+            (FrameKind::Kworker, _) => c.context_switch_ns,
             (FrameKind::LocalTimer, _) => {
                 let list = &self.cpus[cpu].timer_expired;
                 f.items = list.len() as u32;

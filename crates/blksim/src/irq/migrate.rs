@@ -17,8 +17,7 @@ use crate::error::Error;
 use crate::hw::cpu::FrameKind;
 use crate::ids::{CpuId, DevId, HctxId, IrqId};
 use crate::irq::desc::Irq;
-use crate::sched::cpumask::HotplugOp;
-use crate::settings::{Settings, TimedAction};
+use crate::settings::Settings;
 use crate::system::{Event, Sim};
 
 /// When `__vector_cleanup` runs again after finding a moved vector pending.
@@ -51,7 +50,7 @@ impl Sim {
     }
 
     /// Why IRQ `number` is not there: the machine's device IRQs, by name when few.
-    fn no_irq(&self, number: u32) -> String {
+    pub(crate) fn no_irq(&self, number: u32) -> String {
         let listed = match self.intr.irqs.len() {
             0 => "it has no device IRQ".to_string(),
             1..=16 => {
@@ -204,23 +203,6 @@ impl Sim {
         }
     }
 
-    /// A message of `irq` found its old CPU gone: to the IRQ's current
-    /// target as its real vector (`irq_retrigger`, even in posted mode), or,
-    /// the IRQ shut down, into its masked vector's pending bit.
-    pub(crate) fn irq_redeliver(&mut self, irq: IrqId) {
-        self.intr.retriggered += 1;
-        if self.intr.irqs[irq].shutdown {
-            if std::mem::replace(&mut self.intr.irqs[irq].masked_pending, true) {
-                self.intr.msi.merged += 1;
-            } else {
-                self.intr.msi.in_flight += 1;
-            }
-            return;
-        }
-        let (to_cpu, to_vector) = (self.intr.irqs[irq].cpu, self.intr.irqs[irq].vector);
-        self.interrupt_arrived(to_cpu, to_vector);
-    }
-
     /// `irq_affinity_online_cpu` for `cpu`, back online: its stale vectors
     /// (IRQs that moved away when it went down) are freed, and each managed
     /// IRQ shut down for want of it starts there (`irq_startup`); a pending
@@ -248,18 +230,6 @@ impl Sim {
             if (i.cpu, i.vector) != (cpu, v) {
                 self.intr.vectors.unbind(cpu, v);
             }
-        }
-    }
-
-    /// Apply a timed action.
-    pub(crate) fn timed_action(&mut self, index: usize) -> Result<(), String> {
-        match self.run.timed[index].clone() {
-            TimedAction::IrqAffinity { irq_number, cpus } => {
-                let irq = self.irq_numbered(irq_number).ok_or_else(|| self.no_irq(irq_number))?;
-                self.irq_move(irq, &cpus)
-            }
-            TimedAction::CpuOffline { cpu } => self.hotplug_write(HotplugOp::Down(CpuId(cpu))),
-            TimedAction::CpuOnline { cpu } => self.hotplug_write(HotplugOp::Up(CpuId(cpu))),
         }
     }
 }

@@ -41,7 +41,7 @@ impl Sim {
             (i.cpu, i.vector, i.dev)
         };
         let port = self.devs[dev].root_port;
-        let routed = self.interrupt_write(port, irq, false);
+        let routed = self.hw.interrupt_write(self.q.now_ns(), port, irq, false);
         self.q.at(routed + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
     }
 
@@ -51,28 +51,6 @@ impl Sim {
         self.intr.msi.in_flight += 1;
         self.cpus[cpu].device_msis += 1;
         self.devs[dev].msis += 1;
-    }
-
-    /// The MSI write of `irq` reaches root port `port` behind the port's
-    /// earlier writes; the port's remapping unit takes it (one message at a
-    /// time). Remapped, it becomes an interrupt message for the socket's
-    /// interrupt delivery (one message at a time for the whole socket);
-    /// posted, it is a write into a PIR. A posted write may not pass an
-    /// earlier one (PCIe ordering), so the writes behind the MSI wait until
-    /// it is performed — delivered, for a remapped MSI; written to the PIR,
-    /// for a posted one (its notification goes on separately) — and the
-    /// port has finished it (`service_ns`). Returns when the port is done
-    /// with it.
-    pub(crate) fn interrupt_write(&mut self, port: usize, irq: IrqId, posted: bool) -> u64 {
-        let now = self.q.now_ns();
-        let rp = &mut self.hw.root_ports[port];
-        let taken = self.hw.iommus[rp.unit].take(irq, now.max(rp.free_at_ns), posted);
-        let handed = if posted { taken } else { self.hw.routers[rp.socket].route(taken) };
-        let done = handed + rp.service_ns;
-        rp.busy_ns += done - now.max(rp.free_at_ns);
-        rp.free_at_ns = done;
-        rp.msis += 1;
-        done
     }
 
     /// An interrupt message reaches a CPU's local APIC.
@@ -111,7 +89,8 @@ impl Sim {
     /// `fixup_irqs`).
     fn interrupt_at_offline_cpu(&mut self, cpu: CpuId, vector: u8) {
         if vector < POSTED_MSI_NOTIFICATION_VECTOR {
-            return self.retrigger_from_offline(cpu, vector);
+            // A device vector goes on as `irq_redeliver` says.
+            return self.irq_redeliver(self.intr.vectors.bound(cpu, vector));
         }
         let to = crate::ids::cpus(self.cpus.len()).find(|&c| self.cpus.mask.online[c]).expect("an online CPU");
         if vector == CALL_FUNCTION_SINGLE_VECTOR {
@@ -127,28 +106,40 @@ impl Sim {
         }
     }
 
-    /// A device vector reached (or was posted to) an offline CPU: it goes
-    /// on as `irq_redeliver` says.
-    pub(crate) fn retrigger_from_offline(&mut self, cpu: CpuId, vector: u8) {
-        let irq = self
-            .intr
-            .vectors
-            .get(cpu, vector)
-            .unwrap_or_else(|| panic!("vector {vector:#x} on offline CPU {cpu} has no IRQ"));
-        self.irq_redeliver(irq);
-    }
-
     /// Send a CALL_FUNCTION_SINGLE IPI to `target` (remote completion).
     pub(crate) fn ipi_send(&mut self, target: CpuId) {
         self.cpus[target].ipis += 1;
-        let at = self.ipi_routed(target);
+        let socket = self.machine.topology.cpus[target.idx()].socket as usize;
+        let at = self.hw.ipi_routed(self.q.now_ns(), socket) + self.costs.ipi_latency_ns;
         self.q.at(at, Event::InterruptArrived { cpu: target, vector: CALL_FUNCTION_SINGLE_VECTOR });
     }
 
-    /// When an IPI sent now to `target` reaches it: through the socket's
-    /// interrupt delivery, then its flight.
-    pub(crate) fn ipi_routed(&mut self, target: CpuId) -> u64 {
-        let socket = self.machine.topology.cpus[target.idx()].socket as usize;
-        self.hw.routers[socket].route(self.q.now_ns()) + self.costs.ipi_latency_ns
+    /// A message of `irq` found its old CPU gone: to the IRQ's current
+    /// target as its real vector (`irq_retrigger`, even in posted mode), or,
+    /// the IRQ shut down, into its masked vector's pending bit.
+    pub(crate) fn irq_redeliver(&mut self, irq: IrqId) {
+        self.intr.retriggered += 1;
+        if self.intr.irqs[irq].shutdown {
+            if std::mem::replace(&mut self.intr.irqs[irq].masked_pending, true) {
+                self.intr.msi.merged += 1;
+            } else {
+                self.intr.msi.in_flight += 1;
+            }
+            return;
+        }
+        let (to_cpu, to_vector) = (self.intr.irqs[irq].cpu, self.intr.irqs[irq].vector);
+        self.interrupt_arrived(to_cpu, to_vector);
+    }
+
+    /// A device MSI on a posted IRTE: it crosses the root port and the IOMMU
+    /// like any interrupt write, and the IOMMU posts it instead of delivering it.
+    pub(crate) fn msi_post(&mut self, irq: IrqId) {
+        let (cpu, vector, dev) = {
+            let i = &self.intr.irqs[irq];
+            (i.cpu, i.vector, i.dev)
+        };
+        let port = self.devs[dev].root_port;
+        let taken = self.hw.interrupt_write(self.q.now_ns(), port, irq, true);
+        self.q.at(taken, Event::MsiPosted { cpu, vector, port: port as u16 });
     }
 }

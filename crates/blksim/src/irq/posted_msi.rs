@@ -11,24 +11,14 @@ use crate::stats::{TraceName, Track};
 use crate::system::{Event, Sim};
 
 impl Sim {
-    /// A device MSI on a posted IRTE: it crosses the root port and the IOMMU
-    /// like any interrupt write, and the IOMMU posts it instead of delivering it.
-    pub(crate) fn msi_post(&mut self, irq: IrqId) {
-        let (cpu, vector, dev) = {
-            let i = &self.intr.irqs[irq];
-            (i.cpu, i.vector, i.dev)
-        };
-        let port = self.devs[dev].root_port;
-        let taken = self.interrupt_write(port, irq, true);
-        self.q.at(taken, Event::MsiPosted { cpu, vector, port: port as u16 });
-    }
 
     /// The IOMMU's posting reaches the descriptor: PIR bit set, and a
     /// notification if ON was clear and SN clear.
     pub(crate) fn msi_posted(&mut self, cpu: CpuId, vector: u8, port: usize) {
         let now = self.q.now_ns();
         if !self.cpus.mask.online[cpu] {
-            return self.retrigger_from_offline(cpu, vector);
+            // The posting reached an offline CPU: the vector goes on as `irq_redeliver` says.
+            return self.irq_redeliver(self.intr.vectors.bound(cpu, vector));
         }
         let transfer = self.costs.cacheline_transfer_ns;
         if let Some(t) = self.trace.as_mut() {

@@ -26,6 +26,12 @@ impl VectorTable {
         (irq != UNBOUND).then_some(IrqId(irq))
     }
 
+    /// The IRQ bound to `vector` on `cpu`, which has one (a device vector
+    /// that arrived somewhere was bound there when it was sent).
+    pub(crate) fn bound(&self, cpu: CpuId, vector: u8) -> IrqId {
+        self.get(cpu, vector).unwrap_or_else(|| panic!("vector {vector:#x} on CPU {cpu} has no IRQ"))
+    }
+
     /// The lowest free device vector on `cpu` (bind it to take it); `None`
     /// when the CPU has run out.
     pub(crate) fn alloc(&self, cpu: CpuId) -> Option<u8> {

@@ -4,8 +4,9 @@
 //! re-rated when one starts or stops; `try_to_wake_up` → `ttwu_queue` →
 //! IPI to an idle CPU → the task on its run queue.
 
+use crate::block::elevator::SchedStep;
 use crate::fio::job::JobState;
-use crate::hw::cpu::{wall_ns, work_ns, Acct, Running};
+use crate::hw::cpu::{wall_ns, work_ns, Acct, FrameKind, Running};
 use crate::ids::{CpuId, JobId};
 use crate::sched::task::SPIN_NS;
 use crate::stats::{CpuStage, TraceName, Track};
@@ -122,7 +123,8 @@ impl Sim {
         let c = &self.cpus[cpu];
         if c.frames.is_empty() && c.kworker.runnable && self.task_preemptible(cpu) {
             // A kblockd kworker (high priority) is runnable: it runs before the task goes on.
-            self.kworker_run(cpu);
+            // The kworker is switched in: its frame's first step.
+            self.frame_push(cpu, FrameKind::Kworker);
         }
         let c = &self.cpus[cpu];
         if c.frames.is_empty() && c.ksoftirqd_pending && self.task_preemptible(cpu) {
@@ -218,34 +220,6 @@ impl Sim {
         }
     }
 
-    /// Share the system time charged to job `j`'s step so far over its
-    /// bill, on the CPU it ran on (when the step is replaced, the task
-    /// moves, or the run ends).
-    pub(crate) fn settle_job_bill(&mut self, j: JobId) {
-        let job = &mut self.jobs[j];
-        let wall = std::mem::take(&mut job.task.bill_sys_wall);
-        if wall > 0 {
-            let total = job.task.bill_sys_total;
-            // A bill names the step's system work exactly (an open-ended spin's, only what was put in front of it).
-            #[cfg(debug_assertions)]
-            {
-                let named: u64 = job.task.bill.0[1..].iter().map(|&n| n as u64).sum();
-                debug_assert!(
-                    named == total || total >= crate::sched::task::SPIN_NS,
-                    "job {j:?}'s bill names {named} of {total} ns: {:?}",
-                    job.task.bill
-                );
-            }
-            job.task.bill.settle_total(
-                1,
-                total,
-                wall,
-                job.task.stage_default,
-                &mut self.cpus[job.task.bill_cpu].stage_ns,
-            );
-        }
-    }
-
     /// The step running on `cpu` has ended.
     #[inline(always)]
     pub(crate) fn cpu_step_done(&mut self, cpu: CpuId) {
@@ -271,6 +245,7 @@ impl Sim {
             Running::Task(j) => {
                 self.jobs[j].task.remaining_ns = 0;
                 self.task_step_done(cpu, j);
+                self.task_leave_or_yield(cpu, j, self.q.now_ns());
             }
         }
         self.cpu_dispatch(cpu);
@@ -330,7 +305,8 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn reschedule_ipi(&mut self, target: CpuId, woken: Event) -> u64 {
         self.cpus[target].ipis += 1;
-        let at = self.ipi_routed(target);
+        let socket = self.machine.topology.cpus[target.idx()].socket as usize;
+        let at = self.hw.ipi_routed(self.q.now_ns(), socket) + self.costs.ipi_latency_ns;
         self.q.at(at, woken);
         self.costs.ipi_send_ns
     }
@@ -344,19 +320,6 @@ impl Sim {
         }
         self.cpus[cpu].runqueue.push_back(j);
         self.cpu_kick(cpu);
-    }
-
-    /// The job's task runs for the first time: its clock starts.
-    pub(crate) fn job_begin(&mut self, j: JobId) {
-        let now = self.q.now_ns();
-        let interval = self.run.sample_interval_ns;
-        let job = &mut self.jobs[j];
-        job.start_ns = now;
-        job.ts.ramp_end_ns = now + job.cfg.ramp_time_ns;
-        job.ts.next_sample_ns = job.ts.ramp_end_ns + interval;
-        if let Some(rt) = job.cfg.runtime_ns {
-            job.end_ns = job.ts.ramp_end_ns + rt;
-        }
     }
 
     /// The job's phase began: put its task on its CPU. Its clock (runtime,
@@ -394,5 +357,59 @@ impl Sim {
             c.current = None;
             c.runqueue.push_back(j);
         }
+    }
+
+    /// Move job `j` off inactive CPU `from`: a sleeping task's wait moves
+    /// with it, a `runnable` one joins its new CPU's run queue (a polling
+    /// one polls the queues of the requests on its iopoll list, wherever
+    /// they were issued).
+    pub(crate) fn task_migrate(&mut self, j: JobId, from: CpuId, runnable: bool) -> CpuId {
+        // What the step ran on the old CPU is that CPU's.
+        self.settle_job_bill(j);
+        let to = self.fallback_cpu(j, from);
+        self.cpus.mask.stats.task_migrations += 1;
+        self.jobs[j].task.cpu = to;
+        let state = self.jobs[j].task.state;
+        if state == JobState::Sleeping {
+            self.cpus[from].io_sleepers -= 1;
+            self.cpus[to].io_sleepers += 1;
+        }
+        if runnable {
+            self.cpus[to].runqueue.push_back(j);
+            self.cpu_kick(to);
+        }
+        to
+    }
+
+    /// `select_fallback_rq`: the first active CPU the task may use, else
+    /// the first active CPU of its node (its affinity is broken, as the
+    /// kernel reports "no longer affine to cpuN"), else any active CPU.
+    fn fallback_cpu(&self, j: JobId, from: CpuId) -> CpuId {
+        let allowed = self.jobs[j].cfg.cpus_allowed.iter().flatten().map(|&c| CpuId(c));
+        if let Some(c) = self.cpus.mask.first_active(allowed) {
+            return c;
+        }
+        let topo = &self.machine.topology;
+        let node = topo.cpus[from.idx()].node;
+        let same_node = crate::ids::cpus(self.cpus.len()).filter(|c| topo.cpus[c.idx()].node == node);
+        self.cpus
+            .mask
+            .first_active(same_node)
+            .or_else(|| self.cpus.mask.first_active(crate::ids::cpus(self.cpus.len())))
+            .expect("an active CPU")
+    }
+
+    /// May a kernel thread (kworker, ksoftirqd) take the CPU from its task
+    /// now? Not while the task spins for or holds a spinlock (preemption
+    /// is off there).
+    #[inline(always)]
+    pub(crate) fn task_preemptible(&self, cpu: CpuId) -> bool {
+        self.cpus[cpu].current.is_none_or(|j| self.job_preemptible(j))
+    }
+
+    /// Is `j` outside a spinlock section (neither spinning for a lock nor holding one)?
+    pub(crate) fn job_preemptible(&self, j: JobId) -> bool {
+        let job = &self.jobs[j];
+        job.task.state != JobState::LockSpin && !matches!(job.sched.step, SchedStep::Hold(_))
     }
 }

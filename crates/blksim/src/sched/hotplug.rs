@@ -13,8 +13,7 @@
 //! then). Operations are serialised: a write waits for the one before it.
 
 use crate::error::Error;
-use crate::fio::job::JobState;
-use crate::ids::{CpuId, DevId, HctxId, JobId};
+use crate::ids::{CpuId, DevId, HctxId};
 use crate::sched::cpumask::HotplugOp;
 use crate::system::{Event, Sim};
 
@@ -152,45 +151,5 @@ impl Sim {
     /// Does an inactive queue still hold a request (with a tag or waiting for one)?
     fn inactive_hctxs_busy(&self) -> bool {
         self.devs.iter().any(|d| d.queues.iter().any(|q| q.inactive && q.busy > 0))
-    }
-
-    /// `select_fallback_rq`: the first active CPU the task may use, else
-    /// the first active CPU of its node (its affinity is broken, as the
-    /// kernel reports "no longer affine to cpuN"), else any active CPU.
-    fn fallback_cpu(&self, j: JobId, from: CpuId) -> CpuId {
-        let allowed = self.jobs[j].cfg.cpus_allowed.iter().flatten().map(|&c| CpuId(c));
-        if let Some(c) = self.cpus.mask.first_active(allowed) {
-            return c;
-        }
-        let topo = &self.machine.topology;
-        let node = topo.cpus[from.idx()].node;
-        let same_node = crate::ids::cpus(self.cpus.len()).filter(|c| topo.cpus[c.idx()].node == node);
-        self.cpus
-            .mask
-            .first_active(same_node)
-            .or_else(|| self.cpus.mask.first_active(crate::ids::cpus(self.cpus.len())))
-            .expect("an active CPU")
-    }
-
-    /// Move job `j` off inactive CPU `from`: a sleeping task's wait moves
-    /// with it, a `runnable` one joins its new CPU's run queue (a polling
-    /// one polls the queues of the requests on its iopoll list, wherever
-    /// they were issued).
-    pub(crate) fn task_migrate(&mut self, j: JobId, from: CpuId, runnable: bool) -> CpuId {
-        // What the step ran on the old CPU is that CPU's.
-        self.settle_job_bill(j);
-        let to = self.fallback_cpu(j, from);
-        self.cpus.mask.stats.task_migrations += 1;
-        self.jobs[j].task.cpu = to;
-        let state = self.jobs[j].task.state;
-        if state == JobState::Sleeping {
-            self.cpus[from].io_sleepers -= 1;
-            self.cpus[to].io_sleepers += 1;
-        }
-        if runnable {
-            self.cpus[to].runqueue.push_back(j);
-            self.cpu_kick(to);
-        }
-        to
     }
 }

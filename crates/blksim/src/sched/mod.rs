@@ -4,5 +4,6 @@
 pub(crate) mod core;
 pub(crate) mod cpumask;
 pub(crate) mod hotplug;
+pub(crate) mod switch;
 pub(crate) mod task;
 pub(crate) mod workqueue;

@@ -1,16 +1,15 @@
 //! Kernel path: a task's steps on its CPU. Each step of a task (fio's
 //! job, t/io_uring's submitter, an SQ thread) is a stretch of up to three
 //! segments of user and system time with its work by stage (the bill) and
-//! the debt of follow-on work its last effects caused (wake-ups, IPIs);
-//! `finish_task_switch` hands the CPU back to the program the task runs
-//! (fio's `do_io`, t/io_uring's loop, `io_sq_thread`) where it left off.
+//! the debt of follow-on work its last effects caused (wake-ups, IPIs).
+//! The programs set their next step here; `switch.rs` hands the CPU back
+//! to a program when its task is switched in.
 
 use crate::fio::job::{JobState, Segments};
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::JobId;
 use crate::stats::CpuStage;
 use crate::system::Sim;
-use crate::workload::Program;
 
 /// A spin with no end in sight: ended by a poke when a completion appears.
 pub(crate) const SPIN_NS: u64 = u64::MAX / 4;
@@ -64,52 +63,31 @@ impl Sim {
         bill.add(CpuStage::Wakeup, debt)
     }
 
-    /// The CPU picked the job's task from its run queue.
-    pub(crate) fn task_switched_in(&mut self, j: JobId) {
-        self.jobs[j].task.ctx += 1;
-        if self.jobs[j].task.state == JobState::Sleeping {
-            let cpu = self.jobs[j].task.cpu;
-            self.cpus[cpu].io_sleepers -= 1;
-        }
-        match self.jobs[j].task.state {
-            JobState::NotStarted => {
-                self.job_begin(j);
-                match self.jobs[j].cfg.program {
-                    Program::Fio => self.job_next(j),
-                    Program::TIoUring => self.tio_start(j),
-                    Program::SqThread => self.sq_next(j),
-                }
-                // Its run may be over before it began (runtime=0): no step.
-                if self.jobs[j].task.state != JobState::Done {
-                    let cs = self.costs.context_switch_ns;
-                    self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
-                }
+    /// Share the system time charged to job `j`'s step so far over its
+    /// bill, on the CPU it ran on (when the step is replaced, the task
+    /// moves, or the run ends).
+    pub(crate) fn settle_job_bill(&mut self, j: JobId) {
+        let job = &mut self.jobs[j];
+        let wall = std::mem::take(&mut job.task.bill_sys_wall);
+        if wall > 0 {
+            let total = job.task.bill_sys_total;
+            // A bill names the step's system work exactly (an open-ended spin's, only what was put in front of it).
+            #[cfg(debug_assertions)]
+            {
+                let named: u64 = job.task.bill.0[1..].iter().map(|&n| n as u64).sum();
+                debug_assert!(
+                    named == total || total >= crate::sched::task::SPIN_NS,
+                    "job {j:?}'s bill names {named} of {total} ns: {:?}",
+                    job.task.bill
+                );
             }
-            // Back from sleep: schedule() returns, the syscall finds its completions.
-            // Back from waiting for tags: the submitting syscall returns.
-            JobState::Sleeping if self.jobs[j].task.tag_blocked => {
-                self.jobs[j].task.tag_blocked = false;
-                if self.jobs[j].cfg.ioengine.is_sync() {
-                    self.job_reap(j);
-                } else {
-                    self.job_next(j);
-                }
-                let cs = self.costs.context_switch_ns;
-                self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
-            }
-            JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
-            // Back from nanosleep (a rate's or a think time's sleep).
-            JobState::Nanosleep => {
-                self.pace_woke(j);
-                if self.jobs[j].task.state != JobState::Done {
-                    let cs = self.costs.context_switch_ns;
-                    self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
-                }
-            }
-            _ => {
-                let cs = self.costs.context_switch_ns;
-                self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
-            }
+            job.task.bill.settle_total(
+                1,
+                total,
+                wall,
+                job.task.stage_default,
+                &mut self.cpus[job.task.bill_cpu].stage_ns,
+            );
         }
     }
 }

@@ -7,10 +7,9 @@
 //! `blk_mq_run_work_fn` → the dispatch (`blk_mq_sched.rs`) → the next work
 //! item, or back to sleep.
 
-use crate::block::elevator::{RunWork, SchedCtx, SchedOp, SchedStep};
-use crate::fio::job::JobState;
+use crate::block::elevator::{RunWork, SchedCtx, SchedOp};
 use crate::hw::cpu::{Frame, FrameKind, Stage};
-use crate::ids::{CpuId, DevId, JobId};
+use crate::ids::{CpuId, DevId};
 use crate::locking::qspinlock::Actor;
 use crate::system::{Event, Sim};
 
@@ -91,33 +90,9 @@ impl Sim {
         self.cpu_kick(cpu);
     }
 
-    /// May a kernel thread (kworker, ksoftirqd) take the CPU from its task
-    /// now? Not while the task spins for or holds a spinlock (preemption
-    /// is off there).
-    #[inline(always)]
-    pub(crate) fn task_preemptible(&self, cpu: CpuId) -> bool {
-        self.cpus[cpu].current.is_none_or(|j| self.job_preemptible(j))
-    }
-
-    /// Is `j` outside a spinlock section (neither spinning for a lock nor holding one)?
-    pub(crate) fn job_preemptible(&self, j: JobId) -> bool {
-        let job = &self.jobs[j];
-        job.task.state != JobState::LockSpin && !matches!(job.sched.step, SchedStep::Hold(_))
-    }
-
-    /// The kworker is switched in on `cpu` (its frame's first step).
-    pub(crate) fn kworker_run(&mut self, cpu: CpuId) {
-        self.frame_push(cpu, FrameKind::Kworker);
-    }
-
     /// The kworker's frame on `cpu` (below any interrupt that came in).
     pub(crate) fn kworker_frame(&mut self, cpu: CpuId) -> &mut Frame {
         self.cpus[cpu].frames.iter_mut().rev().find(|f| f.kind == FrameKind::Kworker).expect("a kworker frame")
-    }
-
-    /// Cost of the kworker's first step: the context switch to it.
-    pub(crate) fn kworker_begin_cost(&self) -> u64 {
-        self.costs.context_switch_ns
     }
 
     /// A step of the kworker on `cpu` ended (its frame is on top).

@@ -1,0 +1,41 @@
+//! fio: its stonewall groups (`run_threads`' loop in backend.c): a
+//! phase's jobs start together, each after its `startdelay`; when the last
+//! of them ends, the next phase with jobs starts.
+
+use crate::ids::JobId;
+use crate::system::{Event, Sim};
+
+impl Sim {
+    /// The next stonewall phase with jobs: its jobs start (after their startdelay).
+    pub(crate) fn start_phase(&mut self) {
+        while self.run.phase < self.run.phases {
+            // An SQ thread starts with its ring's job.
+            let members: Vec<JobId> = self
+                .jobs
+                .iter()
+                .filter(|j| j.cfg.phase == self.run.phase && j.ring.sq_ring.is_none())
+                .map(|j| j.index)
+                .collect();
+            if members.is_empty() {
+                self.run.phase += 1;
+                continue;
+            }
+            self.run.jobs_left = members.len();
+            for j in members {
+                let delay = self.jobs[j].cfg.startdelay_ns;
+                self.q.after(delay, Event::JobStarted { job: j });
+            }
+            return;
+        }
+    }
+
+    /// A job ended: when its whole phase has, the next phase starts.
+    pub(crate) fn job_finished(&mut self, j: JobId) {
+        self.flow_leave(j);
+        self.run.jobs_left -= 1;
+        if self.run.jobs_left == 0 {
+            self.run.phase += 1;
+            self.start_phase();
+        }
+    }
+}
