@@ -224,8 +224,8 @@ impl Sim {
         let index = JobId::of(self.jobs.len());
         let devs = self.jobs[app].devs.clone();
         let mut sq = Job::new(index, cfg, cpu, devs, Rng::stream(self.run.seed, &format!("sq/{i}")));
-        sq.ring.sq_ring = Some(app);
-        self.jobs[app].ring.sq_thread = Some(index);
+        sq.engine.ring.sq_ring = Some(app);
+        self.jobs[app].engine.ring.sq_thread = Some(index);
         self.jobs.push(sq);
         Ok(())
     }

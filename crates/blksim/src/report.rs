@@ -85,7 +85,7 @@ impl Sim {
         self.jobs
             .iter_mut()
             // SQ threads are kernel threads, not fio jobs: their time is in the CPUs'.
-            .filter(|j| j.ring.sq_ring.is_none())
+            .filter(|j| j.engine.ring.sq_ring.is_none())
             .map(|j| JobStats {
                 error: j.error.map(|e| crate::stats::JobError {
                     errno: e.errno,

@@ -287,8 +287,8 @@ impl Sim {
                     j.index,
                     j.task.state,
                     j.inflight,
-                    j.ready.len(),
-                    j.ring.tw_pending.len(),
+                    j.engine.ready.len(),
+                    j.engine.ring.tw_pending.len(),
                     j.task.wait_for,
                     j.task.tag_waits
                 )

@@ -97,7 +97,7 @@ impl Sim {
                 debt += self.tag_granted(cpu, wj);
                 if self.jobs[wj].iopoll() {
                     // Issued from io-wq: it joins its ring's iopoll list.
-                    self.jobs[wj].ring.iopoll_list.push_back(waiter);
+                    self.jobs[wj].engine.ring.iopoll_list.push_back(waiter);
                     let poller = self.ring_poller(wj);
                     self.iopoll_poke(poller);
                 }

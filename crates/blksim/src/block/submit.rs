@@ -216,8 +216,8 @@ impl Sim {
         self.submit_queued(cpu, j, &reqs);
         let job = &mut self.jobs[j];
         for _ in 0..tw {
-            let r = job.ring.tw_pending.pop_front().unwrap();
-            job.ready.push_back(r);
+            let r = job.engine.ring.tw_pending.pop_front().unwrap();
+            job.engine.ready.push_back(r);
         }
         job.inflight += n;
         let depth = job.cur_depth();
@@ -245,7 +245,7 @@ impl Sim {
                 // io_iopoll_req_issued: on the ring's iopoll list once issued
                 // (a request waiting for a tag joins when it gets one).
                 if iopoll && !self.reqs.reqs[req].waiting_tag && self.reqs.reqs[req].status != -EINVAL {
-                    self.jobs[j].ring.iopoll_list.push_back(req);
+                    self.jobs[j].engine.ring.iopoll_list.push_back(req);
                 }
             }
         }
@@ -285,7 +285,7 @@ impl Sim {
                 }
             }
             if is_null {
-                self.jobs[j].ready.push_back(req);
+                self.jobs[j].engine.ready.push_back(req);
                 continue;
             }
             if self.direct_invalid(j, req) {
@@ -294,7 +294,7 @@ impl Sim {
                 // returns -EINVAL before any bio (io_uring posts the CQE inline).
                 r.status = -EINVAL;
                 (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
-                self.jobs[j].ready.push_back(req);
+                self.jobs[j].engine.ready.push_back(req);
                 continue;
             }
             let dev = self.reqs.reqs[req].dev();

@@ -63,16 +63,16 @@ impl Sim {
         let job = &mut self.jobs[j];
         let depth = job.cur_depth();
         let queued = job.queued.len() as u32;
-        let full = depth >= job.depth;
+        let full = depth >= job.engine.depth;
         if queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing) {
             return self.job_submit(j);
         }
         if !job.done_issuing && !full {
-            let want = (job.batch_submit().saturating_sub(queued)).min(job.depth - depth).max(1);
+            let want = (job.batch_submit().saturating_sub(queued)).min(job.engine.depth - depth).max(1);
             let cost = want as u64 * prep_ns;
             return self.job_set(j, JobState::Prep, cost, Acct::User, CpuStage::UserLoop, want);
         }
-        if depth > 0 || !job.ready.is_empty() {
+        if depth > 0 || !job.engine.ready.is_empty() {
             return self.job_reap(j);
         }
         // Quiesced for a pause of its pacing (a rate's sleep, a think time): it takes it.
@@ -163,13 +163,13 @@ impl Sim {
         let engine = job.cfg.ioengine.clone();
         match engine {
             IoEngine::Null => {
-                let k = (job.ready.len() as u32).min(max);
+                let k = (job.engine.ready.len() as u32).min(max);
                 self.job_chain(j, Bill::default(), 0, 0, k)
             }
             // pvsync2's RWF_HIPRI is not polled (`__blkdev_direct_IO_simple`
             // sleeps in submit_bio_wait): every sync engine sleeps.
             IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => {
-                if !job.ready.is_empty() {
+                if !job.engine.ready.is_empty() {
                     self.job_chain(j, Bill::default(), 0, 0, 1)
                 } else {
                     let cs = self.costs.context_switch_ns;
@@ -177,9 +177,9 @@ impl Sim {
                 }
             }
             IoEngine::Libaio => {
-                if job.ready.len() as u32 >= min {
+                if job.engine.ready.len() as u32 >= min {
                     // io_getevents finds enough events at once.
-                    let k = (job.ready.len() as u32).min(max);
+                    let k = (job.engine.ready.len() as u32).min(max);
                     let mut head = Bill::of(CpuStage::Syscall, sys);
                     head.add(CpuStage::UringComplete, k as u64 * self.costs.aio_getevents_ns);
                     self.job_chain(j, head, 0, 0, k)
@@ -191,11 +191,11 @@ impl Sim {
                 }
             }
             IoEngine::IoUring(_) | IoEngine::IoUringCmd(_) => {
-                if job.ready.len() as u32 >= min {
+                if job.engine.ready.len() as u32 >= min {
                     // Enough CQEs in the ring: reaped in user space, no syscall.
-                    let k = (job.ready.len() as u32).min(max);
+                    let k = (job.engine.ready.len() as u32).min(max);
                     self.job_chain(j, Bill::default(), 0, 0, k)
-                } else if job.ring.sq_thread.is_some() {
+                } else if job.engine.ring.sq_thread.is_some() {
                     // SQPOLL: fio spins on the CQ ring, no syscall.
                     self.cq_spin(j)
                 } else if job.iopoll() {
@@ -203,7 +203,7 @@ impl Sim {
                     let cost = sys + self.costs.io_uring_enter_ns;
                     self.job_set(j, JobState::ReapEnter, cost, Acct::Sys, CpuStage::Syscall, 0)
                 } else {
-                    let tw = job.ring.tw_pending.len() as u32;
+                    let tw = job.engine.ring.tw_pending.len() as u32;
                     let mut bill = Bill::of(CpuStage::Syscall, sys + self.costs.io_uring_enter_ns);
                     bill.add(CpuStage::UringComplete, crate::io_uring::ring::tw_run_ns(&self.costs, tw));
                     bill.add(CpuStage::Wakeup, self.costs.context_switch_ns);
@@ -242,8 +242,8 @@ impl Sim {
         let depth = job.inflight - reap;
         let queued = job.queued.len() as u32;
         let mut n = 0;
-        if !job.done_issuing && depth + queued < job.depth && queued < job.batch_submit() {
-            n = (job.batch_submit() - queued).min(job.depth - depth - queued);
+        if !job.done_issuing && depth + queued < job.engine.depth && queued < job.batch_submit() {
+            n = (job.batch_submit() - queued).min(job.engine.depth - depth - queued);
         }
         if n > 0 {
             self.job_prep(j, n);
@@ -257,7 +257,7 @@ impl Sim {
         }
         let job = &self.jobs[j];
         let queued = job.queued.len() as u32;
-        let full = depth + queued >= job.depth;
+        let full = depth + queued >= job.engine.depth;
         let submit = queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing);
         let tail = if submit {
             body += user.submit_call;
@@ -277,15 +277,15 @@ impl Sim {
         let ch = self.jobs[j].task.chain;
         let job = &mut self.jobs[j];
         for _ in 0..ch.tw {
-            let r = job.ring.tw_pending.pop_front().unwrap();
-            job.ready.push_back(r);
+            let r = job.engine.ring.tw_pending.pop_front().unwrap();
+            job.engine.ready.push_back(r);
         }
         for _ in 0..ch.reap {
-            let r = job.ready.pop_front().unwrap();
+            let r = job.engine.ready.pop_front().unwrap();
             job.reaping.push(r);
         }
         self.job_accounted(j);
-        if ch.submit && self.jobs[j].ring.sq_thread.is_some() {
+        if ch.submit && self.jobs[j].engine.ring.sq_thread.is_some() {
             self.sq_committed(j);
             return self.job_next(j);
         }
@@ -328,13 +328,13 @@ impl Sim {
     pub(crate) fn job_woken_chain(&mut self, j: JobId, head_ns: u64, woke: bool) {
         if self.is_tio_uring(j) {
             let wake = if woke { self.user_costs(j).wake } else { 0 };
-            let tw = self.jobs[j].ring.tw_pending.len() as u32;
+            let tw = self.jobs[j].engine.ring.tw_pending.len() as u32;
             return self.tio_round(j, head_ns, wake, tw);
         }
         let (_, max) = self.reap_bounds(j);
         let job = &self.jobs[j];
-        let tw = job.ring.tw_pending.len() as u32;
-        let have = job.ready.len() as u32 + tw;
+        let tw = job.engine.ring.tw_pending.len() as u32;
+        let have = job.engine.ready.len() as u32 + tw;
         let k = have.min(if job.cfg.ioengine.is_sync() { 1 } else { max }).max(1);
         let aio = matches!(job.cfg.ioengine, IoEngine::Libaio);
         let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
@@ -354,7 +354,7 @@ impl Sim {
                 self.job_prep(j, items);
                 self.job_next(j);
             }
-            JobState::Submit if self.jobs[j].ring.sq_thread.is_some() => {
+            JobState::Submit if self.jobs[j].engine.ring.sq_thread.is_some() => {
                 self.sq_committed(j);
                 self.job_next(j);
             }
@@ -365,7 +365,7 @@ impl Sim {
             JobState::LockSpin | JobState::Sched => self.sched_step_done(cpu, Actor::Task(j)),
             JobState::ReapEnter => self.job_reap_entered(cpu, j, items),
             JobState::SleepOut => self.job_slept_out(cpu, j),
-            JobState::PollSpin if self.jobs[j].ring.sq_ring.is_some() => self.iopoll_spin_done_sq(j),
+            JobState::PollSpin if self.jobs[j].engine.ring.sq_ring.is_some() => self.iopoll_spin_done_sq(j),
             JobState::PollSpin => self.iopoll_spin_done(j),
             JobState::SqIter => self.sq_iter_done(cpu, j),
             JobState::CqSpin => {
@@ -393,13 +393,13 @@ impl Sim {
         let min = self.jobs[j].task.wait_for;
         let job = &mut self.jobs[j];
         for _ in 0..items {
-            let r = job.ring.tw_pending.pop_front().unwrap();
-            job.ready.push_back(r);
+            let r = job.engine.ring.tw_pending.pop_front().unwrap();
+            job.engine.ready.push_back(r);
         }
         if job.iopoll() {
             self.iopoll_check(j, min);
-        } else if job.ready.len() as u32 >= min {
-            let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
+        } else if job.engine.ready.len() as u32 >= min {
+            let k = self.reap_bounds(j).1.min(self.jobs[j].engine.ready.len() as u32);
             let aio = matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio);
             let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
             self.job_chain(j, Bill::of(CpuStage::UringComplete, getevents), 0, 0, k);
@@ -412,10 +412,10 @@ impl Sim {
     /// (one pass) fio's loop goes on; after getevents it reaps what the CQ
     /// holds, or enters again.
     pub(crate) fn fio_iopoll_returned(&mut self, j: JobId) {
-        if self.jobs[j].ring.iopoll_min == 0 {
+        if self.jobs[j].engine.ring.iopoll_min == 0 {
             return self.job_next(j);
         }
-        let k = self.reap_bounds(j).1.min(self.jobs[j].ready.len() as u32);
+        let k = self.reap_bounds(j).1.min(self.jobs[j].engine.ready.len() as u32);
         if k > 0 {
             self.job_chain(j, Bill::default(), 0, 0, k);
         } else {
@@ -429,7 +429,7 @@ impl Sim {
         let job = &mut self.jobs[j];
         let min = job.task.wait_for;
         let uring = job.is_uring();
-        let have = job.ready.len() as u32 + if uring { job.ring.tw_pending.len() as u32 } else { 0 };
+        let have = job.engine.ready.len() as u32 + if uring { job.engine.ring.tw_pending.len() as u32 } else { 0 };
         if have >= min {
             // The completion came in before the task slept: no sleep.
             self.job_woken_chain(j, 0, false);
@@ -460,11 +460,11 @@ impl Sim {
     pub(crate) fn job_sleep(&mut self, cpu: CpuId, j: JobId) {
         let job = &mut self.jobs[j];
         if job.is_uring() {
-            job.task.wait_for = job.task.wait_for.saturating_sub(job.ready.len() as u32).max(1);
+            job.task.wait_for = job.task.wait_for.saturating_sub(job.engine.ready.len() as u32).max(1);
         }
         // The wait checks its condition before sleeping: completions that came
         // in during the syscall (task_work, aio events) end it at once.
-        let have = if job.is_uring() { job.ring.tw_pending.len() } else { job.ready.len() } as u32;
+        let have = if job.is_uring() { job.engine.ring.tw_pending.len() } else { job.engine.ready.len() } as u32;
         if have >= job.task.wait_for {
             return self.job_woken_chain(j, 0, false);
         }

@@ -229,8 +229,6 @@ pub(crate) struct Job {
     pub ts: ThreadStat,
     /// Prepared io_us not yet committed.
     pub queued: Vec<ReqId>,
-    /// Completions visible to fio's reap (aio ring events, posted CQEs, sync results).
-    pub ready: VecDeque<ReqId>,
     /// Completions fio is accounting in the current Account step.
     pub reaping: Vec<ReqId>,
     /// Bytes issued so far and the limit (size x loops; u64::MAX if time based).
@@ -247,8 +245,8 @@ pub(crate) struct Job {
     pub cfg: JobConfig,
     /// t/io_uring's submitter state.
     pub tio: TioState,
-    /// Its io_uring instance (io_uring engines and t/io_uring; an SQ thread's is its ring's).
-    pub ring: Ring,
+    /// What its ioengine holds (fio's `td->io_ops_data`).
+    pub engine: Engine,
     /// The program would wait forever here (t/io_uring's `io_uring_enter`
     /// waiting for more CQEs than it has I/Os in flight): what it waits
     /// for, and the run ends it at its runtime.
@@ -286,6 +284,17 @@ pub(crate) struct Job {
     pub replay: Option<Box<crate::fio::replay::ReplayCursor>>,
     /// `bssplit`'s draws (fio's `bsrange_state`).
     pub bs_rng: Rng,
+}
+
+/// What a job's ioengine holds apart from fio's thread (`td->io_ops_data`:
+/// libaio's context and its event ring, io_uring's rings, a sync engine's
+/// last result).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Engine {
+    /// Completions visible to fio's reap (aio ring events, posted CQEs, sync results).
+    pub ready: VecDeque<ReqId>,
+    /// Its io_uring instance (io_uring engines and t/io_uring; an SQ thread's is its ring's).
+    pub ring: Ring,
     /// The queue depth in effect: `iodepth`, but 1 for a synchronous engine
     /// (its queue hook completes each I/O before returning: fio's FIO_SYNCIO
     /// "queue depth will be capped at 1"), and one submit batch for the null
@@ -298,7 +307,7 @@ impl Job {
     /// I/Os fio prepares before one submitting call: `iodepth_batch_submit`, at most the depth.
     #[inline(always)]
     pub(crate) fn batch_submit(&self) -> u32 {
-        self.cfg.iodepth_batch_submit.min(self.depth).max(1)
+        self.cfg.iodepth_batch_submit.min(self.engine.depth).max(1)
     }
 
     pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
@@ -355,10 +364,14 @@ impl Job {
                 })
             }),
             bs_rng,
-            depth: match cfg.ioengine {
-                _ if cfg.ioengine.is_sync() => 1,
-                crate::workload::IoEngine::Null => cfg.iodepth_batch_submit.clamp(1, cfg.iodepth.max(1)),
-                _ => cfg.iodepth,
+            engine: Engine {
+                ready: VecDeque::new(),
+                ring: Ring::default(),
+                depth: match cfg.ioengine {
+                    _ if cfg.ioengine.is_sync() => 1,
+                    crate::workload::IoEngine::Null => cfg.iodepth_batch_submit.clamp(1, cfg.iodepth.max(1)),
+                    _ => cfg.iodepth,
+                },
             },
             index,
             cfg,
@@ -368,9 +381,7 @@ impl Job {
             rng,
             queued: Vec::new(),
             inflight: 0,
-            ready: VecDeque::new(),
             tio: TioState::default(),
-            ring: Ring::default(),
             stuck: None,
             error: None,
             reaping: Vec::new(),

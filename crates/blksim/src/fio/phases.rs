@@ -13,7 +13,7 @@ impl Sim {
             let members: Vec<JobId> = self
                 .jobs
                 .iter()
-                .filter(|j| j.cfg.phase == self.run.phase && j.ring.sq_ring.is_none())
+                .filter(|j| j.cfg.phase == self.run.phase && j.engine.ring.sq_ring.is_none())
                 .map(|j| j.index)
                 .collect();
             if members.is_empty() {

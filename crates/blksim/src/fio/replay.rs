@@ -51,7 +51,7 @@ impl crate::fio::job::Job {
         }
         match cur.pending_until(now) {
             None => ReplayWait::Go,
-            Some(_) if !job.ready.is_empty() => ReplayWait::Reap,
+            Some(_) if !job.engine.ready.is_empty() => ReplayWait::Reap,
             Some(until) => ReplayWait::Spin { ns: until - now },
         }
     }

@@ -52,7 +52,7 @@ impl Sim {
         let head = bill.total();
         self.check_done_issuing(j);
         let job = &self.jobs[j];
-        let reap = job.ready.len() as u32 + tw;
+        let reap = job.engine.ready.len() as u32 + tw;
         let depth = job.cfg.iodepth;
         let inflight = job.inflight - reap;
         let finish = job.done_issuing || job.error.is_some();
@@ -105,11 +105,11 @@ impl Sim {
         let ch = self.jobs[j].task.chain;
         let job = &mut self.jobs[j];
         for _ in 0..ch.tw {
-            let r = job.ring.tw_pending.pop_front().expect("task_work");
-            job.ready.push_back(r);
+            let r = job.engine.ring.tw_pending.pop_front().expect("task_work");
+            job.engine.ready.push_back(r);
         }
         for _ in 0..ch.reap {
-            let r = job.ready.pop_front().expect("CQE");
+            let r = job.engine.ready.pop_front().expect("CQE");
             // reap_events_uring: a result other than bs (and not EIO/ENODATA) ends the thread.
             let rq = &self.reqs.reqs[r];
             if rq.status < 0 && job.error.is_none() {
@@ -145,9 +145,9 @@ impl Sim {
             return self.iopoll_check(j, to_wait);
         }
         // io_cqring_wait with DEFER_TASKRUN: the local task_work first.
-        let have = (job.ready.len() + job.ring.tw_pending.len()) as u32;
+        let have = (job.engine.ready.len() + job.engine.ring.tw_pending.len()) as u32;
         if have >= to_wait {
-            let tw = job.ring.tw_pending.len() as u32;
+            let tw = job.engine.ring.tw_pending.len() as u32;
             return self.tio_round(j, 0, 0, tw);
         }
         if to_wait > job.inflight {
@@ -186,13 +186,13 @@ impl Sim {
         if job.task.state != JobState::Sleeping {
             return;
         }
-        if job.inflight as usize != job.ready.len() + job.ring.tw_pending.len() {
+        if job.inflight as usize != job.engine.ready.len() + job.engine.ring.tw_pending.len() {
             self.q.at(now + STUCK_RECHECK_NS, Event::JobStuck { job: j });
             return;
         }
         let cpu = job.task.cpu;
-        let mut done: Vec<_> = job.ready.drain(..).collect();
-        done.extend(job.ring.tw_pending.drain(..));
+        let mut done: Vec<_> = job.engine.ready.drain(..).collect();
+        done.extend(job.engine.ring.tw_pending.drain(..));
         job.inflight = 0;
         job.task.state = JobState::Done;
         job.finish_ns = job.end_ns.min(now);

@@ -41,7 +41,7 @@ impl Sim {
                 // nvme_uring_cmd_end_io: not on a poll queue, the completion
                 // goes to task_work (io_uring_cmd_do_in_task_lazy), which the
                 // polling task runs; io_uring_cmd_done then marks it done.
-                job.ring.tw_pending.push_back(req);
+                job.engine.ring.tw_pending.push_back(req);
             } else {
                 // io_complete_rw_iopoll, polled or (its polled flag cleared)
                 // completed by interrupt: marked done; its ring reaps it in io_do_iopoll.
@@ -53,20 +53,20 @@ impl Sim {
             }
             return 0;
         }
-        if let Some(sq) = job.ring.sq_thread {
+        if let Some(sq) = job.engine.ring.sq_thread {
             // SQPOLL: the SQ thread runs the ring's task_work (io_sq_tw) and posts the CQE.
-            job.ring.tw_pending.push_back(req);
+            job.engine.ring.tw_pending.push_back(req);
             if self.jobs[sq].task.spin {
                 self.iopoll_poke(sq);
             }
             return 0;
         }
         let have = if job.is_uring() {
-            job.ring.tw_pending.push_back(req);
-            job.ring.tw_pending.len()
+            job.engine.ring.tw_pending.push_back(req);
+            job.engine.ring.tw_pending.len()
         } else {
-            job.ready.push_back(req);
-            job.ready.len()
+            job.engine.ready.push_back(req);
+            job.engine.ready.len()
         } as u32;
         match job.task.state {
             JobState::Sleeping if have >= job.task.wait_for && !job.task.tag_blocked => self.wake(cpu, j),
@@ -86,7 +86,7 @@ impl Sim {
         let job = &self.jobs[j];
         let c = &self.costs;
         let mut bill = Bill::default();
-        if job.ring.sq_thread.is_some() {
+        if job.engine.ring.sq_thread.is_some() {
             // SQPOLL: the commit is a store to the SQ tail; the SQ thread submits.
             return (bill, 0);
         }
@@ -109,7 +109,7 @@ impl Sim {
         let mut tw = 0;
         if run_tw && job.is_uring() && !job.iopoll() {
             // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
-            tw = job.ring.tw_pending.len() as u32;
+            tw = job.engine.ring.tw_pending.len() as u32;
             bill.add(CpuStage::UringComplete, tw_run_ns(c, tw));
         }
         (bill, tw)

@@ -27,11 +27,11 @@ impl Sim {
     /// `min` = 0 (fio's commit, `force_nonspin`): exactly one pass.
     pub(crate) fn iopoll_check(&mut self, j: JobId, min: u32) {
         let job = &mut self.jobs[j];
-        job.ring.iopoll_min = min;
-        job.ring.iopoll_events = 0;
-        job.ring.pass.passes = 0;
+        job.engine.ring.iopoll_min = min;
+        job.engine.ring.iopoll_events = 0;
+        job.engine.ring.pass.passes = 0;
         // "Don't enter poll loop if we already have events pending."
-        if !job.ready.is_empty() {
+        if !job.engine.ready.is_empty() {
             return self.iopoll_return(j);
         }
         self.iopoll_next(j);
@@ -68,39 +68,39 @@ impl Sim {
     /// The loop of `io_iopoll_check`: another pass, a spin, or back to the program.
     pub(crate) fn iopoll_next(&mut self, j: JobId) {
         let job = &self.jobs[j];
-        let min = job.ring.iopoll_min;
-        let passes = job.ring.pass.passes;
-        if (job.ring.iopoll_events >= min && (min > 0 || passes > 0)) || self.need_resched(j) {
+        let min = job.engine.ring.iopoll_min;
+        let passes = job.engine.ring.pass.passes;
+        if (job.engine.ring.iopoll_events >= min && (min > 0 || passes > 0)) || self.need_resched(j) {
             return self.iopoll_return(j);
         }
-        if !job.ring.tw_pending.is_empty() {
+        if !job.engine.ring.tw_pending.is_empty() {
             // io_iopoll_check runs pending task_work first (io_run_local_work_locked):
             // uring_cmd completions that came by interrupt.
-            let n = job.ring.tw_pending.len() as u32;
-            let pass = &mut self.jobs[j].ring.pass;
+            let n = job.engine.ring.tw_pending.len() as u32;
+            let pass = &mut self.jobs[j].engine.ring.pass;
             (pass.tw, pass.drain, pass.reap) = (n, None, 0);
             let bill = Bill::of(CpuStage::UringComplete, crate::io_uring::ring::tw_run_ns(&self.costs, n));
             return self.job_set_bill(j, JobState::PollPass, bill, 0);
         }
-        if job.ring.iopoll_list.is_empty() {
+        if job.engine.ring.iopoll_list.is_empty() {
             // Requests punted to io-wq (no tag yet) join the list when issued:
             // the task goes round io_uring_enter until one does (a spin here).
-            if job.task.tag_waits > 0 && job.ring.iopoll_events == 0 && min > 0 {
+            if job.task.tag_waits > 0 && job.engine.ring.iopoll_events == 0 && min > 0 {
                 return self.iopoll_spin(j);
             }
             return self.iopoll_return(j);
         }
         match self.iopoll_plan(j) {
             Some(bill) => {
-                self.jobs[j].ring.pass.passes += 1;
+                self.jobs[j].engine.ring.pass.passes += 1;
                 self.job_set_bill(j, JobState::PollPass, bill, 0);
             }
             // force_nonspin (min = 0): one walk over the list, then back.
             None if min == 0 => {
-                self.jobs[j].ring.pass.passes += 1;
-                let cost = self.jobs[j].ring.iopoll_list.len() as u64 * self.costs.poll_ns;
-                self.jobs[j].ring.pass.reap = 0;
-                self.jobs[j].ring.pass.drain = None;
+                self.jobs[j].engine.ring.pass.passes += 1;
+                let cost = self.jobs[j].engine.ring.iopoll_list.len() as u64 * self.costs.poll_ns;
+                self.jobs[j].engine.ring.pass.reap = 0;
+                self.jobs[j].engine.ring.pass.drain = None;
                 self.job_set(j, JobState::PollPass, cost, Acct::Sys, CpuStage::Poll, 0);
             }
             None => self.iopoll_spin(j),
@@ -117,7 +117,7 @@ impl Sim {
         let mut polls = 0;
         let mut found = None;
         let mut drain = None;
-        for (i, &r) in job.ring.iopoll_list.iter().enumerate() {
+        for (i, &r) in job.engine.ring.iopoll_list.iter().enumerate() {
             let rq = &self.reqs.reqs[r];
             if rq.iopoll_done {
                 found = Some(i);
@@ -152,7 +152,7 @@ impl Sim {
         // The run of completed requests from where the walk stopped.
         let job = &self.jobs[j];
         let mut reap = 0u32;
-        for &r in job.ring.iopoll_list.iter().skip(pos) {
+        for &r in job.engine.ring.iopoll_list.iter().skip(pos) {
             let rq = &self.reqs.reqs[r];
             if !(rq.iopoll_done || rq.in_pass) {
                 break;
@@ -168,7 +168,7 @@ impl Sim {
         if reap > 0 {
             bill.add(CpuStage::UringComplete, reap as u64 * self.costs.io_uring_cqe_ns + self.costs.io_uring_flush_ns);
         }
-        let pass = &mut self.jobs[j].ring.pass;
+        let pass = &mut self.jobs[j].engine.ring.pass;
         pass.pos = pos as u32;
         pass.drain = drain;
         pass.reap = reap;
@@ -185,33 +185,33 @@ impl Sim {
     /// run, the CQ drained, the batch ended, the completed run reaped onto
     /// the CQ ring. Returns the CQEs reaped.
     pub(crate) fn iopoll_apply(&mut self, cpu: CpuId, j: JobId) -> u32 {
-        for _ in 0..std::mem::take(&mut self.jobs[j].ring.pass.tw) {
+        for _ in 0..std::mem::take(&mut self.jobs[j].engine.ring.pass.tw) {
             // io_uring_cmd_done: the task_work posts nothing yet on an IOPOLL ring, it marks the request done.
-            let r = self.jobs[j].ring.tw_pending.pop_front().expect("task_work");
+            let r = self.jobs[j].engine.ring.tw_pending.pop_front().expect("task_work");
             self.reqs.reqs[r].iopoll_done = true;
         }
         let mut debt = 0;
-        if let Some((d, h, n)) = self.jobs[j].ring.pass.drain.take() {
+        if let Some((d, h, n)) = self.jobs[j].engine.ring.pass.drain.take() {
             let n = n.min(self.devs[d].queues[h].cq.len() as u32);
             for _ in 0..n {
                 let req = self.devs[d].queues[h].cq.pop_front().expect("CQE");
                 debt += self.end_request(cpu, req);
             }
         }
-        let (pos, want) = (self.jobs[j].ring.pass.pos as usize, self.jobs[j].ring.pass.reap);
+        let (pos, want) = (self.jobs[j].engine.ring.pass.pos as usize, self.jobs[j].engine.ring.pass.reap);
         let job = &mut self.jobs[j];
         let mut k = 0;
         while k < want as usize
-            && pos + k < job.ring.iopoll_list.len()
-            && self.reqs.reqs[job.ring.iopoll_list[pos + k]].iopoll_done
+            && pos + k < job.engine.ring.iopoll_list.len()
+            && self.reqs.reqs[job.engine.ring.iopoll_list[pos + k]].iopoll_done
         {
             k += 1;
         }
-        for r in job.ring.iopoll_list.drain(pos..pos + k) {
+        for r in job.engine.ring.iopoll_list.drain(pos..pos + k) {
             self.reqs.reqs[r].iopoll_done = false;
-            job.ready.push_back(r);
+            job.engine.ready.push_back(r);
         }
-        job.ring.iopoll_events += k as u32;
+        job.engine.ring.iopoll_events += k as u32;
         job.task.debt_ns += debt;
         k as u32
     }
@@ -230,7 +230,7 @@ impl Sim {
         self.job_set(t, JobState::PollSpin, SPIN_NS, Acct::Sys, CpuStage::Poll, 0);
         let mut queues = std::mem::take(&mut self.jobs[t].task.spin_queues);
         queues.clear();
-        for &r in self.jobs[ring].ring.iopoll_list.iter() {
+        for &r in self.jobs[ring].engine.ring.iopoll_list.iter() {
             let rq = &self.reqs.reqs[r];
             if rq.polled && !rq.iopoll_done {
                 let q = (rq.dev(), rq.hctx);
@@ -250,7 +250,7 @@ impl Sim {
     /// Who polls ring `j`'s requests: its SQ thread, or its own task.
     #[inline(always)]
     pub(crate) fn ring_poller(&self, j: JobId) -> JobId {
-        self.jobs[j].ring.sq_thread.unwrap_or(j)
+        self.jobs[j].engine.ring.sq_thread.unwrap_or(j)
     }
 
     /// The spin ends: no longer a poller of its queues.

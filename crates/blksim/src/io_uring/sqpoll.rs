@@ -20,7 +20,7 @@ use crate::system::Sim;
 impl Sim {
     /// The SQ thread `t` starts its next iteration, or spins.
     pub(crate) fn sq_next(&mut self, t: JobId) {
-        let ring = self.jobs[t].ring.sq_ring.expect("an SQ thread serves a ring");
+        let ring = self.jobs[t].engine.ring.sq_ring.expect("an SQ thread serves a ring");
         if matches!(self.jobs[ring].task.state, JobState::Done) {
             // The ring is torn down with its program.
             let job = &mut self.jobs[t];
@@ -31,10 +31,10 @@ impl Sim {
         let cpu = self.jobs[t].task.cpu;
         let mut bill = Bill::default();
         let app = &self.jobs[ring];
-        let tw = app.ring.tw_pending.len() as u32;
+        let tw = app.engine.ring.tw_pending.len() as u32;
         bill.add(CpuStage::UringComplete, crate::io_uring::ring::tw_run_ns(&self.costs, tw));
         let mut pass = false;
-        if app.iopoll() && !app.ring.iopoll_list.is_empty() {
+        if app.iopoll() && !app.engine.ring.iopoll_list.is_empty() {
             if let Some(b) = self.iopoll_plan(ring) {
                 bill.merge(&b);
                 pass = true;
@@ -43,7 +43,7 @@ impl Sim {
         // io_submit_sqes: every SQE on the SQ ring, submitted from this CPU
         // (taken onto the SQ thread's own list: its ring's configuration is its).
         let mut taken = std::mem::take(&mut self.jobs[t].queued);
-        taken.extend(self.jobs[ring].ring.sq_pending.drain(..));
+        taken.extend(self.jobs[ring].engine.ring.sq_pending.drain(..));
         let n = taken.len() as u32;
         self.jobs[t].queued = taken;
         if n > 0 {
@@ -53,25 +53,25 @@ impl Sim {
             return self.iopoll_spin_for(t, ring);
         }
         bill.add(CpuStage::Syscall, self.costs.sqpoll_iter_ns);
-        self.jobs[t].ring.sq_work = (tw, pass, n);
+        self.jobs[t].engine.ring.sq_work = (tw, pass, n);
         self.job_set_bill(t, JobState::SqIter, bill, 0);
     }
 
     /// An iteration of SQ thread `t` on `cpu` ended: its task_work posted
     /// CQEs, its pass reaped, its SQEs went to the devices.
     pub(crate) fn sq_iter_done(&mut self, cpu: CpuId, t: JobId) {
-        let ring = self.jobs[t].ring.sq_ring.expect("an SQ thread serves a ring");
-        let (tw, pass, n) = std::mem::take(&mut self.jobs[t].ring.sq_work);
-        let before = self.jobs[ring].ready.len();
+        let ring = self.jobs[t].engine.ring.sq_ring.expect("an SQ thread serves a ring");
+        let (tw, pass, n) = std::mem::take(&mut self.jobs[t].engine.ring.sq_work);
+        let before = self.jobs[ring].engine.ready.len();
         let app = &mut self.jobs[ring];
         let iopoll = app.iopoll();
         for _ in 0..tw {
-            let r = app.ring.tw_pending.pop_front().expect("task_work");
+            let r = app.engine.ring.tw_pending.pop_front().expect("task_work");
             if iopoll {
                 // A uring_cmd that did not go to a poll queue: done, for the pass to reap.
                 self.reqs.reqs[r].iopoll_done = true;
             } else {
-                app.ready.push_back(r);
+                app.engine.ready.push_back(r);
             }
         }
         if pass {
@@ -87,7 +87,7 @@ impl Sim {
         // The SQ thread's follow-on work is its own.
         let debt = std::mem::take(&mut self.jobs[ring].task.debt_ns);
         self.jobs[t].task.debt_ns += debt;
-        if self.jobs[ring].ready.len() > before && self.jobs[ring].task.spin {
+        if self.jobs[ring].engine.ready.len() > before && self.jobs[ring].task.spin {
             // The program spinning on its CQ ring sees them.
             self.iopoll_poke(ring);
         }
@@ -106,13 +106,13 @@ impl Sim {
     pub(crate) fn sq_committed(&mut self, j: JobId) {
         let job = &mut self.jobs[j];
         let n = job.queued.len() as u32;
-        let (q, p) = (&mut job.queued, &mut job.ring.sq_pending);
+        let (q, p) = (&mut job.queued, &mut job.engine.ring.sq_pending);
         p.extend(q.drain(..));
         job.inflight += n;
-        let depth = job.cur_depth() + job.ring.sq_pending.len() as u32;
+        let depth = job.cur_depth() + job.engine.ring.sq_pending.len() as u32;
         job.ts.iodepth_level[depth_bucket(depth)] += n as u64;
         job.ts.iodepth_submit[batch_bucket(n)] += 1;
-        if let Some(sq) = job.ring.sq_thread {
+        if let Some(sq) = job.engine.ring.sq_thread {
             self.iopoll_poke(sq);
         }
     }

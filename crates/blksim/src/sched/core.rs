@@ -326,7 +326,7 @@ impl Sim {
     /// ramp) starts when the task first runs (`job_begin`), as fio's
     /// `thread_main` takes its start time in the thread.
     pub(crate) fn job_start(&mut self, j: JobId) {
-        if let Some(sq) = self.jobs[j].ring.sq_thread {
+        if let Some(sq) = self.jobs[j].engine.ring.sq_thread {
             self.job_start(sq);
         }
         let mut cpu = self.jobs[j].task.cpu;
