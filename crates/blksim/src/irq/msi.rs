@@ -29,20 +29,23 @@ impl Sim {
         self.msi_deliver(irq);
     }
 
-    /// A counted MSI of `irq` goes out: posted, or through the root port and
-    /// interrupt remapping to its CPU.
+    /// A counted MSI of `irq` goes out through its root port and the IOMMU:
+    /// remapped and delivered to its CPU, or, on a posted IRTE, posted into
+    /// the CPU's PIR (`posted_msi.rs` takes it from there).
     #[inline(always)]
     pub(crate) fn msi_deliver(&mut self, irq: IrqId) {
-        if self.intr.posting {
-            return self.msi_post(irq);
-        }
         let (cpu, vector, dev) = {
             let i = &self.intr.irqs[irq];
             (i.cpu, i.vector, i.dev)
         };
         let port = self.devs[dev].root_port;
-        let routed = self.hw.interrupt_write(self.q.now_ns(), port, irq, false);
-        self.q.at(routed + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
+        let posted = self.intr.posting;
+        let done = self.hw.interrupt_write(self.q.now_ns(), port, irq, posted);
+        if posted {
+            self.q.at(done, Event::MsiPosted { cpu, vector, port: port as u16 });
+        } else {
+            self.q.at(done + self.costs.msi_latency_ns, Event::InterruptArrived { cpu, vector });
+        }
     }
 
     /// Count a device MSI of `dev` aimed at `cpu`, on its way.
@@ -129,17 +132,5 @@ impl Sim {
         }
         let (to_cpu, to_vector) = (self.intr.irqs[irq].cpu, self.intr.irqs[irq].vector);
         self.interrupt_arrived(to_cpu, to_vector);
-    }
-
-    /// A device MSI on a posted IRTE: it crosses the root port and the IOMMU
-    /// like any interrupt write, and the IOMMU posts it instead of delivering it.
-    pub(crate) fn msi_post(&mut self, irq: IrqId) {
-        let (cpu, vector, dev) = {
-            let i = &self.intr.irqs[irq];
-            (i.cpu, i.vector, i.dev)
-        };
-        let port = self.devs[dev].root_port;
-        let taken = self.hw.interrupt_write(self.q.now_ns(), port, irq, true);
-        self.q.at(taken, Event::MsiPosted { cpu, vector, port: port as u16 });
     }
 }
