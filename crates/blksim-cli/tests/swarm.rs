@@ -299,6 +299,9 @@ fn knobs(g: &mut Gen, ncpus: u32, args: &mut Vec<String>) {
     if g.chance(10) {
         args.extend(["--patch".to_string(), "mq-deadline-2024".to_string()]);
     }
+    if g.chance(10) {
+        args.extend(["--patch".to_string(), "hybrid-iopoll".to_string()]);
+    }
     // Most device IRQs are managed (affinity writes fail with EIO) and most CPUs run a job or a managed
     // IRQ (offlining them is not modelled): a few of each, mostly refused.
     if g.chance(5) {

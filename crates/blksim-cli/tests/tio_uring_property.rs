@@ -96,6 +96,9 @@ fn case(seed: u64) -> Vec<String> {
         a.extend(["--patch".into(), "dma-premap".into()]);
     }
     if g.chance(10) {
+        a.extend(["--patch".into(), "hybrid-iopoll".into()]);
+    }
+    if g.chance(10) {
         a.push("--breakdown".into());
     }
     a.extend(["--seed".into(), g.below(100).to_string(), "--".into()]);

@@ -103,6 +103,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         breakdown_ns: [0; 5],
         error: None,
         stuck: None,
+        hybrid_iopoll: None,
         dirs,
     };
     let report = RunReport {

@@ -49,7 +49,29 @@ impl Sim {
             sim.smt_off();
         }
         sim.add_jobs(jobs)?;
+        if settings.patch_hybrid_iopoll {
+            sim.hybrid_iopoll_rings()?;
+        }
         Ok(sim)
+    }
+
+    /// `--patch hybrid-iopoll`: every IOPOLL ring is set up with
+    /// IORING_SETUP_HYBRID_IOPOLL (the kernel refuses the flag without IOPOLL;
+    /// a ring without IOPOLL is left as it is).
+    fn hybrid_iopoll_rings(&mut self) -> Result<(), Error> {
+        for (i, job) in self.jobs.iter_mut().enumerate() {
+            if !job.iopoll() || job.engine.ring.sq_ring.is_some() {
+                continue;
+            }
+            if job.engine.ring.sq_thread.is_some() {
+                return Err(not_modelled(
+                    i,
+                    "--patch hybrid-iopoll with sqthread_poll: the SQ thread's hybrid sleeps are not modelled",
+                ));
+            }
+            job.engine.ring.hybrid = Some(Box::default());
+        }
+        Ok(())
     }
 
     /// The machine powered on: CPUs idle, root ports and remapping units

@@ -75,6 +75,10 @@ impl Sim {
         if self.blk.io_cpu_affinity_2008 && self.devs.iter().any(|d| d.disk.ios.iter().sum::<u64>() > 0) {
             p.push("io-cpu-affinity-2008");
         }
+        // A hybrid ring that polled measured its poll time.
+        if self.jobs.iter().any(|j| j.engine.ring.hybrid.as_deref().is_some_and(|h| h.poll_time < u64::MAX)) {
+            p.push("hybrid-iopoll");
+        }
         p.sort_unstable();
         p.dedup();
         p
@@ -95,6 +99,11 @@ impl Sim {
                     bytes: e.bytes as u64,
                 }),
                 stuck: j.stuck.clone(),
+                hybrid_iopoll: j.engine.ring.hybrid.as_deref().map(|h| crate::stats::HybridIopollStats {
+                    sleeps: h.sleeps,
+                    sleep_ns: h.sleep_ns,
+                    poll_time_ns: (h.poll_time < u64::MAX).then_some(h.poll_time),
+                }),
                 config: j.cfg.clone(),
                 dirs: std::mem::take(&mut j.dirs),
                 runtime_ns: j.finish_ns.saturating_sub(j.ts.ramp_end_ns),

@@ -133,6 +133,8 @@ pub struct Settings {
     pub patch_io_cpu_affinity_2008: bool,
     /// `--patch dma-premap`: fixed buffers' DMA addresses mapped once, at registration.
     pub patch_dma_premap: bool,
+    /// `--patch hybrid-iopoll`: IOPOLL rings set up with IORING_SETUP_HYBRID_IOPOLL.
+    pub patch_hybrid_iopoll: bool,
     /// `/proc/irq/N/smp_affinity_list` writes: IRQ number -> CPUs.
     pub irq_affinity: BTreeMap<u32, Vec<u32>>,
     /// NVMe Interrupt Coalescing (Feature 08h) per controller (`nvme0`):
@@ -161,6 +163,7 @@ impl Default for Settings {
             patch_mq_deadline_2024: false,
             patch_io_cpu_affinity_2008: false,
             patch_dma_premap: false,
+            patch_hybrid_iopoll: false,
             given: Vec::new(),
         }
     }
@@ -279,6 +282,7 @@ pub const PATCHES: &[(&str, &str)] = &[
     ("mq-deadline-2024", "mq-deadline scalability series (RFC v2, Jan 2024, not merged): serialised dispatch, per-CPU insertion buckets, merges skipped when the lock is contended"),
     ("dma-premap", "DMA addresses of io_uring's registered (fixed) buffers mapped once, when they are registered: an I/O on a fixed buffer looks its address up instead of mapping and unmapping it (a what-if, not in mainline)"),
     ("io-cpu-affinity-2008", "the io-cpu-affinity branch of 2008 (2.6.25 era): queue_affinity (the CPU that issues a queue's requests: the submitter hands them over by IPI) and rq_affinity as it then was (any value but 0 completes on the submitting CPU's SMT group)"),
+    ("hybrid-iopoll", "io_uring's hybrid IOPOLL (Linux 6.13, IORING_SETUP_HYBRID_IOPOLL) on every IOPOLL ring: before its first poll each request sleeps half the ring's least measured poll time. Neither fio's io_uring engine nor t/io_uring has an option that sets the flag (fio 3.42): the patch stands for one that sets it with hipri / -p1"),
 ];
 
 /// What each patch needs to change a run (`crate::run::idle_patches` says so when a run had none of it).
@@ -286,6 +290,7 @@ pub const PATCH_REACH: &[(&str, &str)] = &[
     ("mq-deadline-2024", "a device that does I/O under the mq-deadline scheduler (--set /sys/block/DEV/queue/scheduler=mq-deadline)"),
     ("dma-premap", "a job with io_uring fixed buffers (fixedbufs=1) on a device whose DMA goes through the IOMMU's translation (iommu.strict=0 or 1)"),
     ("io-cpu-affinity-2008", "block I/O to a device"),
+    ("hybrid-iopoll", "an io_uring job with IOPOLL that polls (fio's io_uring engine with hipri=1, or t/io_uring -p1)"),
 ];
 
 /// The kernel and module parameters `Settings::apply_cmdline` models (`nosmt` also bare).
@@ -316,6 +321,7 @@ impl Settings {
             "mq-deadline-2024" => self.patch_mq_deadline_2024 = true,
             "io-cpu-affinity-2008" => self.patch_io_cpu_affinity_2008 = true,
             "dma-premap" => self.patch_dma_premap = true,
+            "hybrid-iopoll" => self.patch_hybrid_iopoll = true,
             _ => {
                 let known: Vec<&str> = PATCHES.iter().map(|p| p.0).collect();
                 return Err(Error::bad_input(format!("--patch {name}: unknown patch (known: {})", known.join(", "))));

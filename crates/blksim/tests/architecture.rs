@@ -416,9 +416,17 @@ fn flow_files_stay_small_and_their_mutual_calls_do_not_grow() {
     // change and return it, or move the helper to the state it reads. A
     // listed pair that is gone fails too, so the list stays true.
     const MUTUAL: &[(&str, &str, &str)] = &[
-        ("block::blk_mq_sched", "fio::backend", "a task runs the scheduler's sections in its syscall, then fio's loop goes on"),
+        (
+            "block::blk_mq_sched",
+            "fio::backend",
+            "a task runs the scheduler's sections in its syscall, then fio's loop goes on",
+        ),
         ("block::blk_mq_sched", "sched::workqueue", "kblockd: blk-mq queues work, the kworker runs blk_mq_run_work_fn"),
-        ("block::complete", "io_uring::iopoll", "io_do_iopoll ends requests; an ended request pokes the task polling for it"),
+        (
+            "block::complete",
+            "io_uring::iopoll",
+            "io_do_iopoll ends requests; an ended request pokes the task polling for it",
+        ),
         ("fio::backend", "fio::pace_loop", "one program, fio's do_io, in two files: pacing is a branch of its loop"),
         ("fio::backend", "fio::t_io_uring", "t/io_uring's loop shares fio's prep, commit and reap"),
         ("fio::backend", "io_uring::iopoll", "io_uring_enter polls (io_iopoll_check) and returns to fio's loop"),
@@ -434,13 +442,16 @@ fn flow_files_stay_small_and_their_mutual_calls_do_not_grow() {
         .map(|(a, b)| (a.clone(), b.clone()))
         .collect();
     let listed = |a: &str, b: &str| MUTUAL.iter().any(|m| m.0 == a && m.1 == b);
-    let new: Vec<String> =
-        pairs.iter().filter(|(a, b)| !listed(a, b)).map(|(a, b)| format!("{a} <-> {b}")).collect();
+    let new: Vec<String> = pairs.iter().filter(|(a, b)| !listed(a, b)).map(|(a, b)| format!("{a} <-> {b}")).collect();
     assert!(new.is_empty(), "flow files that call each other both ways, not listed in MUTUAL:\n  {}", new.join("\n  "));
     let gone: Vec<String> = MUTUAL
         .iter()
         .filter(|m| !pairs.iter().any(|(a, b)| a == m.0 && b == m.1))
         .map(|m| format!("{} <-> {}", m.0, m.1))
         .collect();
-    assert!(gone.is_empty(), "pairs in MUTUAL that no longer call each other both ways (remove them):\n  {}", gone.join("\n  "));
+    assert!(
+        gone.is_empty(),
+        "pairs in MUTUAL that no longer call each other both ways (remove them):\n  {}",
+        gone.join("\n  ")
+    );
 }

@@ -107,6 +107,23 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
         })
     });
     obj.insert("interrupt_path".into(), Value::Array(path.collect()));
+    // Only runs with `--patch hybrid-iopoll` have hybrid rings.
+    let hybrid: Vec<Value> = report
+        .jobs
+        .iter()
+        .filter_map(|j| {
+            let h = j.hybrid_iopoll?;
+            Some(json!({
+                "job": j.config.name,
+                "sleeps": h.sleeps,
+                "sleep_ns": h.sleep_ns,
+                "hybrid_poll_time_ns": h.poll_time_ns,
+            }))
+        })
+        .collect();
+    if !hybrid.is_empty() {
+        obj.insert("hybrid_iopoll".into(), Value::Array(hybrid));
+    }
     obj.insert("sim_time_ns".into(), json!(report.sim_time_ns));
     obj.insert("events".into(), json!(report.events));
     obj.insert("seed".into(), json!(report.seed));

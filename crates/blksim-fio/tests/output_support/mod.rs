@@ -90,6 +90,7 @@ pub fn job(config: JobConfig, dirs: [DirStats; 3], runtime_ns: u64) -> JobStats 
         breakdown_ns: [0; 5],
         error: None,
         stuck: None,
+        hybrid_iopoll: None,
     }
 }
 

@@ -97,7 +97,8 @@ impl Sim {
                 debt += self.tag_granted(cpu, wj);
                 if self.jobs[wj].iopoll() {
                     // Issued from io-wq: it joins its ring's iopoll list.
-                    self.jobs[wj].engine.ring.iopoll_list.push_back(waiter);
+                    let now = self.q.now_ns();
+                    self.jobs[wj].engine.ring.iopoll_req_issued(waiter, &mut self.reqs.reqs[waiter], now);
                     let poller = self.ring_poller(wj);
                     self.iopoll_poke(poller);
                 }

@@ -56,6 +56,10 @@ pub(crate) struct Request {
     pub status: i32,
     /// Scratch mark while an IOPOLL pass is foreseen (drained by it).
     pub in_pass: bool,
+    /// A hybrid IOPOLL ring slept for it before polling it (`REQ_F_IOPOLL_STATE`: once per request).
+    pub hybrid_slept: bool,
+    /// On a hybrid IOPOLL ring: when `io_rw_init_file` took it (`iopoll_start`).
+    pub iopoll_start_ns: u64,
 }
 
 impl Request {
@@ -83,6 +87,8 @@ impl Request {
             file: 0,
             status: 0,
             in_pass: false,
+            hybrid_slept: false,
+            iopoll_start_ns: 0,
         }
     }
 

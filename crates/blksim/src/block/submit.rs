@@ -237,6 +237,8 @@ impl Sim {
         self.submit_bios(cpu, j, reqs);
         if !matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
             let iopoll = self.jobs[j].iopoll();
+            let init_ns =
+                if self.jobs[j].engine.ring.hybrid.is_some() { self.iopoll_init_ns(j, reqs.len()) } else { 0 };
             for &req in reqs {
                 let r = &self.reqs.reqs[req];
                 if !r.merged && r.status == 0 {
@@ -245,10 +247,24 @@ impl Sim {
                 // io_iopoll_req_issued: on the ring's iopoll list once issued
                 // (a request waiting for a tag joins when it gets one).
                 if iopoll && !self.reqs.reqs[req].waiting_tag && self.reqs.reqs[req].status != -EINVAL {
-                    self.jobs[j].engine.ring.iopoll_list.push_back(req);
+                    self.jobs[j].engine.ring.iopoll_req_issued(req, &mut self.reqs.reqs[req], init_ns);
                 }
             }
         }
+    }
+
+    /// When `io_rw_init_file` took the last of `n` requests the submitting
+    /// step (ending now) issued: one request's block-layer, DMA-mapping and
+    /// driver path before the step's end (the last request of a batch is
+    /// the one a hybrid ring's least poll time follows).
+    fn iopoll_init_ns(&self, j: JobId, n: usize) -> u64 {
+        let bill = &self.jobs[j].task.bill;
+        let below: u64 =
+            [CpuStage::UringSubmit, CpuStage::Block, CpuStage::DriverSubmit, CpuStage::Doorbell, CpuStage::DmaMap]
+                .iter()
+                .map(|&s| bill.0[s as usize] as u64)
+                .sum();
+        self.q.now_ns().saturating_sub(below / n.max(1) as u64)
     }
 
     /// `submit_bio` for each io_u on `cpu`: its issue time, its hardware

@@ -380,6 +380,7 @@ impl Sim {
                 self.job_next(j);
             }
             JobState::SleepEnter => self.pace_sleep_entered(cpu, j),
+            JobState::PollSleepEnter => self.iopoll_sleep_entered(cpu, j),
             JobState::TioRound => self.tio_round_done(cpu, j),
             JobState::NotStarted | JobState::Sleeping | JobState::Nanosleep | JobState::Done => {
                 unreachable!("{state:?} has no step")

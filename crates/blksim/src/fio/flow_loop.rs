@@ -49,7 +49,11 @@ impl Sim {
     pub(crate) fn flow_spins(&mut self, j: JobId) -> bool {
         let job = &self.jobs[j];
         let Some(m) = job.flow.filter(|m| m.sleep_us == 0) else { return false };
-        if job.done_issuing || !job.queued.is_empty() || job.cur_depth() >= job.engine.depth || !self.run.flows.exceeded(&m) {
+        if job.done_issuing
+            || !job.queued.is_empty()
+            || job.cur_depth() >= job.engine.depth
+            || !self.run.flows.exceeded(&m)
+        {
             return false;
         }
         let now = self.q.now_ns();

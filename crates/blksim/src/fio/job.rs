@@ -64,6 +64,9 @@ pub(crate) enum JobState {
     ReplaySpin,
     /// Sys: `nanosleep`'s entry, until schedule() takes the task off its CPU.
     SleepEnter,
+    /// Sys: a hybrid IOPOLL walk up to the request it sleeps for, its hrtimer
+    /// armed, until schedule() takes the task off its CPU.
+    PollSleepEnter,
     /// Off CPU in `nanosleep` (a rate's or a think time's sleep) until its hrtimer wakes it.
     Nanosleep,
     /// Finished.

@@ -68,7 +68,8 @@ impl Sim {
     pub(crate) fn verify_reap_ns(&self, j: JobId, tw: u32, reap: u32) -> u64 {
         let job = &self.jobs[j];
         let Some(v) = job.verify.as_deref() else { return 0 };
-        let next = job.engine.ready.iter().chain(job.engine.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
+        let next =
+            job.engine.ready.iter().chain(job.engine.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
         next.map(|&r| {
             let r = &self.reqs.reqs[r];
             v.cpu_ns(r.dir == Direction::Write, r.bytes as u64)

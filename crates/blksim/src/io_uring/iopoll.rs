@@ -12,6 +12,9 @@
 //! The loop ends at `min` events, an empty list, or `need_resched()`. A
 //! walk that finds nothing is a spin: the CPU stays busy until a CQE, a
 //! completion by interrupt or a request issued from io-wq pokes it.
+//! A hybrid ring (IORING_SETUP_HYBRID_IOPOLL, `--patch hybrid-iopoll`)
+//! sleeps before the first poll of each request the walk reaches
+//! (`io_hybrid_iopoll_delay`), for half its least measured poll time.
 
 use crate::fio::job::JobState;
 use crate::hw::cpu::{Acct, Bill, Running};
@@ -19,7 +22,7 @@ use crate::ids::{CpuId, JobId};
 use crate::sched::core::SCHED_SLICE_NS;
 use crate::sched::task::SPIN_NS;
 use crate::stats::CpuStage;
-use crate::system::Sim;
+use crate::system::{Event, Sim};
 use crate::workload::Program;
 
 impl Sim {
@@ -90,6 +93,9 @@ impl Sim {
             }
             return self.iopoll_return(j);
         }
+        if self.jobs[j].engine.ring.hybrid.is_some() && self.hybrid_sleep(j) {
+            return;
+        }
         match self.iopoll_plan(j) {
             Some(bill) => {
                 self.jobs[j].engine.ring.pass.passes += 1;
@@ -117,6 +123,8 @@ impl Sim {
         let mut polls = 0;
         let mut found = None;
         let mut drain = None;
+        // A hybrid ring measures each poll: the least `now - iopoll_start` of the walk.
+        let (hybrid, now, mut least) = (job.engine.ring.hybrid.is_some(), self.q.now_ns(), u64::MAX);
         for (i, &r) in job.engine.ring.iopoll_list.iter().enumerate() {
             let rq = &self.reqs.reqs[r];
             if rq.iopoll_done {
@@ -124,6 +132,9 @@ impl Sim {
                 break;
             }
             polls += 1;
+            if hybrid {
+                least = least.min((now + polls * c.poll_ns).saturating_sub(rq.iopoll_start_ns));
+            }
             if rq.polled {
                 let (d, h) = (rq.dev(), rq.hctx);
                 let n = self.devs[d].queues[h].cq.len() as u32;
@@ -134,7 +145,11 @@ impl Sim {
                 }
             }
         }
+        if hybrid {
+            self.jobs[j].engine.ring.hybrid.as_deref_mut().expect("hybrid").measured(least);
+        }
         let pos = found?;
+        let c = &self.costs;
         bill.add(CpuStage::Poll, polls * c.poll_ns);
         // The drain: every CQE its queue shows, ended in one batch
         // (blk_mq_end_request_batch), the CQ head doorbell written once.
@@ -173,6 +188,86 @@ impl Sim {
         pass.drain = drain;
         pass.reap = reap;
         Some(bill)
+    }
+
+    /// `io_hybrid_iopoll_delay`: the walk reaches a request it has not slept
+    /// for (past requests that are not done and whose queues show nothing),
+    /// and the ring has measured a poll: the task sleeps half the ring's
+    /// `hybrid_poll_time` before polling it, on an hrtimer without slack
+    /// (`hrtimer_set_expires`), in `io_schedule()`: the walk up to it and the
+    /// switch out, then off its CPU until the timer's interrupt wakes it (a
+    /// timer that expires during the switch wakes it as soon as it is out).
+    /// A sleep of 0 ns schedules nothing. Returns whether it sleeps.
+    fn hybrid_sleep(&mut self, j: JobId) -> bool {
+        let ring = &self.jobs[j].engine.ring;
+        let poll_time = ring.hybrid.as_deref().expect("a hybrid ring").poll_time;
+        if poll_time == u64::MAX {
+            return false;
+        }
+        let mut walked = 0u64;
+        let mut due = None;
+        for &r in ring.iopoll_list.iter() {
+            let rq = &self.reqs.reqs[r];
+            if rq.iopoll_done {
+                break;
+            }
+            if !rq.hybrid_slept {
+                due = Some(r);
+                break;
+            }
+            walked += 1;
+            if rq.polled && !self.devs[rq.dev()].queues[rq.hctx].cq.is_empty() {
+                break;
+            }
+        }
+        let Some(r) = due else { return false };
+        self.reqs.reqs[r].hybrid_slept = true;
+        let sleep = poll_time / 2;
+        if sleep == 0 {
+            return false;
+        }
+        let c = &self.costs;
+        let walk = walked * c.poll_ns;
+        let wake_at = self.q.now_ns() + walk + sleep;
+        let h = self.jobs[j].engine.ring.hybrid.as_deref_mut().expect("a hybrid ring");
+        h.slept = Some((r, sleep));
+        h.wake_at = wake_at;
+        h.sleeps += 1;
+        h.sleep_ns += sleep;
+        let cost = walk + c.context_switch_ns;
+        self.job_set(j, JobState::PollSleepEnter, cost, Acct::Sys, CpuStage::Poll, 0);
+        true
+    }
+
+    /// The hybrid sleep's switch out on `cpu` ended: off the CPU until its
+    /// hrtimer fires (LOCAL_TIMER_VECTOR, `hrtimer_wakeup`), at once if it
+    /// expired meanwhile.
+    pub(crate) fn iopoll_sleep_entered(&mut self, cpu: CpuId, j: JobId) {
+        let now = self.q.now_ns();
+        let at = self.jobs[j].engine.ring.hybrid.as_deref().expect("a hybrid ring").wake_at;
+        let at = at.max(now);
+        let job = &mut self.jobs[j];
+        job.task.state = JobState::Nanosleep;
+        job.task.remaining_ns = 0;
+        self.cpus[cpu].current = None;
+        self.q.at(at, Event::SleepTimerExpired { job: j });
+    }
+
+    /// The hybrid sleep is over: the request it was for is polled now and
+    /// the ring measures `runtime = now - iopoll_start - sleep_time`; the
+    /// walk goes on.
+    pub(crate) fn iopoll_hybrid_woke(&mut self, j: JobId) {
+        let now = self.q.now_ns();
+        let h = self.jobs[j].engine.ring.hybrid.as_deref_mut().expect("a hybrid ring");
+        if let Some((r, sleep)) = h.slept.take() {
+            h.measured(now.saturating_sub(self.reqs.reqs[r].iopoll_start_ns).saturating_sub(sleep));
+        }
+        self.iopoll_next(j);
+    }
+
+    /// Is job `j` off its CPU in a hybrid IOPOLL sleep?
+    pub(crate) fn hybrid_sleeping(&self, j: JobId) -> bool {
+        self.jobs[j].engine.ring.hybrid.as_deref().is_some_and(|h| h.slept.is_some())
     }
 
     /// The pass on `cpu` ended: drain, end the batch, reap the run.

@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+use crate::block::Request;
 use crate::ids::{DevId, HctxId, JobId, ReqId};
 
 /// A job's io_uring ring.
@@ -26,6 +27,55 @@ pub(crate) struct Ring {
     pub sq_pending: VecDeque<ReqId>,
     /// SQPOLL, on the SQ thread: what its current iteration does (task_work items, a poll pass, SQEs submitted).
     pub sq_work: (u32, bool, u32),
+    /// IORING_SETUP_HYBRID_IOPOLL (`--patch hybrid-iopoll`).
+    pub hybrid: Option<Box<HybridPoll>>,
+}
+
+impl Ring {
+    /// `io_iopoll_req_issued`: `req` joins the iopoll list; on a hybrid
+    /// ring `io_rw_init_file` cleared its REQ_F_IOPOLL_STATE (its sleep is
+    /// not taken yet) and stamped `iopoll_start` (`init_ns`).
+    #[inline(always)]
+    pub(crate) fn iopoll_req_issued(&mut self, r: ReqId, rq: &mut Request, init_ns: u64) {
+        self.iopoll_list.push_back(r);
+        if self.hybrid.is_some() {
+            rq.hybrid_slept = false;
+            rq.iopoll_start_ns = init_ns;
+        }
+    }
+}
+
+/// A hybrid IOPOLL ring's state (io_uring/rw.c, 6.13: `io_hybrid_iopoll_delay`,
+/// `io_uring_hybrid_poll`). The first time `io_do_iopoll`'s walk reaches a
+/// request it sleeps half of `poll_time` on an hrtimer, then polls; after
+/// every poll of a request, `runtime = now - iopoll_start - (the sleep just
+/// taken for it)` and `poll_time` keeps the least runtime ever measured.
+#[derive(Clone, Debug)]
+pub(crate) struct HybridPoll {
+    /// `ctx->hybrid_poll_time`, ns: `u64::MAX` (the kernel's LLONG_MAX: no
+    /// sleep yet) until the first poll.
+    pub poll_time: u64,
+    /// The request the task sleeps for and the sleep (`sleep_time`), until it polls it.
+    pub slept: Option<(ReqId, u64)>,
+    /// When the sleep's hrtimer expires.
+    pub wake_at: u64,
+    /// Sleeps taken and their total, ns.
+    pub sleeps: u64,
+    pub sleep_ns: u64,
+}
+
+impl Default for HybridPoll {
+    fn default() -> HybridPoll {
+        HybridPoll { poll_time: u64::MAX, slept: None, wake_at: 0, sleeps: 0, sleep_ns: 0 }
+    }
+}
+
+impl HybridPoll {
+    /// A poll of a request measured `runtime` ns: the ring keeps the least.
+    #[inline(always)]
+    pub(crate) fn measured(&mut self, runtime: u64) {
+        self.poll_time = self.poll_time.min(runtime);
+    }
 }
 
 /// What one `io_do_iopoll` pass does, foreseen when it starts.

@@ -11,7 +11,6 @@ use crate::stats::{TraceName, Track};
 use crate::system::{Event, Sim};
 
 impl Sim {
-
     /// The IOMMU's posting reaches the descriptor: PIR bit set, and a
     /// notification if ON was clear and SN clear.
     pub(crate) fn msi_posted(&mut self, cpu: CpuId, vector: u8, port: usize) {

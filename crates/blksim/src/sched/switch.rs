@@ -45,9 +45,13 @@ impl Sim {
                 self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
             }
             JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
-            // Back from nanosleep (a rate's or a think time's sleep).
+            // Back from nanosleep (a rate's or a think time's sleep), or a hybrid IOPOLL sleep.
             JobState::Nanosleep => {
-                self.pace_woke(j);
+                if self.hybrid_sleeping(j) {
+                    self.iopoll_hybrid_woke(j);
+                } else {
+                    self.pace_woke(j);
+                }
                 if self.jobs[j].task.state != JobState::Done {
                     let cs = self.costs.context_switch_ns;
                     self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);

@@ -110,6 +110,19 @@ pub struct JobStats {
     pub error: Option<JobError>,
     /// The program would have waited for ever (the run ended it at its runtime): what it waited for.
     pub stuck: Option<String>,
+    /// Its ring's hybrid IOPOLL (`--patch hybrid-iopoll`), if it had one.
+    pub hybrid_iopoll: Option<HybridIopollStats>,
+}
+
+/// What a hybrid IOPOLL ring did (io_uring/rw.c's `io_hybrid_iopoll_delay`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HybridIopollStats {
+    /// Sleeps before a request's first poll (at most one per request).
+    pub sleeps: u64,
+    /// Their total length asked, ns (the hrtimer's; the switches around each are CPU time).
+    pub sleep_ns: u64,
+    /// The ring's `hybrid_poll_time` at the end, ns (`None`: it never polled).
+    pub poll_time_ns: Option<u64>,
 }
 
 /// An I/O that failed: fio's `io_u error`, t/io_uring's `unexpected ret`.

@@ -149,7 +149,8 @@ impl Sim {
         let i = match foresight.wakes.iter().position(|&(w, _)| w == j) {
             Some(i) => i,
             None => {
-                let have = if job.is_uring() { job.engine.ring.tw_pending.len() } else { job.engine.ready.len() } as u32;
+                let have =
+                    if job.is_uring() { job.engine.ring.tw_pending.len() } else { job.engine.ready.len() } as u32;
                 foresight.wakes.push((j, have));
                 foresight.wakes.len() - 1
             }
