@@ -45,6 +45,7 @@ fn psync_qd1_latency_is_device_time_plus_path_costs() {
     let msi =
         m.root_ports[0].msi_service_ns + unit.remap_service_ns + m.interrupt_delivery.service_ns + c.msi_latency_ns;
     let irq = c.irq_entry_ns
+        + c.irq_flow_ns
         + c.apic_eoi_ns
         + c.nvme_cqe_ns
         + c.blk_complete_batch_ns

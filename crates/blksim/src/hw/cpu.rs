@@ -160,6 +160,12 @@ pub(crate) struct Frame {
     pub handler_busy: bool,
     /// Device IRQ: the drain has found entries (its CQ head doorbell is due).
     pub found: bool,
+    /// Posted notification: the vector in hand is drained again (`nvme_irq`
+    /// loops while its CQ shows entries): the same handler run.
+    pub rescan: bool,
+    /// Posted notification: PIR harvests done as the last step ended, charged
+    /// in the next step as interrupt entry/exit work.
+    pub carry_ns: u64,
     /// The current step's work by stage, and the wall time charged to it so far.
     pub bill: Bill,
     pub bill_wall: u64,
@@ -206,6 +212,8 @@ impl Frame {
             final_pass: false,
             handler_busy: false,
             found: false,
+            rescan: false,
+            carry_ns: 0,
             issues: 0,
             bill: Bill::default(),
             bill_wall: 0,

@@ -90,8 +90,11 @@ impl Sim {
                 let (dev, queue) = (self.intr.irqs[irq].dev, self.intr.irqs[irq].queue);
                 let n = self.devs[dev].queues[queue].cq.len() as u32;
                 f.items = n;
-                let entry_exit =
-                    if f.stage == Stage::Entry { c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns } else { 0 };
+                let entry_exit = if f.stage == Stage::Entry {
+                    c.irq_entry_ns + c.irq_flow_ns + c.apic_eoi_ns + c.irq_exit_ns
+                } else {
+                    0
+                };
                 let doorbell = if n > 0 && !f.found { c.cq_doorbell_ns } else { 0 };
                 f.found |= n > 0;
                 let drain = self.driver_irq_handler::<false>(cpu, dev, queue, n);
@@ -101,7 +104,7 @@ impl Sim {
                 bill.add(CpuStage::Doorbell, doorbell);
                 entry_exit + doorbell + drain.cost_ns
             }
-            (FrameKind::DeviceIrqBusy, _) => c.irq_entry_ns + c.apic_eoi_ns + c.irq_exit_ns,
+            (FrameKind::DeviceIrqBusy, _) => c.irq_entry_ns + c.irq_flow_ns + c.apic_eoi_ns + c.irq_exit_ns,
             (FrameKind::CallFunctionIpi, stage) => {
                 // The IPI's function runs the queues of the requests handed over (queue_affinity).
                 let issue = &self.cpus[cpu].issue_list;
@@ -145,6 +148,9 @@ impl Sim {
                 entry + list.len() as u64 * c.blk_complete_ns + engine
             }
         };
+        // A posted notification's harvests, done as its last step ended.
+        let carry = std::mem::take(&mut f.carry_ns);
+        let cost = cost + bill.add(CpuStage::IrqEntryExit, carry);
         // What the bill does not name is the frame's own (entry/exit, its softirq, its kworker).
         bill.add(CpuStage::Wakeup, f.debt_ns);
         let debt = std::mem::take(&mut f.debt_ns);

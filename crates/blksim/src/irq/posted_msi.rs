@@ -7,7 +7,7 @@
 use crate::hw::cpu::{Bill, Frame, Stage};
 use crate::hw::lapic::{VectorSet, POSTED_MSI_NOTIFICATION_VECTOR};
 use crate::ids::{CpuId, IrqId};
-use crate::stats::{TraceName, Track};
+use crate::stats::{CpuStage, TraceName, Track};
 use crate::system::{Event, Sim};
 
 impl Sim {
@@ -55,18 +55,20 @@ impl Sim {
         }
     }
 
-    /// `pi_harvest_pir`: take the posted vectors (xchg of each non-zero word).
+    /// `handle_pending_pir`: read the PIR's words and take the posted
+    /// vectors (xchg of each non-zero word; none when all are clear).
     /// Returns the harvest's CPU cost; the vectors go into the frame on top.
     pub(crate) fn pir_harvest(&mut self, cpu: CpuId, pir: &mut VectorSet) -> u64 {
-        let mut cost = self.costs.pir_harvest_ns;
         let d = &mut self.intr.pi_descs[cpu];
-        if !d.pir.is_empty() {
-            if d.iommu_owns_line {
-                cost += self.costs.cacheline_transfer_ns;
-                d.iommu_owns_line = false;
-            }
-            pir.take_from(&mut d.pir);
+        if d.pir.is_empty() {
+            return self.costs.pir_scan_ns;
         }
+        let mut cost = self.costs.pir_harvest_ns;
+        if d.iommu_owns_line {
+            cost += self.costs.cacheline_transfer_ns;
+            d.iommu_owns_line = false;
+        }
+        pir.take_from(&mut d.pir);
         cost
     }
 
@@ -90,16 +92,22 @@ impl Sim {
                     f.handler_busy = true;
                     f.items = 0;
                     f.foreseen_ns = 0;
-                    return (self.costs.posted_msi_demux_ns, Bill::default());
+                    return (self.costs.irq_flow_ns, Bill::default());
                 }
                 f.handler_busy = false;
                 self.intr.irqs[irq].running_on = Some(cpu);
                 let (dev, queue) = (self.intr.irqs[irq].dev, self.intr.irqs[irq].queue);
                 let n = self.devs[dev].queues[queue].cq.len() as u32;
                 f.items = n;
-                let drain = self.driver_irq_handler::<false>(cpu, dev, queue, n);
+                // nvme_irq's CQ head doorbell, once, after the loop that found entries.
+                let doorbell = if n > 0 && !f.found { self.costs.cq_doorbell_ns } else { 0 };
+                f.found |= n > 0;
+                let mut drain = self.driver_irq_handler::<false>(cpu, dev, queue, n);
                 f.foreseen_ns = drain.follow_ns;
-                (self.costs.posted_msi_demux_ns + drain.cost_ns, drain.bill)
+                drain.bill.add(CpuStage::Doorbell, doorbell);
+                // A rescan is the same handler's loop: no second demultiplexing.
+                let demux = if f.rescan { 0 } else { self.costs.irq_flow_ns };
+                (demux + doorbell + drain.cost_ns, drain.bill)
             }
             Stage::Exit => (self.costs.apic_eoi_ns + self.costs.irq_exit_ns, Bill::default()),
         }
@@ -113,7 +121,7 @@ impl Sim {
                 // for (i = 1; i < MAX_POSTED_MSI_COALESCING_LOOP; i++) if (!harvest) break;
                 if loop_passes > 0 {
                     f.passes = 1;
-                    f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
+                    f.carry_ns += self.pir_harvest(cpu, &mut f.pir);
                     if !f.pir.is_empty() {
                         f.stage = Stage::Work;
                         return true;
@@ -128,14 +136,23 @@ impl Sim {
                     self.intr.msi.delivered += 1;
                 }
                 if !f.handler_busy {
-                    // Each demultiplexed MSI still counts on its own IRQ's row.
-                    self.intr.irqs[irq].counted(cpu);
+                    if !f.rescan {
+                        // Each demultiplexed MSI still counts on its own IRQ's row.
+                        self.intr.irqs[irq].counted(cpu);
+                    }
                     let (dev, queue) = (self.intr.irqs[irq].dev, self.intr.irqs[irq].queue);
                     let actual = self.driver_irq_handler::<true>(cpu, dev, queue, f.items).follow_ns;
                     f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
-                    if f.items > 0 {
-                        // nvme_irq's CQ head doorbell, after its drain.
-                        f.debt_ns += self.costs.cq_doorbell_ns;
+                    let d = &self.devs[dev];
+                    if d.driver.irq_rescans() && !d.queues[queue].cq.is_empty() {
+                        // nvme_irq goes round while its CQ shows entries (as by a remapped vector).
+                        f.rescan = true;
+                        f.pir.insert(v);
+                        f.replayed.insert(v);
+                        return true;
+                    }
+                    f.rescan = false;
+                    if std::mem::take(&mut f.found) {
                         self.driver_cq_head_written(dev, queue);
                     }
                     self.intr.irqs[irq].running_on = None;
@@ -151,7 +168,7 @@ impl Sim {
                 // The pass is done: harvest again while the loop allows.
                 if !f.final_pass && f.passes < loop_passes {
                     f.passes += 1;
-                    f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
+                    f.carry_ns += self.pir_harvest(cpu, &mut f.pir);
                     if !f.pir.is_empty() {
                         return true;
                     }
@@ -164,7 +181,7 @@ impl Sim {
             // posts that raced with the clear.
             f.final_pass = true;
             self.intr.pi_descs[cpu].on = false;
-            f.debt_ns += self.pir_harvest(cpu, &mut f.pir);
+            f.carry_ns += self.pir_harvest(cpu, &mut f.pir);
             if !f.pir.is_empty() {
                 f.stage = Stage::Work;
                 return true;
@@ -246,7 +263,7 @@ mod tests {
         let irqs = irqs_on_cpu0(&s);
         let (a, c, b) = (irqs[0], irqs[1], irqs[2]);
         let k = &s.costs;
-        let (l, e, d, h) = (k.msi_latency_ns, k.irq_entry_ns, k.posted_msi_demux_ns, k.pir_harvest_ns);
+        let (l, e, d, h) = (k.msi_latency_ns, k.irq_entry_ns, k.irq_flow_ns, k.pir_harvest_ns);
         // A notifies; the handler harvests A at l+e (pass 1), C lands while A is handled and is
         // harvested by pass 2, B lands while C is handled, after the last loop harvest.
         post_at(&mut s, 0, a);

@@ -197,10 +197,14 @@ costs! {
     irq_exit_ns,
     /// One local APIC EOI.
     apic_eoi_ns,
-    /// One PIR harvest in the notification handler: read 4 words, xchg the non-zero ones.
+    /// One PIR harvest in the notification handler that finds vectors: read 4 words, xchg the non-zero ones.
     pir_harvest_ns,
-    /// Running one demultiplexed vector's flow handler (vector_irq lookup, handle_edge_irq).
-    posted_msi_demux_ns,
+    /// One PIR harvest that finds none: the 4 words read, nothing exchanged.
+    pir_scan_ns,
+    /// A device vector's flow handler (`vector_irq` lookup, `handle_edge_irq`): once per
+    /// remapped interrupt, once per demultiplexed vector of a posted notification; system
+    /// vectors (IPIs, the local timer, the posted-MSI notification itself) have none.
+    irq_flow_ns,
     /// A DSA client handing one descriptor to a work queue (MOVDIR64B/ENQCMD).
     dsa_submit_ns,
     /// The DSA interrupt handler per completion: completion record, client callback.

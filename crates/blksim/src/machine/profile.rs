@@ -392,7 +392,7 @@ impl DeviceSpec {
         depth: u32,
     ) -> Option<ServiceEstimate> {
         let c = &m.costs;
-        let irq = c.irq_entry_ns + c.irq_exit_ns + c.apic_eoi_ns;
+        let irq = c.irq_entry_ns + c.irq_flow_ns + c.irq_exit_ns + c.apic_eoi_ns;
         match &self.kind {
             DeviceKind::Nvme(p) => {
                 // The controller takes one command at a time (its work, then
