@@ -309,6 +309,11 @@ fn job_source(file: &str) -> Result<JobSource, String> {
 /// A model error, prefixed with the file and line of the option it is about (also when written in
 /// `[global]`; else the job's section) and the job's name.
 fn locate(jobs: &JobFile, e: blksim::Error) -> Failure {
+    locate_error(jobs, e).into()
+}
+
+/// `locate`, keeping the error's kind (the library call's exceptions tell bad input from not modelled).
+pub(crate) fn locate_error(jobs: &JobFile, e: blksim::Error) -> blksim::Error {
     match e.job {
         Some(i) => {
             let pj = &jobs.jobs[i];
@@ -318,9 +323,9 @@ fn locate(jobs: &JobFile, e: blksim::Error) -> Failure {
             } else {
                 format!("{}:{line}", file.display())
             };
-            e.context(format!("{at}: job '{}'", pj.config.name)).into()
+            e.context(format!("{at}: job '{}'", pj.config.name))
         }
-        None => e.into(),
+        None => e,
     }
 }
 
@@ -352,7 +357,12 @@ fn time_text(ns: u64) -> String {
 }
 
 /// blksim's own fields of the JSON output: the machine, the settings and the wall-clock rates.
-fn run_json_extra(machine: &Machine, settings: &Settings, report: &RunReport, wall_ns: u64) -> serde_json::Value {
+pub(crate) fn run_json_extra(
+    machine: &Machine,
+    settings: &Settings,
+    report: &RunReport,
+    wall_ns: u64,
+) -> serde_json::Value {
     let ios: u64 = report.jobs.iter().flat_map(|j| j.dirs.iter()).map(|d| d.total_ios).sum();
     let wall_s = (wall_ns as f64 / 1e9).max(1e-9);
     json!({
@@ -412,7 +422,7 @@ fn write_output(output: Option<&str>, text: String) -> Result<(), Failure> {
 }
 
 /// The machine as the JSON output describes it.
-fn machine_json(m: &Machine) -> serde_json::Value {
+pub(crate) fn machine_json(m: &Machine) -> serde_json::Value {
     let t = &m.topology;
     json!({
         "name": m.name,
@@ -528,7 +538,7 @@ fn man_page(cmd: &clap::Command) -> Vec<u8> {
 }
 
 /// One line per built-in machine: its name and description.
-fn list_machines() -> Result<String, String> {
+pub(crate) fn list_machines() -> Result<String, String> {
     let mut s = String::new();
     for name in builtin_names() {
         let m = builtin(name)?;

@@ -31,13 +31,9 @@ fn wanted(row: &OptionRow, filter: Option<OptionsStatus>) -> bool {
     }
 }
 
-/// One row: `name (alias)`, the value's syntax, the status and why.
-fn line(row: &OptionRow) -> String {
-    let name = match row.alias {
-        Some(a) => format!("{} ({a})", row.name),
-        None => row.name.to_string(),
-    };
-    let why = match row.status {
+/// Why `row` has its status: what the model does with the option, or why it does nothing.
+fn why(row: &OptionRow) -> String {
+    match row.status {
         OptionStatus::Modelled => blksim_fio::job::modelled_note(row.name).unwrap_or_default().to_string(),
         OptionStatus::NoOp(why) | OptionStatus::Warned(why) => why.to_string(),
         OptionStatus::Rejected(why) => match row.accepted_values {
@@ -48,7 +44,28 @@ fn line(row: &OptionRow) -> String {
             }
         },
         OptionStatus::Deprecated => "fio rejects it".to_string(),
+    }
+}
+
+/// Every option as the library call gives it: name, alias (or empty), the value's syntax, the ioengine
+/// whose option it is ("general" for fio's own), the status word of `blksim options` and why.
+pub fn option_records() -> Vec<[String; 6]> {
+    option_table()
+        .iter()
+        .map(|r| {
+            let alias = r.alias.unwrap_or_default().to_string();
+            [r.name.to_string(), alias, r.syntax.clone(), r.table.to_string(), status_word(&r.status).into(), why(r)]
+        })
+        .collect()
+}
+
+/// One row: `name (alias)`, the value's syntax, the status and why.
+fn line(row: &OptionRow) -> String {
+    let name = match row.alias {
+        Some(a) => format!("{} ({a})", row.name),
+        None => row.name.to_string(),
     };
+    let why = why(row);
     let syntax = if row.syntax.len() > 24 { format!("{}...", &row.syntax[..21]) } else { row.syntax.clone() };
     format!("{name:<44} {syntax:<24} {:<17} {why}", status_word(&row.status)).trim_end().to_string() + "\n"
 }

@@ -6,22 +6,6 @@
 //! bad input, 70 on an internal error (a bug, a stall), 130 after a signal
 //! (the report so far printed).
 
-mod args;
-mod budget;
-mod commands;
-mod dsa;
-mod failure;
-mod fio_options;
-mod fit;
-mod interrupt;
-mod invariants;
-mod out;
-mod parse;
-mod progress;
-mod reproduce;
-mod sweep;
-mod tio_uring;
-
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -34,7 +18,7 @@ fn main() -> ExitCode {
             "blksim: internal error (a bug; please report it with the job and command): {info}"
         );
     }));
-    match std::panic::catch_unwind(|| commands::main(&argv)) {
+    match std::panic::catch_unwind(|| blksim_cli::commands::main(&argv)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(failure)) => {
             if !failure.message.is_empty() {

@@ -1,0 +1,132 @@
+//! `blksim run` as a library call, for the Python package (`crates/blksim-py`):
+//! the same steps as the command — the machine and its knobs, fio's parse of
+//! the job, the model's check, the simulation, the invariants — and the same
+//! texts as `--output-format json` and `normal`, without the terminal (no
+//! progress bar, no files written, nothing printed: warnings are returned).
+//! Errors keep their kind (bad input, not modelled, internal), which the
+//! Python package turns into its exceptions.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use blksim::Error;
+use blksim_fio::job::{parse_job_sources, JobSource, ParseContext};
+use blksim_fio::output::{write_json, write_normal};
+
+use crate::commands::{knob_settings, load_machine, locate_error, run_json_extra, DEFAULT_MACHINE};
+
+/// What to run: `blksim run`'s inputs.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    /// The fio job: a file, or its text with the name errors give it.
+    pub job: JobSource,
+    /// A built-in machine or a profile file; `None`: the CLI's default.
+    pub machine: Option<String>,
+    /// `--cmdline` strings (kernel parameters).
+    pub cmdline: Vec<String>,
+    /// `--set PATH=VALUE` sysfs writes.
+    pub sets: Vec<String>,
+    /// `--patch NAME`s.
+    pub patches: Vec<String>,
+    /// `--at TIME:PATH=VALUE` timed writes.
+    pub at: Vec<String>,
+    pub seed: u64,
+}
+
+/// What a run gives.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// `--output-format json`'s document (its `blksim` object included).
+    pub json: String,
+    /// `--output-format normal`'s report.
+    pub normal: String,
+    /// What the command would print as `blksim: warning: ...` (options without effect, idle patches).
+    pub warnings: Vec<String>,
+}
+
+/// Run `req` as `blksim run` would.
+pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
+    let timed = req.at.iter().map(|a| blksim::settings::parse_timed_write(a)).collect::<Result<Vec<_>, _>>()?;
+    let machine = load_machine(req.machine.as_deref().unwrap_or(DEFAULT_MACHINE)).map_err(Error::bad_input)?;
+    let mut settings = knob_settings(&machine, &req.cmdline, &req.sets)?;
+    for p in &req.patches {
+        settings.apply_patch(p)?;
+    }
+    let ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
+    let jobs = parse_job_sources(std::slice::from_ref(&req.job), &ctx).map_err(|e| Error::bad_input(e.to_string()))?;
+    let mut warnings: Vec<String> = jobs.warnings.iter().map(ToString::to_string).collect();
+    if jobs.jobs.iter().any(|j| j.logs.any()) {
+        return Err(Error::not_modelled(
+            "fio's log files (write_*_log) are written by the command (`blksim run`), not by the library call",
+        ));
+    }
+    let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
+    blksim::validate(&machine, &settings, &configs).map_err(|e| locate_error(&jobs, e))?;
+    let wall = Instant::now();
+    let options = blksim::RunOptions { timed, ..Default::default() };
+    let (report, inv) =
+        blksim::run_with(&machine, &settings, &configs, req.seed, &options).map_err(|e| locate_error(&jobs, e))?;
+    crate::invariants::check(&report, &inv).map_err(|f| Error::internal(f.message))?;
+    warnings.extend(blksim::idle_patches(&settings, &report));
+    let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
+    Ok(RunOutput { json: write_json(&report, &jobs, false, extra), normal: write_normal(&report, &jobs), warnings })
+}
+
+/// A job file on disk, as the command reads one.
+pub fn job_file(path: impl Into<PathBuf>) -> JobSource {
+    JobSource::File(path.into())
+}
+
+/// A job file's text; `name` is where errors say it is (`<python>`, a notebook's cell).
+pub fn job_text(name: &str, text: &str) -> JobSource {
+    JobSource::Text { name: PathBuf::from(name), text: text.to_string() }
+}
+
+/// `blksim machines`' list: each built-in machine, one line.
+pub fn machines() -> Result<String, Error> {
+    crate::commands::list_machines().map_err(Error::bad_input)
+}
+
+/// `blksim machines NAME`'s description as JSON (the run's `blksim.machine` object).
+pub fn machine(name: &str) -> Result<serde_json::Value, Error> {
+    let m = load_machine(name).map_err(Error::bad_input)?;
+    Ok(crate::commands::machine_json(&m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(text: &str) -> RunRequest {
+        RunRequest {
+            job: job_text("<test>", text),
+            machine: Some("spr-gen5".into()),
+            cmdline: vec![],
+            sets: vec![],
+            patches: vec![],
+            at: vec![],
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn a_run_gives_fio_json_and_the_normal_report() {
+        let out = run(&request(
+            "[j]\nfilename=/dev/nvme0n1\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=8\nnumber_ios=200\n",
+        ))
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out.json).unwrap();
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 200);
+        assert!(out.normal.contains("read: IOPS="), "{}", out.normal);
+    }
+
+    #[test]
+    fn errors_keep_their_kind_and_say_where() {
+        let e = run(&request("[j]\nfilename=/dev/nvme0n1\nrw=bogus\n")).unwrap_err();
+        assert_eq!(e.kind, blksim::ErrorKind::BadInput);
+        assert!(e.message.contains("<test>:3"), "{}", e.message);
+        let e = run(&request("[j]\nfilename=/dev/nvme0n1\nioengine=libaio\nrw=randread\nnumber_ios=1\n")).unwrap_err();
+        assert_eq!(e.kind, blksim::ErrorKind::NotModelled, "{}", e.message);
+    }
+}

@@ -1,0 +1,144 @@
+"""blksim from Python: the Linux host storage I/O path, simulated, for fio jobs.
+
+    >>> import blksim
+    >>> r = blksim.run({"filename": "/dev/nvme0n1", "ioengine": "io_uring", "direct": 1,
+    ...                 "rw": "randread", "bs": "4k", "iodepth": 32, "number_ios": 10000},
+    ...                cmdline="intremap=posted_msi")
+    >>> r.jobs[["jobname", "ddir", "iops", "clat_mean_ns"]]
+    >>> print(r.report())
+
+The model runs in Rust (the same code and outputs as the `blksim` command's
+``run``), with the GIL released; this package shapes its answers for pandas.
+Errors are exceptions carrying the command's message: :class:`BadInput`,
+:class:`NotModelled`, :class:`InternalError` (all :class:`BlksimError`).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings as _warnings
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from . import _blksim
+from ._blksim import BadInput, BlksimError, InternalError, NotModelled, __version__
+from ._result import Result
+from ._job import job_text
+
+__all__ = [
+    "run",
+    "machines",
+    "machine",
+    "options",
+    "job_text",
+    "Result",
+    "BlksimError",
+    "BadInput",
+    "NotModelled",
+    "InternalError",
+    "__version__",
+]
+
+JobLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def _strings(value: Union[None, str, Sequence[str]], what: str) -> list:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise TypeError(f"{what}: expected a string or a list of strings, got {type(value).__name__}")
+
+
+def _sets(value: Union[None, Mapping[str, Any], Sequence[str]]) -> list:
+    if isinstance(value, Mapping):
+        return [f"{k}={v}" for k, v in value.items()]
+    return _strings(value, "sets")
+
+
+def run(
+    job: JobLike,
+    machine: Optional[str] = None,
+    cmdline: Union[None, str, Sequence[str]] = None,
+    sets: Union[None, Mapping[str, Any], Sequence[str]] = None,
+    patches: Union[None, str, Sequence[str]] = None,
+    at: Union[None, str, Sequence[str]] = None,
+    seed: int = 1,
+) -> Result:
+    """Simulate a fio job on a machine and return its :class:`Result`.
+
+    Parameters (each is the ``blksim run`` option of the same name):
+
+    job
+        A fio job file's path (``str`` or ``pathlib.Path``), a job file's text
+        (a ``str`` holding a newline), or a ``dict`` of fio options: one job
+        (``{"rw": "randread", ...}``, named by its ``"name"`` key, else
+        ``"job"``) or sections (``{"global": {...}, "a": {...}}``, every value a
+        dict). Option values: ``True``/``False`` are ``1``/``0``, ``None`` writes
+        the bare option (``"norandommap": None``).
+    machine
+        A built-in machine (:func:`machines`) or a profile file; default ``spr-gen5``.
+    cmdline
+        Kernel command-line parameters: ``"intremap=posted_msi nvme.poll_queues=4"``
+        or a list of such strings.
+    sets
+        sysfs writes before the run: ``{"/sys/block/nvme0n1/queue/rq_affinity": 2}``
+        or ``["/sys/...=2"]``.
+    patches
+        Kernel patches to apply (``"mq-deadline-2024"``, ``"hybrid-iopoll"``...).
+    at
+        Writes at points of simulated time: ``"5ms:/proc/irq/128/smp_affinity_list=3"``.
+    seed
+        Seed of the run's random streams: same inputs and seed, same result.
+
+    Raises :class:`BadInput` (a wrong job, option, knob or profile; the message
+    names the file and line), :class:`NotModelled` (valid input blksim cannot
+    simulate yet) or :class:`InternalError` (a failure of blksim itself).
+    A job that ends on an I/O error is not an exception: its ``error`` field says it.
+    """
+    kw = dict(
+        machine=machine,
+        cmdline=_strings(cmdline, "cmdline"),
+        sets=_sets(sets),
+        patches=_strings(patches, "patches"),
+        at=_strings(at, "at"),
+        seed=int(seed),
+    )
+    if isinstance(job, Mapping):
+        out = _blksim.run(text=job_text(job), name="<dict>", **kw)
+    elif isinstance(job, os.PathLike) or (isinstance(job, str) and "\n" not in job):
+        path = Path(job)
+        if not path.is_file():
+            raise BadInput(f"{path}: no such job file (give a path, a job file's text, or a dict of fio options)")
+        out = _blksim.run(path=str(path), **kw)
+    elif isinstance(job, str):
+        out = _blksim.run(text=job, name="<text>", **kw)
+    else:
+        raise TypeError(f"job: expected a path, a job file's text or a dict of fio options, got {type(job).__name__}")
+    json_text, normal_text, warnings = out
+    for w in warnings:
+        _warnings.warn(w, stacklevel=2)
+    return Result(json_text, normal_text, list(warnings))
+
+
+def machines() -> str:
+    """The built-in machines, one per line (``blksim machines``)."""
+    return _blksim.machines()
+
+
+def machine(name: str) -> dict:
+    """One machine, a built-in name or a profile file, as a run's ``blksim.machine`` object."""
+    import json
+
+    return json.loads(_blksim.machine(name))
+
+
+def options():
+    """Every fio option blksim knows and what it does with it (``blksim options``), as a DataFrame:
+    ``name``, ``alias``, ``syntax``, ``table`` (``general`` or the ioengines), ``status``
+    (``modelled``, ``no effect``, ``no effect, warns``, ``rejected``, ``deprecated``) and ``why``."""
+    import pandas as pd
+
+    return pd.DataFrame(_blksim.options(), columns=["name", "alias", "syntax", "table", "status", "why"])

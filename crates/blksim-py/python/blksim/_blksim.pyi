@@ -1,0 +1,26 @@
+"""The extension module under `blksim` (see `blksim.run` for the documented calls)."""
+
+from typing import List, Optional, Tuple
+
+__version__: str
+
+class BlksimError(Exception): ...
+class BadInput(BlksimError): ...
+class NotModelled(BlksimError): ...
+class InternalError(BlksimError): ...
+
+def run(
+    *,
+    text: Optional[str] = None,
+    path: Optional[str] = None,
+    name: str = "<python>",
+    machine: Optional[str] = None,
+    cmdline: List[str] = ...,
+    sets: List[str] = ...,
+    patches: List[str] = ...,
+    at: List[str] = ...,
+    seed: int = 1,
+) -> Tuple[str, str, List[str]]: ...
+def machines() -> str: ...
+def machine(name: str) -> str: ...
+def options() -> List[Tuple[str, str, str, str, str, str]]: ...

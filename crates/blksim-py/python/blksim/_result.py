@@ -1,0 +1,125 @@
+"""What a run gives, as text (fio's own formats) and as pandas DataFrames."""
+
+from __future__ import annotations
+
+import json as _json
+from functools import cached_property
+from typing import List
+
+DIRECTIONS = ("read", "write", "trim")
+# The latency families of a fio direction, in fio's JSON.
+LATENCIES = ("slat_ns", "clat_ns", "lat_ns")
+
+
+class Result:
+    """One run's answers.
+
+    ``json`` is fio's JSON document exactly as ``blksim run --output-format json``
+    prints it (with blksim's own ``blksim`` object); ``report()`` is fio's normal
+    output. The DataFrames are views of the same numbers:
+
+    - ``jobs``: one row per job and direction that did I/O (fio's fields: I/Os,
+      bytes, bandwidth, IOPS, runtime, and slat/clat/lat min, max, mean, stddev in ns);
+    - ``percentiles``: job, direction, latency (``clat``, ``lat``, ``slat``), percentile, ns;
+    - ``cpus``: per CPU that did anything, time by context (user, sys, hardirq,
+      softirq, idle, iowait) in ns and %;
+    - ``interrupts``: per IRQ (and system vector) and CPU, its count (``/proc/interrupts``);
+    - ``disks``: per block device, IOPS, utilisation, MSIs and handler runs;
+    - ``locks``: per contended lock, what blksim measured of it;
+    - ``interrupt_path``: per root port, remapping unit and delivery stage, messages and busy %.
+    """
+
+    def __init__(self, json_text: str, normal_text: str, warnings: List[str]):
+        self.json = json_text
+        self._normal = normal_text
+        self.warnings = warnings
+
+    def __repr__(self) -> str:
+        b = self.data["blksim"]
+        ios = sum(j[d]["total_ios"] for j in self.data["jobs"] for d in DIRECTIONS)
+        return f"<blksim.Result: {len(self.data['jobs'])} jobs, {ios} I/Os, {b['sim_time_ns']} ns simulated on {b['machine']['name']}>"
+
+    def report(self) -> str:
+        """fio's normal output (``blksim run --output-format normal``)."""
+        return self._normal
+
+    @cached_property
+    def data(self) -> dict:
+        """The JSON document, parsed."""
+        return _json.loads(self.json)
+
+    @cached_property
+    def jobs(self):
+        import pandas as pd
+
+        rows = []
+        for j in self.data["jobs"]:
+            for d in DIRECTIONS:
+                s = j[d]
+                if s["total_ios"] == 0:
+                    continue
+                row = {
+                    "jobname": j["jobname"],
+                    "groupid": j["groupid"],
+                    "ddir": d,
+                    "error": j["error"],
+                    "total_ios": s["total_ios"],
+                    "io_bytes": s["io_bytes"],
+                    "bw_bytes": s["bw_bytes"],
+                    "iops": s["iops"],
+                    "runtime_ms": s["runtime"],
+                }
+                for lat in LATENCIES:
+                    for k in ("min", "max", "mean", "stddev"):
+                        row[f"{lat[:-3]}_{k}_ns"] = s[lat][k]
+                row.update(usr_cpu=j["usr_cpu"], sys_cpu=j["sys_cpu"], ctx=j["ctx"])
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+    @cached_property
+    def percentiles(self):
+        import pandas as pd
+
+        rows = []
+        for j in self.data["jobs"]:
+            for d in DIRECTIONS:
+                s = j[d]
+                for lat in LATENCIES:
+                    for p, ns in s[lat].get("percentile", {}).items():
+                        rows.append((j["jobname"], d, lat[:-3], float(p), ns))
+        return pd.DataFrame(rows, columns=["jobname", "ddir", "latency", "percentile", "ns"])
+
+    @cached_property
+    def cpus(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.data["blksim"]["cpu_time"])
+
+    @cached_property
+    def interrupts(self):
+        import pandas as pd
+
+        rows = [
+            (r["label"], r.get("name", ""), r.get("chip", ""), int(cpu), n)
+            for r in self.data["blksim"]["interrupts"]
+            for cpu, n in r["per_cpu"].items()
+        ]
+        return pd.DataFrame(rows, columns=["irq", "name", "chip", "cpu", "count"])
+
+    @cached_property
+    def disks(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.data["blksim"]["disks"])
+
+    @cached_property
+    def locks(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.data["blksim"]["locks"])
+
+    @cached_property
+    def interrupt_path(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.data["blksim"]["interrupt_path"])

@@ -1,0 +1,121 @@
+//! `blksim._blksim`: the extension module under the Python package
+//! (`python/blksim/`). It is thin: each function hands its arguments to
+//! `blksim_cli::api` — the same steps and texts as the `blksim` command — with
+//! the GIL released while the model runs, and turns the model's errors into
+//! the package's exceptions by kind. Everything shaped for Python users
+//! (DataFrames, the `Result` object, plots) is in the Python layer.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use blksim::ErrorKind;
+use blksim_cli::api;
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+create_exception!(_blksim, BlksimError, PyException, "An error of blksim; its message is the command's.");
+create_exception!(
+    _blksim,
+    BadInput,
+    BlksimError,
+    "The input is wrong: a job file, an option, a knob, a profile (the command's exit status 2)."
+);
+create_exception!(
+    _blksim,
+    NotModelled,
+    BlksimError,
+    "The input is valid but needs a mechanism blksim does not model yet (the command's exit status 2)."
+);
+create_exception!(
+    _blksim,
+    InternalError,
+    BlksimError,
+    "A failure of blksim itself: a stall, a broken invariant, a panic (the command's exit status 70)."
+);
+
+/// The model's error as the package's exception of its kind.
+fn raise(e: blksim::Error) -> PyErr {
+    match e.kind {
+        ErrorKind::BadInput => BadInput::new_err(e.message),
+        ErrorKind::NotModelled => NotModelled::new_err(e.message),
+        ErrorKind::Internal => InternalError::new_err(e.message),
+    }
+}
+
+/// Run `f` without the GIL; a panic is blksim's failure, never the caller's input.
+fn model<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, blksim::Error> + Send) -> PyResult<T> {
+    py.allow_threads(|| catch_unwind(AssertUnwindSafe(f)))
+        .unwrap_or_else(|p| {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(blksim::Error::internal(format!(
+                "internal error (a bug; please report it with the job and call): {what}"
+            )))
+        })
+        .map_err(raise)
+}
+
+/// Run one fio job file (`path`) or job text (`text`, errors name it `name`) on a machine.
+/// Returns (fio's JSON text, fio's normal report, warnings). The Python layer's `blksim.run`
+/// is the documented entry point.
+#[pyfunction]
+#[pyo3(signature = (*, text=None, path=None, name="<python>".to_string(), machine=None, cmdline=Vec::new(),
+    sets=Vec::new(), patches=Vec::new(), at=Vec::new(), seed=1))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    text: Option<String>,
+    path: Option<String>,
+    name: String,
+    machine: Option<String>,
+    cmdline: Vec<String>,
+    sets: Vec<String>,
+    patches: Vec<String>,
+    at: Vec<String>,
+    seed: u64,
+) -> PyResult<(String, String, Vec<String>)> {
+    let job = match (text, path) {
+        (Some(t), None) => api::job_text(&name, &t),
+        (None, Some(p)) => api::job_file(p),
+        _ => return Err(BadInput::new_err("give the job as text or as a path, one of the two")),
+    };
+    let req = api::RunRequest { job, machine, cmdline, sets, patches, at, seed };
+    let out = model(py, || api::run(&req))?;
+    Ok((out.json, out.normal, out.warnings))
+}
+
+/// `blksim machines`: the built-in machines, one line each.
+#[pyfunction]
+fn machines(py: Python<'_>) -> PyResult<String> {
+    model(py, api::machines)
+}
+
+/// One machine (a built-in name or a profile file) as the JSON of a run's `blksim.machine`.
+#[pyfunction]
+fn machine(py: Python<'_>, name: String) -> PyResult<String> {
+    model(py, || api::machine(&name).map(|v| v.to_string()))
+}
+
+/// `blksim options`: (name, alias, syntax, table, status, why) for every fio option blksim knows.
+#[pyfunction]
+fn options() -> Vec<(String, String, String, String, String, String)> {
+    blksim_cli::fio_options::option_records().into_iter().map(|[a, b, c, d, e, f]| (a, b, c, d, e, f)).collect()
+}
+
+#[pymodule]
+fn _blksim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(machines, m)?)?;
+    m.add_function(wrap_pyfunction!(machine, m)?)?;
+    m.add_function(wrap_pyfunction!(options, m)?)?;
+    let py = m.py();
+    m.add("BlksimError", py.get_type::<BlksimError>())?;
+    m.add("BadInput", py.get_type::<BadInput>())?;
+    m.add("NotModelled", py.get_type::<NotModelled>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,167 @@
+"""blksim from Python against the `blksim` command: same JSON, same report,
+errors of the same kind, DataFrames that hold the JSON's numbers, and the
+GIL released while the model runs.
+
+The command is the debug build next to this checkout (`cargo build -p
+blksim-cli`, which `scripts/test.sh` has run), or BLKSIM_BIN."""
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import blksim
+
+ROOT = Path(__file__).resolve().parents[3]
+JOB = """[global]
+ioengine=libaio
+direct=1
+bs=4k
+iodepth=16
+number_ios=3000
+
+[reader]
+filename=/dev/nvme0n1
+rw=randread
+
+[writer]
+filename=/dev/nvme1n1
+rw=randwrite
+"""
+
+
+def cli():
+    b = Path(os.environ.get("BLKSIM_BIN", ROOT / "target" / "debug" / "blksim"))
+    assert b.is_file(), f"{b}: the blksim command is needed (cargo build -p blksim-cli, or set BLKSIM_BIN)"
+    return b
+
+
+def without_wall(doc):
+    """The JSON with its wall-clock readings removed (they differ between any two runs)."""
+    if isinstance(doc, dict):
+        return {k: without_wall(v) for k, v in doc.items() if "wall" not in k and k not in ("timestamp", "timestamp_ms", "time")}
+    if isinstance(doc, list):
+        return [without_wall(v) for v in doc]
+    return doc
+
+
+def run_cli(tmp_path, *args):
+    job = tmp_path / "job.fio"
+    job.write_text(JOB)
+    out = subprocess.run([cli(), "run", job, *args], capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def test_json_is_the_commands(tmp_path):
+    r = blksim.run(JOB, cmdline="intremap=posted_msi", seed=7)
+    want = json.loads(run_cli(tmp_path, "--output-format", "json", "--cmdline", "intremap=posted_msi", "--seed", "7"))
+    assert without_wall(r.data) == without_wall(want)
+
+
+def test_report_is_the_commands_normal_output(tmp_path):
+    r = blksim.run(JOB)
+    want = run_cli(tmp_path)
+    # The header's date line is the wall clock's.
+    strip = lambda t: [l for l in t.splitlines() if not l.startswith(("blksim:", "fio-")) and "pid=" not in l]
+    assert strip(r.report()) == strip(want)
+    assert "read: IOPS=" in r.report() and "write: IOPS=" in r.report()
+
+
+def test_a_path_text_and_dict_are_the_same_job(tmp_path):
+    path = tmp_path / "job.fio"
+    path.write_text(JOB)
+    as_dict = {
+        "global": {"ioengine": "libaio", "direct": True, "bs": "4k", "iodepth": 16, "number_ios": 3000},
+        "reader": {"filename": "/dev/nvme0n1", "rw": "randread"},
+        "writer": {"filename": "/dev/nvme1n1", "rw": "randwrite"},
+    }
+    results = [blksim.run(j) for j in (path, str(path), JOB, as_dict)]
+    first = without_wall(results[0].data)
+    for r in results[1:]:
+        assert without_wall(r.data) == first
+
+
+def test_same_seed_same_answer_another_seed_another():
+    a, b, c = blksim.run(JOB, seed=3), blksim.run(JOB, seed=3), blksim.run(JOB, seed=4)
+    assert without_wall(a.data) == without_wall(b.data)
+    assert without_wall(a.data)["jobs"] != without_wall(c.data)["jobs"]
+
+
+def test_dataframes_hold_the_json_numbers():
+    r = blksim.run(JOB)
+    jobs = r.jobs
+    assert list(jobs["jobname"]) == ["reader", "writer"]
+    assert list(jobs["ddir"]) == ["read", "write"]
+    assert list(jobs["total_ios"]) == [3000, 3000]
+    assert jobs.loc[0, "iops"] == r.data["jobs"][0]["read"]["iops"]
+    assert jobs.loc[1, "clat_mean_ns"] == r.data["jobs"][1]["write"]["clat_ns"]["mean"]
+    p = r.percentiles
+    p99 = p[(p.jobname == "reader") & (p.latency == "clat") & (p.percentile == 99.0)]["ns"]
+    assert list(p99) == [r.data["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"]]
+    # Every device interrupt counted per CPU adds up to the device's handler runs.
+    irqs = r.interrupts
+    nvme = irqs[irqs["name"].str.startswith("nvme")]
+    assert nvme["count"].sum() == r.disks["irq_handler_runs"].sum() > 0
+    cpus = r.cpus
+    assert (cpus[["user_ns", "sys_ns", "hardirq_ns", "softirq_ns", "idle_ns", "iowait_ns"]].sum(axis=1) == r.data["blksim"]["sim_time_ns"]).all()
+    assert "blksim.Result: 2 jobs, 6000 I/Os" in repr(r)
+
+
+def test_bad_input_names_the_file_and_line():
+    with pytest.raises(blksim.BadInput, match=r"<text>:3") as e:
+        blksim.run("[j]\nfilename=/dev/nvme0n1\nrw=sideways\n")
+    assert isinstance(e.value, blksim.BlksimError)
+    with pytest.raises(blksim.BadInput, match="no-such-machine"):
+        blksim.run(JOB, machine="no-such-machine")
+    with pytest.raises(blksim.BadInput, match="no such job file"):
+        blksim.run("missing.fio")
+    with pytest.raises(TypeError):
+        blksim.run(42)
+    with pytest.raises(TypeError):
+        blksim.run({"global": {"bs": "4k"}, "rw": "read"})
+
+
+def test_not_modelled_is_its_own_kind():
+    with pytest.raises(blksim.NotModelled, match="page cache"):
+        blksim.run({"filename": "/dev/nvme0n1", "rw": "read", "direct": 0, "number_ios": 1})
+
+
+def test_an_option_without_effect_warns():
+    with pytest.warns(UserWarning, match="description"):
+        blksim.run({"filename": "/dev/nvme0n1", "ioengine": "libaio", "direct": 1, "rw": "read",
+                    "number_ios": 10, "description": "hello"})
+
+
+def test_the_gil_is_released_while_the_model_runs():
+    job = {"filename": "/dev/nvme0n1", "ioengine": "libaio", "direct": 1, "rw": "randread",
+           "iodepth": 32, "time_based": True, "runtime": "100ms"}
+    t = threading.Thread(target=blksim.run, args=(job,))
+    start = time.perf_counter()
+    t.start()
+    ticks = 0
+    while t.is_alive():
+        ticks += 1
+        time.sleep(0.001)
+    assert time.perf_counter() - start > 0.05, "the run was too short to tell"
+    # Held, the GIL would have let this loop run about once.
+    assert ticks > 20
+
+
+def test_machines_and_options():
+    assert "spr-gen5" in blksim.machines()
+    m = blksim.machine("spr-gen5")
+    assert m["cpus"] == 128 and len(m["devices"]) >= 8
+    o = blksim.options()
+    assert set(o.columns) == {"name", "alias", "syntax", "table", "status", "why"}
+    assert o.set_index("name").loc["iodepth", "status"] == "modelled"
+    assert (o["status"] == "rejected").any()
+
+
+def test_help_reads_like_the_man_page():
+    doc = blksim.run.__doc__
+    for word in ("job", "machine", "cmdline", "sets", "patches", "seed", "BadInput", "NotModelled"):
+        assert word in doc
