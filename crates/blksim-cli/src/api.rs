@@ -32,12 +32,14 @@ pub struct RunRequest {
     /// `--at TIME:PATH=VALUE` timed writes.
     pub at: Vec<String>,
     pub seed: u64,
+    /// `json+` rather than `json`: the latency histograms' buckets too.
+    pub json_plus: bool,
 }
 
 /// What a run gives.
 #[derive(Clone, Debug)]
 pub struct RunOutput {
-    /// `--output-format json`'s document (its `blksim` object included).
+    /// `--output-format json`'s document, or `json+`'s (its `blksim` object included).
     pub json: String,
     /// `--output-format normal`'s report.
     pub normal: String,
@@ -70,7 +72,11 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     crate::invariants::check(&report, &inv).map_err(|f| Error::internal(f.message))?;
     warnings.extend(blksim::idle_patches(&settings, &report));
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
-    Ok(RunOutput { json: write_json(&report, &jobs, false, extra), normal: write_normal(&report, &jobs), warnings })
+    Ok(RunOutput {
+        json: write_json(&report, &jobs, req.json_plus, extra),
+        normal: write_normal(&report, &jobs),
+        warnings,
+    })
 }
 
 /// A job file on disk, as the command reads one.
@@ -107,6 +113,7 @@ mod tests {
             patches: vec![],
             at: vec![],
             seed: 1,
+            json_plus: false,
         }
     }
 

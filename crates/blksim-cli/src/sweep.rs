@@ -336,6 +336,11 @@ impl Spec {
 
     /// Point `i`'s row, for the point resolved as `key`.
     fn row(&self, i: usize, key: &str, result: &Result<Vec<String>, String>) -> String {
+        self.row_fields(i, key, result).iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(",")
+    }
+
+    /// Point `i`'s row as its fields: the point, its axes' values, the metrics, the error, the key.
+    fn row_fields(&self, i: usize, key: &str, result: &Result<Vec<String>, String>) -> Vec<String> {
         let at = point(&self.axes, i);
         let mut fields = vec![i.to_string()];
         fields.extend(self.axes.iter().zip(&at).map(|(a, &k)| text(&a.values[k])));
@@ -344,7 +349,59 @@ impl Spec {
             Err(e) => fields.extend(METRICS.iter().map(|_| String::new()).chain(std::iter::once(e.clone()))),
         }
         fields.push(key.to_string());
-        fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(",")
+        fields
+    }
+}
+
+/// A sweep spec for the library call (`blksim.sweep` in Python, which runs
+/// the points where it likes: threads, Ray): the same points, rows and keys
+/// as `blksim sweep`, one point at a time, without the wall budget.
+pub struct SweepSpec(Spec);
+
+impl SweepSpec {
+    /// Read a spec file (its job and profile files beside it).
+    pub fn load(path: &Path) -> Result<SweepSpec, blksim::Error> {
+        Spec::load(path).map(SweepSpec).map_err(blksim::Error::bad_input)
+    }
+
+    /// How many points.
+    pub fn points(&self) -> usize {
+        self.0.points
+    }
+
+    /// The columns of a row: `point`, the axes, the metrics, `error`, `key`.
+    pub fn columns(&self) -> Vec<String> {
+        let axes = self.0.axes.iter().map(|a| a.name.clone());
+        std::iter::once("point".to_string())
+            .chain(axes)
+            .chain(METRICS.iter().map(|m| m.to_string()))
+            .chain(["error".to_string(), "key".to_string()])
+            .collect()
+    }
+
+    /// The metric columns.
+    pub fn metrics() -> &'static [&'static str] {
+        METRICS
+    }
+
+    /// Point `i`'s resume key ("" when it cannot be prepared: it runs, and its row says why).
+    pub fn key(&self, i: usize) -> String {
+        self.0.prepare(i).map(|p| p.key).unwrap_or_default()
+    }
+
+    /// Run point `i`: its row's fields (a failed point's metrics empty, its error said).
+    pub fn run_point(&self, i: usize) -> Result<Vec<String>, blksim::Error> {
+        if i >= self.0.points {
+            return Err(blksim::Error::bad_input(format!("point {i}: the sweep has {} points", self.0.points)));
+        }
+        let p = self.0.prepare(i);
+        let key = p.as_ref().map_or(String::new(), |p| p.key.clone());
+        let result = p.and_then(|Prepared { machine, settings, configs, .. }| {
+            let (report, inv) = blksim::run_with(&machine, &settings, &configs, self.0.raw.seed, &Default::default())
+                .map_err(|e| e.message)?;
+            Spec::metrics(&report, &inv)
+        });
+        Ok(self.0.row_fields(i, &key, &result))
     }
 }
 

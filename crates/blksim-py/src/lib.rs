@@ -6,9 +6,11 @@
 //! (DataFrames, the `Result` object, plots) is in the Python layer.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
 
 use blksim::ErrorKind;
 use blksim_cli::api;
+use blksim_cli::sweep::SweepSpec;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -59,11 +61,11 @@ fn model<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, blksim::Error> +
 }
 
 /// Run one fio job file (`path`) or job text (`text`, errors name it `name`) on a machine.
-/// Returns (fio's JSON text, fio's normal report, warnings). The Python layer's `blksim.run`
+/// Returns (fio's JSON text, `json+`'s with `json_plus`; fio's normal report; warnings). The Python layer's `blksim.run`
 /// is the documented entry point.
 #[pyfunction]
 #[pyo3(signature = (*, text=None, path=None, name="<python>".to_string(), machine=None, cmdline=Vec::new(),
-    sets=Vec::new(), patches=Vec::new(), at=Vec::new(), seed=1))]
+    sets=Vec::new(), patches=Vec::new(), at=Vec::new(), seed=1, json_plus=false))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -76,13 +78,14 @@ fn run(
     patches: Vec<String>,
     at: Vec<String>,
     seed: u64,
+    json_plus: bool,
 ) -> PyResult<(String, String, Vec<String>)> {
     let job = match (text, path) {
         (Some(t), None) => api::job_text(&name, &t),
         (None, Some(p)) => api::job_file(p),
         _ => return Err(BadInput::new_err("give the job as text or as a path, one of the two")),
     };
-    let req = api::RunRequest { job, machine, cmdline, sets, patches, at, seed };
+    let req = api::RunRequest { job, machine, cmdline, sets, patches, at, seed, json_plus };
     let out = model(py, || api::run(&req))?;
     Ok((out.json, out.normal, out.warnings))
 }
@@ -105,12 +108,38 @@ fn options() -> Vec<(String, String, String, String, String, String)> {
     blksim_cli::fio_options::option_records().into_iter().map(|[a, b, c, d, e, f]| (a, b, c, d, e, f)).collect()
 }
 
+/// A sweep spec (`blksim sweep`'s TOML): its row columns and its number of points.
+#[pyfunction]
+fn sweep_spec(py: Python<'_>, path: String) -> PyResult<(Vec<String>, usize, Vec<String>)> {
+    model(py, || {
+        let spec = SweepSpec::load(Path::new(&path))?;
+        let metrics = SweepSpec::metrics().iter().map(|m| m.to_string()).collect();
+        Ok((spec.columns(), spec.points(), metrics))
+    })
+}
+
+/// Point `i`'s resume key ("" when the point cannot be prepared).
+#[pyfunction]
+fn sweep_key(py: Python<'_>, path: String, i: usize) -> PyResult<String> {
+    model(py, || Ok(SweepSpec::load(Path::new(&path))?.key(i)))
+}
+
+/// Run point `i` of the sweep: its row's fields, as `sweep_spec`'s columns (a failed point: empty
+/// metrics and its error).
+#[pyfunction]
+fn sweep_point(py: Python<'_>, path: String, i: usize) -> PyResult<Vec<String>> {
+    model(py, || SweepSpec::load(Path::new(&path))?.run_point(i))
+}
+
 #[pymodule]
 fn _blksim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(machines, m)?)?;
     m.add_function(wrap_pyfunction!(machine, m)?)?;
     m.add_function(wrap_pyfunction!(options, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_key, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_point, m)?)?;
     let py = m.py();
     m.add("BlksimError", py.get_type::<BlksimError>())?;
     m.add("BadInput", py.get_type::<BadInput>())?;

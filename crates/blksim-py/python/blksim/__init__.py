@@ -24,6 +24,8 @@ from . import _blksim
 from ._blksim import BadInput, BlksimError, InternalError, NotModelled, __version__
 from ._result import Result
 from ._job import job_text
+from ._sweep import sweep
+from ._plot import sweep_plot
 
 __all__ = [
     "run",
@@ -31,6 +33,8 @@ __all__ = [
     "machine",
     "options",
     "job_text",
+    "sweep",
+    "sweep_plot",
     "Result",
     "BlksimError",
     "BadInput",
@@ -66,6 +70,7 @@ def run(
     patches: Union[None, str, Sequence[str]] = None,
     at: Union[None, str, Sequence[str]] = None,
     seed: int = 1,
+    histogram: bool = False,
 ) -> Result:
     """Simulate a fio job on a machine and return its :class:`Result`.
 
@@ -92,6 +97,9 @@ def run(
         Writes at points of simulated time: ``"5ms:/proc/irq/128/smp_affinity_list=3"``.
     seed
         Seed of the run's random streams: same inputs and seed, same result.
+    histogram
+        Keep the latency histograms: ``json`` is then fio's ``json+`` (``--output-format
+        json+``) and ``Result.histogram`` has their buckets.
 
     Raises :class:`BadInput` (a wrong job, option, knob or profile; the message
     names the file and line), :class:`NotModelled` (valid input blksim cannot
@@ -105,6 +113,7 @@ def run(
         patches=_strings(patches, "patches"),
         at=_strings(at, "at"),
         seed=int(seed),
+        json_plus=bool(histogram),
     )
     if isinstance(job, Mapping):
         out = _blksim.run(text=job_text(job), name="<dict>", **kw)

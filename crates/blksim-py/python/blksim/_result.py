@@ -21,6 +21,7 @@ class Result:
     - ``jobs``: one row per job and direction that did I/O (fio's fields: I/Os,
       bytes, bandwidth, IOPS, runtime, and slat/clat/lat min, max, mean, stddev in ns);
     - ``percentiles``: job, direction, latency (``clat``, ``lat``, ``slat``), percentile, ns;
+    - ``histogram`` (``run(..., histogram=True)``): the latency histograms' buckets;
     - ``cpus``: per CPU that did anything, time by context (user, sys, hardirq,
       softirq, idle, iowait) in ns and %;
     - ``interrupts``: per IRQ (and system vector) and CPU, its count (``/proc/interrupts``);
@@ -38,6 +39,11 @@ class Result:
         b = self.data["blksim"]
         ios = sum(j[d]["total_ios"] for j in self.data["jobs"] for d in DIRECTIONS)
         return f"<blksim.Result: {len(self.data['jobs'])} jobs, {ios} I/Os, {b['sim_time_ns']} ns simulated on {b['machine']['name']}>"
+
+    @property
+    def has_histogram(self) -> bool:
+        """Whether the run kept its latency histograms (``run(..., histogram=True)``)."""
+        return '"bins"' in self.json
 
     def report(self) -> str:
         """fio's normal output (``blksim run --output-format normal``)."""
@@ -88,6 +94,36 @@ class Result:
                     for p, ns in s[lat].get("percentile", {}).items():
                         rows.append((j["jobname"], d, lat[:-3], float(p), ns))
         return pd.DataFrame(rows, columns=["jobname", "ddir", "latency", "percentile", "ns"])
+
+    @cached_property
+    def histogram(self):
+        """The latency histograms' buckets (``run(..., histogram=True)``): job, direction,
+        latency (``clat``, ``lat``, ``slat``), ns (the bucket's value, as fio's json+ ``bins``), count."""
+        import pandas as pd
+
+        if not self.has_histogram:
+            raise ValueError("no histogram: run with blksim.run(..., histogram=True)")
+        rows = []
+        for j in self.data["jobs"]:
+            for d in DIRECTIONS:
+                for lat in LATENCIES:
+                    bins = j[d][lat].get("bins", {})
+                    rows += [(j["jobname"], d, lat[:-3], int(ns), n) for ns, n in bins.items()]
+        return pd.DataFrame(rows, columns=["jobname", "ddir", "latency", "ns", "count"])
+
+    def plot_latency(self, latency: str = "clat", ax=None):
+        """Completion latency (or ``lat``, ``slat``) of each job and direction: its percentiles
+        against the latency, and with ``histogram=True`` the histogram beneath. Returns the axes."""
+        from ._plot import plot_latency
+
+        return plot_latency(self, latency, ax)
+
+    def plot_cpu(self, ax=None):
+        """Each CPU's time by context (user, sys, hardirq, softirq, iowait, idle) as stacked bars,
+        in % of the simulated time. Returns the axes."""
+        from ._plot import plot_cpu
+
+        return plot_cpu(self, ax)
 
     @cached_property
     def cpus(self):
