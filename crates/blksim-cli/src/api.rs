@@ -79,6 +79,73 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     })
 }
 
+/// What `blksim t-io_uring` gives.
+#[derive(Clone, Debug)]
+pub struct TIoUringOutput {
+    /// t/io_uring's lines, as the command prints them.
+    pub text: String,
+    /// Its `Maximum IOPS`, unrounded.
+    pub iops: f64,
+    /// What the command would print as notes and warnings.
+    pub warnings: Vec<String>,
+}
+
+/// `blksim t-io_uring ARGS` on a machine: `args` are t/io_uring's own (`-d128 -b512 -p0 /dev/nvme0n1`).
+pub fn t_io_uring(
+    args: &[String],
+    machine: Option<&str>,
+    cmdline: &[String],
+    sets: &[String],
+    patches: &[String],
+    seed: u64,
+) -> Result<TIoUringOutput, Error> {
+    let machine = load_machine(machine.unwrap_or(DEFAULT_MACHINE)).map_err(Error::bad_input)?;
+    let mut settings = knob_settings(&machine, cmdline, sets)?;
+    for p in patches {
+        settings.apply_patch(p)?;
+    }
+    let (workload, notes) = blksim_lab::frontend::t_io_uring_with_notes(args)?;
+    let mut warnings = notes;
+    let (report, inv) =
+        blksim::run_workload(&machine, &settings, &workload, seed, &Default::default()).map_err(|e| match e.job {
+            Some(j) => e.context(format!("t/io_uring submitter {j}")),
+            None => e,
+        })?;
+    crate::invariants::check(&report, &inv).map_err(|f| Error::internal(f.message))?;
+    warnings.extend(blksim::idle_patches(&settings, &report));
+    for (i, j) in report.jobs.iter().enumerate() {
+        if let Some(why) = &j.stuck {
+            warnings.push(format!("submitter {i}: {why}"));
+        }
+    }
+    let text = crate::tio_uring::write_report(&report, false);
+    Ok(TIoUringOutput { text, iops: crate::tio_uring::total_iops(&report), warnings })
+}
+
+/// `blksim reproduce`: the calibration experiments named (all of them when `names` is empty) from
+/// `dir` (default: the source tree's `experiments/`), run on `threads` (0: every core), compared
+/// with the published numbers: `reproduce --format json`'s document.
+pub fn reproduce(
+    names: &[String],
+    dir: Option<&str>,
+    seed: Option<u64>,
+    threads: usize,
+) -> Result<serde_json::Value, Error> {
+    use blksim_lab::experiment::{find, list, load};
+    let dir = dir.map(PathBuf::from).unwrap_or_else(blksim_lab::source_experiments_dir);
+    let paths = match names {
+        [] => list(&dir).map_err(Error::bad_input)?,
+        names => names.iter().map(|n| find(&dir, n)).collect::<Result<Vec<_>, _>>().map_err(Error::bad_input)?,
+    };
+    if paths.is_empty() {
+        return Err(Error::bad_input(format!("no experiment files (*.toml) in {}", dir.display())));
+    }
+    let exps = paths.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>().map_err(Error::bad_input)?;
+    let opts = blksim_lab::LabOptions { threads, seed, substitutes: Vec::new(), wall_budget_s: None };
+    let results = blksim_lab::run_experiments(&exps, &opts, &|_, _| {})?;
+    Ok(blksim_lab::summary::to_json(&results))
+}
+
 /// A job file on disk, as the command reads one.
 pub fn job_file(path: impl Into<PathBuf>) -> JobSource {
     JobSource::File(path.into())

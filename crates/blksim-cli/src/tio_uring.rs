@@ -81,12 +81,11 @@ pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
 /// t/io_uring's lines for a finished run (`interrupted`: ended by Ctrl-C).
 pub fn write_report(report: &RunReport, interrupted: bool) -> String {
     let mut out = String::new();
-    let mut total_iops = 0.0;
+    let total_iops = total_iops(report);
     let mut bs = 4096;
     for (i, j) in report.jobs.iter().enumerate() {
         bs = j.config.bs[0];
         out += &submitter_lines(i, &j.config);
-        total_iops += j.dirs[0].total_ios as f64 / (j.runtime_ns.max(1) as f64 / 1e9);
     }
     // reap_events_uring's lines for a CQE it did not expect; the thread
     // ends and, with it, t/io_uring's main loop before it prints a rate.
@@ -118,6 +117,11 @@ pub fn write_report(report: &RunReport, interrupted: bool) -> String {
 
 /// The lines t/io_uring prints as submitter `i` starts (the settings and
 /// the engine once, after the first submitter's line).
+/// The submitters' IOPS summed, as t/io_uring's `Maximum IOPS` line counts them.
+pub fn total_iops(report: &RunReport) -> f64 {
+    report.jobs.iter().map(|j| j.dirs[0].total_ios as f64 / (j.runtime_ns.max(1) as f64 / 1e9)).sum()
+}
+
 fn submitter_lines(i: usize, c: &JobConfig) -> String {
     let mut out = format!(
         "submitter={i}, tid={}, file={}, nfiles={}, node=-1\n",

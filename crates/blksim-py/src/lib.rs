@@ -108,6 +108,36 @@ fn options() -> Vec<(String, String, String, String, String, String)> {
     blksim_cli::fio_options::option_records().into_iter().map(|[a, b, c, d, e, f]| (a, b, c, d, e, f)).collect()
 }
 
+/// `blksim t-io_uring ARGS`: (t/io_uring's lines, its maximum IOPS, warnings).
+#[pyfunction]
+#[pyo3(signature = (args, *, machine=None, cmdline=Vec::new(), sets=Vec::new(), patches=Vec::new(), seed=1))]
+fn t_io_uring(
+    py: Python<'_>,
+    args: Vec<String>,
+    machine: Option<String>,
+    cmdline: Vec<String>,
+    sets: Vec<String>,
+    patches: Vec<String>,
+    seed: u64,
+) -> PyResult<(String, f64, Vec<String>)> {
+    let out = model(py, || api::t_io_uring(&args, machine.as_deref(), &cmdline, &sets, &patches, seed))?;
+    Ok((out.text, out.iops, out.warnings))
+}
+
+/// `blksim reproduce --format json`: the experiments named (all when none) compared with the
+/// published numbers, as JSON text.
+#[pyfunction]
+#[pyo3(signature = (names=Vec::new(), *, dir=None, seed=None, threads=0))]
+fn reproduce(
+    py: Python<'_>,
+    names: Vec<String>,
+    dir: Option<String>,
+    seed: Option<u64>,
+    threads: usize,
+) -> PyResult<String> {
+    model(py, || api::reproduce(&names, dir.as_deref(), seed, threads).map(|v| v.to_string()))
+}
+
 /// A sweep spec (`blksim sweep`'s TOML): its row columns and its number of points.
 #[pyfunction]
 fn sweep_spec(py: Python<'_>, path: String) -> PyResult<(Vec<String>, usize, Vec<String>)> {
@@ -137,6 +167,8 @@ fn _blksim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(machines, m)?)?;
     m.add_function(wrap_pyfunction!(machine, m)?)?;
     m.add_function(wrap_pyfunction!(options, m)?)?;
+    m.add_function(wrap_pyfunction!(t_io_uring, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_spec, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_key, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_point, m)?)?;

@@ -165,3 +165,25 @@ def test_help_reads_like_the_man_page():
     doc = blksim.run.__doc__
     for word in ("job", "machine", "cmdline", "sets", "patches", "seed", "BadInput", "NotModelled"):
         assert word in doc
+
+
+def test_t_io_uring_is_the_commands():
+    r = blksim.t_io_uring("-d32 -b4096 -p0 -n1 -r0.002 /dev/nvme0n1", machine="x86-gen5-5m")
+    want = subprocess.run([cli(), "t-io_uring", "--machine", "x86-gen5-5m", "-d32", "-b4096", "-p0", "-n1", "-r0.002",
+                           "/dev/nvme0n1"], capture_output=True, text=True, check=True).stdout
+    assert r.text == want
+    assert f"Maximum IOPS=" in r.text and r.iops > 0
+    with pytest.raises(blksim.BadInput):
+        blksim.t_io_uring("-d32 /dev/nvme9n1", machine="x86-gen5-5m")
+
+
+def test_reproduce_is_the_commands():
+    df = blksim.reproduce("rq-affinity")
+    want = json.loads(subprocess.run([cli(), "reproduce", "rq-affinity", "--format", "json"], capture_output=True,
+                                     text=True, check=True).stdout)
+    cells = want["experiments"][0]["cells"]
+    assert list(df["label"]) == [c["label"] for c in cells]
+    assert list(df["simulated"]) == [c["simulated"] for c in cells]
+    assert (df["experiment"] == "rq-affinity").all() and df.attrs["summary"] == want["summary"]
+    with pytest.raises(blksim.BadInput):
+        blksim.reproduce("no-such-experiment")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import warnings as _warnings
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, List, Mapping, Optional, Sequence, Union
 
 from . import _blksim
 from ._blksim import BadInput, BlksimError, InternalError, NotModelled, __version__
@@ -30,6 +30,9 @@ from ._plot import sweep_plot
 __all__ = [
     "run",
     "machines",
+    "t_io_uring",
+    "TIoUringResult",
+    "reproduce",
     "machine",
     "options",
     "job_text",
@@ -130,6 +133,72 @@ def run(
     for w in warnings:
         _warnings.warn(w, stacklevel=2)
     return Result(json_text, normal_text, list(warnings))
+
+
+class TIoUringResult:
+    """What ``t_io_uring`` gives: ``text`` (t/io_uring's lines), ``iops`` (its ``Maximum IOPS``,
+    unrounded) and ``warnings``."""
+
+    def __init__(self, text: str, iops: float, warnings: List[str]):
+        self.text, self.iops, self.warnings = text, iops, warnings
+
+    def __repr__(self) -> str:
+        return f"<blksim.TIoUringResult: {self.iops:,.0f} IOPS>"
+
+
+def t_io_uring(
+    args: Union[str, Sequence[str]],
+    machine: Optional[str] = None,
+    cmdline: Union[None, str, Sequence[str]] = None,
+    sets: Union[None, Mapping[str, Any], Sequence[str]] = None,
+    patches: Union[None, str, Sequence[str]] = None,
+    seed: int = 1,
+) -> TIoUringResult:
+    """fio's t/io_uring benchmark on a machine (``blksim t-io_uring``).
+
+    ``args`` are t/io_uring's own options and devices, as a string (``"-d128 -b512 -p0
+    /dev/nvme0n1"``) or a list; the other parameters are :func:`run`'s."""
+    import shlex
+
+    argv = shlex.split(args) if isinstance(args, str) else _strings(args, "args")
+    text, iops, warnings = _blksim.t_io_uring(
+        argv,
+        machine=machine,
+        cmdline=_strings(cmdline, "cmdline"),
+        sets=_sets(sets),
+        patches=_strings(patches, "patches"),
+        seed=int(seed),
+    )
+    for w in warnings:
+        _warnings.warn(w, stacklevel=2)
+    return TIoUringResult(text, iops, list(warnings))
+
+
+def reproduce(
+    names: Union[None, str, Sequence[str]] = None,
+    dir: Union[None, str, "os.PathLike[str]"] = None,
+    seed: Optional[int] = None,
+    threads: int = 0,
+):
+    """The calibration experiments (``blksim reproduce``): each named one (all when ``names``
+    is None) from ``dir`` (default: the source tree's ``experiments/``), run on ``threads``
+    cores (0: all) with ``seed`` (default: each experiment's own), compared with the published
+    numbers. Returns a DataFrame, one row per cell: experiment, label, case, metric, published,
+    simulated, error (relative), tolerance, within, status (``pass``, ``fail``, ``pending``,
+    ``gap``), note; ``df.attrs["summary"]`` holds the summary."""
+    import json
+
+    import pandas as pd
+
+    doc = json.loads(
+        _blksim.reproduce(
+            _strings(names, "names"), dir=None if dir is None else str(dir), seed=seed, threads=int(threads)
+        )
+    )
+    rows = [dict(experiment=e["name"], **c) for e in doc["experiments"] for c in e["cells"]]
+    df = pd.DataFrame(rows)
+    df.attrs["summary"] = doc["summary"]
+    return df
 
 
 def machines() -> str:

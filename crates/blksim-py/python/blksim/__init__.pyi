@@ -61,3 +61,22 @@ def sweep(
     quiet: bool = False,
 ) -> pd.DataFrame: ...
 def sweep_plot(df: pd.DataFrame, x: str, y: str, hue: Optional[str] = None, ax: Any = None) -> Any: ...
+class TIoUringResult:
+    text: str
+    iops: float
+    warnings: List[str]
+
+def t_io_uring(
+    args: Union[str, Sequence[str]],
+    machine: Optional[str] = None,
+    cmdline: Union[None, str, Sequence[str]] = None,
+    sets: Union[None, Mapping[str, Any], Sequence[str]] = None,
+    patches: Union[None, str, Sequence[str]] = None,
+    seed: int = 1,
+) -> TIoUringResult: ...
+def reproduce(
+    names: Union[None, str, Sequence[str]] = None,
+    dir: Union[None, str, os.PathLike[str]] = None,
+    seed: Optional[int] = None,
+    threads: int = 0,
+) -> pd.DataFrame: ...
