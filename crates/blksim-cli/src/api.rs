@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
 
 use blksim::Error;
@@ -34,6 +36,8 @@ pub struct RunRequest {
     pub seed: u64,
     /// `json+` rather than `json`: the latency histograms' buckets too.
     pub json_plus: bool,
+    /// Set from outside to stop the run at its current virtual time (the caller's Ctrl-C).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// What a run gives.
@@ -66,7 +70,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
     blksim::validate(&machine, &settings, &configs).map_err(|e| locate_error(&jobs, e))?;
     let wall = Instant::now();
-    let options = blksim::RunOptions { timed, ..Default::default() };
+    let options = blksim::RunOptions { timed, stop: req.stop.clone(), ..Default::default() };
     let (report, inv) =
         blksim::run_with(&machine, &settings, &configs, req.seed, &options).map_err(|e| locate_error(&jobs, e))?;
     crate::invariants::check(&report, &inv).map_err(|f| Error::internal(f.message))?;
@@ -98,6 +102,7 @@ pub fn t_io_uring(
     sets: &[String],
     patches: &[String],
     seed: u64,
+    stop: Option<Arc<AtomicBool>>,
 ) -> Result<TIoUringOutput, Error> {
     let machine = load_machine(machine.unwrap_or(DEFAULT_MACHINE)).map_err(Error::bad_input)?;
     let mut settings = knob_settings(&machine, cmdline, sets)?;
@@ -106,8 +111,9 @@ pub fn t_io_uring(
     }
     let (workload, notes) = blksim_lab::frontend::t_io_uring_with_notes(args)?;
     let mut warnings = notes;
+    let options = blksim::RunOptions { stop, ..Default::default() };
     let (report, inv) =
-        blksim::run_workload(&machine, &settings, &workload, seed, &Default::default()).map_err(|e| match e.job {
+        blksim::run_workload(&machine, &settings, &workload, seed, &options).map_err(|e| match e.job {
             Some(j) => e.context(format!("t/io_uring submitter {j}")),
             None => e,
         })?;
@@ -181,6 +187,7 @@ mod tests {
             at: vec![],
             seed: 1,
             json_plus: false,
+            stop: None,
         }
     }
 

@@ -7,6 +7,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use blksim::ErrorKind;
 use blksim_cli::api;
@@ -44,9 +47,44 @@ fn raise(e: blksim::Error) -> PyErr {
     }
 }
 
-/// Run `f` without the GIL; a panic is blksim's failure, never the caller's input.
-fn model<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, blksim::Error> + Send) -> PyResult<T> {
-    py.allow_threads(|| catch_unwind(AssertUnwindSafe(f)))
+/// `model`, for a run that looks at `stop`: the run goes on in a thread of its own while this
+/// one, every 50 ms, looks at Python's signals with the GIL; on Ctrl-C (or any signal handler
+/// raising) it sets `stop`, waits for the run to stop at its next look (about a millisecond of
+/// wall time) and raises what the handler raised (KeyboardInterrupt).
+fn interruptible<T: Send>(
+    py: Python<'_>,
+    stop: Arc<AtomicBool>,
+    f: impl FnOnce() -> Result<T, blksim::Error> + Send,
+) -> PyResult<T> {
+    std::thread::scope(|s| {
+        let (tx, mut rx) = mpsc::channel();
+        s.spawn(move || {
+            let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+        });
+        loop {
+            // The receiver goes into the GIL-free wait and comes back out (it is not Sync).
+            let (got, back) = py.allow_threads(move || (rx.recv_timeout(Duration::from_millis(50)), rx));
+            rx = back;
+            match got {
+                Ok(result) => return settle(result),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        stop.store(true, Ordering::Relaxed);
+                        let _ = py.allow_threads(move || rx.recv());
+                        return Err(e);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(InternalError::new_err("internal error: the run's thread ended without a result"))
+                }
+            }
+        }
+    })
+}
+
+/// A run's outcome: its value, its error as the package's exception, a panic as InternalError.
+fn settle<T>(result: std::thread::Result<Result<T, blksim::Error>>) -> PyResult<T> {
+    result
         .unwrap_or_else(|p| {
             let what = p
                 .downcast_ref::<String>()
@@ -58,6 +96,11 @@ fn model<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, blksim::Error> +
             )))
         })
         .map_err(raise)
+}
+
+/// Run `f` without the GIL; a panic is blksim's failure, never the caller's input.
+fn model<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, blksim::Error> + Send) -> PyResult<T> {
+    settle(py.allow_threads(|| catch_unwind(AssertUnwindSafe(f))))
 }
 
 /// Run one fio job file (`path`) or job text (`text`, errors name it `name`) on a machine.
@@ -85,8 +128,9 @@ fn run(
         (None, Some(p)) => api::job_file(p),
         _ => return Err(BadInput::new_err("give the job as text or as a path, one of the two")),
     };
-    let req = api::RunRequest { job, machine, cmdline, sets, patches, at, seed, json_plus };
-    let out = model(py, || api::run(&req))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let req = api::RunRequest { job, machine, cmdline, sets, patches, at, seed, json_plus, stop: Some(stop.clone()) };
+    let out = interruptible(py, stop, || api::run(&req))?;
     Ok((out.json, out.normal, out.warnings))
 }
 
@@ -120,7 +164,10 @@ fn t_io_uring(
     patches: Vec<String>,
     seed: u64,
 ) -> PyResult<(String, f64, Vec<String>)> {
-    let out = model(py, || api::t_io_uring(&args, machine.as_deref(), &cmdline, &sets, &patches, seed))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let watch = Some(stop.clone());
+    let out =
+        interruptible(py, stop, || api::t_io_uring(&args, machine.as_deref(), &cmdline, &sets, &patches, seed, watch))?;
     Ok((out.text, out.iops, out.warnings))
 }
 

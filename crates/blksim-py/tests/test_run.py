@@ -187,3 +187,19 @@ def test_reproduce_is_the_commands():
     assert (df["experiment"] == "rq-affinity").all() and df.attrs["summary"] == want["summary"]
     with pytest.raises(blksim.BadInput):
         blksim.reproduce("no-such-experiment")
+
+
+def test_ctrl_c_stops_a_run():
+    import _thread
+
+    job = {"filename": "/dev/nvme0n1", "ioengine": "libaio", "direct": 1, "rw": "randread",
+           "iodepth": 32, "time_based": True, "runtime": "100s"}
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    start = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        blksim.run(job)
+    # 100 s of simulated time takes minutes; stopped, it takes the 0.3 s and a look or two.
+    assert time.perf_counter() - start < 5
+    # The package still works after.
+    assert blksim.run({"filename": "/dev/nvme0n1", "rw": "read", "direct": 1, "number_ios": 5}).jobs.loc[0, "total_ios"] == 5
