@@ -49,6 +49,9 @@ pub struct RunOutput {
     pub normal: String,
     /// What the command would print as `blksim: warning: ...` (options without effect, idle patches).
     pub warnings: Vec<String>,
+    /// Each CPU's busy time by stage of the I/O path (`--breakdown`'s stages), the non-zero ones:
+    /// (CPU, stage, ns).
+    pub cpu_stages: Vec<(usize, &'static str, u64)>,
 }
 
 /// Run `req` as `blksim run` would.
@@ -76,10 +79,19 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     crate::invariants::check(&report, &inv).map_err(|f| Error::internal(f.message))?;
     warnings.extend(blksim::idle_patches(&settings, &report));
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
+    let cpu_stages = report
+        .cpu_stage_ns
+        .iter()
+        .enumerate()
+        .flat_map(|(cpu, ns)| {
+            blksim::stats::CpuStage::ALL.iter().zip(ns).filter(|(_, &n)| n > 0).map(move |(s, &n)| (cpu, s.name(), n))
+        })
+        .collect();
     Ok(RunOutput {
         json: write_json(&report, &jobs, req.json_plus, extra),
         normal: write_normal(&report, &jobs),
         warnings,
+        cpu_stages,
     })
 }
 

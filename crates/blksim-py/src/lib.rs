@@ -103,8 +103,12 @@ fn model<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, blksim::Error> +
     settle(py.allow_threads(|| catch_unwind(AssertUnwindSafe(f))))
 }
 
+/// What `run` returns.
+type RunTuple = (String, String, Vec<String>, Vec<(usize, &'static str, u64)>);
+
 /// Run one fio job file (`path`) or job text (`text`, errors name it `name`) on a machine.
-/// Returns (fio's JSON text, `json+`'s with `json_plus`; fio's normal report; warnings). The Python layer's `blksim.run`
+/// Returns (fio's JSON text, `json+`'s with `json_plus`; fio's normal report; warnings; each CPU's
+/// busy time by stage as (CPU, stage, ns)). The Python layer's `blksim.run`
 /// is the documented entry point.
 #[pyfunction]
 #[pyo3(signature = (*, text=None, path=None, name="<python>".to_string(), machine=None, cmdline=Vec::new(),
@@ -122,7 +126,7 @@ fn run(
     at: Vec<String>,
     seed: u64,
     json_plus: bool,
-) -> PyResult<(String, String, Vec<String>)> {
+) -> PyResult<RunTuple> {
     let job = match (text, path) {
         (Some(t), None) => api::job_text(&name, &t),
         (None, Some(p)) => api::job_file(p),
@@ -131,7 +135,7 @@ fn run(
     let stop = Arc::new(AtomicBool::new(false));
     let req = api::RunRequest { job, machine, cmdline, sets, patches, at, seed, json_plus, stop: Some(stop.clone()) };
     let out = interruptible(py, stop, || api::run(&req))?;
-    Ok((out.json, out.normal, out.warnings))
+    Ok((out.json, out.normal, out.warnings, out.cpu_stages))
 }
 
 /// `blksim machines`: the built-in machines, one line each.

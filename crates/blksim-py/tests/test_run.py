@@ -108,6 +108,11 @@ def test_dataframes_hold_the_json_numbers():
     assert nvme["count"].sum() == r.disks["irq_handler_runs"].sum() > 0
     cpus = r.cpus
     assert (cpus[["user_ns", "sys_ns", "hardirq_ns", "softirq_ns", "idle_ns", "iowait_ns"]].sum(axis=1) == r.data["blksim"]["sim_time_ns"]).all()
+    # Time by stage adds up to the busy time by context, per CPU.
+    busy = cpus.set_index("cpu")[["user_ns", "sys_ns", "hardirq_ns", "softirq_ns"]].sum(axis=1)
+    staged = r.cpu_stages.groupby("cpu")["ns"].sum()
+    assert (staged.reindex(busy.index, fill_value=0) == busy).all()
+    assert {"syscall", "driver submit", "irq entry/exit"} <= set(r.cpu_stages["stage"])
     assert "blksim.Result: 2 jobs, 6000 I/Os" in repr(r)
 
 

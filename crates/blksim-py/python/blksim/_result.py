@@ -23,17 +23,18 @@ class Result:
     - ``percentiles``: job, direction, latency (``clat``, ``lat``, ``slat``), percentile, ns;
     - ``histogram`` (``run(..., histogram=True)``): the latency histograms' buckets;
     - ``cpus``: per CPU that did anything, time by context (user, sys, hardirq,
-      softirq, idle, iowait) in ns and %;
+      softirq, idle, iowait) in ns and %; ``cpu_stages``: its busy time by stage of the I/O path;
     - ``interrupts``: per IRQ (and system vector) and CPU, its count (``/proc/interrupts``);
     - ``disks``: per block device, IOPS, utilisation, MSIs and handler runs;
     - ``locks``: per contended lock, what blksim measured of it;
     - ``interrupt_path``: per root port, remapping unit and delivery stage, messages and busy %.
     """
 
-    def __init__(self, json_text: str, normal_text: str, warnings: List[str]):
+    def __init__(self, json_text: str, normal_text: str, warnings: List[str], stages=()):
         self.json = json_text
         self._normal = normal_text
         self.warnings = warnings
+        self._stages = stages
 
     def __repr__(self) -> str:
         b = self.data["blksim"]
@@ -124,6 +125,16 @@ class Result:
         from ._plot import plot_cpu
 
         return plot_cpu(self, ax)
+
+    @cached_property
+    def cpu_stages(self):
+        """Each CPU's busy time by stage of the I/O path (the ``--breakdown`` stages: user loop,
+        syscall, engine submit, block layer, driver submit, doorbell, dma map, polling, irq
+        entry/exit, softirq, wake-up...), the non-zero ones: cpu, stage, ns. Per CPU they add up
+        to its user + sys + hardirq + softirq time in ``cpus``."""
+        import pandas as pd
+
+        return pd.DataFrame(list(self._stages), columns=["cpu", "stage", "ns"])
 
     @cached_property
     def cpus(self):
