@@ -15,7 +15,8 @@ if [ ! -x "$venv/bin/python" ]; then
   }
 fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check -r crates/blksim-py/requirements-test.txt
-# The command the tests compare against.
-cargo build -q -p blksim-cli
+# The command the tests compare against, with the workspace's features (as `cargo test
+# --workspace` builds it: nothing to rebuild after it); blksim-py is maturin's to build.
+cargo build -q --workspace --exclude blksim-py
 VIRTUAL_ENV=$PWD/$venv PATH=$PWD/$venv/bin:$PATH "$venv/bin/maturin" develop -q -m crates/blksim-py/Cargo.toml
 "$venv/bin/python" -m pytest -q crates/blksim-py/tests "$@"
