@@ -83,7 +83,13 @@ def _build_id() -> str:
 def _frame(rows: List[List[str]], columns: List[str], metrics: List[str], types: Dict[str, str]):
     import pandas as pd
 
-    df = pd.DataFrame(rows, columns=columns)
+    return _typed(pd.DataFrame(rows, columns=columns), metrics, types)
+
+
+def _typed(df, metrics: List[str], types: Dict[str, str]):
+    """The sweep's table with its types (rows as text, or read back from the dataset)."""
+    import pandas as pd
+
     df["point"] = df["point"].astype("int64")
     for name, t in types.items():
         df[name] = df[name].astype(t)
@@ -93,6 +99,29 @@ def _frame(rows: List[List[str]], columns: List[str], metrics: List[str], types:
     df["error"] = df["error"].replace("", None).astype("string")
     df["key"] = df["key"].astype("string")
     return df
+
+
+def _arrow_row(row: List[str], columns: List[str], metrics: List[str], types: Dict[str, str]):
+    """One point's row as an Arrow table with the sweep's types (cheaper than a DataFrame: the
+    driver writes one per finished point while the workers run)."""
+    import pyarrow as pa
+
+    arrow = {"int64": pa.int64(), "float64": pa.float64(), "string": pa.string()}
+    kinds = dict.fromkeys(metrics, "float64")
+    kinds.update(types, point="int64", error="string", key="string")
+    arrays = []
+    for name, text in zip(columns, row):
+        kind = kinds[name]
+        if text == "" and kind != "string" or name == "error" and text == "":
+            value = None
+        elif kind == "int64":
+            value = int(text)
+        elif kind == "float64":
+            value = float(text)
+        else:
+            value = text
+        arrays.append(pa.array([value], type=arrow[kind]))
+    return pa.Table.from_arrays(arrays, names=columns)
 
 
 def _run_point(path: str, i: int, build: str) -> List[str]:
@@ -174,18 +203,20 @@ def sweep(
         else:
             part.unlink()
     todo = [i for i in range(points) if i not in keep]
+    fresh: Dict[int, List[str]] = {}
     if keep:
         print(f"blksim sweep: {len(keep)} of {points} points already in {output}; running the other {len(todo)}",
               file=sys.stderr)
     step, close = _progress(len(todo), quiet)
 
+    import pyarrow.parquet as pq
+
     def write(row: List[str]):
-        df = _frame([row], columns, metrics, types)
         i = int(row[0])
         tmp = output / f".part-{i:06d}.parquet.tmp"
-        df.to_parquet(tmp, index=False)
+        pq.write_table(_arrow_row(row, columns, metrics, types), tmp)
         tmp.replace(output / f"part-{i:06d}.parquet")
-        keep[i] = df
+        fresh[i] = row
         step()
 
     try:
@@ -211,7 +242,8 @@ def sweep(
                     write(ray.get(r))
     finally:
         close()
-    table = pd.concat([keep[i] for i in sorted(keep)], ignore_index=True) if keep else _frame([], columns, metrics, types)
+    parts = [_frame([fresh[i] for i in sorted(fresh)], columns, metrics, types)] + list(keep.values())
+    table = _typed(pd.concat(parts, ignore_index=True).sort_values("point", ignore_index=True), metrics, types)
     table.attrs["ran"] = len(todo)
     table.attrs["output"] = str(output)
     return table
