@@ -18,11 +18,14 @@ from __future__ import annotations
 import os
 import warnings as _warnings
 from pathlib import Path
-from typing import Any, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Sequence, Union
 
 from . import _blksim
 from ._blksim import BadInput, BlksimError, InternalError, NotModelled, __version__
 from ._result import Result
+
+if TYPE_CHECKING:
+    import pandas as pd
 from ._job import job_text
 from ._sweep import sweep
 from ._plot import sweep_plot
@@ -179,7 +182,7 @@ def reproduce(
     dir: Union[None, str, "os.PathLike[str]"] = None,
     seed: Optional[int] = None,
     threads: int = 0,
-):
+) -> "pd.DataFrame":
     """The calibration experiments (``blksim reproduce``): each named one (all when ``names``
     is None) from ``dir`` (default: the source tree's ``experiments/``), run on ``threads``
     cores (0: all) with ``seed`` (default: each experiment's own), compared with the published
@@ -213,7 +216,7 @@ def machine(name: str) -> dict:
     return json.loads(_blksim.machine(name))
 
 
-def options():
+def options() -> "pd.DataFrame":
     """Every fio option blksim knows and what it does with it (``blksim options``), as a DataFrame:
     ``name``, ``alias``, ``syntax``, ``table`` (``general`` or the ioengines), ``status``
     (``modelled``, ``no effect``, ``no effect, warns``, ``rejected``, ``deprecated``) and ``why``."""
