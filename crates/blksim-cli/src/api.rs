@@ -16,7 +16,7 @@ use blksim::Error;
 use blksim_fio::job::{parse_job_sources, JobSource, ParseContext};
 use blksim_fio::output::{write_json, write_normal};
 
-use crate::commands::{knob_settings, load_machine, locate_error, run_json_extra, DEFAULT_MACHINE};
+use crate::commands::{load_machine, locate_error, machine_settings, run_json_extra, DEFAULT_MACHINE};
 
 /// What to run: `blksim run`'s inputs.
 #[derive(Clone, Debug)]
@@ -57,11 +57,8 @@ pub struct RunOutput {
 /// Run `req` as `blksim run` would.
 pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     let timed = req.at.iter().map(|a| blksim::settings::parse_timed_write(a)).collect::<Result<Vec<_>, _>>()?;
-    let machine = load_machine(req.machine.as_deref().unwrap_or(DEFAULT_MACHINE)).map_err(Error::bad_input)?;
-    let mut settings = knob_settings(&machine, &req.cmdline, &req.sets)?;
-    for p in &req.patches {
-        settings.apply_patch(p)?;
-    }
+    let (machine, settings) =
+        machine_settings(req.machine.as_deref().unwrap_or(DEFAULT_MACHINE), &req.cmdline, &req.sets, &req.patches)?;
     let ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
     let jobs = parse_job_sources(std::slice::from_ref(&req.job), &ctx).map_err(|e| Error::bad_input(e.to_string()))?;
     let mut warnings: Vec<String> = jobs.warnings.iter().map(ToString::to_string).collect();
@@ -116,11 +113,7 @@ pub fn t_io_uring(
     seed: u64,
     stop: Option<Arc<AtomicBool>>,
 ) -> Result<TIoUringOutput, Error> {
-    let machine = load_machine(machine.unwrap_or(DEFAULT_MACHINE)).map_err(Error::bad_input)?;
-    let mut settings = knob_settings(&machine, cmdline, sets)?;
-    for p in patches {
-        settings.apply_patch(p)?;
-    }
+    let (machine, settings) = machine_settings(machine.unwrap_or(DEFAULT_MACHINE), cmdline, sets, patches)?;
     let (workload, notes) = blksim_lab::frontend::t_io_uring_with_notes(args)?;
     let mut warnings = notes;
     let options = blksim::RunOptions { stop, ..Default::default() };
@@ -149,16 +142,8 @@ pub fn reproduce(
     seed: Option<u64>,
     threads: usize,
 ) -> Result<serde_json::Value, Error> {
-    use blksim_lab::experiment::{find, list, load};
     let dir = dir.map(PathBuf::from).unwrap_or_else(blksim_lab::source_experiments_dir);
-    let paths = match names {
-        [] => list(&dir).map_err(Error::bad_input)?,
-        names => names.iter().map(|n| find(&dir, n)).collect::<Result<Vec<_>, _>>().map_err(Error::bad_input)?,
-    };
-    if paths.is_empty() {
-        return Err(Error::bad_input(format!("no experiment files (*.toml) in {}", dir.display())));
-    }
-    let exps = paths.iter().map(|p| load(p)).collect::<Result<Vec<_>, _>>().map_err(Error::bad_input)?;
+    let exps = crate::reproduce::experiments_named(&dir, names).map_err(Error::bad_input)?;
     let opts = blksim_lab::LabOptions { threads, seed, substitutes: Vec::new(), wall_budget_s: None };
     let results = blksim_lab::run_experiments(&exps, &opts, &|_, _| {})?;
     Ok(blksim_lab::summary::to_json(&results))

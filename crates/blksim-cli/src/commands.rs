@@ -54,10 +54,29 @@ pub fn main(argv: &[String]) -> Result<(), Failure> {
 impl MachineArgs {
     /// The machine (`--machine`, else `default`) and the settings `--cmdline` and `--set` make on it.
     pub fn machine_and_settings(&self, default: &str) -> Result<(Machine, Settings), blksim::Error> {
-        let machine = load_machine(self.machine.as_deref().unwrap_or(default)).map_err(blksim::Error::bad_input)?;
-        let settings = knob_settings(&machine, &self.cmdline, &self.sets)?;
-        Ok((machine, settings))
+        self.with_patches(default, &[])
     }
+
+    /// `machine_and_settings`, then the `--patch`es.
+    pub fn with_patches(&self, default: &str, patches: &[String]) -> Result<(Machine, Settings), blksim::Error> {
+        machine_settings(self.machine.as_deref().unwrap_or(default), &self.cmdline, &self.sets, patches)
+    }
+}
+
+/// A machine (a built-in name or a profile file) and the settings `--cmdline`, `--set` and `--patch` make
+/// on it: what every command that runs the model, and the library call, start from.
+pub fn machine_settings(
+    machine: &str,
+    cmdline: &[String],
+    sets: &[String],
+    patches: &[String],
+) -> Result<(Machine, Settings), blksim::Error> {
+    let machine = load_machine(machine).map_err(blksim::Error::bad_input)?;
+    let mut settings = knob_settings(&machine, cmdline, sets)?;
+    for p in patches {
+        settings.apply_patch(p)?;
+    }
+    Ok((machine, settings))
 }
 
 /// `--at TIME:PATH=VALUE`s, read.
@@ -157,7 +176,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     status_interval_note(&args.progress);
     let timed = timed_writes(&args.at.at)?;
     let trace_window_ns = args.trace_window.as_deref().map(parse_trace_window).transpose()?;
-    let (machine, settings) = run_machine_and_settings(&args)?;
+    let (machine, settings) = args.knobs.with_patches(DEFAULT_MACHINE, &args.patches)?;
     let jobs = parse_jobs(&args, &machine)?;
     for w in &jobs.warnings {
         eprintln!("blksim: warning: {w}");
@@ -254,15 +273,6 @@ pub fn status_interval_note(progress: &ProgressArgs) {
     if let Some(v) = &progress.status_interval {
         eprintln!("blksim: --status-interval {v}: no periodic report; blksim reports once, at the end of the simulated run (see --eta for progress)");
     }
-}
-
-/// The machine and settings of `run`: the machine options, then `--patch`es.
-fn run_machine_and_settings(args: &RunArgs) -> Result<(Machine, Settings), blksim::Error> {
-    let (machine, mut settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
-    for p in &args.patches {
-        settings.apply_patch(p)?;
-    }
-    Ok((machine, settings))
 }
 
 /// The jobs of `run` (job files, `-` for stdin, or fio's command-line job form), parsed as fio would on

@@ -40,16 +40,20 @@ fn experiments_dir(a: &LabArgs) -> PathBuf {
 pub fn load_experiments(a: &LabArgs, command: &str) -> Result<Vec<Experiment>, String> {
     let usage = format!("(see blksim {command} --help)");
     let dir = experiments_dir(a);
-    let paths: Vec<PathBuf> = if a.all {
-        if !a.names.is_empty() {
-            return Err(format!("give experiment names or --all, not both {usage}"));
-        }
-        list(&dir)?
-    } else {
-        if a.names.is_empty() {
-            return Err(format!("no experiment given (names, or --all) {usage}"));
-        }
-        a.names.iter().map(|n| find(&dir, n)).collect::<Result<_, _>>()?
+    if a.all && !a.names.is_empty() {
+        return Err(format!("give experiment names or --all, not both {usage}"));
+    }
+    if !a.all && a.names.is_empty() {
+        return Err(format!("no experiment given (names, or --all) {usage}"));
+    }
+    experiments_named(&dir, if a.all { &[] } else { &a.names })
+}
+
+/// The experiments of `dir` named in `names` (each a name or a file), or all of them when `names` is empty.
+pub fn experiments_named(dir: &Path, names: &[String]) -> Result<Vec<Experiment>, String> {
+    let paths: Vec<PathBuf> = match names {
+        [] => list(dir)?,
+        names => names.iter().map(|n| find(dir, n)).collect::<Result<_, _>>()?,
     };
     if paths.is_empty() {
         return Err(format!("no experiment files (*.toml) in {}", dir.display()));

@@ -36,10 +36,7 @@ pub fn fmt_bw(iops: f64, bs: u64) -> String {
 
 /// `blksim t-io_uring`: load the machine, build the settings and the workload, simulate, print t/io_uring's lines.
 pub fn t_io_uring_command(args: &TIoUringArgs) -> Result<(), Failure> {
-    let (machine, mut settings) = args.knobs.machine_and_settings(DEFAULT_MACHINE)?;
-    for p in &args.patches {
-        settings.apply_patch(p)?;
-    }
+    let (machine, settings) = args.knobs.with_patches(DEFAULT_MACHINE, &args.patches)?;
     let (workload, notes) = t_io_uring_with_notes(&args.front_end_args())?;
     for n in notes {
         eprintln!("blksim: note: {n}");
