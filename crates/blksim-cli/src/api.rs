@@ -2,19 +2,20 @@
 //! the same steps as the command — the machine and its knobs, fio's parse of
 //! the job, the model's check, the simulation, the invariants — and the same
 //! texts as `--output-format json` and `normal`, without the terminal (no
-//! progress bar, no files written, nothing printed: warnings are returned).
+//! progress bar, no files written, nothing printed: warnings and fio's log
+//! files are returned).
 //! Errors keep their kind (bad input, not modelled, internal), which the
 //! Python package turns into its exceptions.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use blksim::Error;
 use blksim_fio::job::{parse_job_sources, JobSource, ParseContext};
-use blksim_fio::output::{write_json, write_normal};
+use blksim_fio::output::{write_json, write_normal, LogFile, LogWriter};
 
 use crate::commands::{load_machine, locate_error, machine_settings, run_json_extra, DEFAULT_MACHINE};
 
@@ -52,6 +53,10 @@ pub struct RunOutput {
     /// Each CPU's busy time by stage of the I/O path (`--breakdown`'s stages), the non-zero ones:
     /// (CPU, stage, ns).
     pub cpu_stages: Vec<(usize, &'static str, u64)>,
+    /// fio's log files the jobs ask for (`write_lat_log`, `write_bw_log`, `write_iolog`...), in
+    /// memory: the path fio would write each to (relative to the working directory), its text,
+    /// its columns. Nothing is written.
+    pub logs: Vec<LogFile>,
 }
 
 /// Run `req` as `blksim run` would.
@@ -62,17 +67,20 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     let ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
     let jobs = parse_job_sources(std::slice::from_ref(&req.job), &ctx).map_err(|e| Error::bad_input(e.to_string()))?;
     let mut warnings: Vec<String> = jobs.warnings.iter().map(ToString::to_string).collect();
-    if jobs.jobs.iter().any(|j| j.logs.any()) {
-        return Err(Error::not_modelled(
-            "fio's log files (write_*_log) are written by the command (`blksim run`), not by the library call",
-        ));
-    }
     let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
     blksim::validate(&machine, &settings, &configs).map_err(|e| locate_error(&jobs, e))?;
     let wall = Instant::now();
-    let options = blksim::RunOptions { timed, stop: req.stop.clone(), ..Default::default() };
+    // fio's logs, made as the run goes (as the command makes them), kept in memory.
+    let logs = jobs.jobs.iter().any(|j| j.logs.any()).then(|| Arc::new(Mutex::new(LogWriter::in_memory(&jobs))));
+    let options = blksim::RunOptions {
+        timed,
+        stop: req.stop.clone(),
+        io_log: logs.clone().map(|w| blksim::stats::IoLogSink(w)),
+        ..Default::default()
+    };
     let (report, inv) =
         blksim::run_with(&machine, &settings, &configs, req.seed, &options).map_err(|e| locate_error(&jobs, e))?;
+    drop(options);
     crate::invariants::check(&report, &inv).map_err(|f| Error::internal(f.message))?;
     warnings.extend(blksim::idle_patches(&settings, &report));
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
@@ -84,7 +92,16 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
             blksim::stats::CpuStage::ALL.iter().zip(ns).filter(|(_, &n)| n > 0).map(move |(s, &n)| (cpu, s.name(), n))
         })
         .collect();
+    let logs = match logs.map(Arc::try_unwrap) {
+        Some(Ok(w)) => {
+            w.into_inner().map_err(|_| Error::internal("fio's logs: a writer panicked"))?.finish_into(&report)
+        }
+        Some(Err(_)) => return Err(Error::internal("fio's logs: still held after the run")),
+        None => Ok(Vec::new()),
+    }
+    .map_err(|(path, e)| Error::internal(format!("log {}: {e}", path.display())))?;
     Ok(RunOutput {
+        logs,
         json: write_json(&report, &jobs, req.json_plus, extra),
         normal: write_normal(&report, &jobs),
         warnings,

@@ -116,6 +116,62 @@ def test_dataframes_hold_the_json_numbers():
     assert "blksim.Result: 2 jobs, 6000 I/Os" in repr(r)
 
 
+LOG_JOB = """[global]
+ioengine=libaio
+direct=1
+bs=4k
+iodepth=8
+time_based
+runtime=30ms
+filename=/dev/nvme0n1
+log_avg_msec=5
+log_offset=1
+
+[mixed]
+rw=randrw
+write_lat_log=mixed
+write_bw_log=mixed
+write_iops_log=mixed
+write_hist_log=mixed
+log_hist_msec=10
+write_iolog=mixed.iolog
+
+[twin]
+numjobs=2
+rw=randread
+per_job_logs=0
+write_bw_log=twin
+"""
+
+
+def test_logs_are_the_files_the_command_writes(tmp_path):
+    (tmp_path / "cli").mkdir()
+    job = tmp_path / "logs.fio"
+    job.write_text(LOG_JOB)
+    subprocess.run([cli(), "run", job], cwd=tmp_path / "cli", capture_output=True, text=True, check=True)
+    r = blksim.run(job)
+    written = sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert sorted(r.log_files) == written
+    assert len(written) == 8, written  # lat, slat, clat, clat_hist, bw, iops (mixed); bw (twin); the iolog
+    # write_logs writes the same bytes as the command.
+    r.write_logs(tmp_path / "py")
+    for name in written:
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    # The tables hold the files' numbers, under fio's column names.
+    bw = r.logs["mixed_bw.1.log"]
+    assert list(bw.columns) == ["time_ms", "value", "ddir", "bs", "offset", "prio"]
+    assert set(bw["ddir"]) == {0, 1} and (bw["time_ms"] % 5 == 0).all() and len(bw) >= 10
+    first = r.log_files["mixed_bw.1.log"].splitlines()[0].split(", ")
+    assert [str(v) for v in bw.iloc[0]] == first
+    clat = r.logs["mixed_clat.1.log"]
+    assert clat["value"].between(1_000, 10_000_000).all()  # ns
+    hist = r.logs["mixed_clat_hist.1.log"]
+    assert list(hist.columns[:4]) == ["time_ms", "ddir", "bs", "bin_0"] and hist.shape[1] == 3 + 1856
+    # Two jobs of one name share their file; the trace is text only.
+    assert r.logs["twin_bw.log"].shape[0] > bw.shape[0] / 2
+    assert "mixed.iolog" not in r.logs and r.log_files["mixed.iolog"].startswith("fio version 3 iolog\n")
+
+
 def test_bad_input_names_the_file_and_line():
     with pytest.raises(blksim.BadInput, match=r"<text>:3") as e:
         blksim.run("[j]\nfilename=/dev/nvme0n1\nrw=sideways\n")

@@ -36,13 +36,17 @@ pub struct LogFile {
     pub path: PathBuf,
     pub text: String,
     pub append: bool,
+    /// Its lines' columns, as fio's documentation names them (`time_ms`, `value`, `ddir`, `bs`,
+    /// `offset`, `prio`...); a clat_hist log's bins follow its named columns; none for a
+    /// `write_iolog` trace (not a table).
+    pub columns: Vec<&'static str>,
 }
 
 /// Every log file the jobs ask for, in fio's order per job (lat, slat, clat, clat_hist, bw, iops), from
 /// a run that kept its jobs' I/Os in the report (no `IoLog`). `report.jobs` and `jobs.jobs` are in the
 /// same order.
 pub fn write_logs(report: &RunReport, jobs: &JobFile) -> Vec<LogFile> {
-    let mut w = LogWriter::new(jobs, &mut |_, _| Ok(Target::Memory(Vec::new()))).expect("memory");
+    let mut w = LogWriter::in_memory(jobs);
     for (i, stats) in report.jobs.iter().enumerate() {
         let epoch_ns = stats.end_ns.saturating_sub(stats.runtime_ns);
         if !stats.config.ioengine.is_sync() {
@@ -128,7 +132,29 @@ impl Columns {
     fn of(o: &LogOptions) -> Columns {
         Columns { both: o.window == LogWindowValue::Both, offset: o.offset, prio: o.prio, issue_time: o.issue_time }
     }
+
+    /// The names of a line's columns, in `format_sample`'s order (`value_max`: log_window_value=both's max).
+    fn names(self) -> Vec<&'static str> {
+        let mut v = vec!["time_ms", "value"];
+        if self.both {
+            v.push("value_max");
+        }
+        v.extend(["ddir", "bs"]);
+        if self.offset {
+            v.push("offset");
+        }
+        v.push("prio");
+        if self.issue_time {
+            v.push("issue_time_ns");
+        }
+        v
+    }
 }
+
+/// A clat_hist log's named columns (its bins follow).
+const HIST_COLUMNS: [&str; 3] = ["time_ms", "ddir", "bs"];
+/// `--bandwidth-log`'s columns.
+const AGGREGATE_BW_COLUMNS: [&str; 5] = ["time_ms", "value", "ddir", "bs", "offset"];
 
 /// fio's `flush_samples` for one sample.
 fn format_sample(out: &mut String, s: &Sample, c: Columns) {
@@ -587,6 +613,12 @@ impl LogWriter {
         Ok(w)
     }
 
+    /// The logs of `jobs` kept in memory (the library's run: nothing written); [`LogWriter::finish_into`]
+    /// gives their texts.
+    pub fn in_memory(jobs: &JobFile) -> LogWriter {
+        LogWriter::new(jobs, &mut |_, _| Ok(Target::Memory(Vec::new()))).expect("memory")
+    }
+
     /// The jobs ended (`report`): their last windows written, the shared logs appended to, every file
     /// flushed. The first failure: the file and why.
     pub fn finish(&mut self, report: &RunReport) -> Result<(), LogError> {
@@ -603,29 +635,30 @@ impl LogWriter {
     }
 
     /// `finish`, for logs kept in memory: each file's text.
-    fn finish_into(mut self, report: &RunReport) -> Result<Vec<LogFile>, LogError> {
+    pub fn finish_into(mut self, report: &RunReport) -> Result<Vec<LogFile>, LogError> {
         self.close(report)?;
         let mut files = Vec::new();
         for job in self.jobs {
             let Some(mut job) = job else { continue };
-            let mut take = |path: PathBuf, out: Target, per_job: bool| {
+            let mut take = |path: PathBuf, out: Target, per_job: bool, columns: Vec<&'static str>| {
                 if let Target::Memory(v) = out {
-                    files.push(LogFile { path, text: String::from_utf8_lossy(&v).into_owned(), append: !per_job });
+                    let text = String::from_utf8_lossy(&v).into_owned();
+                    files.push(LogFile { path, text, append: !per_job, columns });
                 }
             };
             let per_job = job.per_job;
             for s in [job.lat.take(), job.slat.take(), job.clat.take()].into_iter().flatten() {
-                take(s.path, s.out, per_job);
+                take(s.path, s.out, per_job, s.cols.names());
             }
             if let Some(h) = job.hist.take() {
-                take(h.path, h.out, per_job);
+                take(h.path, h.out, per_job, HIST_COLUMNS.to_vec());
             }
             for (s, _) in [job.bw.take(), job.iops.take()].into_iter().flatten() {
-                take(s.path, s.out, per_job);
+                take(s.path, s.out, per_job, s.cols.names());
             }
             if let Some(t) = job.iolog.take() {
                 // Appended to, whatever per_job_logs says (fio opens it with "a").
-                take(t.path, t.out, false);
+                take(t.path, t.out, false, Vec::new());
             }
         }
         Ok(files)
@@ -811,7 +844,12 @@ pub fn aggregate_bw_logs(report: &RunReport, name: &str) -> Vec<LogFile> {
             for (at, bps) in &lines {
                 let _ = writeln!(text, "{}, {}, {d}, 0, 0", at / 1_000_000, bps[d] / 1024);
             }
-            LogFile { path: PathBuf::from(format!("{name}-{dir}_bw.log")), text, append: false }
+            LogFile {
+                path: PathBuf::from(format!("{name}-{dir}_bw.log")),
+                text,
+                append: false,
+                columns: AGGREGATE_BW_COLUMNS.to_vec(),
+            }
         })
         .collect()
 }

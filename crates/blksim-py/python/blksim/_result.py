@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as _json
 from functools import cached_property
-from typing import List
+from typing import Dict, List
 
 DIRECTIONS = ("read", "write", "trim")
 # The latency families of a fio direction, in fio's JSON.
@@ -27,14 +27,18 @@ class Result:
     - ``interrupts``: per IRQ (and system vector) and CPU, its count (``/proc/interrupts``);
     - ``disks``: per block device, IOPS, utilisation, MSIs and handler runs;
     - ``locks``: per contended lock, what blksim measured of it;
-    - ``interrupt_path``: per root port, remapping unit and delivery stage, messages and busy %.
+    - ``interrupt_path``: per root port, remapping unit and delivery stage, messages and busy %;
+    - ``logs``: fio's log files the job asks for (``write_lat_log``, ``write_bw_log``,
+      ``write_iops_log``, ``write_hist_log``), one DataFrame per file; ``log_files``: their
+      texts (and ``write_iolog``'s trace) as fio writes them; ``write_logs(dir)`` writes them.
     """
 
-    def __init__(self, json_text: str, normal_text: str, warnings: List[str], stages=()):
+    def __init__(self, json_text: str, normal_text: str, warnings: List[str], stages=(), logs=()):
         self.json = json_text
         self._normal = normal_text
         self.warnings = warnings
         self._stages = stages
+        self._logs = list(logs)
 
     def __repr__(self) -> str:
         b = self.data["blksim"]
@@ -170,3 +174,60 @@ class Result:
         import pandas as pd
 
         return pd.DataFrame(self.data["blksim"]["interrupt_path"])
+
+    @property
+    def log_files(self) -> Dict[str, str]:
+        """fio's log files the job asks for, by the path fio writes each to (relative to the working
+        directory, as ``blksim run`` writes them): their texts, byte for byte. Nothing is written
+        until :meth:`write_logs`. A file shared by the jobs of one name (``per_job_logs=0``) holds
+        each job's lines in turn; shared files and ``write_iolog``'s trace are what this run adds
+        to them (fio appends)."""
+        files: Dict[str, str] = {}
+        for path, text, _, _ in self._logs:
+            files[path] = files.get(path, "") + text
+        return files
+
+    @cached_property
+    def logs(self):
+        """fio's latency, bandwidth, IOPS and clat histogram logs as DataFrames, by file path (see
+        :attr:`log_files`). Columns as fio's documentation names them: ``time_ms``, ``value``
+        (``value_max`` with ``log_window_value=both``), ``ddir`` (0 read, 1 write, 2 trim),
+        ``bs``, ``offset`` (``log_offset=1``), ``prio``, ``issue_time_ns``
+        (``log_issue_time=1``); a clat_hist log's bins are ``bin_0``, ``bin_1``... ``prio`` is
+        text when ``log_prio=1`` (``0x0000``), else an integer. ``write_iolog``'s trace is not a
+        table: it is only in :attr:`log_files`."""
+        import io
+
+        import pandas as pd
+
+        texts = self.log_files
+        frames = {}
+        for path, _, _, columns in self._logs:
+            if not columns or path in frames:
+                continue
+            text = texts[path]
+            if not text:
+                frames[path] = pd.DataFrame(columns=list(columns))
+                continue
+            df = pd.read_csv(io.StringIO(text), header=None, skipinitialspace=True)
+            names = list(columns)
+            names += [f"bin_{i}" for i in range(df.shape[1] - len(names))]
+            df.columns = names[: df.shape[1]]
+            frames[path] = df
+        return frames
+
+    def write_logs(self, directory=".") -> List[str]:
+        """Write :attr:`log_files` under ``directory`` as ``blksim run`` writes them in its
+        working directory (appending where fio appends). Returns the paths written."""
+        import os
+
+        written = []
+        for path, text, append, _ in self._logs:
+            target = os.path.join(os.fspath(directory), path)
+            parent = os.path.dirname(target)
+            if parent:
+                os.makedirs(parent, exist_ok=True)
+            with open(target, "a" if append else "w", encoding="utf-8") as f:
+                f.write(text)
+            written.append(target)
+        return written
