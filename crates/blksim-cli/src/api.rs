@@ -57,6 +57,9 @@ pub struct RunOutput {
     /// memory: the path fio would write each to (relative to the working directory), its text,
     /// its columns. Nothing is written.
     pub logs: Vec<LogFile>,
+    /// The verify state files fio writes at the end of a job that writes and verifies
+    /// (`verify_state_save`): file name, bytes. Nothing is written.
+    pub verify_states: Vec<(String, Vec<u8>)>,
 }
 
 /// Run `req` as `blksim run` would.
@@ -100,10 +103,14 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
         None => Ok(Vec::new()),
     }
     .map_err(|(path, e)| Error::internal(format!("log {}: {e}", path.display())))?;
+    let verify_states = crate::commands::verify_state_files(&report, &jobs);
+    let stops = crate::commands::verify_stop_lines(&report);
+    warnings.extend(stops.lines().map(String::from));
     Ok(RunOutput {
         logs,
+        verify_states,
         json: write_json(&report, &jobs, req.json_plus, extra),
-        normal: write_normal(&report, &jobs),
+        normal: stops + &write_normal(&report, &jobs),
         warnings,
         cpu_stages,
     })

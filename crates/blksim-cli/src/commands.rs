@@ -230,6 +230,11 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             Failure::new(crate::failure::Cause::Output, format!("writing log file {}: {e}", path.display()))
         })?;
     }
+    for (path, bytes) in verify_state_files(&report, &jobs) {
+        std::fs::write(&path, bytes).map_err(|e| {
+            Failure::new(crate::failure::Cause::Output, format!("writing verify state file {path}: {e}"))
+        })?;
+    }
     if let Some(name) = &args.bandwidth_log {
         for log in blksim_fio::output::aggregate_bw_logs(&report, name) {
             std::fs::write(&log.path, &log.text).map_err(|e| {
@@ -252,6 +257,29 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+/// The verify state files of the jobs that save one (`verify_state_save`): fio's name for each, its bytes.
+pub(crate) fn verify_state_files(
+    report: &blksim::stats::RunReport,
+    jobs: &blksim_fio::job::JobFile,
+) -> Vec<(String, Vec<u8>)> {
+    report
+        .jobs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, j)| j.verify_state.as_ref().map(|s| (i, j, s)))
+        .map(|(i, j, s)| {
+            let name = &jobs.jobs[i].config.name;
+            debug_assert_eq!(name, &j.config.name);
+            (blksim_fio::verify_state::file_name(name, i), blksim_fio::verify_state::encode(s, name, i))
+        })
+        .collect()
+}
+
+/// What fio logs (`log_info`) as a job's verification stops at a loaded state: one line per job.
+pub(crate) fn verify_stop_lines(report: &blksim::stats::RunReport) -> String {
+    report.jobs.iter().filter_map(|j| j.verify_stopped.as_ref()).map(|why| format!("{why}\n")).collect()
 }
 
 /// fio's `io_u error` line on stderr for each job an I/O error ended.
@@ -397,6 +425,13 @@ fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_j
         Some(json) if normal => write_normal_around(report, jobs, &json),
         Some(json) => json,
     };
+    // fio logs these as the run goes, ahead of its report; after JSON alone they go to stderr.
+    let stops = verify_stop_lines(report);
+    if pure_json {
+        eprint!("{stops}");
+    } else {
+        out.insert_str(0, &stops);
+    }
     // The text tables follow a normal report; after JSON alone they go to
     // stderr, so that the output stays one JSON document (their numbers are
     // in its `blksim` object).

@@ -6,12 +6,12 @@
 //!
 //! Here: t0001, t0005 (a tenth as large), t0007, t0008, t0011, t0012, t0014
 //! (a tenth as long), t0016, t0019, t0020, t0021, t0022, t0023, t0024,
-//! t0025, t0028, t0029, t0030, t0031, t0032, t0038.
+//! t0025, t0026, t0028, t0029, t0030, t0031, t0032, t0036, t0037, t0038.
 //! t0002-t0004, t0006 and t0027 (verifying reads of what a pre-job wrote;
 //! criterion: exit 0) run, and pass their data checks by construction:
-//! blksim simulates no data. The others, in blksim's words (each refused
-//! with that reason, exit 2): `verify_async` (t0009), verifying after each
-//! of a writing job's `loops` (t0026), `verify_state_load` (t0036, t0037);
+//! blksim simulates no data; so do t0026 (verify after each loop), t0036 and
+//! t0037 (a pre-job's verify state saved, then loaded). The others, in
+//! blksim's words (each refused with that reason, exit 2): `verify_async` (t0009);
 //! `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
 //! buffered I/O through the page cache (t0015, t0018, t0033, t0034; direct=1
 //! would change what they test); `ioengine=filecreate` (t0035, not block I/O).
@@ -526,4 +526,109 @@ fn random_writes_are_read_back_in_fios_order() {
         };
         assert_eq!(reads, expect, "{extra}");
     }
+}
+
+/// Run `job` (written as `name`.fio) in `dir`: the exit status, stdout and stderr.
+fn run_in(dir: &std::path::Path, name: &str, job: &str) -> (Option<i32>, String, String) {
+    let path = dir.join(format!("{name}.fio"));
+    std::fs::write(&path, job).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", path.to_str().unwrap()])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// The `io=` of a normal report's group line for `dir` (`READ`, `WRITE`), KiB.
+fn group_kib(report: &str, dir: &str) -> Option<u64> {
+    let line = report.lines().find(|l| l.trim_start().starts_with(&format!("{dir}:")))?;
+    let io = line.split("io=").nth(1)?.split('K').next()?;
+    io.parse().ok()
+}
+
+/// A state file's writes issued (its `numberio`) and slots (`depth`).
+fn state_of(dir: &std::path::Path, file: &str) -> (u64, u32) {
+    let b = std::fs::read(dir.join(file)).unwrap();
+    assert_eq!(&b[..8], &5u64.to_le_bytes(), "fio 3.42's header version");
+    (u64::from_le_bytes(b[32..40].try_into().unwrap()), u32::from_le_bytes(b[24..28].try_into().unwrap()))
+}
+
+#[test]
+fn t0036_a_saved_verify_state_is_loaded_by_the_reading_job() {
+    // fio's criterion: both jobs exit 0 (fio's test makes a regular file; here the drive, direct=1).
+    let dir = SCRATCH.with(|d| d.path().join("t0036"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let g = "[global]\ndirect=1\nfilename=/dev/nvme0n1\nverify=md5\nsize=512k\n";
+    let (code, pre, err) = run_in(&dir, "pre", &format!("{g}[job]\nreadwrite=write\nverify_state_save=1\n"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!((group_kib(&pre, "WRITE"), group_kib(&pre, "READ")), (Some(512), Some(512)), "{pre}");
+    // Its state: the 128 writes of 4 KiB, none in flight, one slot per iodepth (1).
+    assert_eq!(state_of(&dir, "local-job-0-verify.state"), (128, 1));
+    let (code, post, err) = run_in(&dir, "post", &format!("{g}[job]\nreadwrite=read\nverify_state_load=1\n"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!post.contains("Stop verify"), "{post}");
+    assert_eq!(group_kib(&post, "READ"), Some(512), "{post}");
+}
+
+#[test]
+fn t0037_verify_state_of_a_looping_job_on_four_files() {
+    let dir = SCRATCH.with(|d| d.path().join("t0037"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let g = "[global]\ndirect=1\nfilename=/dev/nvme0n1:/dev/nvme1n1:/dev/nvme2n1:/dev/nvme3n1\nverify=md5\n\
+             ioengine=libaio\niodepth=32\nsize=512k\nloops=4\n";
+    let (code, pre, err) = run_in(&dir, "pre", &format!("{g}[job]\nreadwrite=write\nverify_state_save=1\n"));
+    assert_eq!(code, Some(0), "{err}");
+    // Each loop's 512 KiB written, then read back (fio's thread_main: do_io, do_verify).
+    assert_eq!((group_kib(&pre, "WRITE"), group_kib(&pre, "READ")), (Some(2048), Some(2048)), "{pre}");
+    assert_eq!(state_of(&dir, "local-job-0-verify.state"), (512, 32));
+    let (code, post, err) = run_in(&dir, "post", &format!("{g}[job]\nreadwrite=read\nverify_state_load=1\n"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(group_kib(&post, "READ"), Some(2048), "{post}");
+}
+
+#[test]
+fn a_loaded_state_stops_verification_where_the_saved_writes_stopped() {
+    let dir = SCRATCH.with(|d| d.path().join("verify-state-stop"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let g = "[global]\ndirect=1\nfilename=/dev/nvme0n1\nverify=crc32c\nsize=512k\n";
+    // The writer is cut short at 64 of its 128 blocks (and reads those back).
+    let (code, _, err) = run_in(&dir, "pre", &format!("{g}[w]\nrw=write\nnumber_ios=64\n"));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(state_of(&dir, "local-w-0-verify.state"), (64, 1));
+    // A reader of the same name stops at the first block never written, as fio says.
+    let (code, post, err) = run_in(&dir, "post", &format!("{g}[w]\nrw=read\nverify_state_load=1\n"));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(post.starts_with("Stop verify because seq 64 >= 64\n"), "{post}");
+    assert_eq!(group_kib(&post, "READ"), Some(256), "{post}");
+    // Without the state it reads all of it.
+    let (_, all, _) = run_in(&dir, "all", &format!("{g}[w]\nrw=read\n"));
+    assert_eq!(group_kib(&all, "READ"), Some(512), "{all}");
+    // No state of that name: bad input, at the option's line.
+    let (code, _, err) = run_in(&dir, "none", &format!("{g}[other]\nrw=read\nverify_state_load=1\n"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("none.fio:8: verify_state_load: state file local-other-0-verify.state: No such file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn t0026_verify_after_each_loop_and_within_the_runtime() {
+    // fio's criterion: exit 0. job1 writes 1 MiB eight times, reading each pass back (experimental
+    // verify); job2 (time-based, 5 s) writes and reads back 1 MiB at a time until its runtime ends.
+    let job = "[global]\ndirect=1\n[job1]\nfilename=/dev/nvme0n1\nsize=1M\nreadwrite=randwrite\nloops=8\n\
+               do_verify=1\nverify=md5\nexperimental_verify=1\n\
+               [job2]\nstonewall=1\nfilename=/dev/nvme0n1\nsize=1M\nreadwrite=randrw\ntime_based\nruntime=5\n\
+               do_verify=1\nverify=md5\nexperimental_verify=1\n";
+    let dir = run_in_scratch("t0026", job, 1);
+    let out: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let (j1, j2) = (&out["jobs"][0], &out["jobs"][1]);
+    assert_eq!((j1["write"]["io_kbytes"].as_u64(), j1["read"]["io_kbytes"].as_u64()), (Some(8192), Some(8192)));
+    // job2 ends at its runtime, read-backs included (fio's do_verify stops there too).
+    let ms = j2["job_runtime"].as_u64().unwrap();
+    assert!((5000..5010).contains(&ms), "job2 ran {ms} ms");
+    let (r, w) = (j2["read"]["io_kbytes"].as_u64().unwrap(), j2["write"]["io_kbytes"].as_u64().unwrap());
+    // Its reads: half of each loop's I/O, and each loop's writes read back.
+    assert!(r > w && r < 3 * w, "read {r} KiB, wrote {w} KiB");
 }

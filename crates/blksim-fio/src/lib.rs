@@ -2,6 +2,7 @@
 
 pub mod job;
 pub mod output;
+pub mod verify_state;
 
 use std::fmt;
 use std::path::PathBuf;

@@ -104,6 +104,8 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         error: None,
         stuck: None,
         hybrid_iopoll: None,
+        verify_state: None,
+        verify_stopped: None,
         dirs,
     };
     let report = RunReport {

@@ -104,14 +104,17 @@ fn model<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, blksim::Error> +
 }
 
 /// What `run` returns.
-type RunTuple = (String, String, Vec<String>, Vec<(usize, &'static str, u64)>, Vec<LogTuple>);
+type RunTuple = (String, String, Vec<String>, Vec<(usize, &'static str, u64)>, Vec<LogTuple>, Vec<StateTuple>);
+
+/// A verify state file: (its name, its bytes).
+type StateTuple = (String, std::borrow::Cow<'static, [u8]>);
 
 /// One of fio's log files: (the path fio writes it to, its text, whether fio appends to it, its columns).
 type LogTuple = (String, String, bool, Vec<&'static str>);
 
 /// Run one fio job file (`path`) or job text (`text`, errors name it `name`) on a machine.
 /// Returns (fio's JSON text, `json+`'s with `json_plus`; fio's normal report; warnings; each CPU's
-/// busy time by stage as (CPU, stage, ns); fio's log files as (path, text, append, columns)). The Python layer's `blksim.run`
+/// busy time by stage as (CPU, stage, ns); fio's log files as (path, text, append, columns); verify state files as (name, bytes)). The Python layer's `blksim.run`
 /// is the documented entry point.
 #[pyfunction]
 #[pyo3(signature = (*, text=None, path=None, name="<python>".to_string(), machine=None, cmdline=Vec::new(),
@@ -139,7 +142,8 @@ fn run(
     let req = api::RunRequest { job, machine, cmdline, sets, patches, at, seed, json_plus, stop: Some(stop.clone()) };
     let out = interruptible(py, stop, || api::run(&req))?;
     let logs = out.logs.into_iter().map(|l| (l.path.display().to_string(), l.text, l.append, l.columns)).collect();
-    Ok((out.json, out.normal, out.warnings, out.cpu_stages, logs))
+    let states = out.verify_states.into_iter().map(|(name, bytes)| (name, std::borrow::Cow::Owned(bytes))).collect();
+    Ok((out.json, out.normal, out.warnings, out.cpu_stages, logs, states))
 }
 
 /// `blksim machines`: the built-in machines, one line each.

@@ -172,6 +172,20 @@ def test_logs_are_the_files_the_command_writes(tmp_path):
     assert "mixed.iolog" not in r.logs and r.log_files["mixed.iolog"].startswith("fio version 3 iolog\n")
 
 
+def test_verify_state_files_are_fios_and_load_from_the_working_directory(tmp_path, monkeypatch):
+    g = {"filename": "/dev/nvme0n1", "direct": 1, "verify": "crc32c", "size": "512k"}
+    pre = blksim.run({"global": g, "w": {"rw": "write", "number_ios": 64}})
+    assert list(pre.verify_state_files) == ["local-w-0-verify.state"]
+    state = pre.verify_state_files["local-w-0-verify.state"]
+    assert state[:8] == (5).to_bytes(8, "little") and state[32:40] == (64).to_bytes(8, "little")
+    assert pre.write_logs(tmp_path) == [str(tmp_path / "local-w-0-verify.state")]
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(UserWarning, match="Stop verify because seq 64 >= 64"):
+        post = blksim.run({"global": g, "w": {"rw": "read", "verify_state_load": 1}})
+    assert post.report().startswith("Stop verify because seq 64 >= 64\n")
+    assert post.jobs.loc[0, "io_bytes"] == 256 * 1024
+
+
 def test_bad_input_names_the_file_and_line():
     with pytest.raises(blksim.BadInput, match=r"<text>:3") as e:
         blksim.run("[j]\nfilename=/dev/nvme0n1\nrw=sideways\n")

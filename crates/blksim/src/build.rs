@@ -266,8 +266,20 @@ impl Sim {
         if let Some(log) = &cfg.replay {
             // The log decides how much I/O there is (fio adds each entry's length to size).
             self.check_replay(i, cfg, log, &devs)?;
-        } else if !cfg.time_based || cfg.runtime_ns.is_none() {
-            job.bytes_limit = self.bytes_limit(cfg, &devs);
+        } else {
+            let time_based = cfg.time_based && cfg.runtime_ns.is_some();
+            let all = self.bytes_limit(cfg, &devs);
+            if !time_based {
+                job.bytes_limit = all;
+            }
+            // fio's thread_main reads back each loop's writes before the next loop (do_io,
+            // do_verify); a time-based job's do_io ends its loop at `size` bytes for that.
+            if let Some(v) = job.verify.as_deref_mut().filter(|v| v.cfg.do_verify && cfg.rw.writes()) {
+                if cfg.loops > 1 || time_based {
+                    v.loop_bytes = all / cfg.loops.max(1) as u64;
+                    job.bytes_limit = v.loop_bytes;
+                }
+            }
         }
         if cfg.program == Program::TIoUring {
             // t/io_uring's submitter_init: per_file_depth = ceil(depth / nr_files).
@@ -449,10 +461,6 @@ fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
             i,
             format!("{what}: trim on a device (BLKDISCARD, NVMe Dataset Management) is not modelled yet; ioengine=null runs fio's trims"),
         ));
-    }
-    if cfg.verify.is_some_and(|v| v.do_verify) && cfg.loops > 1 && !matches!(cfg.rw, RwKind::Read | RwKind::RandRead) {
-        // fio's thread_main verifies after each loop's writes; blksim reads back once, at the end.
-        return Err(not_modelled(i, "verify with loops > 1 on a job that writes is not modelled yet"));
     }
     if cfg.iodepth == 0 {
         return Err(err(i, "iodepth must be at least 1".into()));

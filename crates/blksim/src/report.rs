@@ -104,6 +104,13 @@ impl Sim {
                     sleep_ns: h.sleep_ns,
                     poll_time_ns: (h.poll_time < u64::MAX).then_some(h.poll_time),
                 }),
+                verify_state: j.verify.as_deref().filter(|v| v.cfg.save_state && j.cfg.rw.writes()).map(|v| {
+                    crate::workload::VerifyState {
+                        numberio: v.issues[1],
+                        inflight: vec![u64::MAX; j.cfg.iodepth as usize],
+                    }
+                }),
+                verify_stopped: j.verify.as_deref().and_then(|v| v.stopped.clone()),
                 config: j.cfg.clone(),
                 dirs: std::mem::take(&mut j.dirs),
                 runtime_ns: j.finish_ns.saturating_sub(j.ts.ramp_end_ns),

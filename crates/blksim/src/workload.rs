@@ -47,6 +47,18 @@ pub enum RwKind {
 }
 
 impl RwKind {
+    /// Does it write (fio's `td_write`)?
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            RwKind::Write
+                | RwKind::RandWrite
+                | RwKind::ReadWrite
+                | RwKind::RandRw
+                | RwKind::TrimWrite
+                | RwKind::RandTrimWrite
+        )
+    }
     /// Are the offsets random?
     pub fn is_random(self) -> bool {
         matches!(self, RwKind::RandRead | RwKind::RandWrite | RwKind::RandTrim | RwKind::RandRw | RwKind::RandTrimWrite)
@@ -266,6 +278,36 @@ pub struct JobConfig {
     /// `read_iolog`: the recorded I/O the job replays instead of drawing its
     /// own (its files are `filenames`, in the log's order).
     pub replay: Option<std::sync::Arc<Replay>>,
+    /// `verify_state_load`: the state a verifying job of this name saved
+    /// (`verify_state_save`), which stops its verification where that job's
+    /// writes stopped.
+    pub verify_state: Option<std::sync::Arc<VerifyState>>,
+}
+
+/// What fio's `verify_state_save` keeps of a writing job (`struct
+/// thread_io_list`): how many writes it issued, and the numbers of those
+/// still in flight when it saved (`u64::MAX`: a free slot).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyState {
+    /// Writes issued (`inflight_issued`): the next write's number.
+    pub numberio: u64,
+    /// One slot per `iodepth`: the number of a write in flight, or `u64::MAX`.
+    pub inflight: Vec<u64>,
+}
+
+impl VerifyState {
+    /// fio's `verify_state_should_stop` for the I/O numbered `numberio`: the
+    /// saved job never issued it, or it was in flight when the state was
+    /// saved. `Some(why)` as fio logs it.
+    pub fn should_stop(&self, numberio: u64) -> Option<String> {
+        if numberio >= self.numberio {
+            Some(format!("Stop verify because seq {numberio} >= {}", self.numberio))
+        } else if self.inflight.contains(&numberio) {
+            Some(format!("Stop verify because seq {numberio} was an inflight write"))
+        } else {
+            None
+        }
+    }
 }
 
 /// fio's `verify` options: what a job writes is read back and checked.
@@ -283,6 +325,8 @@ pub struct VerifyConfig {
     pub experimental: bool,
     /// `verify_pattern` is set: blocks are filled with it, not random data.
     pub pattern: bool,
+    /// `verify_state_save`: a job that writes keeps its state at its end (`local-NAME-N-verify.state`).
+    pub save_state: bool,
 }
 
 /// fio's `verify=` types.
@@ -560,6 +604,7 @@ impl JobConfig {
             replay: None,
             flow: None,
             verify: None,
+            verify_state: None,
         }
     }
 }

@@ -186,7 +186,9 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("cmd_type", "nvme; bsg is refused"),
         ("rw", "reads, writes and their mixes, with :N; the trim forms (trim, randtrim, trimwrite, randtrimwrite) on ioengine=null only (trim on a device is not modelled yet)"),
         ("read_iolog", "fio's iolog versions 2 and 3 and blktrace binaries (with replay_redirect), one log per clone with a :-list; a log's trims run on the null engine only (trim on a device is not modelled yet), its syncs and flushes, version 2 waits and stdin are refused"),
-        ("verify", "the read-back I/O fio issues (do_verify, verify_backlog) and the checksum's CPU per byte (fio --crctest); no data is simulated, so every check passes; not with loops > 1 on a writing job"),
+        ("verify", "the read-back I/O fio issues (do_verify after each loop's writes, verify_backlog) and the checksum's CPU per byte (fio --crctest); no data is simulated, so every check passes"),
+        ("verify_state_save", "fio 3.42's local-NAME-N-verify.state (writes issued, none in flight at the job's end); the offset generator's state in it is zero (blksim's generator is not fio's)"),
+        ("verify_state_load", "reads local-NAME-N-verify.state from the working directory before the run; verification stops where the saved job's writes stopped, as fio's verify_state_should_stop"),
         ("flow", "as fio's flow.c: a held job spins in fio's loop, or with flow_sleep quiesces and usleep()s"),
         ("random_generator", "lfsr is fio's LFSR; tausworthe and tausworthe64 are blksim's own uniform draws"),
     ];

@@ -165,6 +165,23 @@ impl<'c> Builder<'c> {
                     ignored: false,
                 });
             }
+            if st.verify.state_load {
+                // fio's fio_verify_load_state, before any job runs: the state of this name and index.
+                let (file, line) =
+                    st.lines.get("verify_state_load").cloned().unwrap_or((section.file.clone(), section.line));
+                let path = crate::verify_state::file_name(&config.name, thread_number - 1);
+                let state = std::fs::read(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|b| crate::verify_state::decode(&b))
+                    .map_err(|why| InputError {
+                        kind: ErrorKind::BadInput,
+                        file,
+                        line,
+                        message: format!("verify_state_load: state file {path}: {why}"),
+                        more: Vec::new(),
+                    })?;
+                config.verify_state = Some(std::sync::Arc::new(state));
+            }
             config.record_ios = logs.per_io();
             config.log_queued = logs.iolog.is_some();
             config.group_id = self.group_id;
@@ -487,6 +504,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         backlog_batch: v.backlog_batch,
         experimental: v.experimental,
         pattern: v.pattern,
+        save_state: v.state_save,
     });
     c.flow = (st.flow[0] > 0).then(|| blksim::workload::FlowConfig {
         weight: st.flow[0] as u32,

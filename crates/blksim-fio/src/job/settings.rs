@@ -198,6 +198,10 @@ pub struct VerifyOptions {
     pub backlog_batch: u64,
     pub experimental: bool,
     pub pattern: bool,
+    /// `verify_state_save` (fio's default: on).
+    pub state_save: bool,
+    /// `verify_state_load`.
+    pub state_load: bool,
 }
 
 /// Where options were written: fio's name of the option → (file, line).
@@ -268,6 +272,8 @@ impl Default for Settings {
                 backlog_batch: 0,
                 experimental: false,
                 pattern: false,
+                state_save: true,
+                state_load: false,
             },
         }
     }
@@ -521,6 +527,8 @@ impl Settings {
             (Field::VerifyBacklog, P::Int(v)) => self.verify.backlog = v,
             (Field::VerifyBacklogBatch, P::Int(v)) => self.verify.backlog_batch = v,
             (Field::ExperimentalVerify, P::Bool(b)) => self.verify.experimental = b,
+            (Field::VerifyStateSave, P::Bool(b)) => self.verify.state_save = b,
+            (Field::VerifyStateLoad, P::Bool(b)) => self.verify.state_load = b,
             (Field::Flow, P::Int(v)) => self.flow[0] = v,
             (Field::FlowId, P::Int(v)) => self.flow[1] = v,
             (Field::FlowSleep, P::Int(v)) => self.flow[2] = v,

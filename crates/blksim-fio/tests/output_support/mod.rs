@@ -91,6 +91,8 @@ pub fn job(config: JobConfig, dirs: [DirStats; 3], runtime_ns: u64) -> JobStats 
         error: None,
         stuck: None,
         hybrid_iopoll: None,
+        verify_state: None,
+        verify_stopped: None,
     }
 }
 

@@ -132,10 +132,10 @@ def run(
         out = _blksim.run(text=job, name="<text>", **kw)
     else:
         raise TypeError(f"job: expected a path, a job file's text or a dict of fio options, got {type(job).__name__}")
-    json_text, normal_text, warnings, stages, logs = out
+    json_text, normal_text, warnings, stages, logs, states = out
     for w in warnings:
         _warnings.warn(w, stacklevel=2)
-    return Result(json_text, normal_text, list(warnings), stages, logs)
+    return Result(json_text, normal_text, list(warnings), stages, logs, states)
 
 
 class TIoUringResult:

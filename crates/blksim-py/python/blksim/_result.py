@@ -30,15 +30,21 @@ class Result:
     - ``interrupt_path``: per root port, remapping unit and delivery stage, messages and busy %;
     - ``logs``: fio's log files the job asks for (``write_lat_log``, ``write_bw_log``,
       ``write_iops_log``, ``write_hist_log``), one DataFrame per file; ``log_files``: their
-      texts (and ``write_iolog``'s trace) as fio writes them; ``write_logs(dir)`` writes them.
+      texts (and ``write_iolog``'s trace) as fio writes them; ``verify_state_files``: the verify
+      state a writing, verifying job saves (``verify_state_save``); ``write_logs(dir)`` writes them all.
     """
 
-    def __init__(self, json_text: str, normal_text: str, warnings: List[str], stages=(), logs=()):
+    def __init__(self, json_text: str, normal_text: str, warnings: List[str], stages=(), logs=(), states=()):
         self.json = json_text
         self._normal = normal_text
         self.warnings = warnings
         self._stages = stages
         self._logs = list(logs)
+        self.verify_state_files: Dict[str, bytes] = dict(states)
+        """The verify state files fio leaves at the end of a job that writes and verifies
+        (``verify_state_save``, on by default): ``local-NAME-N-verify.state`` → its bytes, in fio
+        3.42's format; a later ``run`` with ``verify_state_load=1`` reads them from the working
+        directory."""
 
     def __repr__(self) -> str:
         b = self.data["blksim"]
@@ -217,11 +223,13 @@ class Result:
         return frames
 
     def write_logs(self, directory=".") -> List[str]:
-        """Write :attr:`log_files` under ``directory`` as ``blksim run`` writes them in its
-        working directory (appending where fio appends). Returns the paths written."""
+        """Write :attr:`log_files` and :attr:`verify_state_files` under ``directory`` as
+        ``blksim run`` writes them in its working directory (appending where fio appends).
+        Returns the paths written."""
         import os
 
         written = []
+        os.makedirs(os.fspath(directory), exist_ok=True)
         for path, text, append, _ in self._logs:
             target = os.path.join(os.fspath(directory), path)
             parent = os.path.dirname(target)
@@ -229,5 +237,10 @@ class Result:
                 os.makedirs(parent, exist_ok=True)
             with open(target, "a" if append else "w", encoding="utf-8") as f:
                 f.write(text)
+            written.append(target)
+        for name, data in self.verify_state_files.items():
+            target = os.path.join(os.fspath(directory), name)
+            with open(target, "wb") as f:
+                f.write(data)
             written.append(target)
         return written

@@ -79,8 +79,8 @@ impl Sim {
         if job.shaped && self.pace_idle(j) {
             return;
         }
-        // fio's do_verify: the logged writes read back.
-        if self.verify_phase_start(j) {
+        // fio's do_verify: the logged writes read back; then the job's next loop, if it has one.
+        if self.verify_phase_start(j) || self.verify_next_loop(j) {
             return self.job_next(j);
         }
         let job = &mut self.jobs[j];

@@ -112,7 +112,7 @@ impl Job {
 
     /// A new loop of the job (`loops`): every file's positions back at the
     /// start, its random maps free.
-    fn rewind(&mut self) {
+    pub(crate) fn rewind(&mut self) {
         let start = self.cfg.offset;
         self.last_pos.iter_mut().for_each(|p| *p = start);
         if let Some(tw) = self.trimwrite.as_deref_mut() {

@@ -12,6 +12,7 @@ use crate::block::Owner;
 use crate::fio::job::JobState;
 use crate::fio::pace::{bsrange_pick, bssplit_pick, Action, Phase, Pick, TIMER_SLACK_NS};
 use crate::fio::replay::ReplayWait;
+use crate::fio::verify::verify_state_stops;
 use crate::hw::cpu::Acct;
 use crate::hw::lapic::LOCAL_TIMER_VECTOR;
 use crate::ids::{CpuId, JobId};
@@ -259,6 +260,10 @@ impl Sim {
             }
             if self.jobs[j].verify.is_some() {
                 match self.verify_take(j) {
+                    Some(p) if verify_state_stops(&mut self.jobs[j], 0, Some(p.numberio)) => {
+                        self.jobs[j].done_issuing = true;
+                        break;
+                    }
                     Some(p) => {
                         let dev = self.jobs[j].devs.get(p.file as usize).copied();
                         self.prep_request(j, Direction::Read, p.bytes, p.offset, dev, p.file as usize, now);
@@ -306,6 +311,12 @@ impl Sim {
                 }
             };
             let d = dir.index();
+            // A read-only verifying job checks its reads against a loaded state.
+            if d != 2 && job.verify.is_some() && verify_state_stops(job, d, None) {
+                job.pace = pace;
+                job.done_issuing = true;
+                break;
+            }
             let min_bs = job.cfg.bs[d];
             let devs = &self.devs;
             let (di, dev, capacity, region) = job.next_file(min_bs, |d| devs[d].capacity_bytes);
@@ -353,7 +364,7 @@ impl Sim {
             job.trimwrite_placed(di, d, job.cfg.offset + offset);
             // A verifying job logs the write for its read-back (log_io_piece).
             if let Some(v) = job.verify.as_deref_mut().filter(|v| d == 1 && v.cfg.do_verify && !v.phase) {
-                v.logged(di as u16, job.cfg.offset + offset, bytes);
+                v.logged(di as u16, job.cfg.offset + offset, bytes, v.issues[1] - 1);
             }
             if let Some(p) = pace.as_deref_mut() {
                 p.issued(dir, bytes);

@@ -36,14 +36,16 @@ impl Sim {
 
     /// fio's `do_verify` after the job's I/O (`clear_io_state` closes and
     /// reopens its files first): does it read anything back (blocks are
-    /// logged)? Then nothing bounds it but the log.
+    /// logged)? Then nothing bounds it but the log and the job's runtime. A
+    /// job whose runtime ran out in its I/O has ended (`fio_mark_td_terminate`):
+    /// no read-back.
     pub(crate) fn verify_phase_start(&mut self, j: JobId) -> bool {
         let now = self.q.now_ns();
         let job = &mut self.jobs[j];
         let Some(v) = job.verify.as_deref_mut() else { return false };
         // A job that only reads has nothing logged and goes on to its end (the real fio logs no reopen).
         let writes = !matches!(job.cfg.rw, crate::workload::RwKind::Read | crate::workload::RwKind::RandRead);
-        if v.phase || !v.cfg.do_verify || !writes {
+        if v.phase || !v.cfg.do_verify || !writes || now >= job.end_ns {
             return false;
         }
         v.phase = true;
@@ -57,9 +59,32 @@ impl Sim {
             return false;
         }
         job.done_issuing = false;
+        v.resume = (job.bytes_limit, job.cfg.number_ios);
         job.bytes_limit = u64::MAX;
-        job.end_ns = u64::MAX;
         job.cfg.number_ios = 0;
+        true
+    }
+
+    /// After `do_verify`'s pass: fio's thread_main starts the job's next loop
+    /// (`clear_io_state`: its files reopened, their positions and random maps
+    /// back at the start) if it has one. Returns whether it does.
+    pub(crate) fn verify_next_loop(&mut self, j: JobId) -> bool {
+        let now = self.q.now_ns();
+        let job = &mut self.jobs[j];
+        let Some(v) = job.verify.as_deref_mut() else { return false };
+        // A time-based job loops until its runtime ends (fio's keep_running), any other `loops` times.
+        let more = if job.cfg.time_based { now < job.end_ns } else { job.loops_left > 1 };
+        if !v.phase || v.loop_bytes == 0 || !more {
+            return false;
+        }
+        v.phase = false;
+        v.batch = 0;
+        job.cfg.number_ios = v.resume.1;
+        job.bytes_limit = job.bytes_issued + v.loop_bytes;
+        job.loops_left = job.loops_left.saturating_sub(1).max(1);
+        // (Its iolog shows the files reopened at the loop's first I/O.)
+        job.rewind();
+        job.done_issuing = false;
         true
     }
 
@@ -86,6 +111,32 @@ impl Sim {
                 v.completed(r.file, r.offset);
             }
             v.last_completed_read = r.dir == Direction::Read;
+        }
+    }
+}
+
+/// Counts the job's next I/O of direction `d` (fio's `io_issues`) and applies
+/// `verify_state_should_stop` where fio's `do_io` and `do_verify` do, with a
+/// loaded state (`verify_state_load`): a verifying read (a read-only job's
+/// own, or a read-back of the job's log) numbered by the reads issued so far,
+/// or in `do_verify`'s pass by the number of the write it reads back
+/// (`read_back`). Stopping ends the job's issuing; fio logs why.
+pub(crate) fn verify_state_stops(job: &mut crate::fio::job::Job, d: usize, read_back: Option<u64>) -> bool {
+    let reads_only = matches!(job.cfg.rw, crate::workload::RwKind::Read | crate::workload::RwKind::RandRead);
+    let Some(v) = job.verify.as_deref_mut() else { return false };
+    let numberio = match read_back {
+        Some(n) if v.phase => n,
+        _ => v.issues[d],
+    };
+    let checked = d == 0 && (reads_only || read_back.is_some());
+    match job.cfg.verify_state.as_deref().filter(|_| checked).and_then(|s| s.should_stop(numberio)) {
+        Some(why) => {
+            v.stopped.get_or_insert(why);
+            true
+        }
+        None => {
+            v.issues[d] += 1;
+            false
         }
     }
 }

@@ -15,6 +15,8 @@ pub(crate) struct Piece {
     pub offset: u64,
     pub bytes: u64,
     pub in_flight: bool,
+    /// The write's number (fio's `numberio`: the job's writes issued before it).
+    pub numberio: u64,
 }
 
 /// A verifying job's state.
@@ -36,6 +38,16 @@ pub(crate) struct VerifyLog {
     /// CPU per KiB: the checksum over a block, and a write's buffer fill (ns/KiB).
     pub check_ns_per_kib: u64,
     pub fill_ns_per_kib: u64,
+    /// The job's own I/Os issued so far by direction, read-backs not counted (fio's `io_issues`):
+    /// the next one's number (`numberio`).
+    pub issues: [u64; 3],
+    /// Why verification stopped at a loaded state (`verify_state_load`), as fio logs it.
+    pub stopped: Option<String>,
+    /// A job of several `loops` that writes: one loop's bytes, each loop's writes read back
+    /// before the next (0: one pass of writes, then the read-back).
+    pub loop_bytes: u64,
+    /// What `do_verify`'s pass lifted, for the loop after it: the bytes limit and `number_ios`.
+    pub resume: (u64, u64),
 }
 
 impl VerifyLog {
@@ -63,6 +75,10 @@ impl VerifyLog {
             last_completed_read: false,
             check_ns_per_kib: check,
             fill_ns_per_kib: fill,
+            issues: [0; 3],
+            stopped: None,
+            loop_bytes: 0,
+            resume: (0, 0),
         }
     }
 
@@ -71,9 +87,9 @@ impl VerifyLog {
         self.pieces.len() as u64
     }
 
-    /// `log_io_piece`: a write of `bytes` at `offset` of `file` was queued.
-    pub(crate) fn logged(&mut self, file: u16, offset: u64, bytes: u64) {
-        let piece = Piece { file, offset, bytes, in_flight: true };
+    /// `log_io_piece`: a write of `bytes` at `offset` of `file`, numbered `numberio`, was queued.
+    pub(crate) fn logged(&mut self, file: u16, offset: u64, bytes: u64, numberio: u64) {
+        let piece = Piece { file, offset, bytes, in_flight: true, numberio };
         if self.by_issue {
             let key = (0, self.seq);
             self.seq += 1;
@@ -137,15 +153,16 @@ mod tests {
             backlog_batch: 0,
             experimental: false,
             pattern: false,
+            save_state: true,
         }
     }
 
     #[test]
     fn offset_order_drops_overwritten_blocks_and_waits_for_completion() {
         let mut v = VerifyLog::new(cfg(), false, 1000, 300);
-        v.logged(0, 8192, 4096);
-        v.logged(0, 0, 4096);
-        v.logged(0, 6144, 4096); // overlaps the block at 8192: it replaces it
+        v.logged(0, 8192, 4096, 0);
+        v.logged(0, 0, 4096, 1);
+        v.logged(0, 6144, 4096, 2); // overlaps the block at 8192: it replaces it
         assert_eq!(v.len(), 2);
         assert_eq!(v.next(), None, "nothing completed");
         v.completed(0, 6144);
@@ -159,7 +176,7 @@ mod tests {
     fn issue_order_keeps_every_write() {
         let mut v = VerifyLog::new(cfg(), true, 1000, 300);
         for o in [8192, 0, 8192] {
-            v.logged(0, o, 4096);
+            v.logged(0, o, 4096, o / 4096);
         }
         for o in [8192, 0] {
             v.completed(0, o);

@@ -112,6 +112,11 @@ pub struct JobStats {
     pub stuck: Option<String>,
     /// Its ring's hybrid IOPOLL (`--patch hybrid-iopoll`), if it had one.
     pub hybrid_iopoll: Option<HybridIopollStats>,
+    /// A verifying job that writes, with `verify_state_save`: the state fio saves at its end
+    /// (every write has completed by then: no slot holds one).
+    pub verify_state: Option<crate::workload::VerifyState>,
+    /// Why its verification stopped at a loaded state (`verify_state_load`), as fio logs it.
+    pub verify_stopped: Option<String>,
 }
 
 /// What a hybrid IOPOLL ring did (io_uring/rw.c's `io_hybrid_iopoll_delay`).
