@@ -320,6 +320,8 @@ fn verify_reads_back_as_the_real_fio_reads_back() {
         "rw=read\n",
         "rw=write\nverify_backlog=8\nverify_backlog_batch=3\n",
         "rw=rw\nrwmixread=0\n",
+        // Each loop's writes read back before the next loop (fio's thread_main).
+        "rw=write\nloops=3\n",
     ];
     for (i, case) in cases.iter().enumerate() {
         let job = format!("[a]\nioengine=null\nsize=64k\nbs=4k\nverify=null\nwrite_iolog=trace\n{case}");
@@ -334,6 +336,38 @@ fn verify_reads_back_as_the_real_fio_reads_back() {
                 .collect()
         };
         assert_eq!(strip(b.join("trace")), strip(f.join("trace")), "{}", case.replace('\n', " "));
+    }
+    // A random job's loops: the same I/O in the same order, the offsets aside (blksim's generator
+    // is not fio's); and with randrepeat (fio's default) each loop draws the first loop's offsets
+    // again, in both; without it, not.
+    for (i, repeat) in [(0, true), (1, false)] {
+        let job = format!(
+            "[a]\nioengine=null\nsize=64k\nbs=4k\nverify=null\nwrite_iolog=trace\nrw=randwrite\nloops=2\n\
+             verify_backlog=5\nrandrepeat={}\n",
+            repeat as u8
+        );
+        let (f, b) = (dir(&format!("verify-rand-fio{i}")), dir(&format!("verify-rand-blksim{i}")));
+        run(crosscheck::fio_tool("fio"), &f, &job);
+        run(blksim(), &b, &job);
+        let ops = |p: PathBuf| -> Vec<(String, u64)> {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .skip(1)
+                .map(|l| {
+                    let w: Vec<&str> = l.split(' ').collect();
+                    (w[2].to_string(), w.get(3).map_or(u64::MAX, |o| o.parse().unwrap()))
+                })
+                .collect()
+        };
+        let (real, sim) = (ops(f.join("trace")), ops(b.join("trace")));
+        let kinds = |v: &[(String, u64)]| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+        assert_eq!(kinds(&sim), kinds(&real), "randrepeat={repeat}");
+        for (who, v) in [("fio", &real), ("blksim", &sim)] {
+            let writes: Vec<u64> = v.iter().filter(|x| x.0 == "write").map(|x| x.1).collect();
+            let (first, second) = writes.split_at(writes.len() / 2);
+            assert_eq!(first == second, repeat, "{who}, randrepeat={repeat}: {writes:?}");
+        }
     }
 }
 

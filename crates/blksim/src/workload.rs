@@ -229,6 +229,9 @@ pub struct JobConfig {
     /// once per pass without a random map (tausworthe and tausworthe64 are
     /// blksim's own uniform draws).
     pub lfsr: bool,
+    /// `randrepeat`: each of the job's `loops` draws the same offsets and sizes (fio's
+    /// clear_io_state seeds its generators again); off, a loop goes on with the sequence.
+    pub randrepeat: bool,
     /// `rate_iops` per direction, 0 = unlimited.
     pub rate_iops: [u64; 3],
     /// `loops`.
@@ -579,6 +582,7 @@ impl JobConfig {
             startdelay_ns: 0,
             norandommap: false,
             lfsr: false,
+            randrepeat: true,
             rate_iops: [0; 3],
             number_ios: 0,
             loops: 1,

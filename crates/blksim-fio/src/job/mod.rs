@@ -191,6 +191,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("verify_state_load", "reads local-NAME-N-verify.state from the working directory before the run; verification stops where the saved job's writes stopped, as fio's verify_state_should_stop"),
         ("flow", "as fio's flow.c: a held job spins in fio's loop, or with flow_sleep quiesces and usleep()s"),
         ("random_generator", "lfsr is fio's LFSR; tausworthe and tausworthe64 are blksim's own uniform draws"),
+        ("randrepeat", "each of a job's loops draws the first loop's offsets and sizes again (fio's clear_io_state), or with 0 goes on; the draws are blksim's generator's, not fio's"),
     ];
     NOTES.iter().find(|(n, _)| *n == name).map(|(_, note)| *note)
 }

@@ -153,6 +153,7 @@ pub(crate) struct Settings {
     pub ramp_us: u64,
     pub startdelay_us: u64,
     pub norandommap: bool,
+    pub randrepeat: bool,
     /// `random_generator=lfsr`.
     pub lfsr: bool,
     pub rate_iops: [u64; 3],
@@ -239,6 +240,7 @@ impl Default for Settings {
             ramp_us: 0,
             startdelay_us: 0,
             norandommap: false,
+            randrepeat: true,
             lfsr: false,
             rate_iops: [0; 3],
             rate: [0; 3],
@@ -434,6 +436,7 @@ impl Settings {
                 return Err(Refusal::NotModelled("a random start delay (a range) is not modelled by blksim".into()))
             }
             (Field::NoRandomMap, P::Flag(b)) => self.norandommap = b,
+            (Field::RandRepeat, P::Bool(b)) => self.randrepeat = b,
             (Field::RandomGenerator, P::Choice(c, _)) => self.lfsr = c == "lfsr",
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),
             (Field::Rate, P::Dirs(d)) => set_dirs(&mut self.rate, d),

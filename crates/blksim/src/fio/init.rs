@@ -20,6 +20,9 @@ impl Sim {
         let granularity = self.nanosleep_granularity_us();
         job.pace = Pace::of(cfg, self.run.seed, i, granularity).map(Box::new);
         job.bs_rng = Rng::stream(self.run.seed, &format!("job/{i}/bs"));
+        if cfg.loops > 1 && cfg.randrepeat {
+            job.loop_seeds = Some(Box::new((job.rng.clone(), job.bs_rng.clone())));
+        }
         if let Some(tw) = job.trimwrite.as_deref_mut() {
             // fio seeds the trims' bsrange_state as the writes'.
             tw.bs_rng = job.bs_rng.clone();

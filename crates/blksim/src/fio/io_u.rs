@@ -111,8 +111,12 @@ impl Job {
     }
 
     /// A new loop of the job (`loops`): every file's positions back at the
-    /// start, its random maps free.
+    /// start, its random maps free, and with `randrepeat` its generators as
+    /// seeded (fio's clear_io_state): the loop draws what the first drew.
     pub(crate) fn rewind(&mut self) {
+        if let Some(seeds) = self.loop_seeds.as_deref() {
+            (self.rng, self.bs_rng) = seeds.clone();
+        }
         let start = self.cfg.offset;
         self.last_pos.iter_mut().for_each(|p| *p = start);
         if let Some(tw) = self.trimwrite.as_deref_mut() {

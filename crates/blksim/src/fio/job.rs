@@ -287,6 +287,9 @@ pub(crate) struct Job {
     pub replay: Option<Box<crate::fio::replay::ReplayCursor>>,
     /// `bssplit`'s draws (fio's `bsrange_state`).
     pub bs_rng: Rng,
+    /// A job of several `loops` with `randrepeat`: its offset and size generators as seeded,
+    /// for each loop to start from (fio's `td_fill_rand_seeds` in clear_io_state).
+    pub loop_seeds: Option<Box<(Rng, Rng)>>,
 }
 
 /// What a job's ioengine holds apart from fio's thread (`td->io_ops_data`:
@@ -367,6 +370,7 @@ impl Job {
                 })
             }),
             bs_rng,
+            loop_seeds: None,
             engine: Engine {
                 ready: VecDeque::new(),
                 ring: Ring::default(),
