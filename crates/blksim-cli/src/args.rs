@@ -201,6 +201,8 @@ pub enum OutputFormat {
     /// JSON with the latency histograms' bins
     #[value(name = "json+")]
     JsonPlus,
+    /// fio's terse lines: one `;`-separated line per job (`--terse-version`)
+    Terse,
 }
 
 /// The `--interrupts` table's view.
@@ -239,9 +241,15 @@ pub struct RunArgs {
     /// An out-of-tree patch set by name: mq-deadline-2024, io-cpu-affinity-2008, dma-premap (repeatable)
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
-    /// Output formats, fio's comma-separated list: normal, json, json+ (e.g. json,normal)
+    /// Output formats, fio's comma-separated list: normal, json, json+, terse (e.g. json,normal)
     #[arg(long, value_name = "FORMAT[,FORMAT]", value_enum, value_delimiter = ',', default_value = "normal")]
     pub output_format: Vec<OutputFormat>,
+    /// fio's --minimal: the terse output alone (as --output-format=terse)
+    #[arg(long)]
+    pub minimal: bool,
+    /// The terse output's version: 3 (fio's default), 4 (with trim) or 5 (with bandwidth samples and IOPS)
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = terse_version)]
+    pub terse_version: u32,
     /// Write the report to FILE instead of stdout
     #[arg(long, value_name = "FILE")]
     pub output: Option<String>,
@@ -496,6 +504,12 @@ pub struct LabArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub budget: BudgetArgs,
+}
+
+/// A terse version blksim writes (fio's 2 is not: it has no disk statistics and another header).
+fn terse_version(v: &str) -> Result<u32, String> {
+    let versions = blksim_fio::output::TERSE_VERSIONS;
+    v.parse().ok().filter(|n| versions.contains(n)).ok_or_else(|| format!("expected one of {versions:?}"))
 }
 
 /// A count above zero.

@@ -11,9 +11,7 @@ use blksim::machine::{builtin, builtin_names, load_profile, Builtins, Machine, P
 use blksim::settings::{parse_time_ns, parse_timed_write, Settings, TimedAction};
 use blksim::stats::RunReport;
 use blksim_fio::job::{option_line_of, parse_job_sources, JobFile, JobSource, ParseContext, COMMAND_LINE};
-use blksim_fio::output::{
-    write_breakdown, write_iostat, write_json, write_mpstat, write_normal, write_normal_around, write_trace, LogWriter,
-};
+use blksim_fio::output::{write_breakdown, write_iostat, write_json, write_mpstat, write_trace, LogWriter};
 use clap::CommandFactory;
 use serde_json::json;
 
@@ -416,15 +414,20 @@ pub(crate) fn run_json_extra(
 /// headers and the results, as fio prints it), then the tables asked for (`--interrupts`, ...).
 fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_json::Value) -> String {
     let formats = &args.output_format;
-    let normal = formats.contains(&OutputFormat::Normal);
-    let plus = formats.contains(&OutputFormat::JsonPlus);
-    let json = (plus || formats.contains(&OutputFormat::Json)).then(|| write_json(report, jobs, plus, extra));
-    let pure_json = json.is_some() && !normal;
-    let mut out = match json {
-        None => write_normal(report, jobs),
-        Some(json) if normal => write_normal_around(report, jobs, &json),
-        Some(json) => json,
-    };
+    // fio's --minimal is terse alone.
+    let terse = args.minimal || formats.contains(&OutputFormat::Terse);
+    let normal = !args.minimal && formats.contains(&OutputFormat::Normal);
+    let plus = !args.minimal && formats.contains(&OutputFormat::JsonPlus);
+    let wants_json = !args.minimal && (plus || formats.contains(&OutputFormat::Json));
+    let terse = terse.then(|| {
+        let json = write_json(report, jobs, false, extra.clone());
+        blksim_fio::output::write_terse(&json, args.terse_version)
+    });
+    let json = wants_json.then(|| write_json(report, jobs, plus, extra));
+    let pure_json = json.is_some() && !normal && terse.is_none();
+    // fio's order: the normal report's header (as the jobs start), then terse, JSON and the report.
+    let (head, body) = if normal { blksim_fio::output::write_normal_parts(report, jobs) } else { Default::default() };
+    let mut out = head + terse.as_deref().unwrap_or_default() + json.as_deref().unwrap_or_default() + &body;
     // fio logs these as the run goes, ahead of its report; after JSON alone they go to stderr.
     let stops = verify_stop_lines(report);
     if pure_json {

@@ -407,6 +407,38 @@ fn output_format_takes_fios_list_with_json_between_the_headers_and_the_results()
 }
 
 #[test]
+fn terse_lines_say_the_jsons_numbers_in_fios_order() {
+    let job = tmp_job("terse.fio", SMALL_JOB);
+    let (code, terse, err) = blksim(&["run", &job, "--minimal"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, json, _) = blksim(&["run", &job, "--output-format=json"]);
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let r = &j["jobs"][0]["read"];
+    let f: Vec<&str> = terse.trim_end().split(';').collect();
+    // fio's v3 line: 5 + 2 x 41 directions + 5 CPU + 7 depths + 10 us + 12 ms, then each disk's 9.
+    assert_eq!(f.len(), 121 + 9, "{terse}");
+    assert_eq!((f[0], f[2], f[3], f[4]), ("3", "r", "0", "0"));
+    assert_eq!(f[5].parse::<u64>().unwrap(), r["io_kbytes"].as_u64().unwrap());
+    assert_eq!(f[8].parse::<u64>().unwrap(), r["runtime"].as_u64().unwrap());
+    // clat (us): min, max, mean; its 17 percentiles then fio's 20 fields' padding.
+    assert_eq!(f[13].parse::<u64>().unwrap(), r["clat_ns"]["min"].as_u64().unwrap() / 1000);
+    let mean = f[15].parse::<f64>().unwrap();
+    assert!((mean - r["clat_ns"]["mean"].as_f64().unwrap() / 1000.0).abs() < 1e-5);
+    assert_eq!(f[23], format!("50.000000%={}", r["clat_ns"]["percentile"]["50.000000"].as_u64().unwrap() / 1000));
+    assert_eq!(&f[34..37], ["0%=0"; 3]);
+    assert_eq!(&f[121..123], ["nvme0n1", &j["disk_util"][0]["read_ios"].to_string()]);
+    // With the other formats: the normal report's header, the terse line, the JSON, the report.
+    let (_, all, _) = blksim(&["run", &job, "--output-format=normal,json,terse"]);
+    let (_, normal, _) = blksim(&["run", &job]);
+    let at = all.find("\n3;").unwrap() + 1;
+    assert!(normal.starts_with(&all[..at]) && all[at..].starts_with(terse.trim_end()), "{all}");
+    assert_eq!(all.find("\n{").unwrap(), at + terse.trim_end().len());
+    let (code, _, err) = blksim(&["run", &job, "--minimal", "--terse-version=2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("expected one of [3, 4, 5]"), "{err}");
+}
+
+#[test]
 fn toml_errors_name_the_file_line_column_and_key() {
     let cases = [
         (

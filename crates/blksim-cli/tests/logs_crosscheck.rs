@@ -1,5 +1,5 @@
-//! Cross-checks of fio's log files (`--features crosscheck`; `.ci/run` installs what they need):
-//! blksim's logs against the real fio's (Debian's `fio`, null engine: same files, lines and
+//! Cross-checks of fio's log files and terse lines (`--features crosscheck`; `.ci/run` installs what
+//! they need): blksim's logs against the real fio's (Debian's `fio`, null engine: same files, lines and
 //! columns), and the log readers people use on them: fio-plot's log graphs (`fio-plot -g`, from
 //! PyPI) and fio2gnuplot (Debian's fio package). A missing tool fails the check, saying how to
 //! get it; nothing is skipped.
@@ -397,4 +397,54 @@ fn a_blktrace_replays_as_the_real_fio_replays_it() {
     let (ours, ms) = replay(blksim(), &dir("bt-blksim"));
     assert_eq!(ours, fio);
     assert!(ms <= fio_ms && fio_ms <= ms + 1, "runtime {ms} ms, the real fio's {fio_ms} ms");
+}
+
+#[test]
+fn terse_lines_have_the_real_fios_fields() {
+    // The same job through the real fio and blksim with --minimal (terse version 3, fio's default),
+    // 4 and 5: the same number of fields, each of the same kind (a count, a decimal, a percentage,
+    // a percentile's `p%=value`), and the same values where the run does not change them.
+    let job = "[j]\nioengine=null\nsize=1m\nbs=4k\nrw=randrw\ndescription=two words\n";
+    let kind = |f: &str| -> &'static str {
+        if f.contains("%=") {
+            "percentile"
+        } else if f.ends_with('%') {
+            "percent"
+        } else if f.parse::<u64>().is_ok() {
+            "count"
+        } else if f.parse::<f64>().is_ok() {
+            "decimal"
+        } else {
+            "text"
+        }
+    };
+    for version in ["3", "4", "5"] {
+        let lines = |mut cmd: Command, d: &Path| -> Vec<String> {
+            std::fs::write(d.join("job.fio"), job).unwrap();
+            let out = cmd.args(["--minimal", &format!("--terse-version={version}"), "job.fio"]).current_dir(d).output();
+            let out = out.unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8(out.stdout).unwrap();
+            let line = text.lines().last().unwrap().to_string();
+            line.split(';').map(str::to_string).collect()
+        };
+        let real = lines(crosscheck::fio_tool("fio"), &dir(&format!("terse-fio{version}")));
+        let sim = lines(blksim(), &dir(&format!("terse-blksim{version}")));
+        assert_eq!(sim.len(), real.len(), "terse {version}: {sim:?}\n{real:?}");
+        for (i, (a, b)) in sim.iter().zip(&real).enumerate() {
+            // Field 1 is the version string; a decimal may print as a whole number in either.
+            let (ka, kb) = (kind(a), kind(b));
+            let same = ka == kb || (i == 1) || matches!((ka, kb), ("count", "decimal") | ("decimal", "count"));
+            assert!(same, "terse {version} field {i}: blksim {a:?}, fio {b:?}");
+        }
+        // Version, name, group, error; the bytes read and written; the description.
+        assert_eq!((&sim[0], &sim[2], &sim[3], &sim[4]), (&real[0], &real[2], &real[3], &real[4]));
+        let rw = 5 + if version == "5" { 47 } else { 41 };
+        assert_eq!(
+            sim[5].parse::<u64>().unwrap() + sim[rw].parse::<u64>().unwrap(),
+            1024,
+            "read + written KiB: {sim:?}"
+        );
+        assert_eq!(sim.last(), real.last());
+    }
 }

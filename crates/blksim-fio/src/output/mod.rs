@@ -17,6 +17,7 @@ mod logs;
 mod normal;
 mod stats;
 mod sysstat;
+mod terse;
 mod trace;
 
 use blksim::stats::RunReport;
@@ -39,11 +40,18 @@ pub fn write_normal(report: &RunReport, jobs: &JobFile) -> String {
     normal::write(report, jobs)
 }
 
-/// fio's normal output around a JSON document, as fio prints `--output-format=normal,json`: the job
-/// headers, the JSON, then the rest of the normal output.
-pub fn write_normal_around(report: &RunReport, jobs: &JobFile, json: &str) -> String {
-    let (head, body) = normal::write_parts(report, jobs);
-    head + json + &body
+/// fio's terse lines (`--output-format=terse`, `--minimal`) in terse `version` (3, 4 or 5:
+/// [`TERSE_VERSIONS`]) from the run's fio JSON document (`write_json` without `plus`).
+pub fn write_terse(json: &str, version: u32) -> String {
+    terse::write(json, version)
+}
+
+pub use terse::TERSE_VERSIONS;
+
+/// The normal report's header (fio's lines as the jobs start) and its body (after the run), apart:
+/// fio prints its terse and JSON outputs between them (`--output-format=normal,json`).
+pub fn write_normal_parts(report: &RunReport, jobs: &JobFile) -> (String, String) {
+    normal::write_parts(report, jobs)
 }
 
 /// fio's `--output-format=json` (or json+ with `plus`), with the extra top-level `blksim` object:

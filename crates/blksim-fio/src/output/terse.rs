@@ -1,0 +1,165 @@
+//! fio's terse output (`--output-format=terse`, `--minimal`; `stat.c`'s
+//! `show_thread_status_terse_all`, `show_ddir_status_terse`,
+//! `print_disk_util`): one `;`-separated line per job (per group with
+//! `group_reporting`), terse versions 3 (fio's default), 4 (with the trim
+//! direction) and 5 (with bandwidth samples and IOPS statistics). Written
+//! from the run's fio JSON, so both say the same numbers; the disk
+//! statistics follow each line as fio appends them to a local run's.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+/// The terse versions written.
+pub const TERSE_VERSIONS: [u32; 3] = [3, 4, 5];
+
+/// fio's `FIO_IO_U_LIST_MAX_LEN`: percentile fields per direction.
+const PERCENTILE_FIELDS: usize = 20;
+
+/// The terse lines of a run whose fio JSON document (not json+) is `json`, in terse `version`.
+pub fn write(json: &str, version: u32) -> String {
+    let doc: Value = serde_json::from_str(json).expect("the run's own JSON");
+    let fio_version = doc["fio version"].as_str().unwrap_or_default();
+    let global_description = doc["global options"]["description"].as_str();
+    let mut out = String::new();
+    for job in doc["jobs"].as_array().into_iter().flatten() {
+        let _ = write!(
+            out,
+            "{version};{fio_version};{};{};{}",
+            job["jobname"].as_str().unwrap_or_default(),
+            int(&job["groupid"]),
+            int(&job["error"])
+        );
+        let dirs: &[&str] = if version >= 4 { &["read", "write", "trim"] } else { &["read", "write"] };
+        for d in dirs {
+            ddir(&mut out, &job[*d], version);
+        }
+        let _ = write!(
+            out,
+            ";{:.6}%;{:.6}%;{};{};{}",
+            float(&job["usr_cpu"]),
+            float(&job["sys_cpu"]),
+            int(&job["ctx"]),
+            int(&job["majf"]),
+            int(&job["minf"])
+        );
+        for k in ["1", "2", "4", "8", "16", "32", ">=64"] {
+            let _ = write!(out, ";{:3.1}%", float(&job["iodepth_level"][k]));
+        }
+        for k in ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"] {
+            let _ = write!(out, ";{:3.2}%", float(&job["latency_us"][k]));
+        }
+        for k in ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"] {
+            let _ = write!(out, ";{:3.2}%", float(&job["latency_ms"][k]));
+        }
+        for du in doc["disk_util"].as_array().into_iter().flatten() {
+            let _ = write!(
+                out,
+                ";{};{};{};{};{};{};{};{};{:3.2}%",
+                du["name"].as_str().unwrap_or_default(),
+                int(&du["read_ios"]),
+                int(&du["write_ios"]),
+                int(&du["read_merges"]),
+                int(&du["write_merges"]),
+                int(&du["read_ticks"]),
+                int(&du["write_ticks"]),
+                int(&du["in_queue"]),
+                float(&du["util"])
+            );
+        }
+        if let Some(text) = job["job options"]["description"].as_str().or(global_description).filter(|d| !d.is_empty())
+        {
+            let _ = write!(out, ";{text}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One direction's fields (`show_ddir_status_terse`).
+fn ddir(out: &mut String, d: &Value, version: u32) {
+    let (bytes, ios, runtime) = (int(&d["io_bytes"]), int(&d["total_ios"]), int(&d["runtime"]));
+    let bw = (1000 * bytes).checked_div(runtime).unwrap_or(0) / 1024;
+    let iops = (1000 * ios).checked_div(runtime).unwrap_or(0);
+    let _ = write!(out, ";{};{bw};{iops};{runtime}", bytes >> 10);
+    stat(out, &d["slat_ns"]);
+    stat(out, &d["clat_ns"]);
+    // lat_percentiles, else clat_percentiles (the JSON has one of the two, as fio's).
+    let pct = d["lat_ns"]["percentile"].as_object().or(d["clat_ns"]["percentile"].as_object());
+    let pct: Vec<(&String, u64)> = pct.into_iter().flatten().map(|(p, v)| (p, v.as_u64().unwrap_or(0))).collect();
+    for i in 0..PERCENTILE_FIELDS {
+        match pct.get(i) {
+            Some((p, v)) => {
+                let _ = write!(out, ";{p}%={}", v / 1000);
+            }
+            None => out.push_str(";0%=0"),
+        }
+    }
+    stat(out, &d["lat_ns"]);
+    let bw_samples = int(&d["bw_samples"]);
+    if bw_samples > 0 {
+        let _ = write!(
+            out,
+            ";{};{};{:.6}%;{:.6};{:.6}",
+            int(&d["bw_min"]),
+            int(&d["bw_max"]),
+            float(&d["bw_agg"]),
+            float(&d["bw_mean"]),
+            float(&d["bw_dev"])
+        );
+    } else {
+        out.push_str(";0;0;0.000000%;0.000000;0.000000");
+    }
+    if version == 5 {
+        let _ = write!(
+            out,
+            ";{bw_samples};{};{};{:.6};{:.6};{}",
+            int(&d["iops_min"]),
+            int(&d["iops_max"]),
+            float(&d["iops_mean"]),
+            float(&d["iops_stddev"]),
+            int(&d["iops_samples"])
+        );
+    }
+}
+
+/// A latency's `min;max;mean;stddev` in µs (fio's `calc_lat` over ns, divided by 1000), zeros without samples.
+fn stat(out: &mut String, s: &Value) {
+    if int(&s["N"]) == 0 {
+        out.push_str(";0;0;0.000000;0.000000");
+        return;
+    }
+    let _ = write!(
+        out,
+        ";{};{};{:.6};{:.6}",
+        int(&s["min"]) / 1000,
+        int(&s["max"]) / 1000,
+        float(&s["mean"]) / 1000.0,
+        float(&s["stddev"]) / 1000.0
+    );
+}
+
+fn int(v: &Value) -> u64 {
+    v.as_u64().or_else(|| v.as_i64().map(|i| i.max(0) as u64)).unwrap_or(0)
+}
+
+fn float(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_direction_without_io_is_fios_zeros() {
+        let mut out = String::new();
+        ddir(&mut out, &serde_json::json!({}), 3);
+        let fields: Vec<&str> = out[1..].split(';').collect();
+        // io, bw, iops, runtime; slat 4; clat 4; 20 percentiles; lat 4; bw 5.
+        assert_eq!(fields.len(), 4 + 4 + 4 + 20 + 4 + 5);
+        assert_eq!(fields[8..12], ["0", "0", "0.000000", "0.000000"]);
+        assert!(fields[12..32].iter().all(|f| *f == "0%=0"));
+        assert_eq!(fields[36..], ["0", "0", "0.000000%", "0.000000", "0.000000"]);
+    }
+}
