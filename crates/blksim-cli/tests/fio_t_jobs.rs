@@ -9,7 +9,8 @@
 //! t0025, t0026, t0028, t0029, t0030, t0031, t0032, t0036, t0037, t0038.
 //! t0002-t0004, t0006 and t0027 (verifying reads of what a pre-job wrote;
 //! criterion: exit 0) run, and pass their data checks by construction:
-//! blksim simulates no data; so do t0026 (verify after each loop), t0036 and
+//! blksim simulates no data (t0003, whose criterion is a failing verify, passes too, with the
+//! warning that says why); so do t0026 (verify after each loop), t0036 and
 //! t0037 (a pre-job's verify state saved, then loaded). The others, in
 //! blksim's words (each refused with that reason, exit 2): `verify_async` (t0009);
 //! `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
@@ -631,4 +632,33 @@ fn t0026_verify_after_each_loop_and_within_the_runtime() {
     let (r, w) = (j2["read"]["io_kbytes"].as_u64().unwrap(), j2["write"]["io_kbytes"].as_u64().unwrap());
     // Its reads: half of each loop's I/O, and each loop's writes read back.
     assert!(r > w && r < 3 * w, "read {r} KiB, wrote {w} KiB");
+}
+
+#[test]
+fn t0003_a_verify_the_real_fio_fails_is_said_to_pass_only_by_construction() {
+    // fio's criterion is a non-zero exit: the post job reads 1 MiB blocks back where the pre job
+    // wrote 512-byte ones, and the real fio's md5 check fails. blksim simulates no data, so its
+    // check passes; it says so, at the verify option's line, rather than pass silently.
+    let dir = SCRATCH.with(|d| d.path().join("t0003"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let g = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\niodepth=128\nloops=1\ngroup_reporting=1\n";
+    let pre = format!(
+        "{g}size=10M\nreadwrite=write\ndo_verify=0\nverify=md5\nnumjobs=1\nthread\nverify_dump=1\n\
+         [small_writes]\noffset=0G\nblocksize=512\n[large_writes]\noffset=1G\nblocksize=1M\n"
+    );
+    let (code, _, err) = run_in(&dir, "pre", &pre);
+    assert_eq!(code, Some(0), "{err}");
+    let post = format!(
+        "{g}size=1M\nreadwrite=read\ndo_verify=1\nverify=md5\nverify_fatal=1\nnumjobs=1\nthread\nverify_dump=1\nbs=4k\n\
+         [large_reads]\noffset=0G\nblocksize=1M\n[small_reads]\noffset=1G\nblocksize=512\n"
+    );
+    let (code, _, err) = run_in(&dir, "post", &post);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains(
+            "post.fio:11: option 'verify' checks data, which blksim does not simulate: every check passes, \
+                      including one the real fio would fail"
+        ),
+        "{err}"
+    );
 }
