@@ -244,6 +244,9 @@ pub struct RunArgs {
     /// Output formats, fio's comma-separated list: normal, json, json+, terse (e.g. json,normal)
     #[arg(long, value_name = "FORMAT[,FORMAT]", value_enum, value_delimiter = ',', default_value = "normal")]
     pub output_format: Vec<OutputFormat>,
+    /// fio's --section: run only the job section NAME of the job files ([global] always applies; repeatable)
+    #[arg(long = "section", value_name = "NAME")]
+    pub sections: Vec<String>,
     /// fio's --minimal: the terse output alone (as --output-format=terse)
     #[arg(long)]
     pub minimal: bool,

@@ -17,7 +17,14 @@ fn corpus_dir() -> PathBuf {
 }
 
 fn ctx() -> ParseContext {
-    ParseContext { ncpus: 16, mb_memory: 65536, pagesize: 4096, env: BTreeMap::new(), numa_nodes: Vec::new() }
+    ParseContext {
+        ncpus: 16,
+        mb_memory: 65536,
+        pagesize: 4096,
+        env: BTreeMap::new(),
+        numa_nodes: Vec::new(),
+        sections: Vec::new(),
+    }
 }
 
 /// Files that parse, with their number of jobs (clones included). These are

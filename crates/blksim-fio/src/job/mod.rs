@@ -42,6 +42,8 @@ pub struct ParseContext {
     pub env: BTreeMap<String, String>,
     /// The CPUs of each NUMA node, by node number (`numa_cpu_nodes`); empty: one node holding every CPU.
     pub numa_nodes: Vec<Vec<u32>>,
+    /// fio's `--section`: only the job sections of these names are read (`[global]` always); empty: all.
+    pub sections: Vec<String>,
 }
 
 impl ParseContext {
@@ -52,7 +54,14 @@ impl ParseContext {
         for (cpu, place) in topology.cpus.iter().enumerate() {
             numa_nodes[place.node as usize].push(cpu as u32);
         }
-        ParseContext { ncpus: topology.cpu_count(), mb_memory: 256 * 1024, pagesize: 4096, env, numa_nodes }
+        ParseContext {
+            ncpus: topology.cpu_count(),
+            mb_memory: 256 * 1024,
+            pagesize: 4096,
+            env,
+            numa_nodes,
+            sections: Vec::new(),
+        }
     }
 }
 

@@ -54,6 +54,10 @@ impl<'c> Builder<'c> {
                 self.out.global_options.extend(recorded);
                 continue;
             }
+            // fio's skip_this_section: with --section, the other job sections are not read at all.
+            if !self.ctx.sections.is_empty() && !self.ctx.sections.contains(&section.name) {
+                continue;
+            }
             let mut job = template.clone();
             job.name = None;
             if implicit_stonewall {
@@ -88,6 +92,10 @@ impl<'c> Builder<'c> {
     }
 
     pub fn finish(self, file: &Path) -> Result<JobFile, InputError> {
+        if self.out.jobs.is_empty() && !self.ctx.sections.is_empty() {
+            let names = self.ctx.sections.join(", ");
+            return Err(ini::error(file, 0, format!("no jobs defined: no job section named {names} (--section)")));
+        }
         if self.out.jobs.is_empty() {
             return Err(ini::error(file, 0, "no jobs defined (no section other than [global])"));
         }

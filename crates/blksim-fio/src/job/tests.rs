@@ -18,6 +18,7 @@ fn ctx() -> ParseContext {
         pagesize: 4096,
         env,
         numa_nodes: vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]],
+        sections: Vec::new(),
     }
 }
 
@@ -613,4 +614,20 @@ fn every_limit_note_is_on_an_option_listed_as_modelled_and_names_a_form_that_is_
     ] {
         assert_error(text, 2, &[option]);
     }
+}
+
+#[test]
+fn section_reads_only_the_named_job_sections_and_the_globals() {
+    // fio's --section: the other sections are not read (their errors unseen); [global] always.
+    let text = "[global]\nbs=8k\n[light]\nrw=read\n[heavy]\nrw=randwrite\niodepth=32\n[broken]\nrw=sideways\n";
+    let c = ParseContext { sections: vec!["heavy".into()], ..ctx() };
+    let f = parse_job_text(text, Path::new("t.fio"), &c).unwrap();
+    assert_eq!(f.jobs.len(), 1);
+    let j = &f.jobs[0].config;
+    assert_eq!((j.name.as_str(), j.rw, j.iodepth, j.bs[1]), ("heavy", RwKind::RandWrite, 32, 8192));
+    let c = ParseContext { sections: vec!["light".into(), "heavy".into()], ..ctx() };
+    assert_eq!(parse_job_text(text, Path::new("t.fio"), &c).unwrap().jobs.len(), 2);
+    let c = ParseContext { sections: vec!["nosuch".into()], ..ctx() };
+    let e = parse_job_text(text, Path::new("t.fio"), &c).unwrap_err().to_string();
+    assert!(e.contains("no jobs defined: no job section named nosuch (--section)"), "{e}");
 }

@@ -38,8 +38,8 @@ pub(crate) struct VerifyLog {
     /// CPU per KiB: the checksum over a block, and a write's buffer fill (ns/KiB).
     pub check_ns_per_kib: u64,
     pub fill_ns_per_kib: u64,
-    /// The job's own I/Os issued so far by direction, read-backs not counted (fio's `io_issues`):
-    /// the next one's number (`numberio`).
+    /// I/Os issued so far by direction (fio's `io_issues`): the job's own, and for reads its
+    /// read-backs too; the next one's number (`numberio`).
     pub issues: [u64; 3],
     /// Why verification stopped at a loaded state (`verify_state_load`), as fio logs it.
     pub stopped: Option<String>,
