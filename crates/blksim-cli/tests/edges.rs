@@ -246,9 +246,13 @@ fn a_mistyped_option_on_the_command_line_gets_the_job_files_message() {
     let (code, _, err) = blksim(&[&base[..], &["--iodeph=32"]].concat());
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.trim_end(), "blksim: unknown option '--iodeph' (fio: Bad option); did you mean '--iodepth'?");
-    let (code, _, err) = blksim(&[&base[..], &["--minimal"]].concat());
+    let (code, _, err) = blksim(&[&base[..], &["--append-terse"]].concat());
     assert_eq!(code, 2, "{err}");
-    assert!(err.starts_with("blksim: --minimal: fio's terse output, which blksim does not write"), "{err}");
+    assert!(err.starts_with("blksim: --append-terse: fio's terse lines after the normal output"), "{err}");
+    // fio's --minimal is blksim's too: the terse line of the command-line job.
+    let (code, out, err) = blksim(&[&base[..], &["--size=1m", "--minimal"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("3;") && out.lines().count() == 1 && out.contains(";a;0;0;1024;"), "{out}");
     // One of blksim's own options, mistyped.
     let (code, _, err) = blksim(&[&base[..], &["--outptu", "x.json"]].concat());
     assert_eq!(code, 2, "{err}");

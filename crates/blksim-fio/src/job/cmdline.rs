@@ -13,10 +13,7 @@ use crate::InputError;
 
 /// fio's own command-line options (not job options) that blksim does not take, with why.
 const FIO_PROGRAM_OPTIONS: &[(&str, &str)] = &[
-    ("minimal", "fio's terse output, which blksim does not write (--output-format normal, json or json+)"),
-    ("terse-version", "fio's terse output, which blksim does not write (--output-format normal, json or json+)"),
-    ("append-terse", "fio's terse output, which blksim does not write (--output-format normal, json or json+)"),
-    ("section", "fio's choice of job sections to run: give blksim a job file with only those"),
+    ("append-terse", "fio's terse lines after the normal output: give --output-format=normal,terse"),
     ("readonly", "fio's guard against writes: blksim writes to no device"),
     ("showcmd", "fio's conversion of a job file to a command line"),
     ("cmdhelp", "fio's option help: `blksim options` lists every option and what blksim does with it"),
