@@ -37,6 +37,8 @@ pub struct RunRequest {
     pub seed: u64,
     /// `json+` rather than `json`: the latency histograms' buckets too.
     pub json_plus: bool,
+    /// `--section NAME`s: only these job sections of the job file (empty: all).
+    pub sections: Vec<String>,
     /// Set from outside to stop the run at its current virtual time (the caller's Ctrl-C).
     pub stop: Option<Arc<AtomicBool>>,
 }
@@ -67,7 +69,8 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     let timed = req.at.iter().map(|a| blksim::settings::parse_timed_write(a)).collect::<Result<Vec<_>, _>>()?;
     let (machine, settings) =
         machine_settings(req.machine.as_deref().unwrap_or(DEFAULT_MACHINE), &req.cmdline, &req.sets, &req.patches)?;
-    let ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
+    let mut ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
+    ctx.sections = req.sections.clone();
     let jobs = parse_job_sources(std::slice::from_ref(&req.job), &ctx).map_err(|e| Error::bad_input(e.to_string()))?;
     let mut warnings: Vec<String> = jobs.warnings.iter().map(ToString::to_string).collect();
     let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
@@ -208,6 +211,7 @@ mod tests {
             at: vec![],
             seed: 1,
             json_plus: false,
+            sections: vec![],
             stop: None,
         }
     }

@@ -118,7 +118,7 @@ type LogTuple = (String, String, bool, Vec<&'static str>);
 /// is the documented entry point.
 #[pyfunction]
 #[pyo3(signature = (*, text=None, path=None, name="<python>".to_string(), machine=None, cmdline=Vec::new(),
-    sets=Vec::new(), patches=Vec::new(), at=Vec::new(), seed=1, json_plus=false))]
+    sets=Vec::new(), patches=Vec::new(), at=Vec::new(), seed=1, json_plus=false, sections=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -132,6 +132,7 @@ fn run(
     at: Vec<String>,
     seed: u64,
     json_plus: bool,
+    sections: Vec<String>,
 ) -> PyResult<RunTuple> {
     let job = match (text, path) {
         (Some(t), None) => api::job_text(&name, &t),
@@ -139,11 +140,23 @@ fn run(
         _ => return Err(BadInput::new_err("give the job as text or as a path, one of the two")),
     };
     let stop = Arc::new(AtomicBool::new(false));
-    let req = api::RunRequest { job, machine, cmdline, sets, patches, at, seed, json_plus, stop: Some(stop.clone()) };
+    let stop_flag = Some(stop.clone());
+    let req = api::RunRequest { job, machine, cmdline, sets, patches, at, seed, json_plus, sections, stop: stop_flag };
     let out = interruptible(py, stop, || api::run(&req))?;
     let logs = out.logs.into_iter().map(|l| (l.path.display().to_string(), l.text, l.append, l.columns)).collect();
     let states = out.verify_states.into_iter().map(|(name, bytes)| (name, std::borrow::Cow::Owned(bytes))).collect();
     Ok((out.json, out.normal, out.warnings, out.cpu_stages, logs, states))
+}
+
+/// fio's terse lines of a run (`--output-format=terse`, `--terse-version`) from its JSON document.
+#[pyfunction]
+#[pyo3(signature = (json, version=3))]
+fn terse(json: &str, version: u32) -> PyResult<String> {
+    let versions = blksim_fio::output::TERSE_VERSIONS;
+    if !versions.contains(&version) {
+        return Err(BadInput::new_err(format!("terse version {version}: expected one of {versions:?}")));
+    }
+    Ok(blksim_fio::output::write_terse(json, version))
 }
 
 /// `blksim machines`: the built-in machines, one line each.
@@ -223,6 +236,7 @@ fn sweep_point(py: Python<'_>, path: String, i: usize) -> PyResult<Vec<String>> 
 #[pymodule]
 fn _blksim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(terse, m)?)?;
     m.add_function(wrap_pyfunction!(machines, m)?)?;
     m.add_function(wrap_pyfunction!(machine, m)?)?;
     m.add_function(wrap_pyfunction!(options, m)?)?;

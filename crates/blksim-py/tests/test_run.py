@@ -186,6 +186,20 @@ def test_verify_state_files_are_fios_and_load_from_the_working_directory(tmp_pat
     assert post.jobs.loc[0, "io_bytes"] == 256 * 1024
 
 
+def test_terse_and_sections_are_the_commands(tmp_path):
+    job = tmp_path / "sections.fio"
+    job.write_text(JOB)
+    cmd = subprocess.run([cli(), "run", job, "--section", "writer", "--minimal", "--seed", "3"],
+                         capture_output=True, text=True, check=True).stdout
+    r = blksim.run(job, sections="writer", seed=3)
+    assert list(r.jobs["jobname"]) == ["writer"]
+    # The lines agree but for nothing (the wall clock is not in them).
+    assert r.terse() == cmd
+    assert r.terse(5).startswith("5;") and len(r.terse(5).split(";")) > len(cmd.split(";"))
+    with pytest.raises(blksim.BadInput, match="expected one of"):
+        r.terse(2)
+
+
 def test_bad_input_names_the_file_and_line():
     with pytest.raises(blksim.BadInput, match=r"<text>:3") as e:
         blksim.run("[j]\nfilename=/dev/nvme0n1\nrw=sideways\n")

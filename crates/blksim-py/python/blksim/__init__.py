@@ -77,6 +77,7 @@ def run(
     at: Union[None, str, Sequence[str]] = None,
     seed: int = 1,
     histogram: bool = False,
+    sections: Union[None, str, Sequence[str]] = None,
 ) -> Result:
     """Simulate a fio job on a machine and return its :class:`Result`.
 
@@ -106,6 +107,8 @@ def run(
     histogram
         Keep the latency histograms: ``json`` is then fio's ``json+`` (``--output-format
         json+``) and ``Result.histogram`` has their buckets.
+    sections
+        fio's ``--section``: only the job sections of these names (``[global]`` always).
 
     Raises :class:`BadInput` (a wrong job, option, knob or profile; the message
     names the file and line), :class:`NotModelled` (valid input blksim cannot
@@ -120,6 +123,7 @@ def run(
         at=_strings(at, "at"),
         seed=int(seed),
         json_plus=bool(histogram),
+        sections=_strings(sections, "sections"),
     )
     if isinstance(job, Mapping):
         out = _blksim.run(text=job_text(job), name="<dict>", **kw)

@@ -60,6 +60,13 @@ class Result:
         """fio's normal output (``blksim run --output-format normal``)."""
         return self._normal
 
+    def terse(self, version: int = 3) -> str:
+        """fio's terse lines (``blksim run --output-format terse --terse-version N``): one
+        ``;``-separated line per job, version 3 (fio's default), 4 or 5."""
+        from . import _blksim
+
+        return _blksim.terse(self.json, int(version))
+
     @cached_property
     def data(self) -> dict:
         """The JSON document, parsed."""
