@@ -253,9 +253,14 @@ fn flows_share_the_io_as_the_real_fio_shares_it() {
     };
     let fio = ios(crosscheck::fio_tool("fio"), &dir("flow-fio"));
     let ours = ios(blksim(), &dir("flow-blksim"));
-    for i in 0..2 {
-        assert!((ours[i] / fio[i] - 1.0).abs() < 0.01, "job {i}: blksim {ours:?}, fio {fio:?}");
-    }
+    // The first job is paced by rate_iops: within 1%. The second's count in the real
+    // fio races: flow_threshold_exceeded reads the shared counter and its own without
+    // a lock while the other thread adds to it, so a busy host runs it a few percent
+    // over (fio's own t0011 check allows a ratio of 6 to 10 and saw 8.3). blksim's is
+    // the race-free count, exactly eight per I/O of the first plus the start.
+    assert!((ours[0] / fio[0] - 1.0).abs() < 0.01, "job 0: blksim {ours:?}, fio {fio:?}");
+    assert_eq!(ours[1], 8.0 * ours[0] + 9.0, "job 1: blksim {ours:?}");
+    assert!((ours[1] / fio[1] - 1.0).abs() < 0.05, "job 1: blksim {ours:?}, fio {fio:?}");
 }
 
 #[test]
