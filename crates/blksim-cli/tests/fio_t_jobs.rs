@@ -6,7 +6,11 @@
 //!
 //! Here: t0001, t0005 (a tenth as large), t0007, t0008, t0011, t0012, t0014
 //! (a tenth as long), t0016, t0019, t0020, t0021, t0022, t0023, t0024,
-//! t0025, t0026, t0028, t0029, t0030, t0031, t0032, t0036, t0037, t0038.
+//! t0025, t0026, t0028, t0029, t0030, t0031, t0032, t0036, t0037, t0038;
+//! t0015, t0018, t0033 and t0034 (buffered I/O on a file in fio's, whose
+//! criteria, slat + clat = lat, exit 0 and the log files' formats, do not
+//! depend on the page cache) with direct=1 on the drive, as the issue's
+//! peer runs them.
 //! t0002-t0004, t0006 and t0027 (verifying reads of what a pre-job wrote;
 //! criterion: exit 0) run, and pass their data checks by construction:
 //! blksim simulates no data (t0003, whose criterion is a failing verify, passes too, with the
@@ -14,8 +18,7 @@
 //! t0037 (a pre-job's verify state saved, then loaded). The others, in
 //! blksim's words (each refused with that reason, exit 2): `verify_async` (t0009);
 //! `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
-//! buffered I/O through the page cache (t0015, t0018, t0033, t0034; direct=1
-//! would change what they test); `ioengine=filecreate` (t0035, not block I/O).
+//! `ioengine=filecreate` (t0035, not block I/O).
 
 use std::collections::BTreeSet;
 
@@ -218,6 +221,122 @@ fn t0016_t0028_run_to_the_end() {
         let done = j["read"]["io_bytes"].as_u64().unwrap() + j["write"]["io_bytes"].as_u64().unwrap();
         assert_eq!((j["error"].as_u64(), done), (Some(0), bytes), "{name}");
     }
+}
+
+/// fio's FioJobFileTest_t0015 criterion: mean(slat) + mean(clat) = mean(lat) within 1 ns.
+fn slat_plus_clat_is_lat(dir: &std::path::Path, name: &str) {
+    let out: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let r = &out["jobs"][0]["read"];
+    let mean = |k: &str| r[k]["mean"].as_f64().unwrap();
+    let (slat, clat, lat) = (mean("slat_ns"), mean("clat_ns"), mean("lat_ns"));
+    assert!(slat > 0.0 && clat > 0.0, "{name}: slat {slat}, clat {clat}");
+    assert!((slat + clat - lat).abs() <= 1.0, "{name}: slat {slat} + clat {clat} != lat {lat}");
+}
+
+#[test]
+fn t0015_t0016_slat_and_clat_add_up_to_lat() {
+    // t0015 is libaio on a file through the page cache; run as a peer's suite runs
+    // it (the criterion does not depend on the page cache), with direct=1 on the drive.
+    for (name, job) in [
+        ("t0015", "[test]\nioengine=libaio\nsize=1M\niodepth=16\nfilename=/dev/nvme0n1\ndirect=1\n"),
+        ("t0016", "[test]\nioengine=null\nsize=1M\niodepth=16\n"),
+    ] {
+        slat_plus_clat_is_lat(&run_in_scratch(name, job, 1), name);
+    }
+}
+
+#[test]
+fn t0018_a_buffered_uring_randrw_job_runs_to_its_end() {
+    // fio's criterion is exit 0; direct=1 on the drive, as for t0015.
+    let job = "[test]\nioengine=io_uring\nsize=256K\ntime_based\nruntime=3s\nrw=randrw\nfilename=/dev/nvme0n1\ndirect=1\n";
+    let dir = run_in_scratch("t0018", job, 1);
+    let out: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    let j = &out["jobs"][0];
+    assert_eq!(j["error"].as_u64(), Some(0));
+    assert!(j["job_runtime"].as_u64().unwrap() >= 3000, "{}", j["job_runtime"]);
+    assert!(j["read"]["total_ios"].as_u64().unwrap() > 0 && j["write"]["total_ios"].as_u64().unwrap() > 0);
+}
+
+/// fio's FioJobFileTest_LogFileFormat: the first line of each log (with its
+/// newline) matches fio's regular expression from the start (`re.match`). Its
+/// patterns use literals, `\n`, `\d+` and `[\da-f]+`, which this matches.
+fn first_lines_match(dir: &std::path::Path, patterns: &[(&str, &str)]) {
+    fn matches(mut pat: &str, mut s: &str) -> bool {
+        while !pat.is_empty() {
+            let class: Option<fn(u8) -> bool> = if let Some(p) = pat.strip_prefix(r"\d+") {
+                pat = p;
+                Some(|b| b.is_ascii_digit())
+            } else if let Some(p) = pat.strip_prefix(r"[\da-f]+") {
+                pat = p;
+                Some(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            } else {
+                None
+            };
+            match class {
+                Some(class) => {
+                    let n = s.bytes().take_while(|&b| class(b)).count();
+                    if n == 0 {
+                        return false;
+                    }
+                    s = &s[n..];
+                }
+                None => {
+                    let (want, rest) = match pat.strip_prefix(r"\n") {
+                        Some(rest) => ('\n', rest),
+                        None => (pat.chars().next().unwrap(), &pat[1..]),
+                    };
+                    match s.strip_prefix(want) {
+                        Some(r) => s = r,
+                        None => return false,
+                    }
+                    pat = rest;
+                }
+            }
+        }
+        true
+    }
+    for (log, pattern) in patterns {
+        let text = std::fs::read_to_string(dir.join(log)).unwrap_or_else(|e| panic!("{log}: {e}"));
+        let line = text.split_inclusive('\n').next().unwrap_or("");
+        assert!(matches(pattern, line), "{log}: {line:?} does not match {pattern}");
+    }
+}
+
+#[test]
+fn t0033_t0034_log_files_have_fios_formats() {
+    // Buffered libaio reads of an 8 KiB file in fio's; direct=1 on the drive here
+    // (the criterion is each log's format).
+    let g = "[global]\nrw=read\nfilename=/dev/nvme0n1\ndirect=1\nsize=8k\ntime_based\nruntime=2s\nioengine=libaio\niodepth=1\n";
+    let t33 = format!(
+        "{g}[job1]\nwrite_bw_log=log\nlog_prio=1\n[job2]\nwrite_lat_log=log\nlog_avg_msec=100\nlog_window_value=both\n\
+         [job3]\nwrite_iops_log=log\nlog_offset=1\nlog_prio=1\n[job4]\nwrite_iops_log=log\nlog_avg_msec=100\n\
+         log_window_value=both\nlog_offset=1\n"
+    );
+    first_lines_match(
+        &run_in_scratch("t0033", &t33, 1),
+        &[
+            ("log_bw.1.log", r"\d+, \d+, \d+, \d+, 0x[\da-f]+\n"),
+            ("log_clat.2.log", r"\d+, \d+, \d+, \d+, 0, \d+\n"),
+            ("log_iops.3.log", r"\d+, \d+, \d+, \d+, \d+, 0x[\da-f]+\n"),
+            ("log_iops.4.log", r"\d+, \d+, \d+, \d+, 0, 0, \d+\n"),
+        ],
+    );
+    let t34 = format!(
+        "{g}[job1]\nwrite_lat_log=log\nlog_offset=1\nlog_issue_time=1\n[job2]\nwrite_lat_log=log\nlog_offset=1\n\
+         log_issue_time=1\nlog_avg_msec=100\nlog_window_value=both\n[job3]\nwrite_lat_log=log\nwrite_bw_log=log\n\
+         write_iops_log=log\nlog_offset=1\nlog_issue_time=1\n"
+    );
+    first_lines_match(
+        &run_in_scratch("t0034", &t34, 1),
+        &[
+            ("log_clat.1.log", r"\d+, \d+, \d+, \d+, \d+, \d+, \d+\n"),
+            ("log_slat.1.log", r"\d+, \d+, \d+, \d+, \d+, \d+, \d+\n"),
+            ("log_lat.1.log", r"\d+, \d+, \d+, \d+, \d+, \d+, 0\n"),
+            ("log_clat.2.log", r"\d+, \d+, \d+, \d+, 0, 0, \d+, 0\n"),
+            ("log_bw.3.log", r"\d+, \d+, \d+, \d+, \d+, \d+, 0\n"),
+            ("log_iops.3.log", r"\d+, \d+, \d+, \d+, \d+, \d+, 0\n"),
+        ],
+    );
 }
 
 #[test]
