@@ -7,7 +7,7 @@
 //! Here: t0001, t0005 (a tenth as large), t0007, t0008, t0011, t0012, t0014
 //! (a tenth as long), t0016, t0019, t0020, t0021, t0022, t0023, t0024,
 //! t0025, t0026, t0028, t0029, t0030, t0031, t0032, t0036, t0037, t0038;
-//! t0015, t0018, t0033 and t0034 (buffered I/O on a file in fio's, whose
+//! t0015, t0017 (posixaio), t0018, t0033 and t0034 (buffered I/O on a file in fio's, whose
 //! criteria, slat + clat = lat, exit 0 and the log files' formats, do not
 //! depend on the page cache) with direct=1 on the drive, as the issue's
 //! peer runs them.
@@ -17,7 +17,7 @@
 //! warning that says why); so do t0026 (verify after each loop), t0036 and
 //! t0037 (a pre-job's verify state saved, then loaded). The others, in
 //! blksim's words (each refused with that reason, exit 2): `verify_async` (t0009);
-//! `io_submit_mode=offload` (t0010, t0013); `ioengine=posixaio` (t0017);
+//! `io_submit_mode=offload` (t0010, t0013);
 //! `ioengine=filecreate` (t0035, not block I/O).
 
 use std::collections::BTreeSet;
@@ -234,12 +234,13 @@ fn slat_plus_clat_is_lat(dir: &std::path::Path, name: &str) {
 }
 
 #[test]
-fn t0015_t0016_slat_and_clat_add_up_to_lat() {
+fn t0015_t0016_t0017_slat_and_clat_add_up_to_lat() {
     // t0015 is libaio on a file through the page cache; run as a peer's suite runs
     // it (the criterion does not depend on the page cache), with direct=1 on the drive.
     for (name, job) in [
         ("t0015", "[test]\nioengine=libaio\nsize=1M\niodepth=16\nfilename=/dev/nvme0n1\ndirect=1\n"),
         ("t0016", "[test]\nioengine=null\nsize=1M\niodepth=16\n"),
+        ("t0017", "[test]\nioengine=posixaio\nsize=1M\niodepth=16\nfilename=/dev/nvme0n1\ndirect=1\n"),
     ] {
         slat_plus_clat_is_lat(&run_in_scratch(name, job, 1), name);
     }
@@ -248,7 +249,8 @@ fn t0015_t0016_slat_and_clat_add_up_to_lat() {
 #[test]
 fn t0018_a_buffered_uring_randrw_job_runs_to_its_end() {
     // fio's criterion is exit 0; direct=1 on the drive, as for t0015.
-    let job = "[test]\nioengine=io_uring\nsize=256K\ntime_based\nruntime=3s\nrw=randrw\nfilename=/dev/nvme0n1\ndirect=1\n";
+    let job =
+        "[test]\nioengine=io_uring\nsize=256K\ntime_based\nruntime=3s\nrw=randrw\nfilename=/dev/nvme0n1\ndirect=1\n";
     let dir = run_in_scratch("t0018", job, 1);
     let out: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
     let j = &out["jobs"][0];

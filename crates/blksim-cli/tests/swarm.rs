@@ -86,7 +86,8 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     if i > 0 && g.chance(30) {
         text.push_str(if g.chance(50) { "stonewall\n" } else { "new_group\n" });
     }
-    let engine = g.pick(&["libaio", "io_uring", "psync", "pvsync2", "null", "libaio", "io_uring", "io_uring_cmd"]);
+    let engine =
+        g.pick(&["libaio", "io_uring", "psync", "pvsync2", "null", "libaio", "io_uring", "io_uring_cmd", "posixaio"]);
     let _ = writeln!(text, "ioengine={engine}");
     if engine == "io_uring_cmd" {
         text.push_str("cmd_type=nvme\n");
@@ -130,7 +131,7 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
             .collect();
         let _ = writeln!(text, "filename={}", names.join(":"));
     }
-    if matches!(engine, "libaio" | "io_uring" | "io_uring_cmd") {
+    if matches!(engine, "libaio" | "io_uring" | "io_uring_cmd" | "posixaio") {
         let depth = [1, 2, 4, 8, 16, 32, 64][g.below(7) as usize];
         let _ = writeln!(text, "iodepth={depth}");
         if g.chance(50) {

@@ -207,10 +207,11 @@ fn pace_iops(j: &JobConfig, mix: &[f64; 2]) -> f64 {
     caps.map_or(f64::INFINITY, |c| c.iter().sum::<f64>().max(1e-3))
 }
 
-/// The I/Os job `j` keeps in flight at most: its `iodepth`, one for a synchronous engine.
+/// The I/Os job `j` keeps in flight at most: its `iodepth`, one for a synchronous engine
+/// (and for posixaio, whose helper thread does one request of a file at a time).
 fn in_flight(j: &JobConfig) -> f64 {
     match j.ioengine {
-        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => 1.0,
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } | IoEngine::Posixaio => 1.0,
         _ => j.iodepth.max(1) as f64,
     }
 }
@@ -275,6 +276,18 @@ fn cpu_ns(machine: &Machine, j: &JobConfig, driver_ns: f64, latency_ns: f64, blo
             per_call(c.fio_submit_call_ns) + reap_call,
             (c.aio_submit_ns + c.aio_complete_ns + c.aio_getevents_ns) as f64,
         ),
+        IoEngine::Posixaio => {
+            // fio queues with aio_read, walks its io_us and waits in aio_suspend (a futex); glibc's
+            // helper does the pread on its own CPU, sleeping until the device answers.
+            let wait = (c.syscall_ns + c.futex_ns + c.context_switch_ns + c.wakeup_ns) as f64;
+            let user = (c.glibc_aio_enqueue_ns + c.glibc_aio_suspend_ns) as f64
+                + depth * c.glibc_aio_error_ns as f64
+                + per_call(c.fio_submit_call_ns)
+                + reap_call;
+            let sleep = if latency_ns > 0.0 { (c.context_switch_ns + c.wakeup_ns) as f64 } else { 0.0 };
+            let helper = (c.syscall_ns + c.glibc_aio_done_ns) as f64 + kernel + completion + sleep + wait;
+            return (fio + user + wait, helper);
+        }
         IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
             let ring = (c.io_uring_sqe_ns + c.io_uring_rw_ns + c.io_uring_cqe_ns) as f64;
             if o.sqthread_poll {

@@ -28,7 +28,7 @@ fn err(job: usize, message: String) -> Error {
     Error::bad_input(message).for_job(job)
 }
 
-fn not_modelled(job: usize, message: impl Into<String>) -> Error {
+pub(crate) fn not_modelled(job: usize, message: impl Into<String>) -> Error {
     Error::not_modelled(message).for_job(job)
 }
 
@@ -217,6 +217,12 @@ impl Sim {
                 if o.sqthread_poll {
                     self.add_sq_thread(i, o.sqthread_poll_cpu, &mut load)?;
                 }
+            }
+            if cfg.ioengine == IoEngine::Posixaio {
+                // glibc's AIO helper, placed where the scheduler puts a new thread.
+                let helper = crate::fio::posixaio::aio_helper_config(cfg, i);
+                let cpu = self.place_task(i, &helper, &mut load)?;
+                self.add_aio_helper(i, helper, cpu)?;
             }
         }
         self.run.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);

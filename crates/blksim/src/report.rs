@@ -88,8 +88,9 @@ impl Sim {
     fn job_stats(&mut self) -> Vec<JobStats> {
         self.jobs
             .iter_mut()
-            // SQ threads are kernel threads, not fio jobs: their time is in the CPUs'.
-            .filter(|j| j.engine.ring.sq_ring.is_none())
+            // SQ threads and glibc's AIO helpers are not fio jobs: their time is in the CPUs'
+            // (fio's usr/sys are its own thread's, getrusage(RUSAGE_THREAD)).
+            .filter(|j| !j.is_engine_thread())
             .map(|j| JobStats {
                 error: j.error.map(|e| crate::stats::JobError {
                     errno: e.errno,

@@ -100,6 +100,10 @@ pub enum IoEngine {
     IoUringCmd(IoUringOptions),
     /// fio's `null` engine: no kernel I/O at all.
     Null,
+    /// `posixaio`: glibc's POSIX AIO (`aio_read`/`aio_write`, `aio_error`,
+    /// `aio_suspend`), which does each request with a blocking pread/pwrite
+    /// on a helper thread, one request of a file descriptor at a time.
+    Posixaio,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -132,6 +136,7 @@ impl IoEngine {
             IoEngine::IoUring(_) => "io_uring",
             IoEngine::IoUringCmd(_) => "io_uring_cmd",
             IoEngine::Null => "null",
+            IoEngine::Posixaio => "posixaio",
         }
     }
     /// Synchronous engines have no submission latency (fio prints no slat).
@@ -152,6 +157,9 @@ pub enum Program {
     /// io_uring's SQ thread (`iou-sqp`) of an `sqthread_poll` ring: a kernel
     /// thread the model adds for such a job (not a fio job of its own).
     SqThread,
+    /// glibc's AIO helper thread (`handle_fildes_io`) of a `posixaio` job:
+    /// a thread of fio's process the model adds for such a job.
+    AioHelper,
 }
 
 /// One fio job (a clone of a `numjobs` job is a job of its own).

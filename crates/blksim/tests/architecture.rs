@@ -428,6 +428,11 @@ fn flow_files_stay_small_and_their_mutual_calls_do_not_grow() {
             "io_do_iopoll ends requests; an ended request pokes the task polling for it",
         ),
         ("fio::backend", "fio::pace_loop", "one program, fio's do_io, in two files: pacing is a branch of its loop"),
+        (
+            "fio::backend",
+            "fio::posixaio",
+            "fio's do_io calls the posixaio engine's queue and getevents, which return into its reap",
+        ),
         ("fio::backend", "fio::t_io_uring", "t/io_uring's loop shares fio's prep, commit and reap"),
         ("fio::backend", "io_uring::iopoll", "io_uring_enter polls (io_iopoll_check) and returns to fio's loop"),
         ("fio::t_io_uring", "io_uring::iopoll", "the same syscall and its return, from t/io_uring's loop"),

@@ -14,6 +14,7 @@ pub(crate) enum EngineName {
     IoUring,
     IoUringCmd,
     Null,
+    Posixaio,
 }
 
 /// Engines sharing one option table share option values (fio copies the
@@ -43,15 +44,15 @@ impl EngineName {
             EngineName::IoUring | EngineName::IoUringCmd => OptionTable::IoUring,
             EngineName::Libaio => OptionTable::Libaio,
             EngineName::Pvsync2 => OptionTable::Pvsync2,
-            EngineName::Sync | EngineName::Psync | EngineName::Null => OptionTable::None,
+            EngineName::Sync | EngineName::Psync | EngineName::Null | EngineName::Posixaio => OptionTable::None,
         }
     }
 }
 
-pub(crate) const SIMULATED: &str = "psync, sync, pvsync2, libaio, io_uring, io_uring_cmd and null";
+pub(crate) const SIMULATED: &str = "psync, sync, pvsync2, libaio, posixaio, io_uring, io_uring_cmd and null";
 
 /// Block I/O engines whose path blksim does not simulate.
-const BLOCK_NOT_MODELLED: &[&str] = &["vsync", "pvsync", "posixaio", "mmap", "splice", "solarisaio", "windowsaio"];
+const BLOCK_NOT_MODELLED: &[&str] = &["vsync", "pvsync", "mmap", "splice", "solarisaio", "windowsaio"];
 
 /// fio's other engines: they do not do block I/O the way blksim simulates it
 /// (network, RDMA, HTTP, pmem, CPU burners, file operations, user-space
@@ -114,6 +115,7 @@ pub(crate) fn classify(value: &str) -> Result<EngineName, Refusal> {
         "io_uring" => EngineName::IoUring,
         "io_uring_cmd" => EngineName::IoUringCmd,
         "null" => EngineName::Null,
+        "posixaio" => EngineName::Posixaio,
         _ if BLOCK_NOT_MODELLED.contains(&name) => {
             return Err(Refusal::NotModelled(format!(
                 "ioengine={name} is not modelled by blksim; blksim simulates {SIMULATED}"

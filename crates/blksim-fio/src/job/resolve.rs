@@ -426,6 +426,7 @@ fn to_engine(engine: EngineName, e: &EngineOpts) -> IoEngine {
         EngineName::Psync => IoEngine::Psync,
         EngineName::Pvsync2 => IoEngine::Pvsync2 { hipri: e.hipri },
         EngineName::Libaio => IoEngine::Libaio,
+        EngineName::Posixaio => IoEngine::Posixaio,
         EngineName::IoUring => IoEngine::IoUring(uring()),
         EngineName::IoUringCmd => IoEngine::IoUringCmd(uring()),
         EngineName::Null => IoEngine::Null,

@@ -281,23 +281,16 @@ impl Sim {
         let plugged = reqs.len() > 2
             && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_) | IoEngine::IoUringCmd(_));
         let mut last = None;
+        // posixaio's issue time is when glibc took the request (`aio_queued`), before its helper's pread.
+        let aio = job.engine.aio.is_some();
         for &req in reqs {
             let r = &mut self.reqs.reqs[req];
-            // Sync engines take the issue time before the syscall (fio's FIO_SYNCIO).
-            r.t_issue_ns = if sync { r.t_start_ns } else { now };
             r.submit_cpu = cpu;
-            if let Some(log) = &self.run.io_log {
-                // fio logs slat as an async engine's io_u is queued (after ramp_time).
-                let job = &self.jobs[j];
-                if job.cfg.record_ios && !sync && now >= job.ts.ramp_end_ns {
-                    let rec = IoRecord {
-                        start_ns: r.t_start_ns,
-                        issue_ns: now,
-                        done_ns: 0,
-                        offset: r.offset,
-                        bytes: r.bytes,
-                    };
-                    log.0.lock().expect("io log").issued(j.idx(), r.dir.index(), job.ts.ramp_end_ns, &rec);
+            if !aio {
+                // Sync engines take the issue time before the syscall (fio's FIO_SYNCIO).
+                r.t_issue_ns = if sync { r.t_start_ns } else { now };
+                if !sync {
+                    self.log_issued(j, req, now);
                 }
             }
             if is_null {
@@ -333,6 +326,20 @@ impl Sim {
                 continue;
             }
             last = Some(req);
+        }
+    }
+
+    /// fio logs slat as an async engine's io_u is queued (after ramp_time):
+    /// `req` of job `j`, issued at `now`, to the run's I/O log if it keeps one.
+    pub(crate) fn log_issued(&self, j: JobId, req: ReqId, now: u64) {
+        if let Some(log) = &self.run.io_log {
+            let job = &self.jobs[j];
+            if job.cfg.record_ios && now >= job.ts.ramp_end_ns {
+                let r = &self.reqs.reqs[req];
+                let rec =
+                    IoRecord { start_ns: r.t_start_ns, issue_ns: now, done_ns: 0, offset: r.offset, bytes: r.bytes };
+                log.0.lock().expect("io log").issued(j.idx(), r.dir.index(), job.ts.ramp_end_ns, &rec);
+            }
         }
     }
 

@@ -14,43 +14,6 @@ use crate::system::Sim;
 use crate::workload::{IoEngine, Program};
 
 impl Sim {
-    /// User time of the job's program per io_u and per call.
-    pub(crate) fn user_costs(&self, j: JobId) -> UserCosts {
-        let c = &self.costs;
-        let job = &self.jobs[j];
-        match job.cfg.program {
-            // fio: get_io_u + a clock per io_u; io_u_queued_complete's
-            // batch (init_icd's clock, ios_completed, bytes done) per reap;
-            // td_io_commit (io_u_mark_depth, the engine's commit wrapper)
-            // per commit, which sync engines never make (nor the null
-            // engine at iodepth=1: null_init makes it FIO_SYNCIO).
-            Program::Fio => UserCosts {
-                prep: c.fio_prep_ns + c.fio_clock_ns,
-                reap: c.fio_reap_ns,
-                reap_call: c.fio_clock_ns + c.fio_reap_call_ns,
-                submit_call: if job.cfg.ioengine.is_sync()
-                    || (job.cfg.ioengine == IoEngine::Null && job.cfg.iodepth == 1)
-                {
-                    0
-                } else {
-                    c.fio_submit_call_ns
-                },
-                wake: c.user_wake_ns,
-            },
-            // t/io_uring: one round of its submitter loop (prep, enter,
-            // reap_events) per reap; no clock, no per-call accounting.
-            Program::TIoUring => UserCosts {
-                prep: c.tio_prep_ns,
-                reap: c.tio_reap_ns,
-                reap_call: c.tio_round_ns,
-                submit_call: 0,
-                wake: c.user_wake_ns,
-            },
-            // A kernel thread has no user code.
-            Program::SqThread => UserCosts { prep: 0, reap: 0, reap_call: 0, submit_call: 0, wake: 0 },
-        }
-    }
-
     /// Decide the job's next step after the previous one ended (fio's do_io loop).
     #[inline(always)]
     pub(crate) fn job_next(&mut self, j: JobId) {
@@ -136,7 +99,9 @@ impl Sim {
     /// the user side of the commit.
     pub(crate) fn job_submit(&mut self, j: JobId) {
         let (mut bill, tw) = self.submit_syscall_cost(j, true);
-        let user = bill.add(CpuStage::UserLoop, self.user_costs(j).submit_call);
+        bill.add(CpuStage::UserLoop, self.user_costs(j).submit_call);
+        // posixaio's aio_read/aio_write are user time too.
+        let user = bill.get(CpuStage::UserLoop);
         self.take_debt(j, &mut bill);
         let sys = bill.total() - user;
         self.job_set_segs(j, JobState::Submit, [(Acct::User, user), (Acct::Sys, sys), (Acct::Sys, 0)], bill, tw);
@@ -176,6 +141,7 @@ impl Sim {
                     self.job_set(j, JobState::SleepOut, cs, Acct::Sys, CpuStage::Wakeup, 0)
                 }
             }
+            IoEngine::Posixaio => self.aio_getevents(j, Bill::default(), 0),
             IoEngine::Libaio => {
                 if job.engine.ready.len() as u32 >= min {
                     // io_getevents finds enough events at once.
@@ -263,11 +229,15 @@ impl Sim {
             body += user.submit_call;
             let (tail, _) = self.submit_syscall_cost(j, false);
             bill.merge(&tail);
-            tail.total()
+            // posixaio's aio_read/aio_write (user) are in the bill already.
+            let glibc = tail.get(CpuStage::UserLoop);
+            bill.add(CpuStage::UserLoop, body);
+            body += glibc;
+            tail.total() - glibc
         } else {
+            bill.add(CpuStage::UserLoop, body);
             0
         };
-        bill.add(CpuStage::UserLoop, body);
         self.jobs[j].task.chain = Chain { tw, reap, submit };
         self.job_set_segs(j, JobState::Chain, [(Acct::Sys, head), (Acct::User, body), (Acct::Sys, tail)], bill, reap);
     }
@@ -287,6 +257,10 @@ impl Sim {
         self.job_accounted(j);
         if ch.submit && self.jobs[j].engine.ring.sq_thread.is_some() {
             self.sq_committed(j);
+            return self.job_next(j);
+        }
+        if ch.submit && self.jobs[j].engine.aio.is_some() {
+            self.aio_queued(cpu, j);
             return self.job_next(j);
         }
         if ch.submit {
@@ -331,6 +305,9 @@ impl Sim {
             let tw = self.jobs[j].engine.ring.tw_pending.len() as u32;
             return self.tio_round(j, head_ns, wake, tw);
         }
+        if self.jobs[j].engine.aio.is_some() {
+            return self.aio_woken(j, head_ns, woke);
+        }
         let (_, max) = self.reap_bounds(j);
         let job = &self.jobs[j];
         let tw = job.engine.ring.tw_pending.len() as u32;
@@ -358,6 +335,10 @@ impl Sim {
                 self.sq_committed(j);
                 self.job_next(j);
             }
+            JobState::Submit if self.jobs[j].engine.aio.is_some() => {
+                self.aio_queued(cpu, j);
+                self.job_next(j);
+            }
             JobState::Submit => {
                 self.job_submitted(cpu, j, items);
                 self.job_after_submit(cpu, j);
@@ -368,6 +349,7 @@ impl Sim {
             JobState::PollSpin if self.jobs[j].engine.ring.sq_ring.is_some() => self.iopoll_spin_done_sq(j),
             JobState::PollSpin => self.iopoll_spin_done(j),
             JobState::SqIter => self.sq_iter_done(cpu, j),
+            JobState::AioWork => self.aio_work_done(cpu, j),
             JobState::CqSpin => {
                 self.jobs[j].task.spin = false;
                 self.job_reap(j);
@@ -399,6 +381,8 @@ impl Sim {
         }
         if job.iopoll() {
             self.iopoll_check(j, min);
+        } else if job.engine.aio.is_some() {
+            self.aio_suspended(cpu, j);
         } else if job.engine.ready.len() as u32 >= min {
             let k = self.reap_bounds(j).1.min(self.jobs[j].engine.ready.len() as u32);
             let aio = matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio);
@@ -474,19 +458,4 @@ impl Sim {
         self.cpus[cpu].current = None;
         self.cpus[cpu].io_sleepers += 1;
     }
-}
-
-/// User time of a job's program, ns (`Sim::user_costs`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct UserCosts {
-    /// Preparing one io_u.
-    pub prep: u64,
-    /// Accounting one reaped io_u.
-    pub reap: u64,
-    /// Once per reaping call: the completion batch's bookkeeping.
-    pub reap_call: u64,
-    /// Once per commit: the user side of the submitting call.
-    pub submit_call: u64,
-    /// Once after the task slept: the user working set refilled.
-    pub wake: u64,
 }

@@ -44,6 +44,9 @@ pub(crate) enum JobState {
     CqSpin,
     /// Sys: one iteration of an SQ thread (`io_sq_thread`): task_work, a poll pass, SQEs submitted.
     SqIter,
+    /// glibc's AIO helper thread: the request it finished handed back, the
+    /// next one taken and its pread/pwrite submitted (`fio/posixaio.rs`).
+    AioWork,
     /// t/io_uring's loop as one step: the task_work its `io_uring_enter`
     /// ran (sys), `reap_events_uring` and the next `prep_more_ios_uring`
     /// (user), the next `io_uring_enter`'s submission (sys).
@@ -307,6 +310,8 @@ pub(crate) struct Engine {
     /// engine (null_queue answers FIO_Q_BUSY while a commit's events are not
     /// reaped, so fio reaps them before queueing more).
     pub depth: u32,
+    /// `posixaio`: glibc's AIO state (on fio's job and on its helper thread).
+    pub aio: Option<Box<crate::fio::aio::Aio>>,
 }
 
 impl Job {
@@ -379,6 +384,7 @@ impl Job {
                     crate::workload::IoEngine::Null => cfg.iodepth_batch_submit.clamp(1, cfg.iodepth.max(1)),
                     _ => cfg.iodepth,
                 },
+                aio: None,
             },
             index,
             cfg,
@@ -423,6 +429,12 @@ impl Job {
     }
 
     /// io_us fio holds: queued, in flight, completed but not reaped.
+    /// A thread the model adds for a job's engine (an SQ thread, glibc's AIO
+    /// helper), not a fio job: its time is in the CPUs', not in a job's.
+    pub(crate) fn is_engine_thread(&self) -> bool {
+        self.engine.ring.sq_ring.is_some() || self.cfg.program == crate::workload::Program::AioHelper
+    }
+
     pub(crate) fn cur_depth(&self) -> u32 {
         self.queued.len() as u32 + self.inflight
     }

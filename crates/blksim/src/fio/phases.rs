@@ -9,11 +9,11 @@ impl Sim {
     /// The next stonewall phase with jobs: its jobs start (after their startdelay).
     pub(crate) fn start_phase(&mut self) {
         while self.run.phase < self.run.phases {
-            // An SQ thread starts with its ring's job.
+            // An SQ thread starts with its ring's job, glibc's AIO helper at its job's first request.
             let members: Vec<JobId> = self
                 .jobs
                 .iter()
-                .filter(|j| j.cfg.phase == self.run.phase && j.engine.ring.sq_ring.is_none())
+                .filter(|j| j.cfg.phase == self.run.phase && !j.is_engine_thread())
                 .map(|j| j.index)
                 .collect();
             if members.is_empty() {
@@ -32,6 +32,7 @@ impl Sim {
     /// A job ended: when its whole phase has, the next phase starts.
     pub(crate) fn job_finished(&mut self, j: JobId) {
         self.flow_leave(j);
+        self.aio_owner_done(j);
         self.run.jobs_left -= 1;
         if self.run.jobs_left == 0 {
             self.run.phase += 1;

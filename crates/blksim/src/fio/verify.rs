@@ -45,7 +45,8 @@ impl Sim {
         let Some(v) = job.verify.as_deref_mut() else { return false };
         // A job that only reads has nothing logged and goes on to its end (the real fio logs no reopen).
         let writes = !matches!(job.cfg.rw, crate::workload::RwKind::Read | crate::workload::RwKind::RandRead);
-        if v.phase || !v.cfg.do_verify || !writes || now >= job.end_ns {
+        // fio's thread_main: an error ends the job before its do_verify (`td->error`: break).
+        if v.phase || !v.cfg.do_verify || !writes || now >= job.end_ns || job.error.is_some() {
             return false;
         }
         v.phase = true;
@@ -74,7 +75,8 @@ impl Sim {
         let Some(v) = job.verify.as_deref_mut() else { return false };
         // A time-based job loops until its runtime ends (fio's keep_running), any other `loops` times.
         let more = if job.cfg.time_based { now < job.end_ns } else { job.loops_left > 1 };
-        if !v.phase || v.loop_bytes == 0 || !more {
+        // An error ends the job's loops too (`td->error`: break).
+        if !v.phase || v.loop_bytes == 0 || !more || job.error.is_some() {
             return false;
         }
         v.phase = false;

@@ -33,6 +33,7 @@ pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Di
                 + if o.fixedbufs { 0 } else { pin + dirty }
         }
         IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
-        IoEngine::Null => 0,
+        // glibc queues the request; its helper thread's pread/pwrite is the psync path.
+        IoEngine::Null | IoEngine::Posixaio => 0,
     }
 }

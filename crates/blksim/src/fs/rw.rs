@@ -5,7 +5,8 @@
 //! block layer. Completion, from `blk_mq_end_request` → `bio_endio` →
 //! `ki_complete`: io_uring's `io_req_task_work_add` (task_work that posts
 //! the CQE), `aio_complete` (an event in the ring), or the sync syscall's
-//! result → the waiting task woken when it has what it waits for.
+//! result → the waiting task woken when it has what it waits for
+//! (`posixaio`'s, glibc's helper thread: `fio/posixaio.rs`).
 
 use crate::fio::job::JobState;
 use crate::hw::cpu::Bill;
@@ -61,6 +62,20 @@ impl Sim {
             }
             return 0;
         }
+        if let Some(aio) = &job.engine.aio {
+            // posixaio: the pread/pwrite of glibc's helper thread returns.
+            let h = aio.peer;
+            return self.engine_ready(cpu, h, req);
+        }
+        self.engine_ready(cpu, j, req)
+    }
+
+    /// `req` is done for job `j`'s task: on its CQ (task_work to run), its
+    /// aio ring or its syscall's result; a task sleeping for it is woken.
+    /// Returns the cost of the wake-up.
+    #[inline(always)]
+    pub(crate) fn engine_ready(&mut self, cpu: CpuId, j: JobId, req: ReqId) -> u64 {
+        let job = &mut self.jobs[j];
         let have = if job.is_uring() {
             job.engine.ring.tw_pending.push_back(req);
             job.engine.ring.tw_pending.len()
@@ -92,6 +107,16 @@ impl Sim {
         }
         match &job.cfg.ioengine {
             IoEngine::Null => {}
+            // aio_read/aio_write per io_u, in glibc (user): no syscall; the
+            // helper thread's wake-up is charged when it happens.
+            IoEngine::Posixaio => {
+                bill.add(CpuStage::UserLoop, job.queued.len() as u64 * c.glibc_aio_enqueue_ns);
+                if !job.queued.is_empty() && job.engine.aio.as_ref().is_some_and(|a| !a.created) {
+                    // The first request creates the helper thread (pthread_create).
+                    bill.add(CpuStage::Syscall, c.thread_create_ns);
+                }
+                return (bill, 0);
+            }
             // io_uring_enter: the ring's fd taken with fdget unless registered.
             IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
                 bill.add(

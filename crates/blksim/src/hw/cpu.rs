@@ -40,6 +40,11 @@ impl Bill {
         }
     }
 
+    /// The ns of `stage` in the bill.
+    pub(crate) fn get(&self, stage: CpuStage) -> u64 {
+        self.0[stage as usize] as u64
+    }
+
     /// The work it holds, ns.
     pub(crate) fn total(&self) -> u64 {
         self.0.iter().map(|&n| n as u64).sum()

@@ -124,6 +124,18 @@ costs! {
     aio_complete_ns,
     /// io_getevents per event returned.
     aio_getevents_ns,
+    /// glibc aio_read/aio_write: `__aio_enqueue_request` under `__aio_requests_mutex` (user).
+    glibc_aio_enqueue_ns,
+    /// fio's posixaio getevents per io_u it walks: `io_u_qiter` and `aio_error` (user).
+    glibc_aio_error_ns,
+    /// glibc aio_suspend's work around its futex wait: the wait list set up and taken down under the mutex (user).
+    glibc_aio_suspend_ns,
+    /// glibc's AIO helper after each pread/pwrite: the result stored, `__aio_notify`, the request dequeued and freed, the next taken (user).
+    glibc_aio_done_ns,
+    /// A futex syscall's body besides the syscall: the hash bucket, queueing the waiter or the wake list.
+    futex_ns,
+    /// pthread_create: the stack, clone3, wake_up_new_task (glibc's AIO helper, created at the first request).
+    thread_create_ns,
     /// io_uring_enter once per call besides the syscall: ring lookup, uring_lock, submit state, CQ wait/poll entry.
     io_uring_enter_ns,
     /// io_uring per SQE: request alloc, SQE read, init, fixed-file lookup, issue.

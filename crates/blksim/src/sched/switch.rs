@@ -1,6 +1,6 @@
 //! Kernel path: a task switched in (`finish_task_switch`): the CPU goes
 //! back into the program the task runs (fio's `do_io`, t/io_uring's loop,
-//! `io_sq_thread`) where it left off — its first step, back from a sleep
+//! `io_sq_thread`, glibc's AIO helper) where it left off — its first step, back from a sleep
 //! for completions or tags, back from a rate's nanosleep. The programs set
 //! their steps with `task.rs`'s setters; only this file calls up into them.
 
@@ -14,7 +14,8 @@ impl Sim {
     /// The CPU picked the job's task from its run queue.
     pub(crate) fn task_switched_in(&mut self, j: JobId) {
         self.jobs[j].task.ctx += 1;
-        if self.jobs[j].task.state == JobState::Sleeping {
+        // (posixaio's futex sleeps are not I/O sleeps.)
+        if self.jobs[j].task.state == JobState::Sleeping && !self.aio_futex_sleeper(j) {
             let cpu = self.jobs[j].task.cpu;
             self.cpus[cpu].io_sleepers -= 1;
         }
@@ -25,6 +26,7 @@ impl Sim {
                     Program::Fio => self.job_next(j),
                     Program::TIoUring => self.tio_start(j),
                     Program::SqThread => self.sq_next(j),
+                    Program::AioHelper => self.aio_helper_next(j, 0),
                 }
                 // Its run may be over before it began (runtime=0): no step.
                 if self.jobs[j].task.state != JobState::Done {
@@ -43,6 +45,9 @@ impl Sim {
                 }
                 let cs = self.costs.context_switch_ns;
                 self.jobs[j].task.add_head_sys(cs, CpuStage::Wakeup);
+            }
+            JobState::Sleeping if self.jobs[j].cfg.program == Program::AioHelper => {
+                self.aio_helper_next(j, self.costs.context_switch_ns)
             }
             JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
             // Back from nanosleep (a rate's or a think time's sleep), or a hybrid IOPOLL sleep.

@@ -1,0 +1,312 @@
+//! fio: the `posixaio` engine (`engines/posixaio.c`) on glibc's POSIX AIO
+//! (`sysdeps/pthread/aio_misc.c`, `aio_suspend.c`); its state is `aio.rs`.
+//!
+//! fio queues each io_u with `aio_read`/`aio_write` (the engine has no
+//! commit): `__aio_enqueue_request` links it, under `__aio_requests_mutex`,
+//! behind the request its file descriptor has running, or onto the run
+//! list, waking an idle helper thread (`pthread_cond_signal`: a futex wake)
+//! or creating the first one (`pthread_create`). The helper thread
+//! (`handle_fildes_io`) does one request at a time with a blocking
+//! pread/pwrite, stores its result, wakes an `aio_suspend` that waits for it
+//! (`__aio_notify`: a futex wake) and takes the descriptor's next request;
+//! with none it waits on the condition variable (for `aio_idle_time`, 1 s).
+//! So one file's requests reach the device one at a time, whatever fio's
+//! iodepth.
+//!
+//! fio's getevents walks all its io_us in index order (`io_u_qiter`),
+//! calling `aio_error` on those in flight and taking every one done (not
+//! capped at `max`); with fewer than `min` done it calls `aio_suspend` on the
+//! first eight still in progress, which sleeps in a futex until one of those
+//! eight is done, and walks again. fio takes io_us from a LIFO free list
+//! filled in index order, so the first it queues have the highest indices
+//! and the helper finishes them before the ones fio waits on: fio sleeps
+//! through several completions and reaps them together.
+//!
+//! Not modelled, and why it is small: contention on `__aio_requests_mutex`
+//! between fio's thread and the helper (each holds it for a few hundred ns
+//! per request); the helper's exit after `aio_idle_time` without work
+//! (longer than fio's gaps between requests).
+
+use crate::fio::aio::{Aio, SUSPEND_ENTRIES};
+use crate::fio::job::{batch_bucket, depth_bucket, Job, JobState};
+use crate::hw::cpu::{Acct, Bill};
+use crate::ids::{CpuId, JobId, ReqId};
+use crate::sim::Rng;
+use crate::stats::CpuStage;
+use crate::system::Sim;
+use crate::workload::{IoEngine, JobConfig, Program};
+
+impl Sim {
+    /// glibc's AIO helper thread of posixaio job `i` (configured by
+    /// `aio_helper_config`, on `cpu`, where the scheduler puts a new thread:
+    /// the least-loaded CPU fio may use); it does the requests'
+    /// pread/pwrite, the psync path.
+    pub(crate) fn add_aio_helper(&mut self, i: usize, cfg: JobConfig, cpu: CpuId) -> Result<(), crate::error::Error> {
+        let app = JobId::of(i);
+        if self.jobs[app].devs.iter().any(|&d| self.devs[d].elevator.is_some()) {
+            return Err(crate::build::not_modelled(
+                i,
+                "ioengine=posixaio with an I/O scheduler on the device is not modelled",
+            ));
+        }
+        if self.jobs[app].devs.len() > 1 {
+            return Err(crate::build::not_modelled(
+                i,
+                "ioengine=posixaio on more than one file is not modelled (glibc runs a helper thread per file \
+                 descriptor); use one filename per job",
+            ));
+        }
+        let index = JobId::of(self.jobs.len());
+        let devs = self.jobs[app].devs.clone();
+        let mut helper = Job::new(index, cfg, cpu, devs, Rng::stream(self.run.seed, &format!("aio/{i}")));
+        helper.engine.aio = Some(Box::new(Aio::new(app, 0)));
+        let depth = self.jobs[app].engine.depth;
+        self.jobs[app].engine.aio = Some(Box::new(Aio::new(index, depth)));
+        self.jobs.push(helper);
+        Ok(())
+    }
+
+    fn aio(&mut self, j: JobId) -> &mut Aio {
+        self.jobs[j].engine.aio.as_deref_mut().expect("a posixaio job or its helper")
+    }
+
+    /// fio's io_us went to glibc with `aio_read`/`aio_write` (the step that
+    /// called them ended): in flight for fio, queued for the helper thread,
+    /// which is created at the first request and woken if it waits for work.
+    pub(crate) fn aio_queued(&mut self, cpu: CpuId, j: JobId) {
+        let now = self.q.now_ns();
+        let mut reqs = std::mem::take(&mut self.jobs[j].queued);
+        for &r in &reqs {
+            // fio takes an async engine's issue time as its queue hook returns.
+            self.reqs.reqs[r].t_issue_ns = now;
+            self.log_issued(j, r, now);
+        }
+        let n = reqs.len() as u64;
+        let job = &mut self.jobs[j];
+        job.inflight += n as u32;
+        let depth = job.cur_depth();
+        job.ts.iodepth_level[depth_bucket(depth)] += n;
+        // td_io_queue marks a submit and a completion of one io_u per queued
+        // io_u for an engine without a commit hook (and getevents marks its
+        // completions again).
+        job.ts.iodepth_submit[batch_bucket(1)] += n;
+        job.ts.iodepth_complete[batch_bucket(1)] += n;
+        let aio = job.engine.aio.as_deref_mut().expect("posixaio");
+        for &r in &reqs {
+            let index = aio.free.pop().expect("a free io_u for each queued");
+            aio.inflight.push((r, index));
+        }
+        aio.pending.extend(reqs.iter().copied());
+        let h = aio.peer;
+        let create = !std::mem::replace(&mut aio.created, true);
+        reqs.clear();
+        self.jobs[j].queued = reqs;
+        if self.jobs[j].shaped {
+            self.replay_committed(j);
+        }
+        if create {
+            // The first request: pthread_create (its cost is the queueing step's:
+            // `submit_syscall_cost`) and wake_up_new_task puts it on a run queue.
+            self.job_start(h);
+        } else if self.aio(h).idle && !self.aio(h).woken {
+            // pthread_cond_signal: a futex wake of the idle helper.
+            self.aio(h).woken = true;
+            let cost = self.costs.syscall_ns + self.costs.futex_ns + self.wake(cpu, h);
+            self.jobs[j].task.debt_ns += cost;
+        }
+    }
+
+    /// fio's posixaio getevents: walk the io_us in index order (`aio_error`
+    /// on each in flight) and take every one done; fewer than `min`,
+    /// `aio_suspend` on the first eight in progress (its wait list, a futex
+    /// wait). `head` and `user_ns` come before (a wake-up's).
+    pub(crate) fn aio_getevents(&mut self, j: JobId, head: Bill, user_ns: u64) {
+        let (min, _) = self.reap_bounds(j);
+        let walk = self.jobs[j].engine.depth as u64 * self.costs.glibc_aio_error_ns;
+        let job = &mut self.jobs[j];
+        let aio = job.engine.aio.as_deref_mut().expect("posixaio");
+        let ready = job.engine.ready.len() as u32;
+        if ready >= min {
+            // Taken in index order, each io_u back on the free list as fio accounts it.
+            job.engine.ready.make_contiguous().sort_by_key(|&r| aio.index(r));
+            for &r in &job.engine.ready {
+                let at = aio.inflight.iter().position(|e| e.0 == r).expect("in flight");
+                let (_, index) = aio.inflight.swap_remove(at);
+                aio.free.push(index);
+            }
+            aio.listed.clear();
+            return self.job_chain(j, head, user_ns + walk, 0, ready);
+        }
+        let mut waiting: Vec<(u32, ReqId)> =
+            aio.inflight.iter().filter(|e| !job.engine.ready.contains(&e.0)).map(|&(r, i)| (i, r)).collect();
+        waiting.sort_unstable();
+        aio.listed = waiting.iter().take(SUSPEND_ENTRIES).map(|&(_, r)| r).collect();
+        let mut bill = head;
+        self.take_debt(j, &mut bill);
+        let c = &self.costs;
+        let pre = bill.total();
+        let user = bill.add(CpuStage::UserLoop, user_ns + walk + c.glibc_aio_suspend_ns);
+        let sys =
+            bill.add(CpuStage::Syscall, c.syscall_ns + c.futex_ns) + bill.add(CpuStage::Wakeup, c.context_switch_ns);
+        self.job_set_segs(j, JobState::ReapEnter, [(Acct::Sys, pre), (Acct::User, user), (Acct::Sys, sys)], bill, 0);
+    }
+
+    /// fio's `aio_suspend` entered its futex wait (the `ReapEnter` step
+    /// ended on `cpu`): it sleeps unless one of the requests it waits on is
+    /// done already.
+    pub(crate) fn aio_suspended(&mut self, cpu: CpuId, j: JobId) {
+        let job = &self.jobs[j];
+        let listed = &job.engine.aio.as_ref().expect("posixaio").listed;
+        if listed.iter().any(|r| job.engine.ready.contains(r)) {
+            return self.aio_woken(j, 0, false);
+        }
+        let job = &mut self.jobs[j];
+        job.task.state = JobState::Sleeping;
+        job.task.remaining_ns = 0;
+        self.cpus[cpu].current = None;
+    }
+
+    /// The helper finished `r` for fio's job `j` (`__aio_notify`, on
+    /// `cpu`): fio's walk will find it done; `aio_suspend` waiting on it
+    /// is woken. Returns the cost of the wake-up.
+    fn aio_notify(&mut self, cpu: CpuId, j: JobId, r: ReqId) -> u64 {
+        let job = &mut self.jobs[j];
+        job.engine.ready.push_back(r);
+        match job.task.state {
+            JobState::Sleeping if job.engine.aio.as_ref().is_some_and(|a| a.listed.contains(&r)) => {
+                job.engine.aio.as_deref_mut().expect("posixaio").listed.clear();
+                self.wake(cpu, j)
+            }
+            // fio's iolog_delay reaps as completions come.
+            JobState::ReplaySpin => {
+                self.iopoll_poke(j);
+                0
+            }
+            _ => 0,
+        }
+    }
+
+    /// fio's thread back from `aio_suspend` (woken, or a request it waits
+    /// on was done before it slept): it walks its io_us again.
+    pub(crate) fn aio_woken(&mut self, j: JobId, head_ns: u64, woke: bool) {
+        let wake = if woke { self.user_costs(j).wake } else { 0 };
+        self.aio_getevents(j, Bill::of(CpuStage::Wakeup, head_ns), wake);
+    }
+
+    /// The helper thread `h` runs (created, woken for work, or back from
+    /// its pread/pwrite after `head_ns` of schedule()): the request it
+    /// finished goes back to fio, the next is taken and submitted; with
+    /// none it waits on the condition variable, or ends with fio's job.
+    pub(crate) fn aio_helper_next(&mut self, h: JobId, head_ns: u64) {
+        let j = self.aio(h).peer;
+        self.aio(h).idle = false;
+        let finished = self.jobs[h].engine.ready.pop_front();
+        let next = self.aio(j).pending.pop_front();
+        if finished.is_none() && next.is_none() && self.jobs[j].task.state == JobState::Done {
+            let job = &mut self.jobs[h];
+            job.task.state = JobState::Done;
+            job.task.remaining_ns = 0;
+            return;
+        }
+        let cpu = self.jobs[h].task.cpu;
+        let mut bill = Bill::of(CpuStage::Wakeup, head_ns);
+        self.take_debt(h, &mut bill);
+        let c = &self.costs;
+        let pre = bill.total();
+        let user = bill.add(CpuStage::UserLoop, if finished.is_some() { c.glibc_aio_done_ns } else { 0 });
+        let mut sys = bill.add(CpuStage::Syscall, c.syscall_ns);
+        if let Some(r) = next {
+            // pread/pwrite: the sync path's block submission, then schedule() out until it completes.
+            self.jobs[h].queued.push(r);
+            sys += self.block_submit_cost(h, cpu, &mut bill);
+        } else {
+            // pthread_cond_timedwait: a futex wait, schedule() out.
+            sys += bill.add(CpuStage::Syscall, self.costs.futex_ns);
+        }
+        sys += bill.add(CpuStage::Wakeup, self.costs.context_switch_ns);
+        let aio = self.aio(h);
+        aio.finished = finished;
+        aio.next = next;
+        self.job_set_segs(h, JobState::AioWork, [(Acct::Sys, pre), (Acct::User, user), (Acct::Sys, sys)], bill, 0);
+    }
+
+    /// The helper's step on `cpu` ended: fio hears of the finished request
+    /// (a futex wake if it waits in `aio_suspend`), the next one's bio went
+    /// to the device; the helper sleeps until it completes, or for work.
+    pub(crate) fn aio_work_done(&mut self, cpu: CpuId, h: JobId) {
+        let j = self.aio(h).peer;
+        let (finished, next) = {
+            let aio = self.aio(h);
+            (aio.finished.take(), aio.next.take())
+        };
+        if let Some(r) = finished {
+            let woke = self.aio_notify(cpu, j, r);
+            if woke > 0 {
+                self.jobs[h].task.debt_ns += self.costs.syscall_ns + self.costs.futex_ns + woke;
+            }
+        }
+        if next.is_some() {
+            let reqs = std::mem::take(&mut self.jobs[h].queued);
+            self.submit_queued(cpu, j, &reqs);
+            let mut reqs = reqs;
+            reqs.clear();
+            self.jobs[h].queued = reqs;
+            // The driver's follow-on work is the helper's, which submitted.
+            let debt = std::mem::take(&mut self.jobs[j].task.debt_ns);
+            self.jobs[h].task.debt_ns += debt;
+        }
+        // The completion (or, waiting for work, a request) may already be in.
+        let more = if next.is_some() { !self.jobs[h].engine.ready.is_empty() } else { !self.aio(j).pending.is_empty() };
+        if more {
+            return self.aio_helper_next(h, 0);
+        }
+        if next.is_none() && self.jobs[j].task.state == JobState::Done {
+            return self.aio_helper_next(h, 0);
+        }
+        let job = &mut self.jobs[h];
+        job.task.state = JobState::Sleeping;
+        job.task.remaining_ns = 0;
+        self.cpus[cpu].current = None;
+        if next.is_some() {
+            // Sleeping in the pread (iowait) until its completion wakes it.
+            self.jobs[h].task.wait_for = 1;
+            self.cpus[cpu].io_sleepers += 1;
+        } else {
+            self.jobs[h].task.wait_for = u32::MAX;
+            let aio = self.aio(h);
+            aio.idle = true;
+            aio.woken = false;
+        }
+    }
+
+    /// Job `j` sleeps in a futex (fio's thread in `aio_suspend`, glibc's
+    /// helper waiting for work), not for I/O.
+    pub(crate) fn aio_futex_sleeper(&self, j: JobId) -> bool {
+        let job = &self.jobs[j];
+        job.engine.aio.as_ref().is_some_and(|a| a.idle || job.cfg.program != crate::workload::Program::AioHelper)
+    }
+
+    /// fio's posixaio job `j` ended: a helper that waits for work (or was
+    /// never created) ends with it.
+    pub(crate) fn aio_owner_done(&mut self, j: JobId) {
+        let Some(h) = self.jobs[j].engine.aio.as_ref().map(|a| a.peer) else { return };
+        let st = self.jobs[h].task.state;
+        let created = self.aio(j).created;
+        if !created || (st == JobState::Sleeping && self.aio(h).idle && !self.aio(h).woken) {
+            self.aio(h).idle = false;
+            let job = &mut self.jobs[h];
+            job.task.state = JobState::Done;
+            job.task.remaining_ns = 0;
+        }
+    }
+}
+
+/// The configuration of job `i`'s helper thread (`cfg` is the job's): a
+/// thread of fio's process with its CPU affinity, doing pread/pwrite.
+pub(crate) fn aio_helper_config(cfg: &JobConfig, i: usize) -> JobConfig {
+    let mut cfg = cfg.clone();
+    cfg.name = format!("aio-{}", 1001 + i);
+    cfg.program = Program::AioHelper;
+    cfg.ioengine = IoEngine::Psync;
+    cfg
+}
