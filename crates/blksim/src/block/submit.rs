@@ -230,6 +230,21 @@ impl Sim {
         self.jobs[j].queued = reqs;
     }
 
+    /// Thread `t` (an SQ thread, glibc's AIO helper) submits the requests it
+    /// took (`t`'s `queued`) for job `j` on `cpu`; the driver's follow-on
+    /// work is `t`'s, which submitted.
+    pub(crate) fn submit_queued_for(&mut self, cpu: CpuId, t: JobId, j: JobId) {
+        let reqs = std::mem::take(&mut self.jobs[t].queued);
+        let before = self.jobs[j].task.debt_ns;
+        self.submit_queued(cpu, j, &reqs);
+        let added = self.jobs[j].task.debt_ns - before;
+        self.jobs[j].task.debt_ns = before;
+        self.jobs[t].task.debt_ns += added;
+        let mut reqs = reqs;
+        reqs.clear();
+        self.jobs[t].queued = reqs;
+    }
+
     /// `io_submit_sqes` of `reqs` (the job's queued io_us) on `cpu`: bios,
     /// tags and the driver; on an IOPOLL ring each issued one joins the
     /// iopoll list.

@@ -246,14 +246,7 @@ impl Sim {
             }
         }
         if next.is_some() {
-            let reqs = std::mem::take(&mut self.jobs[h].queued);
-            self.submit_queued(cpu, j, &reqs);
-            let mut reqs = reqs;
-            reqs.clear();
-            self.jobs[h].queued = reqs;
-            // The driver's follow-on work is the helper's, which submitted.
-            let debt = std::mem::take(&mut self.jobs[j].task.debt_ns);
-            self.jobs[h].task.debt_ns += debt;
+            self.submit_queued_for(cpu, h, j);
         }
         // The completion (or, waiting for work, a request) may already be in.
         let more = if next.is_some() { !self.jobs[h].engine.ready.is_empty() } else { !self.aio(j).pending.is_empty() };

@@ -78,13 +78,9 @@ impl Sim {
             self.iopoll_apply(cpu, ring);
         }
         if n > 0 {
-            let reqs = std::mem::take(&mut self.jobs[t].queued);
-            self.submit_queued(cpu, ring, &reqs);
-            let mut reqs = reqs;
-            reqs.clear();
-            self.jobs[t].queued = reqs;
+            self.submit_queued_for(cpu, t, ring);
         }
-        // The SQ thread's follow-on work is its own.
+        // The SQ thread's follow-on work is its own (its ring's task_work and poll pass's too).
         let debt = std::mem::take(&mut self.jobs[ring].task.debt_ns);
         self.jobs[t].task.debt_ns += debt;
         if self.jobs[ring].engine.ready.len() > before && self.jobs[ring].task.spin {
