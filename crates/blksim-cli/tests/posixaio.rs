@@ -87,3 +87,23 @@ fn what_posixaio_does_not_model_is_refused() {
         assert!(err.contains(want) && err.contains("posixaio"), "{err}");
     }
 }
+
+#[test]
+fn a_cpu_going_offline_moves_fios_futex_sleep_and_the_helpers_io_sleep() {
+    // fio sleeps in aio_suspend's futex, the helper in its pread: taken off a CPU that
+    // goes offline, each moves (only the pread is an I/O sleep), and the job runs on.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.fio");
+    std::fs::write(&path, format!("{JOB}ioengine=posixaio\niodepth=8\ncpus_allowed=2-5\ntime_based\nruntime=2ms\n"))
+        .unwrap();
+    for cpu in [2, 3] {
+        let at = format!("300us:/sys/devices/system/cpu/cpu{cpu}/online=0");
+        let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .args(["run", path.to_str().unwrap(), "--output-format", "json", "--at", &at])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "cpu{cpu}: {}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["jobs"][0]["job_runtime"].as_u64().unwrap() >= 2, "cpu{cpu}");
+    }
+}
