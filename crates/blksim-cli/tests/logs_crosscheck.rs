@@ -459,28 +459,30 @@ fn posixaio_reaps_in_the_batches_the_real_fio_reaps_in() {
     // fio's posixaio waits in aio_suspend on the first eight of its io_us by index, while
     // glibc's helper finishes them in queue order (LIFO-allocated, highest index first):
     // the real fio (on a file of the test directory, direct=1) and blksim (on a drive)
-    // show the same IO depths and completion batches.
-    let body = "[test]\nioengine=posixaio\nsize=1M\niodepth=16\ndirect=1\nrw=read\n";
-    let depths = |cmd: Command, d: &Path, file: &str| {
+    // show the same IO depths and completion batches, bucket by bucket, at each iodepth.
+    let depths = |cmd: Command, d: &Path, depth: u32, file: &str| {
         let mut cmd = cmd;
         cmd.args(["--output-format=json"]);
-        std::fs::write(d.join("job.fio"), format!("{body}filename={file}\n")).unwrap();
+        let job = format!("[test]\nioengine=posixaio\nsize=2M\niodepth={depth}\ndirect=1\nrw=read\nfilename={file}\n");
+        std::fs::write(d.join("job.fio"), job).unwrap();
         let out = cmd.arg("job.fio").current_dir(d).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let j = &v["jobs"][0];
-        let get = |k: &str, b: &str| j[k][b].as_f64().unwrap();
-        [
-            get("iodepth_level", "8"),
-            get("iodepth_level", "16"),
-            get("iodepth_complete", "4"),
-            get("iodepth_complete", "16"),
-        ]
+        ["iodepth_level", "iodepth_complete"].map(|k| {
+            let m = j[k].as_object().unwrap();
+            m.iter().map(|(b, p)| (b.clone(), p.as_f64().unwrap())).collect::<Vec<_>>()
+        })
     };
-    let f = dir("posixaio-fio");
-    let fio = depths(crosscheck::fio_tool("fio"), &f, "data");
-    let ours = depths(blksim(), &dir("posixaio-blksim"), "/dev/nvme0n1");
-    for (i, what) in ["depth 8-15", "depth 16-31", "complete 1-4", "complete 16-31"].iter().enumerate() {
-        assert!((ours[i] - fio[i]).abs() < 5.0, "{what}: blksim {ours:?}, fio {fio:?}");
+    for depth in [12, 16, 32, 64] {
+        let fio = depths(crosscheck::fio_tool("fio"), &dir("posixaio-fio"), depth, "data");
+        let ours = depths(blksim(), &dir("posixaio-blksim"), depth, "/dev/nvme0n1");
+        for (f, o) in fio.iter().zip(&ours) {
+            assert_eq!(f.len(), o.len(), "iodepth={depth}: buckets {f:?} {o:?}");
+            for ((bucket, fp), (ob, op)) in f.iter().zip(o) {
+                assert_eq!(bucket, ob);
+                assert!((fp - op).abs() < 3.0, "iodepth={depth} bucket {bucket}: blksim {o:?}, fio {f:?}");
+            }
+        }
     }
 }
