@@ -435,6 +435,12 @@ impl Job {
         self.engine.ring.sq_ring.is_some() || self.cfg.program == crate::workload::Program::AioHelper
     }
 
+    /// Asleep, it sleeps in a futex (fio's thread in posixaio's
+    /// `aio_suspend`, glibc's AIO helper waiting for work), not for I/O.
+    pub(crate) fn futex_sleeper(&self) -> bool {
+        self.engine.aio.as_ref().is_some_and(|a| a.idle || self.cfg.program != crate::workload::Program::AioHelper)
+    }
+
     pub(crate) fn cur_depth(&self) -> u32 {
         self.queued.len() as u32 + self.inflight
     }

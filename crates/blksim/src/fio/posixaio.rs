@@ -272,13 +272,6 @@ impl Sim {
         }
     }
 
-    /// Job `j` sleeps in a futex (fio's thread in `aio_suspend`, glibc's
-    /// helper waiting for work), not for I/O.
-    pub(crate) fn aio_futex_sleeper(&self, j: JobId) -> bool {
-        let job = &self.jobs[j];
-        job.engine.aio.as_ref().is_some_and(|a| a.idle || job.cfg.program != crate::workload::Program::AioHelper)
-    }
-
     /// fio's posixaio job `j` ended: a helper that waits for work (or was
     /// never created) ends with it.
     pub(crate) fn aio_owner_done(&mut self, j: JobId) {

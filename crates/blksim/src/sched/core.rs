@@ -370,7 +370,7 @@ impl Sim {
         self.cpus.mask.stats.task_migrations += 1;
         self.jobs[j].task.cpu = to;
         let state = self.jobs[j].task.state;
-        if state == JobState::Sleeping && !self.aio_futex_sleeper(j) {
+        if state == JobState::Sleeping && !self.jobs[j].futex_sleeper() {
             self.cpus[from].io_sleepers -= 1;
             self.cpus[to].io_sleepers += 1;
         }

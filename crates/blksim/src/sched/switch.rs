@@ -15,7 +15,7 @@ impl Sim {
     pub(crate) fn task_switched_in(&mut self, j: JobId) {
         self.jobs[j].task.ctx += 1;
         // (posixaio's futex sleeps are not I/O sleeps.)
-        if self.jobs[j].task.state == JobState::Sleeping && !self.aio_futex_sleeper(j) {
+        if self.jobs[j].task.state == JobState::Sleeping && !self.jobs[j].futex_sleeper() {
             let cpu = self.jobs[j].task.cpu;
             self.cpus[cpu].io_sleepers -= 1;
         }
