@@ -25,7 +25,12 @@
 //! Not modelled, and why it is small: contention on `__aio_requests_mutex`
 //! between fio's thread and the helper (each holds it for a few hundred ns
 //! per request); the helper's exit after `aio_idle_time` without work
-//! (longer than fio's gaps between requests).
+//! (longer than fio's gaps between requests); glibc's limit of 20 helper
+//! threads per process, which only jobs run as threads (`thread`) share
+//! (each job here has its own helper, as with more than 20 such jobs only
+//! glibc would not); fio queueing an io_u to glibc as soon as it is prepared
+//! when `iodepth_batch_submit` > 1 (here the batch goes at its commit: the
+//! helper starts a batch's first request that much later).
 
 use crate::fio::aio::{Aio, SUSPEND_ENTRIES};
 use crate::fio::job::{batch_bucket, depth_bucket, Job, JobState};
