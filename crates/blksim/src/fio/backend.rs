@@ -432,10 +432,7 @@ impl Sim {
             return false;
         }
         job.task.tag_blocked = true;
-        job.task.state = JobState::Sleeping;
-        job.task.remaining_ns = 0;
-        self.cpus[cpu].current = None;
-        self.cpus[cpu].io_sleepers += 1;
+        self.task_sleep(cpu, j, true);
         true
     }
 
@@ -453,9 +450,6 @@ impl Sim {
         if have >= job.task.wait_for {
             return self.job_woken_chain(j, 0, false);
         }
-        job.task.state = JobState::Sleeping;
-        job.task.remaining_ns = 0;
-        self.cpus[cpu].current = None;
-        self.cpus[cpu].io_sleepers += 1;
+        self.task_sleep(cpu, j, true);
     }
 }

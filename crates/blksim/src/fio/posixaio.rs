@@ -165,10 +165,7 @@ impl Sim {
         if listed.iter().any(|r| job.engine.ready.contains(r)) {
             return self.aio_woken(j, 0, false);
         }
-        let job = &mut self.jobs[j];
-        job.task.state = JobState::Sleeping;
-        job.task.remaining_ns = 0;
-        self.cpus[cpu].current = None;
+        self.task_sleep(cpu, j, false);
     }
 
     /// The helper finished `r` for fio's job `j` (`__aio_notify`, on
@@ -255,20 +252,14 @@ impl Sim {
         }
         // The completion (or, waiting for work, a request) may already be in.
         let more = if next.is_some() { !self.jobs[h].engine.ready.is_empty() } else { !self.aio(j).pending.is_empty() };
-        if more {
+        // (With nothing to do and fio's job over, the helper ends.)
+        if more || (next.is_none() && self.jobs[j].task.state == JobState::Done) {
             return self.aio_helper_next(h, 0);
         }
-        if next.is_none() && self.jobs[j].task.state == JobState::Done {
-            return self.aio_helper_next(h, 0);
-        }
-        let job = &mut self.jobs[h];
-        job.task.state = JobState::Sleeping;
-        job.task.remaining_ns = 0;
-        self.cpus[cpu].current = None;
+        // Sleeping in the pread (iowait) until its completion wakes it, or for work.
+        self.task_sleep(cpu, h, next.is_some());
         if next.is_some() {
-            // Sleeping in the pread (iowait) until its completion wakes it.
             self.jobs[h].task.wait_for = 1;
-            self.cpus[cpu].io_sleepers += 1;
         } else {
             self.jobs[h].task.wait_for = u32::MAX;
             let aio = self.aio(h);

@@ -169,12 +169,9 @@ impl Sim {
              (-p0 with -c above -d minus -s); blksim ends the submitter at its runtime",
             job.inflight
         ));
-        job.task.state = JobState::Sleeping;
-        job.task.remaining_ns = 0;
         job.task.wait_for = u32::MAX;
         let end = job.end_ns;
-        self.cpus[cpu].current = None;
-        self.cpus[cpu].io_sleepers += 1;
+        self.task_sleep(cpu, j, true);
         self.q.at(end.max(now), Event::JobStuck { job: j });
     }
 

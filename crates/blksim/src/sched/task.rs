@@ -15,6 +15,16 @@ use crate::system::Sim;
 pub(crate) const SPIN_NS: u64 = u64::MAX / 4;
 
 impl Sim {
+    /// Job `j`'s task goes off `cpu` to sleep (`io`: in an I/O wait, which
+    /// the CPU's idle time counts as iowait; else in a futex).
+    pub(crate) fn task_sleep(&mut self, cpu: crate::ids::CpuId, j: JobId, io: bool) {
+        let task = &mut self.jobs[j].task;
+        task.state = JobState::Sleeping;
+        task.remaining_ns = 0;
+        self.cpus[cpu].current = None;
+        self.cpus[cpu].io_sleepers += io as u32;
+    }
+
     /// The job's next step: `cost_ns` of one account and stage (the debt
     /// of follow-on work, wake-ups and the like, charged with it).
     pub(crate) fn job_set(&mut self, j: JobId, state: JobState, cost_ns: u64, acct: Acct, stage: CpuStage, items: u32) {
