@@ -17,8 +17,9 @@
 //! warning that says why); so do t0026 (verify after each loop), t0036 and
 //! t0037 (a pre-job's verify state saved, then loaded). The others, in
 //! blksim's words (each refused with that reason, exit 2): `verify_async` (t0009);
-//! `io_submit_mode=offload` (t0010, t0013);
-//! `ioengine=filecreate` (t0035, not block I/O).
+//! `serialize_overlap` (t0013, with `io_submit_mode=offload`);
+//! `ioengine=filecreate` (t0035, not block I/O). t0010 (offload on the null
+//! engine, a tenth as large) is in `offload.rs`.
 
 use std::collections::BTreeSet;
 

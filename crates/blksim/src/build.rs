@@ -224,6 +224,13 @@ impl Sim {
                 let cpu = self.place_task(i, &helper, &mut load)?;
                 self.add_aio_helper(i, helper, cpu)?;
             }
+            if cfg.offload {
+                // Its submit workers, threads of fio's placed as new threads are.
+                let cpus = (0..cfg.iodepth.max(1))
+                    .map(|_| self.place_task(i, cfg, &mut load))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.add_submit_workers(i, &cpus)?;
+            }
         }
         self.run.phases = jobs.iter().map(|j| j.phase + 1).max().unwrap_or(0);
         Ok(())

@@ -386,6 +386,7 @@ impl Sim {
             Event::HrtimerExpired { cpu, req } => self.hrtimer_expired(cpu, req),
             Event::JobStarted { job } => {
                 self.flow_join(job);
+                self.offload_start(job);
                 self.job_start(job)
             }
             Event::HotplugStep { cpu } => self.cpu_down_step(cpu),

@@ -233,6 +233,9 @@ pub struct JobConfig {
     /// turns the map off itself (a `random_distribution`, `blockalign`
     /// other than the block size).
     pub norandommap: bool,
+    /// `io_submit_mode=offload`: fio's `iodepth` submit workers (`rate-submit.c`)
+    /// queue the io_us its thread prepares, each at iodepth 1 (`fio/rate_submit.rs`).
+    pub offload: bool,
     /// `random_generator=lfsr`: random offsets from fio's LFSR, each block
     /// once per pass without a random map (tausworthe and tausworthe64 are
     /// blksim's own uniform draws).
@@ -589,6 +592,7 @@ impl JobConfig {
             ramp_time_ns: 0,
             startdelay_ns: 0,
             norandommap: false,
+            offload: false,
             lfsr: false,
             randrepeat: true,
             rate_iops: [0; 3],

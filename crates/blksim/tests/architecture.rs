@@ -433,6 +433,11 @@ fn flow_files_stay_small_and_their_mutual_calls_do_not_grow() {
             "fio::posixaio",
             "fio's do_io calls the posixaio engine's queue and getevents, which return into its reap",
         ),
+        (
+            "fio::backend",
+            "fio::rate_submit",
+            "offload is a branch of fio's do_io: its thread enqueues where it would commit, its workers run do_io's queue and reap",
+        ),
         ("fio::backend", "fio::t_io_uring", "t/io_uring's loop shares fio's prep, commit and reap"),
         ("fio::backend", "io_uring::iopoll", "io_uring_enter polls (io_iopoll_check) and returns to fio's loop"),
         ("fio::t_io_uring", "io_uring::iopoll", "the same syscall and its return, from t/io_uring's loop"),

@@ -486,6 +486,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         c.ba[d] = if st.rw.is_random() && st.ba[d] > 0 && st.ba[d] != c.bs[d] { st.ba[d] } else { 0 };
     }
     c.norandommap = st.no_random_map();
+    c.offload = st.offload;
     c.randrepeat = st.randrepeat;
     c.lfsr = st.lfsr;
     c.ddir_seq_nr = st.ddir_seq_nr;

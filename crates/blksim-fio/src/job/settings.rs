@@ -153,6 +153,8 @@ pub(crate) struct Settings {
     pub ramp_us: u64,
     pub startdelay_us: u64,
     pub norandommap: bool,
+    /// `io_submit_mode=offload`: fio's submit workers queue the io_us.
+    pub offload: bool,
     pub randrepeat: bool,
     /// `random_generator=lfsr`.
     pub lfsr: bool,
@@ -240,6 +242,7 @@ impl Default for Settings {
             ramp_us: 0,
             startdelay_us: 0,
             norandommap: false,
+            offload: false,
             randrepeat: true,
             lfsr: false,
             rate_iops: [0; 3],
@@ -436,6 +439,7 @@ impl Settings {
                 return Err(Refusal::NotModelled("a random start delay (a range) is not modelled by blksim".into()))
             }
             (Field::NoRandomMap, P::Flag(b)) => self.norandommap = b,
+            (Field::SubmitMode, P::Choice(c, _)) => self.offload = c == "offload",
             (Field::RandRepeat, P::Bool(b)) => self.randrepeat = b,
             (Field::RandomGenerator, P::Choice(c, _)) => self.lfsr = c == "lfsr",
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),

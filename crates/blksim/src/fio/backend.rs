@@ -72,6 +72,9 @@ impl Sim {
             if self.jobs[j].replay.is_some() {
                 return self.replay_prep(j, n);
             }
+            if self.jobs[j].offload_worker().is_some() {
+                return self.offload_take(j, n);
+            }
             return self.job_prep_shaped(j, n);
         }
         let now = self.q.now_ns();
@@ -217,8 +220,11 @@ impl Sim {
             let n = self.jobs[j].queued.len() as u32 - queued;
             body += n as u64 * user.prep;
             let t = now + head + body;
-            for &r in &self.jobs[j].queued[queued as usize..] {
-                self.reqs.reqs[r].t_start_ns = t;
+            // (An offload worker's io_us started when fio's thread got them.)
+            if !self.jobs[j].shaped || self.jobs[j].offload.is_none() {
+                for &r in &self.jobs[j].queued[queued as usize..] {
+                    self.reqs.reqs[r].t_start_ns = t;
+                }
             }
         }
         let job = &self.jobs[j];
@@ -350,6 +356,8 @@ impl Sim {
             JobState::PollSpin => self.iopoll_spin_done(j),
             JobState::SqIter => self.sq_iter_done(cpu, j),
             JobState::AioWork => self.aio_work_done(cpu, j),
+            JobState::WqEnqueue => self.wq_enqueued(cpu, j),
+            JobState::WqWait => self.wq_wait_entered(cpu, j),
             JobState::CqSpin => {
                 self.jobs[j].task.spin = false;
                 self.job_reap(j);

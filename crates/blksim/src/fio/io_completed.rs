@@ -24,7 +24,10 @@ impl Sim {
         let job = &mut self.jobs[j];
         let k = reaping.len() as u32;
         job.inflight -= k;
-        job.ts.iodepth_complete[batch_bucket(k)] += 1;
+        let sync = job.cfg.ioengine.is_sync() || job.null_sync();
+        if !job.null_sync() {
+            job.ts.iodepth_complete[batch_bucket(k)] += 1;
+        }
         // fio takes one timestamp for the batch, at the start of the reap.
         let mut t_reap = job.ts.reap_ns;
         let now = self.q.now_ns();
@@ -84,7 +87,7 @@ impl Sim {
                 s.total_ios += 1;
                 s.io_bytes += r.bytes as u64;
                 if !job.cfg.gtod_reduce {
-                    if !job.cfg.ioengine.is_sync() {
+                    if !sync {
                         s.slat.record(r.t_issue_ns - r.t_start_ns);
                     }
                     s.clat.record(t_reap - r.t_issue_ns);
@@ -125,5 +128,8 @@ impl Sim {
         let mut reaping = reaping;
         reaping.clear();
         self.jobs[j].reaping = reaping;
+        if self.jobs[j].shaped {
+            self.offload_freed(j, k);
+        }
     }
 }

@@ -47,6 +47,11 @@ pub(crate) enum JobState {
     /// glibc's AIO helper thread: the request it finished handed back, the
     /// next one taken and its pread/pwrite submitted (`fio/posixaio.rs`).
     AioWork,
+    /// User: offload's `workqueue_enqueue` of the io_us fio prepared (`fio/rate_submit.rs`).
+    WqEnqueue,
+    /// Sys: offload's `pthread_cond_wait` (fio's thread for a free io_u or
+    /// the flush, a worker for work) until schedule() takes it off its CPU.
+    WqWait,
     /// t/io_uring's loop as one step: the task_work its `io_uring_enter`
     /// ran (sys), `reap_events_uring` and the next `prep_more_ios_uring`
     /// (user), the next `io_uring_enter`'s submission (sys).
@@ -293,6 +298,8 @@ pub(crate) struct Job {
     /// A job of several `loops` with `randrepeat`: its offset and size generators as seeded,
     /// for each loop to start from (fio's `td_fill_rand_seeds` in clear_io_state).
     pub loop_seeds: Option<Box<(Rng, Rng)>>,
+    /// `io_submit_mode=offload`: the job's workqueue, or the worker's part in one.
+    pub offload: Option<Box<crate::fio::workqueue::Offload>>,
 }
 
 /// What a job's ioengine holds apart from fio's thread (`td->io_ops_data`:
@@ -376,6 +383,7 @@ impl Job {
             }),
             bs_rng,
             loop_seeds: None,
+            offload: None,
             engine: Engine {
                 ready: VecDeque::new(),
                 ring: Ring::default(),
@@ -432,13 +440,32 @@ impl Job {
     /// A thread the model adds for a job's engine (an SQ thread, glibc's AIO
     /// helper), not a fio job: its time is in the CPUs', not in a job's.
     pub(crate) fn is_engine_thread(&self) -> bool {
-        self.engine.ring.sq_ring.is_some() || self.cfg.program == crate::workload::Program::AioHelper
+        self.engine.ring.sq_ring.is_some()
+            || self.cfg.program == crate::workload::Program::AioHelper
+            || self.offload_worker().is_some()
+    }
+
+    /// A submit worker of `io_submit_mode=offload`: fio's job it works for.
+    pub(crate) fn offload_worker(&self) -> Option<JobId> {
+        match self.offload.as_deref() {
+            Some(crate::fio::workqueue::Offload::Worker(w)) => Some(w.parent),
+            _ => None,
+        }
     }
 
     /// Asleep, it sleeps in a futex (fio's thread in posixaio's
-    /// `aio_suspend`, glibc's AIO helper waiting for work), not for I/O.
+    /// `aio_suspend`, glibc's AIO helper waiting for work, offload's
+    /// condition waits), not for I/O.
     pub(crate) fn futex_sleeper(&self) -> bool {
         self.engine.aio.as_ref().is_some_and(|a| a.idle || self.cfg.program != crate::workload::Program::AioHelper)
+            || self.offload.as_ref().is_some_and(|o| o.waiting())
+    }
+
+    /// The null engine at iodepth 1: `null_init` flags it FIO_SYNCIO, so
+    /// each io_u completes in its queue hook (no slat) and fio's commit
+    /// and reap never run (no submit or complete batches).
+    pub(crate) fn null_sync(&self) -> bool {
+        self.cfg.iodepth <= 1 && self.cfg.ioengine == IoEngine::Null
     }
 
     pub(crate) fn cur_depth(&self) -> u32 {

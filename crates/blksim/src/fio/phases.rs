@@ -33,6 +33,7 @@ impl Sim {
     pub(crate) fn job_finished(&mut self, j: JobId) {
         self.flow_leave(j);
         self.aio_owner_done(j);
+        self.offload_owner_done(j);
         self.run.jobs_left -= 1;
         if self.run.jobs_left == 0 {
             self.run.phase += 1;

@@ -18,7 +18,12 @@ impl Sim {
             // per commit, which sync engines never make (nor the null
             // engine at iodepth=1: null_init makes it FIO_SYNCIO).
             Program::Fio => UserCosts {
-                prep: c.fio_prep_ns + c.fio_clock_ns,
+                // An offload worker's io_us come prepared: it takes them off its list.
+                prep: if job.shaped && job.offload_worker().is_some() {
+                    c.fio_workqueue_ns
+                } else {
+                    c.fio_prep_ns + c.fio_clock_ns
+                },
                 reap: c.fio_reap_ns,
                 reap_call: c.fio_clock_ns + c.fio_reap_call_ns,
                 submit_call: if job.cfg.ioengine.is_sync()

@@ -136,6 +136,8 @@ costs! {
     futex_ns,
     /// pthread_create: the stack, clone3, wake_up_new_task (glibc's AIO helper, created at the first request).
     thread_create_ns,
+    /// fio's offload workqueue per io_u handed over: `workqueue_enqueue` (the worker's lock, list add, seq, a condition signal without a waiter) or the worker's splice of its list (user).
+    fio_workqueue_ns,
     /// io_uring_enter once per call besides the syscall: ring lookup, uring_lock, submit state, CQ wait/poll entry.
     io_uring_enter_ns,
     /// io_uring per SQE: request alloc, SQE read, init, fixed-file lookup, issue.

@@ -49,6 +49,7 @@ impl Sim {
             JobState::Sleeping if self.jobs[j].cfg.program == Program::AioHelper => {
                 self.aio_helper_next(j, self.costs.context_switch_ns)
             }
+            JobState::Sleeping if self.jobs[j].offload.as_ref().is_some_and(|o| o.waiting()) => self.wq_woken(j),
             JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
             // Back from nanosleep (a rate's or a think time's sleep), or a hybrid IOPOLL sleep.
             JobState::Nanosleep => {

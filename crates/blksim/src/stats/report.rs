@@ -27,6 +27,28 @@ pub struct DirStats {
     pub ios: Vec<IoRecord>,
 }
 
+impl DirStats {
+    /// Add another thread's statistics of the same direction (fio's
+    /// `sum_thread_stats`): counts and histograms summed, samples summed
+    /// interval by interval (both on the same clock).
+    pub(crate) fn absorb(&mut self, other: DirStats) {
+        self.total_ios += other.total_ios;
+        self.io_bytes += other.io_bytes;
+        self.slat.merge(&other.slat);
+        self.clat.merge(&other.clat);
+        self.lat.merge(&other.lat);
+        for (mine, theirs) in [(&mut self.bw_samples, other.bw_samples), (&mut self.iops_samples, other.iops_samples)] {
+            if mine.len() < theirs.len() {
+                mine.resize(theirs.len(), 0);
+            }
+            for (a, b) in mine.iter_mut().zip(theirs) {
+                *a += b;
+            }
+        }
+        self.ios.extend(other.ios);
+    }
+}
+
 /// One measured I/O's times and place, for fio's per-I/O log files (`write_lat_log`, ...).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IoRecord {
