@@ -496,3 +496,39 @@ fn posixaio_reaps_in_the_batches_the_real_fio_reaps_in() {
         }
     }
 }
+
+#[test]
+fn offload_hands_each_io_u_to_a_worker_as_the_real_fio_does() {
+    // io_submit_mode=offload on the null engine, unpaced and at a fixed rate (the corpus's
+    // fixed-rate-submission on the null engine): every io_u issued once, the IO depths
+    // the workers' (1 = 100%), no commit or reap batches and no slat (the null engine at a
+    // worker's iodepth 1 is synchronous), and the rate held by fio's thread alone.
+    for (name, extra) in
+        [("offload", "size=16m\niodepth=16\n"), ("offload-rate", "size=4m\niodepth=32\nrate_iops=1000\n")]
+    {
+        let job = format!("[t]\nioengine=null\nio_submit_mode=offload\n{extra}");
+        let summary = |cmd: Command, d: &Path| {
+            let mut cmd = cmd;
+            cmd.args(["--output-format=json"]);
+            std::fs::write(d.join("job.fio"), &job).unwrap();
+            let out = cmd.arg("job.fio").current_dir(d).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let j = &v["jobs"][0];
+            let maps = ["iodepth_level", "iodepth_submit", "iodepth_complete"].map(|k| j[k].to_string());
+            (
+                j["read"]["total_ios"].as_u64(),
+                j["read"]["slat_ns"]["N"].as_u64(),
+                maps,
+                j["read"]["iops"].as_f64().unwrap(),
+            )
+        };
+        let fio = summary(crosscheck::fio_tool("fio"), &dir(&format!("{name}-fio")));
+        let ours = summary(blksim(), &dir(&format!("{name}-blksim")));
+        assert_eq!((ours.0, ours.1, &ours.2), (fio.0, fio.1, &fio.2), "{name}");
+        if extra.contains("rate") {
+            // (The real fio's runtime, in whole ms of real time, may stretch on a busy host.)
+            assert!((ours.3 / fio.3 - 1.0).abs() < 0.05, "{name}: IOPS {} vs the real fio's {}", ours.3, fio.3);
+        }
+    }
+}

@@ -79,9 +79,22 @@ fn the_null_engine_offloaded_completes_every_io_once() {
 }
 
 #[test]
+fn a_rate_is_held_by_fios_thread_alone_whatever_the_device_latency() {
+    // Inline, a sync engine's rate cannot pass one I/O per device latency (fio waits for each);
+    // offloaded, fio's thread sleeps between io_us without waiting for those in flight, and
+    // 32 workers carry them: the rate is held.
+    let rated = format!("{JOB}ioengine=psync\niodepth=32\nrate_iops=50000\n");
+    let off = ok(&format!("{rated}io_submit_mode=offload\n"));
+    let inline = ok(&rated);
+    let iops = |v: &serde_json::Value| read(v)["iops"].as_f64().unwrap();
+    assert!((iops(&off) / 50_000.0 - 1.0).abs() < 0.02, "offload {:.0} IOPS", iops(&off));
+    assert!(iops(&inline) < 25_000.0, "inline {:.0} IOPS", iops(&inline));
+}
+
+#[test]
 fn what_offload_does_not_model_is_refused() {
     for (extra, what) in [
-        ("rate_iops=1000\n", "rate or thinktime"),
+        ("thinktime=10\n", "thinktime"),
         ("verify=crc32c\nrw=randwrite\n", "verify"),
         ("write_lat_log=x\n", "per-I/O logs"),
     ] {

@@ -22,7 +22,11 @@
 //! `thread_stat` carries no rusage of theirs): the workers' time is on
 //! their CPUs, in the `blksim` section.
 //!
-//! Refused (exit 2, said why): pacing (`rate*`, `thinktime`), `flow`,
+//! A rate paces fio's thread alone: ahead of its rate it sleeps without
+//! waiting for its io_us in flight (`rate_ddir` quiesces in inline mode
+//! only), so io_us go out at the rate whatever the device's latency.
+//!
+//! Refused (exit 2, said why): `thinktime`, `flow`,
 //! `verify`, a replayed log, per-I/O logs, `posixaio` and
 //! `sqthread_poll` with offload; `serialize_overlap` (offload's only user)
 //! is refused on its own.
@@ -50,8 +54,8 @@ impl Sim {
     pub(crate) fn add_submit_workers(&mut self, i: usize, cpus: &[CpuId]) -> Result<(), crate::error::Error> {
         let app = JobId::of(i);
         let job = &self.jobs[app];
-        let why = if job.pace.is_some() {
-            Some("rate or thinktime")
+        let why = if job.pace.as_deref().is_some_and(|p| p.think.think_us > 0) {
+            Some("thinktime")
         } else if job.cfg.flow.is_some() {
             Some("flow")
         } else if job.verify.is_some() {
@@ -122,6 +126,15 @@ impl Sim {
             self.job_set(j, JobState::WqEnqueue, cost, Acct::User, CpuStage::UserLoop, 0);
             return true;
         }
+        if job.pace.is_some() {
+            // rate_ddir: ahead of its rate, fio's thread sleeps without quiescing
+            // (only inline mode waits for its I/Os first): offload's fixed rate.
+            self.pace_check(j, 0);
+            if self.pace_idle(j) {
+                return true;
+            }
+        }
+        let job = &self.jobs[j];
         if job.inflight > 0 && (job.done_issuing || job.inflight >= job.engine.depth) {
             // No free io_u (get_io_u's wait on free_cond), or workqueue_flush.
             self.wq_wait(j);
