@@ -112,6 +112,68 @@ type StateTuple = (String, std::borrow::Cow<'static, [u8]>);
 /// One of fio's log files: (the path fio writes it to, its text, whether fio appends to it, its columns).
 type LogTuple = (String, String, bool, Vec<&'static str>);
 
+/// A fio log's text (lines of comma-separated integers) as columns: (rows, each column's
+/// values as little-endian i64 bytes), for Arrow arrays over those bytes (`Result.logs`: no
+/// text parsed in Python). None when a field is not an integer (`log_prio=1`'s `0x0000`)
+/// or the lines differ in their number of fields: the caller parses the text itself.
+#[pyfunction]
+fn log_columns(py: Python<'_>, text: &str) -> Option<(usize, Vec<std::borrow::Cow<'static, [u8]>>)> {
+    py.allow_threads(|| {
+        let (rows, cols) = parse_int_rows(text.as_bytes())?;
+        Some((rows, cols.into_iter().map(std::borrow::Cow::Owned).collect()))
+    })
+}
+
+/// Lines of comma-separated integers (spaces around them allowed) as columns of
+/// little-endian i64 bytes, and the number of lines; None for anything else.
+fn parse_int_rows(text: &[u8]) -> Option<(usize, Vec<Vec<u8>>)> {
+    let mut cols: Vec<Vec<u8>> = Vec::new();
+    let (mut rows, mut k) = (0usize, 0usize);
+    let (mut v, mut neg, mut digits) = (0i64, false, 0u32);
+    let end_field = |cols: &mut Vec<Vec<u8>>, k: &mut usize, v: &mut i64, neg: &mut bool, digits: &mut u32, rows| {
+        if *digits == 0 {
+            return None;
+        }
+        let x = if *neg { -*v } else { *v };
+        if rows == 0 {
+            cols.push(Vec::with_capacity(text.len() / 4));
+        }
+        cols.get_mut(*k)?.extend_from_slice(&x.to_le_bytes());
+        (*k, *v, *neg, *digits) = (*k + 1, 0, false, 0);
+        Some(())
+    };
+    for &b in text {
+        match b {
+            b'0'..=b'9' => {
+                v = v.checked_mul(10)?.checked_add((b - b'0') as i64)?;
+                digits += 1;
+            }
+            b'-' if digits == 0 && !neg => neg = true,
+            b' ' | b'\t' | b'\r' => {}
+            b',' => end_field(&mut cols, &mut k, &mut v, &mut neg, &mut digits, rows)?,
+            b'\n' => {
+                if k == 0 && digits == 0 {
+                    continue; // an empty line
+                }
+                end_field(&mut cols, &mut k, &mut v, &mut neg, &mut digits, rows)?;
+                if k != cols.len() {
+                    return None;
+                }
+                (rows, k) = (rows + 1, 0);
+            }
+            _ => return None,
+        }
+    }
+    if k > 0 || digits > 0 {
+        end_field(&mut cols, &mut k, &mut v, &mut neg, &mut digits, rows)?;
+        if k != cols.len() {
+            return None;
+        }
+        rows += 1;
+    }
+    Some((rows, cols))
+}
+
 /// Run one fio job file (`path`) or job text (`text`, errors name it `name`) on a machine.
 /// Returns (fio's JSON text, `json+`'s with `json_plus`; fio's normal report; warnings; each CPU's
 /// busy time by stage as (CPU, stage, ns); fio's log files as (path, text, append, columns); verify state files as (name, bytes)). The Python layer's `blksim.run`
@@ -237,6 +299,7 @@ fn sweep_point(py: Python<'_>, path: String, i: usize) -> PyResult<Vec<String>> 
 fn _blksim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(terse, m)?)?;
+    m.add_function(wrap_pyfunction!(log_columns, m)?)?;
     m.add_function(wrap_pyfunction!(machines, m)?)?;
     m.add_function(wrap_pyfunction!(machine, m)?)?;
     m.add_function(wrap_pyfunction!(options, m)?)?;

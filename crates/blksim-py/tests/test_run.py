@@ -172,6 +172,24 @@ def test_logs_are_the_files_the_command_writes(tmp_path):
     assert "mixed.iolog" not in r.logs and r.log_files["mixed.iolog"].startswith("fio version 3 iolog\n")
 
 
+def test_log_columns_parse_fios_integer_lines_or_give_up():
+    # The columns Result.logs builds its Arrow arrays on: each line's integers, or None
+    # (log_prio=1's hex, ragged lines, an empty field) for pandas to parse the text.
+    import struct
+
+    from blksim import _blksim
+
+    rows, cols = _blksim.log_columns("5, 100, 0, 4096, 0\n10, -3, 1, 4096, 0\n")
+    col = lambda i: list(struct.unpack(f"<{rows}q", cols[i]))
+    assert (rows, len(cols), col(0), col(1), col(3)) == (2, 5, [5, 10], [100, -3], [4096, 4096])
+    for bad in ["5, 1, 0, 4096, 0x0000\n", "1, 2\n3\n", "1,,2\n"]:
+        assert _blksim.log_columns(bad) is None, bad
+    # A log with log_prio=1 still reads, its prio as text.
+    r = blksim.run("[t]\nioengine=null\nsize=1m\nwrite_lat_log=x\nlog_prio=1\n")
+    clat = r.logs["x_clat.1.log"]
+    assert len(clat) == 256 and str(clat["prio"].iloc[0]).startswith("0x")
+
+
 def test_verify_state_files_are_fios_and_load_from_the_working_directory(tmp_path, monkeypatch):
     g = {"filename": "/dev/nvme0n1", "direct": 1, "verify": "crc32c", "size": "512k"}
     pre = blksim.run({"global": g, "w": {"rw": "write", "number_ios": 64}})
