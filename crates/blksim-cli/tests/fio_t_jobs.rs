@@ -17,9 +17,9 @@
 //! warning that says why); so do t0026 (verify after each loop), t0036 and
 //! t0037 (a pre-job's verify state saved, then loaded). The others, in
 //! blksim's words (each refused with that reason, exit 2): `verify_async` (t0009);
-//! `serialize_overlap` (t0013, with `io_submit_mode=offload`);
 //! `ioengine=filecreate` (t0035, not block I/O). t0010 (offload on the null
-//! engine, a tenth as large) is in `offload.rs`.
+//! engine, a tenth as large) and t0013 (offload with `serialize_overlap`, a
+//! hundredth as long) are in `offload.rs`.
 
 use std::collections::BTreeSet;
 

@@ -92,7 +92,39 @@ fn a_rate_is_held_by_fios_thread_alone_whatever_the_device_latency() {
 }
 
 #[test]
+fn serialize_overlap_lets_one_overlapping_io_u_fly_at_a_time_across_jobs() {
+    // Four offloaded jobs on the same 4 KiB: serialized, one I/O in flight at a time across
+    // them (a lone job's rate at depth 1); unserialized, four at once.
+    let job = |s: u32| {
+        format!(
+            "[t]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nthread=1\nsize=4k\nio_submit_mode=offload\n\
+             iodepth=1\nnumjobs=4\nloops=1000000\nruntime=20ms\ngroup_reporting\nserialize_overlap={s}\n"
+        )
+    };
+    let one = ok("[t]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nsize=4k\nloops=1000000\nruntime=20ms\n");
+    let iops = |v: &serde_json::Value| read(v)["iops"].as_f64().unwrap();
+    let (on, off, lone) = (iops(&ok(&job(1))), iops(&ok(&job(0))), iops(&one));
+    assert!((on / lone - 1.0).abs() < 0.1, "serialized {on:.0} IOPS, a lone job {lone:.0}");
+    assert!(off > 3.0 * lone, "unserialized {off:.0} IOPS, a lone job {lone:.0}");
+}
+
+#[test]
+fn t0013_eight_jobs_serializing_on_one_block_run_to_the_end() {
+    // fio's t0013 (a hundredth as long): criterion, exit 0; here also every job did I/O.
+    let v = ok("[test]\nioengine=null\nthread=1\nsize=4K\nblocksize=4K\nio_submit_mode=offload\niodepth=1\n\
+                serialize_overlap=1\nnumjobs=8\nloops=1000000\nruntime=100ms\n");
+    let jobs = v["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 8);
+    for j in jobs {
+        assert!(j["read"]["total_ios"].as_u64().unwrap() > 1000 && j["error"].as_u64() == Some(0), "{}", j["jobname"]);
+    }
+}
+
+#[test]
 fn what_offload_does_not_model_is_refused() {
+    let (code, _, err) = run(&format!("{JOB}ioengine=libaio\nserialize_overlap=1\n"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("serialize_overlap without io_submit_mode=offload"), "{err}");
     for (extra, what) in [
         ("thinktime=10\n", "thinktime"),
         ("verify=crc32c\nrw=randwrite\n", "verify"),

@@ -224,6 +224,13 @@ impl Sim {
                 let cpu = self.place_task(i, &helper, &mut load)?;
                 self.add_aio_helper(i, helper, cpu)?;
             }
+            if cfg.serialize_overlap && !cfg.offload {
+                return Err(not_modelled(
+                    i,
+                    "serialize_overlap without io_submit_mode=offload is not modelled (fio's inline check requeues an \
+                     overlapping io_u and reaps first)",
+                ));
+            }
             if cfg.offload {
                 // Its submit workers, threads of fio's placed as new threads are.
                 let cpus = (0..cfg.iodepth.max(1))

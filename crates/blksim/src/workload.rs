@@ -236,6 +236,9 @@ pub struct JobConfig {
     /// `io_submit_mode=offload`: fio's `iodepth` submit workers (`rate-submit.c`)
     /// queue the io_us its thread prepares, each at iodepth 1 (`fio/rate_submit.rs`).
     pub offload: bool,
+    /// `serialize_overlap`: (with offload) a worker holds an io_u that overlaps one in
+    /// flight in any such job until it is done (`rate-submit.c` `check_overlap`).
+    pub serialize_overlap: bool,
     /// `random_generator=lfsr`: random offsets from fio's LFSR, each block
     /// once per pass without a random map (tausworthe and tausworthe64 are
     /// blksim's own uniform draws).
@@ -593,6 +596,7 @@ impl JobConfig {
             startdelay_ns: 0,
             norandommap: false,
             offload: false,
+            serialize_overlap: false,
             lfsr: false,
             randrepeat: true,
             rate_iops: [0; 3],

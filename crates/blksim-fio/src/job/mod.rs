@@ -198,6 +198,8 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("verify", "the read-back I/O fio issues (do_verify after each loop's writes, verify_backlog) and the checksum's CPU per byte (fio --crctest); no data is simulated, so every check passes"),
         ("verify_state_save", "fio 3.42's local-NAME-N-verify.state (writes issued, none in flight at the job's end); the offset generator's state in it is zero (blksim's generator is not fio's)"),
         ("verify_state_load", "reads local-NAME-N-verify.state from the working directory before the run; verification stops where the saved job's writes stopped, as fio's verify_state_should_stop"),
+        ("io_submit_mode", "offload as fio's rate-submit.c: iodepth submit workers at iodepth 1; with thinktime, flow, verify, read_iolog, per-I/O logs, posixaio or sqthread_poll it is refused"),
+        ("serialize_overlap", "with io_submit_mode=offload (check_overlap across the serializing jobs); without offload it is refused"),
         ("flow", "as fio's flow.c: a held job spins in fio's loop, or with flow_sleep quiesces and usleep()s"),
         ("random_generator", "lfsr is fio's LFSR; tausworthe and tausworthe64 are blksim's own uniform draws"),
         ("randrepeat", "each of a job's loops draws the first loop's offsets and sizes again (fio's clear_io_state), or with 0 goes on; the draws are blksim's generator's, not fio's"),

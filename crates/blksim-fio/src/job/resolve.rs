@@ -487,6 +487,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     }
     c.norandommap = st.no_random_map();
     c.offload = st.offload;
+    c.serialize_overlap = st.serialize_overlap;
     c.randrepeat = st.randrepeat;
     c.lfsr = st.lfsr;
     c.ddir_seq_nr = st.ddir_seq_nr;

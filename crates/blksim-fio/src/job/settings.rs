@@ -155,6 +155,8 @@ pub(crate) struct Settings {
     pub norandommap: bool,
     /// `io_submit_mode=offload`: fio's submit workers queue the io_us.
     pub offload: bool,
+    /// `serialize_overlap`.
+    pub serialize_overlap: bool,
     pub randrepeat: bool,
     /// `random_generator=lfsr`.
     pub lfsr: bool,
@@ -243,6 +245,7 @@ impl Default for Settings {
             startdelay_us: 0,
             norandommap: false,
             offload: false,
+            serialize_overlap: false,
             randrepeat: true,
             lfsr: false,
             rate_iops: [0; 3],
@@ -440,6 +443,7 @@ impl Settings {
             }
             (Field::NoRandomMap, P::Flag(b)) => self.norandommap = b,
             (Field::SubmitMode, P::Choice(c, _)) => self.offload = c == "offload",
+            (Field::SerializeOverlap, P::Bool(b)) => self.serialize_overlap = b,
             (Field::RandRepeat, P::Bool(b)) => self.randrepeat = b,
             (Field::RandomGenerator, P::Choice(c, _)) => self.lfsr = c == "lfsr",
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),

@@ -20,8 +20,11 @@ impl Sim {
         let now = self.q.now_ns();
         let prep_ns = self.user_costs(j).prep;
         self.check_done_issuing(j);
-        if self.jobs[j].shaped && self.shaped_hold(j) {
-            return;
+        if self.jobs[j].shaped {
+            let held = if self.jobs[j].offload.is_some() { self.offload_hold(j) } else { self.shaped_hold(j) };
+            if held {
+                return;
+            }
         }
         let job = &mut self.jobs[j];
         let depth = job.cur_depth();
@@ -365,7 +368,7 @@ impl Sim {
             JobState::PollPass => self.iopoll_pass_done(cpu, j),
             JobState::Chain => self.job_chain_done(cpu, j),
             JobState::PaceSpin => self.pace_spin_done(j),
-            JobState::ReplaySpin | JobState::FlowSpin => {
+            JobState::ReplaySpin | JobState::FlowSpin | JobState::OverlapSpin => {
                 self.jobs[j].task.spin = false;
                 self.job_next(j);
             }

@@ -67,6 +67,9 @@ pub(crate) enum JobState {
     /// share (`flow_threshold_exceeded` without `flow_sleep`); another job of the
     /// flow issuing pokes it.
     FlowSpin,
+    /// User: an offload worker spins on fio's `overlap_check` mutex while its
+    /// io_u overlaps one in flight (`serialize_overlap`); a freed io_u pokes it.
+    OverlapSpin,
     /// User: fio's `iolog_delay` spins (reaping without waiting) until a
     /// replayed entry's delay is over; a completion pokes it.
     ReplaySpin,

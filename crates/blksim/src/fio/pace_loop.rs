@@ -377,9 +377,6 @@ impl Sim {
     /// fio's loop holds a shaped job before its next io_u: pacing, its
     /// flow's share, or a replayed entry's delay. Returns whether it does.
     pub(crate) fn shaped_hold(&mut self, j: JobId) -> bool {
-        if self.jobs[j].offload.is_some() {
-            return self.offload_hold(j);
-        }
         self.pace_check(j, 0);
         if self.flow_spins(j) {
             return true;

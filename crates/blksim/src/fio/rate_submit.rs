@@ -26,10 +26,15 @@
 //! waiting for its io_us in flight (`rate_ddir` quiesces in inline mode
 //! only), so io_us go out at the rate whatever the device's latency.
 //!
+//! `serialize_overlap`: before queueing, a worker checks every serializing
+//! job's io_us in flight (`check_overlap`, by offset and length only) and
+//! spins on fio's `overlap_check` mutex while one overlaps its own; a
+//! freed io_u ends the spin.
+//!
 //! Refused (exit 2, said why): `thinktime`, `flow`,
 //! `verify`, a replayed log, per-I/O logs, `posixaio` and
-//! `sqthread_poll` with offload; `serialize_overlap` (offload's only user)
-//! is refused on its own.
+//! `sqthread_poll` with offload; `serialize_overlap` without offload (fio's
+//! inline check requeues the io_u and reaps first: not modelled).
 
 use crate::fio::job::{Job, JobState};
 use crate::fio::workqueue::{Offload, SubmitWorker, Workqueue};
@@ -74,6 +79,7 @@ impl Sim {
         if let Some(what) = why {
             return Err(crate::build::not_modelled(i, format!("io_submit_mode=offload with {what} is not modelled")));
         }
+        let job_serializes = job.cfg.serialize_overlap;
         let cfg = worker_config(&job.cfg, i);
         let devs = job.devs.clone();
         let mut q = Workqueue::default();
@@ -92,6 +98,8 @@ impl Sim {
                 waiting: false,
                 woken: false,
                 clocked: false,
+                current: None,
+                serialize: job_serializes,
             })));
             q.workers.push(index);
             self.jobs.push(w);
@@ -150,7 +158,14 @@ impl Sim {
         if job.cur_depth() > 0 || !job.engine.ready.is_empty() {
             return false;
         }
-        if !self.sw(w).work.is_empty() {
+        if let Some(&r) = self.sw(w).work.front() {
+            if self.sw(w).serialize && self.overlaps_in_flight(w, r) {
+                // check_overlap: it spins on the mutex until the io_u in its way is done.
+                let ns = crate::sched::core::SCHED_SLICE_NS;
+                self.job_set(w, JobState::OverlapSpin, ns, Acct::User, CpuStage::UserLoop, 0);
+                self.jobs[w].task.spin = true;
+                return true;
+            }
             return false;
         }
         if self.jobs[p].task.state == JobState::Done {
@@ -164,6 +179,22 @@ impl Sim {
         self.wq(p).next_free_worker = index;
         self.wq_wait(w);
         true
+    }
+
+    /// `check_overlap`: does `r` overlap an io_u in flight in any job that
+    /// serializes (by offset and length, as fio compares them, whatever the file)?
+    fn overlaps_in_flight(&self, w: JobId, r: crate::ids::ReqId) -> bool {
+        let (x1, x2) = {
+            let q = &self.reqs.reqs[r];
+            (q.offset, q.offset + q.bytes as u64)
+        };
+        self.jobs.iter().any(|k| match k.offload.as_deref() {
+            Some(Offload::Worker(s)) if s.serialize && k.index != w => s.current.is_some_and(|c| {
+                let q = &self.reqs.reqs[c];
+                x1 < q.offset + q.bytes as u64 && q.offset < x2
+            }),
+            _ => false,
+        })
     }
 
     fn worker_end(&mut self, w: JobId) {
@@ -258,7 +289,15 @@ impl Sim {
             (self.jobs[w].ts.ramp_end_ns, self.jobs[w].ts.next_sample_ns) = (ramp, sample);
         }
         for _ in 0..n {
-            let Some(r) = self.sw(w).work.pop_front() else { break };
+            let Some(&r) = self.sw(w).work.front() else { break };
+            if self.sw(w).serialize {
+                // check_overlap, then IO_U_F_FLIGHT: from here the others see it in flight.
+                if self.overlaps_in_flight(w, r) {
+                    break;
+                }
+                self.sw(w).current = Some(r);
+            }
+            self.sw(w).work.pop_front();
             self.reqs.reqs[r].owner = crate::block::Owner::Job(w);
             self.jobs[w].queued.push(r);
         }
@@ -277,6 +316,14 @@ impl Sim {
             job.done_issuing = true;
         }
         self.jobs[p].inflight -= k;
+        if std::mem::take(&mut self.sw(w).current).is_some() {
+            // Workers spinning in check_overlap look again.
+            let spinning: Vec<JobId> =
+                self.jobs.iter().filter(|k| k.task.state == JobState::OverlapSpin).map(|k| k.index).collect();
+            for k in spinning {
+                self.iopoll_poke(k);
+            }
+        }
         let go = self.parent_may_go(p);
         let q = self.wq(p);
         if q.waiting && !q.woken && go {

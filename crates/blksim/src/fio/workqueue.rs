@@ -48,6 +48,10 @@ pub(crate) struct SubmitWorker {
     pub woken: bool,
     /// Its statistics clock was set from fio's job (at its first work).
     pub clocked: bool,
+    /// Its io_u in flight (`IO_U_F_FLIGHT`), from the overlap check it passed to its free.
+    pub current: Option<ReqId>,
+    /// Its job serializes overlapping io_us (`serialize_overlap`).
+    pub serialize: bool,
 }
 
 impl Offload {
