@@ -67,25 +67,55 @@ fn the_helper_is_a_thread_of_fio_not_a_job() {
     assert!(ns(3, "hardirq_ns") > 0 && ns(2, "hardirq_ns") == 0, "{} {}", cpu(2), cpu(3));
 }
 
+/// Run `job` on a machine of `drives` spr-gen5 drives (a profile written beside it).
+fn run_on_drives(job: &str, drives: usize) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let mut profile = String::from("name = \"many\"\ndescription = \"d\"\nextends = \"spr-gen5\"\n");
+    for d in 0..drives {
+        profile += &format!("[[device]]\nname = \"nvme{d}n1\"\nmodel = \"pm1743\"\nroot_port = \"iio{}\"\n", d % 2);
+    }
+    std::fs::write(dir.path().join("many.toml"), profile).unwrap();
+    std::fs::write(dir.path().join("job.fio"), job).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", "job.fio", "--output-format", "json", "--machine", "many.toml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_helper_per_file_up_to_glibcs_twenty_threads() {
+    // glibc runs one request per descriptor at a time, on up to aio_threads (20) helpers:
+    // IOPS grow with the files to 20 and stop there.
+    let job = |files: usize| {
+        let names: Vec<String> = (0..files).map(|d| format!("/dev/nvme{d}n1")).collect();
+        format!(
+            "[t]\nioengine=posixaio\ndirect=1\nrw=randread\ntime_based\nruntime=4ms\niodepth=64\nfilename={}\n",
+            names.join(":")
+        )
+    };
+    let iops = |files: usize| run_on_drives(&job(files), 24)["jobs"][0]["read"]["iops"].as_f64().unwrap();
+    let (one, ten, twenty, all) = (iops(1), iops(10), iops(20), iops(24));
+    assert!(ten > 8.0 * one, "10 files {ten:.0} IOPS, 1 file {one:.0}");
+    assert!(twenty > 1.6 * ten, "20 files {twenty:.0} IOPS, 10 files {ten:.0}");
+    assert!((all / twenty - 1.0).abs() < 0.1, "24 files {all:.0} IOPS, 20 files {twenty:.0}");
+}
+
 #[test]
 fn what_posixaio_does_not_model_is_refused() {
+    // An I/O scheduler on the device (several files run on glibc's helper pool, tested above).
     let dir = tempfile::tempdir().unwrap();
-    for (file, set, want) in [
-        ("/dev/nvme0n1:/dev/nvme1n1", None, "more than one file"),
-        ("/dev/nvme0n1", Some("/sys/block/nvme0n1/queue/scheduler=mq-deadline"), "I/O scheduler"),
-    ] {
-        let path = dir.path().join("job.fio");
-        std::fs::write(&path, format!("[t]\nioengine=posixaio\ndirect=1\nsize=1m\nfilename={file}\n")).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_blksim"));
-        cmd.args(["run", path.to_str().unwrap()]);
-        if let Some(set) = set {
-            cmd.args(["--set", set]);
-        }
-        let out = cmd.output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains(want) && err.contains("posixaio"), "{err}");
-    }
+    let path = dir.path().join("job.fio");
+    std::fs::write(&path, "[t]\nioengine=posixaio\ndirect=1\nsize=1m\nfilename=/dev/nvme0n1\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", path.to_str().unwrap(), "--set", "/sys/block/nvme0n1/queue/scheduler=mq-deadline"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("I/O scheduler") && err.contains("posixaio"), "{err}");
 }
 
 #[test]

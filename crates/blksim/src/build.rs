@@ -219,10 +219,12 @@ impl Sim {
                 }
             }
             if cfg.ioengine == IoEngine::Posixaio {
-                // glibc's AIO helper, placed where the scheduler puts a new thread.
+                // glibc's AIO helpers (one per file with work, up to aio_threads),
+                // placed where the scheduler puts a new thread.
                 let helper = crate::fio::posixaio::aio_helper_config(cfg, i);
-                let cpu = self.place_task(i, &helper, &mut load)?;
-                self.add_aio_helper(i, helper, cpu)?;
+                let n = self.jobs[JobId::of(i)].devs.len().clamp(1, crate::fio::aio::AIO_THREADS);
+                let cpus = (0..n).map(|_| self.place_task(i, &helper, &mut load)).collect::<Result<Vec<_>, _>>()?;
+                self.add_aio_helpers(i, helper, &cpus)?;
             }
             if cfg.serialize_overlap && !cfg.offload {
                 return Err(not_modelled(

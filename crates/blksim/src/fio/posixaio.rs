@@ -5,13 +5,15 @@
 //! commit): `__aio_enqueue_request` links it, under `__aio_requests_mutex`,
 //! behind the request its file descriptor has running, or onto the run
 //! list, waking an idle helper thread (`pthread_cond_signal`: a futex wake)
-//! or creating the first one (`pthread_create`). The helper thread
-//! (`handle_fildes_io`) does one request at a time with a blocking
-//! pread/pwrite, stores its result, wakes an `aio_suspend` that waits for it
-//! (`__aio_notify`: a futex wake) and takes the descriptor's next request;
-//! with none it waits on the condition variable (for `aio_idle_time`, 1 s).
-//! So one file's requests reach the device one at a time, whatever fio's
-//! iodepth.
+//! or, with none idle, creating one (`pthread_create`, up to `aio_threads`,
+//! 20). A helper thread (`handle_fildes_io`) does one request at a time with
+//! a blocking pread/pwrite, stores its result, wakes an `aio_suspend` that
+//! waits for it (`__aio_notify`: a futex wake), puts the descriptor's next
+//! request at the end of the run list and takes the run list's first (waking
+//! or creating another helper if more wait); with none it waits on the
+//! condition variable (for `aio_idle_time`, 1 s). So each file's requests
+//! reach the device one at a time, whatever fio's iodepth, and a job's files
+//! run on as many helpers, up to 20.
 //!
 //! fio's getevents walks all its io_us in index order (`io_u_qiter`),
 //! calling `aio_error` on those in flight and taking every one done (not
@@ -26,9 +28,9 @@
 //! between fio's thread and the helper (each holds it for a few hundred ns
 //! per request); the helper's exit after `aio_idle_time` without work
 //! (longer than fio's gaps between requests); glibc's limit of 20 helper
-//! threads per process, which only jobs run as threads (`thread`) share
-//! (each job here has its own helper, as with more than 20 such jobs only
-//! glibc would not); fio queueing an io_u to glibc as soon as it is prepared
+//! threads per process shared by the jobs run as threads (`thread`) of one
+//! fio process (each job here has its own up to 20); request priorities
+//! (`aio_reqprio`, 0 from fio); fio queueing an io_u to glibc as soon as it is prepared
 //! when `iodepth_batch_submit` > 1 (here the batch goes at its commit: the
 //! helper starts a batch's first request that much later).
 
@@ -42,11 +44,17 @@ use crate::system::Sim;
 use crate::workload::{IoEngine, JobConfig, Program};
 
 impl Sim {
-    /// glibc's AIO helper thread of posixaio job `i` (configured by
-    /// `aio_helper_config`, on `cpu`, where the scheduler puts a new thread:
-    /// the least-loaded CPU fio may use); it does the requests'
-    /// pread/pwrite, the psync path.
-    pub(crate) fn add_aio_helper(&mut self, i: usize, cfg: JobConfig, cpu: CpuId) -> Result<(), crate::error::Error> {
+    /// glibc's AIO helper threads of posixaio job `i` (configured by
+    /// `aio_helper_config`), one per file up to `aio_threads`, each on its
+    /// CPU of `cpus` (where the scheduler puts a new thread: the
+    /// least-loaded CPU fio may use); they do the requests' pread/pwrite,
+    /// the psync path, and are created as glibc creates them.
+    pub(crate) fn add_aio_helpers(
+        &mut self,
+        i: usize,
+        cfg: JobConfig,
+        cpus: &[CpuId],
+    ) -> Result<(), crate::error::Error> {
         let app = JobId::of(i);
         if self.jobs[app].devs.iter().any(|&d| self.devs[d].elevator.is_some()) {
             return Err(crate::build::not_modelled(
@@ -54,20 +62,22 @@ impl Sim {
                 "ioengine=posixaio with an I/O scheduler on the device is not modelled",
             ));
         }
-        if self.jobs[app].devs.len() > 1 {
-            return Err(crate::build::not_modelled(
-                i,
-                "ioengine=posixaio on more than one file is not modelled (glibc runs a helper thread per file \
-                 descriptor); use one filename per job",
-            ));
-        }
-        let index = JobId::of(self.jobs.len());
         let devs = self.jobs[app].devs.clone();
-        let mut helper = Job::new(index, cfg, cpu, devs, Rng::stream(self.run.seed, &format!("aio/{i}")));
-        helper.engine.aio = Some(Box::new(Aio::new(app, 0)));
+        let mut helpers = Vec::new();
+        for (k, &cpu) in cpus.iter().enumerate() {
+            let index = JobId::of(self.jobs.len());
+            let mut c = cfg.clone();
+            if k > 0 {
+                c.name = format!("{}.{k}", cfg.name);
+            }
+            let stream = if k == 0 { format!("aio/{i}") } else { format!("aio/{i}/{k}") };
+            let mut helper = Job::new(index, c, cpu, devs.clone(), Rng::stream(self.run.seed, &stream));
+            helper.engine.aio = Some(Box::new(Aio::new(app, 0, 0, Vec::new())));
+            helpers.push(index);
+            self.jobs.push(helper);
+        }
         let depth = self.jobs[app].engine.depth;
-        self.jobs[app].engine.aio = Some(Box::new(Aio::new(index, depth)));
-        self.jobs.push(helper);
+        self.jobs[app].engine.aio = Some(Box::new(Aio::new(app, depth, devs.len().max(1), helpers)));
         Ok(())
     }
 
@@ -97,27 +107,47 @@ impl Sim {
         job.ts.iodepth_submit[batch_bucket(1)] += n;
         job.ts.iodepth_complete[batch_bucket(1)] += n;
         let aio = job.engine.aio.as_deref_mut().expect("posixaio");
+        let mut wanted = 0;
         for &r in &reqs {
             let index = aio.free.pop().expect("a free io_u for each queued");
             aio.inflight.push((r, index));
+            wanted += aio.enqueue(r, self.reqs.reqs[r].file as usize) as u32;
         }
-        aio.pending.extend(reqs.iter().copied());
-        let h = aio.peer;
-        let create = !std::mem::replace(&mut aio.created, true);
         reqs.clear();
         self.jobs[j].queued = reqs;
         if self.jobs[j].shaped {
             self.replay_committed(j);
         }
-        if create {
-            // The first request: pthread_create (its cost is the queueing step's:
-            // `submit_syscall_cost`) and wake_up_new_task puts it on a run queue.
-            self.job_start(h);
-        } else if self.aio(h).idle && !self.aio(h).woken {
-            // pthread_cond_signal: a futex wake of the idle helper.
-            self.aio(h).woken = true;
-            let cost = self.costs.syscall_ns + self.costs.futex_ns + self.wake(cpu, h);
-            self.jobs[j].task.debt_ns += cost;
+        for _ in 0..wanted {
+            self.aio_thread_for_work(cpu, j, j);
+        }
+    }
+
+    /// A request went onto job `j`'s run list (`__aio_enqueue_request`), or
+    /// a helper took one and more wait (`handle_fildes_io`): an idle helper
+    /// is signalled (a futex wake), or with none idle a new one is created
+    /// (up to `aio_threads`; wake_up_new_task puts it on a run queue). The
+    /// cost is `payer`'s, except the first thread's, which the queueing
+    /// step paid (`submit_syscall_cost`).
+    fn aio_thread_for_work(&mut self, cpu: CpuId, j: JobId, payer: JobId) {
+        let aio = self.aio(j);
+        let (started, helpers) = (aio.started, aio.helpers.clone());
+        let idle: Vec<JobId> = helpers[..started].iter().copied().filter(|&h| self.aio(h).idle).collect();
+        if !idle.is_empty() {
+            // pthread_cond_signal wakes one waiter; one already woken is no longer waiting.
+            if let Some(&h) = idle.iter().find(|&&h| !self.aio(h).woken) {
+                self.aio(h).woken = true;
+                let cost = self.costs.syscall_ns + self.costs.futex_ns + self.wake(cpu, h);
+                self.jobs[payer].task.debt_ns += cost;
+            }
+            return;
+        }
+        if started < helpers.len() {
+            self.aio(j).started += 1;
+            if started > 0 {
+                self.jobs[payer].task.debt_ns += self.costs.thread_create_ns;
+            }
+            self.job_start(helpers[started]);
         }
     }
 
@@ -203,7 +233,17 @@ impl Sim {
         let j = self.aio(h).peer;
         self.aio(h).idle = false;
         let finished = self.jobs[h].engine.ready.pop_front();
-        let next = self.aio(j).pending.pop_front();
+        if let Some(r) = finished {
+            self.aio(h).current = None;
+            let file = self.reqs.reqs[r].file as usize;
+            self.aio(j).dequeue(file);
+        }
+        let next = self.aio(j).runlist.pop_front();
+        if next.is_some() && !self.aio(j).runlist.is_empty() {
+            // More on the run list than this one: another thread for them.
+            let cpu = self.jobs[h].task.cpu;
+            self.aio_thread_for_work(cpu, j, h);
+        }
         if finished.is_none() && next.is_none() && self.jobs[j].task.state == JobState::Done {
             let job = &mut self.jobs[h];
             job.task.state = JobState::Done;
@@ -248,10 +288,11 @@ impl Sim {
             }
         }
         if next.is_some() {
+            self.aio(h).current = next;
             self.submit_queued_for(cpu, h, j);
         }
         // The completion (or, waiting for work, a request) may already be in.
-        let more = if next.is_some() { !self.jobs[h].engine.ready.is_empty() } else { !self.aio(j).pending.is_empty() };
+        let more = if next.is_some() { !self.jobs[h].engine.ready.is_empty() } else { !self.aio(j).runlist.is_empty() };
         // (With nothing to do and fio's job over, the helper ends.)
         if more || (next.is_none() && self.jobs[j].task.state == JobState::Done) {
             return self.aio_helper_next(h, 0);
@@ -271,14 +312,17 @@ impl Sim {
     /// fio's posixaio job `j` ended: a helper that waits for work (or was
     /// never created) ends with it.
     pub(crate) fn aio_owner_done(&mut self, j: JobId) {
-        let Some(h) = self.jobs[j].engine.aio.as_ref().map(|a| a.peer) else { return };
-        let st = self.jobs[h].task.state;
-        let created = self.aio(j).created;
-        if !created || (st == JobState::Sleeping && self.aio(h).idle && !self.aio(h).woken) {
-            self.aio(h).idle = false;
-            let job = &mut self.jobs[h];
-            job.task.state = JobState::Done;
-            job.task.remaining_ns = 0;
+        let Some((helpers, started)) = self.jobs[j].engine.aio.as_ref().map(|a| (a.helpers.clone(), a.started)) else {
+            return;
+        };
+        for (k, h) in helpers.into_iter().enumerate() {
+            let st = self.jobs[h].task.state;
+            if k >= started || (st == JobState::Sleeping && self.aio(h).idle && !self.aio(h).woken) {
+                self.aio(h).idle = false;
+                let job = &mut self.jobs[h];
+                job.task.state = JobState::Done;
+                job.task.remaining_ns = 0;
+            }
         }
     }
 }

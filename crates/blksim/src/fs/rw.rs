@@ -63,8 +63,10 @@ impl Sim {
             return 0;
         }
         if let Some(aio) = &job.engine.aio {
-            // posixaio: the pread/pwrite of glibc's helper thread returns.
-            let h = aio.peer;
+            // posixaio: the pread/pwrite of the glibc helper thread that runs it returns.
+            let helpers = aio.helpers.clone();
+            let runs = |h: &JobId| self.jobs[*h].engine.aio.as_ref().is_some_and(|a| a.current == Some(req));
+            let h = helpers.into_iter().find(runs).expect("a helper runs each posixaio request");
             return self.engine_ready(cpu, h, req);
         }
         self.engine_ready(cpu, j, req)
@@ -111,7 +113,7 @@ impl Sim {
             // helper thread's wake-up is charged when it happens.
             IoEngine::Posixaio => {
                 bill.add(CpuStage::UserLoop, job.queued.len() as u64 * c.glibc_aio_enqueue_ns);
-                if !job.queued.is_empty() && job.engine.aio.as_ref().is_some_and(|a| !a.created) {
+                if !job.queued.is_empty() && job.engine.aio.as_ref().is_some_and(|a| a.started == 0) {
                     // The first request creates the helper thread (pthread_create).
                     bill.add(CpuStage::Syscall, c.thread_create_ns);
                 }
