@@ -257,16 +257,15 @@ fn flows_share_the_io_as_the_real_fio_shares_it() {
     // fio's counts both depend on the host: flow makes whichever job is ahead sleep, so a
     // busy host that delays the flow=8 thread holds the paced job back too (CI saw 1,948 of
     // 2,000), and flow_threshold_exceeded reads the shared counter without a lock while the
-    // other thread adds to it (CI saw 16,312, then 19,269, for 16,009). So the paced job's
-    // count within 5%, and the ratio of the two by fio's own t0011 criterion (6 to 10), for
-    // the real fio and for blksim.
+    // other thread adds to it: on a busy 2-CPU CI host it read 16,312, 19,269 and 39,856 for
+    // blksim's 16,009 (a ratio of 19.9, outside fio's own t0011 bounds of 6 to 10). So the
+    // paced job's count within 5% of the real fio's, and blksim's ratio by fio's t0011
+    // criterion; the real fio's second count is not a reference on a shared host.
     assert_eq!(ours[0], 2000.0, "job 0: blksim {ours:?}");
     assert_eq!(ours[1], 8.0 * ours[0] + 9.0, "job 1: blksim {ours:?}");
     assert!((ours[0] / fio[0] - 1.0).abs() < 0.05, "job 0: blksim {ours:?}, fio {fio:?}");
-    let ratio = |c: [f64; 2]| c[1] / c[0];
-    for (who, c) in [("blksim", ours), ("the real fio", fio)] {
-        assert!((6.0..=10.0).contains(&ratio(c)), "{who}: flow=8 / flow=1 = {} ({c:?})", ratio(c));
-    }
+    let ratio = ours[1] / ours[0];
+    assert!((6.0..=10.0).contains(&ratio), "blksim: flow=8 / flow=1 = {ratio} ({ours:?}; the real fio {fio:?})");
 }
 
 #[test]
