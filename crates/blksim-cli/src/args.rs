@@ -238,7 +238,7 @@ pub struct RunArgs {
     pub budget: BudgetArgs,
     #[command(flatten)]
     pub progress: ProgressArgs,
-    /// An out-of-tree patch set by name: mq-deadline-2024, io-cpu-affinity-2008, dma-premap (repeatable)
+    /// An out-of-tree patch set by name: mq-deadline-2024, io-cpu-affinity-2008, dma-premap, hybrid-iopoll, gsim (repeatable)
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
     /// Output formats, fio's comma-separated list: normal, json, json+, terse (e.g. json,normal)
@@ -305,7 +305,7 @@ pub struct TIoUringArgs {
     pub budget: BudgetArgs,
     #[command(flatten)]
     pub progress: ProgressArgs,
-    /// An out-of-tree patch set by name: dma-premap (fixed buffers mapped once, at registration) (repeatable)
+    /// An out-of-tree patch set by name: dma-premap (fixed buffers mapped once, at registration), hybrid-iopoll, gsim (repeatable)
     #[arg(long = "patch", value_name = "NAME")]
     pub patches: Vec<String>,
     /// After t/io_uring's lines: the CPU time per I/O by stage of the I/O path (user loop, syscall, io_uring, block layer, driver, doorbell, DMA map, polling, interrupts, softirq, wake-ups), all CPUs

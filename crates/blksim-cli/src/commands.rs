@@ -70,10 +70,7 @@ pub fn machine_settings(
     patches: &[String],
 ) -> Result<(Machine, Settings), blksim::Error> {
     let machine = load_machine(machine).map_err(blksim::Error::bad_input)?;
-    let mut settings = knob_settings(&machine, cmdline, sets)?;
-    for p in patches {
-        settings.apply_patch(p)?;
-    }
+    let settings = knob_settings(&machine, cmdline, sets, patches)?;
     Ok((machine, settings))
 }
 
@@ -138,8 +135,17 @@ fn path_changing_param(name: &str, word: &str) -> Option<&'static str> {
 }
 
 /// Settings from `--cmdline` strings and `--set` sysfs writes, checked against the machine's devices.
-pub fn knob_settings(machine: &Machine, cmdline: &[String], sets: &[String]) -> Result<Settings, blksim::Error> {
+pub fn knob_settings(
+    machine: &Machine,
+    cmdline: &[String],
+    sets: &[String],
+    patches: &[String],
+) -> Result<Settings, blksim::Error> {
     let mut settings = Settings::default();
+    // Patches first: a patch's own knobs (GSIM's /proc/irq/soft_moderation) exist only with it.
+    for p in patches {
+        settings.apply_patch(p)?;
+    }
     let mut ignored = Vec::new();
     for c in cmdline {
         for word in c.split_whitespace() {

@@ -284,10 +284,7 @@ impl Spec {
         }
         let cmdline: Vec<String> = cmdline.into_iter().filter(|c| !c.trim().is_empty()).collect();
         // The point's row says why it failed: the error as text (the CSV's edge).
-        let mut settings = knob_settings(&machine, &cmdline, &sets).map_err(|e| e.message)?;
-        for p in &patches {
-            settings.apply_patch(p).map_err(|e| e.message)?;
-        }
+        let settings = knob_settings(&machine, &cmdline, &sets, &patches).map_err(|e| e.message)?;
         let ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
         let job_path = self.dir.join(&self.raw.job);
         let jobs =

@@ -303,6 +303,15 @@ fn knobs(g: &mut Gen, ncpus: u32, args: &mut Vec<String>) {
     if g.chance(10) {
         args.extend(["--patch".to_string(), "hybrid-iopoll".to_string()]);
     }
+    if g.chance(10) {
+        args.extend(["--patch".to_string(), "gsim".to_string()]);
+        // A low target or the fixed mode, so that short runs moderate.
+        for knob in ["target_intr_rate=10000", "target_intr_rate=0", "hardirq_percent=0", "delay_us=20"] {
+            if g.chance(40) {
+                args.extend(["--set".to_string(), format!("/proc/irq/soft_moderation/{knob}")]);
+            }
+        }
+    }
     // Most device IRQs are managed (affinity writes fail with EIO) and most CPUs run a job or a managed
     // IRQ (offlining them is not modelled): a few of each, mostly refused.
     if g.chance(5) {

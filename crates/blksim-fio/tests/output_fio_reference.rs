@@ -128,6 +128,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         schedulers: vec![],
         invariants: Default::default(),
         hotplug: Default::default(),
+        gsim: None,
         patches_in_effect: Vec::new(),
     };
     let options = job["job options"].as_object().unwrap();

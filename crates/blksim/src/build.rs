@@ -15,6 +15,7 @@ use crate::hw::pcie::Link;
 use crate::hw::root_port::RootPortState;
 use crate::hw::{DmaMode, Platform};
 use crate::ids::{CpuId, DevId, HctxId, IdVec, JobId};
+use crate::irq::moderation::Gsim;
 use crate::irq::vector::VectorTable;
 use crate::irq::Interrupts;
 use crate::machine::{DeviceSpec, Machine};
@@ -45,6 +46,7 @@ impl Sim {
         }
         sim.attach_elevators(settings)?;
         sim.apply_irq_affinity(settings)?;
+        sim.irq_moderation_modes(settings)?;
         if settings.nosmt {
             sim.smt_off();
         }
@@ -94,6 +96,7 @@ impl Sim {
                 posting: settings.posting(),
                 max_coalescing_loop: settings.max_posted_msi_coalescing_loop,
                 retriggered: 0,
+                gsim: settings.gsim.as_ref().map(|g| Box::new(Gsim::new(g, ncpus))),
             },
             hw: Platform {
                 root_ports: machine

@@ -56,6 +56,7 @@ impl Sim {
             dsa: self.dsa_stats(),
             invariants: inv.clone(),
             hotplug: self.cpus.mask.stats.clone(),
+            gsim: self.gsim_stats(),
             patches_in_effect: self.patches_in_effect(),
         };
         (report, inv)
@@ -74,6 +75,9 @@ impl Sim {
         p.extend(self.dma_patch());
         if self.blk.io_cpu_affinity_2008 && self.devs.iter().any(|d| d.disk.ios.iter().sum::<u64>() > 0) {
             p.push("io-cpu-affinity-2008");
+        }
+        if self.intr.gsim.as_deref().is_some_and(|g| g.cpus.iter().any(|m| m.enqueue > 0)) {
+            p.push("gsim");
         }
         // A hybrid ring that polled measured its poll time.
         if self.jobs.iter().any(|j| j.engine.ring.hybrid.as_deref().is_some_and(|h| h.poll_time < u64::MAX)) {
@@ -280,7 +284,9 @@ impl Sim {
             requests_live: self.reqs.live,
             msi: self.intr.msi.clone(),
             msi_pending: crate::ids::cpus(self.cpus.len()).map(|c| self.msis_pending_on(c)).sum::<u64>()
-                + self.intr.msi.in_flight,
+                + self.intr.msi.in_flight
+                // Held by GSIM for its timer's resend.
+                + self.intr.irqs.iter().filter(|i| i.held).count() as u64,
         }
     }
 

@@ -203,6 +203,11 @@ impl Sim {
     /// Timed action `i` (a write at `at` ns of virtual time), checked now.
     fn add_timed_action(&mut self, i: usize, at: u64, action: &TimedAction) -> Result<(), Error> {
         if let TimedAction::CpuOffline { cpu } | TimedAction::CpuOnline { cpu } = action {
+            if self.intr.gsim.is_some() {
+                return Err(Error::not_modelled(
+                    "--patch gsim with CPU hotplug: GSIM's hotplug callbacks (the moderated list flushed, the timer cancelled) are not modelled",
+                ));
+            }
             if *cpu as usize >= self.cpus.len() {
                 return Err(Error::bad_input(format!(
                     "/sys/devices/system/cpu/cpu{cpu}/online: CPU {cpu} does not exist (machine has {} CPUs)",
@@ -397,6 +402,7 @@ impl Sim {
             Event::KworkerWoken { cpu } => self.kworker_woken(cpu),
             Event::JobStuck { job } => self.tio_stuck_end(job),
             Event::SleepTimerExpired { job } => self.sleep_timer_expired(job),
+            Event::ModerationTimer { cpu } => self.gsim_timer_expired(cpu),
             Event::Timed { index } => {
                 if let Err(e) = self.timed_action(index as usize) {
                     self.run.fail(Error::bad_input(e));

@@ -45,6 +45,66 @@ impl Default for QueueSettings {
     }
 }
 
+/// Global Software Interrupt Moderation (`--patch gsim`, Luigi Rizzo's
+/// series, v4 of 15 Jan 2026): the knobs of `/proc/irq/soft_moderation/`,
+/// each with the series' range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GsimSettings {
+    /// `delay_us` (0-500): the largest moderation delay; 0 turns GSIM off.
+    pub delay_us: u32,
+    /// `target_intr_rate` (0-50,000,000 interrupts/s): the platform-wide
+    /// rate above which CPUs moderate; 0 ignores the rate.
+    pub target_intr_rate: u32,
+    /// `hardirq_percent` (0-100): the share of a CPU's time in hardirq above
+    /// which it moderates; 0 ignores it.
+    pub hardirq_percent: u32,
+    /// `update_ms` (1-100): the epoch over which the rates are measured.
+    pub update_ms: u32,
+    /// `scale_cpus` (50-1000, percent): the correction to the count of CPUs
+    /// handling interrupts.
+    pub scale_cpus: u32,
+    /// `increase_factor` (8-128): the controller's step (write-only in the series).
+    pub increase_factor: u32,
+    /// IRQ numbers whose moderation was turned off (`/proc/irq/N/soft_moderation=0`).
+    pub off: Vec<u32>,
+}
+
+impl GsimSettings {
+    /// `--patch gsim`: the values the series suggests ("delay_us=100,
+    /// target_irq_rate=1000000, hardirq_percent=70 are a very good starting
+    /// point"), its defaults for the rest, and moderation on for every device IRQ.
+    pub fn suggested() -> GsimSettings {
+        GsimSettings {
+            delay_us: 100,
+            target_intr_rate: 1_000_000,
+            hardirq_percent: 70,
+            update_ms: 5,
+            scale_cpus: 150,
+            increase_factor: 8,
+            off: Vec::new(),
+        }
+    }
+
+    /// `/proc/irq/soft_moderation/NAME=VALUE`.
+    fn write(&mut self, path: &str, name: &str, value: &str) -> Result<(), Error> {
+        let (field, lo, hi) = match name {
+            "delay_us" => (&mut self.delay_us, 0, 500),
+            "target_intr_rate" => (&mut self.target_intr_rate, 0, 50_000_000),
+            "hardirq_percent" => (&mut self.hardirq_percent, 0, 100),
+            "update_ms" => (&mut self.update_ms, 1, 100),
+            "scale_cpus" => (&mut self.scale_cpus, 50, 1000),
+            "increase_factor" => (&mut self.increase_factor, 8, 128),
+            n => {
+                return Err(Error::bad_input(format!(
+                    "{path}: unknown knob '{n}' (expected delay_us, target_intr_rate, hardirq_percent, update_ms, scale_cpus or increase_factor)"
+                )))
+            }
+        };
+        *field = parse_num(path, value, lo, hi)? as u32;
+        Ok(())
+    }
+}
+
 /// null_blk module parameters (`null_blk.irqmode=2` ...).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NullBlkSettings {
@@ -135,6 +195,8 @@ pub struct Settings {
     pub patch_dma_premap: bool,
     /// `--patch hybrid-iopoll`: IOPOLL rings set up with IORING_SETUP_HYBRID_IOPOLL.
     pub patch_hybrid_iopoll: bool,
+    /// `--patch gsim`: Global Software Interrupt Moderation and its knobs.
+    pub gsim: Option<Box<GsimSettings>>,
     /// `/proc/irq/N/smp_affinity_list` writes: IRQ number -> CPUs.
     pub irq_affinity: BTreeMap<u32, Vec<u32>>,
     /// NVMe Interrupt Coalescing (Feature 08h) per controller (`nvme0`):
@@ -164,6 +226,7 @@ impl Default for Settings {
             patch_io_cpu_affinity_2008: false,
             patch_dma_premap: false,
             patch_hybrid_iopoll: false,
+            gsim: None,
             given: Vec::new(),
         }
     }
@@ -282,6 +345,7 @@ pub const PATCHES: &[(&str, &str)] = &[
     ("mq-deadline-2024", "mq-deadline scalability series (RFC v2, Jan 2024, not merged): serialised dispatch, per-CPU insertion buckets, merges skipped when the lock is contended"),
     ("dma-premap", "DMA addresses of io_uring's registered (fixed) buffers mapped once, when they are registered: an I/O on a fixed buffer looks its address up instead of mapping and unmapping it (a what-if, not in mainline)"),
     ("io-cpu-affinity-2008", "the io-cpu-affinity branch of 2008 (2.6.25 era): queue_affinity (the CPU that issues a queue's requests: the submitter hands them over by IPI) and rq_affinity as it then was (any value but 0 completes on the submitting CPU's SMT group)"),
+    ("gsim", "Global Software Interrupt Moderation (Luigi Rizzo's series, v4 of 15 Jan 2026, out of tree): after a device IRQ's handler, a CPU whose measured interrupt rate (its own and the platform's, against target_intr_rate) or hardirq share (against hardirq_percent) is high disables the IRQ and re-enables it from a per-CPU hrtimer after its adaptive delay (up to delay_us); an interrupt that comes meanwhile masks the MSI-X vector and is resent at the timer. Set with the series' suggested values (delay_us=100, target_intr_rate=1000000, hardirq_percent=70, update_ms=5, scale_cpus=150) and on for every device IRQ; change them with --set /proc/irq/soft_moderation/KNOB=V and /proc/irq/N/soft_moderation=0"),
     ("hybrid-iopoll", "io_uring's hybrid IOPOLL (Linux 6.13, IORING_SETUP_HYBRID_IOPOLL) on every IOPOLL ring: before its first poll each request sleeps half the ring's least measured poll time. Neither fio's io_uring engine nor t/io_uring has an option that sets the flag (fio 3.42): the patch stands for one that sets it with hipri / -p1"),
 ];
 
@@ -290,6 +354,7 @@ pub const PATCH_REACH: &[(&str, &str)] = &[
     ("mq-deadline-2024", "a device that does I/O under the mq-deadline scheduler (--set /sys/block/DEV/queue/scheduler=mq-deadline)"),
     ("dma-premap", "a job with io_uring fixed buffers (fixedbufs=1) on a device whose DMA goes through the IOMMU's translation (iommu.strict=0 or 1)"),
     ("io-cpu-affinity-2008", "block I/O to a device"),
+    ("gsim", "device interrupts (an interrupt-driven queue's MSI-X vector) handled by a CPU whose interrupt rate or hardirq share is above its target"),
     ("hybrid-iopoll", "an io_uring job with IOPOLL that polls (fio's io_uring engine with hipri=1, or t/io_uring -p1)"),
 ];
 
@@ -322,6 +387,7 @@ impl Settings {
             "io-cpu-affinity-2008" => self.patch_io_cpu_affinity_2008 = true,
             "dma-premap" => self.patch_dma_premap = true,
             "hybrid-iopoll" => self.patch_hybrid_iopoll = true,
+            "gsim" => self.gsim = Some(Box::new(GsimSettings::suggested())),
             _ => {
                 let known: Vec<&str> = PATCHES.iter().map(|p| p.0).collect();
                 return Err(Error::bad_input(format!("--patch {name}: unknown patch (known: {})", known.join(", "))));
@@ -562,6 +628,23 @@ impl Settings {
                     return Err(Error::bad_input(format!("{path}: '{v}' (expected on, off or forceoff)")))
                 }
             },
+            ["", "proc", "irq", "soft_moderation", knob] => {
+                let g = self.gsim.as_mut().ok_or_else(|| {
+                    Error::bad_input(format!("{path}: /proc/irq/soft_moderation exists only with --patch gsim"))
+                })?;
+                g.write(path, knob, value)?;
+            }
+            ["", "proc", "irq", irq, "soft_moderation"] => {
+                let g = self.gsim.as_mut().ok_or_else(|| {
+                    Error::bad_input(format!("{path}: /proc/irq/N/soft_moderation exists only with --patch gsim"))
+                })?;
+                let n: u32 = irq.parse().map_err(|_| Error::bad_input(format!("{path}: '{irq}' is not an IRQ number")))?;
+                // Checked against the machine's IRQs when the run is built.
+                g.off.retain(|&o| o != n);
+                if parse_num(path, value, 0, 1)? == 0 {
+                    g.off.push(n);
+                }
+            }
             ["", "proc", "irq", irq, "smp_affinity_list"] => {
                 let n: u32 = irq.parse().map_err(|_| Error::bad_input(format!("{path}: '{irq}' is not an IRQ number")))?;
                 let cpus = parse_cpu_list(value).map_err(|e| Error::bad_input(format!("{path}: {e}")))?;
@@ -569,7 +652,7 @@ impl Settings {
             }
             _ => {
                 return Err(Error::bad_input(format!(
-                    "--set '{path}': unknown knob (expected /sys/block/DEV/queue/ATTR, /sys/module/MOD/parameters/PARAM, /sys/class/nvme/nvmeN/blksim/interrupt_coalescing or /proc/irq/N/smp_affinity_list)"
+                    "--set '{path}': unknown knob (expected /sys/block/DEV/queue/ATTR, /sys/module/MOD/parameters/PARAM, /sys/class/nvme/nvmeN/blksim/interrupt_coalescing, /proc/irq/N/smp_affinity_list, or with --patch gsim /proc/irq/soft_moderation/KNOB and /proc/irq/N/soft_moderation)"
                 )))
             }
         }

@@ -54,6 +54,8 @@ pub(crate) enum Event {
     JobStuck { job: JobId },
     /// The hrtimer of a job's `nanosleep` (fio's rate or think time) expired.
     SleepTimerExpired { job: JobId },
+    /// GSIM's moderation hrtimer of `cpu` expired (`--patch gsim`).
+    ModerationTimer { cpu: CpuId },
 }
 
 pub(crate) struct Sim {

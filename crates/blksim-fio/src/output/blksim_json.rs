@@ -74,6 +74,28 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
             "drain_waits": h.drain_waits,
         }),
     );
+    if let Some(g) = &report.gsim {
+        let delay = g.delay_ns.iter().map(|&(cpu, ns)| json!({ "cpu": cpu, "delay_ns": ns }));
+        obj.insert(
+            "gsim".into(),
+            json!({
+                "moderated": g.moderated,
+                "stray": g.stray,
+                "timers_set": g.timers_set,
+                "timer_fires": g.timer_fires,
+                "held": g.held,
+                "masks": g.masks,
+                "mean_held_ns": g.mean_held_ns,
+                "max_held_ns": g.max_held_ns,
+                "mean_listed_ns": g.mean_listed_ns,
+                "epochs": g.epochs,
+                "global_irq_high": g.global_irq_high,
+                "local_irq_high": g.local_irq_high,
+                "hardirq_high": g.hardirq_high,
+                "delay_ns": delay.collect::<Vec<_>>(),
+            }),
+        );
+    }
     obj.insert("msi".into(), msi_object(report));
     obj.insert("io_breakdown".into(), super::breakdown::json(report));
     let cpu_ns: u64 = report.cpu_time.iter().map(|c| c.total_ns()).sum();

@@ -173,6 +173,7 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
         schedulers: vec![],
         invariants: Default::default(),
         hotplug: Default::default(),
+        gsim: None,
         patches_in_effect: Vec::new(),
     }
 }

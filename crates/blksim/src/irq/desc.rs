@@ -29,6 +29,19 @@ pub(crate) struct Irq {
     /// The device raised it while masked: the MSI-X pending bit, sent when
     /// the IRQ starts again.
     pub masked_pending: bool,
+    /// GSIM (`--patch gsim`): moderation is on for it (`/proc/irq/N/soft_moderation`).
+    pub moderation: bool,
+    /// GSIM: on its CPU's moderated list, disabled until the CPU's
+    /// moderation timer fires (IRQD_IRQ_MODERATED), since `moderated_since_ns`.
+    pub moderated: bool,
+    pub moderated_since_ns: u64,
+    /// GSIM: its MSI-X vector masked by an interrupt that came while it was
+    /// moderated (`mask_ack_irq`); the device sets its pending bit instead of sending.
+    pub masked: bool,
+    /// GSIM: an interrupt came while it was moderated (IRQS_PENDING), since
+    /// `held_since_ns`: the timer resends it.
+    pub held: bool,
+    pub held_since_ns: u64,
     /// The CPUs of its affinity mask (a managed IRQ's queue's CPUs; all
     /// CPUs for others until user space writes a list).
     pub mask: Vec<CpuId>,
@@ -65,6 +78,12 @@ impl Irq {
             replay: false,
             shutdown: false,
             masked_pending: false,
+            moderation: false,
+            moderated: false,
+            moderated_since_ns: 0,
+            masked: false,
+            held: false,
+            held_since_ns: 0,
             mask: Vec::new(),
         }
     }

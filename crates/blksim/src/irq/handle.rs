@@ -47,6 +47,14 @@ impl Sim {
                 .vectors
                 .get(cpu, vector)
                 .unwrap_or_else(|| panic!("vector {vector:#x} on CPU {cpu} has no IRQ"));
+            if self.intr.irqs[irq].moderated {
+                // GSIM: handle_edge_irq finds it moderated: pending, masked, held for the timer.
+                let mask = self.gsim_hold(irq);
+                let mut frame = Frame::new(FrameKind::DeviceIrqBusy, self.q.now_ns());
+                frame.carry_ns = mask;
+                self.frame_begin(cpu, &mut frame);
+                return self.cpus[cpu].frames.push(frame);
+            }
             self.intr.msi.delivered += 1;
             match self.intr.irqs[irq].running_on {
                 // handle_edge_irq: in progress on another CPU (a move raced with it):
@@ -145,7 +153,9 @@ impl Sim {
                 let engine: u64 = list.iter().map(|&r| self.engine_complete_cost(r)).sum();
                 bill.add(CpuStage::Block, list.len() as u64 * c.blk_complete_ns);
                 bill.add(CpuStage::UringComplete, engine);
-                entry + list.len() as u64 * c.blk_complete_ns + engine
+                // GSIM's moderation timer (`--patch gsim`), if it expired: its callback.
+                let gsim = bill.add(CpuStage::IrqEntryExit, self.gsim_callback_cost(cpu));
+                entry + list.len() as u64 * c.blk_complete_ns + engine + gsim
             }
         };
         // A posted notification's harvests, done as its last step ended.
@@ -175,13 +185,18 @@ impl Sim {
         let replay = std::mem::take(&mut self.intr.irqs[irq].replay);
         let d = &self.devs[dev];
         let rescan = draining && d.driver.irq_rescans() && !d.queues[queue].cq.is_empty();
+        let mut hook = 0;
         let next = if replay || rescan {
             Stage::Work
         } else {
             if draining && step.found {
                 self.driver_cq_head_written(dev, queue);
             }
-            if debt == 0 {
+            if draining {
+                // GSIM's hook after handle_irq_event (`--patch gsim`).
+                hook = self.gsim_after_handler(cpu, irq);
+            }
+            if debt == 0 && hook == 0 {
                 self.intr.irqs[irq].running_on = None;
                 return self.irq_exit(cpu);
             }
@@ -193,6 +208,7 @@ impl Sim {
         // A pass after the doorbell (a replay) looks for entries anew.
         f.found = step.found && draining;
         f.debt_ns = debt;
+        f.carry_ns = hook;
         self.frame_begin(cpu, &mut f);
         self.cpus[cpu].frames.push(f);
     }
@@ -286,6 +302,7 @@ impl Sim {
     /// it runs again for those that expired meanwhile (or to charge what
     /// the completions caused). Returns whether the frame runs another step.
     fn local_timer_step_done(&mut self, cpu: CpuId, f: &mut Frame) -> bool {
+        self.gsim_timer_callback(cpu);
         let mut debt = 0;
         for _ in 0..f.items {
             let req = self.cpus[cpu].timer_expired.pop_front().unwrap();

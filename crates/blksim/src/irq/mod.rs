@@ -6,6 +6,7 @@
 pub(crate) mod desc;
 pub(crate) mod handle;
 pub(crate) mod migrate;
+pub(crate) mod moderation;
 pub(crate) mod msi;
 pub(crate) mod pi_desc;
 pub(crate) mod posted_msi;
@@ -34,4 +35,6 @@ pub(crate) struct Interrupts {
     pub max_coalescing_loop: u32,
     /// Vectors retriggered on a new CPU after their old CPU went offline.
     pub retriggered: u64,
+    /// Global Software Interrupt Moderation (`--patch gsim`).
+    pub gsim: Option<Box<moderation::Gsim>>,
 }

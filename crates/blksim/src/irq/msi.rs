@@ -13,12 +13,14 @@ use crate::system::{Event, Sim};
 
 impl Sim {
     /// A device raises the MSI of `irq`: counted, then sent (a shut-down
-    /// IRQ's vector is masked: the message sets its pending bit instead).
+    /// IRQ's vector is masked, as is a moderated one's that fired: the
+    /// message sets its pending bit instead).
     #[inline(always)]
     pub(crate) fn msi_send(&mut self, irq: IrqId) {
-        let (cpu, dev) = (self.intr.irqs[irq].cpu, self.intr.irqs[irq].dev);
+        let i = &self.intr.irqs[irq];
+        let (cpu, dev, masked) = (i.cpu, i.dev, i.shutdown | i.masked);
         self.msi_counted(cpu, dev);
-        if self.intr.irqs[irq].shutdown {
+        if masked {
             if std::mem::replace(&mut self.intr.irqs[irq].masked_pending, true) {
                 // The pending bit was set already: one message.
                 self.intr.msi.in_flight -= 1;

@@ -86,6 +86,16 @@ impl Sim {
                 // Handle the lowest pending vector: its flow handler and driver handler.
                 let v = f.pir.lowest().expect("harvested vector");
                 let irq = self.posted_irq(cpu, v);
+                if self.intr.irqs[irq].moderated && !f.replayed.contains(v) {
+                    // GSIM: handle_edge_irq finds it moderated: pending and masked, held
+                    // for the timer's resend (not delivered: marked as a replay).
+                    let mask = self.gsim_hold(irq);
+                    f.replayed.insert(v);
+                    f.handler_busy = true;
+                    f.items = 0;
+                    f.foreseen_ns = 0;
+                    return (self.costs.irq_flow_ns + mask, Bill::of(CpuStage::IrqEntryExit, mask));
+                }
                 if self.intr.irqs[irq].running_on.is_some_and(|o| o != cpu) {
                     // In progress on another CPU (a move raced with it): marked pending only.
                     self.intr.irqs[irq].replay = true;
@@ -156,6 +166,8 @@ impl Sim {
                         self.driver_cq_head_written(dev, queue);
                     }
                     self.intr.irqs[irq].running_on = None;
+                    // GSIM's hook after handle_irq_event (`--patch gsim`).
+                    f.carry_ns += self.gsim_after_handler(cpu, irq);
                     if std::mem::take(&mut self.intr.irqs[irq].replay) {
                         // IRQS_PENDING: it fired elsewhere meanwhile; run the handler again.
                         f.pir.insert(v);

@@ -219,6 +219,15 @@ costs! {
     /// remapped interrupt, once per demultiplexed vector of a posted notification; system
     /// vectors (IPIs, the local timer, the posted-MSI notification itself) have none.
     irq_flow_ns,
+    /// Masking a device's MSI-X vector (`pci_msix_mask`): the vector control write and the read that flushes it.
+    msix_mask_ns,
+    /// Unmasking a device's MSI-X vector (`pci_msix_unmask`): the vector control write, posted.
+    msix_unmask_ns,
+    /// Arming an hrtimer on the local CPU (`hrtimer_start_range_ns`).
+    hrtimer_start_ns,
+    /// GSIM's hook after a device IRQ's handler (`irq_start_moderation`): counting, the epoch check, and
+    /// the IRQ put on the CPU's moderated list when it moderates (`--patch gsim`).
+    gsim_hook_ns,
     /// A DSA client handing one descriptor to a work queue (MOVDIR64B/ENQCMD).
     dsa_submit_ns,
     /// The DSA interrupt handler per completion: completion record, client callback.

@@ -6,8 +6,8 @@ pub mod trace;
 
 pub use histogram::LatencyStat;
 pub use report::{
-    CpuStage, CpuTime, DirStats, DiskStats, DsaStats, HotplugStats, HybridIopollStats, InterruptRow, Invariants, IoLog,
-    IoLogSink, IoRecord, JobError, JobStats, LockReport, MsiCounters, MsiCpuStats, PathStats, RunReport,
-    SchedulerReport, LATENCY_STAGES,
+    CpuStage, CpuTime, DirStats, DiskStats, DsaStats, GsimStats, HotplugStats, HybridIopollStats, InterruptRow,
+    Invariants, IoLog, IoLogSink, IoRecord, JobError, JobStats, LockReport, MsiCounters, MsiCpuStats, PathStats,
+    RunReport, SchedulerReport, LATENCY_STAGES,
 };
 pub use trace::{Trace, TraceName, TraceRecord, Track};

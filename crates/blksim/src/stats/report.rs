@@ -152,6 +152,40 @@ pub struct HybridIopollStats {
     pub poll_time_ns: Option<u64>,
 }
 
+/// What GSIM did over a run (`--patch gsim`), summed over the CPUs as
+/// `/proc/irq/soft_moderation/stats` shows them per CPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GsimStats {
+    /// IRQs put on a CPU's moderated list after their handler (`enqueue`).
+    pub moderated: u64,
+    /// Handler runs of an IRQ already listed (`stray_irq`).
+    pub stray: u64,
+    /// Moderation timers armed (`timer_set`).
+    pub timers_set: u64,
+    /// Moderation timer callbacks run.
+    pub timer_fires: u64,
+    /// Interrupts that came while their IRQ was moderated: held and resent by the timer.
+    pub held: u64,
+    /// MSI-X masks those interrupts wrote.
+    pub masks: u64,
+    /// Mean time a held interrupt waited for its resend (the latency moderation added to it), ns.
+    pub mean_held_ns: u64,
+    /// The longest such wait, ns.
+    pub max_held_ns: u64,
+    /// Mean time an IRQ stayed listed, ns.
+    pub mean_listed_ns: u64,
+    /// Epochs evaluated (`update_ms` each, per CPU handling interrupts).
+    pub epochs: u64,
+    /// Epochs in which the platform's interrupt rate was above `target_intr_rate`.
+    pub global_irq_high: u64,
+    /// Epochs in which a CPU's own rate, scaled by the CPUs handling interrupts, was above it.
+    pub local_irq_high: u64,
+    /// Epochs in which a CPU's hardirq share was above `hardirq_percent`.
+    pub hardirq_high: u64,
+    /// Per CPU that handled interrupts: its delay (`mod_ns`) at the end, ns.
+    pub delay_ns: Vec<(u32, u64)>,
+}
+
 /// An I/O that failed: fio's `io_u error`, t/io_uring's `unexpected ret`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobError {
@@ -437,6 +471,8 @@ pub struct RunReport {
     pub invariants: Invariants,
     /// What CPU hotplug did.
     pub hotplug: HotplugStats,
+    /// What GSIM did (`--patch gsim`).
+    pub gsim: Option<GsimStats>,
     /// The `--patch`es whose code the run reached (a patch given and not
     /// here changed nothing: `crate::run::idle_patches`).
     pub patches_in_effect: Vec<&'static str>,
