@@ -2,19 +2,9 @@
 //! fio's thread prepares io_us and hands each to one of `iodepth` submit
 //! workers, each queueing its io_u with the engine at iodepth 1.
 
-use std::process::Command;
+mod common;
 
-/// Run `job` (JSON out): the exit code, the parsed output (if any), stderr.
-fn run(job: &str) -> (Option<i32>, Option<serde_json::Value>, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.fio");
-    std::fs::write(&path, job).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(["run", path.to_str().unwrap(), "--output-format", "json"])
-        .output()
-        .unwrap();
-    (out.status.code(), serde_json::from_slice(&out.stdout).ok(), String::from_utf8_lossy(&out.stderr).into())
-}
+use common::run_job_json as run;
 
 fn ok(job: &str) -> serde_json::Value {
     let (code, v, err) = run(job);

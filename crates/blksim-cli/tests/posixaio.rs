@@ -2,19 +2,15 @@
 //! one helper thread does a file's requests one at a time with pread; fio
 //! waits in `aio_suspend` on the first eight of its io_us in index order.
 
+mod common;
+
 use std::process::Command;
 
 /// Run `job` (JSON out); the parsed output.
 fn run(job: &str) -> serde_json::Value {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("job.fio");
-    std::fs::write(&path, job).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
-        .args(["run", path.to_str().unwrap(), "--output-format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    let (code, v, err) = common::run_job_json(job);
+    assert_eq!(code, Some(0), "{err}");
+    v.unwrap()
 }
 
 fn iops(v: &serde_json::Value) -> f64 {

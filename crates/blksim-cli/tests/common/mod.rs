@@ -18,3 +18,16 @@ pub fn blksim(args: &[&str]) -> (i32, String, String) {
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
+
+/// Run the job file text `job` with JSON output: the exit status, the parsed output (if any), stderr.
+#[allow(dead_code)] // not every test binary that includes this module runs job text
+pub fn run_job_json(job: &str) -> (Option<i32>, Option<serde_json::Value>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.fio");
+    std::fs::write(&path, job).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", path.to_str().unwrap(), "--output-format", "json"])
+        .output()
+        .unwrap();
+    (out.status.code(), serde_json::from_slice(&out.stdout).ok(), String::from_utf8_lossy(&out.stderr).into())
+}
