@@ -89,11 +89,17 @@ impl GsimSettings {
     fn write(&mut self, path: &str, name: &str, value: &str) -> Result<(), Error> {
         let (field, lo, hi) = match name {
             "delay_us" => (&mut self.delay_us, 0, 500),
-            "target_intr_rate" => (&mut self.target_intr_rate, 0, 50_000_000),
+            // v1-v3 called it target_irq_rate.
+            "target_intr_rate" | "target_irq_rate" => (&mut self.target_intr_rate, 0, 50_000_000),
             "hardirq_percent" => (&mut self.hardirq_percent, 0, 100),
             "update_ms" => (&mut self.update_ms, 1, 100),
             "scale_cpus" => (&mut self.scale_cpus, 50, 1000),
             "increase_factor" => (&mut self.increase_factor, 8, 128),
+            "timer_rounds" => {
+                return Err(Error::not_modelled(format!(
+                    "{path}: timer_rounds is the v1-v2 series' knob (its timer polled the handlers again); blksim models v4, which has none"
+                )))
+            }
             n => {
                 return Err(Error::bad_input(format!(
                     "{path}: unknown knob '{n}' (expected delay_us, target_intr_rate, hardirq_percent, update_ms, scale_cpus or increase_factor)"

@@ -148,6 +148,11 @@ fn moderation_is_per_irq_and_the_knobs_are_checked() {
     assert!(e.message.contains("--patch gsim"), "{}", e.message);
     let e = s.apply_write("/proc/irq/soft_moderation/delay_us=501", &devices).unwrap_err();
     assert!(e.message.contains("0..500"), "{}", e.message);
+    let e = s.apply_write("/proc/irq/soft_moderation/timer_rounds=2", &devices).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::NotModelled, "{}", e.message);
+    // v1-v3's name for the target.
+    s.apply_write("/proc/irq/soft_moderation/target_irq_rate=2000000", &devices).unwrap();
+    assert_eq!(s.gsim.as_ref().unwrap().target_intr_rate, 2_000_000);
     let e = s.apply_write("/proc/irq/soft_moderation/bogus=1", &devices).unwrap_err();
     assert!(e.message.contains("unknown knob"), "{}", e.message);
 }
