@@ -312,3 +312,14 @@ def test_ctrl_c_stops_a_run():
     assert time.perf_counter() - start < 5
     # The package still works after.
     assert blksim.run({"filename": "/dev/nvme0n1", "rw": "read", "direct": 1, "number_ios": 5}).jobs.loc[0, "total_ios"] == 5
+
+
+def test_a_patchs_own_knobs_are_set_after_it():
+    # GSIM's /proc/irq/soft_moderation exists only with the patch: the sets come after the patches.
+    job = {"filename": "/dev/nvme0n1", "ioengine": "libaio", "direct": 1, "rw": "randread", "iodepth": 32,
+           "time_based": 1, "runtime": "20ms", "numjobs": 4, "cpus_allowed": "0-3", "cpus_allowed_policy": "split"}
+    r = blksim.run(job, patches=["gsim"], sets={"/proc/irq/soft_moderation/target_intr_rate": 10000})
+    gsim = r.data["blksim"]["gsim"]
+    assert gsim["moderated"] > 0 and gsim["held"] > 0
+    with pytest.raises(blksim.BadInput, match="--patch gsim"):
+        blksim.run(job, sets={"/proc/irq/soft_moderation/delay_us": 50})
