@@ -215,6 +215,9 @@ impl Sim {
                 )));
             }
         }
+        if matches!(action, TimedAction::GsimKnob { .. } | TimedAction::GsimIrq { .. }) && self.intr.gsim.is_none() {
+            return Err(Error::bad_input("--at /proc/irq/.../soft_moderation: the knobs exist only with --patch gsim"));
+        }
         self.run.timed.push(action.clone());
         self.q.at(at, Event::Timed { index: i as u32 });
         Ok(())
@@ -420,6 +423,8 @@ impl Sim {
             }
             TimedAction::CpuOffline { cpu } => self.hotplug_write(HotplugOp::Down(CpuId(cpu))),
             TimedAction::CpuOnline { cpu } => self.hotplug_write(HotplugOp::Up(CpuId(cpu))),
+            TimedAction::GsimKnob { knob, value } => self.gsim_write(&knob, &value),
+            TimedAction::GsimIrq { irq_number, on } => self.gsim_irq_mode(irq_number, on),
         }
     }
 }

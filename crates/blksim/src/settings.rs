@@ -86,7 +86,7 @@ impl GsimSettings {
     }
 
     /// `/proc/irq/soft_moderation/NAME=VALUE`.
-    fn write(&mut self, path: &str, name: &str, value: &str) -> Result<(), Error> {
+    pub(crate) fn write(&mut self, path: &str, name: &str, value: &str) -> Result<(), Error> {
         let (field, lo, hi) = match name {
             "delay_us" => (&mut self.delay_us, 0, 500),
             // v1-v3 called it target_irq_rate.
@@ -281,6 +281,15 @@ pub fn parse_timed_write(s: &str) -> Result<(u64, TimedAction), Error> {
             irq_number: n.parse().map_err(|_| bad(format!("'{n}' is not an IRQ number")))?,
             cpus: parse_cpu_list(value).map_err(bad)?,
         },
+        // GSIM's knobs (checked against the patch when the run is built).
+        ["", "proc", "irq", "soft_moderation", knob] => {
+            GsimSettings::suggested().write(path, knob, value).map_err(|e| e.context(format!("--at '{s}'")))?;
+            TimedAction::GsimKnob { knob: knob.to_string(), value: value.trim().to_string() }
+        }
+        ["", "proc", "irq", n, "soft_moderation"] => TimedAction::GsimIrq {
+            irq_number: n.parse().map_err(|_| bad(format!("'{n}' is not an IRQ number")))?,
+            on: parse_num(path, value, 0, 1).map_err(|e| e.context(format!("--at '{s}'")))? == 1,
+        },
         ["", "sys", "devices", "system", "cpu", c, "online"] if c.starts_with("cpu") => {
             let cpu = c[3..].parse().map_err(|_| bad(format!("'{c}' is not a CPU")))?;
             match value.trim() {
@@ -291,7 +300,7 @@ pub fn parse_timed_write(s: &str) -> Result<(u64, TimedAction), Error> {
         }
         _ => {
             return Err(bad(
-                "unknown path (expected /proc/irq/N/smp_affinity_list or /sys/devices/system/cpu/cpuN/online)".into(),
+                "unknown path (expected /proc/irq/N/smp_affinity_list, /sys/devices/system/cpu/cpuN/online, or with --patch gsim /proc/irq/soft_moderation/KNOB and /proc/irq/N/soft_moderation)".into(),
             ))
         }
     };
@@ -343,6 +352,20 @@ pub enum TimedAction {
     CpuOnline {
         /// The CPU coming back.
         cpu: u32,
+    },
+    /// `echo VALUE > /proc/irq/soft_moderation/KNOB` (`--patch gsim`).
+    GsimKnob {
+        /// The knob (`delay_us`, `target_intr_rate`, ...).
+        knob: String,
+        /// The value written.
+        value: String,
+    },
+    /// `echo 0|1 > /proc/irq/N/soft_moderation` (`--patch gsim`).
+    GsimIrq {
+        /// The IRQ number (`/proc/irq/N`).
+        irq_number: u32,
+        /// Moderation on.
+        on: bool,
     },
 }
 

@@ -156,3 +156,37 @@ fn moderation_is_per_irq_and_the_knobs_are_checked() {
     let e = s.apply_write("/proc/irq/soft_moderation/bogus=1", &devices).unwrap_err();
     assert!(e.message.contains("unknown knob"), "{}", e.message);
 }
+
+#[test]
+fn knobs_written_during_the_run_take_effect_at_each_cpus_next_epoch() {
+    use blksim::settings::parse_timed_write;
+    use blksim::{run_with, RunOptions};
+    // Fixed mode from the start, then delay_us=0 (GSIM off) at 10 ms: nothing is listed after it.
+    let m = small_machine(4);
+    let mut s = Settings::default();
+    s.apply_patch("gsim").unwrap();
+    let devices = vec!["nvme0n1".to_string()];
+    for w in ["/proc/irq/soft_moderation/target_intr_rate=0", "/proc/irq/soft_moderation/hardirq_percent=0"] {
+        s.apply_write(w, &devices).unwrap();
+    }
+    let mut j = job("j", IoEngine::Libaio, RwKind::RandRead, 4096, 32, "nvme0n1", 20);
+    j.cpus_allowed = Some(vec![0]);
+    let off = parse_timed_write("10ms:/proc/irq/soft_moderation/delay_us=0").unwrap();
+    let opts = RunOptions { timed: vec![off], ..Default::default() };
+    let (r, inv) = run_with(&m, &s, std::slice::from_ref(&j), 1, &opts).unwrap();
+    check_invariants(&r, &inv);
+    let with_off = stats(&r).moderated;
+    let (whole, _) = run_checked(&m, &s, &[j.clone()], 1);
+    assert!(with_off > 0 && with_off < stats(&whole).moderated * 3 / 4, "{with_off} vs {}", stats(&whole).moderated);
+    // The knobs exist only with the patch; a bad value or IRQ is refused.
+    let plain = Settings::default();
+    let e = run_with(&m, &plain, &[j.clone()], 1, &opts).unwrap_err();
+    assert!(e.message.contains("--patch gsim"), "{}", e.message);
+    assert!(parse_timed_write("1ms:/proc/irq/soft_moderation/delay_us=600").is_err());
+    let bogus = RunOptions {
+        timed: vec![parse_timed_write("1ms:/proc/irq/99999/soft_moderation=0").unwrap()],
+        ..Default::default()
+    };
+    let e = run_with(&m, &s, &[j], 1, &bogus).unwrap_err();
+    assert!(e.message.contains("99999"), "{}", e.message);
+}

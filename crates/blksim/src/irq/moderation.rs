@@ -17,9 +17,10 @@
 //! blksim's assumptions: the knobs (the patch's suggested values, or as
 //! `--set` writes them) were set long before the run, on a machine idle
 //! until it starts: every CPU's delay has decayed to 0 and its last epoch
-//! was long ago (a write during a run, which the series answers by starting
-//! each CPU at the largest delay, is not modelled); hardirq time is accounted
-//! (CONFIG_IRQ_TIME_ACCOUNTING); hotplug is not modelled with it.
+//! was long ago. A write during the run (`--at`) is answered as the series
+//! does: each CPU's next epoch re-reads the knobs and starts its delay at the
+//! largest. Hardirq time is accounted (CONFIG_IRQ_TIME_ACCOUNTING); hotplug is
+//! not modelled with it.
 
 use crate::error::Error;
 use crate::hw::lapic::LOCAL_TIMER_VECTOR;
@@ -50,8 +51,8 @@ pub(crate) struct ModState {
     /// The current epoch's start; `None`: long before the run.
     pub epoch_start_ns: Option<u64>,
     pub update_ns: u32,
-    /// The CPU has read the knobs (at its first epoch).
-    pub params_seen: bool,
+    /// The knobs' version this CPU last read (`irq_mod_info.seq`; 0: none yet).
+    pub seq: u32,
     pub delay_ns: u32,
     pub epoch_ns: u32,
     pub last_total_intrs: u32,
@@ -74,6 +75,8 @@ pub(crate) struct ModState {
 #[derive(Clone, Debug)]
 pub(crate) struct Info {
     pub knobs: GsimSettings,
+    /// Bumped by each write (the series' seqlock): 1 for the knobs set before the run.
+    pub seq: u32,
     pub total_intrs: u32,
     pub total_cpus: u32,
 }
@@ -142,10 +145,16 @@ impl ModState {
     fn update_epoch(&mut self, info: &mut Info, irqtime_ns: u64) {
         const MIN_DELAY_NS: u32 = 500;
         self.epochs += 1;
-        if !self.params_seen {
-            self.params_seen = true;
+        if self.seq != info.seq {
+            let written = self.seq != 0;
+            self.seq = info.seq;
             self.update_ns = info.knobs.update_ms * 1_000_000;
             self.delay_ns = info.knobs.delay_us * 1000;
+            if written {
+                // After a write, the largest delay "to help converge" (the knobs set
+                // before the run were read long ago; the delay has decayed since).
+                self.mod_ns = self.delay_ns;
+            }
         }
         let (target, percent) = (info.knobs.target_intr_rate, info.knobs.hardirq_percent);
         if target == 0 && percent == 0 {
@@ -179,7 +188,7 @@ impl ModState {
             Some(start) => now - start,
             None => u32::MAX as u64,
         };
-        if self.params_seen && epoch < (self.update_ns as u64).saturating_sub(SLACK_NS) {
+        if self.seq != 0 && epoch < (self.update_ns as u64).saturating_sub(SLACK_NS) {
             return;
         }
         self.epoch_ns = epoch.min(u32::MAX as u64) as u32;
@@ -191,7 +200,7 @@ impl ModState {
 impl Gsim {
     /// GSIM on `cpus` CPUs with `knobs`.
     pub(crate) fn new(knobs: &GsimSettings, cpus: usize) -> Gsim {
-        let info = Info { knobs: knobs.clone(), total_intrs: 0, total_cpus: 0 };
+        let info = Info { knobs: knobs.clone(), seq: 1, total_intrs: 0, total_cpus: 0 };
         Gsim {
             info,
             cpus: (0..cpus).map(|_| ModState::default()).collect(),
@@ -220,6 +229,27 @@ impl Sim {
         for i in self.intr.irqs.iter_mut() {
             i.moderation = !g.off.contains(&i.number);
         }
+        Ok(())
+    }
+
+    /// `echo VALUE > /proc/irq/soft_moderation/KNOB` during the run: the
+    /// knobs' version moves on, and each CPU's next epoch re-reads them.
+    pub(crate) fn gsim_write(&mut self, knob: &str, value: &str) -> Result<(), String> {
+        let g = self.intr.gsim.as_deref_mut().ok_or("/proc/irq/soft_moderation exists only with --patch gsim")?;
+        let path = format!("/proc/irq/soft_moderation/{knob}");
+        g.info.knobs.write(&path, knob, value).map_err(|e| e.message)?;
+        g.info.seq += 1;
+        Ok(())
+    }
+
+    /// `echo 0|1 > /proc/irq/N/soft_moderation` during the run (a listed IRQ
+    /// stays listed until its CPU's timer).
+    pub(crate) fn gsim_irq_mode(&mut self, number: u32, on: bool) -> Result<(), String> {
+        if self.intr.gsim.is_none() {
+            return Err(format!("/proc/irq/{number}/soft_moderation exists only with --patch gsim"));
+        }
+        let irq = self.irq_numbered(number).ok_or_else(|| self.no_irq(number))?;
+        self.intr.irqs[irq].moderation = on;
         Ok(())
     }
 
@@ -393,7 +423,7 @@ mod tests {
 
     fn info(target: u32, percent: u32) -> Info {
         let knobs = GsimSettings { target_intr_rate: target, hardirq_percent: percent, ..GsimSettings::suggested() };
-        Info { knobs, total_intrs: 0, total_cpus: 0 }
+        Info { knobs, seq: 1, total_intrs: 0, total_cpus: 0 }
     }
 
     /// One epoch of `update_ms` with `intrs` interrupts on this CPU and
@@ -478,6 +508,20 @@ mod tests {
         assert_eq!(m.mod_ns, 100_000);
         epoch(&mut m, &mut info, &mut now, 1, 0, 0);
         assert_eq!(m.mod_ns, 100_000, "target 0 and hardirq 0: fixed delay");
+    }
+
+    #[test]
+    fn a_write_during_the_run_starts_each_cpu_at_the_largest_delay() {
+        let mut info = info(1_000_000, 0);
+        let mut m = ModState::default();
+        let mut now = 10_000_000_000;
+        epoch(&mut m, &mut info, &mut now, 16, 0, 0);
+        assert_eq!(m.mod_ns, 0);
+        info.knobs.delay_us = 40;
+        info.seq += 1;
+        // Under the target: the next epoch reads the write, starts at 40 us, and decays by 1/16.
+        epoch(&mut m, &mut info, &mut now, 100, 100, 0);
+        assert_eq!((m.delay_ns, m.mod_ns), (40_000, 40_000 - 40_000 / 16));
     }
 
     #[test]
