@@ -218,10 +218,7 @@ impl Sim {
                 }
                 self.intr.irqs[irq].shutdown = false;
                 self.cpus.mask.stats.irqs_started += 1;
-                if std::mem::take(&mut self.intr.irqs[irq].masked_pending) {
-                    // Unmasked with its pending bit set: the message goes out.
-                    self.msi_deliver(irq);
-                }
+                self.msix_unmasked(irq);
             }
         }
         for v in self.intr.vectors.bound_on(cpu) {

@@ -362,11 +362,10 @@ impl Sim {
                 g.held_ns += waited;
                 g.longest_held_ns = g.longest_held_ns.max(waited);
             }
-            let deliver = std::mem::take(&mut i.masked) && std::mem::take(&mut i.masked_pending);
+            let unmask = std::mem::take(&mut i.masked);
             let (to_cpu, vector) = (i.cpu, i.vector);
-            if deliver {
-                // Unmasked with its pending bit set: the device sends the message.
-                self.msi_deliver(irq);
+            if unmask {
+                self.msix_unmasked(irq);
             }
             if resend {
                 // check_irq_resend -> irq_chip_retrigger_hierarchy -> apic_retrigger_irq:
@@ -376,12 +375,10 @@ impl Sim {
                 self.q.at(at, Event::InterruptArrived { cpu: to_cpu, vector });
             }
         }
-        // Keep the list's allocation.
-        let m = &mut self.intr.gsim.as_deref_mut().unwrap().cpus[cpu];
-        if m.descs.is_empty() {
-            m.descs = descs;
-            m.descs.clear();
-        }
+        // Nothing lists on this CPU during its timer interrupt: the list keeps its allocation.
+        let mut descs = descs;
+        descs.clear();
+        self.intr.gsim.as_deref_mut().unwrap().cpus[cpu].descs = descs;
     }
 }
 
@@ -426,6 +423,13 @@ mod tests {
         Info { knobs, seq: 1, total_intrs: 0, total_cpus: 0 }
     }
 
+    /// A CPU that has run its first epoch (long after the knobs were set) at 10 s.
+    fn started(target: u32, percent: u32) -> (Info, ModState, u64) {
+        let (mut info, mut m, mut now) = (info(target, percent), ModState::default(), 10_000_000_000);
+        epoch(&mut m, &mut info, &mut now, 16, 0, 0);
+        (info, m, now)
+    }
+
     /// One epoch of `update_ms` with `intrs` interrupts on this CPU and
     /// `others` on three other CPUs (none when `others` is 0).
     fn epoch(m: &mut ModState, info: &mut Info, now: &mut u64, intrs: u32, others: u32, irqtime: u64) {
@@ -440,10 +444,7 @@ mod tests {
 
     #[test]
     fn the_delay_grows_while_both_rates_are_high_and_decays_after() {
-        let mut info = info(1_000_000, 0);
-        let mut m = ModState::default();
-        let mut now = 10_000_000_000;
-        epoch(&mut m, &mut info, &mut now, 16, 0, 0);
+        let (mut info, mut m, mut now) = started(1_000_000, 0);
         assert_eq!(m.mod_ns, 0, "set before the run: an idle CPU starts at 0");
         // 2 M/s platform-wide on four CPUs, this CPU 0.5 M/s of it (5 ms epochs): above target.
         let mut last = 0;
@@ -472,10 +473,7 @@ mod tests {
     #[test]
     fn a_high_local_rate_alone_does_not_moderate() {
         // This CPU at 0.9 M/s, the platform at the same: under the 1 M/s target.
-        let mut info = info(1_000_000, 0);
-        let mut m = ModState::default();
-        let mut now = 10_000_000_000;
-        epoch(&mut m, &mut info, &mut now, 16, 0, 0);
+        let (mut info, mut m, mut now) = started(1_000_000, 0);
         for _ in 0..10 {
             epoch(&mut m, &mut info, &mut now, 4_500, 0, 0);
         }
@@ -485,10 +483,7 @@ mod tests {
 
     #[test]
     fn the_hardirq_share_moderates_on_its_own() {
-        let mut info = info(0, 70);
-        let mut m = ModState::default();
-        let mut now = 10_000_000_000;
-        epoch(&mut m, &mut info, &mut now, 16, 0, 0);
+        let (mut info, mut m, mut now) = started(0, 70);
         let mut irqtime = 0;
         // 80% of each 5 ms epoch in hardirq.
         for _ in 0..5 {
@@ -501,10 +496,7 @@ mod tests {
 
     #[test]
     fn fixed_mode_takes_the_delay_from_the_first_epoch() {
-        let mut info = info(0, 0);
-        let mut m = ModState::default();
-        let mut now = 10_000_000_000;
-        epoch(&mut m, &mut info, &mut now, 16, 0, 0);
+        let (mut info, mut m, mut now) = started(0, 0);
         assert_eq!(m.mod_ns, 100_000);
         epoch(&mut m, &mut info, &mut now, 1, 0, 0);
         assert_eq!(m.mod_ns, 100_000, "target 0 and hardirq 0: fixed delay");
@@ -512,10 +504,7 @@ mod tests {
 
     #[test]
     fn a_write_during_the_run_starts_each_cpu_at_the_largest_delay() {
-        let mut info = info(1_000_000, 0);
-        let mut m = ModState::default();
-        let mut now = 10_000_000_000;
-        epoch(&mut m, &mut info, &mut now, 16, 0, 0);
+        let (mut info, mut m, mut now) = started(1_000_000, 0);
         assert_eq!(m.mod_ns, 0);
         info.knobs.delay_us = 40;
         info.seq += 1;

@@ -50,6 +50,14 @@ impl Sim {
         }
     }
 
+    /// The MSI-X vector of `irq` is unmasked: a pending bit set while it
+    /// was masked sends its message now.
+    pub(crate) fn msix_unmasked(&mut self, irq: IrqId) {
+        if std::mem::take(&mut self.intr.irqs[irq].masked_pending) {
+            self.msi_deliver(irq);
+        }
+    }
+
     /// Count a device MSI of `dev` aimed at `cpu`, on its way.
     pub(crate) fn msi_counted(&mut self, cpu: CpuId, dev: DevId) {
         self.intr.msi.sent += 1;
