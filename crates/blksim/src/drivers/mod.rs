@@ -99,12 +99,13 @@ impl Driver {
     }
 
     /// Does its IRQ handler look again for completions that arrived while
-    /// it ran? (`nvme_irq` drains until no new CQE turns up, the adapter's
-    /// handler likewise; idxd's handler walks its completion list once.)
+    /// it ran? (The adapter's handler does; idxd's walks its completion list
+    /// once; `nvme_irq`'s loop takes what comes before its doorbell within
+    /// the same step, and the controller signals what comes after.)
     pub(crate) fn irq_rescans(&self) -> bool {
         match self {
-            Driver::Nvme(_) | Driver::NullBlk(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => true,
-            Driver::Dsa(_) => false,
+            Driver::NullBlk(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => true,
+            Driver::Nvme(_) | Driver::Dsa(_) => false,
         }
     }
 
@@ -175,12 +176,13 @@ impl Driver {
         }
     }
 
-    /// The driver wrote `queue`'s CQ head doorbell with `unconsumed`
-    /// entries left: what the device signals (NVMe only has one).
-    pub(crate) fn cq_head_written(&mut self, queue: HctxId, unconsumed: u32, now: u64) -> Signal {
+    /// The interrupt handler now draining `queue` writes its CQ head
+    /// doorbell at `at_ns` (NVMe only has one; the controller holds the
+    /// vector's next interrupt until then).
+    pub(crate) fn doorbell_due(&mut self, queue: HctxId, at_ns: u64) {
         match self {
-            Driver::Nvme(n) => n.irq.cq_head_written(queue, unconsumed, now),
-            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => Signal::Hold,
+            Driver::Nvme(n) => n.irq.doorbell_due(queue, at_ns),
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => {}
         }
     }
 
@@ -229,8 +231,9 @@ pub(crate) struct Drain {
     pub(crate) follow_ns: u64,
     /// The foreseen cost by stage.
     pub(crate) bill: Bill,
-    /// Some completion went into the pass's `io_comp_batch`.
-    pub(crate) batched: bool,
+    /// The part of `cost_ns` after the CQ head doorbell: the completion of
+    /// the pass's `io_comp_batch` (`nvme_pci_complete_batch`).
+    pub(crate) tail_ns: u64,
 }
 
 /// What a driver's probe needs to know of the machine and the settings.

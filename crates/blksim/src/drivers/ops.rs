@@ -136,15 +136,11 @@ impl Sim {
         }
     }
 
-    /// The driver wrote `queue`'s CQ head doorbell (`nvme_ring_cq_doorbell`,
-    /// once after a drain that found entries): the device takes the entries
-    /// as acknowledged and signals those the host left behind.
-    pub(crate) fn driver_cq_head_written(&mut self, dev: DevId, queue: HctxId) {
-        let now = self.q.now_ns();
-        let d = &mut self.devs[dev];
-        let unconsumed = d.queues[queue].cq.len() as u32;
-        let signal = d.driver.cq_head_written(queue, unconsumed, now);
-        self.device_signal(dev, queue, signal);
+    /// The interrupt handler now draining `queue` of `dev` writes its CQ
+    /// head doorbell (`nvme_ring_cq_doorbell`) at `at_ns`, after its drain
+    /// and before its batch completion.
+    pub(crate) fn driver_doorbell_due(&mut self, dev: DevId, queue: HctxId, at_ns: u64) {
+        self.devs[dev].driver.doorbell_due(queue, at_ns);
     }
 
     /// The interrupt aggregation time of `hctx`'s vector ran out.

@@ -6,9 +6,9 @@
 //! CALL_FUNCTION_SINGLE and local timer vectors. Each handler is a frame on
 //! its CPU whose steps cost time and whose effects happen at their ends.
 
-use crate::hw::cpu::{Bill, Frame, FrameKind, Stage};
+use crate::hw::cpu::{wall_ns, Bill, Frame, FrameKind, Stage};
 use crate::hw::lapic::{CALL_FUNCTION_SINGLE_VECTOR, LOCAL_TIMER_VECTOR, POSTED_MSI_NOTIFICATION_VECTOR};
-use crate::ids::{CpuId, IrqId};
+use crate::ids::{CpuId, DevId, HctxId, IrqId};
 use crate::stats::CpuStage;
 use crate::system::Sim;
 
@@ -84,6 +84,9 @@ impl Sim {
     pub(crate) fn frame_begin(&mut self, cpu: CpuId, f: &mut Frame) {
         let c = &self.costs;
         let mut bill = Bill::default();
+        // A driver handler's drain in this step: its CQ head doorbell falls
+        // this long before the step's end.
+        let mut doorbell: Option<(DevId, HctxId, u64)> = None;
         let cost = match (f.kind, f.stage) {
             // After the drain: only what its completions caused is left to charge.
             (FrameKind::DeviceIrq { .. }, Stage::Exit) => {
@@ -103,14 +106,18 @@ impl Sim {
                 } else {
                     0
                 };
-                let doorbell = if n > 0 && !f.found { c.cq_doorbell_ns } else { 0 };
+                let ring = if n > 0 && !f.found { c.cq_doorbell_ns } else { 0 };
                 f.found |= n > 0;
                 let drain = self.driver_irq_handler::<false>(cpu, dev, queue, n);
                 f.foreseen_ns = drain.follow_ns;
+                if n > 0 {
+                    let exit = if f.stage == Stage::Entry { self.costs.irq_exit_ns } else { 0 };
+                    doorbell = Some((dev, queue, drain.tail_ns + exit));
+                }
                 bill = drain.bill;
                 bill.add(CpuStage::IrqEntryExit, entry_exit);
-                bill.add(CpuStage::Doorbell, doorbell);
-                entry_exit + doorbell + drain.cost_ns
+                bill.add(CpuStage::Doorbell, ring);
+                entry_exit + ring + drain.cost_ns
             }
             (FrameKind::DeviceIrqBusy, _) => c.irq_entry_ns + c.irq_flow_ns + c.apic_eoi_ns + c.irq_exit_ns,
             (FrameKind::CallFunctionIpi, stage) => {
@@ -140,7 +147,7 @@ impl Sim {
             }
             (FrameKind::PostedNotification, _) => {
                 // The demultiplexed vector's driver handler: the drain's bill; the rest is the notification's.
-                let (cost, drain_bill) = self.posted_begin(cpu, f);
+                let (cost, drain_bill) = self.posted_begin(cpu, f, &mut doorbell);
                 bill = drain_bill;
                 cost
             }
@@ -169,12 +176,17 @@ impl Sim {
         f.bill = bill;
         f.bill_total = cost + debt;
         f.remaining_ns = cost + debt;
+        if let Some((dev, queue, tail)) = doorbell {
+            let at = self.q.now_ns() + wall_ns(cost + debt - tail, self.cpus[cpu].slow_pm);
+            self.driver_doorbell_due(dev, queue, at);
+        }
     }
 
     /// The step of a device IRQ's handler (already off the stack) ended:
-    /// the CQEs it handled complete; it drains again if more came (and the
-    /// driver looks again: `nvme_irq`), else writes the CQ head doorbell if
-    /// it found entries, then charges what the completions caused, and exits.
+    /// the CQEs it handled complete (NVMe's CQ head doorbell went as its
+    /// drain ended: `Drain::tail_ns`); it drains again if more came and the
+    /// driver looks again (the adapter's handler), then charges what the
+    /// completions caused, and exits.
     #[inline(always)]
     pub(crate) fn device_irq_step_done(&mut self, cpu: CpuId, irq: IrqId, step: DeviceIrqStep) {
         let (dev, queue) = (self.intr.irqs[irq].dev, self.intr.irqs[irq].queue);
@@ -189,9 +201,6 @@ impl Sim {
         let next = if replay || rescan {
             Stage::Work
         } else {
-            if draining && step.found {
-                self.driver_cq_head_written(dev, queue);
-            }
             if draining {
                 // GSIM's hook after handle_irq_event (`--patch gsim`).
                 hook = self.gsim_after_handler(cpu, irq);
@@ -206,7 +215,7 @@ impl Sim {
         let mut f = Frame::new(FrameKind::DeviceIrq { irq }, step.since_ns);
         f.stage = next;
         // A pass after the doorbell (a replay) looks for entries anew.
-        f.found = step.found && draining;
+        f.found = step.found && rescan;
         f.debt_ns = debt;
         f.carry_ns = hook;
         self.frame_begin(cpu, &mut f);

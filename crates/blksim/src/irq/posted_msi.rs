@@ -6,7 +6,7 @@
 
 use crate::hw::cpu::{Bill, Frame, Stage};
 use crate::hw::lapic::{VectorSet, POSTED_MSI_NOTIFICATION_VECTOR};
-use crate::ids::{CpuId, IrqId};
+use crate::ids::{CpuId, DevId, HctxId, IrqId};
 use crate::stats::{CpuStage, TraceName, Track};
 use crate::system::{Event, Sim};
 
@@ -78,8 +78,14 @@ impl Sim {
     }
 
     /// Cost of the current stage of a posted-notification frame (and its
-    /// harvests), with the demultiplexed driver handler's bill.
-    pub(crate) fn posted_begin(&mut self, cpu: CpuId, f: &mut Frame) -> (u64, Bill) {
+    /// harvests), with the demultiplexed driver handler's bill; a drain's
+    /// CQ head doorbell goes into `doorbell` (how long before the step's end).
+    pub(crate) fn posted_begin(
+        &mut self,
+        cpu: CpuId,
+        f: &mut Frame,
+        doorbell: &mut Option<(DevId, HctxId, u64)>,
+    ) -> (u64, Bill) {
         match f.stage {
             Stage::Entry => (self.costs.irq_entry_ns, Bill::default()),
             Stage::Work => {
@@ -110,14 +116,17 @@ impl Sim {
                 let n = self.devs[dev].queues[queue].cq.len() as u32;
                 f.items = n;
                 // nvme_irq's CQ head doorbell, once, after the loop that found entries.
-                let doorbell = if n > 0 && !f.found { self.costs.cq_doorbell_ns } else { 0 };
+                let ring = if n > 0 && !f.found { self.costs.cq_doorbell_ns } else { 0 };
                 f.found |= n > 0;
                 let mut drain = self.driver_irq_handler::<false>(cpu, dev, queue, n);
                 f.foreseen_ns = drain.follow_ns;
-                drain.bill.add(CpuStage::Doorbell, doorbell);
+                if n > 0 {
+                    *doorbell = Some((dev, queue, drain.tail_ns));
+                }
+                drain.bill.add(CpuStage::Doorbell, ring);
                 // A rescan is the same handler's loop: no second demultiplexing.
                 let demux = if f.rescan { 0 } else { self.costs.irq_flow_ns };
-                (demux + doorbell + drain.cost_ns, drain.bill)
+                (demux + ring + drain.cost_ns, drain.bill)
             }
             Stage::Exit => (self.costs.apic_eoi_ns + self.costs.irq_exit_ns, Bill::default()),
         }
@@ -155,16 +164,14 @@ impl Sim {
                     f.debt_ns += actual.saturating_sub(f.foreseen_ns.min(actual));
                     let d = &self.devs[dev];
                     if d.driver.irq_rescans() && !d.queues[queue].cq.is_empty() {
-                        // nvme_irq goes round while its CQ shows entries (as by a remapped vector).
+                        // The handler goes round while its queue shows entries (as by a remapped vector).
                         f.rescan = true;
                         f.pir.insert(v);
                         f.replayed.insert(v);
                         return true;
                     }
                     f.rescan = false;
-                    if std::mem::take(&mut f.found) {
-                        self.driver_cq_head_written(dev, queue);
-                    }
+                    f.found = false;
                     self.intr.irqs[irq].running_on = None;
                     // GSIM's hook after handle_irq_event (`--patch gsim`).
                     f.carry_ns += self.gsim_after_handler(cpu, irq);

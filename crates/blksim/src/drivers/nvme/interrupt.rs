@@ -11,8 +11,12 @@
 //!   processing that queue ("if the Completion Queue Head Doorbell register
 //!   is being updated ... the controller has a positive indication that
 //!   completion queue entries are already being processed").
-//! - Once the host has acknowledged, entries it did not consume (posted
-//!   while it was draining) are signalled anew.
+//! - Linux's `nvme_poll_cq` takes every entry that shows before it stops
+//!   looking and writes the doorbell then, before `nvme_irq` completes the
+//!   batch: the handler's step tells the controller when that write falls
+//!   (`doorbell_due`). Entries posted before it are the handler's (its loop
+//!   takes them); the first posted after it finds the vector acknowledged
+//!   and is signalled at once, while the handler is still completing.
 //! - With Interrupt Coalescing, a vector is signalled only when its
 //!   unsignalled entries reach the Aggregation Threshold (THR, a 0's based
 //!   count) or the oldest has waited the Aggregation Time (TIME, in 100 µs
@@ -65,6 +69,10 @@ pub(crate) struct IrqVector {
     /// The aggregation timer runs (its current generation is `timer_gen`).
     timer_armed: bool,
     timer_gen: u32,
+    /// The running handler's CQ head doorbell falls at this time.
+    doorbell_at: Option<u64>,
+    /// Entries posted before that doorbell: the handler's loop takes them.
+    taken_late: u32,
 }
 
 /// Interrupt generation of every vector of a controller.
@@ -85,17 +93,39 @@ impl InterruptGen {
     /// A completion queue entry of `queue` reached host memory at `now`.
     #[inline(always)]
     pub(crate) fn cqe_posted(&mut self, queue: HctxId, now: u64) -> Signal {
-        self.vectors[queue.idx()].unsignalled += 1;
+        let v = &mut self.vectors[queue.idx()];
+        if let Some(at) = v.doorbell_at {
+            if now < at {
+                v.taken_late += 1;
+                return Signal::Hold;
+            }
+            // The doorbell went before this entry: it acknowledged all the earlier ones.
+            v.doorbell_at = None;
+            v.signalled = false;
+            v.unsignalled = 0;
+        }
+        v.unsignalled += 1;
         self.decide(queue, now)
     }
 
-    /// The host wrote `queue`'s CQ head doorbell at `now`, leaving
-    /// `unconsumed` entries behind it.
-    pub(crate) fn cq_head_written(&mut self, queue: HctxId, unconsumed: u32, now: u64) -> Signal {
+    /// The host's handler, draining `queue` now, writes its CQ head
+    /// doorbell at `at_ns`, having taken every entry posted before then.
+    pub(crate) fn doorbell_due(&mut self, queue: HctxId, at_ns: u64) {
         let v = &mut self.vectors[queue.idx()];
-        v.signalled = false;
-        v.unsignalled = unconsumed;
-        self.decide(queue, now)
+        v.doorbell_at = Some(at_ns);
+        v.taken_late = 0;
+    }
+
+    /// The handler's drain ended, its doorbell written (if no later entry
+    /// has already found it so): every entry so far is acknowledged. Returns
+    /// the entries its loop took beyond those it saw when it began.
+    pub(crate) fn drain_ended(&mut self, queue: HctxId) -> u32 {
+        let v = &mut self.vectors[queue.idx()];
+        if v.doorbell_at.take().is_some() {
+            v.signalled = false;
+            v.unsignalled = 0;
+        }
+        std::mem::take(&mut v.taken_late)
     }
 
     /// The aggregation timer of `gen` fired for `queue`.
@@ -147,18 +177,22 @@ mod tests {
     const Q: HctxId = HctxId(0);
 
     #[test]
-    fn a_burst_before_the_doorbell_gives_one_msi_and_leftovers_are_signalled_after_it() {
+    fn a_burst_before_the_doorbell_gives_one_msi_and_entries_after_it_are_signalled_at_once() {
         let mut g = InterruptGen::new(1, Coalescing::default());
         assert_eq!(g.cqe_posted(Q, 0), Signal::Now);
         for t in 1..10 {
             assert_eq!(g.cqe_posted(Q, t), Signal::Hold, "the host is still on the first interrupt");
         }
-        // The host consumed everything: nothing to signal.
-        assert_eq!(g.cq_head_written(Q, 0, 20), Signal::Hold);
-        assert_eq!(g.cqe_posted(Q, 30), Signal::Now);
-        // It consumed only part of it: the rest is signalled at once.
-        assert_eq!(g.cqe_posted(Q, 31), Signal::Hold);
-        assert_eq!(g.cq_head_written(Q, 1, 40), Signal::Now);
+        // The handler starts at 10 and will write the doorbell at 50.
+        g.doorbell_due(Q, 50);
+        assert_eq!(g.cqe_posted(Q, 20), Signal::Hold, "before the doorbell: the handler's loop takes it");
+        assert_eq!(g.cqe_posted(Q, 60), Signal::Now, "after the doorbell, while the handler completes");
+        assert_eq!(g.cqe_posted(Q, 61), Signal::Hold);
+        assert_eq!(g.drain_ended(Q), 1, "the loop took the entry of time 20");
+        // The next handler drains the two entries of 60 and 61; nothing comes before its doorbell.
+        g.doorbell_due(Q, 100);
+        assert_eq!(g.drain_ended(Q), 0);
+        assert_eq!(g.cqe_posted(Q, 120), Signal::Now, "acknowledged: the next entry is signalled");
         assert_eq!(g.msis, 3);
     }
 
@@ -171,7 +205,8 @@ mod tests {
             match g.cqe_posted(Q, i * 100) {
                 Signal::Now => {
                     msis += 1;
-                    assert_eq!(g.cq_head_written(Q, 0, i * 100 + 50), Signal::Hold);
+                    g.doorbell_due(Q, i * 100 + 50);
+                    assert_eq!(g.drain_ended(Q), 0);
                 }
                 Signal::At { .. } | Signal::Hold => {}
             }

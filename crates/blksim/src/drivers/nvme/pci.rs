@@ -37,47 +37,56 @@ impl Sim {
     /// `nvme_irq` → `nvme_poll_cq` over the first `n` CQEs of `queue` on
     /// `cpu`, in one of two passes over the same code: `RUN = false`
     /// foresees it (nothing changes; the handler's step is charged this
-    /// cost before it runs), `RUN = true` does it at the step's end (the
-    /// CQEs are consumed and each request is completed where `rq_affinity`
-    /// places it).
+    /// cost before it runs, and its doorbell is due when the drain part is
+    /// done: `Drain::tail_ns` before the end), `RUN = true` does it at the
+    /// step's end: the CQEs are consumed, with those the loop took as they
+    /// came before its doorbell (their work charged as follow-on), and each
+    /// request is completed where `rq_affinity` places it
+    /// (`nvme_pci_complete_batch` for the batched ones, after the doorbell).
     #[inline(always)]
     pub(crate) fn nvme_poll_cq<const RUN: bool>(&mut self, cpu: CpuId, dev: DevId, queue: HctxId, n: u32) -> Drain {
         let cqe_ns = self.costs.nvme_cqe_ns;
-        let mut d = self.drain_cq::<RUN>(cpu, dev, queue, n, |_, _| cqe_ns);
         if RUN {
+            let late = self.devs[dev].nvme_mut().irq.drain_ended(queue);
+            let mut taken = Drain::default();
+            if late > 0 {
+                taken = self.drain_cq::<false, true>(cpu, dev, queue, n, n + late, |_, _| cqe_ns);
+            }
+            let mut d = self.drain_cq::<true, true>(cpu, dev, queue, 0, n + late, |_, _| cqe_ns);
+            d.follow_ns += taken.cost_ns - taken.follow_ns;
             return d;
         }
+        let mut d = self.drain_cq::<false, true>(cpu, dev, queue, 0, n, |_, _| cqe_ns);
         // Strict unmaps wait for their IOTLB invalidations (DMA mapping's
         // time, not the handler's), from now: the step is charged up front.
         let unmap = self.iotlb_sync(dev, queue, n, self.q.now_ns(), cqe_ns);
         d.cost_ns += d.bill.add(CpuStage::DmaMap, unmap);
-        // nvme_pci_complete_batch → blk_mq_end_request_batch once for the
-        // completions that went into the pass's io_comp_batch.
-        if d.batched {
-            d.cost_ns += d.bill.add(CpuStage::Block, self.costs.blk_end_batch_ns);
-        }
         d
     }
 
-    /// A device interrupt handler's drain of the first `n` completions of
-    /// `queue`, each costing `cqe_cost` to take off the queue and then
-    /// completed where `rq_affinity` places it; foreseen or run as
-    /// `nvme_poll_cq` says.
+    /// A device interrupt handler's drain of completions `from..to` of
+    /// `queue` (a run takes `0..to`), each costing `cqe_cost` to take off
+    /// the queue and then completed where `rq_affinity` places it; foreseen
+    /// or run as `nvme_poll_cq` says. With `IOB` the requests
+    /// `blk_mq_add_to_batch` takes complete after the doorbell, in the
+    /// pass's `io_comp_batch` (NVMe's `nvme_pci_complete_batch`): their
+    /// work is the drain's `tail_ns`.
     #[inline(always)]
-    pub(crate) fn drain_cq<const RUN: bool>(
+    pub(crate) fn drain_cq<const RUN: bool, const IOB: bool>(
         &mut self,
         cpu: CpuId,
         dev: DevId,
         queue: HctxId,
-        n: u32,
+        from: u32,
+        to: u32,
         cqe_cost: impl Fn(&Sim, ReqId) -> u64,
     ) -> Drain {
+        debug_assert!(!RUN || from == 0);
         let mut foresight = std::mem::take(&mut self.cpus[cpu].foresight);
         foresight.clear();
-        let (mut cost, mut follow) = (0, 0);
+        let (mut cost, mut follow, mut tail) = (0, 0, 0);
         let mut bill = Bill::default();
-        let mut batched = false;
-        for i in 0..n as usize {
+        for i in from as usize..to as usize {
             let cq = &mut self.devs[dev].queues[queue].cq;
             let req = if RUN { cq.pop_front().expect("CQE") } else { cq[i] };
             if !RUN {
@@ -85,7 +94,6 @@ impl Sim {
             }
             let c = &self.costs;
             let placement = self.placement(cpu, req);
-            batched |= placement == Placement::Batched;
             match placement {
                 // blk_mq_complete_request_remote is false: complete here,
                 // in an io_comp_batch (or one by one with a scheduler).
@@ -93,9 +101,19 @@ impl Sim {
                     if RUN {
                         follow += self.end_request(cpu, req);
                     } else {
-                        cost += bill.add(CpuStage::Block, c.blk_complete_batch_ns);
-                        cost += bill.add(CpuStage::UringComplete, self.engine_complete_cost(req));
-                        follow += self.foreseen_wake_ns(cpu, req, &mut foresight);
+                        let work = bill.add(CpuStage::Block, c.blk_complete_batch_ns)
+                            + bill.add(CpuStage::UringComplete, self.engine_complete_cost(req));
+                        let wake = self.foreseen_wake_ns(cpu, req, &mut foresight);
+                        cost += work;
+                        follow += wake;
+                        if IOB && placement == Placement::Batched {
+                            // blk_mq_end_request_batch once for the pass's batch.
+                            if tail == 0 {
+                                tail = bill.add(CpuStage::Block, self.costs.blk_end_batch_ns);
+                                cost += tail;
+                            }
+                            tail += work + wake;
+                        }
                     }
                 }
                 // blk_mq_complete_send_ipi: onto the submitter's blk_cpu_done,
@@ -133,7 +151,7 @@ impl Sim {
         if !RUN {
             bill.add(CpuStage::Wakeup, follow);
         }
-        Drain { cost_ns: cost + follow, follow_ns: follow, bill, batched }
+        Drain { cost_ns: cost + follow, follow_ns: follow, bill, tail_ns: tail }
     }
 
     /// The waker's cost if completing `req` here wakes its task (the first

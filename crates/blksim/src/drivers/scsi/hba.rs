@@ -123,7 +123,7 @@ impl Sim {
                 self.reqs.reqs[req].cmd_cpu = cpu;
             }
         }
-        let mut d = self.drain_cq::<RUN>(cpu, host, port, n, |s, req| {
+        let mut d = self.drain_cq::<RUN, false>(cpu, host, port, 0, n, |s, req| {
             let r = &s.reqs.reqs[req];
             cqe_ns + s.sd(r.dev()).cmd_lines * s.line_ns(r.cmd_cpu, cpu)
         });
