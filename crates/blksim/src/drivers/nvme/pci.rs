@@ -1,8 +1,9 @@
 //! Kernel path: the NVMe PCI driver's I/O path. `nvme_queue_rq` /
 //! `nvme_queue_rqs` → SQ entries and one SQ doorbell → the controller
-//! (`controller.rs`); `nvme_irq` → `nvme_poll_cq` (every CQE visible,
-//! again while more arrive) → `nvme_pci_complete_rq` →
-//! `blk_mq_complete_request` → the CQ head doorbell.
+//! (`controller.rs`); `nvme_irq` → `nvme_poll_cq` (every CQE that shows
+//! before its doorbell; requests that do not batch complete here through
+//! `blk_mq_complete_request`) → the CQ head doorbell →
+//! `nvme_pci_complete_batch` for the ones in its `io_comp_batch`.
 
 use crate::block::{Foresight, Placement};
 use crate::drivers::Drain;
@@ -85,6 +86,7 @@ impl Sim {
         let mut foresight = std::mem::take(&mut self.cpus[cpu].foresight);
         foresight.clear();
         let (mut cost, mut follow, mut tail) = (0, 0, 0);
+        let mut batched = false;
         let mut bill = Bill::default();
         for i in from as usize..to as usize {
             let cq = &mut self.devs[dev].queues[queue].cq;
@@ -108,7 +110,7 @@ impl Sim {
                         follow += wake;
                         if IOB && placement == Placement::Batched {
                             // blk_mq_end_request_batch once for the pass's batch.
-                            if tail == 0 {
+                            if !std::mem::replace(&mut batched, true) {
                                 tail = bill.add(CpuStage::Block, self.costs.blk_end_batch_ns);
                                 cost += tail;
                             }
