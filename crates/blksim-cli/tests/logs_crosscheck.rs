@@ -474,19 +474,33 @@ fn posixaio_reaps_in_the_batches_the_real_fio_reaps_in() {
             m.iter().map(|(b, p)| (b.clone(), p.as_f64().unwrap())).collect::<Vec<_>>()
         })
     };
-    for depth in [12, 16, 32, 64] {
-        let fio = depths(crosscheck::fio_tool("fio"), &dir("posixaio-fio"), depth, "data");
-        let ours = depths(blksim(), &dir("posixaio-blksim"), depth, "/dev/nvme0n1");
-        for (f, o) in fio.iter().zip(&ours) {
+    // The first bucket more than 8 points apart, if any.
+    let apart = |fio: &[Vec<(String, f64)>; 2], ours: &[Vec<(String, f64)>; 2], depth: u32| {
+        for (f, o) in fio.iter().zip(ours) {
             assert_eq!(f.len(), o.len(), "iodepth={depth}: buckets {f:?} {o:?}");
             for ((bucket, fp), (ob, op)) in f.iter().zip(o) {
                 assert_eq!(bucket, ob);
-                // The real fio's thread timing on a busy host (tests run in parallel) moves a
-                // bucket by a few points; fio woken at every completion would put ~97% at the
-                // top depth where these put ~50% a bucket lower.
-                assert!((fp - op).abs() < 8.0, "iodepth={depth} bucket {bucket}: blksim {o:?}, fio {f:?}");
+                if (fp - op).abs() >= 8.0 {
+                    return Some(format!("iodepth={depth} bucket {bucket}: blksim {o:?}, fio {f:?}"));
+                }
             }
         }
+        None
+    };
+    for depth in [12, 16, 32, 64] {
+        let ours = depths(blksim(), &dir("posixaio-blksim"), depth, "/dev/nvme0n1");
+        // The real fio's thread timing on a busy host (tests run in parallel) moves a bucket by
+        // a few points, now and then by 8: its run is taken again, up to three times. fio woken
+        // at every completion would put ~97% at the top depth where these put ~50% a bucket lower.
+        let mut off = None;
+        for _ in 0..3 {
+            let fio = depths(crosscheck::fio_tool("fio"), &dir("posixaio-fio"), depth, "data");
+            off = apart(&fio, &ours, depth);
+            if off.is_none() {
+                break;
+            }
+        }
+        assert!(off.is_none(), "{}", off.unwrap_or_default());
     }
 }
 
