@@ -595,9 +595,10 @@ fn man_page(cmd: &clap::Command) -> Vec<u8> {
 /// One line per built-in machine: its name and description.
 pub(crate) fn list_machines() -> Result<String, String> {
     let mut s = String::new();
+    let width = builtin_names().iter().map(|n| n.len()).max().unwrap_or(0);
     for name in builtin_names() {
         let m = builtin(name)?;
-        s += &format!("{:<12} {}\n", name, m.description);
+        s += &format!("{name:<width$} {}\n", m.description);
     }
     Ok(s)
 }
@@ -640,5 +641,11 @@ fn describe_platform(m: &Machine) -> String {
         );
     }
     s += &format!("interrupt delivery: service_ns {} per message, per socket\n", m.interrupt_delivery.service_ns);
+    if let Some(ser) = &m.msi_serialisation {
+        s += &format!(
+            "msi serialisation: service_ns {} per MSI-X write, every root port's, both kinds\n",
+            ser.service_ns
+        );
+    }
     s
 }

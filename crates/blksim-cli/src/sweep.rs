@@ -11,7 +11,7 @@
 //! line per value of the other axes (SVG).
 //!
 //! ```toml
-//! job = "job.fio"                 # beside the spec
+//! job = "job.fio"                 # beside the spec (or an axis `job` of files)
 //! machine = "spr-gen5"            # a built-in, or a profile file beside the spec
 //! seed = 1
 //! cmdline = "nvme.poll_queues=0"  # for every point (optional)
@@ -22,6 +22,9 @@
 //! patch = ["", "mq-deadline-2024"]
 //! "profile.cpu.cores_per_socket" = [8, 16]            # a field of the machine profile
 //! ```
+//!
+//! An axis `job = ["a.fio", "b.fio"]` runs each job file (beside the spec)
+//! in place of the spec's `job`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -68,7 +71,8 @@ const METRICS: &[&str] = &[
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSpec {
-    job: String,
+    #[serde(default)]
+    job: Option<String>,
     #[serde(default = "default_machine")]
     machine: String,
     #[serde(default = "one")]
@@ -89,6 +93,8 @@ fn one() -> u64 {
 /// What an axis changes.
 #[derive(Clone, Debug, PartialEq)]
 enum AxisKind {
+    /// The job file (beside the spec).
+    Job,
     /// A fio option, set in every job section.
     JobOption(String),
     /// Added to the kernel command line.
@@ -127,7 +133,9 @@ fn axes(table: &toml::Table) -> Result<Vec<Axis>, String> {
                 .filter(|v| !v.is_empty())
                 .cloned()
                 .ok_or_else(|| format!("axes.{name}: expected a non-empty list of values"))?;
-            let kind = if name == "cmdline" {
+            let kind = if name == "job" {
+                AxisKind::Job
+            } else if name == "cmdline" {
                 AxisKind::Cmdline
             } else if name == "patch" {
                 AxisKind::Patch
@@ -139,7 +147,7 @@ fn axes(table: &toml::Table) -> Result<Vec<Axis>, String> {
                 AxisKind::JobOption(name.clone())
             } else {
                 return Err(format!(
-                    "axes.{name}: not a fio option, `cmdline`, `patch`, a /sys or /proc path, or `profile.FIELD`"
+                    "axes.{name}: not a fio option, `job`, `cmdline`, `patch`, a /sys or /proc path, or `profile.FIELD`"
                 ));
             };
             Ok(Axis { name: name.clone(), kind, values })
@@ -212,7 +220,8 @@ fn profile_overlay(base: &str, fields: &[(String, toml::Value)]) -> String {
 struct Spec {
     dir: PathBuf,
     raw: RawSpec,
-    job_text: String,
+    /// The job files (the spec's, or the `job` axis's, in its order): path and text.
+    jobs: Vec<(PathBuf, String)>,
     axes: Vec<Axis>,
     points: usize,
 }
@@ -223,13 +232,29 @@ impl Spec {
         let raw: RawSpec = toml::from_str(&text)
             .map_err(|e| blksim::machine::profile::toml_error_at(&text, &path.display().to_string(), &e))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let job_path = dir.join(&raw.job);
-        let job_text = std::fs::read_to_string(&job_path)
-            .map_err(|e| format!("{}: job {}: {e}", path.display(), job_path.display()))?;
         let mut axes = axes(&raw.axes).map_err(|e| format!("{}: {e}", path.display()))?;
         sort_as_written(&mut axes, &text);
+        let names: Vec<String> = match (&raw.job, axes.iter().find(|a| a.kind == AxisKind::Job)) {
+            (Some(job), None) => vec![job.clone()],
+            (None, Some(axis)) => axis.values.iter().map(self::text).collect(),
+            (Some(_), Some(_)) => {
+                return Err(format!("{}: `job` is given twice (the spec's and an axis): give one", path.display()))
+            }
+            (None, None) => {
+                return Err(format!("{}: no job: expected `job = \"FILE.fio\"` or an axis `job`", path.display()))
+            }
+        };
+        let jobs = names
+            .iter()
+            .map(|name| {
+                let job_path = dir.join(name);
+                let job_text = std::fs::read_to_string(&job_path)
+                    .map_err(|e| format!("{}: job {}: {e}", path.display(), job_path.display()))?;
+                Ok((job_path, job_text))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         let points = axes.iter().map(|a| a.values.len()).product();
-        Ok(Spec { dir, raw, job_text, axes, points })
+        Ok(Spec { dir, raw, jobs, axes, points })
     }
 
     /// The machine of point `at`: the spec's, with the point's profile fields overlaid.
@@ -271,9 +296,11 @@ impl Spec {
         let machine = self.machine(&at)?;
         let mut cmdline = vec![self.raw.cmdline.clone()];
         let (mut sets, mut patches, mut options) = (Vec::new(), Vec::new(), Vec::new());
+        let mut job = 0;
         for (a, &k) in self.axes.iter().zip(&at) {
             let v = text(&a.values[k]);
             match &a.kind {
+                AxisKind::Job => job = k,
                 AxisKind::Cmdline => cmdline.push(v),
                 AxisKind::Write(path) => sets.push(format!("{path}={v}")),
                 AxisKind::Patch if v.is_empty() => {}
@@ -286,9 +313,8 @@ impl Spec {
         // The point's row says why it failed: the error as text (the CSV's edge).
         let settings = knob_settings(&machine, &cmdline, &sets, &patches).map_err(|e| e.message)?;
         let ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
-        let job_path = self.dir.join(&self.raw.job);
-        let jobs =
-            parse_job_text(&with_options(&self.job_text, &options), &job_path, &ctx).map_err(|e| e.to_string())?;
+        let (job_path, job_text) = &self.jobs[job];
+        let jobs = parse_job_text(&with_options(job_text, &options), job_path, &ctx).map_err(|e| e.to_string())?;
         // A sweep writes no fio logs: no I/O records kept.
         let configs: Vec<_> =
             jobs.jobs.into_iter().map(|j| blksim::workload::JobConfig { record_ios: false, ..j.config }).collect();
@@ -771,5 +797,22 @@ mod tests {
         assert!(axes(&table).unwrap_err().contains("axes.frobnicate"));
         let table: toml::Table = toml::from_str("iodepth = []\n").unwrap();
         assert!(axes(&table).unwrap_err().contains("non-empty"));
+    }
+
+    #[test]
+    fn a_job_axis_runs_each_file_in_place_of_the_spec_job_and_one_job_is_required() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write("a.fio", "[a]\nfilename=/dev/nvme0n1\nrw=randread\nruntime=1ms\n");
+        write("b.fio", "[b]\nfilename=/dev/nvme1n1\nrw=randread\nruntime=1ms\n");
+        write("s.toml", "[axes]\njob = [\"a.fio\", \"b.fio\"]\niodepth = [1, 2]\n");
+        let spec = Spec::load(&dir.path().join("s.toml")).unwrap();
+        assert_eq!(spec.points, 4);
+        let files = |i: usize| spec.prepare(i).unwrap().configs[0].filenames.join(":");
+        assert_eq!([files(0), files(1), files(2), files(3)].map(|f| f.contains("nvme1")), [false, false, true, true]);
+        write("two.toml", "job = \"a.fio\"\n[axes]\njob = [\"b.fio\"]\n");
+        assert!(Spec::load(&dir.path().join("two.toml")).err().unwrap().contains("given twice"));
+        write("none.toml", "[axes]\niodepth = [1]\n");
+        assert!(Spec::load(&dir.path().join("none.toml")).err().unwrap().contains("no job"));
     }
 }

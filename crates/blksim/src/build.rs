@@ -114,6 +114,7 @@ impl Sim {
                 routers: (0..topo.sockets)
                     .map(|_| InterruptRouter::new(machine.interrupt_delivery.service_ns))
                     .collect(),
+                msi_serialisation: machine.msi_serialisation.as_ref().map(|m| InterruptRouter::new(m.service_ns)),
             },
             dma: DmaMode {
                 translated: settings.dma_translated(),

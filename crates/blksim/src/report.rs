@@ -201,7 +201,8 @@ impl Sim {
             .collect()
     }
 
-    /// The root ports, the remapping units, each socket's interrupt delivery: messages and busy share.
+    /// The root ports, the platform's MSI-X write serialisation (if it has
+    /// one), the remapping units, each socket's interrupt delivery: messages and busy share.
     fn interrupt_path(&self, end: u64) -> Vec<PathStats> {
         let ports = self.hw.root_ports.iter().zip(&self.machine.root_ports).map(|(s, p)| PathStats {
             name: p.name.clone(),
@@ -218,7 +219,12 @@ impl Sim {
             messages: s.messages,
             busy_pct: pct(s.busy_ns, end),
         });
-        ports.chain(iommus).chain(routers).collect()
+        let serialisation = self.hw.msi_serialisation.iter().map(|s| PathStats {
+            name: "msi-serialisation".to_string(),
+            messages: s.messages,
+            busy_pct: pct(s.busy_ns, end),
+        });
+        ports.chain(serialisation).chain(iommus).chain(routers).collect()
     }
 
     /// The I/O schedulers' locks, per device that has one; the IOMMU

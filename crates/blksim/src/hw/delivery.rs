@@ -1,7 +1,9 @@
 //! A socket's interrupt delivery (state): on Intel Xeons the Ubox, which
 //! routes interrupt messages — device MSIs after remapping, posted-MSI
 //! notifications, IPIs — to the cores, one at a time. A posted MSI is a
-//! memory write into a PIR and does not pass it.
+//! memory write into a PIR and does not pass it. The same one-at-a-time
+//! server models an affected platform's MSI-X write serialisation
+//! (`Platform::msi_serialisation`), which every device MSI write passes.
 
 /// One socket's interrupt delivery.
 #[derive(Clone, Debug, Default)]

@@ -25,11 +25,16 @@ pub(crate) struct Platform {
     pub iommus: Vec<RemapUnit>,
     /// Each socket's interrupt delivery.
     pub routers: Vec<InterruptRouter>,
+    /// The platform's MSI-X write serialisation (an affected platform's
+    /// root complex or IOMMU block), one write at a time, if it has one.
+    pub msi_serialisation: Option<InterruptRouter>,
 }
 
 impl Platform {
     /// The MSI write of `irq` reaches root port `port` at `now` behind the
-    /// port's earlier writes; the port's remapping unit takes it (one
+    /// port's earlier writes; on an affected platform it first passes the
+    /// platform's MSI-X write serialisation (one write at a time, every
+    /// port's); the port's remapping unit takes it (one
     /// message at a time). Remapped, it becomes an interrupt message for the
     /// socket's interrupt delivery (one message at a time for the whole
     /// socket); posted, it is a write into a PIR. A posted write may not
@@ -40,7 +45,11 @@ impl Platform {
     /// done with it.
     pub(crate) fn interrupt_write(&mut self, now: u64, port: usize, irq: IrqId, posted: bool) -> u64 {
         let rp = &mut self.root_ports[port];
-        let taken = self.iommus[rp.unit].take(irq, now.max(rp.free_at_ns), posted);
+        let mut at = now.max(rp.free_at_ns);
+        if let Some(s) = self.msi_serialisation.as_mut() {
+            at = s.route(at);
+        }
+        let taken = self.iommus[rp.unit].take(irq, at, posted);
         let handed = if posted { taken } else { self.routers[rp.socket].route(taken) };
         let done = handed + rp.service_ns;
         rp.busy_ns += done - now.max(rp.free_at_ns);
