@@ -647,3 +647,30 @@ fn a_pasted_proc_cmdline_runs_with_a_warning_unless_a_parameter_changes_the_path
         assert!(err.contains(refused) && err.contains("does not model"), "{err}");
     }
 }
+
+#[test]
+fn a_ramp_resets_the_depths_the_cpu_time_and_the_run_time_as_fio_does() {
+    // fio's first io_completed past ramp_time zeroes io_u_map, the batch
+    // counts and the rusage and restarts the epoch (reset_all_stats,
+    // reset_io_stats): the report covers the 5 ms after the ramp only.
+    let plain = tmp_job("ramp0.fio", SMALL_JOB);
+    let ramped = tmp_job("ramp1.fio", &format!("{SMALL_JOB}ramp_time=5ms\n"));
+    let json = |job: &str| -> serde_json::Value {
+        let (code, out, err) = blksim(&["run", job, "--output-format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let (a, b) = (json(&plain), json(&ramped));
+    let (a, b) = (&a["jobs"][0], &b["jobs"][0]);
+    let depth_sum = |j: &serde_json::Value| -> f64 {
+        j["iodepth_level"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum()
+    };
+    assert!((depth_sum(a) - 100.0).abs() < 0.5, "{}", a["iodepth_level"]);
+    // What was in flight at the reset is not in the depths (fio's total counts those too).
+    assert!(depth_sum(b) > 97.0 && depth_sum(b) <= 100.5, "{}", b["iodepth_level"]);
+    assert_eq!(b["job_runtime"], a["job_runtime"]);
+    let ctx = |j: &serde_json::Value| j["ctx"].as_f64().unwrap();
+    assert!((ctx(b) / ctx(a) - 1.0).abs() < 0.1, "ctx {} vs {}", ctx(a), ctx(b));
+    let sys = |j: &serde_json::Value| j["sys_cpu"].as_f64().unwrap();
+    assert!((sys(b) / sys(a) - 1.0).abs() < 0.1, "sys {} vs {}", sys(a), sys(b));
+}

@@ -92,6 +92,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         config: fixture.config.clone(),
         runtime_ns: job["read"]["runtime"].as_u64().unwrap() * MS,
         start_ns: 0,
+        epoch_ns: 0,
         end_ns: job_runtime_ns,
         usr_ns: share("usr_cpu"),
         sys_ns: share("sys_cpu"),

@@ -121,6 +121,7 @@ impl Sim {
                 runtime_ns: j.finish_ns.saturating_sub(j.ts.ramp_end_ns),
                 start_ns: j.start_ns,
                 end_ns: j.finish_ns,
+                epoch_ns: j.ts.epoch_ns,
                 usr_ns: j.task.usr_ns,
                 sys_ns: j.task.sys_ns,
                 ctx: j.task.ctx,

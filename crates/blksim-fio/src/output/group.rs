@@ -94,10 +94,10 @@ fn dir_runtime_ms(job: &JobStats, io_bytes: u64) -> u64 {
     }
 }
 
-/// The job's whole run time (fio's total_run_time), ns.
+/// The job's whole run time (fio's total_run_time, from its epoch: after a ramp), ns.
 fn job_total_run_ns(job: &JobStats) -> u64 {
-    if job.end_ns > job.start_ns {
-        job.end_ns - job.start_ns
+    if job.end_ns > job.epoch_ns {
+        job.end_ns - job.epoch_ns
     } else {
         job.runtime_ns
     }

@@ -79,6 +79,7 @@ pub fn job(config: JobConfig, dirs: [DirStats; 3], runtime_ns: u64) -> JobStats 
         dirs,
         runtime_ns,
         start_ns: 0,
+        epoch_ns: 0,
         end_ns: runtime_ns,
         usr_ns: runtime_ns / 50,
         sys_ns: runtime_ns * 2 / 5,

@@ -25,9 +25,6 @@ impl Sim {
         let k = reaping.len() as u32;
         job.inflight -= k;
         let sync = job.cfg.ioengine.is_sync() || job.null_sync();
-        if !job.null_sync() {
-            job.ts.iodepth_complete[batch_bucket(k)] += 1;
-        }
         // fio takes one timestamp for the batch, at the start of the reap.
         let mut t_reap = job.ts.reap_ns;
         let now = self.q.now_ns();
@@ -40,6 +37,20 @@ impl Sim {
             t_reap = now;
         }
         let measured = t_reap >= job.ts.ramp_end_ns;
+        if measured && !job.ts.ramp_reset {
+            // fio's first io_completed past the ramp (`ramp_period_over`):
+            // reset_all_stats and reset_io_stats zero the depth and batch
+            // counts, the rusage (usr, sys, ctx) and restart the epoch.
+            job.ts.ramp_reset = true;
+            job.ts.epoch_ns = t_reap;
+            job.ts.iodepth_level = [0; 7];
+            job.ts.iodepth_submit = [0; 7];
+            job.ts.iodepth_complete = [0; 7];
+            (job.task.usr_ns, job.task.sys_ns, job.task.ctx) = (0, 0, 0);
+        }
+        if !job.null_sync() {
+            job.ts.iodepth_complete[batch_bucket(k)] += 1;
+        }
         if measured && t_reap >= job.ts.next_sample_ns && (t_reap - job.ts.next_sample_ns) / interval > MAX_SAMPLES {
             // Millions of empty samples: virtual time ran away, not a run to sample.
             self.run.fail(crate::error::Error::internal(format!(

@@ -103,6 +103,11 @@ pub(crate) struct ThreadStat {
     /// When fio took the timestamp of the batch it is accounting.
     pub reap_ns: u64,
     pub ramp_end_ns: u64,
+    /// fio's `td->epoch`: the job's start, then the moment its statistics
+    /// were reset at the end of its ramp (`ramp_period_over`).
+    pub epoch_ns: u64,
+    /// The ramp is over and the statistics were reset (or there was none).
+    pub ramp_reset: bool,
     pub next_sample_ns: u64,
     /// `io_u_map`: the depth at submission, submits and completions per batch size.
     pub iodepth_level: [u64; 7],

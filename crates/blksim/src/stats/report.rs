@@ -112,6 +112,9 @@ pub struct JobStats {
     pub start_ns: u64,
     /// Virtual time at which it ended, ns.
     pub end_ns: u64,
+    /// fio's epoch: the start, or the end of the ramp where fio reset the
+    /// job's statistics (its CPU time, depths and run time count from here).
+    pub epoch_ns: u64,
     /// CPU time of the job's own task, ns: user and system (as getrusage reports it).
     pub usr_ns: u64,
     /// System time of the job's task, ns.
