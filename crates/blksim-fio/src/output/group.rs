@@ -65,6 +65,15 @@ impl Block<'_> {
     pub fn total_ios(&self) -> u64 {
         self.dirs.iter().map(|d| d.total_ios).sum()
     }
+    /// fio's `total_io_u` as its IO depths line divides by: the I/Os
+    /// queued since the epoch (the depth counts' sum; after a ramp, less
+    /// those in flight when fio reset), or the completed ones if no depth was counted.
+    pub fn queued_ios(&self) -> u64 {
+        match self.iodepth_level.iter().sum() {
+            0 => self.total_ios(),
+            n => n,
+        }
+    }
     pub fn io_bytes(&self) -> u64 {
         self.dirs.iter().map(|d| d.io_bytes).sum()
     }

@@ -71,7 +71,7 @@ fn job_object(block: &Block, group: &GroupStats, elapsed_s: u64, plus: bool) -> 
     job.insert("minf".into(), json!(0));
 
     let total = block.total_ios();
-    let level = depth_percentages(&block.iodepth_level, total);
+    let level = depth_percentages(&block.iodepth_level, block.queued_ios());
     job.insert("iodepth_level".into(), percent_map(&["1", "2", "4", "8", "16", "32", ">=64"], &level));
     const BATCH_KEYS: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
     let submit = depth_percentages(&block.iodepth_submit, block.iodepth_submit.iter().sum());

@@ -145,8 +145,7 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
 
     let (usr, sys) = block.cpu_percent();
     let _ = writeln!(out, "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf=0, minf=0", block.ctx);
-    let total = block.total_ios();
-    let d = depth_percentages(&block.iodepth_level, total);
+    let d = depth_percentages(&block.iodepth_level, block.queued_ios());
     let _ = writeln!(
         out,
         "  IO depths    : 1={:3.1}%, 2={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, >=64={:3.1}%",

@@ -38,16 +38,15 @@ impl Sim {
         }
         let measured = t_reap >= job.ts.ramp_end_ns;
         if measured && !job.ts.ramp_reset {
-            // fio's first io_completed past the ramp (`ramp_period_over`):
-            // reset_all_stats and reset_io_stats zero the depth and batch
-            // counts, the rusage (usr, sys, ctx) and restart the epoch.
-            job.ts.ramp_reset = true;
-            job.ts.epoch_ns = t_reap;
-            job.ts.iodepth_level = [0; 7];
-            job.ts.iodepth_submit = [0; 7];
-            job.ts.iodepth_complete = [0; 7];
-            (job.task.usr_ns, job.task.sys_ns, job.task.ctx) = (0, 0, 0);
+            // fio's first io_completed past the ramp (`ramp_period_over`).
+            job.ramp_over(t_reap, true);
+            if let Some(parent) = job.offload.as_deref().and_then(|o| o.parent()) {
+                if !self.jobs[parent].ts.ramp_reset {
+                    self.jobs[parent].ramp_over(t_reap, false);
+                }
+            }
         }
+        let job = &mut self.jobs[j];
         if !job.null_sync() {
             job.ts.iodepth_complete[batch_bucket(k)] += 1;
         }

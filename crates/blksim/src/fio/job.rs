@@ -330,6 +330,21 @@ pub(crate) struct Engine {
 }
 
 impl Job {
+    /// fio's `ramp_period_over` at `at`: `reset_all_stats` (the rusage,
+    /// usr, sys and ctx, and the epoch) and, with `io_stats`,
+    /// `reset_io_stats` (the depth and batch counts). An offload job's
+    /// parent takes the first (`parent_update_ramp`).
+    pub(crate) fn ramp_over(&mut self, at: u64, io_stats: bool) {
+        self.ts.ramp_reset = true;
+        self.ts.epoch_ns = at;
+        (self.task.usr_ns, self.task.sys_ns, self.task.ctx) = (0, 0, 0);
+        if io_stats {
+            self.ts.iodepth_level = [0; 7];
+            self.ts.iodepth_submit = [0; 7];
+            self.ts.iodepth_complete = [0; 7];
+        }
+    }
+
     /// I/Os fio prepares before one submitting call: `iodepth_batch_submit`, at most the depth.
     #[inline(always)]
     pub(crate) fn batch_submit(&self) -> u32 {

@@ -69,6 +69,14 @@ impl Offload {
         }
     }
 
+    /// The job a submit worker works for (none for fio's job itself).
+    pub(crate) fn parent(&self) -> Option<crate::ids::JobId> {
+        match self {
+            Offload::Worker(w) => Some(w.parent),
+            Offload::Queue(_) => None,
+        }
+    }
+
     /// It sleeps in a futex (`pthread_cond_wait`), not for I/O.
     pub(crate) fn waiting(&self) -> bool {
         match self {
