@@ -403,9 +403,18 @@ fn a_blktrace_replays_as_the_real_fio_replays_it() {
             log.lines().map(|l| l.split(", ").skip(2).take(3).map(str::to_string).collect()).collect();
         (ios, v["jobs"][0]["job_runtime"].as_u64().unwrap())
     };
-    let (fio, fio_ms) = replay(crosscheck::fio_tool("fio"), &dir("bt-fio"));
     let (ours, ms) = replay(blksim(), &dir("bt-blksim"));
-    assert_eq!(ours, fio);
+    // The real fio's sleeps overrun on a busy host (tests run in parallel on two cores: 11 ms
+    // for 8 once): its run is taken again, up to three times, until it is within the criterion.
+    let mut fio_ms = 0;
+    for _ in 0..3 {
+        let (fio, t) = replay(crosscheck::fio_tool("fio"), &dir("bt-fio"));
+        assert_eq!(ours, fio);
+        fio_ms = t;
+        if ms <= fio_ms && fio_ms <= ms + 1 {
+            break;
+        }
+    }
     assert!(ms <= fio_ms && fio_ms <= ms + 1, "runtime {ms} ms, the real fio's {fio_ms} ms");
 }
 
