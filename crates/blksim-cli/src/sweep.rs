@@ -228,15 +228,15 @@ struct Spec {
 
 impl Spec {
     fn load(path: &Path) -> Result<Spec, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let raw: RawSpec = toml::from_str(&text)
-            .map_err(|e| blksim::machine::profile::toml_error_at(&text, &path.display().to_string(), &e))?;
+        let spec_text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let raw: RawSpec = toml::from_str(&spec_text)
+            .map_err(|e| blksim::machine::profile::toml_error_at(&spec_text, &path.display().to_string(), &e))?;
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut axes = axes(&raw.axes).map_err(|e| format!("{}: {e}", path.display()))?;
-        sort_as_written(&mut axes, &text);
+        sort_as_written(&mut axes, &spec_text);
         let names: Vec<String> = match (&raw.job, axes.iter().find(|a| a.kind == AxisKind::Job)) {
             (Some(job), None) => vec![job.clone()],
-            (None, Some(axis)) => axis.values.iter().map(self::text).collect(),
+            (None, Some(axis)) => axis.values.iter().map(text).collect(),
             (Some(_), Some(_)) => {
                 return Err(format!("{}: `job` is given twice (the spec's and an axis): give one", path.display()))
             }

@@ -121,7 +121,7 @@ impl Observation {
         for j in &report.jobs {
             let secs = j.runtime_ns as f64 / 1e9;
             let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
-            let run_time = if j.end_ns > j.epoch_ns { j.end_ns - j.epoch_ns } else { j.runtime_ns };
+            let run_time = j.total_run_ns();
             jobs.push(JobObservation {
                 iops: [rate(j.dirs[0].total_ios), rate(j.dirs[1].total_ios)],
                 bw_bytes: [rate(j.dirs[0].io_bytes), rate(j.dirs[1].io_bytes)],

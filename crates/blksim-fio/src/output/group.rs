@@ -103,15 +103,6 @@ fn dir_runtime_ms(job: &JobStats, io_bytes: u64) -> u64 {
     }
 }
 
-/// The job's whole run time (fio's total_run_time, from its epoch: after a ramp), ns.
-fn job_total_run_ns(job: &JobStats) -> u64 {
-    if job.end_ns > job.epoch_ns {
-        job.end_ns - job.epoch_ns
-    } else {
-        job.runtime_ns
-    }
-}
-
 fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)]) -> Block<'a> {
     Block {
         name: job.config.name.clone(),
@@ -166,7 +157,7 @@ fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(Strin
     block.usr_ns += job.usr_ns;
     block.sys_ns += job.sys_ns;
     block.ctx += job.ctx;
-    block.total_run_ns += job_total_run_ns(job);
+    block.total_run_ns += job.total_run_ns();
     for k in 0..7 {
         block.iodepth_level[k] += job.iodepth_level[k];
         block.iodepth_submit[k] += job.iodepth_submit[k];

@@ -37,11 +37,11 @@ impl Sim {
             t_reap = now;
         }
         let measured = t_reap >= job.ts.ramp_end_ns;
-        if measured && !job.ts.ramp_reset {
+        if measured && !job.ts.ramp_done() {
             // fio's first io_completed past the ramp (`ramp_period_over`).
             job.ramp_over(t_reap, true);
             if let Some(parent) = job.offload.as_deref().and_then(|o| o.parent()) {
-                if !self.jobs[parent].ts.ramp_reset {
+                if !self.jobs[parent].ts.ramp_done() {
                     self.jobs[parent].ramp_over(t_reap, false);
                 }
             }

@@ -106,8 +106,6 @@ pub(crate) struct ThreadStat {
     /// fio's `td->epoch`: the job's start, then the moment its statistics
     /// were reset at the end of its ramp (`ramp_period_over`).
     pub epoch_ns: u64,
-    /// The ramp is over and the statistics were reset (or there was none).
-    pub ramp_reset: bool,
     pub next_sample_ns: u64,
     /// `io_u_map`: the depth at submission, submits and completions per batch size.
     pub iodepth_level: [u64; 7],
@@ -329,13 +327,20 @@ pub(crate) struct Engine {
     pub aio: Option<Box<crate::fio::aio::Aio>>,
 }
 
+impl ThreadStat {
+    /// The ramp is over and the statistics were reset (or there was none):
+    /// the epoch moved to the ramp's end or later.
+    pub(crate) fn ramp_done(&self) -> bool {
+        self.epoch_ns >= self.ramp_end_ns
+    }
+}
+
 impl Job {
     /// fio's `ramp_period_over` at `at`: `reset_all_stats` (the rusage,
     /// usr, sys and ctx, and the epoch) and, with `io_stats`,
     /// `reset_io_stats` (the depth and batch counts). An offload job's
     /// parent takes the first (`parent_update_ramp`).
     pub(crate) fn ramp_over(&mut self, at: u64, io_stats: bool) {
-        self.ts.ramp_reset = true;
         self.ts.epoch_ns = at;
         (self.task.usr_ns, self.task.sys_ns, self.task.ctx) = (0, 0, 0);
         if io_stats {

@@ -78,7 +78,6 @@ impl Sim {
         job.start_ns = now;
         job.ts.ramp_end_ns = now + job.cfg.ramp_time_ns;
         job.ts.epoch_ns = now;
-        job.ts.ramp_reset = job.cfg.ramp_time_ns == 0;
         job.ts.next_sample_ns = job.ts.ramp_end_ns + interval;
         if let Some(rt) = job.cfg.runtime_ns {
             job.end_ns = job.ts.ramp_end_ns + rt;

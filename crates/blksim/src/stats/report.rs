@@ -99,6 +99,18 @@ impl std::fmt::Debug for IoLogSink {
     }
 }
 
+impl JobStats {
+    /// fio's `total_run_time`: from the epoch (the start, or the end of the
+    /// ramp) to the end, ns; the measured run time if that is empty.
+    pub fn total_run_ns(&self) -> u64 {
+        if self.end_ns > self.epoch_ns {
+            self.end_ns - self.epoch_ns
+        } else {
+            self.runtime_ns
+        }
+    }
+}
+
 /// One job's results.
 #[derive(Clone, Debug)]
 pub struct JobStats {
