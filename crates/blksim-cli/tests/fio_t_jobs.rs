@@ -15,9 +15,9 @@
 //! criterion: exit 0) run, and pass their data checks by construction:
 //! blksim simulates no data (t0003, whose criterion is a failing verify, passes too, with the
 //! warning that says why); so do t0026 (verify after each loop), t0036 and
-//! t0037 (a pre-job's verify state saved, then loaded). The others, in
-//! blksim's words (each refused with that reason, exit 2): `verify_async` (t0009);
-//! `ioengine=filecreate` (t0035, not block I/O). t0010 (offload on the null
+//! t0037 (a pre-job's verify state saved, then loaded), and t0009
+//! (`verify_async`, a thousandth as long). The other, in blksim's words
+//! (refused with that reason, exit 2): `ioengine=filecreate` (t0035, not block I/O). t0010 (offload on the null
 //! engine, a tenth as large) and t0013 (offload with `serialize_overlap`, a
 //! hundredth as long) are in `offload.rs`.
 
@@ -630,6 +630,38 @@ fn t0005_t0008_backlogs_read_every_write_back_and_cost_cpu() {
     let plain = "[global]\nbs=4k\nioengine=sync\nsize=10m\ndirect=1\nfilename=/dev/nvme0n1\n[write]\nrw=write\n";
     let base = json_of(&run_in_scratch("t0005-plain", plain, 1))["jobs"][0]["usr_cpu"].as_f64().unwrap();
     assert!(md5_usr > base * 1.5, "md5 verify {md5_usr}% user against {base}%");
+}
+
+#[test]
+fn t0009_verify_async_runs_its_whole_runtime_with_every_io_u_accounted() {
+    // t0009 a thousandth as long (and its verify_backlog a thousandth, so the
+    // read-backs go through the six verify threads): fio's criterion, the
+    // job runs its full runtime (the bug it guards against was an assertion
+    // on a free io_u); each I/O issued is reaped once.
+    let job = "[global]\ndirect=1\nioengine=null\nsize=20g\nnorandommap\nrandrepeat=0\nbs=4096\niodepth=170\n\
+               numjobs=1\ntime_based=1\ngroup_reporting=1\nthread\ngtod_reduce=1\niodepth_batch=4\n\
+               iodepth_batch_complete=4\ncpus_allowed=0-3\ncpus_allowed_policy=split\nrw=randwrite\n\
+               verify=crc32c-intel\nverify_backlog=1k\ndo_verify=1\nverify_async=6\nverify_async_cpus=0-3\n\
+               runtime=60ms\n[4_KiB_RR_drive_r]\n[4_KiB_RR_drive_s]\n";
+    let v = json_of(&run_in_scratch("t0009", job, 1));
+    let j = &v["jobs"][0];
+    // group_reporting: the two jobs' runtimes summed.
+    assert!(j["job_runtime"].as_u64().unwrap() >= 2 * 60, "job_runtime {}", j["job_runtime"]);
+    assert!(j["read"]["total_ios"].as_u64().unwrap() > 10_000, "read-backs: {}", j["read"]["total_ios"]);
+    let once = &v["blksim"]["exactly_once"];
+    assert_eq!(once["ios_issued"], once["ios_reaped"], "{once}");
+}
+
+#[test]
+fn t0035_file_operations_are_refused_naming_the_line_and_why() {
+    // t0035's jobs create, stat and delete files and directories: no block I/O.
+    let dir = SCRATCH.with(|d| d.path().join("t0035"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = "[global]\nsize=4k\nwrite_lat_log=log\n[job1]\nioengine=filecreate\nfilename=t0035file1\n\
+               [job2]\nioengine=filestat\nfilename=t0035file2\n";
+    let (code, _, err) = run_in(&dir, "t0035", job);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("t0035.fio:5:") && err.contains("filecreate is not block I/O"), "{err}");
 }
 
 #[test]

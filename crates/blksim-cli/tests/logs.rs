@@ -222,7 +222,8 @@ fn options_lists_every_option_with_its_status() {
         ("randseed", "no effect"),
         ("description", "no effect, warns"),
         ("verify", "modelled"),
-        ("verify_async", "rejected"),
+        ("verify_async", "modelled"),
+        ("verify_only", "rejected"),
         ("rwmixcycle", "deprecated"),
     ] {
         let row = out.lines().find(|l| l.starts_with(&format!("{option} "))).unwrap_or_else(|| panic!("{option}"));

@@ -565,7 +565,7 @@ value = [
         let guard = tmp("kinds");
         let d = guard.path();
         std::fs::write(d.join("buffered.fio"), "[b]\nfilename=/dev/nvme0n1\ndirect=0\nruntime=1ms\n").unwrap();
-        std::fs::write(d.join("verify.fio"), "[v]\nfilename=/dev/nvme0n1\ndirect=1\nverify_async=2\nruntime=1ms\n")
+        std::fs::write(d.join("verify.fio"), "[v]\nfilename=/dev/nvme0n1\ndirect=1\nverify_only=1\nruntime=1ms\n")
             .unwrap();
         let exp = EXP
             .replace(

@@ -395,6 +395,7 @@ impl Sim {
             Event::JobStarted { job } => {
                 self.flow_join(job);
                 self.offload_start(job);
+                self.verify_async_start(job);
                 self.job_start(job)
             }
             Event::HotplugStep { cpu } => self.cpu_down_step(cpu),

@@ -160,6 +160,9 @@ pub enum Program {
     /// glibc's AIO helper thread (`handle_fildes_io`) of a `posixaio` job:
     /// a thread of fio's process the model adds for such a job.
     AioHelper,
+    /// fio's verify thread (`verify_async_thread`) of a `verify_async` job:
+    /// a thread of fio's process the model adds for such a job.
+    VerifyThread,
 }
 
 /// One fio job (a clone of a `numjobs` job is a job of its own).
@@ -299,6 +302,12 @@ pub struct JobConfig {
     /// (`verify_state_save`), which stops its verification where that job's
     /// writes stopped.
     pub verify_state: Option<std::sync::Arc<VerifyState>>,
+    /// `verify_async`: threads that check the job's verifying reads in its
+    /// place (0: fio's thread checks them as it reaps).
+    pub verify_async: u32,
+    /// `verify_async_cpus`: the CPUs fio's verify threads set as the affinity
+    /// of the job's own thread (`fio_setaffinity(td->pid, ...)`; see `fio/verify_async.rs`).
+    pub verify_async_cpus: Option<Vec<u32>>,
 }
 
 /// What fio's `verify_state_save` keeps of a writing job (`struct
@@ -625,6 +634,8 @@ impl JobConfig {
             flow: None,
             verify: None,
             verify_state: None,
+            verify_async: 0,
+            verify_async_cpus: None,
         }
     }
 }
@@ -637,6 +648,14 @@ impl JobConfig {
     /// Does the pattern issue trims?
     pub fn rw_has_trim(&self) -> bool {
         matches!(self.rw, RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite)
+    }
+
+    /// Does the job trim (its `rw`, or the log it replays)?
+    pub fn trims(&self) -> bool {
+        match &self.replay {
+            Some(r) => r.trims,
+            None => self.rw_has_trim(),
+        }
     }
 
     /// The smallest and largest block size of direction `d` (fio's `min_bs`, `max_bs`).

@@ -439,6 +439,11 @@ fn flow_files_stay_small_and_their_mutual_calls_do_not_grow() {
             "offload is a branch of fio's do_io: its thread enqueues where it would commit, its workers run do_io's queue and reap",
         ),
         ("fio::backend", "fio::t_io_uring", "t/io_uring's loop shares fio's prep, commit and reap"),
+        (
+            "fio::backend",
+            "fio::verify_async",
+            "verify_async is a branch of fio's do_io: with no io_u free its thread waits for a check, then its loop goes on",
+        ),
         ("fio::backend", "io_uring::iopoll", "io_uring_enter polls (io_iopoll_check) and returns to fio's loop"),
         ("fio::t_io_uring", "io_uring::iopoll", "the same syscall and its return, from t/io_uring's loop"),
         ("io_uring::iopoll", "io_uring::sqpoll", "the SQ thread's iteration polls, then its loop goes on"),

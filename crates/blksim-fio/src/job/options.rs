@@ -118,6 +118,8 @@ pub(crate) enum Field {
     ExperimentalVerify,
     VerifyStateSave,
     VerifyStateLoad,
+    VerifyAsync,
+    VerifyAsyncCpus,
     Flow,
     FlowId,
     FlowSleep,
@@ -201,7 +203,7 @@ const PATH_DETAIL: &str = "is a detail of the engine's submission that blksim do
 const DEPRECATED: &str = "is deprecated, and fio rejects it";
 
 // Reasons for rejections.
-const VERIFY: &str = "changes data verification in a way blksim does not model (verify, do_verify, verify_backlog and experimental_verify are modelled)";
+const VERIFY: &str = "changes data verification in a way blksim does not model (verify, do_verify, verify_backlog, verify_async and experimental_verify are modelled)";
 const VERIFY_CPU: &str = "moves where in a block the checksum sits, which changes no I/O and no CPU time per byte";
 const PATTERN: &str = "changes which offsets or block sizes the job uses, which blksim does not model";
 const PACING: &str = "changes when the job issues I/O, which blksim does not model yet";
@@ -413,10 +415,10 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("verify_pattern", Kind::OptText, Field::VerifyPattern),
     noop("verify_fatal", Kind::Bool, COMPANION),
     noop("verify_dump", Kind::Bool, COMPANION),
-    reject_unless("verify_async", INT, VERIFY, &["0"]),
+    model("verify_async", INT, Field::VerifyAsync),
     model("verify_backlog", SIZE, Field::VerifyBacklog),
     model("verify_backlog_batch", INT, Field::VerifyBacklogBatch),
-    reject("verify_async_cpus", Kind::OptText, VERIFY),
+    model("verify_async_cpus", Kind::OptText, Field::VerifyAsyncCpus),
     model("experimental_verify", Kind::Bool, Field::ExperimentalVerify),
     model("verify_state_load", Kind::Bool, Field::VerifyStateLoad),
     model("verify_state_save", Kind::Bool, Field::VerifyStateSave),

@@ -518,6 +518,8 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         pattern: v.pattern,
         save_state: v.state_save,
     });
+    c.verify_async = st.verify_async.min(u32::MAX as u64) as u32;
+    c.verify_async_cpus = st.verify_cpus.clone();
     c.flow = (st.flow[0] > 0).then(|| blksim::workload::FlowConfig {
         weight: st.flow[0] as u32,
         id: st.flow[1] as u32,

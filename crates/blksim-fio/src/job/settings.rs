@@ -144,6 +144,10 @@ pub(crate) struct Settings {
     pub split: bool,
     /// The CPUs of the nodes `numa_cpu_nodes` names; they replace the CPUs `cpus_allowed` gives.
     pub numa_cpus: Option<Vec<u32>>,
+    /// `verify_async`: fio's verify threads.
+    pub verify_async: u64,
+    /// `verify_async_cpus`.
+    pub verify_cpus: Option<Vec<u32>>,
     pub filenames: Vec<String>,
     pub directory: Option<String>,
     pub size: Option<u64>,
@@ -235,6 +239,8 @@ impl Default for Settings {
             cpus: None,
             split: false,
             numa_cpus: None,
+            verify_async: 0,
+            verify_cpus: None,
             filenames: Vec::new(),
             directory: None,
             size: None,
@@ -540,6 +546,8 @@ impl Settings {
             (Field::ExperimentalVerify, P::Bool(b)) => self.verify.experimental = b,
             (Field::VerifyStateSave, P::Bool(b)) => self.verify.state_save = b,
             (Field::VerifyStateLoad, P::Bool(b)) => self.verify.state_load = b,
+            (Field::VerifyAsync, P::Int(v)) => self.verify_async = v,
+            (Field::VerifyAsyncCpus, P::Text(s)) => self.verify_cpus = Some(value::parse_cpu_list(&s, ctx.ncpus)?),
             (Field::Flow, P::Int(v)) => self.flow[0] = v,
             (Field::FlowId, P::Int(v)) => self.flow[1] = v,
             (Field::FlowSleep, P::Int(v)) => self.flow[2] = v,

@@ -298,11 +298,11 @@ fn blanks_around_equals_follow_fio() {
 #[test]
 fn rejections_name_line_option_and_reason() {
     assert_error(
-        "[a]\nrw=write\nverify_async=2\n",
+        "[a]\nrw=write\ntrim_backlog=2\n",
         3,
-        &["option 'verify_async'", "verification", "only verify_async=0"],
+        &["option 'trim_backlog'", "verification", "only trim_backlog=0"],
     );
-    assert_eq!(configs("[a]\nverify_async=0\n").len(), 1);
+    assert_eq!(configs("[a]\ntrim_backlog=0\n").len(), 1);
     assert_eq!(configs("[a]\nverify=0\n")[0].verify, None);
     assert_eq!(
         configs("[a]\nverify=crc32c-intel\n")[0].verify.map(|v| v.algo),
@@ -368,7 +368,7 @@ fn errors_in_included_files_name_that_file() {
     let guard = tempfile::Builder::new().prefix("blksim-job-include-").tempdir().unwrap();
     let dir = guard.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("opts.fio"), "bs=16k\n\nverify_async=4\n").unwrap();
+    std::fs::write(dir.join("opts.fio"), "bs=16k\n\ntrim_backlog=4\n").unwrap();
     std::fs::write(dir.join("good.fio"), "iodepth=$ncpus\n").unwrap();
     let job = dir.join("job.fio");
     let f = parse_job_text("[a]\ninclude good.fio\n", &job, &ctx()).unwrap();
@@ -434,7 +434,8 @@ fn option_status_reports_decisions() {
     assert_eq!(option_status("bs", None), Some(OptionStatus::Modelled));
     assert_eq!(option_status("readwrite", None), Some(OptionStatus::Modelled));
     assert!(matches!(option_status("randseed", None), Some(OptionStatus::NoOp(_))));
-    assert!(matches!(option_status("verify_async", None), Some(OptionStatus::Rejected(_))));
+    assert!(matches!(option_status("verify_only", None), Some(OptionStatus::Rejected(_))));
+    assert_eq!(option_status("verify_async", None), Some(OptionStatus::Modelled));
     assert_eq!(option_status("rwmixcycle", None), Some(OptionStatus::Deprecated));
     assert_eq!(option_status("hipri", None), None);
     assert_eq!(option_status("hipri", Some("io_uring")), Some(OptionStatus::Modelled));

@@ -29,17 +29,23 @@ impl Sim {
         let job = &mut self.jobs[j];
         let depth = job.cur_depth();
         let queued = job.queued.len() as u32;
-        let full = depth >= job.engine.depth;
+        // (io_us handed to verify_async's threads are not free either.)
+        let full = depth + job.verify_held >= job.engine.depth;
         if queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing) {
             return self.job_submit(j);
         }
         if !job.done_issuing && !full {
-            let want = (job.batch_submit().saturating_sub(queued)).min(job.engine.depth - depth).max(1);
+            let want =
+                (job.batch_submit().saturating_sub(queued)).min(job.engine.depth - depth - job.verify_held).max(1);
             let cost = want as u64 * prep_ns;
             return self.job_set(j, JobState::Prep, cost, Acct::User, CpuStage::UserLoop, want);
         }
         if depth > 0 || !job.engine.ready.is_empty() {
             return self.job_reap(j);
+        }
+        if job.verify_held > 0 && !job.done_issuing {
+            // No io_u free and none to reap: they wait for verify_async's checks.
+            return self.verify_free_wait(j);
         }
         // Quiesced for a pause of its pacing (a rate's sleep, a think time): it takes it.
         if job.shaped && self.pace_idle(j) {
@@ -201,7 +207,7 @@ impl Sim {
         self.take_debt(j, &mut bill);
         let head = bill.total();
         let call = if reap > 0 { user.reap_call } else { 0 };
-        let verify = if self.jobs[j].verify.is_some() { self.verify_reap_ns(j, tw, reap) } else { 0 };
+        let (verify, handed) = if self.jobs[j].verify.is_some() { self.verify_reap(j, tw, reap) } else { (0, 0) };
         let mut body = user_ns + call + reap as u64 * user.reap + verify;
         self.jobs[j].ts.reap_ns = now + head + user_ns + call;
         // What fio's do_io does after reaping: queue io_us while there is
@@ -211,7 +217,8 @@ impl Sim {
             self.pace_check(j, reap);
         }
         let job = &self.jobs[j];
-        let depth = job.inflight - reap;
+        // (io_us handed to verify_async's threads are not free either.)
+        let depth = job.inflight - reap + job.verify_held + handed;
         let queued = job.queued.len() as u32;
         let mut n = 0;
         if !job.done_issuing && depth + queued < job.engine.depth && queued < job.batch_submit() {
@@ -361,6 +368,8 @@ impl Sim {
             JobState::AioWork => self.aio_work_done(cpu, j),
             JobState::WqEnqueue => self.wq_enqueued(cpu, j),
             JobState::WqWait => self.wq_wait_entered(cpu, j),
+            JobState::VerifyWork => self.verify_work_done(cpu, j),
+            JobState::VerifyWait => self.verify_wait_entered(cpu, j),
             JobState::CqSpin => {
                 self.jobs[j].task.spin = false;
                 self.job_reap(j);

@@ -73,6 +73,11 @@ pub(crate) enum JobState {
     /// User: fio's `iolog_delay` spins (reaping without waiting) until a
     /// replayed entry's delay is over; a completion pokes it.
     ReplaySpin,
+    /// User: a verify thread checks an io_u (`verify_io_u`; `fio/verify_async.rs`).
+    VerifyWork,
+    /// Sys: `verify_async`'s `pthread_cond_wait` (fio's thread for a free io_u,
+    /// a verify thread for work) until schedule() takes it off its CPU.
+    VerifyWait,
     /// Sys: `nanosleep`'s entry, until schedule() takes the task off its CPU.
     SleepEnter,
     /// Sys: a hybrid IOPOLL walk up to the request it sleeps for, its hrtimer
@@ -237,6 +242,8 @@ pub(crate) struct Job {
     pub task: Task,
     /// Committed and not yet reaped by fio.
     pub inflight: u32,
+    /// Reaped, handed to `verify_async`'s threads and not yet checked: io_us not free.
+    pub verify_held: u32,
     /// No more I/O will be issued (or, for a paced job, none until its pause: `pace`).
     pub done_issuing: bool,
     /// The job's io_us are prepared by `job_prep_shaped` (pacing, or sizes drawn: `bssplit`, `bsrange`).
@@ -306,6 +313,8 @@ pub(crate) struct Job {
     pub loop_seeds: Option<Box<(Rng, Rng)>>,
     /// `io_submit_mode=offload`: the job's workqueue, or the worker's part in one.
     pub offload: Option<Box<crate::fio::workqueue::Offload>>,
+    /// `verify_async`'s threads (on the job), or a verify thread's part.
+    pub vasync: Option<Box<crate::fio::verify_list::VerifyAsync>>,
 }
 
 /// What a job's ioengine holds apart from fio's thread (`td->io_ops_data`:
@@ -412,6 +421,7 @@ impl Job {
             bs_rng,
             loop_seeds: None,
             offload: None,
+            vasync: None,
             engine: Engine {
                 ready: VecDeque::new(),
                 ring: Ring::default(),
@@ -430,6 +440,7 @@ impl Job {
             rng,
             queued: Vec::new(),
             inflight: 0,
+            verify_held: 0,
             tio: TioState::default(),
             stuck: None,
             error: None,
@@ -469,7 +480,7 @@ impl Job {
     /// helper), not a fio job: its time is in the CPUs', not in a job's.
     pub(crate) fn is_engine_thread(&self) -> bool {
         self.engine.ring.sq_ring.is_some()
-            || self.cfg.program == crate::workload::Program::AioHelper
+            || matches!(self.cfg.program, crate::workload::Program::AioHelper | crate::workload::Program::VerifyThread)
             || self.offload_worker().is_some()
     }
 
@@ -487,6 +498,7 @@ impl Job {
     pub(crate) fn futex_sleeper(&self) -> bool {
         self.engine.aio.as_ref().is_some_and(|a| a.idle || self.cfg.program != crate::workload::Program::AioHelper)
             || self.offload.as_ref().is_some_and(|o| o.waiting())
+            || self.vasync.as_ref().is_some_and(|v| v.waiting())
     }
 
     /// The null engine at iodepth 1: `null_init` flags it FIO_SYNCIO, so

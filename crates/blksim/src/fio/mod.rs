@@ -3,7 +3,8 @@
 //! goes (`io_u.rs`, `distribution.rs`, `random_map.rs`, `lfsr.rs`; a replayed log: `iolog.rs`), its pacing (`pace.rs`,
 //! `pace_loop.rs`), its stonewall phases (`phases.rs`), `io_completed` (`io_completed.rs`), the user time of its program (`user.rs`), the posixaio engine on
 //! glibc's AIO (`posixaio.rs`, `aio.rs`), `io_submit_mode=offload`'s submit workers
-//! (`rate_submit.rs`, `workqueue.rs`), and t/io_uring's
+//! (`rate_submit.rs`, `workqueue.rs`), verify (`verify.rs`, `verify_log.rs`; `verify_async`'s threads:
+//! `verify_async.rs`, `verify_list.rs`), and t/io_uring's
 //! lean loop (`t_io_uring.rs`). Its system calls' kernel side is `fs/` and
 //! `io_uring/`.
 
@@ -28,5 +29,7 @@ pub(crate) mod replay;
 pub(crate) mod t_io_uring;
 pub(crate) mod user;
 pub(crate) mod verify;
+pub(crate) mod verify_async;
+pub(crate) mod verify_list;
 pub(crate) mod verify_log;
 pub(crate) mod workqueue;

@@ -34,6 +34,7 @@ impl Sim {
         self.flow_leave(j);
         self.aio_owner_done(j);
         self.offload_owner_done(j);
+        self.verify_owner_done(j);
         self.run.jobs_left -= 1;
         if self.run.jobs_left == 0 {
             self.run.phase += 1;

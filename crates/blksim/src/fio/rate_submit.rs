@@ -38,7 +38,7 @@
 
 use crate::fio::job::{Job, JobState};
 use crate::fio::workqueue::{Offload, SubmitWorker, Workqueue};
-use crate::hw::cpu::{Acct, Bill};
+use crate::hw::cpu::Acct;
 use crate::ids::{CpuId, JobId};
 use crate::sim::Rng;
 use crate::stats::CpuStage;
@@ -205,10 +205,7 @@ impl Sim {
 
     /// pthread_cond_wait: the futex wait's syscall and schedule().
     fn wq_wait(&mut self, j: JobId) {
-        let c = &self.costs;
-        let mut bill = Bill::of(CpuStage::Syscall, c.syscall_ns + c.futex_ns);
-        bill.add(CpuStage::Wakeup, c.context_switch_ns);
-        self.job_set_bill(j, JobState::WqWait, bill, 0);
+        self.job_futex_wait(j, JobState::WqWait);
     }
 
     /// The wait's syscall ended on `cpu`: it sleeps unless what it waits

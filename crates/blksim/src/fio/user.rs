@@ -44,8 +44,8 @@ impl Sim {
                 submit_call: 0,
                 wake: c.user_wake_ns,
             },
-            // A kernel thread has no user code; glibc's AIO helper's is its own (`posixaio.rs`).
-            Program::SqThread | Program::AioHelper => {
+            // A kernel thread has no user code; glibc's AIO helper's and a verify thread's are their own.
+            Program::SqThread | Program::AioHelper | Program::VerifyThread => {
                 UserCosts { prep: 0, reap: 0, reap_call: 0, submit_call: 0, wake: 0 }
             }
         }

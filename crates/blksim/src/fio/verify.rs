@@ -91,17 +91,29 @@ impl Sim {
     }
 
     /// The verify work of the `reap` completions fio takes next (its
-    /// `ready` ones, then `tw` task_work items), user ns.
-    pub(crate) fn verify_reap_ns(&self, j: JobId, tw: u32, reap: u32) -> u64 {
+    /// `ready` ones, then `tw` task_work items), user ns, and how many of
+    /// them `verify_async`'s threads will hold (their io_us not freed).
+    pub(crate) fn verify_reap(&self, j: JobId, tw: u32, reap: u32) -> (u64, u32) {
         let job = &self.jobs[j];
-        let Some(v) = job.verify.as_deref() else { return 0 };
+        let Some(v) = job.verify.as_deref() else { return (0, 0) };
+        let mut handed = 0;
+        // With verify_async the reads are checked by its threads.
+        let reads = job.vasync.is_none();
         let next =
             job.engine.ready.iter().chain(job.engine.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
-        next.map(|&r| {
-            let r = &self.reqs.reqs[r];
-            v.cpu_ns(r.dir == Direction::Write, r.bytes as u64)
-        })
-        .sum()
+        let ns = next
+            .map(|&r| {
+                let r = &self.reqs.reqs[r];
+                let write = r.dir == Direction::Write;
+                if write || reads {
+                    v.cpu_ns(write, r.bytes as u64)
+                } else {
+                    handed += (r.status >= 0) as u32;
+                    0
+                }
+            })
+            .sum::<u64>();
+        (ns, handed)
     }
 
     /// A verifying job accounted `reqs`: their writes may be read back now.
@@ -113,6 +125,9 @@ impl Sim {
                 v.completed(r.file, r.offset);
             }
             v.last_completed_read = r.dir == Direction::Read;
+        }
+        if self.jobs[j].vasync.is_some() {
+            self.verify_hand_over(j, reqs);
         }
     }
 }

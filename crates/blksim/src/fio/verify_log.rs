@@ -97,12 +97,15 @@ impl VerifyLog {
             self.keys.entry((file, offset)).or_default().push_back(key);
             return;
         }
-        // The tree drops what the new write overlaps.
+        // The tree drops what the new write overlaps. Its pieces do not
+        // overlap each other: those that start inside the write, and the one
+        // before it if that reaches into it.
         let end = offset + bytes;
-        let overlapping: Vec<(u16, u64)> = self
-            .pieces
-            .range((file, 0)..(file, end))
+        let before = self.pieces.range((file, 0)..(file, offset)).next_back();
+        let overlapping: Vec<(u16, u64)> = before
             .filter(|(_, p)| p.offset + p.bytes > offset)
+            .into_iter()
+            .chain(self.pieces.range((file, offset)..(file, end)))
             .map(|(k, _)| *k)
             .collect();
         for k in overlapping {

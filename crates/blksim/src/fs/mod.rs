@@ -32,6 +32,8 @@ pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Di
                 + if o.registerfiles { 0 } else { c.fget_fput_ns }
                 + if o.fixedbufs { 0 } else { pin + dirty }
         }
+        // A trim is fio's BLKDISCARD ioctl (blk_ioctl_discard): a range, no pages to pin.
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } if dir == Direction::Trim => c.fget_fput_ns,
         IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
         // glibc queues the request; its helper thread's pread/pwrite is the psync path.
         IoEngine::Null | IoEngine::Posixaio => 0,

@@ -399,7 +399,7 @@ impl Sim {
             Program::TIoUring => self.tio_round(j, 0, 0, 0),
             Program::Fio => self.fio_iopoll_returned(j),
             Program::SqThread => self.sq_next(j),
-            Program::AioHelper => unreachable!("glibc's AIO helper does not poll"),
+            Program::AioHelper | Program::VerifyThread => unreachable!("{:?} does not poll", self.jobs[j].cfg.program),
         }
     }
 }

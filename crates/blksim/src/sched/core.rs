@@ -16,6 +16,42 @@ use crate::system::{Event, Sim};
 pub const SCHED_SLICE_NS: u64 = 3_000_000;
 
 impl Sim {
+    /// The least-loaded CPU of the job's `cpus_allowed` (first on ties), as
+    /// the scheduler would spread tasks.
+    pub(crate) fn place_task(
+        &self,
+        i: usize,
+        cfg: &crate::workload::JobConfig,
+        load: &mut [u32],
+    ) -> Result<CpuId, crate::error::Error> {
+        let ncpus = self.cpus.len() as u32;
+        let allowed: Vec<u32> = match &cfg.cpus_allowed {
+            Some(list) => {
+                if let Some(missing) = list.iter().find(|c| **c >= ncpus) {
+                    return Err(bad(
+                        i,
+                        format!("cpus_allowed: CPU {missing} does not exist (machine has {ncpus} CPUs)"),
+                    ));
+                }
+                list.clone()
+            }
+            None => (0..ncpus).collect(),
+        };
+        if allowed.is_empty() {
+            return Err(bad(i, "cpus_allowed is empty".into()));
+        }
+        let allowed: Vec<u32> = allowed.into_iter().filter(|&c| self.cpus.mask.active[CpuId(c)]).collect();
+        if allowed.is_empty() {
+            return Err(bad(
+                i,
+                "cpus_allowed: every CPU it names is offline (nosmt): sched_setaffinity fails with EINVAL".into(),
+            ));
+        }
+        let cpu = *allowed.iter().min_by_key(|&&c| (load[c as usize], c)).unwrap();
+        load[cpu as usize] += 1;
+        Ok(CpuId(cpu))
+    }
+
     /// Charge the time since the last charge to whatever ran, and take it off its step.
     #[inline(always)]
     pub(crate) fn cpu_charge(&mut self, cpu: CpuId) {
@@ -412,4 +448,9 @@ impl Sim {
         let job = &self.jobs[j];
         job.task.state != JobState::LockSpin && !matches!(job.sched.step, SchedStep::Hold(_))
     }
+}
+
+/// A job's bad input (its CPUs), for job `i`.
+fn bad(i: usize, message: String) -> crate::error::Error {
+    crate::error::Error::bad_input(message).for_job(i)
 }

@@ -27,6 +27,7 @@ impl Sim {
                     Program::TIoUring => self.tio_start(j),
                     Program::SqThread => self.sq_next(j),
                     Program::AioHelper => self.aio_helper_next(j, 0),
+                    Program::VerifyThread => self.verify_thread_next(j),
                 }
                 // Its run may be over before it began (runtime=0): no step.
                 if self.jobs[j].task.state != JobState::Done {
@@ -50,6 +51,7 @@ impl Sim {
                 self.aio_helper_next(j, self.costs.context_switch_ns)
             }
             JobState::Sleeping if self.jobs[j].offload.as_ref().is_some_and(|o| o.waiting()) => self.wq_woken(j),
+            JobState::Sleeping if self.jobs[j].vasync.as_ref().is_some_and(|v| v.waiting()) => self.verify_woken(j),
             JobState::Sleeping => self.job_woken_chain(j, self.costs.context_switch_ns, true),
             // Back from nanosleep (a rate's or a think time's sleep), or a hybrid IOPOLL sleep.
             JobState::Nanosleep => {

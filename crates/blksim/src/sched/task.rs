@@ -67,6 +67,15 @@ impl Sim {
         self.job_set_segs(j, state, [(Acct::Sys, sys), (Acct::User, 0), (Acct::Sys, 0)], bill, items);
     }
 
+    /// The job's next step is `pthread_cond_wait`'s futex wait: the syscall
+    /// and schedule(), until `state`'s end decides whether it sleeps.
+    pub(crate) fn job_futex_wait(&mut self, j: JobId, state: JobState) {
+        let c = &self.costs;
+        let mut bill = Bill::of(CpuStage::Syscall, c.syscall_ns + c.futex_ns);
+        bill.add(CpuStage::Wakeup, c.context_switch_ns);
+        self.job_set_bill(j, state, bill, 0);
+    }
+
     /// Take the job's debt (follow-on work of earlier steps) into `bill` as wake-up work.
     pub(crate) fn take_debt(&mut self, j: JobId, bill: &mut Bill) -> u64 {
         let debt = std::mem::take(&mut self.jobs[j].task.debt_ns);

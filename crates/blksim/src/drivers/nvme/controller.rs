@@ -49,6 +49,9 @@ impl NvmeState {
     /// When the CQE of a command whose doorbell rang at `now` is written;
     /// a write's data crosses `upstream` (a switch's shared link) too.
     pub(crate) fn service(&mut self, now: u64, dir: Direction, bytes: u64, upstream: Option<&mut Link>) -> u64 {
+        if dir == Direction::Trim {
+            return self.deallocate(now);
+        }
         let d = if dir == Direction::Read { 0 } else { 1 };
         let ctrl_ns = self.ctrl_ns(d, bytes);
         let p = &self.params;
@@ -75,6 +78,20 @@ impl NvmeState {
         let media_done = ready.max(unit.0) + media_ns;
         *unit = Reverse(media_done);
         media_done
+    }
+
+    /// Dataset Management with Deallocate (a trim) whose doorbell rang at
+    /// `now`: the controller takes it in turn and updates its mapping,
+    /// at a write command's overhead (no data sheet gives a Deallocate
+    /// rate: an assumption, said in docs/model.md); its range list (16
+    /// bytes) is the only data and no media unit works on it (the NVMe
+    /// base specification lets a controller deallocate without media
+    /// access). When its CQE is written.
+    fn deallocate(&mut self, now: u64) -> u64 {
+        let p = &self.params;
+        let start = (now + p.fetch_ns).max(self.ctrl_free_ns);
+        self.ctrl_free_ns = start + p.command_ns[1];
+        self.ctrl_free_ns
     }
 
     /// A read whose media work ended at `now`: when its data has crossed
