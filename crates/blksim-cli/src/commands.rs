@@ -289,7 +289,11 @@ pub(crate) fn verify_stop_lines(report: &blksim::stats::RunReport) -> String {
 /// fio's `io_u error` line on stderr for each job an I/O error ended.
 fn io_u_errors(report: &blksim::stats::RunReport) {
     for e in report.jobs.iter().filter_map(|j| j.error.as_ref()) {
-        let dir = if e.dir == blksim::workload::Direction::Read { "read" } else { "write" };
+        let dir = match e.dir {
+            blksim::workload::Direction::Read => "read",
+            blksim::workload::Direction::Write => "write",
+            blksim::workload::Direction::Trim => "trim",
+        };
         eprintln!(
             "fio: io_u error on file {}: {}: {dir} offset={}, buflen={}",
             e.file,

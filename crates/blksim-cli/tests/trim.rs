@@ -1,7 +1,7 @@
 //! Trims on a device: fio's `do_io_u_trim` is a blocking BLKDISCARD
 //! (`blk_ioctl_discard`: a discard bio, `submit_bio_wait`), which NVMe
 //! serves as Dataset Management with Deallocate: the controller's work, no
-//! data on the link and no media time.
+//! data on the link and no media time; a device without discards fails it.
 
 mod common;
 
@@ -56,13 +56,23 @@ fn trimwrite_on_a_drive_trims_then_writes_every_block() {
 }
 
 #[test]
-fn trims_fio_does_inside_an_async_engines_queue_call_or_on_other_devices_are_refused() {
+fn trims_fio_does_inside_an_async_engines_queue_call_are_refused() {
     for engine in ["libaio", "io_uring", "posixaio"] {
         let (code, _, err) = run(&job("randtrim", "4k", &format!("ioengine={engine}\n")));
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains("rw=randtrim") && err.contains("BLKDISCARD") && err.contains("psync"), "{err}");
     }
-    let (code, _, err) = run("[t]\nfilename=/dev/nullb0\ndirect=1\nrw=trim\nsize=1m\n");
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("null_blk"), "{err}");
+}
+
+#[test]
+fn a_device_that_takes_no_discards_fails_the_trim_as_linux_does() {
+    // null_blk without discard=1 has no discard limit: blk_ioctl_discard
+    // returns EOPNOTSUPP and fio's job ends on the io_u error (exit 1).
+    let (code, v, err) = run("[t]\nfilename=/dev/nullb0\ndirect=1\nrw=trim\nsize=1m\n");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.starts_with("fio: io_u error on file /dev/nullb0: Operation not supported: trim offset=0, buflen=4096"),
+        "{err}"
+    );
+    assert_eq!(v.unwrap()["jobs"][0]["error"], 95);
 }

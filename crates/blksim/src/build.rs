@@ -284,10 +284,6 @@ impl Sim {
     fn add_job(&mut self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<(), Error> {
         check_job(i, cfg)?;
         let devs = self.job_devices(i, cfg)?;
-        if let Some(&d) = devs.iter().find(|&&d| cfg.trims() && self.devs[d].driver.discard_unmodelled().is_some()) {
-            let why = self.devs[d].driver.discard_unmodelled().unwrap_or_default();
-            return Err(not_modelled(i, format!("{} on /dev/{}: {why}", trim_what(cfg), self.devs[d].name)));
-        }
         let cpu = self.place_task(i, cfg, load)?;
         let index = JobId::of(self.jobs.len());
         let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.run.seed, &format!("job/{i}")));

@@ -14,12 +14,11 @@ use crate::stats::{CpuStage, IoRecord};
 
 /// `EINVAL` (22): direct I/O not aligned to the logical block.
 pub(crate) const EINVAL: i32 = 22;
-
 /// The logical block size of every modelled block device, bytes.
 pub(crate) const LOGICAL_BLOCK: u32 = 512;
 
 /// `EOPNOTSUPP` (95): what a polled bio to a queue without poll queues ends
-/// with on 6.11 and later.
+/// with on 6.11 and later, and a trim of a device that takes no discards.
 pub(crate) const EOPNOTSUPP: i32 = 95;
 
 /// `BLK_MAX_REQUEST_COUNT`: a plug's cache and flush size.
@@ -92,7 +91,7 @@ impl Sim {
             for &req in &job.queued {
                 let r = &self.reqs.reqs[req];
                 cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, &job.cfg.ioengine, r.bytes, r.dir));
-                if self.direct_invalid(j, req) {
+                if self.submit_errno(j, req).is_some() {
                     continue;
                 }
                 let dev = r.dev();
@@ -125,7 +124,7 @@ impl Sim {
         for &req in &job.queued {
             let r = &self.reqs.reqs[req];
             cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, &job.cfg.ioengine, r.bytes, r.dir));
-            if self.direct_invalid(j, req) {
+            if self.submit_errno(j, req).is_some() {
                 continue;
             }
             let r = &self.reqs.reqs[req];
@@ -200,12 +199,22 @@ impl Sim {
         cost
     }
 
-    /// Direct I/O not aligned to the logical block: it fails with -EINVAL before the block layer.
+    /// The errno of an I/O that fails before the block layer: direct I/O
+    /// not aligned to the logical block (`blkdev_dio_invalid`: -EINVAL), a
+    /// trim of a device that takes no discards (`blk_ioctl_discard`:
+    /// -EOPNOTSUPP).
     #[inline(always)]
-    pub(crate) fn direct_invalid(&self, j: JobId, req: ReqId) -> bool {
+    pub(crate) fn submit_errno(&self, j: JobId, req: ReqId) -> Option<i32> {
         let r = &self.reqs.reqs[req];
-        self.jobs[j].cfg.direct
+        if self.jobs[j].cfg.direct
             && (!r.bytes.is_multiple_of(LOGICAL_BLOCK) || !r.offset.is_multiple_of(LOGICAL_BLOCK as u64))
+        {
+            return Some(-EINVAL);
+        }
+        if r.dir == crate::workload::Direction::Trim && !self.devs[r.dev()].driver.discards() {
+            return Some(-EOPNOTSUPP);
+        }
+        None
     }
 
     /// The submitting syscall ends: requests reach the driver and the device.
@@ -315,11 +324,11 @@ impl Sim {
                 self.jobs[j].engine.ready.push_back(req);
                 continue;
             }
-            if self.direct_invalid(j, req) {
+            if let Some(errno) = self.submit_errno(j, req) {
                 let r = &mut self.reqs.reqs[req];
-                // blkdev_direct_IO → blkdev_dio_invalid: the read/write
-                // returns -EINVAL before any bio (io_uring posts the CQE inline).
-                r.status = -EINVAL;
+                // blkdev_direct_IO → blkdev_dio_invalid, or blk_ioctl_discard: the
+                // syscall fails before any bio (io_uring posts the CQE inline).
+                r.status = errno;
                 (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
                 self.jobs[j].engine.ready.push_back(req);
                 continue;

@@ -98,15 +98,15 @@ impl Driver {
         }
     }
 
-    /// Why a trim (BLKDISCARD) on it is not modelled, if it is not: NVMe
-    /// takes Dataset Management (Deallocate); SCSI UNMAP (or a disk
-    /// without it) and null_blk's `discard=1` are not modelled yet.
-    pub(crate) fn discard_unmodelled(&self) -> Option<&'static str> {
+    /// Does it take discards (`bdev_max_discard_sectors` > 0)? NVMe does
+    /// (Dataset Management, Deallocate). A rotational SCSI disk has no
+    /// logical block provisioning, so `sd` sets no discard limit; null_blk
+    /// has none without `discard=1` (not modelled): BLKDISCARD fails there
+    /// with -EOPNOTSUPP.
+    pub(crate) fn discards(&self) -> bool {
         match self {
-            Driver::Nvme(_) => None,
-            Driver::ScsiDisk(_) => Some("a trim on a SCSI disk (UNMAP, or EOPNOTSUPP without it) is not modelled yet"),
-            Driver::NullBlk(_) => Some("a trim on null_blk (its discard=1) is not modelled yet"),
-            Driver::Dsa(_) | Driver::ScsiHost(_) => Some("not a block device"),
+            Driver::Nvme(_) => true,
+            Driver::ScsiDisk(_) | Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) => false,
         }
     }
 
