@@ -56,8 +56,21 @@ fn trimwrite_on_a_drive_trims_then_writes_every_block() {
 }
 
 #[test]
-fn trims_fio_does_inside_an_async_engines_queue_call_are_refused() {
-    for engine in ["libaio", "io_uring", "posixaio"] {
+fn io_uring_trims_are_async_discard_commands_through_the_ring() {
+    // fio 3.42's io_uring engine sends IORING_OP_URING_CMD (BLOCK_URING_CMD_DISCARD):
+    // many in flight, where psync's BLKDISCARD waits for each.
+    let sync = ok(&job("randtrim", "4k", ""));
+    let ring = ok(&job("randtrim", "4k", "ioengine=io_uring\niodepth=16\n"));
+    let iops = |v: &serde_json::Value| v["jobs"][0]["trim"]["iops"].as_f64().unwrap();
+    assert_eq!(ring["jobs"][0]["trim"]["total_ios"].as_u64(), Some(4096));
+    assert!(iops(&ring) > 1.5 * iops(&sync), "io_uring {:.0}, psync {:.0}", iops(&ring), iops(&sync));
+    let depth = &ring["jobs"][0]["iodepth_level"];
+    assert!(depth[">=64"].as_f64().unwrap() + depth["16"].as_f64().unwrap() > 50.0, "{depth}");
+}
+
+#[test]
+fn trims_fio_does_inside_an_engines_queue_call_are_refused() {
+    for engine in ["libaio", "posixaio", "io_uring\nhipri=1"] {
         let (code, _, err) = run(&job("randtrim", "4k", &format!("ioengine={engine}\n")));
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains("rw=randtrim") && err.contains("BLKDISCARD") && err.contains("psync"), "{err}");

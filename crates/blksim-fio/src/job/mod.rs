@@ -193,7 +193,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("startdelay", "one time; a range (a random delay) is refused"),
         ("random_distribution", "random, zipf, pareto, normal, zoned, zoned_abs; sequence is refused"),
         ("cmd_type", "nvme; bsg is refused"),
-        ("rw", "reads, writes and their mixes, with :N; the trim forms (trim, randtrim, trimwrite, randtrimwrite) on ioengine=null, and on NVMe drives with psync, sync or pvsync2 (fio's BLKDISCARD: NVMe Dataset Management); libaio, io_uring and posixaio trims are refused; a device without discards (SCSI disks, null_blk) fails them with EOPNOTSUPP as Linux does"),
+        ("rw", "reads, writes and their mixes, with :N; the trim forms (trim, randtrim, trimwrite, randtrimwrite) on ioengine=null, and on NVMe drives with psync, sync or pvsync2 (fio's BLKDISCARD) or io_uring (its BLOCK_URING_CMD_DISCARD), as NVMe Dataset Management; libaio, posixaio, hipri io_uring and io_uring_cmd trims are refused; a device without discards (SCSI disks, null_blk) fails them with EOPNOTSUPP as Linux does"),
         ("read_iolog", "fio's iolog versions 2 and 3 and blktrace binaries (with replay_redirect), one log per clone with a :-list; a log's trims run where rw's trims run, its syncs and flushes, version 2 waits and stdin are refused"),
         ("verify", "the read-back I/O fio issues (do_verify after each loop's writes, verify_backlog) and the checksum's CPU per byte (fio --crctest); no data is simulated, so every check passes"),
         ("verify_async", "fio's verify threads: a verifying read's check moves off the job's thread, its io_u held until checked (the job waits on free_cond when none is free); the threads inherit the job's affinity"),

@@ -17,6 +17,10 @@ pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Di
     let dirty = if dir == Direction::Read { c.dio_dirty_ns } else { 0 };
     match engine {
         IoEngine::Libaio => c.aio_submit_ns + pin,
+        // fio's trim: IORING_OP_URING_CMD with BLOCK_URING_CMD_DISCARD (blkdev_uring_cmd): a range, no pages.
+        IoEngine::IoUring(o) if dir == Direction::Trim => {
+            c.io_uring_sqe_ns + c.uring_cmd_prep_ns + if o.registerfiles { 0 } else { c.fget_fput_ns }
+        }
         IoEngine::IoUring(o) => {
             c.io_uring_sqe_ns
                 + c.io_uring_rw_ns
