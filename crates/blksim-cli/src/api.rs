@@ -107,7 +107,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     }
     .map_err(|(path, e)| Error::internal(format!("log {}: {e}", path.display())))?;
     let verify_states = crate::commands::verify_state_files(&report, &jobs);
-    let stops = crate::commands::verify_stop_lines(&report);
+    let stops = crate::commands::verify_stop_lines(&report) + &blksim_fio::output::job_error_lines(&report);
     warnings.extend(stops.lines().map(String::from));
     Ok(RunOutput {
         logs,

@@ -247,8 +247,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         }
     }
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
-    let out = run_output(&args, &report, &jobs, extra);
+    // fio's io_u error lines come as the I/Os fail, before its report.
     io_u_errors(&report);
+    let out = run_output(&args, &report, &jobs, extra);
     write_output(args.output.as_deref(), out)?;
     watch.check(report.sim_time_ns)?;
     interrupt::check(&signals, report.sim_time_ns)?;
@@ -286,9 +287,13 @@ pub(crate) fn verify_stop_lines(report: &blksim::stats::RunReport) -> String {
     report.jobs.iter().filter_map(|j| j.verify_stopped.as_ref()).map(|why| format!("{why}\n")).collect()
 }
 
-/// fio's `io_u error` line on stderr for each job an I/O error ended.
+/// fio's `io_u error` line on stderr for each job an I/O error ended, as
+/// the failed I/O completes. A synchronous engine's queue hook returns its
+/// I/O completed with the error, which fio takes in `td_io_queue` without
+/// that line (its thread's exit line says it: `job_error_lines`).
 fn io_u_errors(report: &blksim::stats::RunReport) {
-    for e in report.jobs.iter().filter_map(|j| j.error.as_ref()) {
+    let async_errors = report.jobs.iter().filter(|j| !j.config.ioengine.is_sync());
+    for e in async_errors.filter_map(|j| j.error.as_ref()) {
         let dir = match e.dir {
             blksim::workload::Direction::Read => "read",
             blksim::workload::Direction::Write => "write",
@@ -438,6 +443,15 @@ fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_j
     let pure_json = json.is_some() && !normal && terse.is_none();
     // fio's order: the normal report's header (as the jobs start), then terse, JSON and the report.
     let (head, body) = if normal { blksim_fio::output::write_normal_parts(report, jobs) } else { Default::default() };
+    // fio logs each failed job's error as its thread exits, after the header
+    // (ahead of the report); after JSON alone it goes to stderr.
+    let failed = blksim_fio::output::job_error_lines(report);
+    let head = if pure_json {
+        eprint!("{failed}");
+        head
+    } else {
+        head + &failed
+    };
     let mut out = head + terse.as_deref().unwrap_or_default() + json.as_deref().unwrap_or_default() + &body;
     // fio logs these as the run goes, ahead of its report; after JSON alone they go to stderr.
     let stops = verify_stop_lines(report);

@@ -124,12 +124,12 @@ fn json_stays_json_with_the_tables() {
 #[test]
 fn every_device_kind_is_under_the_wall_budget() {
     // Whole-device jobs: hours of simulation on any kind of device.
-    let whole = |file: &str, engine: &str| format!("[w]\n{engine}\ndirect=1\nrw=read\nbs=4k\nfilename={file}\n");
+    let whole = |file: &str, engine: &str| format!("[w]\n{engine}\nrw=read\nbs=4k\nfilename={file}\n");
     for (machine, file, engine) in [
-        ("spr-gen5", "/dev/nvme0n1", "ioengine=libaio"),
-        ("spr-gen5", "/dev/nullb0", "ioengine=libaio"),
+        ("spr-gen5", "/dev/nvme0n1", "ioengine=libaio\ndirect=1"),
+        ("spr-gen5", "/dev/nullb0", "ioengine=libaio\ndirect=1"),
         ("spr-gen5", "/dev/ng0n1", "ioengine=io_uring_cmd\ncmd_type=nvme"),
-        ("hp-ia64-2008", "/dev/sda", "ioengine=libaio"),
+        ("hp-ia64-2008", "/dev/sda", "ioengine=libaio\ndirect=1"),
     ] {
         let job = tmp("whole.fio", &whole(file, engine));
         let (code, _, err) = blksim(&["run", &job, "--machine", machine, "--wall-budget", "1s"]);
@@ -311,4 +311,22 @@ fn a_log_file_that_cannot_be_made_is_named_in_one_line() {
         assert!(!err.contains(".blksim-log-"), "names a temporary file: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
+}
+
+#[test]
+fn io_uring_cmd_needs_no_direct_and_refuses_it_as_fios_open_does() {
+    // fio's own examples (uring-cmd-ng.fio) leave direct unset: passthrough
+    // commands bypass the page cache. With direct=1 fio opens /dev/ngXnY
+    // with O_DIRECT, which a character device refuses (EINVAL).
+    let ng = "[p]\nioengine=io_uring_cmd\ncmd_type=nvme\nrw=randread\niodepth=8\nsize=1m\nfilename=/dev/ng0n1\n";
+    let (code, out, err) = blksim(&["run", &tmp("ng.fio", ng), "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["jobs"][0]["read"]["total_ios"].as_u64(), Some(256));
+    let (code, _, err) = blksim(&["run", &tmp("ngd.fio", &format!("{ng}direct=1\n"))]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ngd.fio:8") && err.contains("O_DIRECT") && err.contains("EINVAL"), "{err}");
+    // Its block size must be whole logical blocks, as fio checks at open.
+    let (code, _, err) = blksim(&["run", &tmp("ngb.fio", &format!("{ng}bs=1000\n"))]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bs=1000") && err.contains("multiple of LBA data size"), "{err}");
 }

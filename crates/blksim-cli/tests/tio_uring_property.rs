@@ -50,7 +50,11 @@ fn case(seed: u64) -> Vec<String> {
     a.push(format!("-c{}", g.below(d + 9)));
     a.push(format!("-s{}", g.below(d + 9)));
     if passthru {
+        // (A char device refuses t/io_uring's default O_DIRECT open: -O0, now and then forgotten.)
         a.push("-u1".into());
+        if !g.chance(5) {
+            a.push("-O0".into());
+        }
     }
     for flag in ["-p", "-F", "-B", "-X", "-R"] {
         if g.chance(60) {

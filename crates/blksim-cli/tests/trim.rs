@@ -80,12 +80,58 @@ fn trims_fio_does_inside_an_engines_queue_call_are_refused() {
 #[test]
 fn a_device_that_takes_no_discards_fails_the_trim_as_linux_does() {
     // null_blk without discard=1 has no discard limit: blk_ioctl_discard
-    // returns EOPNOTSUPP and fio's job ends on the io_u error (exit 1).
+    // returns EOPNOTSUPP and fio's job ends on the error (exit 1). psync's
+    // queue hook returns the trim completed with it, so fio records it in
+    // td_io_queue (no io_u error line) and says so as the job's thread exits.
     let (code, v, err) = run("[t]\nfilename=/dev/nullb0\ndirect=1\nrw=trim\nsize=1m\n");
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.starts_with("fio: io_u error on file /dev/nullb0: Operation not supported: trim offset=0, buflen=4096"),
+        err.starts_with(
+            "fio: pid=1001, err=95/file:ioengines.c:415, func=td_io_queue, error=Operation not supported\n"
+        ) && !err.contains("io_u error"),
         "{err}"
     );
-    assert_eq!(v.unwrap()["jobs"][0]["error"], 95);
+    let j = &v.unwrap()["jobs"][0];
+    assert_eq!(j["error"], 95);
+    // Issued, as fio counts it (total_io_u), with no bytes.
+    assert_eq!((j["trim"]["total_ios"].as_u64(), j["trim"]["io_bytes"].as_u64()), (Some(1), Some(0)), "{j}");
+    // The normal report has the job's block, as fio's has: its error, CPU, depths and issued counts.
+    let (code, out, err) =
+        common::blksim(&["run", "--name=t", "--filename=/dev/nullb0", "--direct=1", "--rw=trim", "--size=1m"]);
+    assert_eq!(code, 1, "{err}");
+    let pid_line =
+        out.find("fio: pid=1001, err=95/file:ioengines.c:415, func=td_io_queue, error=Operation not supported");
+    let block = out.find("t: (groupid=0, jobs=1): err=95 (file:ioengines.c:415, func=td_io_queue, error=Operation not supported): pid=1001:");
+    assert!(pid_line.is_some() && block.is_some() && pid_line < block, "{out}");
+    assert!(out.contains("     issued rwts: total=0,0,1,0 "), "{out}");
+    assert!(!out.contains("  trim: IOPS="), "no trim section without bytes: {out}");
+}
+
+#[test]
+fn io_uring_cmd_trims_are_dataset_management_passthrough_commands() {
+    // fio 3.42's io_uring_cmd engine builds the Dataset Management command
+    // (fio_nvme_uring_cmd_trim_prep: one range, Deallocate) and sends it as
+    // NVMe passthrough: at the job's depth, its time not growing with the range.
+    let cmd = |bs: &str, depth: u32| {
+        ok(&format!(
+            "[t]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nrw=randtrim\nbs={bs}\nsize=16m\niodepth={depth}\n"
+        ))
+    };
+    let sync = ok(&job("randtrim", "4k", ""));
+    let (q1_4k, q1_1m, q16) = (cmd("4k", 1), cmd("1m", 1), cmd("4k", 16));
+    let trim = |v: &serde_json::Value| v["jobs"][0]["trim"].clone();
+    assert_eq!(trim(&q16)["total_ios"].as_u64(), Some(4096));
+    assert_eq!(trim(&q1_1m)["io_bytes"].as_u64(), Some(16 << 20));
+    let (a, b) = (clat(&q1_4k, "trim"), clat(&q1_1m, "trim"));
+    assert!((b / a - 1.0).abs() < 0.1, "passthrough trim clat 4k {a:.0} ns, 1m {b:.0} ns");
+    let iops = |v: &serde_json::Value| trim(v)["iops"].as_f64().unwrap();
+    assert!(iops(&q16) > 1.5 * iops(&sync), "io_uring_cmd QD16 {:.0}, psync {:.0}", iops(&q16), iops(&sync));
+    let once = &q16["blksim"]["exactly_once"];
+    assert_eq!(once["ios_issued"], once["ios_reaped"], "{once}");
+    // With fixedbufs fio marks the command as using its registered buffer,
+    // which does not hold the range list: refused with that reason.
+    let (code, _, err) =
+        run("[t]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nfixedbufs=1\nrw=randtrim\nsize=1m\n");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("IORING_URING_CMD_FIXED") && err.contains("io_uring_cmd (without fixedbufs)"), "{err}");
 }

@@ -190,6 +190,8 @@ struct TIoUringArgs {
     sync: bool,
     register_ring: bool,
     passthru: bool,
+    /// `-O 0`: opened without O_DIRECT (refused but for passthrough).
+    buffered: bool,
     runtime_ns: u64,
     taskset: Option<Vec<u32>>,
     files: Vec<String>,
@@ -213,6 +215,7 @@ impl Default for TIoUringArgs {
             sync: false,
             register_ring: true,
             passthru: false,
+            buffered: false,
             runtime_ns: T_IO_URING_DEFAULT_RUNTIME_NS,
             taskset: None,
             files: Vec::new(),
@@ -265,7 +268,8 @@ impl TIoUringArgs {
             "-V" | "-e" => {
                 t_io_uring_flag(opt, &value()?).map_err(bad)?;
             }
-            "-O" | "-t" | "-a" | "-N" | "-P" | "-H" => check_modelled(opt, value)?,
+            "-O" => self.buffered = !t_io_uring_flag(opt, &value()?).map_err(bad)?,
+            "-t" | "-a" | "-N" | "-P" | "-H" => check_modelled(opt, value)?,
             "-r" => {
                 let v = value()?;
                 self.runtime_ns = blksim::settings::parse_time_ns(&v).map_err(bad)?;
@@ -300,6 +304,28 @@ impl TIoUringArgs {
         if self.depth == 0 || self.bs == 0 {
             return Err(bad("t/io_uring: -b and -d must be > 0 (io_uring_setup: Invalid argument)".into()));
         }
+        // Its open of each file (O_RDONLY | O_NOATIME, O_DIRECT unless -O0): a
+        // character device refuses O_DIRECT, and passthrough has no page cache.
+        if let (true, false, Some(ng)) =
+            (self.passthru, self.buffered, self.files.iter().find(|f| f.starts_with("/dev/ng")))
+        {
+            return Err(bad(format!(
+                "t/io_uring: -u 1 opens {ng} with O_DIRECT (-O 1, its default), which a character device refuses \
+                 (open: Invalid argument); add -O 0 (passthrough bypasses the page cache anyway)"
+            )));
+        }
+        // Its passthrough setup (get_file_size) checks -b against the namespace's logical block.
+        if self.passthru && !self.bs.is_multiple_of(512) {
+            return Err(bad(format!(
+                "t/io_uring: error: bs:{} should be a multiple logical_block_size:512 (-u 1 sends whole logical blocks)",
+                self.bs
+            )));
+        }
+        if self.buffered && !self.passthru {
+            return Err(Error::not_modelled(
+                "t/io_uring: -O 0: buffered I/O goes through the page cache, which blksim does not model".to_string(),
+            ));
+        }
         if self.bs > i32::MAX as u64 {
             // t/io_uring keeps its block size in an int (atoi).
             return Err(bad(format!(
@@ -312,14 +338,12 @@ impl TIoUringArgs {
     }
 }
 
-/// Refuse what t/io_uring can do but the model does not: buffered I/O,
-/// latency tracking, legacy aio, no-op requests, NUMA placement, NVMe
+/// Refuse what t/io_uring can do but the model does not: latency tracking, legacy aio, no-op requests, NUMA placement, NVMe
 /// passthrough, hugetlbfs buffers.
 fn check_modelled(opt: &str, value: &mut dyn FnMut() -> Result<String, Error>) -> Result<(), Error> {
     let v = value()?;
     let on = |v: &str| t_io_uring_flag(opt, v).map_err(bad);
     let what = match opt {
-        "-O" if !on(&v)? => "buffered I/O (-O 0) goes through the page cache, which blksim does not model",
         "-t" if on(&v)? => "latency tracking (-t 1) is not modelled",
         "-a" if on(&v)? => "legacy aio (-a 1) is not modelled in the t/io_uring front end (fio's libaio engine is)",
         "-N" if on(&v)? => "no-op requests (-N 1) are not modelled",
@@ -436,7 +460,7 @@ fn submitter_job(a: &TIoUringArgs, t: u32, files: Vec<String>) -> JobConfig {
     j.iodepth_batch_submit = a.submit.clamp(1, depth);
     j.iodepth_batch_complete_min = a.complete.clamp(1, depth);
     j.iodepth_batch_complete_max = depth;
-    j.direct = true;
+    j.direct = !a.buffered;
     j.norandommap = true;
     j.thread = true;
     j.time_based = true;
@@ -501,7 +525,19 @@ mod t_io_uring_tests {
             let e = t_io_uring(&args(refused)).unwrap_err();
             assert_eq!(e.kind, blksim::ErrorKind::NotModelled, "{refused}: {e}");
         }
-        for bad in ["-b x /dev/x", "-d0 /dev/x", "-q 1 /dev/x", "-b512", "-b 4294967296 /dev/x"] {
+        // Passthrough on a char device: buffered is the only open that works; O_DIRECT is refused by Linux.
+        assert!(t_io_uring(&args("-u1 -O0 /dev/ng0n1")).is_ok_and(|w| !w.jobs[0].direct));
+        let e = t_io_uring(&args("-u1 /dev/ng0n1")).unwrap_err();
+        assert!(e.message.contains("O_DIRECT") && e.message.contains("-O 0"), "{e}");
+        for bad in [
+            "-b x /dev/x",
+            "-d0 /dev/x",
+            "-q 1 /dev/x",
+            "-b512",
+            "-b 4294967296 /dev/x",
+            "-u1 /dev/ng0n1",
+            "-u1 -O0 -b1000 /dev/ng0n1",
+        ] {
             let e = t_io_uring(&args(bad)).unwrap_err();
             assert_eq!(e.kind, blksim::ErrorKind::BadInput, "{bad}: {e}");
         }

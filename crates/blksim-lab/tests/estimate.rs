@@ -55,7 +55,7 @@ fn every_device_kind_and_engine_is_estimated_within_2x() {
         ("nvme paced", format!("{NVME}[a]\nioengine=libaio\niodepth=8\nrate_iops=20000\ntime_based\nruntime=20ms\n")),
         (
             "passthrough",
-            "[a]\ndirect=1\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nrw=randread\nbs=4k\niodepth=32\ntime_based\nruntime=2ms\n"
+            "[a]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nrw=randread\nbs=4k\niodepth=32\ntime_based\nruntime=2ms\n"
                 .into(),
         ),
         ("null_blk", "[a]\ndirect=1\nfilename=/dev/nullb0\nioengine=libaio\nrw=randread\niodepth=8\ntime_based\nruntime=2ms\n".into()),

@@ -119,13 +119,13 @@ fn nvme_passthrough_costs_fewer_ns_per_io_than_the_block_path() {
     // Two drives keep one polling CPU busy: its time per I/O is the path's cost.
     let opts = "-b512 -d128 -c32 -s32 -p1 -F1 -B1 -r 5ms --taskset 0 --";
     let block = run("x86-gen5-5m", POLLED, &format!("-u0 {opts} /dev/nvme0n1 /dev/nvme1n1"));
-    let pt = run("x86-gen5-5m", POLLED, &format!("-u1 {opts} /dev/ng0n1 /dev/ng1n1"));
+    let pt = run("x86-gen5-5m", POLLED, &format!("-u1 -O0 {opts} /dev/ng0n1 /dev/ng1n1"));
     let (b, p) = (cpu_ns_per_io(&block), cpu_ns_per_io(&pt));
     assert!(p + 5.0 < b, "passthrough {p:.1} ns per I/O, block path {b:.1}");
     assert!(iops(&pt) > iops(&block), "{} vs {}", iops(&pt), iops(&block));
     // Without poll queues a uring_cmd is not refused (6.11's EOPNOTSUPP is the block path's):
     // it completes by interrupt and task_work, which the polling task runs.
-    let r = run("x86-gen5-5m", "blksim.polled_unsupported=eopnotsupp", "-u1 -r 1ms --taskset 0 -- /dev/ng0n1");
+    let r = run("x86-gen5-5m", "blksim.polled_unsupported=eopnotsupp", "-u1 -O0 -r 1ms --taskset 0 -- /dev/ng0n1");
     assert!(r.jobs[0].error.is_none() && r.jobs[0].dirs[0].total_ios > 100);
 }
 

@@ -6,6 +6,7 @@ drawing off screen. Each plot call must have drawn something."""
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -21,6 +22,8 @@ def test_the_example_notebook_runs(tmp_path, monkeypatch):
         if f.is_file():
             shutil.copy(f, tmp_path / f.name)
     monkeypatch.chdir(tmp_path)
+    # Its sweep of a spec given as a dict writes into a temporary directory: this test's.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     nb = json.loads((tmp_path / "blksim-python.ipynb").read_text())
     ns = {}
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]

@@ -282,8 +282,8 @@ impl Sim {
     /// Job `i`: checked, its devices found, its task placed on the
     /// least-loaded CPU it may use, its I/O bound set.
     fn add_job(&mut self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<(), Error> {
-        check_job(i, cfg)?;
         let devs = self.job_devices(i, cfg)?;
+        crate::fio::job_check::check_job(i, cfg)?;
         let cpu = self.place_task(i, cfg, load)?;
         let index = JobId::of(self.jobs.len());
         let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.run.seed, &format!("job/{i}")));
@@ -436,53 +436,6 @@ fn check_settings(machine: &Machine, settings: &Settings) -> Result<(), Error> {
                 machine.topology.cpu_count()
             )));
         }
-    }
-    Ok(())
-}
-
-/// What makes a job trim, as its error says it.
-fn trim_what(cfg: &JobConfig) -> String {
-    match cfg.replay {
-        Some(_) => "read_iolog: the log trims".to_string(),
-        None => format!("rw={}", cfg.rw.fio_name()),
-    }
-}
-
-/// What a job asks for that the model rejects on its own terms.
-fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
-    let is_null = matches!(cfg.ioengine, IoEngine::Null);
-    if !is_null && !cfg.direct {
-        return Err(not_modelled(
-            i,
-            "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1",
-        ));
-    }
-    // fio's null engine completes trims like any I/O; on a device fio trims with a blocking
-    // BLKDISCARD (do_io_u_trim), which the sync engines' path is, or io_uring's async
-    // BLOCK_URING_CMD_DISCARD; libaio and posixaio call BLKDISCARD inside their queue hook, as
-    // io_uring does on an IOPOLL ring (no block uring_cmd there), not modelled yet.
-    let async_trim = matches!(&cfg.ioengine, IoEngine::IoUring(o) if !o.hipri);
-    if cfg.trims() && !is_null && !cfg.ioengine.is_sync() && !async_trim {
-        let how = match cfg.ioengine {
-            IoEngine::IoUring(_) => "on an IOPOLL ring (hipri) a block device takes no uring_cmd discard, so fio's io_uring engine falls back to a blocking BLKDISCARD inside its queue call",
-            IoEngine::IoUringCmd(_) => "fio's io_uring_cmd engine trims with NVMe Dataset Management passthrough commands",
-            _ => "fio's engine trims with a blocking BLKDISCARD inside its queue call",
-        };
-        return Err(not_modelled(
-            i,
-            format!(
-                "{} with ioengine={}: {how}, which is not modelled yet; ioengine=psync, sync, pvsync2, io_uring (without hipri) or null run fio's trims",
-                trim_what(cfg),
-                cfg.ioengine.fio_name()
-            ),
-        ));
-    }
-    if cfg.iodepth == 0 {
-        return Err(err(i, "iodepth must be at least 1".into()));
-    }
-    if is_null && cfg.size.is_none() && cfg.replay.is_none() {
-        // fio fails such a job at setup (filesetup.c: total_file_size, EINVAL).
-        return Err(err(i, "ioengine=null: you need to specify size= (the null engine has no file to size it)".into()));
     }
     Ok(())
 }

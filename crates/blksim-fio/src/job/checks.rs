@@ -119,6 +119,16 @@ pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
             )));
         }
     }
+    // fio's io_uring_cmd engine checks its block sizes against the namespace's LBA size at open
+    // (fio_ioring_cmd_open_file); offsets it turns into LBAs by a shift.
+    if st.engine == EngineName::IoUringCmd {
+        if let Some(b) = bs.iter().find(|&&b| b % LOGICAL_BLOCK_BYTES != 0) {
+            return Err(SizeProblem::Bad(format!(
+                "bs={b} with ioengine=io_uring_cmd: NVMe passthrough commands are in logical blocks ({LOGICAL_BLOCK_BYTES} \
+                 bytes here); fio fails the job: \"block size must be a multiple of LBA data size\""
+            )));
+        }
+    }
     Ok(())
 }
 

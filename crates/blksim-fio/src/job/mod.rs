@@ -185,6 +185,7 @@ pub enum OptionStatus {
 /// What a modelled option is limited to, where it is limited (`blksim options` shows it).
 pub fn modelled_note(name: &str) -> Option<&'static str> {
     const NOTES: &[(&str, &str)] = &[
+        ("direct", "direct=1 for block devices (buffered I/O is refused: no page cache is modelled); left unset for io_uring_cmd on /dev/ngXnY, whose char device fio cannot open with O_DIRECT"),
         ("directory", "as a prefix of filename= (directory=/dev, filename=nvme0n1); the files fio makes in a directory are not simulated"),
         ("filename", "the machine's block devices (/dev/NAME), NVMe generic char devices (/dev/ngXnY) for io_uring_cmd"),
         ("size", "in bytes; a percentage of the device or a number of zones is refused"),
@@ -193,7 +194,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("startdelay", "one time; a range (a random delay) is refused"),
         ("random_distribution", "random, zipf, pareto, normal, zoned, zoned_abs; sequence is refused"),
         ("cmd_type", "nvme; bsg is refused"),
-        ("rw", "reads, writes and their mixes, with :N; the trim forms (trim, randtrim, trimwrite, randtrimwrite) on ioengine=null, and on NVMe drives with psync, sync or pvsync2 (fio's BLKDISCARD) or io_uring (its BLOCK_URING_CMD_DISCARD), as NVMe Dataset Management; libaio, posixaio, hipri io_uring and io_uring_cmd trims are refused; a device without discards (SCSI disks, null_blk) fails them with EOPNOTSUPP as Linux does"),
+        ("rw", "reads, writes and their mixes, with :N; the trim forms (trim, randtrim, trimwrite, randtrimwrite) on ioengine=null, and on NVMe drives with psync, sync or pvsync2 (fio's BLKDISCARD) or io_uring (its BLOCK_URING_CMD_DISCARD), as NVMe Dataset Management, and with io_uring_cmd as fio's Dataset Management passthrough command; libaio, posixaio, hipri io_uring and io_uring_cmd with fixedbufs trims are refused; a device without discards (SCSI disks, null_blk) fails them with EOPNOTSUPP as Linux does"),
         ("read_iolog", "fio's iolog versions 2 and 3 and blktrace binaries (with replay_redirect), one log per clone with a :-list; a log's trims run where rw's trims run, its syncs and flushes, version 2 waits and stdin are refused"),
         ("verify", "the read-back I/O fio issues (do_verify after each loop's writes, verify_backlog) and the checksum's CPU per byte (fio --crctest); no data is simulated, so every check passes"),
         ("verify_async", "fio's verify threads: a verifying read's check moves off the job's thread, its io_u held until checked (the job waits on free_cond when none is free); the threads inherit the job's affinity"),

@@ -59,7 +59,7 @@ impl Block<'_> {
 
     /// fio's `td->verror` for an io_u error.
     pub fn verror(&self) -> Option<String> {
-        self.error.map(|e| format!("file:io_u.c:2057, func=io_u error, error={}", strerror(-e.errno)))
+        self.error.map(|e| verror(self.config, e))
     }
 
     pub fn total_ios(&self) -> u64 {
@@ -85,6 +85,31 @@ impl Block<'_> {
         let runtime = self.total_run_ns as f64;
         (self.usr_ns as f64 * 100.0 / runtime, self.sys_ns as f64 * 100.0 / runtime)
     }
+}
+
+/// fio 3.42's `td->verror` for a job's failed I/O: a synchronous engine's
+/// queue hook returns it completed with its error, which `td_io_queue`
+/// records (ioengines.c); an asynchronous engine's is found as it
+/// completes (`__io_u_log_error`, io_u.c).
+pub fn verror(config: &blksim::workload::JobConfig, e: &blksim::stats::JobError) -> String {
+    let error = strerror(-e.errno);
+    if config.ioengine.is_sync() {
+        format!("file:ioengines.c:415, func=td_io_queue, error={error}")
+    } else {
+        format!("file:io_u.c:2018, func=io_u error, error={error}")
+    }
+}
+
+/// What fio logs as each failed job's thread exits (backend.c's
+/// `fio: pid=N, err=E/VERROR`), one line per job, in job order.
+pub fn job_error_lines(report: &blksim::stats::RunReport) -> String {
+    let mut out = String::new();
+    for (i, j) in report.jobs.iter().enumerate() {
+        if let Some(e) = &j.error {
+            out.push_str(&format!("fio: pid={}, err={}/{}\n", job_pid(i + 1), -e.errno, verror(&j.config, e)));
+        }
+    }
+    out
 }
 
 /// A job's simulated pid: blksim has no processes, so a stable made-up number.

@@ -81,7 +81,7 @@ fn report_time_secs(report: &RunReport) -> u64 {
 }
 
 pub use breakdown::{stage_per_io, write_breakdown, write_stages};
-pub use group::strerror;
+pub use group::{job_error_lines, strerror};
 pub use logs::{aggregate_bw_logs, log_file_name, write_logs, LogFile, LogWriter};
 pub use sysstat::{write_iostat, write_mpstat};
 pub use trace::write_trace;

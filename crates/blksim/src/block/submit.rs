@@ -330,6 +330,7 @@ impl Sim {
                 // syscall fails before any bio (io_uring posts the CQE inline).
                 r.status = errno;
                 (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
+                self.jobs[j].failed += 1;
                 self.jobs[j].engine.ready.push_back(req);
                 continue;
             }
@@ -347,6 +348,7 @@ impl Sim {
                 r.status = -EOPNOTSUPP;
                 r.iopoll_done = true;
                 (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
+                self.jobs[j].failed += 1;
                 continue;
             }
             if plugged && !passthru && last.is_some_and(|l| self.plug_merge(l, req)) {

@@ -211,7 +211,11 @@ impl Sim {
         let mut body = user_ns + call + reap as u64 * user.reap + verify;
         self.jobs[j].ts.reap_ns = now + head + user_ns + call;
         // What fio's do_io does after reaping: queue io_us while there is
-        // room and the submit batch is not complete, then commit.
+        // room and the submit batch is not complete, then commit; a failed
+        // I/O among those reaped ends its loop instead (continue_on_error=none).
+        if self.jobs[j].failed > 0 && reap > 0 && self.reaps_a_failure(j, tw, reap) {
+            self.jobs[j].done_issuing = true;
+        }
         self.check_done_issuing(j);
         if self.jobs[j].shaped {
             self.pace_check(j, reap);
@@ -256,6 +260,14 @@ impl Sim {
         };
         self.jobs[j].task.chain = Chain { tw, reap, submit };
         self.job_set_segs(j, JobState::Chain, [(Acct::Sys, head), (Acct::User, body), (Acct::Sys, tail)], bill, reap);
+    }
+
+    /// Whether the `reap` completions a chain takes (after running `tw`
+    /// task_work items) include a failed I/O.
+    fn reaps_a_failure(&self, j: JobId, tw: u32, reap: u32) -> bool {
+        let e = &self.jobs[j].engine;
+        let taken = e.ready.iter().chain(e.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
+        taken.into_iter().any(|&r| self.reqs.reqs[r].status < 0)
     }
 
     /// A chain step ended: task_work, reap, account, commit, in that order.

@@ -76,8 +76,14 @@ impl Sim {
             }
             if r.status < 0 {
                 // fio: an io_u error ends the job (continue_on_error=none);
-                // t/io_uring's reap_events_uring has ended its thread.
+                // t/io_uring's reap_events_uring has ended its thread. fio's
+                // issued count (total_io_u) has it; its bytes and latencies do not.
+                if measured {
+                    job.dirs[r.dir.index()].total_ios += 1;
+                    job.dirs[r.dir.index()].failed_ios += 1;
+                }
                 job.error.get_or_insert(crate::fio::job::IoError::of(&r));
+                job.failed = job.failed.saturating_sub(1);
                 job.done_issuing = true;
                 self.reqs.free(req);
                 continue;

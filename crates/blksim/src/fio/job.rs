@@ -244,6 +244,8 @@ pub(crate) struct Job {
     pub inflight: u32,
     /// Reaped, handed to `verify_async`'s threads and not yet checked: io_us not free.
     pub verify_held: u32,
+    /// Committed I/Os that failed and are not reaped yet (fio stops at the first it reaps).
+    pub failed: u32,
     /// No more I/O will be issued (or, for a paced job, none until its pause: `pace`).
     pub done_issuing: bool,
     /// The job's io_us are prepared by `job_prep_shaped` (pacing, or sizes drawn: `bssplit`, `bsrange`).
@@ -440,6 +442,7 @@ impl Job {
             rng,
             queued: Vec::new(),
             inflight: 0,
+            failed: 0,
             verify_held: 0,
             tio: TioState::default(),
             stuck: None,

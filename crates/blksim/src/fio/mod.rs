@@ -18,6 +18,7 @@ pub(crate) mod io_completed;
 pub(crate) mod io_u;
 pub(crate) mod iolog;
 pub(crate) mod job;
+pub(crate) mod job_check;
 pub(crate) mod lfsr;
 pub(crate) mod pace;
 pub(crate) mod pace_loop;

@@ -7,8 +7,11 @@ use crate::workload::JobConfig;
 /// Statistics of one direction of one job, over the measured period (after ramp).
 #[derive(Clone, Debug, Default)]
 pub struct DirStats {
-    /// I/Os completed in the measured period.
+    /// I/Os issued and completed in the measured period, failed ones
+    /// included (fio's `total_io_u`).
     pub total_ios: u64,
+    /// Of those, the ones that failed (no bytes, no latency).
+    pub failed_ios: u64,
     /// Bytes those I/Os moved.
     pub io_bytes: u64,
     /// Submission latency (fio's slat): from fio queueing the I/O to the
@@ -33,6 +36,7 @@ impl DirStats {
     /// interval by interval (both on the same clock).
     pub(crate) fn absorb(&mut self, other: DirStats) {
         self.total_ios += other.total_ios;
+        self.failed_ios += other.failed_ios;
         self.io_bytes += other.io_bytes;
         self.slat.merge(&other.slat);
         self.clat.merge(&other.clat);

@@ -1,0 +1,80 @@
+//! fio: the jobs the model takes, and why it refuses the others (what fio
+//! itself would fail, and what is not modelled yet), each at the job's line.
+
+use crate::error::Error;
+use crate::workload::{IoEngine, JobConfig};
+
+fn bad_input(job: usize, message: String) -> Error {
+    Error::bad_input(message).for_job(job)
+}
+
+fn not_modelled(job: usize, message: impl Into<String>) -> Error {
+    Error::not_modelled(message).for_job(job)
+}
+
+/// What makes a job trim, as its error says it.
+fn trim_what(cfg: &JobConfig) -> String {
+    match cfg.replay {
+        Some(_) => "read_iolog: the log trims".to_string(),
+        None => format!("rw={}", cfg.rw.fio_name()),
+    }
+}
+
+/// What a job asks for that the model rejects on its own terms.
+pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
+    let is_null = matches!(cfg.ioengine, IoEngine::Null);
+    // NVMe passthrough (io_uring_cmd on /dev/ngXnY) never goes through a page cache; fio opens
+    // the char device with O_DIRECT only when told to, and a character device refuses that.
+    let passthru = matches!(cfg.ioengine, IoEngine::IoUringCmd(_));
+    if passthru && cfg.direct {
+        return Err(bad_input(
+            i,
+            "direct=1 with ioengine=io_uring_cmd: fio opens the NVMe generic char device with O_DIRECT, which a \
+             character device refuses (open fails with EINVAL; fio: \"looks like your file system does not support \
+             direct=1/buffered=0\"); passthrough commands bypass the page cache without it: leave direct unset"
+                .into(),
+        ));
+    }
+    if !is_null && !passthru && !cfg.direct {
+        return Err(not_modelled(
+            i,
+            "buffered I/O (direct=0) goes through the page cache, which blksim does not model; set direct=1",
+        ));
+    }
+    // fio's null engine completes trims like any I/O; on a device fio trims with a blocking
+    // BLKDISCARD (do_io_u_trim), which the sync engines' path is, or io_uring's async
+    // BLOCK_URING_CMD_DISCARD, or io_uring_cmd's Dataset Management passthrough command;
+    // libaio and posixaio call BLKDISCARD inside their queue hook, as io_uring does on an
+    // IOPOLL ring (no block uring_cmd there), not modelled yet.
+    let async_trim = match &cfg.ioengine {
+        IoEngine::IoUring(o) => !o.hipri,
+        IoEngine::IoUringCmd(o) => !o.fixedbufs,
+        _ => false,
+    };
+    if cfg.trims() && !is_null && !cfg.ioengine.is_sync() && !async_trim {
+        let how = match cfg.ioengine {
+            IoEngine::IoUring(_) => "on an IOPOLL ring (hipri) a block device takes no uring_cmd discard, so fio's io_uring engine falls back to a blocking BLKDISCARD inside its queue call",
+            IoEngine::IoUringCmd(_) => "with fixedbufs fio 3.42 marks each trim's Dataset Management command as using its registered buffer (IORING_URING_CMD_FIXED), which does not hold the command's range list (the kernel's import of it fails with EFAULT)",
+            _ => "fio's engine trims with a blocking BLKDISCARD inside its queue call",
+        };
+        return Err(not_modelled(
+            i,
+            format!(
+                "{} with ioengine={}: {how}, which is not modelled yet; ioengine=psync, sync, pvsync2, io_uring (without hipri), io_uring_cmd (without fixedbufs) or null run fio's trims",
+                trim_what(cfg),
+                cfg.ioengine.fio_name()
+            ),
+        ));
+    }
+    if cfg.iodepth == 0 {
+        return Err(bad_input(i, "iodepth must be at least 1".into()));
+    }
+    if is_null && cfg.size.is_none() && cfg.replay.is_none() {
+        // fio fails such a job at setup (filesetup.c: total_file_size, EINVAL).
+        return Err(bad_input(
+            i,
+            "ioengine=null: you need to specify size= (the null engine has no file to size it)".into(),
+        ));
+    }
+    Ok(())
+}
