@@ -25,13 +25,7 @@ use crate::stats::MsiCounters;
 use crate::system::{RunState, Sim};
 use crate::workload::{IoEngine, JobConfig, Program, RwKind};
 
-fn err(job: usize, message: String) -> Error {
-    Error::bad_input(message).for_job(job)
-}
-
-pub(crate) fn not_modelled(job: usize, message: impl Into<String>) -> Error {
-    Error::not_modelled(message).for_job(job)
-}
+use crate::fio::job_check::{bad_input as err, not_modelled};
 
 impl Sim {
     /// Boot the machine, probe its devices, apply the IRQ affinity writes

@@ -4,11 +4,13 @@
 use crate::error::Error;
 use crate::workload::{IoEngine, JobConfig};
 
-fn bad_input(job: usize, message: String) -> Error {
+/// Bad input in job `job` (exit 2, at its line).
+pub(crate) fn bad_input(job: usize, message: String) -> Error {
     Error::bad_input(message).for_job(job)
 }
 
-fn not_modelled(job: usize, message: impl Into<String>) -> Error {
+/// What job `job` asks for that is not modelled (exit 2, at its line).
+pub(crate) fn not_modelled(job: usize, message: impl Into<String>) -> Error {
     Error::not_modelled(message).for_job(job)
 }
 

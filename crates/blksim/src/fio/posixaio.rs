@@ -57,7 +57,7 @@ impl Sim {
     ) -> Result<(), crate::error::Error> {
         let app = JobId::of(i);
         if self.jobs[app].devs.iter().any(|&d| self.devs[d].elevator.is_some()) {
-            return Err(crate::build::not_modelled(
+            return Err(crate::fio::job_check::not_modelled(
                 i,
                 "ioengine=posixaio with an I/O scheduler on the device is not modelled",
             ));

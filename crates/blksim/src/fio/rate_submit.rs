@@ -77,7 +77,10 @@ impl Sim {
             None
         };
         if let Some(what) = why {
-            return Err(crate::build::not_modelled(i, format!("io_submit_mode=offload with {what} is not modelled")));
+            return Err(crate::fio::job_check::not_modelled(
+                i,
+                format!("io_submit_mode=offload with {what} is not modelled"),
+            ));
         }
         let job_serializes = job.cfg.serialize_overlap;
         let cfg = worker_config(&job.cfg, i);

@@ -27,23 +27,22 @@ pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Di
                 + if o.registerfiles { 0 } else { c.fget_fput_ns }
                 + if o.fixedbufs { 0 } else { pin + dirty }
         }
-        // fio's trim: a Dataset Management (Deallocate) command whose buffer
-        // is its one range (16 bytes, one page pinned), not the data.
-        IoEngine::IoUringCmd(o) if dir == Direction::Trim => {
-            c.io_uring_sqe_ns
-                + c.uring_cmd_prep_ns
-                + c.nvme_uring_cmd_ns
-                + if o.registerfiles { 0 } else { c.fget_fput_ns }
-                + c.page_pin_ns
-        }
         // NVMe passthrough: io_uring_cmd_prep and nvme_uring_cmd_io build
-        // the command and its request (the user buffer mapped into a bio).
+        // the command and its request (the user buffer mapped into a bio);
+        // fio's trim is a Dataset Management (Deallocate) command whose
+        // buffer is its one range (16 bytes, one page pinned), not the data.
         IoEngine::IoUringCmd(o) => {
             c.io_uring_sqe_ns
                 + c.uring_cmd_prep_ns
                 + c.nvme_uring_cmd_ns
                 + if o.registerfiles { 0 } else { c.fget_fput_ns }
-                + if o.fixedbufs { 0 } else { pin + dirty }
+                + if dir == Direction::Trim {
+                    c.page_pin_ns
+                } else if o.fixedbufs {
+                    0
+                } else {
+                    pin + dirty
+                }
         }
         // A trim is fio's BLKDISCARD ioctl (blk_ioctl_discard): a range, no pages to pin.
         IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } if dir == Direction::Trim => c.fget_fput_ns,
