@@ -288,12 +288,12 @@ pub(crate) fn verify_stop_lines(report: &blksim::stats::RunReport) -> String {
 }
 
 /// fio's `io_u error` line on stderr for each job an I/O error ended, as
-/// the failed I/O completes. A synchronous engine's queue hook returns its
-/// I/O completed with the error, which fio takes in `td_io_queue` without
+/// the failed I/O completes. A synchronous engine's queue hook (libaio's
+/// and posixaio's for a trim) returns its I/O completed with the error, which fio takes in `td_io_queue` without
 /// that line (its thread's exit line says it: `job_error_lines`).
 fn io_u_errors(report: &blksim::stats::RunReport) {
-    let async_errors = report.jobs.iter().filter(|j| !j.config.ioengine.is_sync());
-    for e in async_errors.filter_map(|j| j.error.as_ref()) {
+    let errors = report.jobs.iter().filter_map(|j| j.error.as_ref().map(|e| (j, e)));
+    for (_, e) in errors.filter(|(j, e)| !j.config.ioengine.completes_in_queue(e.dir)) {
         let dir = match e.dir {
             blksim::workload::Direction::Read => "read",
             blksim::workload::Direction::Write => "write",

@@ -329,4 +329,10 @@ fn io_uring_cmd_needs_no_direct_and_refuses_it_as_fios_open_does() {
     let (code, _, err) = blksim(&["run", &tmp("ngb.fio", &format!("{ng}bs=1000\n"))]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("bs=1000") && err.contains("multiple of LBA data size"), "{err}");
+    // Passthrough requests bypass the namespace's scheduler in Linux (hctx->dispatch):
+    // refused with that reason rather than run through mq-deadline.
+    let sched = ["--set", "/sys/block/nvme0n1/queue/scheduler=mq-deadline"];
+    let (code, _, err) = blksim(&[&["run", &tmp("ngs.fio", ng)][..], &sched].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("hctx->dispatch") && err.contains("scheduler to none"), "{err}");
 }

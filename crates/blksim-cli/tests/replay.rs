@@ -94,13 +94,16 @@ fn a_bad_log_is_refused_at_its_line() {
     let (code, err) = refused(dir.path(), "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 read x 4096\n");
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("trace.log:3") && err.contains("'x'"), "{err}");
-    // A trim replays as a BLKDISCARD on a sync engine (fio's default, psync), not on libaio
-    // (fio's libaio trims inside its queue hook: not modelled); a log past the device's end is bad input.
+    // A trim replays as a BLKDISCARD on a sync engine (fio's default, psync) and from
+    // libaio's queue hook, not on an IOPOLL ring (fio's fallback there is not modelled);
+    // a log past the device's end is bad input.
     let trims = "fio version 3 iolog\n0 /dev/nvme0n1 add\n5 /dev/nvme0n1 trim 0 4096\n";
     let (code, err) = refused(dir.path(), trims);
     assert_eq!(code, Some(0), "{err}");
-    let (code, _, err) =
-        run_job(dir.path(), "[replay]\nfilename=/dev/nvme0n1\ndirect=1\nioengine=libaio\nread_iolog=trace.log\n", &[]);
+    let replay = "[replay]\nfilename=/dev/nvme0n1\ndirect=1\nread_iolog=trace.log\n";
+    let (code, _, err) = run_job(dir.path(), &format!("{replay}ioengine=libaio\n"), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = run_job(dir.path(), &format!("{replay}ioengine=io_uring\nhipri=1\n"), &[]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("the log trims") && err.contains("BLKDISCARD"), "{err}");
     let (code, err) =

@@ -2,6 +2,8 @@
 //! (`blk_ioctl_discard`: a discard bio, `submit_bio_wait`), which NVMe
 //! serves as Dataset Management with Deallocate: the controller's work, no
 //! data on the link and no media time; a device without discards fails it.
+//! libaio and posixaio issue it from their queue hook; io_uring and
+//! io_uring_cmd send it through the ring.
 
 mod common;
 
@@ -69,12 +71,65 @@ fn io_uring_trims_are_async_discard_commands_through_the_ring() {
 }
 
 #[test]
-fn trims_fio_does_inside_an_engines_queue_call_are_refused() {
-    for engine in ["libaio", "posixaio", "io_uring\nhipri=1"] {
-        let (code, _, err) = run(&job("randtrim", "4k", &format!("ioengine={engine}\n")));
-        assert_eq!(code, Some(2), "{err}");
-        assert!(err.contains("rw=randtrim") && err.contains("BLKDISCARD") && err.contains("psync"), "{err}");
+fn io_uring_on_an_iopoll_ring_trims_are_refused() {
+    let (code, _, err) = run(&job("randtrim", "4k", "ioengine=io_uring\nhipri=1\n"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("rw=randtrim") && err.contains("BLKDISCARD") && err.contains("psync"), "{err}");
+}
+
+/// A direction's IO depth histogram bucket, percent.
+fn depth(v: &serde_json::Value, bucket: &str) -> f64 {
+    v["jobs"][0]["iodepth_level"][bucket].as_f64().unwrap()
+}
+
+#[test]
+fn libaio_and_posixaio_trim_with_a_blocking_discard_in_their_queue_hook() {
+    // fio's FIO_ASYNCIO_SYNC_TRIM: the queue hook issues BLKDISCARD and returns the
+    // trim completed, so trims go one at a time whatever the depth, with no slat.
+    let sync = ok(&job("randtrim", "4k", ""));
+    let ring = ok(&job("randtrim", "4k", "ioengine=io_uring\niodepth=16\n"));
+    let iops = |v: &serde_json::Value| v["jobs"][0]["trim"]["iops"].as_f64().unwrap();
+    for engine in ["libaio", "posixaio"] {
+        let v = ok(&job("randtrim", "4k", &format!("ioengine={engine}\niodepth=16\n")));
+        let t = &v["jobs"][0]["trim"];
+        assert_eq!((t["total_ios"].as_u64(), t["slat_ns"]["N"].as_u64()), (Some(4096), Some(0)), "{engine}: {t}");
+        assert!((iops(&v) / iops(&sync) - 1.0).abs() < 0.2, "{engine} {:.0}, psync {:.0}", iops(&v), iops(&sync));
+        assert!(iops(&ring) > 1.5 * iops(&v), "io_uring {:.0}, {engine} {:.0}", iops(&ring), iops(&v));
+        assert_eq!(depth(&v, "1"), 100.0, "{engine}: one trim at a time");
     }
+    // With trims and writes, libaio's writes stay in flight while fio's thread
+    // sleeps in a BLKDISCARD (their events wait in the ring); posixaio's hook is
+    // busy until nothing is in flight, so each trim waits for the write before it.
+    let mixed = |engine: &str, extra: &str| {
+        let v = ok(&job("randtrimwrite", "4k", &format!("ioengine={engine}\niodepth=8\nsize=1m\n{extra}")));
+        let j = &v["jobs"][0];
+        assert_eq!((j["trim"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(256), Some(256)));
+        assert_eq!((j["trim"]["slat_ns"]["N"].as_u64(), j["write"]["slat_ns"]["N"].as_u64()), (Some(0), Some(256)));
+        let once = &v["blksim"]["exactly_once"];
+        assert_eq!(once["ios_issued"], once["ios_reaped"], "{once}");
+        v
+    };
+    let aio = mixed("libaio", "");
+    assert!(depth(&aio, "8") > 90.0, "{}", aio["jobs"][0]["iodepth_level"]);
+    let posix = mixed("posixaio", "");
+    assert_eq!(depth(&posix, "1"), 100.0, "{}", posix["jobs"][0]["iodepth_level"]);
+    assert!(iops(&aio) > 2.0 * iops(&posix), "libaio {:.0}, posixaio {:.0}", iops(&aio), iops(&posix));
+    // libaio with a write queued and not committed (iodepth_batch_submit=4) returns
+    // FIO_Q_BUSY for the trim: fio commits the write, reaps it, then trims.
+    let batched = mixed("libaio", "iodepth_batch_submit=4\n");
+    assert_eq!(depth(&batched, "1"), 100.0, "{}", batched["jobs"][0]["iodepth_level"]);
+    // A failed trim is taken in td_io_queue, as a sync engine's: no io_u error line.
+    for engine in ["libaio", "posixaio"] {
+        let (code, _, err) = run(&format!(
+            "[t]\nfilename=/dev/nullb0\ndirect=1\nioengine={engine}\niodepth=4\nrw=randtrimwrite\nsize=1m\n"
+        ));
+        assert_eq!(code, Some(1), "{err}");
+        assert!(err.contains("err=95/file:ioengines.c:415, func=td_io_queue") && !err.contains("io_u error"), "{err}");
+    }
+    // A submit worker would run the blocking discard: refused with the reason.
+    let (code, _, err) = run(&job("randtrim", "4k", "ioengine=libaio\nio_submit_mode=offload\n"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("io_submit_mode=offload") && err.contains("BLKDISCARD"), "{err}");
 }
 
 #[test]

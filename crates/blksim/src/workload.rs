@@ -143,6 +143,19 @@ impl IoEngine {
     pub fn is_sync(&self) -> bool {
         matches!(self, IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. })
     }
+
+    /// fio's FIO_ASYNCIO_SYNC_TRIM: an asynchronous engine whose queue hook
+    /// trims with a blocking BLKDISCARD (`do_io_u_trim`) and returns the
+    /// trim completed.
+    pub fn sync_trims(&self) -> bool {
+        matches!(self, IoEngine::Libaio | IoEngine::Posixaio)
+    }
+
+    /// Whether an I/O of `dir` completes inside the engine's queue hook
+    /// (FIO_Q_COMPLETED: no slat; fio takes its error in `td_io_queue`).
+    pub fn completes_in_queue(&self, dir: Direction) -> bool {
+        self.is_sync() || (dir == Direction::Trim && self.sync_trims())
+    }
 }
 
 /// Which program's I/O loop a job runs.

@@ -438,6 +438,11 @@ fn flow_files_stay_small_and_their_mutual_calls_do_not_grow() {
             "fio::rate_submit",
             "offload is a branch of fio's do_io: its thread enqueues where it would commit, its workers run do_io's queue and reap",
         ),
+        (
+            "fio::backend",
+            "fio::sync_trim",
+            "libaio's and posixaio's queue hook trims with a blocking BLKDISCARD inside fio's do_io, which commits, reaps and goes on around it",
+        ),
         ("fio::backend", "fio::t_io_uring", "t/io_uring's loop shares fio's prep, commit and reap"),
         (
             "fio::backend",

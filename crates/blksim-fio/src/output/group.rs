@@ -88,12 +88,12 @@ impl Block<'_> {
 }
 
 /// fio 3.42's `td->verror` for a job's failed I/O: a synchronous engine's
-/// queue hook returns it completed with its error, which `td_io_queue`
+/// queue hook (or libaio's and posixaio's, for a trim) returns it completed with its error, which `td_io_queue`
 /// records (ioengines.c); an asynchronous engine's is found as it
 /// completes (`__io_u_log_error`, io_u.c).
 pub fn verror(config: &blksim::workload::JobConfig, e: &blksim::stats::JobError) -> String {
     let error = strerror(-e.errno);
-    if config.ioengine.is_sync() {
+    if config.ioengine.completes_in_queue(e.dir) {
         format!("file:ioengines.c:415, func=td_io_queue, error={error}")
     } else {
         format!("file:io_u.c:2018, func=io_u error, error={error}")

@@ -303,13 +303,15 @@ impl Sim {
     fn submit_bios(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
         let now = self.q.now_ns();
         let job = &self.jobs[j];
-        let (hipri, sync, passthru) = (job.iopoll(), job.cfg.ioengine.is_sync(), job.passthru());
+        // (A trim in libaio's or posixaio's queue hook is a sync engine's: BLKDISCARD.)
+        let sync = job.cfg.ioengine.is_sync() || job.sync_trim.is_some();
+        let (hipri, passthru) = (job.iopoll(), job.passthru());
         let is_null = matches!(job.cfg.ioengine, IoEngine::Null);
         let plugged = reqs.len() > 2
             && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_) | IoEngine::IoUringCmd(_));
         let mut last = None;
         // posixaio's issue time is when glibc took the request (`aio_queued`), before its helper's pread.
-        let aio = job.engine.aio.is_some();
+        let aio = job.engine.aio.is_some() && job.sync_trim.is_none();
         for &req in reqs {
             let r = &mut self.reqs.reqs[req];
             r.submit_cpu = cpu;

@@ -5,7 +5,7 @@
 //! syscall until woken; the task's steps are set and charged here for
 //! t/io_uring's loop too.
 
-use crate::fio::job::{Chain, JobState};
+use crate::fio::job::{Chain, JobState, SyncTrim};
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
 use crate::locking::qspinlock::Actor;
@@ -20,6 +20,9 @@ impl Sim {
         let now = self.q.now_ns();
         let prep_ns = self.user_costs(j).prep;
         self.check_done_issuing(j);
+        if self.jobs[j].sync_trim.is_some() {
+            return self.sync_trim_next(j);
+        }
         if self.jobs[j].shaped {
             let held = if self.jobs[j].offload.is_some() { self.offload_hold(j) } else { self.shaped_hold(j) };
             if held {
@@ -89,7 +92,7 @@ impl Sim {
         let now = self.q.now_ns();
         for _ in 0..n {
             let job = &mut self.jobs[j];
-            if job.done_issuing || job.bytes_issued >= job.bytes_limit {
+            if job.done_issuing || job.bytes_issued >= job.bytes_limit || job.sync_trim.is_some() {
                 break;
             }
             let dir = job.next_dir();
@@ -239,6 +242,9 @@ impl Sim {
                 for &r in &self.jobs[j].queued[queued as usize..] {
                     self.reqs.reqs[r].t_start_ns = t;
                 }
+                if let Some(SyncTrim::Held { req, .. }) = self.jobs[j].sync_trim {
+                    self.reqs.reqs[req].t_start_ns = t;
+                }
             }
         }
         let job = &self.jobs[j];
@@ -333,6 +339,9 @@ impl Sim {
             let tw = self.jobs[j].engine.ring.tw_pending.len() as u32;
             return self.tio_round(j, head_ns, wake, tw);
         }
+        if let Some(SyncTrim::Issued(req)) = self.jobs[j].sync_trim {
+            return self.sync_trim_returned(j, req, head_ns, woke);
+        }
         if self.jobs[j].engine.aio.is_some() {
             return self.aio_woken(j, head_ns, woke);
         }
@@ -363,7 +372,7 @@ impl Sim {
                 self.sq_committed(j);
                 self.job_next(j);
             }
-            JobState::Submit if self.jobs[j].engine.aio.is_some() => {
+            JobState::Submit if self.jobs[j].engine.aio.is_some() && !self.jobs[j].in_sync_trim() => {
                 self.aio_queued(cpu, j);
                 self.job_next(j);
             }
@@ -447,7 +456,7 @@ impl Sim {
         let min = job.task.wait_for;
         let uring = job.is_uring();
         let have = job.engine.ready.len() as u32 + if uring { job.engine.ring.tw_pending.len() as u32 } else { 0 };
-        if have >= min {
+        if have >= min || self.sync_trim_ended(j) {
             // The completion came in before the task slept: no sleep.
             self.job_woken_chain(j, 0, false);
         } else {

@@ -25,6 +25,8 @@ impl Sim {
         let k = reaping.len() as u32;
         job.inflight -= k;
         let sync = job.cfg.ioengine.is_sync() || job.null_sync();
+        // libaio's and posixaio's trims complete in their queue hook (no slat).
+        let sync_trims = job.cfg.ioengine.sync_trims();
         // fio takes one timestamp for the batch, at the start of the reap.
         let mut t_reap = job.ts.reap_ns;
         let now = self.q.now_ns();
@@ -103,7 +105,7 @@ impl Sim {
                 s.total_ios += 1;
                 s.io_bytes += r.bytes as u64;
                 if !job.cfg.gtod_reduce {
-                    if !sync {
+                    if !(sync || sync_trims && r.dir == crate::workload::Direction::Trim) {
                         s.slat.record(r.t_issue_ns - r.t_start_ns);
                     }
                     s.clat.record(t_reap - r.t_issue_ns);

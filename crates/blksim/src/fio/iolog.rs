@@ -37,6 +37,9 @@ impl Sim {
         let mut made = 0;
         while made < n {
             let job = &mut self.jobs[j];
+            if job.sync_trim.is_some() {
+                break;
+            }
             let Some(cur) = job.replay.as_deref_mut() else { return };
             if cur.pending_until(now).is_some() {
                 return;

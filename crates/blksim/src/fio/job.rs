@@ -15,6 +15,20 @@ use crate::stats::CpuStage;
 use crate::stats::DirStats;
 use crate::workload::{Direction, IoEngine, JobConfig};
 
+/// fio's FIO_ASYNCIO_SYNC_TRIM (libaio, posixaio): the queue hook trims
+/// with a blocking BLKDISCARD ioctl, once the engine holds nothing
+/// uncommitted (libaio) or nothing in flight (posixaio).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SyncTrim {
+    /// Prepared; `busy`: the hook returned FIO_Q_BUSY (io_us before it to commit or reap first),
+    /// so fio requeues it and takes it again later (a new start time).
+    Held { req: ReqId, busy: bool },
+    /// Taken back after a BUSY (fio committed and reaped): offered to the hook again.
+    Requeued(ReqId),
+    /// In the ioctl: the task sleeps in `submit_bio_wait` until this request ends.
+    Issued(ReqId),
+}
+
 /// The step a job is executing (or why it is not on a CPU).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum JobState {
@@ -246,6 +260,8 @@ pub(crate) struct Job {
     pub verify_held: u32,
     /// Committed I/Os that failed and are not reaped yet (fio stops at the first it reaps).
     pub failed: u32,
+    /// A trim in the queue hook of an engine that trims with a blocking BLKDISCARD (libaio, posixaio).
+    pub sync_trim: Option<SyncTrim>,
     /// No more I/O will be issued (or, for a paced job, none until its pause: `pace`).
     pub done_issuing: bool,
     /// The job's io_us are prepared by `job_prep_shaped` (pacing, or sizes drawn: `bssplit`, `bsrange`).
@@ -443,6 +459,7 @@ impl Job {
             queued: Vec::new(),
             inflight: 0,
             failed: 0,
+            sync_trim: None,
             verify_held: 0,
             tio: TioState::default(),
             stuck: None,
@@ -517,6 +534,11 @@ impl Job {
 
     pub(crate) fn is_uring(&self) -> bool {
         matches!(self.cfg.ioengine, IoEngine::IoUring(_) | IoEngine::IoUringCmd(_))
+    }
+
+    /// The task is in a BLKDISCARD from libaio's or posixaio's queue hook.
+    pub(crate) fn in_sync_trim(&self) -> bool {
+        matches!(self.sync_trim, Some(SyncTrim::Issued(_)))
     }
 
     /// NVMe passthrough: `io_uring_cmd` on the generic char device.

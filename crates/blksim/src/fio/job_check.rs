@@ -44,25 +44,35 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         ));
     }
     // fio's null engine completes trims like any I/O; on a device fio trims with a blocking
-    // BLKDISCARD (do_io_u_trim), which the sync engines' path is, or io_uring's async
+    // BLKDISCARD (do_io_u_trim), which the sync engines' path is, and libaio's and posixaio's
+    // queue hook (FIO_ASYNCIO_SYNC_TRIM, `sync_trim.rs`), or io_uring's async
     // BLOCK_URING_CMD_DISCARD, or io_uring_cmd's Dataset Management passthrough command;
-    // libaio and posixaio call BLKDISCARD inside their queue hook, as io_uring does on an
-    // IOPOLL ring (no block uring_cmd there), not modelled yet.
-    let async_trim = match &cfg.ioengine {
-        IoEngine::IoUring(o) => !o.hipri,
-        IoEngine::IoUringCmd(o) => !o.fixedbufs,
-        _ => false,
+    // io_uring on an IOPOLL ring falls back to BLKDISCARD after its first trim fails, not
+    // modelled yet.
+    let refused = match &cfg.ioengine {
+        IoEngine::IoUring(o) if o.hipri => Some(
+            "on an IOPOLL ring (hipri) a block device takes no uring_cmd discard, so fio's io_uring engine falls back to a blocking BLKDISCARD inside its queue call",
+        ),
+        IoEngine::IoUringCmd(o) if o.fixedbufs => Some(
+            "with fixedbufs fio 3.42 marks each trim's Dataset Management command as using its registered buffer (IORING_URING_CMD_FIXED), which does not hold the command's range list (the kernel's import of it fails with EFAULT)",
+        ),
+        _ => None,
     };
-    if cfg.trims() && !is_null && !cfg.ioengine.is_sync() && !async_trim {
-        let how = match cfg.ioengine {
-            IoEngine::IoUring(_) => "on an IOPOLL ring (hipri) a block device takes no uring_cmd discard, so fio's io_uring engine falls back to a blocking BLKDISCARD inside its queue call",
-            IoEngine::IoUringCmd(_) => "with fixedbufs fio 3.42 marks each trim's Dataset Management command as using its registered buffer (IORING_URING_CMD_FIXED), which does not hold the command's range list (the kernel's import of it fails with EFAULT)",
-            _ => "fio's engine trims with a blocking BLKDISCARD inside its queue call",
-        };
+    if let Some(how) = refused.filter(|_| cfg.trims()) {
         return Err(not_modelled(
             i,
             format!(
-                "{} with ioengine={}: {how}, which is not modelled yet; ioengine=psync, sync, pvsync2, io_uring (without hipri), io_uring_cmd (without fixedbufs) or null run fio's trims",
+                "{} with ioengine={}: {how}, which is not modelled yet; ioengine=psync, sync, pvsync2, libaio, posixaio, io_uring (without hipri), io_uring_cmd (without fixedbufs) or null run fio's trims",
+                trim_what(cfg),
+                cfg.ioengine.fio_name()
+            ),
+        ));
+    }
+    if cfg.trims() && cfg.offload && cfg.ioengine.sync_trims() {
+        return Err(not_modelled(
+            i,
+            format!(
+                "{} with io_submit_mode=offload and ioengine={}: a submit worker would run the engine's blocking BLKDISCARD, which is not modelled; without offload it runs",
                 trim_what(cfg),
                 cfg.ioengine.fio_name()
             ),

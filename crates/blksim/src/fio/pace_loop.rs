@@ -251,7 +251,7 @@ impl Sim {
         let now = self.q.now_ns();
         for i in 0..n {
             let job = &mut self.jobs[j];
-            if job.done_issuing || job.bytes_issued >= job.bytes_limit {
+            if job.done_issuing || job.bytes_issued >= job.bytes_limit || job.sync_trim.is_some() {
                 break;
             }
             // do_io's loop top: the flow's check, then get_io_u (a verify read-back first).
@@ -428,7 +428,13 @@ impl Sim {
         r.status = 0;
         r.file = di as u16;
         let job = &mut self.jobs[j];
-        job.queued.push(req);
+        if dir == crate::workload::Direction::Trim && job.cfg.ioengine.sync_trims() {
+            // The queue hook's BUSY: what is queued before it (libaio) or in flight (posixaio) goes first.
+            let busy = !job.queued.is_empty() || (job.engine.aio.is_some() && job.inflight > 0);
+            job.sync_trim = Some(crate::fio::job::SyncTrim::Held { req, busy });
+        } else {
+            job.queued.push(req);
+        }
         if job.cfg.log_queued {
             if let Some(log) = &self.run.io_log {
                 let since = now.saturating_sub(job.start_ns);

@@ -8,7 +8,7 @@
 //! result → the waiting task woken when it has what it waits for
 //! (`posixaio`'s, glibc's helper thread: `fio/posixaio.rs`).
 
-use crate::fio::job::JobState;
+use crate::fio::job::{JobState, SyncTrim};
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, JobId, ReqId};
 use crate::io_uring::ring::tw_run_ns;
@@ -21,6 +21,8 @@ impl Sim {
     pub(crate) fn engine_complete_cost(&self, req: ReqId) -> u64 {
         let job = &self.jobs[self.reqs.reqs[req].job()];
         match job.cfg.ioengine {
+            // A trim is fio's BLKDISCARD: submit_bio_wait's end wakes the task (the wake-up's cost).
+            IoEngine::Libaio if self.reqs.reqs[req].dir == crate::workload::Direction::Trim => 0,
             IoEngine::Libaio => self.costs.aio_complete_ns,
             // nvme_uring_cmd_end_io on a queue that cannot poll: task_work.
             IoEngine::IoUringCmd(_) if job.iopoll() && !self.reqs.reqs[req].polled => self.costs.io_uring_tw_add_ns,
@@ -62,8 +64,9 @@ impl Sim {
             }
             return 0;
         }
-        if let Some(aio) = &job.engine.aio {
-            // posixaio: the pread/pwrite of the glibc helper thread that runs it returns.
+        if let Some(aio) = job.engine.aio.as_ref().filter(|_| job.sync_trim != Some(SyncTrim::Issued(req))) {
+            // posixaio: the pread/pwrite of the glibc helper thread that runs it returns
+            // (a trim is fio's own BLKDISCARD, from its queue hook).
             let helpers = aio.helpers.clone();
             let runs = |h: &JobId| self.jobs[*h].engine.aio.as_ref().is_some_and(|a| a.current == Some(req));
             let h = helpers.into_iter().find(runs).expect("a helper runs each posixaio request");
@@ -86,6 +89,10 @@ impl Sim {
             job.engine.ready.len()
         } as u32;
         match job.task.state {
+            // In BLKDISCARD (waiting for nothing else): its discard's end wakes the task.
+            JobState::Sleeping if job.sync_trim == Some(SyncTrim::Issued(req)) && !job.task.tag_blocked => {
+                self.wake(cpu, j)
+            }
             JobState::Sleeping if have >= job.task.wait_for && !job.task.tag_blocked => self.wake(cpu, j),
             // fio's iolog_delay reaps as completions come.
             JobState::ReplaySpin => {
@@ -111,7 +118,8 @@ impl Sim {
             IoEngine::Null => {}
             // aio_read/aio_write per io_u, in glibc (user): no syscall; the
             // helper thread's wake-up is charged when it happens.
-            IoEngine::Posixaio => {
+            // (A trim: fio's BLKDISCARD from the queue hook, a syscall of fio's thread.)
+            IoEngine::Posixaio if !job.in_sync_trim() => {
                 bill.add(CpuStage::UserLoop, job.queued.len() as u64 * c.glibc_aio_enqueue_ns);
                 if !job.queued.is_empty() && job.engine.aio.as_ref().is_some_and(|a| a.started == 0) {
                     // The first request creates the helper thread (pthread_create).
