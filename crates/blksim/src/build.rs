@@ -286,6 +286,15 @@ impl Sim {
                  scheduler tag and a driver tag, which is not modelled; set the queue's scheduler to none",
             ));
         }
+        let no_discards = devs.iter().any(|&d| !self.devs[d].driver.discards());
+        if cfg.offload && cfg.trims() && matches!(cfg.ioengine, IoEngine::IoUring(_)) && no_discards {
+            return Err(not_modelled(
+                i,
+                "io_uring trims with io_submit_mode=offload on a device without discards: once the ring refuses a \
+                 trim, each submit worker's engine trims with a blocking BLKDISCARD (fio's async_trim_fail), which \
+                 is not modelled",
+            ));
+        }
         let cpu = self.place_task(i, cfg, load)?;
         let index = JobId::of(self.jobs.len());
         let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.run.seed, &format!("job/{i}")));

@@ -151,10 +151,12 @@ impl IoEngine {
         matches!(self, IoEngine::Libaio | IoEngine::Posixaio)
     }
 
-    /// Whether an I/O of `dir` completes inside the engine's queue hook
-    /// (FIO_Q_COMPLETED: no slat; fio takes its error in `td_io_queue`).
+    /// Whether a failed I/O of `dir` completed inside the engine's queue hook
+    /// (FIO_Q_COMPLETED: fio takes its error in `td_io_queue`): io_uring's
+    /// trims fail there too, as it trims from the hook once one through its
+    /// ring failed (the ring's failure itself is no error to fio).
     pub fn completes_in_queue(&self, dir: Direction) -> bool {
-        self.is_sync() || (dir == Direction::Trim && self.sync_trims())
+        self.is_sync() || (dir == Direction::Trim && (self.sync_trims() || matches!(self, IoEngine::IoUring(_))))
     }
 }
 

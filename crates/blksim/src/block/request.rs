@@ -63,6 +63,13 @@ pub(crate) struct Request {
 }
 
 impl Request {
+    /// A trim sent through io_uring (`BLOCK_URING_CMD_DISCARD`) that the kernel refused:
+    /// the CQE's error, which fio's io_uring engine takes as a trim of nothing done
+    /// (`fio_ioring_event`: res 0, resid the whole length) before trimming with BLKDISCARD.
+    pub(crate) fn async_trim_refused(&self) -> bool {
+        self.dir == Direction::Trim && self.bytes == 0 && self.status < 0
+    }
+
     fn empty() -> Request {
         Request {
             owner: Owner::Job(JobId(0)),

@@ -80,7 +80,10 @@ impl Sim {
     pub(crate) fn block_submit_cost(&self, j: JobId, cpu: CpuId, bill: &mut Bill) -> u64 {
         let job = &self.jobs[j];
         let c = &self.costs;
-        let uring = job.is_uring();
+        // A trim in the queue hook is the sync engines' BLKDISCARD ioctl.
+        let in_hook = job.is_hook_trim(&job.queued);
+        let engine = if in_hook { &IoEngine::Psync } else { &job.cfg.ioengine };
+        let uring = job.is_uring() && !in_hook;
         // A passthrough command has no bio of its own to submit, merge or account.
         let passthru = job.passthru();
         let plugged = job.queued.len() > 2
@@ -90,7 +93,7 @@ impl Sim {
         if !plugged {
             for &req in &job.queued {
                 let r = &self.reqs.reqs[req];
-                cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, &job.cfg.ioengine, r.bytes, r.dir));
+                cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, engine, r.bytes, r.dir));
                 if self.submit_errno(j, req).is_some() {
                     continue;
                 }
@@ -123,7 +126,7 @@ impl Sim {
         let mut block = c.blk_plug_ns;
         for &req in &job.queued {
             let r = &self.reqs.reqs[req];
-            cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, &job.cfg.ioengine, r.bytes, r.dir));
+            cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, engine, r.bytes, r.dir));
             if self.submit_errno(j, req).is_some() {
                 continue;
             }
@@ -202,7 +205,7 @@ impl Sim {
     /// The errno of an I/O that fails before the block layer: direct I/O
     /// not aligned to the logical block (`blkdev_dio_invalid`: -EINVAL), a
     /// trim of a device that takes no discards (`blk_ioctl_discard`:
-    /// -EOPNOTSUPP).
+    /// -EOPNOTSUPP), a trim through an IOPOLL ring (`io_uring_cmd`: -EOPNOTSUPP).
     #[inline(always)]
     pub(crate) fn submit_errno(&self, j: JobId, req: ReqId) -> Option<i32> {
         let r = &self.reqs.reqs[req];
@@ -212,6 +215,11 @@ impl Sim {
             return Some(-EINVAL);
         }
         if r.dir == crate::workload::Direction::Trim && !self.devs[r.dev()].driver.discards() {
+            return Some(-EOPNOTSUPP);
+        }
+        let job = &self.jobs[j];
+        if r.dir == crate::workload::Direction::Trim && job.iopoll() && !job.passthru() && !job.is_hook_trim(&[req]) {
+            // io_uring_cmd on an IOPOLL ring: the block device's file has no uring_cmd_iopoll.
             return Some(-EOPNOTSUPP);
         }
         None
@@ -263,7 +271,7 @@ impl Sim {
     pub(crate) fn submit_queued(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
         self.submit_bios(cpu, j, reqs);
         if !matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
-            let iopoll = self.jobs[j].iopoll();
+            let iopoll = self.jobs[j].iopoll() && !self.jobs[j].is_hook_trim(reqs);
             let init_ns =
                 if self.jobs[j].engine.ring.hybrid.is_some() { self.iopoll_init_ns(j, reqs.len()) } else { 0 };
             for &req in reqs {
@@ -273,7 +281,8 @@ impl Sim {
                 }
                 // io_iopoll_req_issued: on the ring's iopoll list once issued
                 // (a request waiting for a tag joins when it gets one).
-                if iopoll && !self.reqs.reqs[req].waiting_tag && self.reqs.reqs[req].status != -EINVAL {
+                let r = &self.reqs.reqs[req];
+                if iopoll && !r.waiting_tag && r.status != -EINVAL && !r.async_trim_refused() {
                     self.jobs[j].engine.ring.iopoll_req_issued(req, &mut self.reqs.reqs[req], init_ns);
                 }
             }
@@ -303,15 +312,17 @@ impl Sim {
     fn submit_bios(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
         let now = self.q.now_ns();
         let job = &self.jobs[j];
-        // (A trim in libaio's or posixaio's queue hook is a sync engine's: BLKDISCARD.)
-        let sync = job.cfg.ioengine.is_sync() || job.sync_trim.is_some();
-        let (hipri, passthru) = (job.iopoll(), job.passthru());
+        // (A trim in the engine's queue hook is a sync engine's: BLKDISCARD, a plain bio.)
+        let in_hook = job.is_hook_trim(reqs);
+        let sync = job.cfg.ioengine.is_sync() || in_hook;
+        let (hipri, passthru) = (job.iopoll() && !in_hook, job.passthru());
+        let uring = job.is_uring() && !in_hook;
         let is_null = matches!(job.cfg.ioengine, IoEngine::Null);
         let plugged = reqs.len() > 2
             && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_) | IoEngine::IoUringCmd(_));
         let mut last = None;
         // posixaio's issue time is when glibc took the request (`aio_queued`), before its helper's pread.
-        let aio = job.engine.aio.is_some() && job.sync_trim.is_none();
+        let aio = job.engine.aio.is_some() && !in_hook;
         for &req in reqs {
             let r = &mut self.reqs.reqs[req];
             r.submit_cpu = cpu;
@@ -332,6 +343,11 @@ impl Sim {
                 // syscall fails before any bio (io_uring posts the CQE inline).
                 r.status = errno;
                 (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
+                if uring && !passthru && r.dir == crate::workload::Direction::Trim {
+                    // A discard uring_cmd refused: fio's io_uring engine will take its CQE as
+                    // a trim of nothing, not an error (`Request::async_trim_refused`).
+                    r.bytes = 0;
+                }
                 self.jobs[j].failed += 1;
                 self.jobs[j].engine.ready.push_back(req);
                 continue;

@@ -268,14 +268,6 @@ impl Sim {
         self.job_set_segs(j, JobState::Chain, [(Acct::Sys, head), (Acct::User, body), (Acct::Sys, tail)], bill, reap);
     }
 
-    /// Whether the `reap` completions a chain takes (after running `tw`
-    /// task_work items) include a failed I/O.
-    fn reaps_a_failure(&self, j: JobId, tw: u32, reap: u32) -> bool {
-        let e = &self.jobs[j].engine;
-        let taken = e.ready.iter().chain(e.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
-        taken.into_iter().any(|&r| self.reqs.reqs[r].status < 0)
-    }
-
     /// A chain step ended: task_work, reap, account, commit, in that order.
     pub(crate) fn job_chain_done(&mut self, cpu: CpuId, j: JobId) {
         let ch = self.jobs[j].task.chain;
@@ -321,7 +313,7 @@ impl Sim {
             // Sleeps in blk_mq_get_tag; tag_granted wakes it.
         } else if self.jobs[j].cfg.ioengine.is_sync() {
             self.job_reap(j);
-        } else if self.jobs[j].iopoll() {
+        } else if self.jobs[j].iopoll() && !self.jobs[j].in_sync_trim() {
             // fio commits with io_uring_enter(nr, 0, GETEVENTS): on an IOPOLL
             // ring that is one io_do_iopoll pass (force_nonspin).
             self.iopoll_check(j, 0);
@@ -368,7 +360,7 @@ impl Sim {
                 self.job_prep(j, items);
                 self.job_next(j);
             }
-            JobState::Submit if self.jobs[j].engine.ring.sq_thread.is_some() => {
+            JobState::Submit if self.jobs[j].engine.ring.sq_thread.is_some() && !self.jobs[j].in_sync_trim() => {
                 self.sq_committed(j);
                 self.job_next(j);
             }

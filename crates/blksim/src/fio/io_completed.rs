@@ -13,6 +13,23 @@ use crate::workload::IoEngine;
 const MAX_SAMPLES: u64 = 1_000_000_000;
 
 impl Sim {
+    /// Whether the `reap` completions a chain takes (after running `tw`
+    /// task_work items) include a failed I/O. A trim io_uring's ring refused
+    /// is none: fio's `fio_ioring_event` sets `async_trim_fail` as it takes
+    /// it, before queueing more, so trims go to the queue hook from then on.
+    pub(crate) fn reaps_a_failure(&mut self, j: JobId, tw: u32, reap: u32) -> bool {
+        let e = &self.jobs[j].engine;
+        let taken = e.ready.iter().chain(e.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
+        let (mut failed, mut refused) = (false, false);
+        for &r in taken {
+            let rq = &self.reqs.reqs[r];
+            refused |= rq.async_trim_refused();
+            failed |= rq.status < 0 && !rq.async_trim_refused();
+        }
+        self.jobs[j].async_trim_failed |= refused;
+        failed
+    }
+
     /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.
     pub(crate) fn job_accounted(&mut self, j: JobId) {
         let interval = self.run.sample_interval_ns;
@@ -25,8 +42,9 @@ impl Sim {
         let k = reaping.len() as u32;
         job.inflight -= k;
         let sync = job.cfg.ioengine.is_sync() || job.null_sync();
-        // libaio's and posixaio's trims complete in their queue hook (no slat).
-        let sync_trims = job.cfg.ioengine.sync_trims();
+        // Trims from the queue hook complete in it (no slat): libaio's, posixaio's, and io_uring's
+        // once one through its ring failed (io_us issued before that went through the ring).
+        let sync_trims = job.sync_trims();
         // fio takes one timestamp for the batch, at the start of the reap.
         let mut t_reap = job.ts.reap_ns;
         let now = self.q.now_ns();
@@ -76,7 +94,15 @@ impl Sim {
             if tio {
                 job.tio.pending[r.file as usize] -= 1;
             }
-            if r.status < 0 {
+            if r.status < 0 && r.async_trim_refused() {
+                // fio_ioring_event: a trim's error through the ring is no error; fio sets
+                // async_trim_fail and takes it as done with nothing trimmed (resid = buflen).
+                job.async_trim_failed = true;
+                job.failed = job.failed.saturating_sub(1);
+                if measured {
+                    job.dirs[r.dir.index()].empty_ios += 1;
+                }
+            } else if r.status < 0 {
                 // fio: an io_u error ends the job (continue_on_error=none);
                 // t/io_uring's reap_events_uring has ended its thread. fio's
                 // issued count (total_io_u) has it; its bytes and latencies do not.
@@ -105,7 +131,7 @@ impl Sim {
                 s.total_ios += 1;
                 s.io_bytes += r.bytes as u64;
                 if !job.cfg.gtod_reduce {
-                    if !(sync || sync_trims && r.dir == crate::workload::Direction::Trim) {
+                    if !(sync || sync_trims && r.dir == crate::workload::Direction::Trim && r.status == 0) {
                         s.slat.record(r.t_issue_ns - r.t_start_ns);
                     }
                     s.clat.record(t_reap - r.t_issue_ns);

@@ -15,9 +15,10 @@ use crate::stats::CpuStage;
 use crate::stats::DirStats;
 use crate::workload::{Direction, IoEngine, JobConfig};
 
-/// fio's FIO_ASYNCIO_SYNC_TRIM (libaio, posixaio): the queue hook trims
-/// with a blocking BLKDISCARD ioctl, once the engine holds nothing
-/// uncommitted (libaio) or nothing in flight (posixaio).
+/// fio's FIO_ASYNCIO_SYNC_TRIM (libaio, posixaio; io_uring after
+/// `async_trim_fail`): the queue hook trims with a blocking BLKDISCARD
+/// ioctl, once the engine holds nothing uncommitted (libaio, io_uring) or
+/// nothing in flight (posixaio).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SyncTrim {
     /// Prepared; `busy`: the hook returned FIO_Q_BUSY (io_us before it to commit or reap first),
@@ -260,8 +261,11 @@ pub(crate) struct Job {
     pub verify_held: u32,
     /// Committed I/Os that failed and are not reaped yet (fio stops at the first it reaps).
     pub failed: u32,
-    /// A trim in the queue hook of an engine that trims with a blocking BLKDISCARD (libaio, posixaio).
+    /// A trim in the queue hook of an engine that trims with a blocking BLKDISCARD (`Job::sync_trims`).
     pub sync_trim: Option<SyncTrim>,
+    /// fio's io_uring `async_trim_fail`: a trim through the ring came back with an error, so
+    /// the engine trims from its queue hook from now on.
+    pub async_trim_failed: bool,
     /// No more I/O will be issued (or, for a paced job, none until its pause: `pace`).
     pub done_issuing: bool,
     /// The job's io_us are prepared by `job_prep_shaped` (pacing, or sizes drawn: `bssplit`, `bsrange`).
@@ -460,6 +464,7 @@ impl Job {
             inflight: 0,
             failed: 0,
             sync_trim: None,
+            async_trim_failed: false,
             verify_held: 0,
             tio: TioState::default(),
             stuck: None,
@@ -536,9 +541,21 @@ impl Job {
         matches!(self.cfg.ioengine, IoEngine::IoUring(_) | IoEngine::IoUringCmd(_))
     }
 
-    /// The task is in a BLKDISCARD from libaio's or posixaio's queue hook.
+    /// The queue hook trims with BLKDISCARD: libaio's and posixaio's always,
+    /// io_uring's once a trim through the ring failed.
+    pub(crate) fn sync_trims(&self) -> bool {
+        self.cfg.ioengine.sync_trims() || self.async_trim_failed
+    }
+
+    /// The task is in a BLKDISCARD from its engine's queue hook.
     pub(crate) fn in_sync_trim(&self) -> bool {
         matches!(self.sync_trim, Some(SyncTrim::Issued(_)))
+    }
+
+    /// `reqs` is the BLKDISCARD of the queue hook (an SQ thread may submit the
+    /// job's other requests meanwhile).
+    pub(crate) fn is_hook_trim(&self, reqs: &[ReqId]) -> bool {
+        matches!(self.sync_trim, Some(SyncTrim::Issued(r)) if reqs == [r])
     }
 
     /// NVMe passthrough: `io_uring_cmd` on the generic char device.

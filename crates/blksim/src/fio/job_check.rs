@@ -46,13 +46,9 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     // fio's null engine completes trims like any I/O; on a device fio trims with a blocking
     // BLKDISCARD (do_io_u_trim), which the sync engines' path is, and libaio's and posixaio's
     // queue hook (FIO_ASYNCIO_SYNC_TRIM, `sync_trim.rs`), or io_uring's async
-    // BLOCK_URING_CMD_DISCARD, or io_uring_cmd's Dataset Management passthrough command;
-    // io_uring on an IOPOLL ring falls back to BLKDISCARD after its first trim fails, not
-    // modelled yet.
+    // BLOCK_URING_CMD_DISCARD (from its queue hook once one failed, as on an IOPOLL ring),
+    // or io_uring_cmd's Dataset Management passthrough command.
     let refused = match &cfg.ioengine {
-        IoEngine::IoUring(o) if o.hipri => Some(
-            "on an IOPOLL ring (hipri) a block device takes no uring_cmd discard, so fio's io_uring engine falls back to a blocking BLKDISCARD inside its queue call",
-        ),
         IoEngine::IoUringCmd(o) if o.fixedbufs => Some(
             "with fixedbufs fio 3.42 marks each trim's Dataset Management command as using its registered buffer (IORING_URING_CMD_FIXED), which does not hold the command's range list (the kernel's import of it fails with EFAULT)",
         ),
@@ -62,13 +58,14 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         return Err(not_modelled(
             i,
             format!(
-                "{} with ioengine={}: {how}, which is not modelled yet; ioengine=psync, sync, pvsync2, libaio, posixaio, io_uring (without hipri), io_uring_cmd (without fixedbufs) or null run fio's trims",
+                "{} with ioengine={}: {how}, which is not modelled yet; ioengine=psync, sync, pvsync2, libaio, posixaio, io_uring, io_uring_cmd without fixedbufs or null run fio's trims",
                 trim_what(cfg),
                 cfg.ioengine.fio_name()
             ),
         ));
     }
-    if cfg.trims() && cfg.offload && cfg.ioengine.sync_trims() {
+    let hook_trims = cfg.ioengine.sync_trims() || matches!(&cfg.ioengine, IoEngine::IoUring(o) if o.hipri);
+    if cfg.trims() && cfg.offload && hook_trims {
         return Err(not_modelled(
             i,
             format!(

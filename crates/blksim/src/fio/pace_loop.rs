@@ -428,7 +428,7 @@ impl Sim {
         r.status = 0;
         r.file = di as u16;
         let job = &mut self.jobs[j];
-        if dir == crate::workload::Direction::Trim && job.cfg.ioengine.sync_trims() {
+        if dir == crate::workload::Direction::Trim && job.sync_trims() {
             // The queue hook's BUSY: what is queued before it (libaio) or in flight (posixaio) goes first.
             let busy = !job.queued.is_empty() || (job.engine.aio.is_some() && job.inflight > 0);
             job.sync_trim = Some(crate::fio::job::SyncTrim::Held { req, busy });

@@ -1,6 +1,9 @@
 //! fio: a trim on an engine flagged FIO_ASYNCIO_SYNC_TRIM (libaio,
-//! posixaio). Their queue hook (`fio_libaio_queue`, `fio_posixaio_queue`)
-//! returns FIO_Q_BUSY while libaio holds io_us not yet committed, or
+//! posixaio), or on io_uring once a trim through its ring failed
+//! (`async_trim_fail`: an IOPOLL ring takes no block uring_cmd, a device
+//! without discards fails it). Their queue hook (`fio_libaio_queue`,
+//! `fio_posixaio_queue`, `fio_ioring_queue`) returns FIO_Q_BUSY while
+//! libaio or io_uring holds io_us not yet committed, or
 //! while posixaio has any request in flight; fio's `do_io` then commits
 //! (`td_io_commit`), reaps at least one completion (`wait_for_completions`,
 //! as the queue is busy with I/O in flight) and takes the trim again. When
@@ -13,7 +16,7 @@
 
 use crate::fio::job::{JobState, SyncTrim};
 use crate::hw::cpu::{Acct, Bill};
-use crate::ids::{JobId, ReqId};
+use crate::ids::{CpuId, JobId, ReqId};
 use crate::stats::CpuStage;
 use crate::system::Sim;
 
@@ -65,6 +68,18 @@ impl Sim {
         job.queued.push(req);
         job.sync_trim = Some(SyncTrim::Issued(req));
         self.job_submit(j)
+    }
+
+    /// The discard of job `j`'s BLKDISCARD ended on `cpu` (`submit_bio_wait_endio`):
+    /// the ioctl's result, and its task woken if it sleeps. Returns the wake-up's cost.
+    pub(crate) fn sync_trim_end_io(&mut self, cpu: CpuId, j: JobId, req: ReqId) -> u64 {
+        let job = &mut self.jobs[j];
+        job.engine.ready.push_back(req);
+        if job.task.state == JobState::Sleeping && !job.task.tag_blocked {
+            self.wake(cpu, j)
+        } else {
+            0
+        }
     }
 
     /// Whether the job's task sleeps in a BLKDISCARD that has ended.

@@ -16,13 +16,6 @@ pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Di
     let pin = (bytes as u64).div_ceil(4096) * c.page_pin_ns;
     let dirty = if dir == Direction::Read { c.dio_dirty_ns } else { 0 };
     match engine {
-        // A trim is fio's BLKDISCARD ioctl (blk_ioctl_discard): a range, no pages to pin; libaio
-        // and posixaio issue it from their queue hook (FIO_ASYNCIO_SYNC_TRIM).
-        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } | IoEngine::Libaio | IoEngine::Posixaio
-            if dir == Direction::Trim =>
-        {
-            c.fget_fput_ns
-        }
         IoEngine::Libaio => c.aio_submit_ns + pin,
         // fio's trim: IORING_OP_URING_CMD with BLOCK_URING_CMD_DISCARD (blkdev_uring_cmd): a range, no pages.
         IoEngine::IoUring(o) if dir == Direction::Trim => {
@@ -51,6 +44,9 @@ pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Di
                     pin + dirty
                 }
         }
+        // A trim is fio's BLKDISCARD ioctl (blk_ioctl_discard): a range, no pages to pin (what
+        // the other engines' queue hooks issue too when they trim synchronously).
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } if dir == Direction::Trim => c.fget_fput_ns,
         IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
         // glibc queues the request; its helper thread's pread/pwrite is the psync path.
         IoEngine::Null | IoEngine::Posixaio => 0,

@@ -20,9 +20,11 @@ impl Sim {
     /// Cost, in the completing context, of handing `req` to its engine.
     pub(crate) fn engine_complete_cost(&self, req: ReqId) -> u64 {
         let job = &self.jobs[self.reqs.reqs[req].job()];
+        if job.sync_trim == Some(SyncTrim::Issued(req)) {
+            // The queue hook's BLKDISCARD: submit_bio_wait's end wakes the task (the wake-up's cost).
+            return 0;
+        }
         match job.cfg.ioengine {
-            // A trim is fio's BLKDISCARD: submit_bio_wait's end wakes the task (the wake-up's cost).
-            IoEngine::Libaio if self.reqs.reqs[req].dir == crate::workload::Direction::Trim => 0,
             IoEngine::Libaio => self.costs.aio_complete_ns,
             // nvme_uring_cmd_end_io on a queue that cannot poll: task_work.
             IoEngine::IoUringCmd(_) if job.iopoll() && !self.reqs.reqs[req].polled => self.costs.io_uring_tw_add_ns,
@@ -39,6 +41,9 @@ impl Sim {
     pub(crate) fn engine_complete(&mut self, cpu: CpuId, req: ReqId) -> u64 {
         let j = self.reqs.reqs[req].job();
         let job = &mut self.jobs[j];
+        if job.sync_trim == Some(SyncTrim::Issued(req)) {
+            return self.sync_trim_end_io(cpu, j, req);
+        }
         if job.iopoll() {
             if job.passthru() && !self.reqs.reqs[req].polled {
                 // nvme_uring_cmd_end_io: not on a poll queue, the completion
@@ -64,9 +69,8 @@ impl Sim {
             }
             return 0;
         }
-        if let Some(aio) = job.engine.aio.as_ref().filter(|_| job.sync_trim != Some(SyncTrim::Issued(req))) {
-            // posixaio: the pread/pwrite of the glibc helper thread that runs it returns
-            // (a trim is fio's own BLKDISCARD, from its queue hook).
+        if let Some(aio) = &job.engine.aio {
+            // posixaio: the pread/pwrite of the glibc helper thread that runs it returns.
             let helpers = aio.helpers.clone();
             let runs = |h: &JobId| self.jobs[*h].engine.aio.as_ref().is_some_and(|a| a.current == Some(req));
             let h = helpers.into_iter().find(runs).expect("a helper runs each posixaio request");
@@ -89,10 +93,6 @@ impl Sim {
             job.engine.ready.len()
         } as u32;
         match job.task.state {
-            // In BLKDISCARD (waiting for nothing else): its discard's end wakes the task.
-            JobState::Sleeping if job.sync_trim == Some(SyncTrim::Issued(req)) && !job.task.tag_blocked => {
-                self.wake(cpu, j)
-            }
             JobState::Sleeping if have >= job.task.wait_for && !job.task.tag_blocked => self.wake(cpu, j),
             // fio's iolog_delay reaps as completions come.
             JobState::ReplaySpin => {
@@ -110,7 +110,9 @@ impl Sim {
         let job = &self.jobs[j];
         let c = &self.costs;
         let mut bill = Bill::default();
-        if job.engine.ring.sq_thread.is_some() {
+        // (A trim from the queue hook: fio's BLKDISCARD, a syscall of fio's thread.)
+        let in_hook = job.is_hook_trim(&job.queued);
+        if job.engine.ring.sq_thread.is_some() && !in_hook {
             // SQPOLL: the commit is a store to the SQ tail; the SQ thread submits.
             return (bill, 0);
         }
@@ -119,7 +121,7 @@ impl Sim {
             // aio_read/aio_write per io_u, in glibc (user): no syscall; the
             // helper thread's wake-up is charged when it happens.
             // (A trim: fio's BLKDISCARD from the queue hook, a syscall of fio's thread.)
-            IoEngine::Posixaio if !job.in_sync_trim() => {
+            IoEngine::Posixaio if !in_hook => {
                 bill.add(CpuStage::UserLoop, job.queued.len() as u64 * c.glibc_aio_enqueue_ns);
                 if !job.queued.is_empty() && job.engine.aio.as_ref().is_some_and(|a| a.started == 0) {
                     // The first request creates the helper thread (pthread_create).
@@ -128,7 +130,7 @@ impl Sim {
                 return (bill, 0);
             }
             // io_uring_enter: the ring's fd taken with fdget unless registered.
-            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => {
+            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) if !in_hook => {
                 bill.add(
                     CpuStage::Syscall,
                     c.syscall_ns + c.io_uring_enter_ns + if o.register_ring { 0 } else { c.fget_fput_ns },
@@ -142,7 +144,7 @@ impl Sim {
             self.block_submit_cost(j, job.task.cpu, &mut bill);
         }
         let mut tw = 0;
-        if run_tw && job.is_uring() && !job.iopoll() {
+        if run_tw && job.is_uring() && !job.iopoll() && !in_hook {
             // io_uring_enter with GETEVENTS runs pending task_work (posts CQEs).
             tw = job.engine.ring.tw_pending.len() as u32;
             bill.add(CpuStage::UringComplete, tw_run_ns(c, tw));

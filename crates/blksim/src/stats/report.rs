@@ -12,6 +12,9 @@ pub struct DirStats {
     pub total_ios: u64,
     /// Of those, the ones that failed (no bytes, no latency).
     pub failed_ios: u64,
+    /// Of those, the ones done with nothing moved: a trim io_uring's ring
+    /// refused, which fio takes as done with its whole length left (resid).
+    pub empty_ios: u64,
     /// Bytes those I/Os moved.
     pub io_bytes: u64,
     /// Submission latency (fio's slat): from fio queueing the I/O to the
@@ -37,6 +40,7 @@ impl DirStats {
     pub(crate) fn absorb(&mut self, other: DirStats) {
         self.total_ios += other.total_ios;
         self.failed_ios += other.failed_ios;
+        self.empty_ios += other.empty_ios;
         self.io_bytes += other.io_bytes;
         self.slat.merge(&other.slat);
         self.clat.merge(&other.clat);
