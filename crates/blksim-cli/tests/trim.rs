@@ -118,6 +118,9 @@ fn libaio_and_posixaio_trim_with_a_blocking_discard_in_their_queue_hook() {
     // With trims and writes, libaio's writes stay in flight while fio's thread
     // sleeps in a BLKDISCARD (their events wait in the ring); posixaio's hook is
     // busy until nothing is in flight, so each trim waits for the write before it.
+    // (Debian's fio 3.33 on a loop device, this job: IO depth 8 for 99.3% of
+    // libaio's I/Os, 1 for 100% of posixaio's and for 99.95% of libaio's with
+    // iodepth_batch_submit=4; no trim has a slat.)
     let mixed = |engine: &str, extra: &str| {
         let v = ok(&job("randtrimwrite", "4k", &format!("ioengine={engine}\niodepth=8\nsize=1m\n{extra}")));
         let j = &v["jobs"][0];
