@@ -245,7 +245,7 @@ def test_an_option_without_effect_warns():
 
 def test_the_gil_is_released_while_the_model_runs():
     job = {"filename": "/dev/nvme0n1", "ioengine": "libaio", "direct": 1, "rw": "randread",
-           "iodepth": 32, "time_based": True, "runtime": "300ms"}
+           "iodepth": 32, "time_based": True, "runtime": "1500ms"}
     t = threading.Thread(target=blksim.run, args=(job,))
     start = time.perf_counter()
     t.start()
