@@ -329,10 +329,29 @@ fn io_uring_cmd_needs_no_direct_and_refuses_it_as_fios_open_does() {
     let (code, _, err) = blksim(&["run", &tmp("ngb.fio", &format!("{ng}bs=1000\n"))]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("bs=1000") && err.contains("multiple of LBA data size"), "{err}");
-    // Passthrough requests bypass the namespace's scheduler in Linux (hctx->dispatch):
-    // refused with that reason rather than run through mq-deadline.
-    let sched = ["--set", "/sys/block/nvme0n1/queue/scheduler=mq-deadline"];
-    let (code, _, err) = blksim(&[&["run", &tmp("ngs.fio", ng)][..], &sched].concat());
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("hctx->dispatch") && err.contains("scheduler to none"), "{err}");
+}
+
+#[test]
+fn passthrough_requests_go_past_the_namespaces_scheduler() {
+    // blk_mq_insert_request puts a passthrough request on hctx->dispatch, past the
+    // scheduler (no merge, no insertion, no RQF_USE_SCHED): with mq-deadline set, NVMe
+    // passthrough never takes dd->lock, where io_uring on the block device inserts and
+    // dispatches through it; each I/O completes once either way.
+    let sched = ["--set", "/sys/block/nvme0n1/queue/scheduler=mq-deadline", "--output-format", "json"];
+    let dd_lock = |name: &str, job: &str| {
+        let (code, out, err) = blksim(&[&["run", &tmp(name, job)][..], &sched].concat());
+        assert_eq!(code, 0, "{name}: {err}");
+        let v = json(&out);
+        assert_eq!(v["jobs"][0]["read"]["total_ios"].as_u64(), Some(256), "{name}");
+        let once = &v["blksim"]["exactly_once"];
+        assert_eq!(once["ios_issued"], once["ios_reaped"], "{name}: {once}");
+        let locks = v["blksim"]["locks"].as_array().unwrap().clone();
+        let dd = locks.iter().find(|l| l["name"] == "nvme0n1 dd->lock").unwrap_or_else(|| panic!("{name}: {locks:?}"));
+        dd["acquisitions"].as_u64().unwrap()
+    };
+    let job = "[p]\nrw=randread\niodepth=8\nsize=1m\n";
+    let ng = dd_lock("ngs.fio", &format!("{job}ioengine=io_uring_cmd\ncmd_type=nvme\nfilename=/dev/ng0n1\n"));
+    let blk = dd_lock("blk.fio", &format!("{job}ioengine=io_uring\ndirect=1\nfilename=/dev/nvme0n1\n"));
+    assert_eq!(ng, 0, "passthrough took dd->lock");
+    assert!(blk >= 256, "io_uring's requests go through mq-deadline: {blk}");
 }

@@ -278,14 +278,6 @@ impl Sim {
     fn add_job(&mut self, i: usize, cfg: &JobConfig, load: &mut [u32]) -> Result<(), Error> {
         let devs = self.job_devices(i, cfg)?;
         crate::fio::job_check::check_job(i, cfg)?;
-        if matches!(cfg.ioengine, IoEngine::IoUringCmd(_)) && devs.iter().any(|&d| self.devs[d].elevator.is_some()) {
-            return Err(not_modelled(
-                i,
-                "io_uring_cmd with an I/O scheduler on the namespace's queue: Linux puts passthrough requests on \
-                 hctx->dispatch past the scheduler (blk_mq_insert_request, blk_mq_dispatch_plug_list), with a \
-                 scheduler tag and a driver tag, which is not modelled; set the queue's scheduler to none",
-            ));
-        }
         let no_discards = devs.iter().any(|&d| !self.devs[d].driver.discards());
         if cfg.offload && cfg.trims() && matches!(cfg.ioengine, IoEngine::IoUring(_)) && no_discards {
             return Err(not_modelled(

@@ -15,6 +15,7 @@
 use crate::block::elevator::{
     Begin, Elevator, SchedCtx, SchedEnv, SchedOp, SchedStep, Section, BLK_MQ_BUDGET_DELAY_NS,
 };
+use crate::block::request::Owner;
 use crate::fio::job::JobState;
 use crate::hw::cpu::{Acct, Bill, Stage};
 use crate::ids::{CpuId, DevId, JobId, ReqId};
@@ -100,7 +101,10 @@ impl Sim {
     /// A task's scheduler work after its syscall's bio work, per device its
     /// requests went to (in the order they first appear): a merge lookup
     /// per bio (none with `nomerges=2`), the insertion of its requests, a
-    /// run of the queue.
+    /// run of the queue. Passthrough requests (io_uring_cmd) skip the
+    /// scheduler: `blk_mq_insert_request` (`blk_mq_dispatch_plug_list` from
+    /// a plug) puts them on `hctx->dispatch` holding their scheduler tag,
+    /// without RQF_USE_SCHED, and the queue runs.
     pub(crate) fn queue_scheduler_sections(&mut self, j: JobId) {
         let pending = &self.jobs[j].sched.pending;
         let mut devs: Vec<DevId> = Vec::new();
@@ -110,7 +114,16 @@ impl Sim {
                 devs.push(d);
             }
         }
+        let passthru = self.jobs[j].passthru();
         for dev in devs {
+            if passthru {
+                let reqs = &self.reqs;
+                let ctx = &mut self.jobs[j].sched;
+                let mine = ctx.pending.extract_if(.., |r| reqs.reqs[*r].dev() == dev);
+                self.devs[dev].elevator.as_mut().expect("a scheduler").dispatch.extend(mine);
+                ctx.ops.push_back(SchedOp::Run(dev));
+                continue;
+            }
             let n = self.jobs[j].sched.pending.iter().filter(|&&r| self.reqs.reqs[r].dev() == dev).count();
             let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { n };
             let ctx = &mut self.jobs[j].sched;
@@ -405,6 +418,11 @@ impl Sim {
     /// on `cpu`: it is inserted from there and kblockd runs the queue.
     /// Returns the completing context's cost.
     pub(crate) fn sched_insert_waiter(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> u64 {
+        if self.is_passthru(req) {
+            // Past the scheduler, on hctx->dispatch (`queue_scheduler_sections`).
+            self.devs[dev].elevator.as_mut().expect("a scheduler").dispatch.push_back(req);
+            return self.run_hw_queue_async(cpu, dev);
+        }
         let (e, costs, machine, now, actor_cpu) = elevator_env!(self, dev);
         let env = SchedEnv { costs, topo: &machine.topology, now, actor_cpu: &actor_cpu };
         let cost = e.ops_mut().insert_waiter(&env, req, &self.reqs);
@@ -421,6 +439,11 @@ impl Sim {
             }
             Actor::Kworker(cpu) => self.q.now_ns() - self.cpus[cpu].kworker.since_ns >= DISPATCH_BOUND_NS,
         }
+    }
+
+    /// `req` is an NVMe passthrough command (`blk_rq_is_passthrough`).
+    fn is_passthru(&self, req: ReqId) -> bool {
+        matches!(self.reqs.reqs[req].owner, Owner::Job(j) if self.jobs[j].passthru())
     }
 
     fn add_actor_debt(&mut self, a: Actor, ns: u64) {
@@ -441,6 +464,10 @@ impl Sim {
         let mut cost = 0;
         if std::mem::take(&mut e.restart) {
             cost += self.run_hw_queue_async(cpu, dev);
+        }
+        if self.is_passthru(req) {
+            // Not the scheduler's (no RQF_USE_SCHED): no completed_request or finish_request.
+            return cost;
         }
         let (e, costs, machine, now, actor_cpu) = elevator_env!(self, dev);
         let env = SchedEnv { costs, topo: &machine.topology, now, actor_cpu: &actor_cpu };
