@@ -94,10 +94,13 @@ impl Sim {
     /// when it next reaps).
     pub(crate) fn sync_trim_returned(&mut self, j: JobId, req: ReqId, head_ns: u64, woke: bool) {
         let job = &mut self.jobs[j];
+        let Some(at) = job.engine.ready.iter().position(|&r| r == req) else {
+            // Woken before the discard ended: wait_for_completion sleeps again.
+            return self.sync_trim_next(j);
+        };
         job.sync_trim = None;
         job.task.wait_for = 1;
         let ready = &mut job.engine.ready;
-        let at = ready.iter().position(|&r| r == req).expect("the trim has ended");
         ready.remove(at);
         ready.push_front(req);
         let wake = if woke { self.user_costs(j).wake } else { 0 };
