@@ -292,8 +292,8 @@ pub(crate) fn verify_stop_lines(report: &blksim::stats::RunReport) -> String {
 /// and posixaio's for a trim) returns its I/O completed with the error, which fio takes in `td_io_queue` without
 /// that line (its thread's exit line says it: `job_error_lines`).
 fn io_u_errors(report: &blksim::stats::RunReport) {
-    let errors = report.jobs.iter().filter_map(|j| j.error.as_ref().map(|e| (j, e)));
-    for (_, e) in errors.filter(|(j, e)| !j.config.ioengine.completes_in_queue(e.dir)) {
+    for j in &report.jobs {
+        let Some(e) = j.error.as_ref().filter(|e| !j.config.ioengine.completes_in_queue(e.dir)) else { continue };
         let dir = match e.dir {
             blksim::workload::Direction::Read => "read",
             blksim::workload::Direction::Write => "write",

@@ -95,9 +95,9 @@ impl Sim {
                 job.tio.pending[r.file as usize] -= 1;
             }
             if r.status < 0 && r.async_trim_refused() {
-                // fio_ioring_event: a trim's error through the ring is no error; fio sets
-                // async_trim_fail and takes it as done with nothing trimmed (resid = buflen).
-                job.async_trim_failed = true;
+                // fio_ioring_event: a trim's error through the ring is no error; fio takes it
+                // as done with nothing trimmed (resid = buflen). (`reaps_a_failure` set
+                // async_trim_fail as the reap took it, before fio queued more.)
                 job.failed = job.failed.saturating_sub(1);
                 if measured {
                     job.dirs[r.dir.index()].empty_ios += 1;
