@@ -55,6 +55,7 @@ const PARSED: &[(&str, usize)] = &[
     ("ssd-test", 4),
     ("tiobench-example", 16),
     ("uring-cmd-ng", 3),
+    ("uring-cmd-trim-multi-range", 2),
 ];
 
 /// Files rejected: the line of the first option blksim rejects, and that option.
@@ -131,7 +132,6 @@ const REJECTED: &[(&str, usize, &str)] = &[
     ("uring-cmd-fdp", 14, "fdp"),
     ("uring-cmd-pi-ext", 20, "pi_act"),
     ("uring-cmd-pi-sb", 20, "md_per_io_size"),
-    ("uring-cmd-trim-multi-range", 16, "num_range"),
     ("uring-cmd-write-mode", 21, "write_mode"),
     ("uring-cmd-zoned-append", 12, "zonemode"),
     ("uring-cmd-zoned", 14, "zonemode"),
@@ -222,6 +222,10 @@ fn simulable_files_resolve_to_the_jobs_fio_would_run() {
     let IoEngine::IoUringCmd(o) = &f.jobs[2].config.ioengine else { panic!("io_uring_cmd") };
     assert!(o.sqthread_poll && o.registerfiles && o.sqthread_poll_cpu == Some(0));
     assert!(f.jobs[0].config.thread);
+
+    let f = parse("uring-cmd-trim-multi-range");
+    let trims: Vec<_> = f.jobs.iter().map(|j| (j.config.rw, j.config.num_range)).collect();
+    assert_eq!(trims, [(RwKind::RandTrim, 8), (RwKind::Trim, 8)]);
 
     let f = parse("null");
     let c = &f.jobs[0].config;

@@ -314,6 +314,8 @@ fn disk_stats(d: &Device, end: u64, irq_handler_runs: u64) -> DiskStats {
         ios: d.disk.ios,
         sectors: d.disk.sectors,
         merges: d.disk.merges,
+        discards: d.disk.discards,
+        discard_merges: d.disk.discard_merges,
         ticks_ms: [d.disk.ticks_ns[0] / 1_000_000, d.disk.ticks_ns[1] / 1_000_000],
         in_queue_ms: (d.disk.ticks_ns[0] + d.disk.ticks_ns[1]) / 1_000_000,
         util_pct: if end > 0 { d.busy_ns(end) as f64 * 100.0 / end as f64 } else { 0.0 },

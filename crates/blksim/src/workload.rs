@@ -222,6 +222,9 @@ pub struct JobConfig {
     pub offset: u64,
     /// `number_ios`: stop after this many I/Os (0 = no limit).
     pub number_ios: u64,
+    /// `num_range`: the ranges of each trim (fio's `fill_multi_range_io_u`
+    /// draws that many offsets for one io_u; io_uring_cmd only), 1 by default.
+    pub num_range: u32,
     /// `gtod_reduce`: no latency statistics.
     pub gtod_reduce: bool,
     /// The program whose loop the job runs.
@@ -625,6 +628,7 @@ impl JobConfig {
             randrepeat: true,
             rate_iops: [0; 3],
             number_ios: 0,
+            num_range: 1,
             loops: 1,
             group_reporting: false,
             thread: false,
@@ -694,6 +698,11 @@ impl JobConfig {
             // Verify reads the writes back at their sizes.
             let ((rl, rh), (wl, wh)) = (self.bs_range(0), self.io_size_range(1));
             return (rl.min(wl), rh.max(wh));
+        }
+        if d == 2 && self.num_range > 1 && self.replay.is_none() {
+            // A trim of up to num_range ranges (a file's last one may have fewer).
+            let (lo, hi) = self.bs_range(2);
+            return (lo, hi * self.num_range as u64);
         }
         let Some(log) = &self.replay else { return self.bs_range(d) };
         let sizes = log.entries.iter().filter_map(|e| match e.op {

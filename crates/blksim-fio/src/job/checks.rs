@@ -119,6 +119,31 @@ pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
             )));
         }
     }
+    // fio's fixup_options and its io_uring engine's init: several ranges per trim only with
+    // io_uring_cmd (FIO_MULTI_RANGE_TRIM), and never with trimwrite.
+    let trims = matches!(st.rw, RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite);
+    let n = st.num_range;
+    if trims && n > 1 && matches!(st.rw, RwKind::TrimWrite | RwKind::RandTrimWrite) {
+        return Err(SizeProblem::Bad(format!(
+            "num_range={n} with rw={}: fio: trimwrite cannot be used with multiple ranges",
+            if st.rw == RwKind::TrimWrite { "trimwrite" } else { "randtrimwrite" }
+        )));
+    }
+    if trims && n > 1 && st.engine != EngineName::IoUringCmd {
+        return Err(SizeProblem::Bad(format!(
+            "num_range={n} with ioengine={}: fio: can't use multiple ranges with IO engine {0} (only \
+             io_uring_cmd sends a trim of several ranges, one Dataset Management command)",
+            st.engine.name()
+        )));
+    }
+    if trims && n == 0 && st.engine == EngineName::IoUringCmd {
+        return Err(SizeProblem::Bad(
+            "num_range=0 with ioengine=io_uring_cmd: fio would send each trim as a Dataset Management command \
+             with room for no range and a range count of num_range - 1 (0xffffffff, 256 ranges it never wrote); \
+             give num_range=1 or more"
+                .into(),
+        ));
+    }
     // fio's io_uring_cmd engine checks its block sizes against the namespace's LBA size at open
     // (fio_ioring_cmd_open_file); offsets it turns into LBAs by a shift.
     if st.engine == EngineName::IoUringCmd {

@@ -104,33 +104,38 @@ const NOT_BLOCK: &[&str] = &[
     "external",
 ];
 
+/// The modelled engines by their `ioengine=` names.
+const MODELLED: [(&str, EngineName); 8] = [
+    ("sync", EngineName::Sync),
+    ("psync", EngineName::Psync),
+    ("pvsync2", EngineName::Pvsync2),
+    ("libaio", EngineName::Libaio),
+    ("io_uring", EngineName::IoUring),
+    ("io_uring_cmd", EngineName::IoUringCmd),
+    ("null", EngineName::Null),
+    ("posixaio", EngineName::Posixaio),
+];
+
+impl EngineName {
+    /// Its `ioengine=` name.
+    pub(crate) fn name(self) -> &'static str {
+        MODELLED.iter().find(|m| m.1 == self).map_or("?", |m| m.0)
+    }
+}
+
 /// The engine named by `ioengine=`, or the message rejecting it.
 pub(crate) fn classify(value: &str) -> Result<EngineName, Refusal> {
     let name = value.trim();
-    let engine = match name {
-        "sync" => EngineName::Sync,
-        "psync" => EngineName::Psync,
-        "pvsync2" => EngineName::Pvsync2,
-        "libaio" => EngineName::Libaio,
-        "io_uring" => EngineName::IoUring,
-        "io_uring_cmd" => EngineName::IoUringCmd,
-        "null" => EngineName::Null,
-        "posixaio" => EngineName::Posixaio,
-        _ if BLOCK_NOT_MODELLED.contains(&name) => {
-            return Err(Refusal::NotModelled(format!(
-                "ioengine={name} is not modelled by blksim; blksim simulates {SIMULATED}"
-            )))
-        }
-        _ if NOT_BLOCK.contains(&name) || name.starts_with("external:") || name.contains('/') => {
-            return Err(Refusal::NotModelled(format!("ioengine={name} is not block I/O; blksim simulates {SIMULATED}")))
-        }
-        _ => {
-            return Err(Refusal::Bad(format!(
-                "ioengine={name} is not an engine fio knows; blksim simulates {SIMULATED}"
-            )))
-        }
-    };
-    Ok(engine)
+    if let Some(&(_, engine)) = MODELLED.iter().find(|m| m.0 == name) {
+        return Ok(engine);
+    }
+    Err(if BLOCK_NOT_MODELLED.contains(&name) {
+        Refusal::NotModelled(format!("ioengine={name} is not modelled by blksim; blksim simulates {SIMULATED}"))
+    } else if NOT_BLOCK.contains(&name) || name.starts_with("external:") || name.contains('/') {
+        Refusal::NotModelled(format!("ioengine={name} is not block I/O; blksim simulates {SIMULATED}"))
+    } else {
+        Refusal::Bad(format!("ioengine={name} is not an engine fio knows; blksim simulates {SIMULATED}"))
+    })
 }
 
 #[cfg(test)]

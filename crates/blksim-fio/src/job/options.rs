@@ -85,6 +85,7 @@ pub(crate) enum Field {
     BsUnaligned,
     IoSize,
     NumberIos,
+    NumRange,
     Loops,
     NumJobs,
     GroupReporting,
@@ -461,7 +462,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     reject_a("fdp_pli_select", "plid_select", Kind::Choice(&["random", "roundrobin", "scheme"]), DATAPLACE),
     reject_a("fdp_pli", "plids", Kind::OptText, DATAPLACE),
     reject("dp_scheme", Kind::Text, DATAPLACE),
-    reject_unless("num_range", Kind::Int { min: 1, max: U32 }, NVME, &["1"]),
+    model("num_range", Kind::Int { min: 0, max: 256 }, Field::NumRange),
     noop("lockmem", SIZE, PROCESS),
     // Mixes, priorities, pacing.
     model("rwmixread", PCT, Field::RwMixRead),

@@ -499,6 +499,8 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.rate_ignore_thinktime = st.rate_ignore_thinktime;
     c.thinktime = st.thinktime;
     c.io_size = st.io_size;
+    // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).
+    c.num_range = st.num_range.max(1) as u32;
     c.number_ios = st.number_ios;
     c.loops = st.loops;
     c.group_reporting = st.group_reporting;

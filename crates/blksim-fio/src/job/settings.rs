@@ -174,6 +174,8 @@ pub(crate) struct Settings {
     pub bs_unaligned: bool,
     pub io_size: Option<u64>,
     pub number_ios: u64,
+    /// `num_range`: ranges per trim (io_uring_cmd's Dataset Management).
+    pub num_range: u64,
     pub loops: u32,
     pub numjobs: u32,
     pub group_reporting: bool,
@@ -263,6 +265,7 @@ impl Default for Settings {
             bs_unaligned: false,
             io_size: None,
             number_ios: 0,
+            num_range: 1,
             loops: 1,
             numjobs: 1,
             group_reporting: false,
@@ -492,6 +495,7 @@ impl Settings {
                 )))
             }
             (Field::NumberIos, P::Int(v)) => self.number_ios = v,
+            (Field::NumRange, P::Int(v)) => self.num_range = v,
             (Field::Loops, P::Int(v)) => self.loops = to_u32(v),
             (Field::NumJobs, P::Int(v)) => self.numjobs = to_u32(v),
             (Field::GroupReporting, P::Flag(b)) => self.group_reporting = b,

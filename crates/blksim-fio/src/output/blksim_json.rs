@@ -41,6 +41,8 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
             "iops": float(disk.iops),
             "util_pct": float(disk.util_pct),
             "ios": ios,
+            "discards": disk.discards,
+            "discard_merges": disk.discard_merges,
             "device_msis": disk.msis,
             "irq_handler_runs": disk.irq_handler_runs,
             "ios_per_msi": ratio(ios, disk.msis),

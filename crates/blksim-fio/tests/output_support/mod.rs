@@ -157,6 +157,8 @@ pub fn report(jobs: Vec<JobStats>) -> RunReport {
             ios: [20_000, 0],
             sectors: [160_000, 0],
             merges: [0, 0],
+            discards: 0,
+            discard_merges: 0,
             ticks_ms: [1_400, 0],
             in_queue_ms: 1_400,
             util_pct: 70.0,

@@ -7,6 +7,10 @@ pub(crate) struct DiskCounters {
     pub ios: [u64; 2],
     /// Bios merged into another request (back merges in the plug).
     pub merges: [u64; 2],
+    /// Discard requests completed and discard bios merged into another
+    /// (diskstats' fields 12 and 13: fio shows neither).
+    pub discards: u64,
+    pub discard_merges: u64,
     pub sectors: [u64; 2],
     pub ticks_ns: [u64; 2],
     pub inflight: u32,

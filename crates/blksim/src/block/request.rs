@@ -44,6 +44,9 @@ pub(crate) struct Request {
     pub next_merged: Option<ReqId>,
     /// Merged into another request: it takes no tag and completes with it.
     pub merged: bool,
+    /// A trim's Dataset Management ranges of its own (fio's `num_range`
+    /// with io_uring_cmd), 1 otherwise; bios merged into it add theirs.
+    pub ranges: u16,
     /// Submitted with REQ_POLLED to a poll queue.
     pub polled: bool,
     /// Waiting for a tag.
@@ -88,6 +91,7 @@ impl Request {
             dev_bytes: 0,
             next_merged: None,
             merged: false,
+            ranges: 1,
             polled: false,
             waiting_tag: false,
             iopoll_done: false,

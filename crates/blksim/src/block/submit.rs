@@ -56,8 +56,32 @@ impl PlugList {
         }
     }
 }
+/// `blk_queue_get_max_sectors` of a discard: `max_discard_sectors`, at
+/// most UINT_MAX >> SECTOR_SHIFT sectors (NVMe's, without a DMRSL limit,
+/// is UINT_MAX).
+const MAX_DISCARD_SECTORS: u64 = (u32::MAX >> 9) as u64;
+
+/// The plug list's last request as `blk_attempt_bio_merge` looks at it.
+#[derive(Clone, Copy)]
+pub(crate) struct PlugTail {
+    dev: DevId,
+    hctx: HctxId,
+    dir: Direction,
+    /// Where its last bio ends, bytes.
+    end: u64,
+    bytes: u64,
+    /// Its bios (a discard request's ranges).
+    bios: u32,
+}
+
+impl PlugTail {
+    fn of(dev: DevId, hctx: HctxId, dir: Direction, offset: u64, bytes: u32) -> PlugTail {
+        PlugTail { dev, hctx, dir, end: offset + bytes as u64, bytes: bytes as u64, bios: 1 }
+    }
+}
+
 use crate::system::Sim;
-use crate::workload::IoEngine;
+use crate::workload::{Direction, IoEngine};
 
 impl Sim {
     /// The block layer's and the driver's work for the job's queued io_us,
@@ -122,7 +146,7 @@ impl Sim {
         let mut cached: Option<(DevId, HctxId, u32)> = None;
         // The plug list since the last flush: its queues and request count.
         let mut list = PlugList::default();
-        let mut last: Option<(DevId, HctxId, u64, u32, crate::workload::Direction)> = None;
+        let mut last: Option<PlugTail> = None;
         let mut block = c.blk_plug_ns;
         for &req in &job.queued {
             let r = &self.reqs.reqs[req];
@@ -132,28 +156,21 @@ impl Sim {
             }
             let r = &self.reqs.reqs[req];
             let dev = r.dev();
-            let (hctx, polled) = self.devs[dev].hctx_for(cpu, iopoll, r.dir == crate::workload::Direction::Read);
+            let (hctx, polled) = self.devs[dev].hctx_for(cpu, iopoll, r.dir == Direction::Read);
             if !passthru {
                 block += c.dio_bio_ns + c.blk_submit_ns;
                 if iopoll && !polled && self.blk.polled_unsupported == PolledUnsupported::Eopnotsupp {
                     continue;
                 }
             }
-            // blk_attempt_plug_merge: a back merge into the last request.
-            if let Some((ld, lh, lend, lbytes, ldir)) = last.filter(|_| !passthru) {
-                let q = &self.devs[dev].queue_settings;
-                if q.nomerges != 2
-                    && ld == dev
-                    && lh == hctx
-                    && ldir == r.dir
-                    && lend == r.offset
-                    && (lbytes + r.bytes) as u64 <= q.max_sectors_kb as u64 * 1024
-                {
-                    last = Some((ld, lh, lend + r.bytes as u64, lbytes + r.bytes, ldir));
+            // blk_attempt_plug_merge: a merge into the last request.
+            let bio = PlugTail::of(dev, hctx, r.dir, r.offset, r.bytes);
+            if let Some(tail) = last.as_mut().filter(|_| !passthru) {
+                if self.plug_merges(tail, &bio) {
                     continue;
                 }
             }
-            last = Some((dev, hctx, r.offset + r.bytes as u64, r.bytes, r.dir));
+            last = Some(bio);
             block += c.blk_rq_init_ns + if passthru { 0 } else { c.blk_iostat_ns };
             match cached {
                 Some((d, h, left)) if d == dev && h == hctx && left > 0 => cached = Some((d, h, left - 1)),
@@ -214,11 +231,11 @@ impl Sim {
         {
             return Some(-EINVAL);
         }
-        if r.dir == crate::workload::Direction::Trim && !self.devs[r.dev()].driver.discards() {
+        if r.dir == Direction::Trim && !self.devs[r.dev()].driver.discards() {
             return Some(-EOPNOTSUPP);
         }
         let job = &self.jobs[j];
-        if r.dir == crate::workload::Direction::Trim && job.iopoll() && !job.passthru() && !job.is_hook_trim(&[req]) {
+        if r.dir == Direction::Trim && job.iopoll() && !job.passthru() && !job.is_hook_trim(&[req]) {
             // io_uring_cmd on an IOPOLL ring: the block device's file has no uring_cmd_iopoll.
             return Some(-EOPNOTSUPP);
         }
@@ -343,7 +360,7 @@ impl Sim {
                 // syscall fails before any bio (io_uring posts the CQE inline).
                 r.status = errno;
                 (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
-                if uring && !passthru && r.dir == crate::workload::Direction::Trim {
+                if uring && !passthru && r.dir == Direction::Trim {
                     // A discard uring_cmd refused: fio's io_uring engine will take its CQE as
                     // a trim of nothing, not an error (`Request::async_trim_refused`).
                     r.bytes = 0;
@@ -353,7 +370,7 @@ impl Sim {
                 continue;
             }
             let dev = self.reqs.reqs[req].dev();
-            let read = self.reqs.reqs[req].dir == crate::workload::Direction::Read;
+            let read = self.reqs.reqs[req].dir == Direction::Read;
             let (hctx, polled) = self.devs[dev].hctx_for(cpu, hipri, read);
             let r = &mut self.reqs.reqs[req];
             r.hctx = hctx;
@@ -406,31 +423,56 @@ impl Sim {
         }
     }
 
-    /// `blk_attempt_plug_merge` (back merge): `req` continues `last` on the
-    /// same device and direction and the result fits `max_sectors_kb`, so it
-    /// rides with `last` and takes no tag of its own. `nomerges=2` forbids it.
-    pub(crate) fn plug_merge(&mut self, last: ReqId, req: ReqId) -> bool {
-        let (l, r) = (self.reqs.reqs[last], self.reqs.reqs[req]);
-        let q = &self.devs[r.dev()].queue_settings;
-        if q.nomerges == 2
-            || l.dev() != r.dev()
-            || l.dir != r.dir
-            || l.hctx != r.hctx
-            || l.offset + l.dev_bytes as u64 != r.offset
-            || (l.dev_bytes + r.bytes) as u64 > q.max_sectors_kb as u64 * 1024
-        {
+    /// `blk_rq_merge_ok` and `blk_try_merge` of `bio` into the plug's last
+    /// request `tail` (same device, queue and direction; `nomerges=2`
+    /// forbids every merge), and `tail` grown by it when it merges. A
+    /// discard on a device that takes several ranges per request
+    /// (`blk_discard_mergable`) merges wherever it lies, as one more range,
+    /// while the request has fewer than `max_discard_segments` and stays
+    /// within the discard size limit (`bio_attempt_discard_merge`); any
+    /// other bio only at the back, contiguous, within `max_sectors_kb`.
+    fn plug_merges(&self, tail: &mut PlugTail, bio: &PlugTail) -> bool {
+        let q = &self.devs[bio.dev].queue_settings;
+        if q.nomerges == 2 || tail.dev != bio.dev || tail.hctx != bio.hctx || tail.dir != bio.dir {
             return false;
         }
-        // Chain `req` at the end of `last`'s merged bios.
-        let mut tail = last;
-        while let Some(next) = self.reqs.reqs[tail].next_merged {
-            tail = next;
+        let segments = self.devs[bio.dev].driver.max_discard_segments();
+        let fits = if bio.dir == Direction::Trim && segments > 1 {
+            tail.bios < segments && (tail.bytes + bio.bytes) / 512 <= MAX_DISCARD_SECTORS
+        } else {
+            tail.end == bio.end - bio.bytes && tail.bytes + bio.bytes <= q.max_sectors_kb as u64 * 1024
+        };
+        if fits {
+            (tail.end, tail.bytes, tail.bios) = (bio.end, tail.bytes + bio.bytes, tail.bios + 1);
         }
-        self.reqs.reqs[tail].next_merged = Some(req);
-        self.reqs.reqs[last].dev_bytes += r.bytes;
+        fits
+    }
+
+    /// `blk_attempt_plug_merge`: `req` merges into `last`, the plug's last
+    /// request (`plug_merges`), rides with it and takes no tag of its own.
+    pub(crate) fn plug_merge(&mut self, last: ReqId, req: ReqId) -> bool {
+        let (l, r) = (&self.reqs.reqs[last], &self.reqs.reqs[req]);
+        // `last`'s bios, chained from it: the merge goes at the end.
+        let mut end = last;
+        let mut bios = 1;
+        while let Some(next) = self.reqs.reqs[end].next_merged {
+            end = next;
+            bios += 1;
+        }
+        let mut tail = PlugTail { bios, ..PlugTail::of(l.dev(), l.hctx, l.dir, l.offset, l.dev_bytes) };
+        if !self.plug_merges(&mut tail, &PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.bytes)) {
+            return false;
+        }
+        let (dev, dir, bytes) = (r.dev(), r.dir, r.bytes);
+        self.reqs.reqs[end].next_merged = Some(req);
+        self.reqs.reqs[last].dev_bytes += bytes;
         self.reqs.reqs[req].merged = true;
-        let d = if r.dir == crate::workload::Direction::Read { 0 } else { 1 };
-        self.devs[r.dev()].disk.merges[d] += 1;
+        let disk = &mut self.devs[dev].disk;
+        match dir {
+            Direction::Read => disk.merges[0] += 1,
+            Direction::Trim => disk.discard_merges += 1,
+            Direction::Write => disk.merges[1] += 1,
+        }
         true
     }
 

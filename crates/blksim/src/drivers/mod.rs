@@ -104,9 +104,19 @@ impl Driver {
     /// has none without `discard=1` (not modelled): BLKDISCARD fails there
     /// with -EOPNOTSUPP.
     pub(crate) fn discards(&self) -> bool {
+        self.max_discard_segments() > 0
+    }
+
+    /// `queue_max_discard_segments`: the ranges one discard request may
+    /// carry, 0 where there are no discards. NVMe: `nvme_config_discard`
+    /// sets NVME_DSM_MAX_RANGES (256, the ranges one Dataset Management
+    /// command takes) for a controller that reports no DMRL limit (no
+    /// modelled drive reports one), and `nvme_setup_discard` writes one
+    /// range per bio of the request.
+    pub(crate) fn max_discard_segments(&self) -> u32 {
         match self {
-            Driver::Nvme(_) => true,
-            Driver::ScsiDisk(_) | Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) => false,
+            Driver::Nvme(_) => 256,
+            Driver::ScsiDisk(_) | Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) => 0,
         }
     }
 
@@ -411,7 +421,9 @@ impl Device {
     /// Block-layer accounting at completion.
     pub(crate) fn account_done(&mut self, now: u64, r: &Request) {
         // Discards have counters of their own (diskstats' fields 12-15), which fio does not show.
-        if r.dir != Direction::Trim {
+        if r.dir == Direction::Trim {
+            self.disk.discards += 1;
+        } else {
             let d = if r.dir == Direction::Read { 0 } else { 1 };
             self.disk.ios[d] += 1;
             self.disk.sectors[d] += r.dev_bytes as u64 / 512;

@@ -40,7 +40,8 @@ impl Sim {
             || cfg.flow.is_some()
             || job.trimwrite.is_some()
             || job.verify.is_some()
-            || (0..3).any(|d| cfg.bs_varies(d));
+            || (0..3).any(|d| cfg.bs_varies(d))
+            || (cfg.num_range > 1 && cfg.rw_has_trim());
         job.dist = self.job_distribution(i, cfg, devs)?.map(Box::new);
         Ok(())
     }

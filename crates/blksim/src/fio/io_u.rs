@@ -9,6 +9,7 @@
 //! random map (`random_map.rs`) unless `norandommap`: each block once per pass.
 
 use crate::fio::job::Job;
+use crate::fio::pace::{bsrange_pick, bssplit_pick};
 use crate::sim::Rng;
 use crate::workload::{Direction, RwKind};
 
@@ -27,6 +28,10 @@ pub(crate) struct TrimWrite {
 use crate::fio::random_map::Pass;
 use crate::ids::DevId;
 use crate::workload::Program;
+
+/// Draws of a `bssplit` size before giving up on one that fits (fio draws until one does, which
+/// never ends when only entries of 0% fit): then the direction's smallest size.
+const BSSPLIT_TRIES: u32 = 64;
 
 impl Job {
     /// The file the next I/O of at least `bs` bytes goes to (fio's
@@ -69,7 +74,7 @@ impl Job {
     }
 
     #[inline(always)]
-    fn draw_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
+    pub(crate) fn draw_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
         // td->ddir_seq_nr starts at 1, so the first I/O of a random job is random.
         let random = self.cfg.rw.is_random() && {
             self.seq_left -= 1;
@@ -94,6 +99,59 @@ impl Job {
             }
         }?;
         (pos < region && self.cfg.offset.saturating_add(pos) < real).then_some(pos)
+    }
+
+    /// fio's get_next_buflen for an I/O at `o` in direction `d` whose
+    /// smallest size is `min_bs`, in a region of `region` bytes: `bs` when it
+    /// does not vary, else a `bsrange` or `bssplit` draw that fits (a
+    /// sequential position where the smallest size no longer fits starts
+    /// over). The I/O's offset and length.
+    pub(crate) fn next_buflen(&mut self, d: usize, o: u64, min_bs: u64, region: u64) -> (u64, u64) {
+        if !self.cfg.bs_varies(d) {
+            return (o, min_bs);
+        }
+        let o = if o + min_bs > region { 0 } else { o };
+        let fits = |b: u64| o + b <= region;
+        for _ in 0..BSSPLIT_TRIES {
+            // A trimwrite job's trims draw from their own stream, the writes' twin.
+            let rng = match self.trimwrite.as_deref_mut() {
+                Some(tw) if d == 2 => &mut tw.bs_rng,
+                _ => &mut self.bs_rng,
+            };
+            let r = (rng.next_u64() >> 32) as u32;
+            let b = if self.cfg.bssplit[d].is_empty() {
+                bsrange_pick(min_bs, self.cfg.bs_max[d], self.cfg.bs_unaligned, r)
+            } else {
+                bssplit_pick(&self.cfg.bssplit[d], r, fits)
+            };
+            if b > 0 && fits(b) {
+                return (o, b);
+            }
+        }
+        (o, min_bs)
+    }
+
+    /// fio's fill_multi_range_io_u: a trim of up to `num_range` ranges on
+    /// file `di` (io_uring_cmd's Dataset Management), the first at `o`;
+    /// each further range's offset and length drawn as an io_u's
+    /// (get_next_offset, get_next_buflen), the random map marked for each
+    /// (its cut ignored: the range stays whole). Fewer when the file has no
+    /// offset left. The io_u's offset (its last range's), its length (their
+    /// sum) and its ranges.
+    pub(crate) fn fill_ranges(&mut self, di: usize, o: u64, min_bs: u64, region: u64, real: u64) -> (u64, u64, u16) {
+        let (mut last, mut total, mut ranges) = (o, 0, 0);
+        let mut next = Some(o);
+        while let Some(o) = next {
+            let (o, b) = self.next_buflen(2, o, min_bs, region);
+            self.io_placed(di, 2, o, b);
+            self.last_pos[di * 3 + 2] = self.cfg.offset + o + b;
+            (last, total, ranges) = (o, total + b, ranges + 1);
+            if ranges as u32 == self.cfg.num_range {
+                break;
+            }
+            next = self.draw_offset(di, 2, min_bs, region, real);
+        }
+        (last, total, ranges)
     }
 
     /// Record an I/O of `bytes` at `rel` (relative to the job's `offset`) in

@@ -5,12 +5,12 @@
 //! `nanosleep` → `hrtimer_nanosleep` (schedule() out; the hrtimer fires
 //! `TIMER_SLACK_NS` after the time asked, as LOCAL_TIMER_VECTOR on the
 //! job's CPU, whose `hrtimer_wakeup` → `try_to_wake_up` puts the task back
-//! on its run queue). Also the block size and offset of an io_u with
-//! `bssplit` (`get_next_buflen`).
+//! on its run queue). Also the io_us of the jobs that take this slower
+//! path (their offsets and sizes from `io_u.rs`).
 
 use crate::block::Owner;
 use crate::fio::job::JobState;
-use crate::fio::pace::{bsrange_pick, bssplit_pick, Action, Phase, Pick, TIMER_SLACK_NS};
+use crate::fio::pace::{Action, Phase, Pick, TIMER_SLACK_NS};
 use crate::fio::replay::ReplayWait;
 use crate::fio::verify::verify_state_stops;
 use crate::hw::cpu::Acct;
@@ -19,10 +19,6 @@ use crate::ids::{CpuId, JobId};
 use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
 use crate::workload::Direction;
-
-/// Draws of a `bssplit` size before giving up on one that fits (fio draws until one does, which
-/// never ends when only entries of 0% fit): then the direction's smallest size.
-const BSSPLIT_TRIES: u32 = 64;
 
 /// The latest virtual time a paced job may sleep to (2^62 ns, 146 years), and the longest
 /// single sleep (ten years): beyond them the run stops with an error rather than let virtual
@@ -334,32 +330,18 @@ impl Sim {
                 job.done_issuing = true;
                 break;
             };
-            let (offset, bytes) = if !job.cfg.bs_varies(d) {
-                (o, min_bs)
-            } else {
-                // A sequential position where the smallest size no longer fits starts over.
-                let o = if o + min_bs > region { 0 } else { o };
-                let fits = |b: u64| o + b <= region;
-                let mut bytes = min_bs;
-                for _ in 0..BSSPLIT_TRIES {
-                    // A trimwrite job's trims draw from their own stream, the writes' twin.
-                    let rng = match job.trimwrite.as_deref_mut() {
-                        Some(tw) if d == 2 => &mut tw.bs_rng,
-                        _ => &mut job.bs_rng,
-                    };
-                    let r = (rng.next_u64() >> 32) as u32;
-                    let b = if job.cfg.bssplit[d].is_empty() {
-                        bsrange_pick(min_bs, job.cfg.bs_max[d], job.cfg.bs_unaligned, r)
-                    } else {
-                        bssplit_pick(&job.cfg.bssplit[d], r, fits)
-                    };
-                    if b > 0 && fits(b) {
-                        bytes = b;
-                        break;
-                    }
+            if d == 2 && job.cfg.num_range > 1 {
+                // io_uring_cmd's trim of several ranges: the io_u's offset is its last range's.
+                let (offset, bytes, ranges) = job.fill_ranges(di, o, min_bs, region, capacity);
+                if let Some(p) = pace.as_deref_mut() {
+                    p.issued(dir, bytes);
                 }
-                (o, bytes)
-            };
+                job.pace = pace;
+                let req = self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], offset), dev, di, now);
+                self.reqs.reqs[req].ranges = ranges;
+                continue;
+            }
+            let (offset, bytes) = job.next_buflen(d, o, min_bs, region);
             let bytes = job.io_placed(di, d, offset, bytes);
             job.trimwrite_placed(di, d, job.cfg.offset + offset);
             // A verifying job logs the write for its read-back (log_io_piece).
@@ -407,7 +389,7 @@ impl Sim {
         dev: Option<crate::ids::DevId>,
         di: usize,
         now: u64,
-    ) {
+    ) -> crate::ids::ReqId {
         let job = &mut self.jobs[j];
         job.bytes_issued += bytes;
         job.ios_issued += 1;
@@ -427,6 +409,7 @@ impl Sim {
         r.iopoll_done = false;
         r.status = 0;
         r.file = di as u16;
+        r.ranges = 1;
         let job = &mut self.jobs[j];
         if dir == crate::workload::Direction::Trim && job.sync_trims() {
             // The queue hook's BUSY: what is queued before it (libaio) or in flight (posixaio) goes first.
@@ -445,6 +428,7 @@ impl Sim {
                 log.queued(j.idx(), di, dir.index(), since, offset, bytes);
             }
         }
+        req
     }
 }
 

@@ -438,6 +438,11 @@ pub struct DiskStats {
     pub sectors: [u64; 2],
     /// Bios merged into other requests, [read, write].
     pub merges: [u64; 2],
+    /// Discard requests completed (diskstats' field 12, which fio does not show).
+    pub discards: u64,
+    /// Discard bios merged into other requests, each one more range of a
+    /// request (diskstats' field 13).
+    pub discard_merges: u64,
     /// Milliseconds spent on I/Os of each direction (sum over I/Os).
     pub ticks_ms: [u64; 2],
     /// Milliseconds of I/O time, summed over both directions.

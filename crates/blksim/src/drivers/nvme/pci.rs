@@ -29,7 +29,18 @@ impl Sim {
             }
             let nvme = d.nvme_mut();
             let upstream = nvme.params.pcie_switch.map(|s| &mut self.hw.pcie_switches[s]);
-            let done = nvme.service(now, dir, bytes, upstream);
+            let done = if dir == crate::workload::Direction::Trim {
+                // Dataset Management: its ranges and those of the bios merged into it.
+                let mut ranges = 0;
+                let mut next = Some(req);
+                while let Some(m) = next {
+                    ranges += self.reqs.reqs[m].ranges as u32;
+                    next = self.reqs.reqs[m].next_merged;
+                }
+                nvme.deallocate(now, ranges)
+            } else {
+                nvme.service(now, dir, bytes, upstream)
+            };
             debug_assert_eq!(self.reqs.reqs[req].hctx, hctx);
             self.q.at(done, Event::CqeSent { dev, req });
         }
