@@ -355,3 +355,30 @@ fn passthrough_requests_go_past_the_namespaces_scheduler() {
     assert_eq!(ng, 0, "passthrough took dd->lock");
     assert!(blk >= 256, "io_uring's requests go through mq-deadline: {blk}");
 }
+
+#[test]
+fn passthrough_is_not_in_the_disk_statistics_and_fio_lists_no_disk_for_a_char_device() {
+    // Linux leaves passthrough commands out of a disk's statistics
+    // (blk_account_io_start, iostats_passthrough off), and fio's disk util
+    // finds no disk for a char device (get_device_numbers): an io_uring_cmd
+    // job on /dev/ng0n1 prints no disk stats. blksim's own counts still see
+    // the device's requests and MSIs.
+    let job = "[p]\nrw=randread\niodepth=8\nsize=1m\n";
+    let ng = tmp("ng-stats.fio", &format!("{job}ioengine=io_uring_cmd\ncmd_type=nvme\nfilename=/dev/ng0n1\n"));
+    let (code, out, err) = blksim(&["run", &ng, "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    assert!(v.get("disk_util").is_none(), "{}", v["disk_util"]);
+    let disk = &v["blksim"]["disks"][0];
+    assert_eq!((disk["ios"].as_u64(), disk["requests"].as_u64()), (Some(0), Some(256)), "{disk}");
+    assert!(disk["device_msis"].as_u64().unwrap() > 0 && disk["ios_per_msi"].as_f64().unwrap() >= 1.0, "{disk}");
+    let (code, out, err) = blksim(&["run", &ng]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("Disk stats"), "{out}");
+    // The same reads through the block device are in them.
+    let blk = tmp("blk-stats.fio", &format!("{job}ioengine=io_uring\ndirect=1\nfilename=/dev/nvme0n1\n"));
+    let (code, out, err) = blksim(&["run", &blk, "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    assert_eq!(v["disk_util"][0]["read_ios"].as_u64(), Some(256), "{}", v["disk_util"]);
+}

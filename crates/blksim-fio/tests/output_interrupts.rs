@@ -78,7 +78,7 @@ mod interrupts_output {
         assert_eq!(
             summary,
             concat!(
-                "device      I/Os         MSIs         handler runs  I/Os per MSI  I/Os per run\n",
+                "device      requests     MSIs         handler runs  per MSI       per run\n",
                 "nvme0n1     20000        8000         5000          2.50          4.00\n",
                 "exactly once: I/Os issued 20000, reaped 20000, requests live 0; MSIs sent 8000 = handled 4990 + merged 3000 + pending 10\n",
             )

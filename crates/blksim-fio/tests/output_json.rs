@@ -270,7 +270,7 @@ mod json_output {
         assert_eq!(blksim["ipis_per_cpu"], json!([0, 12]));
         assert_eq!(
             blksim["disks"][0],
-            json!({"name": "nvme0n1", "iops": 10000.0, "util_pct": 70.0, "ios": 20000, "discards": 0, "discard_merges": 0, "device_msis": 20000,
+            json!({"name": "nvme0n1", "iops": 10000.0, "util_pct": 70.0, "ios": 20000, "discards": 0, "discard_merges": 0, "requests": 20000, "device_msis": 20000,
                    "irq_handler_runs": 20000, "ios_per_msi": 1.0, "ios_per_handler_run": 1.0})
         );
         assert_eq!(

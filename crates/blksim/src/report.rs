@@ -141,15 +141,23 @@ impl Sim {
         for irq in self.intr.irqs.iter() {
             runs[irq.dev.idx()] += irq.count.iter().map(|&(_, n)| n).sum::<u64>();
         }
-        let mut used = vec![false; self.devs.len()];
-        for d in self.jobs.iter().flat_map(|j| j.devs.iter()) {
-            used[d.idx()] = true;
+        // Used by a job: as a block device (fio's disk util finds it), or only
+        // through its NVMe generic char device (fio finds no disk for one).
+        let mut used = vec![None; self.devs.len()];
+        for j in self.jobs.iter() {
+            for d in &j.devs {
+                let block = used[d.idx()].unwrap_or(false) || !j.passthru();
+                used[d.idx()] = Some(block);
+            }
         }
         self.devs
             .iter()
             .enumerate()
-            .filter(|&(i, d)| d.disk.ios.iter().sum::<u64>() > 0 || used[i])
-            .map(|(i, d)| disk_stats(d, end, runs[i]))
+            .filter(|&(i, d)| d.disk.ios.iter().sum::<u64>() > 0 || used[i].is_some())
+            .map(|(i, d)| {
+                let fio_shows = d.disk.ios.iter().sum::<u64>() > 0 || used[i] == Some(true);
+                DiskStats { fio_shows, ..disk_stats(d, end, runs[i]) }
+            })
             .collect()
     }
 
@@ -316,11 +324,13 @@ fn disk_stats(d: &Device, end: u64, irq_handler_runs: u64) -> DiskStats {
         merges: d.disk.merges,
         discards: d.disk.discards,
         discard_merges: d.disk.discard_merges,
+        requests: d.disk.requests,
         ticks_ms: [d.disk.ticks_ns[0] / 1_000_000, d.disk.ticks_ns[1] / 1_000_000],
         in_queue_ms: (d.disk.ticks_ns[0] + d.disk.ticks_ns[1]) / 1_000_000,
         util_pct: if end > 0 { d.busy_ns(end) as f64 * 100.0 / end as f64 } else { 0.0 },
         iops: if end > 0 { (d.disk.ios[0] + d.disk.ios[1]) as f64 * 1e9 / end as f64 } else { 0.0 },
         msis: d.msis,
         irq_handler_runs,
+        fio_shows: true,
     }
 }

@@ -35,18 +35,18 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
     obj.insert("ipis_per_cpu".into(), json!(report.ipis_per_cpu));
     let ratio = |m: u64, n: u64| float(if n == 0 { 0.0 } else { m as f64 / n as f64 });
     let disks = report.disks.iter().map(|disk| {
-        let ios = disk.ios[0] + disk.ios[1];
         json!({
             "name": disk.name,
             "iops": float(disk.iops),
             "util_pct": float(disk.util_pct),
-            "ios": ios,
+            "ios": disk.ios[0] + disk.ios[1],
             "discards": disk.discards,
             "discard_merges": disk.discard_merges,
+            "requests": disk.requests,
             "device_msis": disk.msis,
             "irq_handler_runs": disk.irq_handler_runs,
-            "ios_per_msi": ratio(ios, disk.msis),
-            "ios_per_handler_run": ratio(ios, disk.irq_handler_runs),
+            "ios_per_msi": ratio(disk.requests, disk.msis),
+            "ios_per_handler_run": ratio(disk.requests, disk.irq_handler_runs),
         })
     });
     obj.insert("disks".into(), Value::Array(disks.collect()));

@@ -74,13 +74,13 @@ fn table(rows: &[&InterruptRow], cpus: &[usize]) -> String {
     out
 }
 
-/// Per device: I/Os, MSIs sent, handler runs and the ratios; then the
+/// Per device: requests completed, MSIs sent, handler runs and the ratios; then the
 /// run's exactly-once counts.
 fn device_summary(report: &RunReport) -> String {
     let ratio = |a: u64, b: u64| if b == 0 { "-".to_string() } else { format!("{:.2}", a as f64 / b as f64) };
-    let mut out = String::from("\ndevice      I/Os         MSIs         handler runs  I/Os per MSI  I/Os per run\n");
+    let mut out = String::from("\ndevice      requests     MSIs         handler runs  per MSI       per run\n");
     for d in &report.disks {
-        let ios = d.ios[0] + d.ios[1];
+        let ios = d.requests;
         let _ = writeln!(
             out,
             "{:<11} {:<12} {:<12} {:<13} {:<13} {}",

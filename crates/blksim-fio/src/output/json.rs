@@ -29,7 +29,7 @@ pub fn write(report: &RunReport, jobs: &JobFile, plus: bool, extra: Value) -> St
     let job_values =
         blocks.iter().map(|b| Value::Object(job_object(b, &groups[b.group_id as usize], elapsed_s, plus))).collect();
     root.insert("jobs".into(), Value::Array(job_values));
-    if !report.disks.is_empty() {
+    if report.disks.iter().any(|d| d.fio_shows) {
         root.insert("disk_util".into(), disk_util(report));
     }
     root.insert("blksim".into(), Value::Object(blksim_json::object(report, extra)));
@@ -164,7 +164,7 @@ fn lat_object(stat: &LatencyStat, percentiles: bool, list: &[f64], plus: bool) -
 
 /// fio's `json_array_add_disk_util` (no slave aggregation).
 fn disk_util(report: &RunReport) -> Value {
-    let disks = report.disks.iter().map(|disk| {
+    let disks = report.disks.iter().filter(|d| d.fio_shows).map(|disk| {
         json!({
             "name": disk.name,
             "read_ios": disk.ios[0],

@@ -331,11 +331,11 @@ fn write_group(out: &mut String, group: &GroupStats) {
 
 /// fio's `show_disk_util` and `print_disk_util` (no slave aggregation).
 fn write_disk_stats(out: &mut String, report: &RunReport) {
-    if report.disks.is_empty() {
+    if !report.disks.iter().any(|d| d.fio_shows) {
         return;
     }
     out.push_str("\nDisk stats (read/write):\n");
-    for disk in &report.disks {
+    for disk in report.disks.iter().filter(|d| d.fio_shows) {
         let _ = writeln!(
             out,
             "  {}: ios={}/{}, sectors={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%",

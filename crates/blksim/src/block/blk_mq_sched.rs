@@ -442,7 +442,7 @@ impl Sim {
     }
 
     /// `req` is an NVMe passthrough command (`blk_rq_is_passthrough`).
-    fn is_passthru(&self, req: ReqId) -> bool {
+    pub(crate) fn is_passthru(&self, req: ReqId) -> bool {
         matches!(self.reqs.reqs[req].owner, Owner::Job(j) if self.jobs[j].passthru())
     }
 

@@ -73,8 +73,12 @@ impl Sim {
         let now = self.q.now_ns();
         self.reqs.reqs[req].t_done_ns = now;
         let r = self.reqs.reqs[req];
+        let passthru = self.is_passthru(req);
         let dev = &mut self.devs[r.dev()];
-        dev.account_done(now, &r);
+        dev.disk.requests += 1;
+        if !passthru {
+            dev.account_done(now, &r);
+        }
         if let Some(t) = self.trace.as_mut() {
             t.queue_depth(r.dev().0, now, dev.disk.inflight);
         }

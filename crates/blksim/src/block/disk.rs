@@ -11,6 +11,9 @@ pub(crate) struct DiskCounters {
     /// (diskstats' fields 12 and 13: fio shows neither).
     pub discards: u64,
     pub discard_merges: u64,
+    /// Every request the device completed: reads, writes, discards and
+    /// passthrough commands (which Linux's statistics leave out).
+    pub requests: u64,
     pub sectors: [u64; 2],
     pub ticks_ns: [u64; 2],
     pub inflight: u32,

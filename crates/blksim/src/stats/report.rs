@@ -443,6 +443,9 @@ pub struct DiskStats {
     /// Discard bios merged into other requests, each one more range of a
     /// request (diskstats' field 13).
     pub discard_merges: u64,
+    /// Every request the device completed: reads, writes, discards and
+    /// passthrough commands (which Linux's statistics leave out).
+    pub requests: u64,
     /// Milliseconds spent on I/Os of each direction (sum over I/Os).
     pub ticks_ms: [u64; 2],
     /// Milliseconds of I/O time, summed over both directions.
@@ -455,6 +458,12 @@ pub struct DiskStats {
     pub msis: u64,
     /// Runs of its interrupt handlers (its rows of `/proc/interrupts`, summed).
     pub irq_handler_runs: u64,
+    /// fio's disk util lists it: a job did I/O to it as a block device. A
+    /// device used only through its NVMe generic char device (`/dev/ngXnY`)
+    /// is not (fio's `get_device_numbers` skips a char device), and its
+    /// passthrough commands are not in its statistics (Linux's
+    /// `blk_account_io_start`, with `iostats_passthrough` off).
+    pub fio_shows: bool,
 }
 
 /// Everything a run produced.

@@ -22,8 +22,13 @@ impl Sim {
             let r = &mut self.reqs.reqs[req];
             r.t_dispatch_ns = now;
             let (dir, bytes) = (r.dir, r.dev_bytes as u64);
+            let passthru = self.is_passthru(req);
             let d = &mut self.devs[dev];
-            d.account_start(now);
+            if !passthru {
+                // blk_account_io_start: passthrough is not in the disk's statistics
+                // (iostats_passthrough is off by default).
+                d.account_start(now);
+            }
             if let Some(t) = self.trace.as_mut() {
                 t.queue_depth(dev.0, now, d.disk.inflight);
             }
