@@ -147,3 +147,48 @@ fn a_verify_the_real_fio_would_fail_passes_here_and_says_so() {
     assert!(err.contains("job.fio:6: option 'verify'") && err.contains("every check passes"), "{err}");
     assert!(!err.contains("ignored"), "{err}");
 }
+
+#[test]
+fn merge_blktrace_file_merges_the_listed_traces_into_one_that_is_replayed() {
+    // fio's merge_blktrace_file (as its documentation says; fio 3.42's own merge
+    // fails on a misread): the queue events of every trace in read_iolog's list,
+    // scaled by merge_blktrace_scalars (percent) and repeated merge_blktrace_iters
+    // times (a repeat one trace length later: the time of its last record),
+    // merged in time order into one blktrace file, which the job replays.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.bin"), blktrace(10, 200)).unwrap();
+    std::fs::write(dir.path().join("b.bin"), blktrace(10, 300)).unwrap();
+    let job = |extra: &str| {
+        format!(
+            "[m]\nioengine=libaio\ndirect=1\nread_iolog=a.bin:b.bin\nreplay_redirect=/dev/nvme1n1\n\
+             merge_blktrace_file=merged.bin\nreplay_no_stall=1\n{extra}"
+        )
+    };
+    let (code, out, err) = run_job(
+        dir.path(),
+        &job("merge_blktrace_scalars=50:100\nmerge_blktrace_iters=2:1\n"),
+        &["--output-format", "json"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let merged = std::fs::read(dir.path().join("merged.bin")).unwrap();
+    let field = |r: &[u8], o: usize, n: usize| r[o..o + n].iter().rev().fold(0u64, |v, &b| v << 8 | b as u64);
+    let records: Vec<(u64, u64, u64)> =
+        merged.chunks(48).map(|r| (field(r, 8, 8), field(r, 28, 4) & 0xffff, field(r, 46, 2))).collect();
+    assert_eq!(merged.len(), 30 * 48, "a's ten queued I/Os twice, b's once");
+    assert!(records.iter().all(|&(_, action, pdu)| action == 1 && pdu == 0), "queue events only, no payloads");
+    let mut want: Vec<u64> = Vec::new();
+    let a_length = 1_000_000 + 9 * 200_000 + 20_000; // a's last record: the tenth I/O's completion
+    for iter in 0..2 {
+        want.extend((0..10u64).map(|i| (1_000_000 + i * 200_000 + iter * a_length) * 50 / 100));
+    }
+    want.extend((0..10u64).map(|i| 1_000_000 + i * 300_000));
+    want.sort();
+    assert_eq!(records.iter().map(|r| r.0).collect::<Vec<_>>(), want);
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let j = &v["jobs"][0];
+    assert_eq!((j["read"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(15), Some(15)));
+    // A list whose length is not the number of traces is fio's error.
+    let (code, _, err) = run_job(dir.path(), &job("merge_blktrace_scalars=50\n"), &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("merge_blktrace_scalars(1) != nr_logs(2)") && err.contains("job.fio:4"), "{err}");
+}

@@ -289,6 +289,9 @@ impl Sim {
         }
         let cpu = self.place_task(i, cfg, load)?;
         let index = JobId::of(self.jobs.len());
+        if matches!(cfg.ioengine, IoEngine::IoUringCmd(_)) {
+            devs.iter().for_each(|&d| self.devs[d].passthru_users = true);
+        }
         let mut job = Job::new(index, cfg.clone(), cpu, devs.clone(), Rng::stream(self.run.seed, &format!("job/{i}")));
         if cfg.program == Program::Fio {
             self.fio_job_init(i, cfg, &devs, &mut job)?;

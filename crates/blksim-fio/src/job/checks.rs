@@ -119,6 +119,12 @@ pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
             )));
         }
     }
+    if let (Some(out), None) = (&st.replay.merge.file, &st.replay.file) {
+        return Err(SizeProblem::Bad(format!(
+            "merge_blktrace_file={out} without read_iolog: it merges the blktraces read_iolog lists, and there is \
+             none"
+        )));
+    }
     // fio's fixup_options and its io_uring engine's init: several ranges per trim only with
     // io_uring_cmd (FIO_MULTI_RANGE_TRIM), and never with trimwrite.
     let trims = matches!(st.rw, RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite);

@@ -34,11 +34,33 @@ pub struct ReplayOptions {
     pub time_scale: u64,
     /// `replay_skip`: bit per direction (read 0, write 1, trim 2, sync 3).
     pub skip: u32,
+    /// `merge_blktrace_file` and its lists.
+    pub merge: MergeOptions,
+}
+
+/// fio's `merge_blktrace_file`, `merge_blktrace_scalars`, `merge_blktrace_iters`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MergeOptions {
+    /// Where the merged trace is written (then replayed in place of `read_iolog`'s list).
+    pub file: Option<String>,
+    /// Per listed trace: its times scaled by this percentage (empty: 100 each).
+    pub scalars: Vec<u64>,
+    /// Per listed trace: how many times it is played (empty: once each).
+    pub iters: Vec<u64>,
 }
 
 impl Default for ReplayOptions {
     fn default() -> ReplayOptions {
-        ReplayOptions { file: None, no_stall: false, redirect: None, scale: 1, align: 0, time_scale: 100, skip: 0 }
+        ReplayOptions {
+            file: None,
+            no_stall: false,
+            redirect: None,
+            scale: 1,
+            align: 0,
+            time_scale: 100,
+            skip: 0,
+            merge: MergeOptions::default(),
+        }
     }
 }
 
@@ -93,15 +115,15 @@ pub(crate) fn read(
         message,
         more: Vec::new(),
     };
-    if name == "-" {
-        return Err(option_error(
-            ErrorKind::NotModelled,
-            "read_iolog=-: blksim reads a log from a file, not stdin".into(),
-        ));
-    }
-    let bytes = {
+    let read_bytes = |name: &str| {
+        if name == "-" {
+            return Err(option_error(
+                ErrorKind::NotModelled,
+                "read_iolog=-: blksim reads a log from a file, not stdin".into(),
+            ));
+        }
         use std::io::Read;
-        let f = std::fs::File::open(&path)
+        let f = std::fs::File::open(name)
             .map_err(|e| option_error(ErrorKind::BadInput, format!("read_iolog={name}: cannot read the log: {e}")))?;
         let mut bytes = Vec::new();
         f.take(MAX_LOG_BYTES + 1)
@@ -113,8 +135,30 @@ pub(crate) fn read(
                 format!("read_iolog={name}: the log is over {} MiB, more than blksim reads", MAX_LOG_BYTES >> 20),
             ));
         }
-        bytes
+        Ok(bytes)
     };
+    if let Some(out) = &opts.merge.file {
+        // fio's merge_blktrace_iologs (at add_job, before the clones): every listed
+        // trace merged into one, written to `out`, which every clone replays.
+        let mut traces = Vec::new();
+        for name in list.split(':').filter(|s| !s.is_empty()) {
+            let bytes = read_bytes(name)?;
+            if !super::blktrace::is_blktrace(&bytes) {
+                return Err(option_error(
+                    ErrorKind::BadInput,
+                    format!("merge_blktrace_file: {name} is not a blktrace (fio: file is not a blktrace: {name})"),
+                ));
+            }
+            traces.push(bytes);
+        }
+        let merged = super::blktrace::merge(&traces, &opts.merge).map_err(|m| option_error(ErrorKind::BadInput, m))?;
+        std::fs::write(out, &merged).map_err(|e| {
+            option_error(ErrorKind::BadInput, format!("merge_blktrace_file={out}: cannot write the merged trace: {e}"))
+        })?;
+        let (replay, files, depth) = super::blktrace::parse(&merged, Path::new(out), opts)?;
+        return Ok(Loaded { replay, files, probed_depth: Some(depth) });
+    }
+    let bytes = read_bytes(name)?;
     if super::blktrace::is_blktrace(&bytes) {
         let (replay, files, depth) = super::blktrace::parse(&bytes, &path, opts)?;
         return Ok(Loaded { replay, files, probed_depth: Some(depth) });

@@ -130,6 +130,9 @@ pub(crate) enum Field {
     ReplayAlign,
     ReplayTimeScale,
     ReplaySkip,
+    MergeBlktraceFile,
+    MergeBlktraceScalars,
+    MergeBlktraceIters,
     LogAvgMsec,
     LogHistMsec,
     LogHistCoarseness,
@@ -218,7 +221,6 @@ const PRIO: &str = "sets I/O or CPU priorities, which blksim does not model";
 const NUMA_MEM: &str = "places the job's buffers on chosen NUMA nodes, which blksim does not model (it takes them to be local to the job's CPU, as default and local place them)";
 const NVME: &str =
     "uses NVMe command features (placement, protection information, FUA, write modes) that blksim does not model";
-const IOLOG: &str = "merges blktrace traces, which blksim does not do (it replays fio's iolog versions 2 and 3)";
 const CHUNKED: &str = "reads the replayed log in parts as it goes, which changes fio's memory use, not the I/O";
 const LOG_COMPRESSED: &str = "stores the log files compressed (.fz), which blksim does not write";
 const EXEC: &str = "runs an external command, which blksim does not do";
@@ -439,9 +441,9 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("replay_align", INT, Field::ReplayAlign),
     model("replay_time_scale", Kind::Int { min: 1, max: U32 }, Field::ReplayTimeScale),
     model("replay_skip", Kind::OptText, Field::ReplaySkip),
-    reject("merge_blktrace_file", Kind::Text, IOLOG),
-    noop("merge_blktrace_scalars", Kind::Floats { max_len: 20, min: 0.0, max: f64::MAX }, COMPANION),
-    noop("merge_blktrace_iters", Kind::Floats { max_len: 20, min: 0.0, max: f64::MAX }, COMPANION),
+    model("merge_blktrace_file", Kind::Text, Field::MergeBlktraceFile),
+    model("merge_blktrace_scalars", Kind::Floats { max_len: 20, min: 0.0, max: f64::MAX }, Field::MergeBlktraceScalars),
+    model("merge_blktrace_iters", Kind::Floats { max_len: 20, min: 0.0, max: f64::MAX }, Field::MergeBlktraceIters),
     reject("exec_prerun", Kind::Text, EXEC),
     reject("exec_postrun", Kind::Text, EXEC),
     reject("ioscheduler", Kind::Text, SCHED),

@@ -566,6 +566,10 @@ impl Settings {
             }
             (Field::ReplayTimeScale, P::Int(v)) => self.replay.time_scale = v,
             (Field::ReplaySkip, P::Text(s)) => self.replay.skip = super::iolog::parse_skip(&s)?,
+            (Field::MergeBlktraceFile, P::Text(s)) => self.replay.merge.file = Some(s),
+            // fio's init_merge_param_list: whole numbers (cast to int), the list ending at a 0.
+            (Field::MergeBlktraceScalars, P::Floats(v)) => self.replay.merge.scalars = merge_params(&v),
+            (Field::MergeBlktraceIters, P::Floats(v)) => self.replay.merge.iters = merge_params(&v),
             (Field::LogAvgMsec, P::Int(v)) => self.logs.avg_msec = v,
             (Field::LogHistMsec, P::Int(v)) => self.logs.hist_msec = v,
             (Field::LogHistCoarseness, P::Int(v)) => self.logs.hist_coarseness = v as u32,
@@ -677,6 +681,12 @@ fn set_dirs(target: &mut [u64; 3], d: [Option<u64>; 3]) {
             *t = v;
         }
     }
+}
+
+/// A merge_blktrace list as fio's `init_merge_param_list` takes it: each value
+/// cast to an int, the list ending at its first 0.
+fn merge_params(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|&v| v as u64).take_while(|&v| v != 0).collect()
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ impl Sim {
         let now = self.q.now_ns();
         self.reqs.reqs[req].t_done_ns = now;
         let r = self.reqs.reqs[req];
-        let passthru = self.is_passthru(req);
+        let passthru = self.devs[r.dev()].passthru_users && self.is_passthru(req);
         let dev = &mut self.devs[r.dev()];
         dev.disk.requests += 1;
         if !passthru {

@@ -341,6 +341,9 @@ pub(crate) struct Device {
     pub msis: u64,
     /// `queue/rotational`: a disk with moving heads.
     pub rotational: bool,
+    /// A job sends it NVMe passthrough commands (io_uring_cmd): only then
+    /// does a request need looking at for `blk_rq_is_passthrough`.
+    pub passthru_users: bool,
 }
 
 impl Device {
@@ -363,6 +366,7 @@ impl Device {
             disk: Default::default(),
             msis: 0,
             rotational: false,
+            passthru_users: false,
         }
     }
 

@@ -22,7 +22,7 @@ impl Sim {
             let r = &mut self.reqs.reqs[req];
             r.t_dispatch_ns = now;
             let (dir, bytes) = (r.dir, r.dev_bytes as u64);
-            let passthru = self.is_passthru(req);
+            let passthru = self.devs[dev].passthru_users && self.is_passthru(req);
             let d = &mut self.devs[dev];
             if !passthru {
                 // blk_account_io_start: passthrough is not in the disk's statistics
