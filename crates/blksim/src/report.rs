@@ -328,7 +328,7 @@ fn disk_stats(d: &Device, end: u64, irq_handler_runs: u64) -> DiskStats {
         ticks_ms: [d.disk.ticks_ns[0] / 1_000_000, d.disk.ticks_ns[1] / 1_000_000],
         in_queue_ms: (d.disk.ticks_ns[0] + d.disk.ticks_ns[1]) / 1_000_000,
         util_pct: if end > 0 { d.busy_ns(end) as f64 * 100.0 / end as f64 } else { 0.0 },
-        iops: if end > 0 { (d.disk.ios[0] + d.disk.ios[1]) as f64 * 1e9 / end as f64 } else { 0.0 },
+        iops: if end > 0 { d.disk.requests as f64 * 1e9 / end as f64 } else { 0.0 },
         msis: d.msis,
         irq_handler_runs,
         fio_shows: true,

@@ -450,9 +450,11 @@ pub struct DiskStats {
     pub ticks_ms: [u64; 2],
     /// Milliseconds of I/O time, summed over both directions.
     pub in_queue_ms: u64,
-    /// Percentage of elapsed time with at least one I/O in flight.
+    /// Percentage of elapsed time with at least one I/O in flight (the
+    /// block layer's count, `io_ticks`: passthrough commands are not in it).
     pub util_pct: f64,
-    /// I/Os completed per second by the device over the whole run.
+    /// Requests completed per second by the device over the whole run
+    /// (discards and passthrough commands included).
     pub iops: f64,
     /// MSIs the device sent.
     pub msis: u64,
