@@ -92,7 +92,7 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     if engine == "io_uring_cmd" {
         text.push_str("cmd_type=nvme\n");
     }
-    // Now and then the trim forms (io_uring with hipri and io_uring_cmd with fixedbufs refuse them as not modelled).
+    // Now and then the trim forms (io_uring_cmd with fixedbufs fails them with EFAULT, exit 1).
     let rw = if g.chance(6) {
         g.pick(&["trim", "randtrim", "trimwrite", "randtrimwrite"])
     } else {

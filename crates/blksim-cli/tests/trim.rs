@@ -207,11 +207,14 @@ fn io_uring_cmd_trims_are_dataset_management_passthrough_commands() {
     let once = &q16["blksim"]["exactly_once"];
     assert_eq!(once["ios_issued"], once["ios_reaped"], "{once}");
     // With fixedbufs fio marks the command as using its registered buffer,
-    // which does not hold the range list: refused with that reason.
-    let (code, _, err) =
+    // which does not hold the range list: io_import_fixed fails it with
+    // EFAULT, and fio's job ends on the io_u error.
+    let (code, v, err) =
         run("[t]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\nfixedbufs=1\nrw=randtrim\nsize=1m\n");
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("IORING_URING_CMD_FIXED") && err.contains("io_uring_cmd without fixedbufs"), "{err}");
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.starts_with("fio: io_u error on file /dev/ng0n1: Bad address: trim offset="), "{err}");
+    let j = &v.unwrap()["jobs"][0];
+    assert_eq!((j["error"].as_i64(), j["trim"]["io_bytes"].as_u64()), (Some(14), Some(0)), "{j}");
 }
 
 #[test]

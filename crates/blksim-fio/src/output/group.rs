@@ -154,6 +154,7 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
 pub fn strerror(errno: i32) -> &'static str {
     match errno {
         95 => "Operation not supported",
+        14 => "Bad address",
         5 => "Input/output error",
         22 => "Invalid argument",
         _ => "Unknown error",

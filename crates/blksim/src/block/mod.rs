@@ -9,6 +9,7 @@ pub(crate) mod elevator;
 pub(crate) mod hctx;
 pub(crate) mod issue;
 pub(crate) mod kyber;
+pub(crate) mod merge;
 pub(crate) mod mq_deadline;
 pub(crate) mod request;
 pub(crate) mod submit;

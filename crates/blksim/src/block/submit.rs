@@ -5,17 +5,23 @@
 //! (a scheduler: `blk_mq_sched.rs`) or `nvme_queue_rq` / `nvme_queue_rqs` /
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
+use crate::block::merge::PlugTail;
 use crate::fio::job::{batch_bucket, depth_bucket};
 use crate::fs::engine_submit_ns;
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::settings::PolledUnsupported;
 use crate::stats::{CpuStage, IoRecord};
+use crate::system::Sim;
+use crate::workload::{Direction, IoEngine};
 
 /// `EINVAL` (22): direct I/O not aligned to the logical block.
 pub(crate) const EINVAL: i32 = 22;
 /// The logical block size of every modelled block device, bytes.
 pub(crate) const LOGICAL_BLOCK: u32 = 512;
+
+/// `EFAULT` (14): an io_uring_cmd whose buffer is not in the registered buffer it names.
+pub(crate) const EFAULT: i32 = 14;
 
 /// `EOPNOTSUPP` (95): what a polled bio to a queue without poll queues ends
 /// with on 6.11 and later, and a trim of a device that takes no discards.
@@ -56,32 +62,6 @@ impl PlugList {
         }
     }
 }
-/// `blk_queue_get_max_sectors` of a discard: `max_discard_sectors`, at
-/// most UINT_MAX >> SECTOR_SHIFT sectors (NVMe's, without a DMRSL limit,
-/// is UINT_MAX).
-const MAX_DISCARD_SECTORS: u64 = (u32::MAX >> 9) as u64;
-
-/// The plug list's last request as `blk_attempt_bio_merge` looks at it.
-#[derive(Clone, Copy)]
-pub(crate) struct PlugTail {
-    dev: DevId,
-    hctx: HctxId,
-    dir: Direction,
-    /// Where its last bio ends, bytes.
-    end: u64,
-    bytes: u64,
-    /// Its bios (a discard request's ranges).
-    bios: u32,
-}
-
-impl PlugTail {
-    fn of(dev: DevId, hctx: HctxId, dir: Direction, offset: u64, bytes: u32) -> PlugTail {
-        PlugTail { dev, hctx, dir, end: offset + bytes as u64, bytes: bytes as u64, bios: 1 }
-    }
-}
-
-use crate::system::Sim;
-use crate::workload::{Direction, IoEngine};
 
 impl Sim {
     /// The block layer's and the driver's work for the job's queued io_us,
@@ -235,6 +215,12 @@ impl Sim {
             return Some(-EOPNOTSUPP);
         }
         let job = &self.jobs[j];
+        if r.dir == Direction::Trim && matches!(&job.cfg.ioengine, IoEngine::IoUringCmd(o) if o.fixedbufs) {
+            // fio 3.42 marks its Dataset Management command IORING_URING_CMD_FIXED with the
+            // io_u's registered buffer, which does not hold the range list (fio's own dsm
+            // array): io_import_fixed fails the command before any request.
+            return Some(-EFAULT);
+        }
         if r.dir == Direction::Trim && job.iopoll() && !job.passthru() && !job.is_hook_trim(&[req]) {
             // io_uring_cmd on an IOPOLL ring: the block device's file has no uring_cmd_iopoll.
             return Some(-EOPNOTSUPP);
@@ -421,59 +407,6 @@ impl Sim {
             let debt = self.driver_issue(cpu, dev, hctx, req);
             self.jobs[j].task.debt_ns += debt;
         }
-    }
-
-    /// `blk_rq_merge_ok` and `blk_try_merge` of `bio` into the plug's last
-    /// request `tail` (same device, queue and direction; `nomerges=2`
-    /// forbids every merge), and `tail` grown by it when it merges. A
-    /// discard on a device that takes several ranges per request
-    /// (`blk_discard_mergable`) merges wherever it lies, as one more range,
-    /// while the request has fewer than `max_discard_segments` and stays
-    /// within the discard size limit (`bio_attempt_discard_merge`); any
-    /// other bio only at the back, contiguous, within `max_sectors_kb`.
-    fn plug_merges(&self, tail: &mut PlugTail, bio: &PlugTail) -> bool {
-        let q = &self.devs[bio.dev].queue_settings;
-        if q.nomerges == 2 || tail.dev != bio.dev || tail.hctx != bio.hctx || tail.dir != bio.dir {
-            return false;
-        }
-        let segments = self.devs[bio.dev].driver.max_discard_segments();
-        let fits = if bio.dir == Direction::Trim && segments > 1 {
-            tail.bios < segments && (tail.bytes + bio.bytes) / 512 <= MAX_DISCARD_SECTORS
-        } else {
-            tail.end == bio.end - bio.bytes && tail.bytes + bio.bytes <= q.max_sectors_kb as u64 * 1024
-        };
-        if fits {
-            (tail.end, tail.bytes, tail.bios) = (bio.end, tail.bytes + bio.bytes, tail.bios + 1);
-        }
-        fits
-    }
-
-    /// `blk_attempt_plug_merge`: `req` merges into `last`, the plug's last
-    /// request (`plug_merges`), rides with it and takes no tag of its own.
-    pub(crate) fn plug_merge(&mut self, last: ReqId, req: ReqId) -> bool {
-        let (l, r) = (&self.reqs.reqs[last], &self.reqs.reqs[req]);
-        // `last`'s bios, chained from it: the merge goes at the end.
-        let mut end = last;
-        let mut bios = 1;
-        while let Some(next) = self.reqs.reqs[end].next_merged {
-            end = next;
-            bios += 1;
-        }
-        let mut tail = PlugTail { bios, ..PlugTail::of(l.dev(), l.hctx, l.dir, l.offset, l.dev_bytes) };
-        if !self.plug_merges(&mut tail, &PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.bytes)) {
-            return false;
-        }
-        let (dev, dir, bytes) = (r.dev(), r.dir, r.bytes);
-        self.reqs.reqs[end].next_merged = Some(req);
-        self.reqs.reqs[last].dev_bytes += bytes;
-        self.reqs.reqs[req].merged = true;
-        let disk = &mut self.devs[dev].disk;
-        match dir {
-            Direction::Read => disk.merges[0] += 1,
-            Direction::Trim => disk.discard_merges += 1,
-            Direction::Write => disk.merges[1] += 1,
-        }
-        true
     }
 
     /// Take a tag on `hctx` for `req`, or queue it to wait for one.

@@ -47,23 +47,8 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     // BLKDISCARD (do_io_u_trim), which the sync engines' path is, and libaio's and posixaio's
     // queue hook (FIO_ASYNCIO_SYNC_TRIM, `sync_trim.rs`), or io_uring's async
     // BLOCK_URING_CMD_DISCARD (from its queue hook once one failed, as on an IOPOLL ring),
-    // or io_uring_cmd's Dataset Management passthrough command.
-    let refused = match &cfg.ioengine {
-        IoEngine::IoUringCmd(o) if o.fixedbufs => Some(
-            "with fixedbufs fio 3.42 marks each trim's Dataset Management command as using its registered buffer (IORING_URING_CMD_FIXED), which does not hold the command's range list (the kernel's import of it fails with EFAULT)",
-        ),
-        _ => None,
-    };
-    if let Some(how) = refused.filter(|_| cfg.trims()) {
-        return Err(not_modelled(
-            i,
-            format!(
-                "{} with ioengine={}: {how}, which is not modelled yet; ioengine=psync, sync, pvsync2, libaio, posixaio, io_uring, io_uring_cmd without fixedbufs or null run fio's trims",
-                trim_what(cfg),
-                cfg.ioengine.fio_name()
-            ),
-        ));
-    }
+    // or io_uring_cmd's Dataset Management passthrough command (with fixedbufs each fails,
+    // EFAULT: `submit_errno`).
     let hook_trims = cfg.ioengine.sync_trims() || matches!(&cfg.ioengine, IoEngine::IoUring(o) if o.hipri);
     if cfg.trims() && cfg.offload && hook_trims {
         return Err(not_modelled(
