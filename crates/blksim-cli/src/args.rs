@@ -276,6 +276,10 @@ pub struct RunArgs {
     /// Parse the jobs and check them against the machine, without simulating (as fio's --parse-only)
     #[arg(long)]
     pub parse_only: bool,
+    /// Write the merged traces of the jobs with merge_blktrace_file, and run nothing (as fio's
+    /// --merge-blktrace-only)
+    #[arg(long)]
+    pub merge_blktrace_only: bool,
     /// Write a Chrome/Perfetto trace (JSON) of --trace-window to FILE
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,

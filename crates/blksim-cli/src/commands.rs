@@ -185,6 +185,11 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     for w in &jobs.warnings {
         eprintln!("blksim: warning: {w}");
     }
+    // fio's add_job: a job's merge_blktrace_file is written as its read_iolog is read (above),
+    // then with --merge-blktrace-only no job is kept.
+    if args.merge_blktrace_only {
+        return Ok(());
+    }
     let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
     if let (Some(_), Some((start, _)), Some(total)) = (&args.trace, trace_window_ns, total_virtual_ns(&configs)) {
         if start >= total {

@@ -187,6 +187,11 @@ fn merge_blktrace_file_merges_the_listed_traces_into_one_that_is_replayed() {
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let j = &v["jobs"][0];
     assert_eq!((j["read"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(15), Some(15)));
+    // fio's --merge-blktrace-only: the merged trace written, nothing run.
+    std::fs::remove_file(dir.path().join("merged.bin")).unwrap();
+    let (code, out, err) = run_job(dir.path(), &job(""), &["--merge-blktrace-only"]);
+    assert_eq!((code, out.is_empty()), (Some(0), true), "{err}");
+    assert_eq!(std::fs::read(dir.path().join("merged.bin")).unwrap().len(), 20 * 48);
     // A list whose length is not the number of traces is fio's error.
     let (code, _, err) = run_job(dir.path(), &job("merge_blktrace_scalars=50\n"), &[]);
     assert_eq!(code, Some(2), "{err}");
