@@ -136,9 +136,14 @@ fn every_corpus_file_is_accepted_or_rejected_cleanly() {
     // device of the machine; jesd219.fio names the machine's /dev/nvme0n1 and
     // is valid, though unbounded (the whole device, four times): the run asks
     // the wall budget first (below); uring-cmd-ng.fio is NVMe passthrough on
-    // /dev/ng0n1 (direct left unset, as passthrough needs). The rest name
-    // files, engines or NVMe command features blksim does not simulate.
-    assert_eq!(accepted, vec!["jesd219.fio", "null.fio", "uring-cmd-ng.fio", "zipf.fio"]);
+    // /dev/ng0n1 (direct left unset, as passthrough needs), and
+    // uring-cmd-trim-multi-range.fio its trims of eight ranges (num_range).
+    // The rest name files, engines or NVMe command features blksim does not
+    // simulate.
+    assert_eq!(
+        accepted,
+        vec!["jesd219.fio", "null.fio", "uring-cmd-ng.fio", "uring-cmd-trim-multi-range.fio", "zipf.fio"]
+    );
     let jesd = crosscheck::corpus_files().into_iter().find(|f| f.ends_with("jesd219.fio")).unwrap();
     let (code, _, err) = blksim(&["run", jesd.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
