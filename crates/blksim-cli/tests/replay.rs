@@ -192,6 +192,12 @@ fn merge_blktrace_file_merges_the_listed_traces_into_one_that_is_replayed() {
     let (code, out, err) = run_job(dir.path(), &job(""), &["--merge-blktrace-only"]);
     assert_eq!((code, out.is_empty()), (Some(0), true), "{err}");
     assert_eq!(std::fs::read(dir.path().join("merged.bin")).unwrap().len(), 20 * 48);
+    // The lists without a merge change nothing, in fio too: said, not silent.
+    let plain =
+        "[r]\nioengine=libaio\ndirect=1\nread_iolog=a.bin\nreplay_redirect=/dev/nvme1n1\nmerge_blktrace_iters=3\n";
+    let (code, _, err) = run_job(dir.path(), plain, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("job.fio:6: option 'merge_blktrace_iters'") && err.contains("ignored"), "{err}");
     // A list whose length is not the number of traces is fio's error.
     let (code, _, err) = run_job(dir.path(), &job("merge_blktrace_scalars=50\n"), &[]);
     assert_eq!(code, Some(2), "{err}");

@@ -107,6 +107,10 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
         g.pick(&[":8k", ":-8k", ":-4k", ":3"])
     };
     let _ = writeln!(text, "rw={rw}{suffix}");
+    // Trims of several ranges (io_uring_cmd's; other engines and trimwrite refuse them).
+    if rw.contains("trim") && g.chance(30) {
+        let _ = writeln!(text, "num_range={}", 1 + g.below(16));
+    }
     if g.chance(10) {
         let _ = writeln!(text, "ba={}", g.pick(&["512", "2k", "64k", "1k,4k"]));
     }

@@ -19,6 +19,8 @@ const VERIFY_PASSES: &str = "checks data, which blksim does not simulate: every 
 
 /// Why `write_iolog` does nothing in a job that replays a log.
 const READ_OVERRIDES: &str = "writes no log in a job that replays one (fio: read iolog overrides write_iolog)";
+const MERGE_ONLY: &str =
+    "scales or repeats the traces merge_blktrace_file merges, and the job has none (fio ignores it too)";
 
 /// Jobs built from one or more job files.
 pub(crate) struct Builder<'c> {
@@ -161,6 +163,19 @@ impl<'c> Builder<'c> {
                             ignored: true,
                         });
                     }
+                }
+            }
+            // The merge lists without a merge: fio reads them only in merge_blktrace_iologs.
+            for option in ["merge_blktrace_scalars", "merge_blktrace_iters"] {
+                let given = st.lines.get(option).filter(|_| st.replay.merge.file.is_none());
+                if let Some((file, line)) = given.filter(|_| !self.out.warnings.iter().any(|w| w.option == option)) {
+                    self.out.warnings.push(OptionWarning {
+                        option: option.into(),
+                        file: file.clone(),
+                        line: *line,
+                        why: MERGE_ONLY,
+                        ignored: true,
+                    });
                 }
             }
             if config.verify.is_some_and(|v| v.do_verify) && !self.out.warnings.iter().any(|w| w.option == "verify") {
