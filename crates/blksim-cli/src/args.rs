@@ -280,6 +280,12 @@ pub struct RunArgs {
     /// --merge-blktrace-only)
     #[arg(long)]
     pub merge_blktrace_only: bool,
+    /// fio's guard: a job that writes or trims is refused (as fio's --readonly)
+    #[arg(long)]
+    pub readonly: bool,
+    /// fio's --max-jobs: accepted and ignored, as fio 3.42 ignores it ("we don't track/need this anymore")
+    #[arg(long, value_name = "N")]
+    pub max_jobs: Option<u32>,
     /// Write a Chrome/Perfetto trace (JSON) of --trace-window to FILE
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,

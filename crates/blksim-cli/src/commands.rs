@@ -185,6 +185,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     for w in &jobs.warnings {
         eprintln!("blksim: warning: {w}");
     }
+    if args.readonly {
+        readonly_check(&jobs)?;
+    }
     // fio's add_job: a job's merge_blktrace_file is written as its read_iolog is read (above),
     // then with --merge-blktrace-only no job is kept.
     if args.merge_blktrace_only {
@@ -671,4 +674,31 @@ fn describe_platform(m: &Machine) -> String {
         );
     }
     s
+}
+
+/// fio's `--readonly` (`fixup_options`): a job that writes or trims is an error, said at its `rw`
+/// (or its section). A replayed log's writes fio skips in read-only mode (`read_iolog2`), which is
+/// not modelled: refused.
+fn readonly_check(jobs: &blksim_fio::job::JobFile) -> Result<(), Failure> {
+    for j in &jobs.jobs {
+        let c = &j.config;
+        let (file, line) = j.option_lines.get("rw").cloned().unwrap_or((j.file.clone(), j.line));
+        if c.replay.is_some() {
+            return Err(Failure::from(format!(
+                "{}:{line}: job '{}': --readonly with read_iolog: fio skips the log's writes in read-only mode, \
+                 which is not modelled",
+                file.display(),
+                c.name
+            )));
+        }
+        if c.rw.writes() || c.rw_has_trim() {
+            return Err(Failure::from(format!(
+                "{}:{line}: job '{}': --readonly with a job that writes or trims (fio: trim and write operations are \
+                 not allowed with the --readonly parameter)",
+                file.display(),
+                c.name
+            )));
+        }
+    }
+    Ok(())
 }

@@ -47,6 +47,24 @@ fn parse_only_validates_without_simulating() {
 }
 
 #[test]
+fn fios_readonly_refuses_writing_jobs_and_its_max_jobs_is_ignored_as_fio_ignores_it() {
+    // fio's fixup_options: "trim and write operations are not allowed with the --readonly
+    // parameter"; fio 3.42 takes --max-jobs and ignores it.
+    let w = tmp_job("ro-write.fio", "[w]\nfilename=/dev/nvme0n1\ndirect=1\nrw=randwrite\nsize=64k\n");
+    let (code, out, err) = blksim(&["run", "--readonly", &w]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("ro-write.fio:4: job 'w'") && err.contains("not allowed with the --readonly"), "{err}");
+    let r = tmp_job("ro-read.fio", "[r]\nfilename=/dev/nvme0n1\ndirect=1\nrw=randread\nsize=64k\n");
+    let no_wall = |s: &str| s.lines().filter(|l| !l.contains("wall")).collect::<Vec<_>>().join("\n");
+    let (_, plain, _) = blksim(&["run", &r, "--output-format", "json"]);
+    for extra in [&["--readonly"][..], &["--max-jobs=1"], &["--max-jobs", "4"]] {
+        let (code, out, err) = blksim(&[&["run", &r, "--output-format", "json"][..], extra].concat());
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        assert_eq!(no_wall(&out), no_wall(&plain), "{extra:?} changes nothing in a reading job");
+    }
+}
+
+#[test]
 fn bad_input_exits_2_with_one_message_naming_file_and_line() {
     let job = tmp_job("bad.fio", "[r]\nioengine=libaio\nrw=randred\n");
     let (code, out, err) = blksim(&["run", &job]);

@@ -14,12 +14,10 @@ use crate::InputError;
 /// fio's own command-line options (not job options) that blksim does not take, with why.
 const FIO_PROGRAM_OPTIONS: &[(&str, &str)] = &[
     ("append-terse", "fio's terse lines after the normal output: give --output-format=normal,terse"),
-    ("readonly", "fio's guard against writes: blksim writes to no device"),
     ("showcmd", "fio's conversion of a job file to a command line"),
     ("cmdhelp", "fio's option help: `blksim options` lists every option and what blksim does with it"),
     ("enghelp", "fio's engine help: `blksim options` lists every option and what blksim does with it"),
     ("debug", "fio's debug output"),
-    ("max-jobs", "fio's limit on jobs"),
     ("server", "fio's client/server mode"),
     ("client", "fio's client/server mode"),
     ("daemonize", "fio's client/server mode"),
