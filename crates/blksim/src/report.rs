@@ -154,10 +154,7 @@ impl Sim {
             .iter()
             .enumerate()
             .filter(|&(i, d)| d.disk.ios.iter().sum::<u64>() > 0 || used[i].is_some())
-            .map(|(i, d)| {
-                let fio_shows = d.disk.ios.iter().sum::<u64>() > 0 || used[i] == Some(true);
-                DiskStats { fio_shows, ..disk_stats(d, end, runs[i]) }
-            })
+            .map(|(i, d)| disk_stats(d, end, runs[i], d.disk.ios.iter().sum::<u64>() > 0 || used[i] == Some(true)))
             .collect()
     }
 
@@ -316,7 +313,7 @@ impl Sim {
 }
 
 /// A device's `/proc/diskstats`-like counters over the run.
-fn disk_stats(d: &Device, end: u64, irq_handler_runs: u64) -> DiskStats {
+fn disk_stats(d: &Device, end: u64, irq_handler_runs: u64, fio_shows: bool) -> DiskStats {
     DiskStats {
         name: d.name.clone(),
         ios: d.disk.ios,
@@ -331,6 +328,6 @@ fn disk_stats(d: &Device, end: u64, irq_handler_runs: u64) -> DiskStats {
         iops: if end > 0 { d.disk.requests as f64 * 1e9 / end as f64 } else { 0.0 },
         msis: d.msis,
         irq_handler_runs,
-        fio_shows: true,
+        fio_shows,
     }
 }

@@ -42,6 +42,11 @@ pub(crate) fn is_blktrace(bytes: &[u8]) -> bool {
     }
 }
 
+/// Is a blktrace (`is_blktrace` holds) in big-endian order (fio's `swap`)?
+fn big_endian(bytes: &[u8]) -> bool {
+    (u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) & 0xffff_ff00) != MAGIC
+}
+
 /// One `struct blk_io_trace`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Trace {
@@ -198,7 +203,7 @@ pub(crate) fn merge(traces: &[Vec<u8>], opts: &MergeOptions) -> Result<Vec<u8>, 
     }
     let mut cursors: Vec<Cursor> = Vec::new();
     for (i, bytes) in traces.iter().enumerate() {
-        let big = (u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) & 0xffff_ff00) != MAGIC;
+        let big = big_endian(bytes);
         cursors.push(Cursor {
             bytes,
             big,
@@ -265,7 +270,7 @@ pub(crate) fn parse(
                 .into(),
         ));
     };
-    let big = (u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) & 0xffff_ff00) != MAGIC;
+    let big = big_endian(bytes);
     let mut entries = vec![ReplayEntry { delay_us: 0, op: ReplayOp::File, line: 0 }];
     let (mut this_depth, mut depth) = ([0i64; 3], [0i64; 3]);
     let mut ios = [0u64; 3];

@@ -62,20 +62,21 @@ impl Sim {
     /// request (`plug_merges`), rides with it and takes no tag of its own.
     pub(crate) fn plug_merge(&mut self, last: ReqId, req: ReqId) -> bool {
         let (l, r) = (&self.reqs.reqs[last], &self.reqs.reqs[req]);
-        // `last`'s bios, chained from it: the merge goes at the end.
-        let mut end = last;
-        let mut bios = 1;
-        while let Some(next) = self.reqs.reqs[end].next_merged {
-            end = next;
-            bios += 1;
-        }
-        let mut tail = PlugTail { bios, ..PlugTail::of(l.dev(), l.hctx, l.dir, l.offset, l.dev_bytes) };
+        // `last`'s ranges are its bios' (a block-layer discard has one range a bio).
+        let mut tail =
+            PlugTail { bios: l.ranges as u32, ..PlugTail::of(l.dev(), l.hctx, l.dir, l.offset, l.dev_bytes) };
         if !self.plug_merges(&mut tail, &PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.bytes)) {
             return false;
         }
-        let (dev, dir, bytes) = (r.dev(), r.dir, r.bytes);
+        let (dev, dir, bytes, ranges) = (r.dev(), r.dir, r.bytes, r.ranges);
+        // Chained at the end of `last`'s merged bios.
+        let mut end = last;
+        while let Some(next) = self.reqs.reqs[end].next_merged {
+            end = next;
+        }
         self.reqs.reqs[end].next_merged = Some(req);
         self.reqs.reqs[last].dev_bytes += bytes;
+        self.reqs.reqs[last].ranges += ranges;
         self.reqs.reqs[req].merged = true;
         let disk = &mut self.devs[dev].disk;
         match dir {

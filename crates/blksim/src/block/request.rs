@@ -44,8 +44,8 @@ pub(crate) struct Request {
     pub next_merged: Option<ReqId>,
     /// Merged into another request: it takes no tag and completes with it.
     pub merged: bool,
-    /// A trim's Dataset Management ranges of its own (fio's `num_range`
-    /// with io_uring_cmd), 1 otherwise; bios merged into it add theirs.
+    /// Its bios, or a trim's Dataset Management ranges: 1, fio's
+    /// `num_range` for io_uring_cmd's trim; the bios merged into it add theirs.
     pub ranges: u16,
     /// Submitted with REQ_POLLED to a poll queue.
     pub polled: bool,

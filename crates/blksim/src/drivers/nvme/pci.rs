@@ -21,7 +21,7 @@ impl Sim {
         for &req in reqs {
             let r = &mut self.reqs.reqs[req];
             r.t_dispatch_ns = now;
-            let (dir, bytes) = (r.dir, r.dev_bytes as u64);
+            let (dir, bytes, ranges) = (r.dir, r.dev_bytes as u64, r.ranges as u32);
             let passthru = self.devs[dev].passthru_users && self.is_passthru(req);
             let d = &mut self.devs[dev];
             if !passthru {
@@ -35,13 +35,7 @@ impl Sim {
             let nvme = d.nvme_mut();
             let upstream = nvme.params.pcie_switch.map(|s| &mut self.hw.pcie_switches[s]);
             let done = if dir == crate::workload::Direction::Trim {
-                // Dataset Management: its ranges and those of the bios merged into it.
-                let mut ranges = 0;
-                let mut next = Some(req);
-                while let Some(m) = next {
-                    ranges += self.reqs.reqs[m].ranges as u32;
-                    next = self.reqs.reqs[m].next_merged;
-                }
+                // Dataset Management: its ranges, the merged bios' included.
                 nvme.deallocate(now, ranges)
             } else {
                 nvme.service(now, dir, bytes, upstream)
