@@ -280,7 +280,7 @@ pub struct RunArgs {
     /// --merge-blktrace-only)
     #[arg(long)]
     pub merge_blktrace_only: bool,
-    /// fio's guard: a job that writes or trims is refused (as fio's --readonly)
+    /// fio's guard: a job that writes or trims is refused, a replayed log's writes and trims skipped (as fio's --readonly)
     #[arg(long)]
     pub readonly: bool,
     /// fio's --max-jobs: accepted and ignored, as fio 3.42 ignores it ("we don't track/need this anymore")

@@ -345,6 +345,7 @@ fn parse_jobs(args: &RunArgs, machine: &Machine) -> Result<JobFile, String> {
     };
     let mut ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
     ctx.sections = args.sections.clone();
+    ctx.read_only = args.readonly;
     parse_job_sources(&sources, &ctx).map_err(|e| cmdline.locate(e).to_string())
 }
 
@@ -677,20 +678,12 @@ fn describe_platform(m: &Machine) -> String {
 }
 
 /// fio's `--readonly` (`fixup_options`): a job that writes or trims is an error, said at its `rw`
-/// (or its section). A replayed log's writes fio skips in read-only mode (`read_iolog2`), which is
-/// not modelled: refused.
+/// (or its section). A replayed log's writes and trims were skipped as the log was read
+/// (`ParseContext::read_only`, as fio's readers skip them).
 fn readonly_check(jobs: &blksim_fio::job::JobFile) -> Result<(), Failure> {
     for j in &jobs.jobs {
         let c = &j.config;
         let (file, line) = j.option_lines.get("rw").cloned().unwrap_or((j.file.clone(), j.line));
-        if c.replay.is_some() {
-            return Err(Failure::from(format!(
-                "{}:{line}: job '{}': --readonly with read_iolog: fio skips the log's writes in read-only mode, \
-                 which is not modelled",
-                file.display(),
-                c.name
-            )));
-        }
         if c.rw.writes() || c.rw_has_trim() {
             return Err(Failure::from(format!(
                 "{}:{line}: job '{}': --readonly with a job that writes or trims (fio: trim and write operations are \

@@ -69,6 +69,40 @@ fn the_log_decides_what_is_issued() {
     assert_eq!((j["read"]["total_ios"].as_u64(), j["write"]["total_ios"].as_u64()), (Some(0), Some(1)));
 }
 
+#[test]
+fn readonly_replays_the_logs_reads_and_skips_its_writes_and_trims_as_fio_does() {
+    // fio's --readonly with read_iolog: read_iolog2 (and read_blktrace) skip the log's writes and
+    // trims; the job runs its reads. blksim says how many it skipped, at the read_iolog line.
+    let dir = tempfile::tempdir().unwrap();
+    let log = "fio version 2 iolog\n/dev/nvme0n1 add\n/dev/nvme0n1 open\n/dev/nvme0n1 write 1048576 8192\n\
+               /dev/nvme0n1 read 0 512\n/dev/nvme0n1 trim 65536 4096\n/dev/nvme0n1 read 4096 4096\n/dev/nvme0n1 close\n";
+    std::fs::write(dir.path().join("trace.log"), log).unwrap();
+    let job = "[replay]\nfilename=/dev/nvme0n1\ndirect=1\nioengine=psync\nread_iolog=trace.log\n";
+    let (code, out, err) = run_job(dir.path(), job, &["--readonly", "--output-format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("job.fio:5: option 'read_iolog'") && err.contains("writes and trims are not replayed (2 skipped)"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let j = &v["jobs"][0];
+    let ios = |d: &str| (j[d]["total_ios"].as_u64(), j[d]["io_bytes"].as_u64());
+    assert_eq!(
+        (ios("read"), ios("write"), ios("trim")),
+        ((Some(2), Some(4608)), (Some(0), Some(0)), (Some(0), Some(0)))
+    );
+    // Without --readonly the same job writes and trims.
+    let (code, out, err) = run_job(dir.path(), job, &["--output-format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["total_ios"].as_u64(), Some(1));
+    assert_eq!(v["jobs"][0]["trim"]["total_ios"].as_u64(), Some(1));
+    // A job whose rw says it writes is still refused, as fio's fixup_options refuses it.
+    let (code, _, err) = run_job(dir.path(), &format!("{job}rw=write\n"), &["--readonly"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("job.fio:6") && err.contains("not allowed with the --readonly"), "{err}");
+}
+
 /// `blksim run job.fio ARGS...` in `dir` with `job` as the job file: exit status, stdout, stderr.
 fn run_job(dir: &std::path::Path, job: &str, args: &[&str]) -> (Option<i32>, Vec<u8>, String) {
     std::fs::write(dir.join("job.fio"), job).unwrap();

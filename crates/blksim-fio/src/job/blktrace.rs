@@ -254,7 +254,7 @@ pub(crate) fn parse(
     bytes: &[u8],
     path: &Path,
     opts: &ReplayOptions,
-) -> Result<(Arc<Replay>, Vec<String>, u32), InputError> {
+) -> Result<(Arc<Replay>, Vec<String>, u32, u64), InputError> {
     let error = |kind: ErrorKind, message: String| InputError {
         kind,
         file: path.to_path_buf(),
@@ -275,6 +275,7 @@ pub(crate) fn parse(
     let (mut this_depth, mut depth) = ([0i64; 3], [0i64; 3]);
     let mut ios = [0u64; 3];
     let mut last_ttime = 0u64;
+    let mut skipped_writes = 0u64;
     let mut at = 0usize;
     let mut n = 0u32;
     while at < bytes.len() {
@@ -303,6 +304,12 @@ pub(crate) fn parse(
                 }),
                 _ => {}
             }
+        }
+        if !notify && opts.read_only && t.action & act(TC_WRITE | TC_DISCARD) != 0 {
+            // fio's read_blktrace with --readonly: every write and discard event (of any action)
+            // skipped and counted, before its time is taken.
+            skipped_writes += 1;
+            continue;
         }
         if t.action & 0xffff != TA_QUEUE || notify {
             continue;
@@ -359,7 +366,15 @@ pub(crate) fn parse(
         });
     }
     if ios.iter().all(|&c| c == 0) {
-        return Err(error(ErrorKind::BadInput, "no I/O in the blktrace (fio: found no ios in blktrace data)".into()));
+        let why = if skipped_writes > 0 {
+            format!(" (--readonly skipped its {skipped_writes} write and discard events)")
+        } else {
+            String::new()
+        };
+        return Err(error(
+            ErrorKind::BadInput,
+            format!("no I/O in the blktrace{why} (fio: found no ios in blktrace data)"),
+        ));
     }
     // fio's probed depth: at most 1024, at least 1 for a direction with I/O.
     let probed = (0..3)
@@ -377,7 +392,7 @@ pub(crate) fn parse(
         .max(1) as u32;
     entries.push(ReplayEntry { delay_us: 0, op: ReplayOp::File, line: 0 });
     let trims = ios[2] > 0;
-    Ok((Arc::new(Replay { entries, trims }), vec![redirect], probed))
+    Ok((Arc::new(Replay { entries, trims }), vec![redirect], probed, skipped_writes))
 }
 
 #[cfg(test)]
@@ -404,7 +419,7 @@ mod tests {
         }
         assert!(is_blktrace(&b));
         let o = ReplayOptions { redirect: Some("/dev/x".into()), ..Default::default() };
-        let (r, files, depth) = parse(&b, Path::new("t"), &o).unwrap();
+        let (r, files, depth, _) = parse(&b, Path::new("t"), &o).unwrap();
         assert_eq!(files, ["/dev/x"]);
         assert_eq!(depth, 1);
         let ios: Vec<_> = r
@@ -423,6 +438,51 @@ mod tests {
         // Without a redirect the trace's devices cannot be placed.
         let e = parse(&b, Path::new("t"), &ReplayOptions::default()).unwrap_err();
         assert!(e.message.contains("replay_redirect"), "{e}");
+    }
+
+    #[test]
+    fn read_only_skips_every_write_and_discard_event_before_its_time_is_taken() {
+        // fio's read_blktrace with --readonly: a write or discard event of any action is counted and
+        // skipped after the depth probe and before queue_trace, so the next read's delay runs from
+        // the last replayed queue event.
+        let q = |tc: u32| TA_QUEUE | act(tc | (1 << 4));
+        let mut b = Vec::new();
+        for t in [
+            trace(1_000, 8, 4096, q(TC_READ)),
+            trace(6_000, 16, 8192, q(TC_WRITE)),
+            trace(7_000, 0, 0, act(TC_NOTIFY)),
+            trace(9_000, 16, 8192, TA_COMPLETE | act(TC_WRITE | (1 << 7))),
+            trace(26_000, 100, 4096, q(TC_DISCARD)),
+            trace(30_000, 200, 4096, q(TC_READ)),
+        ] {
+            t.write(&mut b);
+        }
+        let delays = |o: &ReplayOptions| {
+            let (r, _, _, skipped) = parse(&b, Path::new("t"), o).unwrap();
+            let ios: Vec<(u64, Direction)> = r
+                .entries
+                .iter()
+                .filter_map(|e| match e.op {
+                    ReplayOp::Io { dir, .. } => Some((e.delay_us, dir)),
+                    ReplayOp::File => None,
+                })
+                .collect();
+            (ios, skipped)
+        };
+        let rw = ReplayOptions { redirect: Some("/dev/x".into()), ..Default::default() };
+        let (all, none) = delays(&rw);
+        assert_eq!(none, 0);
+        assert_eq!(all.len(), 4);
+        assert_eq!(all[3], (4, Direction::Read), "from the discard's stamp");
+        let ro = ReplayOptions { read_only: true, ..rw.clone() };
+        let (reads, skipped) = delays(&ro);
+        assert_eq!(skipped, 3, "two write events and the discard; the notify is not a write");
+        assert_eq!(reads, [(0, Direction::Read), (29, Direction::Read)]);
+        // A trace of writes only: nothing to replay, and the message says why.
+        let mut w = Vec::new();
+        trace(1_000, 8, 4096, q(TC_WRITE)).write(&mut w);
+        let e = parse(&w, Path::new("w"), &ro).unwrap_err();
+        assert!(e.message.contains("--readonly skipped its 1 write"), "{e}");
     }
 }
 

@@ -36,6 +36,9 @@ pub struct ReplayOptions {
     pub skip: u32,
     /// `merge_blktrace_file` and its lists.
     pub merge: MergeOptions,
+    /// fio's `--readonly`: the log's writes and trims are not replayed (`read_iolog2`,
+    /// `read_blktrace`); set from the command line, not by an option.
+    pub read_only: bool,
 }
 
 /// fio's `merge_blktrace_file`, `merge_blktrace_scalars`, `merge_blktrace_iters`.
@@ -60,6 +63,7 @@ impl Default for ReplayOptions {
             time_scale: 100,
             skip: 0,
             merge: MergeOptions::default(),
+            read_only: false,
         }
     }
 }
@@ -85,6 +89,8 @@ pub(crate) struct Loaded {
     pub replay: Arc<Replay>,
     pub files: Vec<String>,
     pub probed_depth: Option<u32>,
+    /// With `--readonly`: how many of the log's writes (and trims) fio's reader skips and counts.
+    pub skipped_writes: u64,
 }
 
 /// The log of clone `subjob` (fio's `get_name_by_idx`: the `:`-list's entry, round robin).
@@ -155,17 +161,17 @@ pub(crate) fn read(
         std::fs::write(out, &merged).map_err(|e| {
             option_error(ErrorKind::BadInput, format!("merge_blktrace_file={out}: cannot write the merged trace: {e}"))
         })?;
-        let (replay, files, depth) = super::blktrace::parse(&merged, Path::new(out), opts)?;
-        return Ok(Loaded { replay, files, probed_depth: Some(depth) });
+        let (replay, files, depth, skipped_writes) = super::blktrace::parse(&merged, Path::new(out), opts)?;
+        return Ok(Loaded { replay, files, probed_depth: Some(depth), skipped_writes });
     }
     let bytes = read_bytes(name)?;
     if super::blktrace::is_blktrace(&bytes) {
-        let (replay, files, depth) = super::blktrace::parse(&bytes, &path, opts)?;
-        return Ok(Loaded { replay, files, probed_depth: Some(depth) });
+        let (replay, files, depth, skipped_writes) = super::blktrace::parse(&bytes, &path, opts)?;
+        return Ok(Loaded { replay, files, probed_depth: Some(depth), skipped_writes });
     }
     let text = String::from_utf8_lossy(&bytes);
-    let (replay, files) = parse(&text, &path, opts, direct, null_engine)?;
-    Ok(Loaded { replay, files, probed_depth: None })
+    let (replay, files, skipped_writes) = parse(&text, &path, opts, direct, null_engine)?;
+    Ok(Loaded { replay, files, probed_depth: None, skipped_writes })
 }
 
 /// Parse a log's text (`path` names it in messages).
@@ -175,7 +181,7 @@ pub(crate) fn parse(
     opts: &ReplayOptions,
     direct: bool,
     null_engine: bool,
-) -> Result<(Arc<Replay>, Vec<String>), InputError> {
+) -> Result<(Arc<Replay>, Vec<String>, u64), InputError> {
     let error = |line: usize, message: String| InputError {
         kind: ErrorKind::BadInput,
         file: path.to_path_buf(),
@@ -201,6 +207,7 @@ pub(crate) fn parse(
     let mut entries = Vec::new();
     let mut last_ttime = 0u64;
     let mut trims = false;
+    let mut skipped_writes = 0;
     for (n, line) in lines {
         let words: Vec<&str> = line.split_whitespace().collect();
         if words.is_empty() {
@@ -278,6 +285,11 @@ pub(crate) fn parse(
                 if opts.skip & (1 << dir.index()) != 0 {
                     continue;
                 }
+                if opts.read_only && dir != Direction::Read {
+                    // fio's read_iolog2: "Don't add a write (a trim) for ro mode".
+                    skipped_writes += 1;
+                    continue;
+                }
                 let offset: u64 =
                     offset.parse().map_err(|_| error(n, format!("'{offset}': expected an offset in bytes")))?;
                 let bytes: u64 = bytes.parse().ok().filter(|&b| b <= u32::MAX as u64).ok_or_else(|| {
@@ -319,9 +331,14 @@ pub(crate) fn parse(
         }
     }
     if !entries.iter().any(|e| matches!(e.op, ReplayOp::Io { .. })) {
-        return Err(error(0, "the log has no I/O to replay (fio: failed initializing iolog)".into()));
+        let why = if skipped_writes > 0 {
+            format!(" (--readonly skipped its {skipped_writes} writes and trims)")
+        } else {
+            String::new()
+        };
+        return Err(error(0, format!("the log has no I/O to replay{why} (fio: failed initializing iolog)")));
     }
-    Ok((Arc::new(Replay { entries, trims }), files))
+    Ok((Arc::new(Replay { entries, trims }), files, skipped_writes))
 }
 
 #[cfg(test)]
@@ -329,7 +346,37 @@ mod tests {
     use super::*;
 
     fn parse_ok(text: &str, opts: &ReplayOptions) -> (Arc<Replay>, Vec<String>) {
-        parse(text, Path::new("log"), opts, true, false).unwrap()
+        let (r, files, _) = parse(text, Path::new("log"), opts, true, false).unwrap();
+        (r, files)
+    }
+
+    #[test]
+    fn read_only_skips_the_writes_and_trims_as_fio_does_and_counts_them() {
+        // fio's read_iolog2 with --readonly: "Don't add a write (a trim) for ro mode". A version 3
+        // stamp is taken before the skip, so the read after a skipped write waits from the write's stamp.
+        let text = "fio version 3 iolog\n0 /dev/a add\n0 /dev/a open\n10 /dev/a read 0 4096\n\
+                    30 /dev/a write 4096 4096\n35 /dev/a trim 0 4096\n50 /dev/a read 8192 4096\n";
+        let ro = ReplayOptions { read_only: true, ..Default::default() };
+        let (r, files, skipped) = parse(text, Path::new("log"), &ro, true, false).unwrap();
+        assert_eq!((files.len(), skipped), (1, 2));
+        let ios: Vec<(Direction, u64, u64)> = r
+            .entries
+            .iter()
+            .filter_map(|e| match e.op {
+                ReplayOp::Io { dir, offset, .. } => Some((dir, offset, e.delay_us)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ios, [(Direction::Read, 0, 0), (Direction::Read, 8192, 15)], "15: from the trim's stamp");
+        assert!(!r.trims);
+        // The same log without --readonly replays all four.
+        let (all, _, none) = parse(text, Path::new("log"), &ReplayOptions::default(), true, false).unwrap();
+        assert_eq!(none, 0);
+        assert_eq!(all.entries.iter().filter(|e| matches!(e.op, ReplayOp::Io { .. })).count(), 4);
+        // A log of writes only has nothing left: fio's "failed initializing iolog", with the reason.
+        let writes = "fio version 2 iolog\n/dev/a add\n/dev/a write 0 4096\n";
+        let e = parse(writes, Path::new("w.log"), &ro, true, false).unwrap_err();
+        assert!(e.message.contains("--readonly skipped its 1 writes"), "{e}");
     }
 
     #[test]

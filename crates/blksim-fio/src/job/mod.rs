@@ -44,6 +44,8 @@ pub struct ParseContext {
     pub numa_nodes: Vec<Vec<u32>>,
     /// fio's `--section`: only the job sections of these names are read (`[global]` always); empty: all.
     pub sections: Vec<String>,
+    /// fio's `--readonly`: a replayed log's writes and trims are skipped as fio's readers skip them.
+    pub read_only: bool,
 }
 
 impl ParseContext {
@@ -61,6 +63,7 @@ impl ParseContext {
             env,
             numa_nodes,
             sections: Vec::new(),
+            read_only: false,
         }
     }
 }
@@ -86,8 +89,8 @@ pub struct OptionWarning {
     pub option: String,
     pub file: PathBuf,
     pub line: usize,
-    /// What it does in fio that blksim does not.
-    pub why: &'static str,
+    /// What it does in fio that blksim does not (or what it did).
+    pub why: std::borrow::Cow<'static, str>,
     /// The option is ignored (else it runs, and `why` says how it differs).
     pub ignored: bool,
 }

@@ -132,8 +132,24 @@ impl<'c> Builder<'c> {
                     .get("read_iolog")
                     .map_or((section.file.as_path(), section.line), |(f, l)| (f.as_path(), *l));
                 let null = st.engine == super::engine::EngineName::Null;
-                let loaded = super::iolog::read(&st.replay, list, clone as usize, st.direct, null, at)?;
+                let opts = super::iolog::ReplayOptions { read_only: self.ctx.read_only, ..st.replay.clone() };
+                let loaded = super::iolog::read(&opts, list, clone as usize, st.direct, null, at)?;
                 let (replay, files, probed) = (loaded.replay, loaded.files, loaded.probed_depth);
+                if loaded.skipped_writes > 0 {
+                    // fio's read_blktrace says it (read_iolog2 means to: its count is always 0).
+                    self.out.warnings.push(OptionWarning {
+                        option: "read_iolog".into(),
+                        file: at.0.to_path_buf(),
+                        line: at.1,
+                        why: format!(
+                            "(job '{name}'): --readonly: the log's writes and trims are not replayed ({} skipped), \
+                             as fio skips them (fio: skips replay of N writes due to read-only)",
+                            loaded.skipped_writes
+                        )
+                        .into(),
+                        ignored: false,
+                    });
+                }
                 // fio's read_blktrace: a job that sets no iodepth takes the depth the trace shows.
                 if let Some(depth) = probed.filter(|_| !st.lines.contains_key("iodepth")) {
                     config.iodepth = depth;
@@ -159,7 +175,7 @@ impl<'c> Builder<'c> {
                             option: "write_iolog".into(),
                             file,
                             line,
-                            why: READ_OVERRIDES,
+                            why: READ_OVERRIDES.into(),
                             ignored: true,
                         });
                     }
@@ -173,7 +189,7 @@ impl<'c> Builder<'c> {
                         option: option.into(),
                         file: file.clone(),
                         line: *line,
-                        why: MERGE_ONLY,
+                        why: MERGE_ONLY.into(),
                         ignored: true,
                     });
                 }
@@ -184,7 +200,7 @@ impl<'c> Builder<'c> {
                     option: "verify".into(),
                     file,
                     line,
-                    why: VERIFY_PASSES,
+                    why: VERIFY_PASSES.into(),
                     ignored: false,
                 });
             }
@@ -298,7 +314,7 @@ fn warn_once(spec: &OptSpec, line: &Line, warnings: &mut Vec<OptionWarning>) {
             option: spec.name.to_string(),
             file: line.raw.file.clone(),
             line: line.raw.line,
-            why,
+            why: why.into(),
             ignored: true,
         });
     }

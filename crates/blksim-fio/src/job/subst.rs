@@ -138,7 +138,15 @@ mod tests {
 
     fn ctx() -> ParseContext {
         let env = BTreeMap::from([("BS".to_string(), "8k".to_string())]);
-        ParseContext { ncpus: 4, mb_memory: 8192, pagesize: 4096, env, numa_nodes: Vec::new(), sections: Vec::new() }
+        ParseContext {
+            ncpus: 4,
+            mb_memory: 8192,
+            pagesize: 4096,
+            env,
+            numa_nodes: Vec::new(),
+            sections: Vec::new(),
+            read_only: false,
+        }
     }
 
     #[test]

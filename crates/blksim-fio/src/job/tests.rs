@@ -19,6 +19,7 @@ fn ctx() -> ParseContext {
         env,
         numa_nodes: vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]],
         sections: Vec::new(),
+        read_only: false,
     }
 }
 
