@@ -305,3 +305,71 @@ fn io_uring_cmd_trims_of_several_ranges_as_fio_fills_them() {
     let reads = ok(&cmd("randread", "num_range=8\n"));
     assert_eq!(reads["jobs"][0]["read"]["total_ios"].as_u64(), Some(4096));
 }
+
+#[test]
+fn bios_merge_into_requests_the_scheduler_holds_discards_anywhere_others_at_their_back() {
+    // blk_mq_sched_bio_merge before a bio takes a tag, and
+    // elv_attempt_insert_merge as a request is inserted: mq-deadline looks at
+    // q->last_merge (a discard merges there wherever it lies) and at the
+    // request hash (a request that ends where the bio starts); kyber at the
+    // submitting CPU's list. Only requests waiting in the scheduler are
+    // candidates: here more are in flight than the device takes.
+    let run_with = |text: &str, args: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.fio");
+        std::fs::write(&path, text).unwrap();
+        let mut a = vec!["run", path.to_str().unwrap(), "--output-format", "json"];
+        a.extend_from_slice(args);
+        let (code, out, err) = common::blksim(&a);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let once = &v["blksim"]["exactly_once"];
+        assert_eq!(once["ios_issued"], once["ios_reaped"], "{once}");
+        v
+    };
+    // Sequential 4 KiB writes, one per io_submit (no plug), 64 in flight to a
+    // rotational SCSI disk that takes 32: the waiting ones merge at the back.
+    let seq = "[w]\nfilename=/dev/sda\nioengine=libaio\ndirect=1\nrw=write\nbs=4k\niodepth=64\nsize=8m\n";
+    let disk = |v: &serde_json::Value| {
+        let d = &v["disk_util"][0];
+        (d["write_ios"].as_u64().unwrap(), d["write_merges"].as_u64().unwrap())
+    };
+    let hp = ["--machine", "hp-ia64-2008"];
+    let sched = |s: &str| format!("/sys/block/sda/queue/scheduler={s}");
+    let none = run_with(seq, &hp);
+    assert_eq!(disk(&none), (2048, 0), "no scheduler holds them: no merge");
+    for s in ["mq-deadline", "kyber"] {
+        let v = run_with(seq, &[&hp[..], &["--set", &sched(s)]].concat());
+        let (ios, merges) = disk(&v);
+        assert_eq!(ios + merges, 2048, "{s}: every bio a request or merged into one");
+        assert!(merges > 512, "{s}: {merges} merges");
+        // Fewer, larger requests: the disk streams more per command.
+        let bw = |v: &serde_json::Value| v["jobs"][0]["write"]["bw_bytes"].as_f64().unwrap();
+        assert!(bw(&v) > 1.3 * bw(&none), "{s}: {} vs {} B/s", bw(&v), bw(&none));
+        // nomerges=2 forbids them.
+        let off = run_with(seq, &[&hp[..], &["--set", &sched(s), "--set", "/sys/block/sda/queue/nomerges=2"]].concat());
+        assert_eq!(disk(&off), (2048, 0), "{s} with nomerges=2");
+    }
+    // Random writes over a larger region rarely continue a queued request.
+    let rand = seq.replace("rw=write", "rw=randwrite\nnorandommap").replace("size=8m", "size=64m\nnumber_ios=2048");
+    let (_, merges) = disk(&run_with(&rand, &[&hp[..], &["--set", &sched("mq-deadline")]].concat()));
+    assert!(merges < 20, "random: {merges} merges");
+    // Random trims on NVMe, four submitters sharing eight tags: a trim merges
+    // into mq-deadline's last merged discard request as one more range.
+    let trims = "[t]\nfilename=/dev/nvme0n1\nioengine=io_uring\ndirect=1\nrw=randtrim\nbs=4k\niodepth=16\n\
+                 number_ios=1024\nnumjobs=4\ncpus_allowed=0-3\ncpus_allowed_policy=split\ngroup_reporting\n";
+    let discards = |v: &serde_json::Value| {
+        let d = &v["blksim"]["disks"][0];
+        (d["discards"].as_u64().unwrap(), d["discard_merges"].as_u64().unwrap())
+    };
+    let on = |s: &str| {
+        run_with(
+            trims,
+            &["--cmdline", "nvme.io_queue_depth=8", "--set", &format!("/sys/block/nvme0n1/queue/scheduler={s}")],
+        )
+    };
+    assert_eq!(discards(&on("none")), (4096, 0));
+    let (requests, merges) = discards(&on("mq-deadline"));
+    assert_eq!(requests + merges, 4096);
+    assert!(merges > 1000, "{merges} discard merges");
+}

@@ -18,7 +18,7 @@ use crate::block::elevator::{
 use crate::block::request::Owner;
 use crate::fio::job::JobState;
 use crate::hw::cpu::{Acct, Bill, Stage};
-use crate::ids::{CpuId, DevId, JobId, ReqId};
+use crate::ids::{CpuId, DevId, ReqId};
 use crate::locking::qspinlock::Actor;
 use crate::sched::task::SPIN_NS;
 use crate::stats::CpuStage;
@@ -46,6 +46,15 @@ impl Sim {
         match a {
             Actor::Task(j) => self.jobs[j].task.cpu,
             Actor::Kworker(cpu) => cpu,
+        }
+    }
+
+    /// Work `ns` the actor's context caused elsewhere (a freed tag's waiter
+    /// issued): charged to its next step.
+    fn actor_debt(&mut self, a: Actor, ns: u64) {
+        match a {
+            Actor::Task(j) => self.jobs[j].task.debt_ns += ns,
+            Actor::Kworker(cpu) => self.cpus[cpu].kworker.debt_ns += ns,
         }
     }
 
@@ -95,41 +104,6 @@ impl Sim {
                 f.bill.add(CpuStage::Wakeup, debt);
                 f.bill_total = f.bill.total();
             }
-        }
-    }
-
-    /// A task's scheduler work after its syscall's bio work, per device its
-    /// requests went to (in the order they first appear): a merge lookup
-    /// per bio (none with `nomerges=2`), the insertion of its requests, a
-    /// run of the queue. Passthrough requests (io_uring_cmd) skip the
-    /// scheduler: `blk_mq_insert_request` (`blk_mq_dispatch_plug_list` from
-    /// a plug) puts them on `hctx->dispatch` holding their scheduler tag,
-    /// without RQF_USE_SCHED, and the queue runs.
-    pub(crate) fn queue_scheduler_sections(&mut self, j: JobId) {
-        let pending = &self.jobs[j].sched.pending;
-        let mut devs: Vec<DevId> = Vec::new();
-        for &r in pending {
-            let d = self.reqs.reqs[r].dev();
-            if !devs.contains(&d) {
-                devs.push(d);
-            }
-        }
-        let passthru = self.jobs[j].passthru();
-        for dev in devs {
-            if passthru {
-                let reqs = &self.reqs;
-                let ctx = &mut self.jobs[j].sched;
-                let mine = ctx.pending.extract_if(.., |r| reqs.reqs[*r].dev() == dev);
-                self.devs[dev].elevator.as_mut().expect("a scheduler").dispatch.extend(mine);
-                ctx.ops.push_back(SchedOp::Run(dev));
-                continue;
-            }
-            let n = self.jobs[j].sched.pending.iter().filter(|&&r| self.reqs.reqs[r].dev() == dev).count();
-            let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { n };
-            let ctx = &mut self.jobs[j].sched;
-            ctx.ops.extend(std::iter::repeat_n(SchedOp::Merge(dev), merges));
-            ctx.ops.push_back(SchedOp::Insert(dev));
-            ctx.ops.push_back(SchedOp::Run(dev));
         }
     }
 
@@ -239,12 +213,14 @@ impl Sim {
                 self.sched_next_op(cpu, a);
             }
             SchedStep::Hold(Section::Insert) => {
-                let moving = std::mem::take(&mut self.ctx(a).moving);
+                let mut moving = std::mem::take(&mut self.ctx(a).moving);
                 let dev = self.ctx_dev(a);
+                // Each request first tries to merge into one the scheduler holds.
+                let debt = self.elv_insert_merges(cpu, dev, &mut moving);
+                self.actor_debt(a, debt);
                 let (e, costs, machine, now, actor_cpu) = elevator_env!(self, dev);
                 let env = SchedEnv { costs, topo: &machine.topology, now, actor_cpu: &actor_cpu };
                 let more = e.ops_mut().inserted(&env, cpu, &moving, &self.reqs);
-                let mut moving = moving;
                 moving.clear();
                 self.ctx(a).moving = moving;
                 if more {

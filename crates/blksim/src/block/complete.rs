@@ -7,7 +7,7 @@
 
 use super::Placement;
 use crate::fio::job::JobState;
-use crate::ids::{CpuId, JobId, ReqId};
+use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::system::Sim;
 
 impl Sim {
@@ -82,33 +82,7 @@ impl Sim {
         if let Some(t) = self.trace.as_mut() {
             t.queue_depth(r.dev().0, now, dev.disk.inflight);
         }
-        let mut debt = 0;
-        let hctx = &mut dev.queues[r.hctx];
-        hctx.busy -= 1;
-        match hctx.tag_waiters.pop_front() {
-            // The freed tag goes straight to the oldest waiter, dispatched from here.
-            Some(waiter) => {
-                self.reqs.reqs[waiter].waiting_tag = false;
-                if dev.elevator.is_some() {
-                    // It goes into the scheduler (inserted from here, its lock not
-                    // modelled) and kblockd runs the queue.
-                    debt += self.sched_insert_waiter(cpu, r.dev(), waiter);
-                } else {
-                    debt += self.driver_queue_rq_cost(waiter) + self.driver_commit_cost(r.dev());
-                    debt += self.driver_issue(cpu, r.dev(), r.hctx, waiter);
-                }
-                let wj = self.reqs.reqs[waiter].job();
-                debt += self.tag_granted(cpu, wj);
-                if self.jobs[wj].iopoll() {
-                    // Issued from io-wq: it joins its ring's iopoll list.
-                    let now = self.q.now_ns();
-                    self.jobs[wj].engine.ring.iopoll_req_issued(waiter, &mut self.reqs.reqs[waiter], now);
-                    let poller = self.ring_poller(wj);
-                    self.iopoll_poke(poller);
-                }
-            }
-            None => hctx.tags_free += 1,
-        }
+        let mut debt = self.put_tag(cpu, r.dev(), r.hctx);
         // The driver tag is freed; SCHED_RESTART runs the queue; the scheduler's
         // completed_request and finish_request.
         debt += self.sched_request_done(cpu, r.dev(), req);
@@ -121,6 +95,43 @@ impl Sim {
             let following = c.next_merged;
             debt += self.engine_complete(cpu, m);
             next = following;
+        }
+        debt
+    }
+
+    /// A tag of `hctx` on `dev` is freed on `cpu` (the request that held it
+    /// ended, or merged into another in the scheduler): it goes straight to
+    /// the oldest waiter, issued (or inserted into the scheduler) from here.
+    /// Returns the cost of that follow-on work.
+    #[inline(always)]
+    pub(crate) fn put_tag(&mut self, cpu: CpuId, dev: DevId, hctx: HctxId) -> u64 {
+        let mut debt = 0;
+        let d = &mut self.devs[dev];
+        let q = &mut d.queues[hctx];
+        q.busy -= 1;
+        match q.tag_waiters.pop_front() {
+            // The freed tag goes straight to the oldest waiter, dispatched from here.
+            Some(waiter) => {
+                self.reqs.reqs[waiter].waiting_tag = false;
+                if d.elevator.is_some() {
+                    // It goes into the scheduler (inserted from here, its lock not
+                    // modelled) and kblockd runs the queue.
+                    debt += self.sched_insert_waiter(cpu, dev, waiter);
+                } else {
+                    debt += self.driver_queue_rq_cost(waiter) + self.driver_commit_cost(dev);
+                    debt += self.driver_issue(cpu, dev, hctx, waiter);
+                }
+                let wj = self.reqs.reqs[waiter].job();
+                debt += self.tag_granted(cpu, wj);
+                if self.jobs[wj].iopoll() {
+                    // Issued from io-wq: it joins its ring's iopoll list.
+                    let now = self.q.now_ns();
+                    self.jobs[wj].engine.ring.iopoll_req_issued(waiter, &mut self.reqs.reqs[waiter], now);
+                    let poller = self.ring_poller(wj);
+                    self.iopoll_poke(poller);
+                }
+            }
+            None => q.tags_free += 1,
         }
         debt
     }

@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 
 use crate::block::kyber::{self, Kyber};
+use crate::block::merge_rules::{MergeLimits, MergePath};
 use crate::block::mq_deadline::Deadline;
 use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
@@ -137,6 +138,21 @@ pub(crate) trait ElevatorOps {
     /// holder takes them; `true` if it will, `false` if it is too late and
     /// the inserter must take the lock itself (and insert them).
     fn deferred(&mut self, cpu: CpuId, pending: &mut Vec<ReqId>) -> bool;
+    /// The queued request that `req` (a bio submitted, or a request about
+    /// to be inserted, on `cpu`: `path`) merges into, looked up as the
+    /// scheduler looks (`limits.takes` decides each candidate); none by default.
+    fn merge_host(
+        &self,
+        _cpu: CpuId,
+        _req: ReqId,
+        _reqs: &RequestPool,
+        _limits: &MergeLimits,
+        _path: MergePath,
+    ) -> Option<ReqId> {
+        None
+    }
+    /// A request merged into `host` (`elv_merged_request`).
+    fn merged(&mut self, _host: ReqId) {}
     /// `has_work`: does it hold requests to dispatch?
     fn has_work(&self) -> bool;
     /// A request that waited for a scheduler tag is inserted by the
@@ -270,6 +286,9 @@ pub(crate) struct SchedCtx {
     pub dev: Option<DevId>,
     /// Requests holding a scheduler tag, not yet inserted (of any device).
     pub pending: Vec<ReqId>,
+    /// The devices of this submission's bios that merged into a request
+    /// their scheduler held (each still takes its merge section).
+    pub bio_merged: Vec<DevId>,
     /// The current insertion's requests (the pending ones of its device).
     pub inserting: Vec<ReqId>,
     /// The ops left, in order.

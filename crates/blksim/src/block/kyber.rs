@@ -25,6 +25,7 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::{Begin, Done, ElevatorInit, ElevatorOps, SchedEnv, Section};
+use crate::block::merge_rules::{MergeLimits, MergePath};
 use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
@@ -367,6 +368,25 @@ impl ElevatorOps for Kyber {
 
     fn deferred(&mut self, _cpu: CpuId, _pending: &mut Vec<ReqId>) -> bool {
         unreachable!("kyber never defers an insertion")
+    }
+
+    /// `kyber_bio_merge` → `blk_bio_list_merge`: a bio looks at the
+    /// submitting CPU's list of its domain, newest first, at most eight
+    /// requests (not gated by `nomerges=1`); kyber's insertion merges nothing.
+    fn merge_host(
+        &self,
+        cpu: CpuId,
+        req: ReqId,
+        reqs: &RequestPool,
+        limits: &MergeLimits,
+        path: MergePath,
+    ) -> Option<ReqId> {
+        if path == MergePath::Insert {
+            return None;
+        }
+        let rq = &reqs.reqs[req];
+        let list = &self.kcqs[cpu.idx()].rq_list[Kyber::domain(rq.dir)];
+        list.iter().rev().take(8).copied().find(|&h| limits.takes(&reqs.reqs[h], rq, true))
     }
 
     fn has_work(&self) -> bool {

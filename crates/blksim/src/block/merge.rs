@@ -1,82 +1,67 @@
-//! Kernel path: the plug merge (`blk-merge.c`). `blk_attempt_plug_merge`
-//! → `blk_attempt_bio_merge`: `blk_rq_merge_ok`, then `blk_try_merge` picks
-//! a discard merge (`bio_attempt_discard_merge`: one more range, anywhere)
-//! or a back merge (`bio_attempt_back_merge`: contiguous); the merged bio
-//! rides with the request and ends with it.
+//! Kernel path: merging a bio into a request (`blk-merge.c`, `elevator.c`).
+//! In the plug: `blk_attempt_plug_merge` → `blk_attempt_bio_merge`:
+//! `blk_rq_merge_ok`, then `blk_try_merge` picks a discard merge
+//! (`bio_attempt_discard_merge`: one more range, anywhere) or a back merge
+//! (`bio_attempt_back_merge`: contiguous). In the I/O scheduler, as a
+//! request is inserted: the scheduler offers its queued requests in its
+//! lookup order (mq-deadline's `q->last_merge` and request hash, kyber's
+//! per-CPU list) and the first that takes it is its host: a bio as it is
+//! submitted, before it takes a tag (`blk_mq_sched_bio_merge`: mq-deadline's
+//! `elv_merge`, kyber's `blk_bio_list_merge`), and a request as it is
+//! inserted (`elv_attempt_insert_merge`, mq-deadline's; its scheduler tag is
+//! freed, `blk_mq_free_requests`). A merged bio rides with its request and
+//! ends with it.
 
-use crate::ids::{DevId, HctxId, ReqId};
+use crate::block::merge_rules::{MergeLimits, MergePath, PlugTail};
+use crate::ids::{CpuId, DevId, ReqId};
 use crate::system::Sim;
 use crate::workload::Direction;
 
-/// `blk_queue_get_max_sectors` of a discard: `max_discard_sectors`, at
-/// most UINT_MAX >> SECTOR_SHIFT sectors (NVMe's, without a DMRSL limit,
-/// is UINT_MAX).
-const MAX_DISCARD_SECTORS: u64 = (u32::MAX >> 9) as u64;
-
-/// The plug list's last request as `blk_attempt_bio_merge` looks at it.
-#[derive(Clone, Copy)]
-pub(crate) struct PlugTail {
-    dev: DevId,
-    hctx: HctxId,
-    dir: Direction,
-    /// Where its last bio ends, bytes.
-    end: u64,
-    bytes: u64,
-    /// Its bios (a discard request's ranges).
-    bios: u32,
-}
-
-impl PlugTail {
-    pub(crate) fn of(dev: DevId, hctx: HctxId, dir: Direction, offset: u64, bytes: u32) -> PlugTail {
-        PlugTail { dev, hctx, dir, end: offset + bytes as u64, bytes: bytes as u64, bios: 1 }
-    }
-}
-
 impl Sim {
+    /// The merge limits of `dev`'s queue; `None` with `nomerges=2`, which
+    /// forbids every merge.
+    pub(crate) fn merge_limits(&self, dev: DevId) -> Option<MergeLimits> {
+        let d = &self.devs[dev];
+        let q = &d.queue_settings;
+        (q.nomerges != 2).then(|| MergeLimits {
+            max_bytes: q.max_sectors_kb as u64 * 1024,
+            discard_segments: d.driver.max_discard_segments(),
+            noxmerges: q.nomerges == 1,
+        })
+    }
+
     /// `blk_rq_merge_ok` and `blk_try_merge` of `bio` into the plug's last
     /// request `tail` (same device, queue and direction; `nomerges=2`
-    /// forbids every merge), and `tail` grown by it when it merges. A
-    /// discard on a device that takes several ranges per request
-    /// (`blk_discard_mergable`) merges wherever it lies, as one more range,
-    /// while the request has fewer than `max_discard_segments` and stays
-    /// within the discard size limit (`bio_attempt_discard_merge`); any
-    /// other bio only at the back, contiguous, within `max_sectors_kb`.
+    /// forbids every merge), and `tail` grown by it when it merges: a
+    /// discard anywhere (`MergeLimits::merges`), any other bio at the back.
     pub(crate) fn plug_merges(&self, tail: &mut PlugTail, bio: &PlugTail) -> bool {
-        let q = &self.devs[bio.dev].queue_settings;
-        if q.nomerges == 2 || tail.dev != bio.dev || tail.hctx != bio.hctx || tail.dir != bio.dir {
-            return false;
-        }
-        let segments = self.devs[bio.dev].driver.max_discard_segments();
-        let fits = if bio.dir == Direction::Trim && segments > 1 {
-            tail.bios < segments && (tail.bytes + bio.bytes) / 512 <= MAX_DISCARD_SECTORS
-        } else {
-            tail.end == bio.end - bio.bytes && tail.bytes + bio.bytes <= q.max_sectors_kb as u64 * 1024
-        };
-        if fits {
-            (tail.end, tail.bytes, tail.bios) = (bio.end, tail.bytes + bio.bytes, tail.bios + 1);
-        }
-        fits
+        self.merge_limits(bio.dev).is_some_and(|l| l.merges(tail, bio, true, true))
     }
 
     /// `blk_attempt_plug_merge`: `req` merges into `last`, the plug's last
     /// request (`plug_merges`), rides with it and takes no tag of its own.
     pub(crate) fn plug_merge(&mut self, last: ReqId, req: ReqId) -> bool {
         let (l, r) = (&self.reqs.reqs[last], &self.reqs.reqs[req]);
-        // `last`'s ranges are its bios' (a block-layer discard has one range a bio).
-        let mut tail =
-            PlugTail { bios: l.ranges as u32, ..PlugTail::of(l.dev(), l.hctx, l.dir, l.offset, l.dev_bytes) };
+        let mut tail = PlugTail::request(l);
         if !self.plug_merges(&mut tail, &PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.bytes)) {
             return false;
         }
+        self.merge_into(last, req);
+        true
+    }
+
+    /// `req` rides with `host` from now on: chained after its merged bios,
+    /// its bytes and ranges added, counted in the disk's merges.
+    fn merge_into(&mut self, host: ReqId, req: ReqId) {
+        let r = &self.reqs.reqs[req];
         let (dev, dir, bytes, ranges) = (r.dev(), r.dir, r.bytes, r.ranges);
-        // Chained at the end of `last`'s merged bios.
-        let mut end = last;
+        let mut end = host;
         while let Some(next) = self.reqs.reqs[end].next_merged {
             end = next;
         }
         self.reqs.reqs[end].next_merged = Some(req);
-        self.reqs.reqs[last].dev_bytes += bytes;
-        self.reqs.reqs[last].ranges += ranges;
+        self.reqs.reqs[host].dev_bytes += bytes;
+        self.reqs.reqs[host].ranges += ranges;
         self.reqs.reqs[req].merged = true;
         let disk = &mut self.devs[dev].disk;
         match dir {
@@ -84,6 +69,47 @@ impl Sim {
             Direction::Trim => disk.discard_merges += 1,
             Direction::Write => disk.merges[1] += 1,
         }
-        true
+    }
+
+    /// `blk_mq_sched_bio_merge`: the bio of `req`, submitted on `cpu`,
+    /// merges into a request `dev`'s scheduler holds (before it takes a
+    /// tag, as the kernel tries it before allocating a request): it rides
+    /// with that request and takes no tag of its own.
+    #[inline(never)]
+    pub(crate) fn elv_bio_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> bool {
+        self.elv_merge(cpu, dev, req, MergePath::Bio).is_some()
+    }
+
+    /// The requests `moving` that `dev`'s scheduler is about to insert (on
+    /// `cpu`, its lock held) each try to merge into one it holds
+    /// (`blk_mq_sched_try_insert_merge`); one that merges leaves `moving`
+    /// and gives its scheduler tag back. Returns the cost of what the freed
+    /// tags start (a waiter's insertion).
+    pub(crate) fn elv_insert_merges(&mut self, cpu: CpuId, dev: DevId, moving: &mut Vec<ReqId>) -> u64 {
+        let mut debt = 0;
+        let mut i = 0;
+        while i < moving.len() {
+            let req = moving[i];
+            if self.elv_merge(cpu, dev, req, MergePath::Insert).is_none() {
+                i += 1;
+                continue;
+            }
+            moving.remove(i);
+            let hctx = self.reqs.reqs[req].hctx;
+            debt += self.put_tag(cpu, dev, hctx);
+        }
+        debt
+    }
+
+    /// `req` offered to the requests `dev`'s scheduler holds, in its lookup
+    /// order for `path` (`ElevatorOps::merge_host`); merged into the first
+    /// that takes it, which is returned.
+    fn elv_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId, path: MergePath) -> Option<ReqId> {
+        let limits = self.merge_limits(dev)?;
+        let e = self.devs[dev].elevator.as_mut()?;
+        let host = e.ops().merge_host(cpu, req, &self.reqs, &limits, path)?;
+        e.ops_mut().merged(host);
+        self.merge_into(host, req);
+        Some(host)
     }
 }

@@ -10,6 +10,7 @@ pub(crate) mod hctx;
 pub(crate) mod issue;
 pub(crate) mod kyber;
 pub(crate) mod merge;
+pub(crate) mod merge_rules;
 pub(crate) mod mq_deadline;
 pub(crate) mod request;
 pub(crate) mod submit;

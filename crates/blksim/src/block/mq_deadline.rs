@@ -19,6 +19,7 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::{Begin, ElevatorInit, ElevatorOps, SchedEnv, Section};
+use crate::block::merge_rules::{MergeLimits, MergePath};
 use crate::block::request::RequestPool;
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
@@ -36,6 +37,9 @@ pub(crate) struct Deadline {
     pub lock: SpinLock,
     /// Inserted requests, in deadline (FIFO) order.
     pub fifo: VecDeque<ReqId>,
+    /// `q->last_merge`: the one-hit merge cache (the first request inserted
+    /// while it was empty, then the last one merged into; cleared when dispatched).
+    pub last_merge: Option<ReqId>,
     /// 2024 series: DD_DISPATCHING (a CPU is inside `dd_dispatch_request`).
     pub dispatching: bool,
     /// 2024 series: DD_INSERTING (the lock holder is inserting).
@@ -163,6 +167,8 @@ impl ElevatorOps for Deadline {
 
     fn inserted(&mut self, _env: &SchedEnv, _cpu: CpuId, moving: &[ReqId], _reqs: &RequestPool) -> bool {
         self.fifo.extend(moving.iter().copied());
+        // dd_insert_request: `if (!q->last_merge) q->last_merge = rq`.
+        self.last_merge = self.last_merge.or(moving.first().copied());
         let more = self.patched && self.buckets_set;
         if !more {
             self.inserting = false;
@@ -172,6 +178,10 @@ impl ElevatorOps for Deadline {
 
     fn dispatch_request(&mut self, _env: &SchedEnv, cpu: CpuId, _reqs: &RequestPool) -> Option<ReqId> {
         let rq = self.fifo.pop_front();
+        if rq.is_some() && rq == self.last_merge {
+            // deadline_remove_request
+            self.last_merge = None;
+        }
         if self.patched {
             self.dispatching = false;
             self.run_state_cpu = cpu;
@@ -188,12 +198,43 @@ impl ElevatorOps for Deadline {
         self.inserting
     }
 
+    /// `elv_merge` (a bio) and `elv_attempt_insert_merge` (a request): the
+    /// one-hit cache (where a discard merges anywhere), then, unless
+    /// `nomerges=1`, the request hash: a queued request that ends where
+    /// `req` starts (the newest first). With the 2024 series a bio's lookup
+    /// is skipped while `dd->lock` is held (`spin_trylock`).
+    fn merge_host(
+        &self,
+        _cpu: CpuId,
+        req: ReqId,
+        reqs: &RequestPool,
+        limits: &MergeLimits,
+        path: MergePath,
+    ) -> Option<ReqId> {
+        if self.patched && path == MergePath::Bio && self.lock.owner.is_some() {
+            return None;
+        }
+        let rq = &reqs.reqs[req];
+        if let Some(h) = self.last_merge.filter(|&h| limits.takes(&reqs.reqs[h], rq, true)) {
+            return Some(h);
+        }
+        if limits.noxmerges {
+            return None;
+        }
+        self.fifo.iter().rev().copied().find(|&h| limits.takes(&reqs.reqs[h], rq, false))
+    }
+
+    fn merged(&mut self, host: ReqId) {
+        self.last_merge = Some(host);
+    }
+
     fn has_work(&self) -> bool {
         !self.fifo.is_empty()
     }
 
     fn insert_waiter(&mut self, env: &SchedEnv, req: ReqId, _reqs: &RequestPool) -> u64 {
         self.fifo.push_back(req);
+        self.last_merge = self.last_merge.or(Some(req));
         env.costs.dd_insert_ns
     }
 

@@ -5,7 +5,8 @@
 //! (a scheduler: `blk_mq_sched.rs`) or `nvme_queue_rq` / `nvme_queue_rqs` /
 //! `null_queue_rq` → one SQ doorbell per device and batch.
 
-use crate::block::merge::PlugTail;
+use crate::block::elevator::SchedOp;
+use crate::block::merge_rules::PlugTail;
 use crate::fio::job::{batch_bucket, depth_bucket};
 use crate::fs::engine_submit_ns;
 use crate::hw::cpu::Bill;
@@ -253,6 +254,52 @@ impl Sim {
         self.jobs[j].queued = reqs;
     }
 
+    /// A task's scheduler work after its syscall's bio work, per device its
+    /// requests went to (in the order they first appear): a merge lookup
+    /// per bio (none with `nomerges=2`), the insertion of its requests, a
+    /// run of the queue. Passthrough requests (io_uring_cmd) skip the
+    /// scheduler: `blk_mq_insert_request` (`blk_mq_dispatch_plug_list` from
+    /// a plug) puts them on `hctx->dispatch` holding their scheduler tag,
+    /// without RQF_USE_SCHED, and the queue runs.
+    pub(crate) fn queue_scheduler_sections(&mut self, j: JobId) {
+        if self.jobs[j].sched.pending.is_empty() && self.jobs[j].sched.bio_merged.is_empty() {
+            // No scheduler took any of its bios.
+            return;
+        }
+        let merged = std::mem::take(&mut self.jobs[j].sched.bio_merged);
+        let pending = &self.jobs[j].sched.pending;
+        let mut devs: Vec<DevId> = Vec::new();
+        for d in pending.iter().map(|&r| self.reqs.reqs[r].dev()).chain(merged.iter().copied()) {
+            if !devs.contains(&d) {
+                devs.push(d);
+            }
+        }
+        let passthru = self.jobs[j].passthru();
+        for dev in devs {
+            if passthru {
+                let reqs = &self.reqs;
+                let ctx = &mut self.jobs[j].sched;
+                let mine = ctx.pending.extract_if(.., |r| reqs.reqs[*r].dev() == dev);
+                self.devs[dev].elevator.as_mut().expect("a scheduler").dispatch.extend(mine);
+                ctx.ops.push_back(SchedOp::Run(dev));
+                continue;
+            }
+            let n = self.jobs[j].sched.pending.iter().filter(|&&r| self.reqs.reqs[r].dev() == dev).count();
+            // A merge lookup per bio, the ones that merged included.
+            let bios = n + merged.iter().filter(|&&d| d == dev).count();
+            let merges = if self.devs[dev].queue_settings.nomerges == 2 { 0 } else { bios };
+            let ctx = &mut self.jobs[j].sched;
+            ctx.ops.extend(std::iter::repeat_n(SchedOp::Merge(dev), merges));
+            if n > 0 {
+                ctx.ops.push_back(SchedOp::Insert(dev));
+                ctx.ops.push_back(SchedOp::Run(dev));
+            }
+        }
+        let mut merged = merged;
+        merged.clear();
+        self.jobs[j].sched.bio_merged = merged;
+    }
+
     /// Thread `t` (an SQ thread, glibc's AIO helper) submits the requests it
     /// took (`t`'s `queued`) for job `j` on `cpu`; the driver's follow-on
     /// work is `t`'s, which submitted.
@@ -260,6 +307,8 @@ impl Sim {
         let reqs = std::mem::take(&mut self.jobs[t].queued);
         let before = self.jobs[j].task.debt_ns;
         self.submit_queued(cpu, j, &reqs);
+        // (The thread runs no scheduler sections of the job's.)
+        self.jobs[j].sched.bio_merged.clear();
         let added = self.jobs[j].task.debt_ns - before;
         self.jobs[j].task.debt_ns = before;
         self.jobs[t].task.debt_ns += added;
@@ -373,6 +422,11 @@ impl Sim {
                 continue;
             }
             if plugged && !passthru && last.is_some_and(|l| self.plug_merge(l, req)) {
+                continue;
+            }
+            // blk_mq_sched_bio_merge: into a request the scheduler holds.
+            if !passthru && self.devs[dev].elevator.is_some() && self.elv_bio_merge(cpu, dev, req) {
+                self.jobs[j].sched.bio_merged.push(dev);
                 continue;
             }
             last = Some(req);

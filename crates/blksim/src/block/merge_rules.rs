@@ -1,0 +1,93 @@
+//! The rules by which a bio joins a request (state): the attempt's limits
+//! as `blk_rq_merge_ok` and `blk_try_merge` read them (`blk-merge.c`), and
+//! where a scheduler merge is tried. The merges themselves are `merge.rs`'s.
+
+use crate::block::request::Request;
+use crate::ids::{DevId, HctxId};
+use crate::workload::Direction;
+
+/// `blk_queue_get_max_sectors` of a discard: `max_discard_sectors`, at
+/// most UINT_MAX >> SECTOR_SHIFT sectors (NVMe's, without a DMRSL limit,
+/// is UINT_MAX).
+pub(crate) const MAX_DISCARD_SECTORS: u64 = (u32::MAX >> 9) as u64;
+
+/// A request (or a bio) as a merge looks at it.
+#[derive(Clone, Copy)]
+pub(crate) struct PlugTail {
+    pub(crate) dev: DevId,
+    hctx: HctxId,
+    dir: Direction,
+    /// Where its last bio ends, bytes.
+    end: u64,
+    bytes: u64,
+    /// Its bios (a discard request's ranges).
+    bios: u32,
+}
+
+impl PlugTail {
+    pub(crate) fn of(dev: DevId, hctx: HctxId, dir: Direction, offset: u64, bytes: u32) -> PlugTail {
+        PlugTail { dev, hctx, dir, end: offset + bytes as u64, bytes: bytes as u64, bios: 1 }
+    }
+
+    /// Request `r` with its merged bios (their bytes and ranges).
+    pub(crate) fn request(r: &Request) -> PlugTail {
+        PlugTail { bios: r.ranges as u32, ..PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.dev_bytes) }
+    }
+}
+
+/// A queue's merge limits, as `blk_rq_merge_ok` and the bio attempts read them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MergeLimits {
+    /// `max_sectors_kb`, in bytes.
+    pub(crate) max_bytes: u64,
+    /// `max_discard_segments` (0 or 1: a discard merges only where it continues a request).
+    pub(crate) discard_segments: u32,
+    /// `nomerges=1` (QUEUE_FLAG_NOXMERGES): the elevator tries its one-hit cache only.
+    pub(crate) noxmerges: bool,
+}
+
+impl MergeLimits {
+    /// `blk_try_merge` of `bio` into `host` and the attempt's limits
+    /// (same device and direction; `same_hctx` for a plug, whose list is
+    /// per hardware queue): a discard into a request that takes several
+    /// ranges anywhere (`blk_discard_mergable`, `bio_attempt_discard_merge`:
+    /// fewer ranges than `max_discard_segments`, within the discard size
+    /// limit) when `anywhere` (the plug and the one-hit cache, not the
+    /// request hash, which finds only a request that ends where the bio
+    /// starts); any other bio at the back, contiguous, within
+    /// `max_sectors_kb`. `host` grows by `bio` when it merges. Front merges
+    /// are not modelled.
+    pub(crate) fn merges(&self, host: &mut PlugTail, bio: &PlugTail, same_hctx: bool, anywhere: bool) -> bool {
+        if host.dev != bio.dev || (same_hctx && host.hctx != bio.hctx) || host.dir != bio.dir {
+            return false;
+        }
+        let contiguous = host.end == bio.end - bio.bytes;
+        let fits = if bio.dir == Direction::Trim && self.discard_segments > 1 {
+            (anywhere || contiguous)
+                && host.bios < self.discard_segments
+                && (host.bytes + bio.bytes) / 512 <= MAX_DISCARD_SECTORS
+        } else {
+            contiguous && host.bytes + bio.bytes <= self.max_bytes
+        };
+        if fits {
+            (host.end, host.bytes, host.bios) = (bio.end, host.bytes + bio.bytes, host.bios + 1);
+        }
+        fits
+    }
+
+    /// Does request `bio` merge into the queued request `host`?
+    /// (`anywhere`: a discard may lie anywhere, as for the one-hit cache.)
+    pub(crate) fn takes(&self, host: &Request, bio: &Request, anywhere: bool) -> bool {
+        let mut h = PlugTail::request(host);
+        self.merges(&mut h, &PlugTail::of(bio.dev(), bio.hctx, bio.dir, bio.offset, bio.bytes), false, anywhere)
+    }
+}
+
+/// Where a scheduler merge is tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MergePath {
+    /// A bio as it is submitted (`->bio_merge`), before it has a request.
+    Bio,
+    /// A request as it is inserted (`blk_mq_sched_try_insert_merge`).
+    Insert,
+}
