@@ -49,15 +49,6 @@ impl Sim {
         }
     }
 
-    /// Work `ns` the actor's context caused elsewhere (a freed tag's waiter
-    /// issued): charged to its next step.
-    fn actor_debt(&mut self, a: Actor, ns: u64) {
-        match a {
-            Actor::Task(j) => self.jobs[j].task.debt_ns += ns,
-            Actor::Kworker(cpu) => self.cpus[cpu].kworker.debt_ns += ns,
-        }
-    }
-
     fn ctx(&mut self, a: Actor) -> &mut SchedCtx {
         match a {
             Actor::Task(j) => &mut self.jobs[j].sched,
@@ -217,7 +208,7 @@ impl Sim {
                 let dev = self.ctx_dev(a);
                 // Each request first tries to merge into one the scheduler holds.
                 let debt = self.elv_insert_merges(cpu, dev, &mut moving);
-                self.actor_debt(a, debt);
+                self.add_actor_debt(a, debt);
                 let (e, costs, machine, now, actor_cpu) = elevator_env!(self, dev);
                 let env = SchedEnv { costs, topo: &machine.topology, now, actor_cpu: &actor_cpu };
                 let more = e.ops_mut().inserted(&env, cpu, &moving, &self.reqs);
@@ -391,18 +382,24 @@ impl Sim {
     }
 
     /// A request that waited for a scheduler tag got one from a completion
-    /// on `cpu`: it is inserted from there and kblockd runs the queue.
-    /// Returns the completing context's cost.
-    pub(crate) fn sched_insert_waiter(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> u64 {
+    /// on `cpu`: it is inserted from there (merged into a request the
+    /// scheduler holds if it can: then `true`, and its tag is free again)
+    /// and kblockd runs the queue. Returns the completing context's cost.
+    pub(crate) fn sched_insert_waiter(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> (u64, bool) {
         if self.is_passthru(req) {
             // Past the scheduler, on hctx->dispatch (`queue_scheduler_sections`).
             self.devs[dev].elevator.as_mut().expect("a scheduler").dispatch.push_back(req);
-            return self.run_hw_queue_async(cpu, dev);
+            return (self.run_hw_queue_async(cpu, dev), false);
         }
+        let merged = self.elv_insert_merge(cpu, dev, req);
         let (e, costs, machine, now, actor_cpu) = elevator_env!(self, dev);
         let env = SchedEnv { costs, topo: &machine.topology, now, actor_cpu: &actor_cpu };
+        if merged {
+            // The insertion's work, its merge lookup in it.
+            return (e.ops().insert_ns(&env), true);
+        }
         let cost = e.ops_mut().insert_waiter(&env, req, &self.reqs);
-        cost + self.run_hw_queue_async(cpu, dev)
+        (cost + self.run_hw_queue_async(cpu, dev), false)
     }
 
     /// `need_resched()` in the dispatch loop: a task yields to the kworker or

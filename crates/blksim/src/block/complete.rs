@@ -106,34 +106,41 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn put_tag(&mut self, cpu: CpuId, dev: DevId, hctx: HctxId) -> u64 {
         let mut debt = 0;
-        let d = &mut self.devs[dev];
-        let q = &mut d.queues[hctx];
-        q.busy -= 1;
-        match q.tag_waiters.pop_front() {
+        loop {
+            let d = &mut self.devs[dev];
+            let q = &mut d.queues[hctx];
+            q.busy -= 1;
+            let Some(waiter) = q.tag_waiters.pop_front() else {
+                q.tags_free += 1;
+                return debt;
+            };
             // The freed tag goes straight to the oldest waiter, dispatched from here.
-            Some(waiter) => {
-                self.reqs.reqs[waiter].waiting_tag = false;
-                if d.elevator.is_some() {
-                    // It goes into the scheduler (inserted from here, its lock not
-                    // modelled) and kblockd runs the queue.
-                    debt += self.sched_insert_waiter(cpu, dev, waiter);
-                } else {
-                    debt += self.driver_queue_rq_cost(waiter) + self.driver_commit_cost(dev);
-                    debt += self.driver_issue(cpu, dev, hctx, waiter);
-                }
-                let wj = self.reqs.reqs[waiter].job();
-                debt += self.tag_granted(cpu, wj);
-                if self.jobs[wj].iopoll() {
-                    // Issued from io-wq: it joins its ring's iopoll list.
-                    let now = self.q.now_ns();
-                    self.jobs[wj].engine.ring.iopoll_req_issued(waiter, &mut self.reqs.reqs[waiter], now);
-                    let poller = self.ring_poller(wj);
-                    self.iopoll_poke(poller);
-                }
+            self.reqs.reqs[waiter].waiting_tag = false;
+            let mut merged = false;
+            if d.elevator.is_some() {
+                // It goes into the scheduler (inserted from here, its lock not
+                // modelled) and kblockd runs the queue.
+                let (cost, m) = self.sched_insert_waiter(cpu, dev, waiter);
+                debt += cost;
+                merged = m;
+            } else {
+                debt += self.driver_queue_rq_cost(waiter) + self.driver_commit_cost(dev);
+                debt += self.driver_issue(cpu, dev, hctx, waiter);
             }
-            None => q.tags_free += 1,
+            let wj = self.reqs.reqs[waiter].job();
+            debt += self.tag_granted(cpu, wj);
+            if self.jobs[wj].iopoll() {
+                // Issued from io-wq: it joins its ring's iopoll list.
+                let now = self.q.now_ns();
+                self.jobs[wj].engine.ring.iopoll_req_issued(waiter, &mut self.reqs.reqs[waiter], now);
+                let poller = self.ring_poller(wj);
+                self.iopoll_poke(poller);
+            }
+            if !merged {
+                return debt;
+            }
+            // It merged as it was inserted: its tag is free again, for the next waiter.
         }
-        debt
     }
 
     /// A request of `j` got the tag it waited for; the last one wakes a

@@ -155,6 +155,9 @@ pub(crate) trait ElevatorOps {
     fn merged(&mut self, _host: ReqId) {}
     /// `has_work`: does it hold requests to dispatch?
     fn has_work(&self) -> bool;
+    /// The work of one insertion (`insert_requests` for one request, as for
+    /// a waiter that merged instead).
+    fn insert_ns(&self, env: &SchedEnv) -> u64;
     /// A request that waited for a scheduler tag is inserted by the
     /// completion that freed one (its lock not modelled): that context's cost.
     fn insert_waiter(&mut self, env: &SchedEnv, req: ReqId, reqs: &RequestPool) -> u64;

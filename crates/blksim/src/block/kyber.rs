@@ -393,11 +393,15 @@ impl ElevatorOps for Kyber {
         self.queued > 0
     }
 
+    fn insert_ns(&self, env: &SchedEnv) -> u64 {
+        env.costs.kyber_insert_ns
+    }
+
     fn insert_waiter(&mut self, env: &SchedEnv, req: ReqId, reqs: &RequestPool) -> u64 {
         let r = &reqs.reqs[req];
         self.kcqs[r.submit_cpu.idx()].rq_list[Kyber::domain(r.dir)].push_back(req);
         self.queued += 1;
-        env.costs.kyber_insert_ns
+        self.insert_ns(env)
     }
 
     fn request_done(&mut self, env: &SchedEnv, req: ReqId, r: &Request) -> Done {

@@ -90,7 +90,7 @@ impl Sim {
         let mut i = 0;
         while i < moving.len() {
             let req = moving[i];
-            if self.elv_merge(cpu, dev, req, MergePath::Insert).is_none() {
+            if !self.elv_insert_merge(cpu, dev, req) {
                 i += 1;
                 continue;
             }
@@ -99,6 +99,12 @@ impl Sim {
             debt += self.put_tag(cpu, dev, hctx);
         }
         debt
+    }
+
+    /// `blk_mq_sched_try_insert_merge` of `req` (holding a scheduler tag,
+    /// which the caller frees if it merged).
+    pub(crate) fn elv_insert_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> bool {
+        self.elv_merge(cpu, dev, req, MergePath::Insert).is_some()
     }
 
     /// `req` offered to the requests `dev`'s scheduler holds, in its lookup

@@ -232,10 +232,14 @@ impl ElevatorOps for Deadline {
         !self.fifo.is_empty()
     }
 
+    fn insert_ns(&self, env: &SchedEnv) -> u64 {
+        env.costs.dd_insert_ns
+    }
+
     fn insert_waiter(&mut self, env: &SchedEnv, req: ReqId, _reqs: &RequestPool) -> u64 {
         self.fifo.push_back(req);
         self.last_merge = self.last_merge.or(Some(req));
-        env.costs.dd_insert_ns
+        self.insert_ns(env)
     }
 
     fn locks(&self) -> Vec<(&'static str, LockStats)> {
