@@ -105,19 +105,25 @@ impl Sim {
     /// Returns the cost of that follow-on work.
     #[inline(always)]
     pub(crate) fn put_tag(&mut self, cpu: CpuId, dev: DevId, hctx: HctxId) -> u64 {
+        let q = &mut self.devs[dev].queues[hctx];
+        q.busy -= 1;
+        if q.tag_waiters.is_empty() {
+            q.tags_free += 1;
+            return 0;
+        }
+        self.tag_to_waiters(cpu, dev, hctx)
+    }
+
+    /// A freed tag of `hctx` goes to the oldest waiter, dispatched (or
+    /// inserted into the scheduler) from here; a waiter that merges as it
+    /// is inserted frees it again, for the next one.
+    #[inline(never)]
+    fn tag_to_waiters(&mut self, cpu: CpuId, dev: DevId, hctx: HctxId) -> u64 {
         let mut debt = 0;
-        loop {
-            let d = &mut self.devs[dev];
-            let q = &mut d.queues[hctx];
-            q.busy -= 1;
-            let Some(waiter) = q.tag_waiters.pop_front() else {
-                q.tags_free += 1;
-                return debt;
-            };
-            // The freed tag goes straight to the oldest waiter, dispatched from here.
+        while let Some(waiter) = self.devs[dev].queues[hctx].tag_waiters.pop_front() {
             self.reqs.reqs[waiter].waiting_tag = false;
             let mut merged = false;
-            if d.elevator.is_some() {
+            if self.devs[dev].elevator.is_some() {
                 // It goes into the scheduler (inserted from here, its lock not
                 // modelled) and kblockd runs the queue.
                 let (cost, m) = self.sched_insert_waiter(cpu, dev, waiter);
@@ -139,8 +145,11 @@ impl Sim {
             if !merged {
                 return debt;
             }
-            // It merged as it was inserted: its tag is free again, for the next waiter.
+            // It merged as it was inserted: its tag is free again.
+            self.devs[dev].queues[hctx].busy -= 1;
         }
+        self.devs[dev].queues[hctx].tags_free += 1;
+        debt
     }
 
     /// A request of `j` got the tag it waited for; the last one wakes a
