@@ -307,7 +307,7 @@ fn io_uring_cmd_trims_of_several_ranges_as_fio_fills_them() {
 }
 
 #[test]
-fn bios_merge_into_requests_the_scheduler_holds_discards_anywhere_others_at_their_back() {
+fn bios_merge_into_requests_the_scheduler_holds_discards_anywhere_others_next_to_them() {
     // blk_mq_sched_bio_merge before a bio takes a tag, and
     // elv_attempt_insert_merge as a request is inserted: mq-deadline looks at
     // q->last_merge (a discard merges there wherever it lies) and at the
@@ -350,6 +350,20 @@ fn bios_merge_into_requests_the_scheduler_holds_discards_anywhere_others_at_thei
         let off = run_with(seq, &[&hp[..], &["--set", &sched(s), "--set", "/sys/block/sda/queue/nomerges=2"]].concat());
         assert_eq!(disk(&off), (2048, 0), "{s} with nomerges=2");
     }
+    // Backwards (fio's `rw=write:-8k`): each bio ends where a queued request
+    // starts: front merges (mq-deadline's dd_request_merge, kyber's list).
+    let back = seq.replace("rw=write", "rw=write:-8k");
+    for s in ["mq-deadline", "kyber"] {
+        let (ios, merges) = disk(&run_with(&back, &[&hp[..], &["--set", &sched(s)]].concat()));
+        assert_eq!(ios + merges, 2048, "{s}");
+        assert!(merges > 512, "{s} backwards: {merges} merges");
+    }
+    // In the plug too (io_uring submits 16 at a time): blk_try_merge's front merge.
+    let plug = "[w]\nfilename=/dev/nvme0n1\nioengine=io_uring\ndirect=1\nrw=write:-8k\nbs=4k\niodepth=16\n\
+                iodepth_batch_submit=16\niodepth_batch_complete_min=16\nsize=1m\n";
+    let (ios, merges) = disk(&run_with(plug, &[]));
+    // (fio starts at 0, then wraps to the region's end: the first submission is two runs.)
+    assert_eq!((ios, merges), (256 / 16 + 1, 256 - 256 / 16 - 1), "sixteen a submission, one request");
     // Random writes over a larger region rarely continue a queued request.
     let rand = seq.replace("rw=write", "rw=randwrite\nnorandommap").replace("size=8m", "size=64m\nnumber_ios=2048");
     let (_, merges) = disk(&run_with(&rand, &[&hp[..], &["--set", &sched("mq-deadline")]].concat()));

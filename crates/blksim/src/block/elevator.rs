@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use crate::block::kyber::{self, Kyber};
-use crate::block::merge_rules::{MergeLimits, MergePath};
+use crate::block::merge_rules::{MergeKind, MergeLimits, MergePath};
 use crate::block::mq_deadline::Deadline;
 use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
@@ -139,8 +139,8 @@ pub(crate) trait ElevatorOps {
     /// the inserter must take the lock itself (and insert them).
     fn deferred(&mut self, cpu: CpuId, pending: &mut Vec<ReqId>) -> bool;
     /// The queued request that `req` (a bio submitted, or a request about
-    /// to be inserted, on `cpu`: `path`) merges into, looked up as the
-    /// scheduler looks (`limits.takes` decides each candidate); none by default.
+    /// to be inserted, on `cpu`: `path`) merges into, and how, looked up as
+    /// the scheduler looks (`limits.takes` decides each candidate); none by default.
     fn merge_host(
         &self,
         _cpu: CpuId,
@@ -148,7 +148,7 @@ pub(crate) trait ElevatorOps {
         _reqs: &RequestPool,
         _limits: &MergeLimits,
         _path: MergePath,
-    ) -> Option<ReqId> {
+    ) -> Option<(ReqId, MergeKind)> {
         None
     }
     /// A request merged into `host` (`elv_merged_request`).

@@ -25,7 +25,7 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::{Begin, Done, ElevatorInit, ElevatorOps, SchedEnv, Section};
-use crate::block::merge_rules::{MergeLimits, MergePath};
+use crate::block::merge_rules::{MergeKind, MergeLimits, MergePath};
 use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
@@ -380,13 +380,13 @@ impl ElevatorOps for Kyber {
         reqs: &RequestPool,
         limits: &MergeLimits,
         path: MergePath,
-    ) -> Option<ReqId> {
+    ) -> Option<(ReqId, MergeKind)> {
         if path == MergePath::Insert {
             return None;
         }
         let rq = &reqs.reqs[req];
         let list = &self.kcqs[cpu.idx()].rq_list[Kyber::domain(rq.dir)];
-        list.iter().rev().take(8).copied().find(|&h| limits.takes(&reqs.reqs[h], rq, true))
+        list.iter().rev().take(8).find_map(|&h| limits.takes(&reqs.reqs[h], rq, true, true).map(|k| (h, k)))
     }
 
     fn has_work(&self) -> bool {

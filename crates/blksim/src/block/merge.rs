@@ -1,18 +1,19 @@
 //! Kernel path: merging a bio into a request (`blk-merge.c`, `elevator.c`).
 //! In the plug: `blk_attempt_plug_merge` → `blk_attempt_bio_merge`:
 //! `blk_rq_merge_ok`, then `blk_try_merge` picks a discard merge
-//! (`bio_attempt_discard_merge`: one more range, anywhere) or a back merge
-//! (`bio_attempt_back_merge`: contiguous). In the I/O scheduler, as a
-//! request is inserted: the scheduler offers its queued requests in its
-//! lookup order (mq-deadline's `q->last_merge` and request hash, kyber's
-//! per-CPU list) and the first that takes it is its host: a bio as it is
-//! submitted, before it takes a tag (`blk_mq_sched_bio_merge`: mq-deadline's
-//! `elv_merge`, kyber's `blk_bio_list_merge`), and a request as it is
-//! inserted (`elv_attempt_insert_merge`, mq-deadline's; its scheduler tag is
-//! freed, `blk_mq_free_requests`). A merged bio rides with its request and
-//! ends with it.
+//! (`bio_attempt_discard_merge`: one more range, anywhere), a back merge
+//! (`bio_attempt_back_merge`: contiguous) or a front merge
+//! (`bio_attempt_front_merge`: it ends where the request starts). In the
+//! I/O scheduler the scheduler offers its queued requests in its lookup
+//! order (mq-deadline's `q->last_merge`, request hash and sort list,
+//! kyber's per-CPU list) and the first that takes it is its host: a bio as
+//! it is submitted, before it takes a tag (`blk_mq_sched_bio_merge`:
+//! mq-deadline's `elv_merge`, kyber's `blk_bio_list_merge`), and a request
+//! as it is inserted (`elv_attempt_insert_merge`, mq-deadline's; back and
+//! discard merges; its scheduler tag is freed, `blk_mq_free_requests`). A
+//! merged bio rides with its request and ends with it.
 
-use crate::block::merge_rules::{MergeLimits, MergePath, PlugTail};
+use crate::block::merge_rules::{MergeKind, MergeLimits, MergePath, PlugTail};
 use crate::ids::{CpuId, DevId, ReqId};
 use crate::system::Sim;
 use crate::workload::Direction;
@@ -33,26 +34,28 @@ impl Sim {
     /// `blk_rq_merge_ok` and `blk_try_merge` of `bio` into the plug's last
     /// request `tail` (same device, queue and direction; `nomerges=2`
     /// forbids every merge), and `tail` grown by it when it merges: a
-    /// discard anywhere (`MergeLimits::merges`), any other bio at the back.
-    pub(crate) fn plug_merges(&self, tail: &mut PlugTail, bio: &PlugTail) -> bool {
-        self.merge_limits(bio.dev).is_some_and(|l| l.merges(tail, bio, true, true))
+    /// discard anywhere (`MergeLimits::merges`), any other bio at the back
+    /// or the front.
+    pub(crate) fn plug_merges(&self, tail: &mut PlugTail, bio: &PlugTail) -> Option<MergeKind> {
+        self.merge_limits(bio.dev).and_then(|l| l.merges(tail, bio, true, true, true))
     }
 
     /// `blk_attempt_plug_merge`: `req` merges into `last`, the plug's last
     /// request (`plug_merges`), rides with it and takes no tag of its own.
     pub(crate) fn plug_merge(&mut self, last: ReqId, req: ReqId) -> bool {
         let (l, r) = (&self.reqs.reqs[last], &self.reqs.reqs[req]);
-        let mut tail = PlugTail::request(l);
-        if !self.plug_merges(&mut tail, &PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.bytes)) {
+        let Some(kind) = self.plug_merges(&mut PlugTail::request(l), &PlugTail::bio(r)) else {
             return false;
-        }
-        self.merge_into(last, req);
+        };
+        self.merge_into(last, req, kind);
         true
     }
 
-    /// `req` rides with `host` from now on: chained after its merged bios,
-    /// its bytes and ranges added, counted in the disk's merges.
-    fn merge_into(&mut self, host: ReqId, req: ReqId) {
+    /// `req` rides with `host` from now on (`kind`: at its back, as a
+    /// range, or in front, where the device's I/O then starts): chained
+    /// after its merged bios, its bytes and ranges added, counted in the
+    /// disk's merges.
+    fn merge_into(&mut self, host: ReqId, req: ReqId, kind: MergeKind) {
         let r = &self.reqs.reqs[req];
         let (dev, dir, bytes, ranges) = (r.dev(), r.dir, r.bytes, r.ranges);
         let mut end = host;
@@ -61,6 +64,9 @@ impl Sim {
         }
         self.reqs.reqs[end].next_merged = Some(req);
         self.reqs.reqs[host].dev_bytes += bytes;
+        if kind == MergeKind::Front {
+            self.reqs.reqs[host].front_bytes += bytes;
+        }
         self.reqs.reqs[host].ranges += ranges;
         self.reqs.reqs[req].merged = true;
         let disk = &mut self.devs[dev].disk;
@@ -113,9 +119,9 @@ impl Sim {
     fn elv_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId, path: MergePath) -> Option<ReqId> {
         let limits = self.merge_limits(dev)?;
         let e = self.devs[dev].elevator.as_mut()?;
-        let host = e.ops().merge_host(cpu, req, &self.reqs, &limits, path)?;
+        let (host, kind) = e.ops().merge_host(cpu, req, &self.reqs, &limits, path)?;
         e.ops_mut().merged(host);
-        self.merge_into(host, req);
+        self.merge_into(host, req, kind);
         Some(host)
     }
 }

@@ -17,7 +17,8 @@ pub(crate) struct PlugTail {
     pub(crate) dev: DevId,
     hctx: HctxId,
     dir: Direction,
-    /// Where its last bio ends, bytes.
+    /// Where its first bio starts and its last ends, bytes.
+    start: u64,
     end: u64,
     bytes: u64,
     /// Its bios (a discard request's ranges).
@@ -26,13 +27,29 @@ pub(crate) struct PlugTail {
 
 impl PlugTail {
     pub(crate) fn of(dev: DevId, hctx: HctxId, dir: Direction, offset: u64, bytes: u32) -> PlugTail {
-        PlugTail { dev, hctx, dir, end: offset + bytes as u64, bytes: bytes as u64, bios: 1 }
+        PlugTail { dev, hctx, dir, start: offset, end: offset + bytes as u64, bytes: bytes as u64, bios: 1 }
     }
 
     /// Request `r` with its merged bios (their bytes and ranges).
     pub(crate) fn request(r: &Request) -> PlugTail {
-        PlugTail { bios: r.ranges as u32, ..PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.dev_bytes) }
+        PlugTail { bios: r.ranges as u32, ..PlugTail::of(r.dev(), r.hctx, r.dir, r.dev_offset(), r.dev_bytes) }
     }
+
+    /// Bio `r` (a request's own I/O).
+    pub(crate) fn bio(r: &Request) -> PlugTail {
+        PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.bytes)
+    }
+}
+
+/// How a bio joins a request (`enum elv_merge`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MergeKind {
+    /// At its end (`bio_attempt_back_merge`).
+    Back,
+    /// Before its start (`bio_attempt_front_merge`).
+    Front,
+    /// As one more range of a discard (`bio_attempt_discard_merge`).
+    Discard,
 }
 
 /// A queue's merge limits, as `blk_rq_merge_ok` and the bio attempts read them.
@@ -54,32 +71,49 @@ impl MergeLimits {
     /// fewer ranges than `max_discard_segments`, within the discard size
     /// limit) when `anywhere` (the plug and the one-hit cache, not the
     /// request hash, which finds only a request that ends where the bio
-    /// starts); any other bio at the back, contiguous, within
-    /// `max_sectors_kb`. `host` grows by `bio` when it merges. Front merges
-    /// are not modelled.
-    pub(crate) fn merges(&self, host: &mut PlugTail, bio: &PlugTail, same_hctx: bool, anywhere: bool) -> bool {
+    /// starts); any other bio at the back, contiguous, or, when `front`,
+    /// before the start, within `max_sectors_kb`. `host` grows by `bio`
+    /// when it merges.
+    pub(crate) fn merges(
+        &self,
+        host: &mut PlugTail,
+        bio: &PlugTail,
+        same_hctx: bool,
+        anywhere: bool,
+        front: bool,
+    ) -> Option<MergeKind> {
         if host.dev != bio.dev || (same_hctx && host.hctx != bio.hctx) || host.dir != bio.dir {
-            return false;
+            return None;
         }
-        let contiguous = host.end == bio.end - bio.bytes;
-        let fits = if bio.dir == Direction::Trim && self.discard_segments > 1 {
-            (anywhere || contiguous)
+        let back = host.end == bio.start;
+        let kind = if bio.dir == Direction::Trim && self.discard_segments > 1 {
+            ((anywhere || back)
                 && host.bios < self.discard_segments
-                && (host.bytes + bio.bytes) / 512 <= MAX_DISCARD_SECTORS
+                && (host.bytes + bio.bytes) / 512 <= MAX_DISCARD_SECTORS)
+                .then_some(MergeKind::Discard)
+        } else if host.bytes + bio.bytes > self.max_bytes {
+            None
+        } else if back {
+            Some(MergeKind::Back)
+        } else if front && bio.end == host.start {
+            Some(MergeKind::Front)
         } else {
-            contiguous && host.bytes + bio.bytes <= self.max_bytes
+            None
         };
-        if fits {
-            (host.end, host.bytes, host.bios) = (bio.end, host.bytes + bio.bytes, host.bios + 1);
+        match kind {
+            Some(MergeKind::Front) => host.start = bio.start,
+            Some(_) => host.end = bio.end,
+            None => return None,
         }
-        fits
+        (host.bytes, host.bios) = (host.bytes + bio.bytes, host.bios + 1);
+        kind
     }
 
-    /// Does request `bio` merge into the queued request `host`?
-    /// (`anywhere`: a discard may lie anywhere, as for the one-hit cache.)
-    pub(crate) fn takes(&self, host: &Request, bio: &Request, anywhere: bool) -> bool {
-        let mut h = PlugTail::request(host);
-        self.merges(&mut h, &PlugTail::of(bio.dev(), bio.hctx, bio.dir, bio.offset, bio.bytes), false, anywhere)
+    /// How request `bio` merges into the queued request `host`, if it does
+    /// (`anywhere`: a discard may lie anywhere, as for the one-hit cache;
+    /// `front`: before its start too).
+    pub(crate) fn takes(&self, host: &Request, bio: &Request, anywhere: bool, front: bool) -> Option<MergeKind> {
+        self.merges(&mut PlugTail::request(host), &PlugTail::bio(bio), false, anywhere, front)
     }
 }
 

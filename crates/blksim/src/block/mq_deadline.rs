@@ -19,7 +19,7 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::{Begin, ElevatorInit, ElevatorOps, SchedEnv, Section};
-use crate::block::merge_rules::{MergeLimits, MergePath};
+use crate::block::merge_rules::{MergeKind, MergeLimits, MergePath};
 use crate::block::request::RequestPool;
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
@@ -199,10 +199,12 @@ impl ElevatorOps for Deadline {
     }
 
     /// `elv_merge` (a bio) and `elv_attempt_insert_merge` (a request): the
-    /// one-hit cache (where a discard merges anywhere), then, unless
-    /// `nomerges=1`, the request hash: a queued request that ends where
-    /// `req` starts (the newest first). With the 2024 series a bio's lookup
-    /// is skipped while `dd->lock` is held (`spin_trylock`).
+    /// one-hit cache (where a discard merges anywhere, and a bio in front
+    /// too), then, unless `nomerges=1`, the request hash: a queued request
+    /// that ends where `req` starts (the newest first); a bio last tries
+    /// the sort list for one that starts where it ends (`dd_request_merge`,
+    /// `front_merges` on). With the 2024 series a bio's lookup is skipped
+    /// while `dd->lock` is held (`spin_trylock`).
     fn merge_host(
         &self,
         _cpu: CpuId,
@@ -210,18 +212,24 @@ impl ElevatorOps for Deadline {
         reqs: &RequestPool,
         limits: &MergeLimits,
         path: MergePath,
-    ) -> Option<ReqId> {
-        if self.patched && path == MergePath::Bio && self.lock.owner.is_some() {
+    ) -> Option<(ReqId, MergeKind)> {
+        let bio = path == MergePath::Bio;
+        if self.patched && bio && self.lock.owner.is_some() {
             return None;
         }
         let rq = &reqs.reqs[req];
-        if let Some(h) = self.last_merge.filter(|&h| limits.takes(&reqs.reqs[h], rq, true)) {
-            return Some(h);
+        let try_each = |anywhere: bool, front: bool| {
+            let it = self.last_merge.into_iter().filter(|_| anywhere);
+            let hash = self.fifo.iter().rev().copied().filter(|_| !anywhere);
+            it.chain(hash).find_map(|h| limits.takes(&reqs.reqs[h], rq, anywhere, front).map(|k| (h, k)))
+        };
+        if let Some(found) = try_each(true, bio) {
+            return Some(found);
         }
         if limits.noxmerges {
             return None;
         }
-        self.fifo.iter().rev().copied().find(|&h| limits.takes(&reqs.reqs[h], rq, false))
+        try_each(false, false).or_else(|| if bio { try_each(false, true) } else { None })
     }
 
     fn merged(&mut self, host: ReqId) {

@@ -40,6 +40,9 @@ pub(crate) struct Request {
     /// Bytes the device moves for this request: its own, plus those of the
     /// bios merged into it.
     pub dev_bytes: u32,
+    /// Bytes of the bios merged in front of it: the device's I/O starts
+    /// this much before `offset` (fio's offset of its own io_u).
+    pub front_bytes: u32,
     /// The next request merged into this one: they complete with it.
     pub next_merged: Option<ReqId>,
     /// Merged into another request: it takes no tag and completes with it.
@@ -89,6 +92,7 @@ impl Request {
             t_cqe_ns: 0,
             t_done_ns: 0,
             dev_bytes: 0,
+            front_bytes: 0,
             next_merged: None,
             merged: false,
             ranges: 1,
@@ -110,6 +114,11 @@ impl Request {
             Owner::Job(j) => j,
             Owner::Dsa(c) => unreachable!("a DSA descriptor (client {c}) has no job"),
         }
+    }
+
+    /// Where the device's I/O starts: its own offset, less the bios merged in front.
+    pub(crate) fn dev_offset(&self) -> u64 {
+        self.offset - self.front_bytes as u64
     }
 
     /// The device of a block request (every engine's but fio's null one).

@@ -147,7 +147,7 @@ impl Sim {
             // blk_attempt_plug_merge: a merge into the last request.
             let bio = PlugTail::of(dev, hctx, r.dir, r.offset, r.bytes);
             if let Some(tail) = last.as_mut().filter(|_| !passthru) {
-                if self.plug_merges(tail, &bio) {
+                if self.plug_merges(tail, &bio).is_some() {
                     continue;
                 }
             }

@@ -402,6 +402,7 @@ impl Sim {
         r.dev = dev;
         r.t_start_ns = now;
         r.dev_bytes = bytes as u32;
+        r.front_bytes = 0;
         r.next_merged = None;
         r.merged = false;
         r.polled = false;

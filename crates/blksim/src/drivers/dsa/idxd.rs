@@ -23,6 +23,7 @@ impl Sim {
         r.dir = Direction::Write;
         r.bytes = bytes;
         r.dev_bytes = bytes;
+        r.front_bytes = 0;
         r.next_merged = None;
         r.merged = false;
         r.dev = Some(dev);

@@ -55,7 +55,7 @@ impl Sim {
         let r = &mut self.reqs.reqs[req];
         r.t_dispatch_ns = now;
         r.cmd_cpu = cpu;
-        let (dir, offset, bytes, submit) = (r.dir, r.offset, r.dev_bytes as u64, r.submit_cpu);
+        let (dir, offset, bytes, submit) = (r.dir, r.dev_offset(), r.dev_bytes as u64, r.submit_cpu);
         let d = &mut self.devs[dev];
         d.account_start(now);
         if let Some(t) = self.trace.as_mut() {
