@@ -153,6 +153,16 @@ pub(crate) trait ElevatorOps {
     }
     /// A request merged into `host` (`elv_merged_request`).
     fn merged(&mut self, _host: ReqId) {}
+    /// After `host` grew by a bio (`kind`), the queued request next to it
+    /// in sector order (`elv_latter_request` after a back merge,
+    /// `elv_former_request` after a front one), for a scheduler that keeps
+    /// that order (`next_request` / `former_request` ops); none by default.
+    fn neighbour(&self, _host: ReqId, _kind: MergeKind, _reqs: &RequestPool) -> Option<ReqId> {
+        None
+    }
+    /// `next` merged into `req` (`elv_merge_requests` → `requests_merged`):
+    /// it leaves the scheduler.
+    fn requests_merged(&mut self, _req: ReqId, _next: ReqId) {}
     /// `has_work`: does it hold requests to dispatch?
     fn has_work(&self) -> bool;
     /// The work of one insertion (`insert_requests` for one request, as for

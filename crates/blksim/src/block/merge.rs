@@ -10,8 +10,10 @@
 //! it is submitted, before it takes a tag (`blk_mq_sched_bio_merge`:
 //! mq-deadline's `elv_merge`, kyber's `blk_bio_list_merge`), and a request
 //! as it is inserted (`elv_attempt_insert_merge`, mq-deadline's; back and
-//! discard merges; its scheduler tag is freed, `blk_mq_free_requests`). A
-//! merged bio rides with its request and ends with it.
+//! discard merges; its scheduler tag is freed, `blk_mq_free_requests`);
+//! after a bio's merge the grown request may join its neighbour in sector
+//! order (`attempt_back_merge`, `attempt_front_merge`). A merged bio (or
+//! request) rides with its request and ends with it.
 
 use crate::block::merge_rules::{MergeKind, MergeLimits, MergePath, PlugTail};
 use crate::ids::{CpuId, DevId, ReqId};
@@ -57,7 +59,8 @@ impl Sim {
     /// disk's merges.
     fn merge_into(&mut self, host: ReqId, req: ReqId, kind: MergeKind) {
         let r = &self.reqs.reqs[req];
-        let (dev, dir, bytes, ranges) = (r.dev(), r.dir, r.bytes, r.ranges);
+        // A bio's bytes, or a request's with its merged bios (attempt_merge).
+        let (dev, dir, bytes, ranges) = (r.dev(), r.dir, r.dev_bytes, r.ranges);
         let mut end = host;
         while let Some(next) = self.reqs.reqs[end].next_merged {
             end = next;
@@ -82,8 +85,28 @@ impl Sim {
     /// tag, as the kernel tries it before allocating a request): it rides
     /// with that request and takes no tag of its own.
     #[inline(never)]
-    pub(crate) fn elv_bio_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> bool {
-        self.elv_merge(cpu, dev, req, MergePath::Bio).is_some()
+    /// Returns the cost of what a freed tag starts, if it merged.
+    pub(crate) fn elv_bio_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> Option<u64> {
+        let (host, kind) = self.elv_merge(cpu, dev, req, MergePath::Bio)?;
+        Some(self.attempt_request_merge(cpu, dev, host, kind))
+    }
+
+    /// `attempt_back_merge` / `attempt_front_merge`: `host`, grown by a
+    /// bio, may now touch the request next to it in the scheduler; if so
+    /// the later of the two joins the earlier, leaves the scheduler and
+    /// frees its tag. Returns the cost of what the freed tag starts.
+    fn attempt_request_merge(&mut self, cpu: CpuId, dev: DevId, host: ReqId, kind: MergeKind) -> u64 {
+        let Some(limits) = self.merge_limits(dev) else { return 0 };
+        let Some(e) = self.devs[dev].elevator.as_mut() else { return 0 };
+        let Some(other) = e.ops().neighbour(host, kind, &self.reqs) else { return 0 };
+        let (req, next) = if kind == MergeKind::Back { (host, other) } else { (other, host) };
+        if !limits.joins(&self.reqs.reqs[req], &self.reqs.reqs[next]) {
+            return 0;
+        }
+        e.ops_mut().requests_merged(req, next);
+        self.merge_into(req, next, MergeKind::Back);
+        let hctx = self.reqs.reqs[next].hctx;
+        self.put_tag(cpu, dev, hctx)
     }
 
     /// The requests `moving` that `dev`'s scheduler is about to insert (on
@@ -115,13 +138,106 @@ impl Sim {
 
     /// `req` offered to the requests `dev`'s scheduler holds, in its lookup
     /// order for `path` (`ElevatorOps::merge_host`); merged into the first
-    /// that takes it, which is returned.
-    fn elv_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId, path: MergePath) -> Option<ReqId> {
+    /// that takes it, which is returned with how.
+    fn elv_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId, path: MergePath) -> Option<(ReqId, MergeKind)> {
         let limits = self.merge_limits(dev)?;
         let e = self.devs[dev].elevator.as_mut()?;
         let (host, kind) = e.ops().merge_host(cpu, req, &self.reqs, &limits, path)?;
         e.ops_mut().merged(host);
         self.merge_into(host, req, kind);
-        Some(host)
+        Some((host, kind))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::block::elevator::Sched;
+    use crate::block::Owner;
+    use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
+    use crate::machine::builtin;
+    use crate::settings::Settings;
+    use crate::system::Sim;
+    use crate::workload::{Direction, IoEngine, JobConfig};
+
+    /// Single-queue null_blk with mq-deadline and one libaio job (not run).
+    fn sim() -> Sim {
+        let m = builtin("ryzen-7950x").unwrap();
+        let mut s = Settings::default();
+        s.apply_cmdline("null_blk.submit_queues=1").unwrap();
+        s.apply_write("/sys/block/nullb0/queue/scheduler=mq-deadline", &["nullb0".into()]).unwrap();
+        let mut j = JobConfig::new("w");
+        j.ioengine = IoEngine::Libaio;
+        j.direct = true;
+        j.filenames = vec!["/dev/nullb0".into()];
+        Sim::build(&m, &s, &[j], 1).unwrap()
+    }
+
+    /// A 4 KiB write of the job at `offset`.
+    fn write(s: &mut Sim, offset: u64) -> ReqId {
+        let req = s.reqs.alloc();
+        let r = &mut s.reqs.reqs[req];
+        (r.owner, r.dir, r.offset, r.bytes, r.dev_bytes) = (Owner::Job(JobId(0)), Direction::Write, offset, 4096, 4096);
+        (r.dev, r.hctx, r.ranges, r.front_bytes) = (Some(DevId(0)), HctxId(0), 1, 0);
+        (r.next_merged, r.merged) = (None, false);
+        req
+    }
+
+    /// `req` queued in mq-deadline, holding a scheduler tag.
+    fn queued(s: &mut Sim, req: ReqId) {
+        assert!(s.get_tag(DevId(0), HctxId(0), req));
+        let e = s.devs[DevId(0)].elevator.as_mut().unwrap();
+        let Sched::MqDeadline(dd) = &mut e.sched else { panic!("mq-deadline") };
+        dd.fifo.push_back(req);
+        dd.last_merge = dd.last_merge.or(Some(req));
+    }
+
+    fn fifo(s: &Sim) -> Vec<ReqId> {
+        let Sched::MqDeadline(dd) = &s.devs[DevId(0)].elevator.as_ref().unwrap().sched else { panic!() };
+        dd.fifo.iter().copied().collect()
+    }
+
+    #[test]
+    fn a_bio_that_fills_the_gap_between_two_queued_requests_joins_them_into_one() {
+        // The one-hit cache first: with [0, 4k) there (inserted first) the bio
+        // back-merges into it and attempt_back_merge finds [8k, 12k) starting
+        // where it now ends; with [8k, 12k) there the bio merges in front and
+        // attempt_front_merge finds [0, 4k) ending where it now starts. Either
+        // way the later request joins the earlier, leaves the scheduler (the
+        // survivor takes the older FIFO place) and frees its tag; two merges.
+        for a_first in [true, false] {
+            let mut s = sim();
+            let (a, c) = (write(&mut s, 0), write(&mut s, 8192));
+            let order = if a_first { [a, c] } else { [c, a] };
+            order.iter().for_each(|&r| queued(&mut s, r));
+            let busy = s.devs[DevId(0)].queues[HctxId(0)].busy;
+            let b = write(&mut s, 4096);
+            assert!(s.elv_bio_merge(CpuId(0), DevId(0), b).is_some());
+            assert_eq!(fifo(&s), [a], "c left");
+            assert_eq!((s.reqs.reqs[a].dev_offset(), s.reqs.reqs[a].dev_bytes), (0, 12288));
+            let next = |r: ReqId| s.reqs.reqs[r].next_merged;
+            let chain = if a_first { (Some(b), Some(c), None) } else { (Some(c), None, Some(b)) };
+            assert_eq!((next(a), next(b), next(c)), chain, "a_first {a_first}");
+            assert!(s.reqs.reqs[b].merged && s.reqs.reqs[c].merged);
+            assert_eq!(s.devs[DevId(0)].disk.merges[1], 2);
+            assert_eq!(s.devs[DevId(0)].queues[HctxId(0)].busy, busy - 1, "c's tag is free");
+        }
+    }
+
+    #[test]
+    fn a_bio_before_a_queued_request_merges_in_front_and_the_device_starts_there() {
+        let mut s = sim();
+        let c = write(&mut s, 8192);
+        queued(&mut s, c);
+        let b = write(&mut s, 4096);
+        assert!(s.elv_bio_merge(CpuId(0), DevId(0), b).is_some());
+        assert_eq!((s.reqs.reqs[c].dev_offset(), s.reqs.reqs[c].dev_bytes), (4096, 8192));
+        assert_eq!(s.reqs.reqs[c].offset, 8192, "fio's offset of c's own io_u is unchanged");
+        // Not contiguous, or nomerges=2: no merge.
+        let far = write(&mut s, 65536);
+        assert!(s.elv_bio_merge(CpuId(0), DevId(0), far).is_none());
+        s.devs[DevId(0)].queue_settings.nomerges = 2;
+        let d = write(&mut s, 0);
+        assert!(s.elv_bio_merge(CpuId(0), DevId(0), d).is_none());
+        assert_eq!(fifo(&s), [c]);
     }
 }

@@ -109,6 +109,13 @@ impl MergeLimits {
         kind
     }
 
+    /// `attempt_merge` of two queued requests: `next` starts where `req`
+    /// ends, same device and direction, within `max_sectors_kb`.
+    pub(crate) fn joins(&self, req: &Request, next: &Request) -> bool {
+        let (r, n) = (PlugTail::request(req), PlugTail::request(next));
+        r.dev == n.dev && r.dir == n.dir && r.end == n.start && r.bytes + n.bytes <= self.max_bytes
+    }
+
     /// How request `bio` merges into the queued request `host`, if it does
     /// (`anywhere`: a discard may lie anywhere, as for the one-hit cache;
     /// `front`: before its start too).

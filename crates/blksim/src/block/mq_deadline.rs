@@ -236,6 +236,38 @@ impl ElevatorOps for Deadline {
         self.last_merge = Some(host);
     }
 
+    /// `elv_rb_latter_request` / `elv_rb_former_request`: the queued request
+    /// of the same direction that starts where `host` now ends (or ends
+    /// where it now starts).
+    fn neighbour(&self, host: ReqId, kind: MergeKind, reqs: &RequestPool) -> Option<ReqId> {
+        let h = &reqs.reqs[host];
+        let (start, end) = (h.dev_offset(), h.dev_offset() + h.dev_bytes as u64);
+        self.fifo.iter().copied().find(|&r| {
+            let n = &reqs.reqs[r];
+            r != host
+                && n.dir == h.dir
+                && match kind {
+                    MergeKind::Back => n.dev_offset() == end,
+                    MergeKind::Front => n.dev_offset() + n.dev_bytes as u64 == start,
+                    MergeKind::Discard => false,
+                }
+        })
+    }
+
+    /// `dd_merged_requests`: `next` leaves the FIFO, and `req` takes its
+    /// place when `next` was older; `q->last_merge` is `req`.
+    fn requests_merged(&mut self, req: ReqId, next: ReqId) {
+        let at = |f: &VecDeque<ReqId>, r: ReqId| f.iter().position(|&x| x == r);
+        if let (Some(i), Some(n)) = (at(&self.fifo, req), at(&self.fifo, next)) {
+            self.fifo.remove(n);
+            if n < i {
+                self.fifo.remove(i - 1);
+                self.fifo.insert(n, req);
+            }
+        }
+        self.last_merge = Some(req);
+    }
+
     fn has_work(&self) -> bool {
         !self.fifo.is_empty()
     }

@@ -425,9 +425,12 @@ impl Sim {
                 continue;
             }
             // blk_mq_sched_bio_merge: into a request the scheduler holds.
-            if !passthru && self.devs[dev].elevator.is_some() && self.elv_bio_merge(cpu, dev, req) {
-                self.jobs[j].sched.bio_merged.push(dev);
-                continue;
+            if !passthru && self.devs[dev].elevator.is_some() {
+                if let Some(debt) = self.elv_bio_merge(cpu, dev, req) {
+                    self.jobs[j].task.debt_ns += debt;
+                    self.jobs[j].sched.bio_merged.push(dev);
+                    continue;
+                }
             }
             last = Some(req);
         }
