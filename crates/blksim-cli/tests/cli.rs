@@ -155,17 +155,40 @@ fn every_corpus_file_is_accepted_or_rejected_cleanly() {
     // is valid, though unbounded (the whole device, four times): the run asks
     // the wall budget first (below); uring-cmd-ng.fio is NVMe passthrough on
     // /dev/ng0n1 (direct left unset, as passthrough needs), and
-    // uring-cmd-trim-multi-range.fio its trims of eight ranges (num_range).
+    // uring-cmd-trim-multi-range.fio its trims of eight ranges (num_range);
+    // cross-stripe-verify.fio thirty clones spread by offset_increment.
     // The rest name files, engines or NVMe command features blksim does not
     // simulate.
     assert_eq!(
         accepted,
-        vec!["jesd219.fio", "null.fio", "uring-cmd-ng.fio", "uring-cmd-trim-multi-range.fio", "zipf.fio"]
+        vec![
+            "cross-stripe-verify.fio",
+            "jesd219.fio",
+            "null.fio",
+            "uring-cmd-ng.fio",
+            "uring-cmd-trim-multi-range.fio",
+            "zipf.fio"
+        ]
     );
     let jesd = crosscheck::corpus_files().into_iter().find(|f| f.ends_with("jesd219.fio")).unwrap();
     let (code, _, err) = blksim(&["run", jesd.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("over the wall budget") && err.contains("--yes"), "{err}");
+}
+
+#[test]
+fn the_wall_budget_counts_io_size_not_the_whole_device() {
+    // Thirty clones of 1 MiB each (io_size), spread over the drive by
+    // offset_increment: a few thousand I/Os, not thirty drives' worth.
+    let job = tmp_job(
+        "io-size.fio",
+        "[w]\nfilename=/dev/nvme0n1\ndirect=1\nrw=write\nbs=16k\nio_size=1m\nnumjobs=30\n\
+         offset=120k\noffset_increment=100g\ngroup_reporting\n",
+    );
+    let (code, out, err) = blksim(&["run", &job, "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"].as_u64(), Some(30 << 20));
 }
 
 #[test]

@@ -24,6 +24,7 @@ fn ctx() -> ParseContext {
         env: BTreeMap::new(),
         numa_nodes: Vec::new(),
         sections: Vec::new(),
+        read_only: false,
     }
 }
 
@@ -34,6 +35,7 @@ const PARSED: &[(&str, usize)] = &[
     ("backwards-read", 1),
     ("basic-verify", 1),
     ("butterfly", 2),
+    ("cross-stripe-verify", 30),
     ("flow", 2),
     ("dedupe-global", 2),
     ("fio-rand-RW", 4),
@@ -68,7 +70,6 @@ const REJECTED: &[(&str, usize, &str)] = &[
     ("cmdprio-percentage", 15, "prioclass"),
     ("cpp_null", 6, "ioengine"),
     ("cpuio", 2, "ioengine"),
-    ("cross-stripe-verify", 17, "offset_increment"),
     ("dev-dax", 3, "ioengine"),
     ("dfs", 2, "ioengine"),
     ("dircreate-ioengine", 15, "ioengine"),

@@ -90,6 +90,7 @@ fn ctx() -> ParseContext {
         env: BTreeMap::from([(SET_VAR.0.to_string(), SET_VAR.1.to_string())]),
         numa_nodes: Vec::new(),
         sections: Vec::new(),
+        read_only: false,
     }
 }
 

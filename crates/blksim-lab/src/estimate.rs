@@ -84,7 +84,9 @@ fn job_ios(machine: &Machine, j: &JobConfig, f: &Flow) -> f64 {
         return runtime_s.map_or(entries, |s| entries.min(running(s)));
     }
     let capacity: u64 = j.filenames.iter().filter_map(|f| machine.device_of_file(f)).map(|d| d.capacity_bytes()).sum();
-    let bytes = j.size.unwrap_or(capacity) as f64 * j.loops.max(1) as f64;
+    // fio: `io_size` bytes if set, else the region (`size`, or the device past `offset`) `loops` times.
+    let region = j.size.unwrap_or(capacity.saturating_sub(j.offset));
+    let bytes = j.io_size.map_or(region as f64 * j.loops.max(1) as f64, |b| b as f64);
     let size_ios = bytes / block_size(j) as f64;
     let ios = if j.number_ios > 0 { size_ios.min(j.number_ios as f64) } else { size_ios };
     runtime_s.map_or(ios, |s| ios.min(running(s)))

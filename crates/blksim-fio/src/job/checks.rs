@@ -107,11 +107,11 @@ pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
     // fio's null engine does no I/O, so nothing fails.
     if st.direct && st.engine != EngineName::Null {
         let ba = directions(st.rw).iter().filter(|_| st.rw.is_random()).map(|&d| ("ba", st.ba[d])).filter(|b| b.1 > 0);
-        let misaligned = bs
-            .iter()
-            .map(|&b| ("bs", b))
-            .chain(ba)
-            .chain([("offset", st.offset), ("the rw= suffix", st.ddir_seq_add.unsigned_abs())]);
+        let misaligned = bs.iter().map(|&b| ("bs", b)).chain(ba).chain([
+            ("offset", st.offset),
+            ("offset_increment", st.offset_increment),
+            ("the rw= suffix", st.ddir_seq_add.unsigned_abs()),
+        ]);
         if let Some((what, v)) = misaligned.into_iter().find(|(_, v)| v % LOGICAL_BLOCK_BYTES != 0) {
             return Err(SizeProblem::Bad(format!(
                 "{what}={v} with direct=1: O_DIRECT I/O on a block device must be a multiple of its logical block \

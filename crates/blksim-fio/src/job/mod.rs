@@ -193,6 +193,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("filename", "the machine's block devices (/dev/NAME), NVMe generic char devices (/dev/ngXnY) for io_uring_cmd"),
         ("size", "in bytes; a percentage of the device or a number of zones is refused"),
         ("offset", "in bytes; a percentage of the device or a number of zones is refused"),
+        ("offset_increment", "in bytes, each clone's offset grows by it (fio's subjob number times it); a percentage of the device or a number of zones is refused"),
         ("io_size", "in bytes; a percentage or a number of zones is refused"),
         ("startdelay", "one time; a range (a random delay) is refused"),
         ("random_distribution", "random, zipf, pareto, normal, zoned, zoned_abs; sequence is refused"),

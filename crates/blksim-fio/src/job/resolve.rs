@@ -125,6 +125,22 @@ impl<'c> Builder<'c> {
                 _ => section.name.clone(),
             };
             let mut config = to_config(st, &name, thread_number);
+            // fio's get_start_offset: offset + subjob_number * offset_increment.
+            let Some(offset) = (clone as u64).checked_mul(st.offset_increment).and_then(|i| i.checked_add(st.offset))
+            else {
+                let at = st.lines.get("offset_increment").map_or((section.file.clone(), section.line), |l| l.clone());
+                return Err(InputError {
+                    kind: ErrorKind::BadInput,
+                    file: at.0,
+                    line: at.1,
+                    message: format!(
+                        "offset_increment={} for clone {clone}: the offset overflows 64 bits",
+                        st.offset_increment
+                    ),
+                    more: Vec::new(),
+                });
+            };
+            config.offset = offset;
             let mut logs = st.logs.clone();
             if let Some(list) = &st.replay.file {
                 let at = st

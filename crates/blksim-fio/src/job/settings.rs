@@ -152,6 +152,8 @@ pub(crate) struct Settings {
     pub directory: Option<String>,
     pub size: Option<u64>,
     pub offset: u64,
+    /// `offset_increment`: each clone's offset grows by it (fio's `get_start_offset`).
+    pub offset_increment: u64,
     pub runtime_us: u64,
     pub time_based: bool,
     pub ramp_us: u64,
@@ -247,6 +249,7 @@ impl Default for Settings {
             directory: None,
             size: None,
             offset: 0,
+            offset_increment: 0,
             runtime_us: 0,
             time_based: false,
             ramp_us: 0,
@@ -433,12 +436,14 @@ impl Settings {
             (Field::Size, P::Size(SizeVal::Percent(100))) => self.size = None,
             (Field::Offset, P::Size(SizeVal::Bytes(b))) => self.offset = b,
             (Field::Offset, P::Size(SizeVal::Percent(0))) => self.offset = 0,
-            (Field::Size | Field::Offset, P::Size(SizeVal::Percent(p))) => {
+            (Field::OffsetIncrement, P::Size(SizeVal::Bytes(b))) => self.offset_increment = b,
+            (Field::OffsetIncrement, P::Size(SizeVal::Percent(0))) => self.offset_increment = 0,
+            (Field::Size | Field::Offset | Field::OffsetIncrement, P::Size(SizeVal::Percent(p))) => {
                 return Err(Refusal::NotModelled(format!(
                     "{p}% of the device is not modelled by blksim; give a size in bytes"
                 )))
             }
-            (Field::Size | Field::Offset, P::Zones(n)) => {
+            (Field::Size | Field::Offset | Field::OffsetIncrement, P::Zones(n)) => {
                 return Err(Refusal::NotModelled(format!(
                     "a size in zones ({n}z) needs a zoned device, which blksim does not model"
                 )))

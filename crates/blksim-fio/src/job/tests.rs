@@ -633,3 +633,23 @@ fn section_reads_only_the_named_job_sections_and_the_globals() {
     let e = parse_job_text(text, Path::new("t.fio"), &c).unwrap_err().to_string();
     assert!(e.contains("no jobs defined: no job section named nosuch (--section)"), "{e}");
 }
+
+#[test]
+fn offset_increment_moves_each_clone_as_fios_get_start_offset_does() {
+    // offset + subjob_number * offset_increment; the job itself is subjob 0.
+    let c =
+        configs("[w]\nfilename=/dev/nvme0n1\ndirect=1\nrw=write\nsize=1m\nnumjobs=3\noffset=4k\noffset_increment=1m\n");
+    let offsets: Vec<u64> = c.iter().map(|j| j.offset).collect();
+    assert_eq!(offsets, [4096, 4096 + (1 << 20), 4096 + (2 << 20)]);
+    // Without it every clone starts at offset.
+    let c = configs("[w]\nfilename=/dev/nvme0n1\ndirect=1\nrw=write\nsize=1m\nnumjobs=2\noffset=8k\n");
+    assert!(c.iter().all(|j| j.offset == 8192));
+    // A percentage of the device is refused at its line, as offset's is; so is an
+    // increment O_DIRECT cannot use.
+    assert_error("[w]\nfilename=/dev/nvme0n1\ndirect=1\nnumjobs=2\noffset_increment=10%\n", 5, &["10%"]);
+    assert_error(
+        "[w]\nfilename=/dev/nvme0n1\ndirect=1\nnumjobs=2\noffset_increment=100\n",
+        5,
+        &["offset_increment=100"],
+    );
+}
