@@ -16,7 +16,7 @@ use common::machine;
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let machine = machine("spr-gen5");
-    let ctx = ParseContext { ncpus: 128, mb_memory: 65536, pagesize: 4096, env: BTreeMap::new(), numa_nodes: Vec::new(), sections: Vec::new(), read_only: false };
+    let ctx = ParseContext { ncpus: 128, mb_memory: 65536, pagesize: 4096, env: BTreeMap::new(), numa_nodes: Vec::new(), sections: Vec::new(), read_only: false, device_bytes: BTreeMap::new() };
     match parse_job_text(&text, Path::new("fuzz.fio"), &ctx) {
         Ok(jobs) => {
             let configs: Vec<_> = jobs.jobs.into_iter().map(|j| j.config).collect();

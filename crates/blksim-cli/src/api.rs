@@ -69,7 +69,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     let timed = req.at.iter().map(|a| blksim::settings::parse_timed_write(a)).collect::<Result<Vec<_>, _>>()?;
     let (machine, settings) =
         machine_settings(req.machine.as_deref().unwrap_or(DEFAULT_MACHINE), &req.cmdline, &req.sets, &req.patches)?;
-    let mut ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
+    let mut ctx = ParseContext::for_machine(&machine, std::env::vars().collect::<BTreeMap<_, _>>());
     ctx.sections = req.sections.clone();
     let jobs = parse_job_sources(std::slice::from_ref(&req.job), &ctx).map_err(|e| Error::bad_input(e.to_string()))?;
     let mut warnings: Vec<String> = jobs.warnings.iter().map(ToString::to_string).collect();

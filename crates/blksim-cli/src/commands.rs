@@ -343,7 +343,7 @@ fn parse_jobs(args: &RunArgs, machine: &Machine) -> Result<JobFile, String> {
         (true, false) => vec![cmdline.source()],
         (false, true) => args.job_files.iter().map(|f| job_source(f)).collect::<Result<_, _>>()?,
     };
-    let mut ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
+    let mut ctx = ParseContext::for_machine(machine, std::env::vars().collect::<BTreeMap<_, _>>());
     ctx.sections = args.sections.clone();
     ctx.read_only = args.readonly;
     parse_job_sources(&sources, &ctx).map_err(|e| cmdline.locate(e).to_string())

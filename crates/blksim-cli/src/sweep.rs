@@ -312,7 +312,7 @@ impl Spec {
         let cmdline: Vec<String> = cmdline.into_iter().filter(|c| !c.trim().is_empty()).collect();
         // The point's row says why it failed: the error as text (the CSV's edge).
         let settings = knob_settings(&machine, &cmdline, &sets, &patches).map_err(|e| e.message)?;
-        let ctx = ParseContext::for_machine(&machine.topology, std::env::vars().collect::<BTreeMap<_, _>>());
+        let ctx = ParseContext::for_machine(&machine, std::env::vars().collect::<BTreeMap<_, _>>());
         let (job_path, job_text) = &self.jobs[job];
         let jobs = parse_job_text(&with_options(job_text, &options), job_path, &ctx).map_err(|e| e.to_string())?;
         // A sweep writes no fio logs: no I/O records kept.

@@ -91,6 +91,7 @@ fn ctx() -> ParseContext {
         numa_nodes: Vec::new(),
         sections: Vec::new(),
         read_only: false,
+        device_bytes: BTreeMap::new(),
     }
 }
 

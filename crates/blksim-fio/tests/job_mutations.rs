@@ -80,7 +80,7 @@ fn mutate(text: &str, g: &mut Gen) -> String {
 /// Mutate each of `files` `rounds` times; parse each mutant and validate what parses.
 fn mutants_never_panic(files: &[PathBuf], rounds: usize) {
     let machine = blksim::machine::builtin("spr-gen5").unwrap();
-    let ctx = ParseContext::for_machine(&machine.topology, BTreeMap::new());
+    let ctx = ParseContext::for_machine(&machine, BTreeMap::new());
     let mut g = Gen(42);
     let (mut parsed, mut rejected) = (0, 0);
     for round in 0..rounds {

@@ -204,7 +204,7 @@ pub fn prepare(exp: &Experiment, case: &Case, opts: &LabOptions) -> Result<Prepa
             }
         }
     }
-    let ctx = ParseContext::for_machine(&machine.topology, case.vars.clone());
+    let ctx = ParseContext::for_machine(&machine, case.vars.clone());
     let workload = match (path, &case.workload) {
         (Some(path), _) => {
             let jobs = match parse_job_files(std::slice::from_ref(path), &ctx) {

@@ -14,7 +14,7 @@ use blksim_lab::estimate::estimated_ios;
 
 /// The jobs of fio job `text` on `machine`.
 fn jobs(machine: &Machine, text: &str) -> Workload {
-    let ctx = ParseContext::for_machine(&machine.topology, BTreeMap::new());
+    let ctx = ParseContext::for_machine(machine, BTreeMap::new());
     let file = parse_job_text(text, Path::new("estimate.fio"), &ctx).unwrap_or_else(|e| panic!("{e}\n{text}"));
     Workload { jobs: file.jobs.into_iter().map(|j| j.config).collect(), dsa: Vec::new() }
 }

@@ -38,7 +38,7 @@ fn block_sizes(st: &Settings) -> Vec<u64> {
 }
 
 /// The job's smallest block size (fio's `min_bs` over the directions it does).
-fn min_bs(st: &Settings) -> u64 {
+pub(crate) fn min_bs(st: &Settings) -> u64 {
     block_sizes(st).into_iter().min().unwrap_or(4096)
 }
 

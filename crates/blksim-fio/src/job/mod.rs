@@ -46,16 +46,23 @@ pub struct ParseContext {
     pub sections: Vec<String>,
     /// fio's `--readonly`: a replayed log's writes and trims are skipped as fio's readers skip them.
     pub read_only: bool,
+    /// The machine's block devices and their sizes in bytes, by name (`nvme0n1`): a `size`,
+    /// `offset` or `offset_increment` given as a percentage is of its file's device.
+    pub device_bytes: BTreeMap<String, u64>,
 }
 
 impl ParseContext {
-    /// The context of a simulated machine with `topology`: its CPUs and NUMA
-    /// nodes, 256 GiB of memory (`$mb_memory`), 4 KiB pages, and `env` for `${VAR}`.
-    pub fn for_machine(topology: &blksim::machine::Topology, env: BTreeMap<String, String>) -> ParseContext {
+    /// The context of a simulated machine: its CPUs and NUMA nodes, its
+    /// block devices' sizes, 256 GiB of memory (`$mb_memory`), 4 KiB pages,
+    /// and `env` for `${VAR}`.
+    pub fn for_machine(machine: &blksim::machine::Machine, env: BTreeMap<String, String>) -> ParseContext {
+        let topology = &machine.topology;
         let mut numa_nodes = vec![Vec::new(); topology.node_count() as usize];
         for (cpu, place) in topology.cpus.iter().enumerate() {
             numa_nodes[place.node as usize].push(cpu as u32);
         }
+        let device_bytes =
+            machine.devices.iter().filter(|d| d.is_block()).map(|d| (d.name.clone(), d.capacity_bytes())).collect();
         ParseContext {
             ncpus: topology.cpu_count(),
             mb_memory: 256 * 1024,
@@ -64,7 +71,15 @@ impl ParseContext {
             numa_nodes,
             sections: Vec::new(),
             read_only: false,
+            device_bytes,
         }
+    }
+
+    /// The size of the device behind `file` (`/dev/nvme0n1`, or its generic char device `/dev/ng0n1`).
+    pub(crate) fn file_bytes(&self, file: &str) -> Option<u64> {
+        let name = file.strip_prefix("/dev/").unwrap_or(file);
+        let named = |n: &str| self.device_bytes.get(n).copied();
+        named(name).or_else(|| named(&format!("nvme{}", name.strip_prefix("ng")?)))
     }
 }
 
@@ -191,9 +206,9 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("direct", "direct=1 for block devices (buffered I/O is refused: no page cache is modelled); left unset for io_uring_cmd on /dev/ngXnY, whose char device fio cannot open with O_DIRECT"),
         ("directory", "as a prefix of filename= (directory=/dev, filename=nvme0n1); the files fio makes in a directory are not simulated"),
         ("filename", "the machine's block devices (/dev/NAME), NVMe generic char devices (/dev/ngXnY) for io_uring_cmd"),
-        ("size", "in bytes; a percentage of the device or a number of zones is refused"),
-        ("offset", "in bytes; a percentage of the device or a number of zones is refused"),
-        ("offset_increment", "in bytes, each clone's offset grows by it (fio's subjob number times it); a percentage of the device or a number of zones is refused"),
+        ("size", "in bytes, or a percentage of the file's device (fio's size_percent: aligned down to the smallest block size, at most what lies past the offset); a number of zones is refused"),
+        ("offset", "in bytes, or a percentage of the file's device (aligned up to the smallest block size, as fio's get_start_offset does); a number of zones is refused"),
+        ("offset_increment", "in bytes or a percentage of the file's device: each clone's offset grows by it (fio's subjob number times it); a number of zones is refused"),
         ("io_size", "in bytes; a percentage or a number of zones is refused"),
         ("startdelay", "one time; a range (a random delay) is refused"),
         ("random_distribution", "random, zipf, pareto, normal, zoned, zoned_abs; sequence is refused"),

@@ -125,22 +125,17 @@ impl<'c> Builder<'c> {
                 _ => section.name.clone(),
             };
             let mut config = to_config(st, &name, thread_number);
-            // fio's get_start_offset: offset + subjob_number * offset_increment.
-            let Some(offset) = (clone as u64).checked_mul(st.offset_increment).and_then(|i| i.checked_add(st.offset))
-            else {
-                let at = st.lines.get("offset_increment").map_or((section.file.clone(), section.line), |l| l.clone());
-                return Err(InputError {
-                    kind: ErrorKind::BadInput,
-                    file: at.0,
-                    line: at.1,
-                    message: format!(
-                        "offset_increment={} for clone {clone}: the offset overflows 64 bits",
-                        st.offset_increment
-                    ),
-                    more: Vec::new(),
-                });
-            };
+            // fio's get_start_offset and size_percent, for this clone.
+            let (offset, size) =
+                start_and_size(st, &config.filenames, clone as u64, self.ctx).map_err(|(kind, opt, m)| {
+                    let at = st.lines.get(opt).map_or((section.file.clone(), section.line), |l| l.clone());
+                    let message = format!("option '{opt}': {m}");
+                    InputError { kind, file: at.0, line: at.1, message, more: Vec::new() }
+                })?;
             config.offset = offset;
+            if size.is_some() {
+                config.size = size;
+            }
             let mut logs = st.logs.clone();
             if let Some(list) = &st.replay.file {
                 let at = st
@@ -575,4 +570,69 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         sleep_us: st.flow[2],
     });
     c
+}
+
+/// fio's `get_start_offset` and `size_percent` for clone `clone` of the
+/// job (its files `files`): `offset + clone * offset_increment`, either of
+/// them a percentage of the file's device (the sum then aligned up to the
+/// smallest block size); `size` as a percentage, at most what lies past the
+/// offset, aligned down to the smallest block size. A problem names its option.
+fn start_and_size(
+    st: &Settings,
+    files: &[String],
+    clone: u64,
+    ctx: &ParseContext,
+) -> Result<(u64, Option<u64>), (ErrorKind, &'static str, String)> {
+    let given = [("size", st.size_pct), ("offset", st.offset_pct), ("offset_increment", st.offset_increment_pct)];
+    let mut device = 0;
+    if let Some((opt, p)) = given.iter().find_map(|&(o, p)| Some((o, p?))) {
+        let sizes: Vec<Option<u64>> = files.iter().map(|f| ctx.file_bytes(f)).collect();
+        device = match sizes.first() {
+            Some(&Some(b)) if sizes.iter().all(|&s| s == Some(b)) => b,
+            Some(&Some(_)) => {
+                let m = format!("{opt}={p}% with files of different sizes is not modelled");
+                return Err((ErrorKind::NotModelled, opt, m));
+            }
+            _ => {
+                return Err((
+                    ErrorKind::NotModelled,
+                    opt,
+                    format!(
+                        "{opt}={p}%: a percentage of a file that is not one of the machine's block devices \
+                         (blksim simulates no files)"
+                    ),
+                ))
+            }
+        };
+    }
+    let min_bs = checks::min_bs(st);
+    let pct = |p: u64| device / 100 * p + device % 100 * p / 100;
+    let (increment, inc_align) = st.offset_increment_pct.map_or((st.offset_increment, false), |p| (pct(p), true));
+    let (base, base_align) = st.offset_pct.map_or((st.offset, false), |p| (pct(p), true));
+    let Some(mut offset) = clone.checked_mul(increment).and_then(|i| i.checked_add(base)) else {
+        return Err((
+            ErrorKind::BadInput,
+            "offset_increment",
+            format!("offset_increment for clone {clone}: the offset overflows 64 bits"),
+        ));
+    };
+    if inc_align || base_align {
+        offset = offset.div_ceil(min_bs) * min_bs;
+    }
+    let size = match st.size_pct {
+        Some(p) => {
+            let s = pct(p).min(device.saturating_sub(offset));
+            let s = s - s % min_bs;
+            if s == 0 {
+                return Err((
+                    ErrorKind::BadInput,
+                    "size",
+                    format!("size={p}% leaves no block past offset {offset} of the device"),
+                ));
+            }
+            Some(s)
+        }
+        None => None,
+    };
+    Ok((offset, size))
 }

@@ -154,6 +154,11 @@ pub(crate) struct Settings {
     pub offset: u64,
     /// `offset_increment`: each clone's offset grows by it (fio's `get_start_offset`).
     pub offset_increment: u64,
+    /// `size`, `offset`, `offset_increment` given as percentages of the file's device
+    /// (fio's `size_percent`, `start_offset_percent`, `offset_increment_percent`).
+    pub size_pct: Option<u64>,
+    pub offset_pct: Option<u64>,
+    pub offset_increment_pct: Option<u64>,
     pub runtime_us: u64,
     pub time_based: bool,
     pub ramp_us: u64,
@@ -250,6 +255,9 @@ impl Default for Settings {
             size: None,
             offset: 0,
             offset_increment: 0,
+            size_pct: None,
+            offset_pct: None,
+            offset_increment_pct: None,
             runtime_us: 0,
             time_based: false,
             ramp_us: 0,
@@ -432,16 +440,23 @@ impl Settings {
                 }
             }
             (Field::Directory, P::Text(s)) => self.directory = Some(s.trim().to_string()),
-            (Field::Size, P::Size(SizeVal::Bytes(b))) => self.size = (b > 0).then_some(b),
-            (Field::Size, P::Size(SizeVal::Percent(100))) => self.size = None,
-            (Field::Offset, P::Size(SizeVal::Bytes(b))) => self.offset = b,
-            (Field::Offset, P::Size(SizeVal::Percent(0))) => self.offset = 0,
-            (Field::OffsetIncrement, P::Size(SizeVal::Bytes(b))) => self.offset_increment = b,
-            (Field::OffsetIncrement, P::Size(SizeVal::Percent(0))) => self.offset_increment = 0,
-            (Field::Size | Field::Offset | Field::OffsetIncrement, P::Size(SizeVal::Percent(p))) => {
-                return Err(Refusal::NotModelled(format!(
-                    "{p}% of the device is not modelled by blksim; give a size in bytes"
-                )))
+            (Field::Size, P::Size(SizeVal::Bytes(b))) => (self.size, self.size_pct) = ((b > 0).then_some(b), None),
+            (Field::Size, P::Size(SizeVal::Percent(100))) => (self.size, self.size_pct) = (None, None),
+            (Field::Offset, P::Size(SizeVal::Bytes(b))) => (self.offset, self.offset_pct) = (b, None),
+            (Field::Offset, P::Size(SizeVal::Percent(0))) => (self.offset, self.offset_pct) = (0, None),
+            (Field::OffsetIncrement, P::Size(SizeVal::Bytes(b))) => {
+                (self.offset_increment, self.offset_increment_pct) = (b, None)
+            }
+            (Field::OffsetIncrement, P::Size(SizeVal::Percent(0))) => {
+                (self.offset_increment, self.offset_increment_pct) = (0, None)
+            }
+            (Field::Size | Field::Offset | Field::OffsetIncrement, P::Size(SizeVal::Percent(p))) if p > 100 => {
+                return Err(Refusal::Bad(format!("{p}%: a percentage of the device is at most 100%")))
+            }
+            (Field::Size, P::Size(SizeVal::Percent(p))) => (self.size, self.size_pct) = (None, Some(p)),
+            (Field::Offset, P::Size(SizeVal::Percent(p))) => (self.offset, self.offset_pct) = (0, Some(p)),
+            (Field::OffsetIncrement, P::Size(SizeVal::Percent(p))) => {
+                (self.offset_increment, self.offset_increment_pct) = (0, Some(p))
             }
             (Field::Size | Field::Offset | Field::OffsetIncrement, P::Zones(n)) => {
                 return Err(Refusal::NotModelled(format!(

@@ -146,6 +146,7 @@ mod tests {
             numa_nodes: Vec::new(),
             sections: Vec::new(),
             read_only: false,
+            device_bytes: BTreeMap::new(),
         }
     }
 

@@ -20,6 +20,7 @@ fn ctx() -> ParseContext {
         numa_nodes: vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]],
         sections: Vec::new(),
         read_only: false,
+        device_bytes: BTreeMap::new(),
     }
 }
 
@@ -652,4 +653,50 @@ fn offset_increment_moves_each_clone_as_fios_get_start_offset_does() {
         5,
         &["offset_increment=100"],
     );
+}
+
+#[test]
+fn percentages_of_the_device_as_fios_get_start_offset_and_size_percent_take_them() {
+    let c = ParseContext {
+        device_bytes: BTreeMap::from([("nvme0n1".into(), 1000 << 20), ("nvme1n1".into(), 2000 << 20)]),
+        ..ctx()
+    };
+    let parse_with = |text: &str| parse_job_text(text, Path::new("t.fio"), &c);
+    let jobs = |text: &str| -> Vec<(u64, Option<u64>)> {
+        parse_with(text)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .jobs
+            .iter()
+            .map(|j| (j.config.offset, j.config.size))
+            .collect()
+    };
+    let dev = "[w]\nfilename=/dev/nvme0n1\ndirect=1\nrw=write\nbs=64k\n";
+    // offset=25%: a quarter of 1000 MiB (250 MiB, a multiple of 64 KiB); size=10%: 100 MiB.
+    assert_eq!(jobs(&format!("{dev}offset=25%\nsize=10%\n")), [(250 << 20, Some(100 << 20))]);
+    // offset_increment=10% per clone, the sum aligned up to the block size (100 MiB is aligned).
+    assert_eq!(
+        jobs(&format!("{dev}offset=1m\noffset_increment=10%\nnumjobs=3\nsize=1m\n")),
+        [(1 << 20, Some(1 << 20)), ((1 << 20) + (100 << 20), Some(1 << 20)), ((1 << 20) + (200 << 20), Some(1 << 20))]
+    );
+    // 3% of 1000 MiB is 30 MiB + 0.72 MiB: aligned up to 64 KiB for the offset, down for the size.
+    let three = (1000u64 << 20) * 3 / 100;
+    assert_eq!(
+        jobs(&format!("{dev}offset=3%\nsize=3%\n")),
+        [(three.div_ceil(65536) * 65536, Some(three / 65536 * 65536))]
+    );
+    // size=N% is at most what lies past the offset; 100% is the whole device (no size).
+    assert_eq!(jobs(&format!("{dev}offset=90%\nsize=50%\n")), [(900 << 20, Some(100 << 20))]);
+    assert_eq!(jobs(&format!("{dev}size=100%\n")), [(0, None)]);
+    // The generic char device is its namespace's.
+    let ng = "[w]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\nrw=read\nbs=4k\nsize=50%\n";
+    assert_eq!(jobs(ng), [(0, Some(500 << 20))]);
+    // Refused: a file that is not a device, files of different sizes, over 100%, nothing left.
+    let e = parse_with("[w]\nfilename=/tmp/f\nsize=5%\n").unwrap_err();
+    assert!(e.line == 3 && e.message.contains("block devices"), "{e}");
+    let e = parse_with("[w]\nfilename=/dev/nvme0n1:/dev/nvme1n1\ndirect=1\noffset=5%\n").unwrap_err();
+    assert!(e.line == 4 && e.message.contains("different sizes"), "{e}");
+    let e = parse_with(&format!("{dev}size=150%\n")).unwrap_err();
+    assert!(e.line == 6 && e.message.contains("at most 100%"), "{e}");
+    let e = parse_with(&format!("{dev}offset=100%\nsize=10%\n")).unwrap_err();
+    assert!(e.line == 7 && e.message.contains("no block past"), "{e}");
 }
