@@ -133,9 +133,7 @@ impl<'c> Builder<'c> {
                     InputError { kind, file: at.0, line: at.1, message, more: Vec::new() }
                 })?;
             config.offset = offset;
-            if size.is_some() {
-                config.size = size;
-            }
+            config.size = size.or(config.size);
             let mut logs = st.logs.clone();
             if let Some(list) = &st.replay.file {
                 let at = st

@@ -39,7 +39,10 @@ impl Sim {
     /// discard anywhere (`MergeLimits::merges`), any other bio at the back
     /// or the front.
     pub(crate) fn plug_merges(&self, tail: &mut PlugTail, bio: &PlugTail) -> Option<MergeKind> {
-        self.merge_limits(bio.dev).and_then(|l| l.merges(tail, bio, true, true, true))
+        if !tail.same_queue(bio) {
+            return None;
+        }
+        self.merge_limits(bio.dev).and_then(|l| l.merges(tail, bio, true, true))
     }
 
     /// `blk_attempt_plug_merge`: `req` merges into `last`, the plug's last
@@ -83,9 +86,9 @@ impl Sim {
     /// `blk_mq_sched_bio_merge`: the bio of `req`, submitted on `cpu`,
     /// merges into a request `dev`'s scheduler holds (before it takes a
     /// tag, as the kernel tries it before allocating a request): it rides
-    /// with that request and takes no tag of its own.
+    /// with that request and takes no tag of its own. Returns the cost of
+    /// what a freed tag starts, if it merged.
     #[inline(never)]
-    /// Returns the cost of what a freed tag starts, if it merged.
     pub(crate) fn elv_bio_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> Option<u64> {
         let (host, kind) = self.elv_merge(cpu, dev, req, MergePath::Bio)?;
         Some(self.attempt_request_merge(cpu, dev, host, kind))
@@ -105,7 +108,13 @@ impl Sim {
         }
         e.ops_mut().requests_merged(req, next);
         self.merge_into(req, next, MergeKind::Back);
-        let hctx = self.reqs.reqs[next].hctx;
+        self.put_merged_tag(cpu, dev, next)
+    }
+
+    /// The scheduler tag of `req`, which merged into another request, is
+    /// freed (`blk_mq_free_requests`). Returns what the freed tag starts.
+    fn put_merged_tag(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> u64 {
+        let hctx = self.reqs.reqs[req].hctx;
         self.put_tag(cpu, dev, hctx)
     }
 
@@ -124,8 +133,7 @@ impl Sim {
                 continue;
             }
             moving.remove(i);
-            let hctx = self.reqs.reqs[req].hctx;
-            debt += self.put_tag(cpu, dev, hctx);
+            debt += self.put_merged_tag(cpu, dev, req);
         }
         debt
     }

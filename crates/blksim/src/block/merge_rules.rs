@@ -35,6 +35,11 @@ impl PlugTail {
         PlugTail { bios: r.ranges as u32, ..PlugTail::of(r.dev(), r.hctx, r.dir, r.dev_offset(), r.dev_bytes) }
     }
 
+    /// The plug keeps a list per hardware queue: only a request of the same one is a candidate.
+    pub(crate) fn same_queue(&self, other: &PlugTail) -> bool {
+        self.hctx == other.hctx
+    }
+
     /// Bio `r` (a request's own I/O).
     pub(crate) fn bio(r: &Request) -> PlugTail {
         PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.bytes)
@@ -65,8 +70,7 @@ pub(crate) struct MergeLimits {
 
 impl MergeLimits {
     /// `blk_try_merge` of `bio` into `host` and the attempt's limits
-    /// (same device and direction; `same_hctx` for a plug, whose list is
-    /// per hardware queue): a discard into a request that takes several
+    /// (same device and direction): a discard into a request that takes several
     /// ranges anywhere (`blk_discard_mergable`, `bio_attempt_discard_merge`:
     /// fewer ranges than `max_discard_segments`, within the discard size
     /// limit) when `anywhere` (the plug and the one-hit cache, not the
@@ -74,15 +78,8 @@ impl MergeLimits {
     /// starts); any other bio at the back, contiguous, or, when `front`,
     /// before the start, within `max_sectors_kb`. `host` grows by `bio`
     /// when it merges.
-    pub(crate) fn merges(
-        &self,
-        host: &mut PlugTail,
-        bio: &PlugTail,
-        same_hctx: bool,
-        anywhere: bool,
-        front: bool,
-    ) -> Option<MergeKind> {
-        if host.dev != bio.dev || (same_hctx && host.hctx != bio.hctx) || host.dir != bio.dir {
+    pub(crate) fn merges(&self, host: &mut PlugTail, bio: &PlugTail, anywhere: bool, front: bool) -> Option<MergeKind> {
+        if host.dev != bio.dev || host.dir != bio.dir {
             return None;
         }
         let back = host.end == bio.start;
@@ -120,7 +117,7 @@ impl MergeLimits {
     /// (`anywhere`: a discard may lie anywhere, as for the one-hit cache;
     /// `front`: before its start too).
     pub(crate) fn takes(&self, host: &Request, bio: &Request, anywhere: bool, front: bool) -> Option<MergeKind> {
-        self.merges(&mut PlugTail::request(host), &PlugTail::bio(bio), false, anywhere, front)
+        self.merges(&mut PlugTail::request(host), &PlugTail::bio(bio), anywhere, front)
     }
 }
 

@@ -218,18 +218,15 @@ impl ElevatorOps for Deadline {
             return None;
         }
         let rq = &reqs.reqs[req];
-        let try_each = |anywhere: bool, front: bool| {
-            let it = self.last_merge.into_iter().filter(|_| anywhere);
-            let hash = self.fifo.iter().rev().copied().filter(|_| !anywhere);
-            it.chain(hash).find_map(|h| limits.takes(&reqs.reqs[h], rq, anywhere, front).map(|k| (h, k)))
+        let one_hit = self.last_merge.and_then(|h| limits.takes(&reqs.reqs[h], rq, true, bio).map(|k| (h, k)));
+        if one_hit.is_some() || limits.noxmerges {
+            return one_hit;
+        }
+        // The hash (a request that ends where it starts), then, for a bio, the sort list (front).
+        let queued = |front: bool| {
+            self.fifo.iter().rev().find_map(|&h| limits.takes(&reqs.reqs[h], rq, false, front).map(|k| (h, k)))
         };
-        if let Some(found) = try_each(true, bio) {
-            return Some(found);
-        }
-        if limits.noxmerges {
-            return None;
-        }
-        try_each(false, false).or_else(|| if bio { try_each(false, true) } else { None })
+        queued(false).or_else(|| if bio { queued(true) } else { None })
     }
 
     fn merged(&mut self, host: ReqId) {
