@@ -245,9 +245,9 @@ impl Sim {
             let Some(popped) = self.q.pop() else {
                 return Err(Error::internal(self.stall_report()));
             };
-            self.prefetch_next();
             self.handle(popped);
-            if let Some(mut e) = self.run.failure.take() {
+            if self.run.failure.is_some() {
+                let mut e = self.run.failure.take().expect("a failure");
                 if e.kind == crate::error::ErrorKind::Internal {
                     e.message = format!("{}\n{}", e.message, self.stall_report());
                 }
@@ -350,22 +350,6 @@ impl Sim {
         while self.q.peek_time_ns().is_some_and(|t| t <= until_ns) {
             let popped = self.q.pop().unwrap();
             self.handle(popped);
-        }
-    }
-
-    /// Start loading the request the next event will touch: it was last used
-    /// a device latency ago and is rarely still in cache. A hint only.
-    pub(crate) fn prefetch_next(&self) {
-        let req = match self.q.peek_event() {
-            Some(Event::CqeSent { req, .. } | Event::CqeAtPort { req, .. }) => *req,
-            Some(Event::RootPortFree { port }) => match self.hw.root_ports[*port as usize].waiting.front() {
-                Some(&(_, _, req)) => req,
-                None => return,
-            },
-            _ => return,
-        };
-        if let Some(r) = self.reqs.reqs.get(req.idx()..=req.idx()) {
-            crate::sim::prefetch_slice(r);
         }
     }
 

@@ -261,11 +261,17 @@ impl Sim {
     /// scheduler: `blk_mq_insert_request` (`blk_mq_dispatch_plug_list` from
     /// a plug) puts them on `hctx->dispatch` holding their scheduler tag,
     /// without RQF_USE_SCHED, and the queue runs.
+    #[inline(always)]
     pub(crate) fn queue_scheduler_sections(&mut self, j: JobId) {
         if self.jobs[j].sched.pending.is_empty() && self.jobs[j].sched.bio_merged.is_empty() {
             // No scheduler took any of its bios.
             return;
         }
+        self.scheduler_sections(j)
+    }
+
+    #[inline(never)]
+    fn scheduler_sections(&mut self, j: JobId) {
         let merged = std::mem::take(&mut self.jobs[j].sched.bio_merged);
         let pending = &self.jobs[j].sched.pending;
         let mut devs: Vec<DevId> = Vec::new();
@@ -438,7 +444,15 @@ impl Sim {
 
     /// fio logs slat as an async engine's io_u is queued (after ramp_time):
     /// `req` of job `j`, issued at `now`, to the run's I/O log if it keeps one.
+    #[inline(always)]
     pub(crate) fn log_issued(&self, j: JobId, req: ReqId, now: u64) {
+        if self.run.io_log.is_some() {
+            self.log_issued_to(j, req, now)
+        }
+    }
+
+    #[inline(never)]
+    fn log_issued_to(&self, j: JobId, req: ReqId, now: u64) {
         if let Some(log) = &self.run.io_log {
             let job = &self.jobs[j];
             if job.cfg.record_ios && now >= job.ts.ramp_end_ns {

@@ -256,8 +256,17 @@ impl Sim {
     /// `irq_start_moderation` after `irq`'s handler ran on `cpu`: count it,
     /// update the CPU's delay at an epoch's end, and moderate the IRQ while
     /// the CPU's timer runs (arming it once the sleep reaches 10 µs).
-    /// Returns the hook's CPU cost.
+    /// Returns the hook's CPU cost (none without `--patch gsim`).
+    #[inline(always)]
     pub(crate) fn gsim_after_handler(&mut self, cpu: CpuId, irq: IrqId) -> u64 {
+        if self.intr.gsim.is_none() {
+            return 0;
+        }
+        self.gsim_moderate(cpu, irq)
+    }
+
+    #[inline(never)]
+    fn gsim_moderate(&mut self, cpu: CpuId, irq: IrqId) -> u64 {
         let Some(g) = self.intr.gsim.as_deref_mut() else { return 0 };
         let i = &mut self.intr.irqs[irq];
         if !i.moderation || g.info.knobs.delay_us == 0 {

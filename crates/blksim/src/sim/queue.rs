@@ -5,6 +5,12 @@
 //! slot: re-arming pushes a fresh entry and bumps the slot's generation, and
 //! an entry of an older generation is dropped when it comes out. Everything
 //! at equal times runs in the order it was scheduled (timers included).
+//!
+//! A bucket's entries share their time's high bits (the bucket number), so
+//! an entry in the ring keeps one word: the time's offset in its bucket
+//! above the sequence's low `SEQ_BITS` bits. That orders a bucket exactly
+//! while fewer than 2^57 events are scheduled (years of simulation at any
+//! speed this model reaches); the far heap keeps whole times.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -15,28 +21,44 @@ enum Item<E> {
     Timer { slot: u32, gen: u32 },
 }
 
+/// An entry in the ring or the bucket being drained.
 struct Entry<E> {
-    /// time << 64 | sequence: one comparison orders by time, then sequence.
+    /// (time mod bucket width) << SEQ_BITS | sequence mod 2^SEQ_BITS: one
+    /// comparison orders a bucket by time, then sequence.
+    key: u64,
+    item: Item<E>,
+}
+
+/// Bits of the sequence in a ring entry's key.
+const SEQ_BITS: u32 = 64 - SHIFT;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
+/// A ring entry's key for `time_ns` and sequence `seq`.
+#[inline(always)]
+fn bucket_key(time_ns: u64, seq: u64) -> u64 {
+    (time_ns & ((1 << SHIFT) - 1)) << SEQ_BITS | (seq & SEQ_MASK)
+}
+
+/// Far entries, earliest first out of the (max-)heap: time << 64 | sequence.
+struct Far<E> {
     key: u128,
     item: Item<E>,
 }
 
-impl<E> Entry<E> {
-    fn key(&self) -> u128 {
-        self.key
-    }
-
+impl<E> Far<E> {
     fn time_ns(&self) -> u64 {
         (self.key >> 64) as u64
     }
-}
 
-/// Far entries, earliest first out of the (max-)heap.
-struct Far<E>(Entry<E>);
+    /// Into the ring (or the bucket being drained).
+    fn entry(self) -> Entry<E> {
+        Entry { key: bucket_key(self.time_ns(), self.key as u64), item: self.item }
+    }
+}
 
 impl<E> PartialEq for Far<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.0.key() == other.0.key()
+        self.key == other.key
     }
 }
 impl<E> Eq for Far<E> {}
@@ -47,7 +69,7 @@ impl<E> PartialOrd for Far<E> {
 }
 impl<E> Ord for Far<E> {
     fn cmp(&self, other: &Self) -> Ordering {
-        other.0.key().cmp(&self.0.key())
+        other.key.cmp(&self.key)
     }
 }
 
@@ -64,8 +86,8 @@ const SHIFT: u32 = 7;
 const BUCKETS: usize = 2048;
 
 pub(crate) struct EventQueue<E> {
-    /// Entries of the current bucket (and any scheduled before it), sorted
-    /// latest first so the next one is popped off the end.
+    /// Entries of the current bucket, sorted latest first so the next one
+    /// is popped off the end.
     active: Vec<Entry<E>>,
     /// The current bucket's number (time >> SHIFT).
     cur: u64,
@@ -135,18 +157,20 @@ impl<E> EventQueue<E> {
 
     #[inline(always)]
     fn push(&mut self, time_ns: u64, item: Item<E>) {
-        let e = Entry { key: (time_ns as u128) << 64 | self.seq as u128, item };
+        let seq = self.seq;
         self.seq += 1;
         let b = time_ns >> SHIFT;
         if b <= self.cur {
-            // Into the bucket being drained, in order (it is short).
-            let key = e.key();
-            let at = self.active.partition_point(|x| x.key() > key);
-            self.active.insert(at, e);
+            // Into the bucket being drained, in order (it is short). Never
+            // before it: nothing is scheduled before the time just popped.
+            debug_assert_eq!(b, self.cur);
+            let key = bucket_key(time_ns, seq);
+            let at = self.active.partition_point(|x| x.key > key);
+            self.active.insert(at, Entry { key, item });
         } else if b < self.cur + BUCKETS as u64 {
-            self.place(b, e);
+            self.place(b, Entry { key: bucket_key(time_ns, seq), item });
         } else {
-            self.far.push(Far(e));
+            self.far.push(Far { key: (time_ns as u128) << 64 | seq as u128, item });
         }
     }
 
@@ -180,7 +204,7 @@ impl<E> EventQueue<E> {
     /// Move to the next bucket with entries; false when there are none.
     fn advance(&mut self) -> bool {
         let ring_next = self.next_occupied();
-        let far_next = self.far.peek().map(|f| f.0.time_ns() >> SHIFT);
+        let far_next = self.far.peek().map(|f| f.time_ns() >> SHIFT);
         let next = match (ring_next, far_next) {
             (Some(a), Some(b)) => a.min(b),
             (Some(a), None) | (None, Some(a)) => a,
@@ -192,16 +216,16 @@ impl<E> EventQueue<E> {
         self.occupied[i / 64] &= !(1 << (i % 64));
         // The window moved: far entries now inside it come in.
         let end = self.cur + BUCKETS as u64;
-        while self.far.peek().is_some_and(|f| f.0.time_ns() >> SHIFT < end) {
-            let Far(e) = self.far.pop().unwrap();
-            let b = e.time_ns() >> SHIFT;
+        while self.far.peek().is_some_and(|f| f.time_ns() >> SHIFT < end) {
+            let f = self.far.pop().unwrap();
+            let b = f.time_ns() >> SHIFT;
             if b == self.cur {
-                self.active.push(e);
+                self.active.push(f.entry());
             } else {
-                self.place(b, e);
+                self.place(b, f.entry());
             }
         }
-        self.active.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+        self.active.sort_unstable_by_key(|e| std::cmp::Reverse(e.key));
         true
     }
 
@@ -241,7 +265,7 @@ impl<E> EventQueue<E> {
                 }
                 continue;
             };
-            let time_ns = e.time_ns();
+            let time_ns = self.cur << SHIFT | e.key >> SEQ_BITS;
             let popped = match e.item {
                 Item::Event(ev) => Popped::Event(ev),
                 Item::Timer { slot, gen } => {
@@ -259,19 +283,10 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// The event after the one just popped, if it is already in the bucket
-    /// being drained (a hint for prefetching what it will touch).
-    pub(crate) fn peek_event(&self) -> Option<&E> {
-        match &self.active.last()?.item {
-            Item::Event(e) => Some(e),
-            Item::Timer { .. } => None,
-        }
-    }
-
     /// When the next event or timer is due (tests step the model with it).
     #[cfg(test)]
     pub(crate) fn peek_time_ns(&mut self) -> Option<u64> {
-        self.settle().then(|| self.active.last().unwrap().time_ns())
+        self.settle().then(|| self.cur << SHIFT | self.active.last().unwrap().key >> SEQ_BITS)
     }
 
     /// Nothing left to pop.
