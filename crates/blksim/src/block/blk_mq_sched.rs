@@ -394,9 +394,9 @@ impl Sim {
         let merged = self.elv_insert_merge(cpu, dev, req);
         let (e, costs, machine, now, actor_cpu) = elevator_env!(self, dev);
         let env = SchedEnv { costs, topo: &machine.topology, now, actor_cpu: &actor_cpu };
-        if merged {
-            // The insertion's work, its merge lookup in it.
-            return (e.ops().insert_ns(&env), true);
+        if let Some(freed) = merged {
+            // The insertion's work, its merge lookup in it; and what the tags its merges freed start.
+            return (e.ops().insert_ns(&env) + freed, true);
         }
         let cost = e.ops_mut().insert_waiter(&env, req, &self.reqs);
         (cost + self.run_hw_queue_async(cpu, dev), false)

@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use crate::block::kyber::{self, Kyber};
-use crate::block::merge_rules::{MergeKind, MergeLimits, MergePath};
+use crate::block::merge_rules::{MergeHost, MergeKind, MergeLimits, MergePath};
 use crate::block::mq_deadline::Deadline;
 use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
@@ -148,7 +148,7 @@ pub(crate) trait ElevatorOps {
         _reqs: &RequestPool,
         _limits: &MergeLimits,
         _path: MergePath,
-    ) -> Option<(ReqId, MergeKind)> {
+    ) -> Option<MergeHost> {
         None
     }
     /// A request merged into `host` (`elv_merged_request`).

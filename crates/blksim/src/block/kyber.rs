@@ -25,7 +25,7 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::{Begin, Done, ElevatorInit, ElevatorOps, SchedEnv, Section};
-use crate::block::merge_rules::{MergeKind, MergeLimits, MergePath};
+use crate::block::merge_rules::{MergeHost, MergeLimits, MergePath};
 use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
@@ -380,13 +380,16 @@ impl ElevatorOps for Kyber {
         reqs: &RequestPool,
         limits: &MergeLimits,
         path: MergePath,
-    ) -> Option<(ReqId, MergeKind)> {
+    ) -> Option<MergeHost> {
         if path == MergePath::Insert {
             return None;
         }
         let rq = &reqs.reqs[req];
         let list = &self.kcqs[cpu.idx()].rq_list[Kyber::domain(rq.dir)];
-        list.iter().rev().take(8).find_map(|&h| limits.takes(&reqs.reqs[h], rq, true, true).map(|k| (h, k)))
+        let hit = |&h: &ReqId| {
+            limits.takes(&reqs.reqs[h], rq, true, true).map(|kind| MergeHost { host: h, kind, hashed: false })
+        };
+        list.iter().rev().take(8).find_map(hit)
     }
 
     fn has_work(&self) -> bool {

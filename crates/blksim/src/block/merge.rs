@@ -10,12 +10,14 @@
 //! it is submitted, before it takes a tag (`blk_mq_sched_bio_merge`:
 //! mq-deadline's `elv_merge`, kyber's `blk_bio_list_merge`), and a request
 //! as it is inserted (`elv_attempt_insert_merge`, mq-deadline's; back and
-//! discard merges; its scheduler tag is freed, `blk_mq_free_requests`);
-//! after a bio's merge the grown request may join its neighbour in sector
-//! order (`attempt_back_merge`, `attempt_front_merge`). A merged bio (or
+//! discard merges; its scheduler tag is freed, `blk_mq_free_requests`;
+//! after a merge found in the request hash the grown request tries again,
+//! joining the one that ends where it starts, and so on); after a bio's
+//! merge the grown request may join its neighbour in sector order
+//! (`attempt_back_merge`, `attempt_front_merge`). A merged bio (or
 //! request) rides with its request and ends with it.
 
-use crate::block::merge_rules::{MergeKind, MergeLimits, MergePath, PlugTail};
+use crate::block::merge_rules::{MergeHost, MergeKind, MergeLimits, MergePath, PlugTail};
 use crate::ids::{CpuId, DevId, ReqId};
 use crate::system::Sim;
 use crate::workload::Direction;
@@ -90,25 +92,27 @@ impl Sim {
     /// what a freed tag starts, if it merged.
     #[inline(never)]
     pub(crate) fn elv_bio_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> Option<u64> {
-        let (host, kind) = self.elv_merge(cpu, dev, req, MergePath::Bio)?;
-        Some(self.attempt_request_merge(cpu, dev, host, kind))
+        let found = self.elv_merge(cpu, dev, req, MergePath::Bio)?;
+        let joined = self.attempt_request_merge(dev, found.host, found.kind);
+        Some(joined.map_or(0, |(_, next)| self.put_merged_tag(cpu, dev, next)))
     }
 
-    /// `attempt_back_merge` / `attempt_front_merge`: `host`, grown by a
-    /// bio, may now touch the request next to it in the scheduler; if so
-    /// the later of the two joins the earlier, leaves the scheduler and
-    /// frees its tag. Returns the cost of what the freed tag starts.
-    fn attempt_request_merge(&mut self, cpu: CpuId, dev: DevId, host: ReqId, kind: MergeKind) -> u64 {
-        let Some(limits) = self.merge_limits(dev) else { return 0 };
-        let Some(e) = self.devs[dev].elevator.as_mut() else { return 0 };
-        let Some(other) = e.ops().neighbour(host, kind, &self.reqs) else { return 0 };
+    /// `attempt_back_merge` / `attempt_front_merge`: `host`, grown, may now
+    /// touch the request next to it in the scheduler (after it, `Back`; before
+    /// it, `Front`); if so the later of the two joins the earlier and leaves
+    /// the scheduler. Returns the two (the one that stays, the one whose tag
+    /// the caller frees).
+    fn attempt_request_merge(&mut self, dev: DevId, host: ReqId, kind: MergeKind) -> Option<(ReqId, ReqId)> {
+        let limits = self.merge_limits(dev)?;
+        let e = self.devs[dev].elevator.as_mut()?;
+        let other = e.ops().neighbour(host, kind, &self.reqs)?;
         let (req, next) = if kind == MergeKind::Back { (host, other) } else { (other, host) };
         if !limits.joins(&self.reqs.reqs[req], &self.reqs.reqs[next]) {
-            return 0;
+            return None;
         }
         e.ops_mut().requests_merged(req, next);
         self.merge_into(req, next, MergeKind::Back);
-        self.put_merged_tag(cpu, dev, next)
+        Some((req, next))
     }
 
     /// The scheduler tag of `req`, which merged into another request, is
@@ -128,32 +132,46 @@ impl Sim {
         let mut i = 0;
         while i < moving.len() {
             let req = moving[i];
-            if !self.elv_insert_merge(cpu, dev, req) {
+            let Some(freed) = self.elv_insert_merge(cpu, dev, req) else {
                 i += 1;
                 continue;
-            }
+            };
             moving.remove(i);
-            debt += self.put_merged_tag(cpu, dev, req);
+            debt += freed + self.put_merged_tag(cpu, dev, req);
         }
         debt
     }
 
     /// `blk_mq_sched_try_insert_merge` of `req` (holding a scheduler tag,
-    /// which the caller frees if it merged).
-    pub(crate) fn elv_insert_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> bool {
-        self.elv_merge(cpu, dev, req, MergePath::Insert).is_some()
+    /// which the caller frees if it merged): `elv_attempt_insert_merge`.
+    /// After a merge found in the request hash (not the one-hit cache) the
+    /// grown request looks up the one that ends where it starts and joins
+    /// it, and so on; each request that joins another frees its tag, the
+    /// last to join first (`blk_mq_free_requests` over the free list).
+    /// Returns what those tags start, if `req` merged.
+    pub(crate) fn elv_insert_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> Option<u64> {
+        let found = self.elv_merge(cpu, dev, req, MergePath::Insert)?;
+        let mut joined = Vec::new();
+        let mut host = found.host;
+        while let Some((req, next)) =
+            found.hashed.then(|| self.attempt_request_merge(dev, host, MergeKind::Front)).flatten()
+        {
+            joined.push(next);
+            host = req;
+        }
+        Some(joined.into_iter().rev().map(|next| self.put_merged_tag(cpu, dev, next)).sum())
     }
 
     /// `req` offered to the requests `dev`'s scheduler holds, in its lookup
     /// order for `path` (`ElevatorOps::merge_host`); merged into the first
-    /// that takes it, which is returned with how.
-    fn elv_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId, path: MergePath) -> Option<(ReqId, MergeKind)> {
+    /// that takes it, which is returned with how it was found.
+    fn elv_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId, path: MergePath) -> Option<MergeHost> {
         let limits = self.merge_limits(dev)?;
         let e = self.devs[dev].elevator.as_mut()?;
-        let (host, kind) = e.ops().merge_host(cpu, req, &self.reqs, &limits, path)?;
-        e.ops_mut().merged(host);
-        self.merge_into(host, req, kind);
-        Some((host, kind))
+        let found = e.ops().merge_host(cpu, req, &self.reqs, &limits, path)?;
+        e.ops_mut().merged(found.host);
+        self.merge_into(found.host, req, found.kind);
+        Some(found)
     }
 }
 
@@ -247,5 +265,39 @@ mod tests {
         let d = write(&mut s, 0);
         assert!(s.elv_bio_merge(CpuId(0), DevId(0), d).is_none());
         assert_eq!(fifo(&s), [c]);
+    }
+
+    #[test]
+    fn a_request_that_merges_in_the_hash_at_insertion_takes_its_host_into_the_one_before() {
+        // [0, 4k) and [4k, 8k) queued apart; [8k, 12k) inserted. With [0, 4k)
+        // the one-hit cache it does not take the request, the hash finds
+        // [4k, 8k), and elv_attempt_insert_merge looks again for the grown
+        // request: [0, 4k) ends where it starts, and it joins it. Both
+        // merged requests' tags are free. With [4k, 8k) the one-hit cache
+        // the loop does not run: two requests stay.
+        for hash in [true, false] {
+            let mut s = sim();
+            let (z, a) = (write(&mut s, 0), write(&mut s, 4096));
+            let order = if hash { [z, a] } else { [a, z] };
+            order.iter().for_each(|&r| queued(&mut s, r));
+            let c = write(&mut s, 8192);
+            assert!(s.get_tag(DevId(0), HctxId(0), c));
+            let busy = s.devs[DevId(0)].queues[HctxId(0)].busy;
+            let mut moving = vec![c];
+            s.elv_insert_merges(CpuId(0), DevId(0), &mut moving);
+            assert!(moving.is_empty(), "c merged");
+            let bytes = |s: &Sim, r: ReqId| (s.reqs.reqs[r].dev_offset(), s.reqs.reqs[r].dev_bytes);
+            let freed = busy - s.devs[DevId(0)].queues[HctxId(0)].busy;
+            if hash {
+                assert_eq!(fifo(&s), [z]);
+                assert_eq!(bytes(&s, z), (0, 12288));
+                assert_eq!((s.reqs.reqs[z].next_merged, s.reqs.reqs[a].next_merged), (Some(a), Some(c)));
+                assert_eq!((s.devs[DevId(0)].disk.merges[1], freed), (2, 2));
+            } else {
+                assert_eq!(fifo(&s), [a, z]);
+                assert_eq!(bytes(&s, a), (4096, 8192));
+                assert_eq!((s.devs[DevId(0)].disk.merges[1], freed), (1, 1));
+            }
+        }
     }
 }

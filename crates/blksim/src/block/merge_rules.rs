@@ -3,7 +3,7 @@
 //! where a scheduler merge is tried. The merges themselves are `merge.rs`'s.
 
 use crate::block::request::Request;
-use crate::ids::{DevId, HctxId};
+use crate::ids::{DevId, HctxId, ReqId};
 use crate::workload::Direction;
 
 /// `blk_queue_get_max_sectors` of a discard: `max_discard_sectors`, at
@@ -119,6 +119,17 @@ impl MergeLimits {
     pub(crate) fn takes(&self, host: &Request, bio: &Request, anywhere: bool, front: bool) -> Option<MergeKind> {
         self.merges(&mut PlugTail::request(host), &PlugTail::bio(bio), anywhere, front)
     }
+}
+
+/// The queued request a scheduler found for a merge, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct MergeHost {
+    pub(crate) host: ReqId,
+    pub(crate) kind: MergeKind,
+    /// Found in the request hash, past the one-hit cache (`q->last_merge`):
+    /// an insertion's merge then tries again for the grown request
+    /// (`elv_attempt_insert_merge`'s loop).
+    pub(crate) hashed: bool,
 }
 
 /// Where a scheduler merge is tried.

@@ -19,7 +19,7 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::{Begin, ElevatorInit, ElevatorOps, SchedEnv, Section};
-use crate::block::merge_rules::{MergeKind, MergeLimits, MergePath};
+use crate::block::merge_rules::{MergeHost, MergeKind, MergeLimits, MergePath};
 use crate::block::request::RequestPool;
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
@@ -212,20 +212,21 @@ impl ElevatorOps for Deadline {
         reqs: &RequestPool,
         limits: &MergeLimits,
         path: MergePath,
-    ) -> Option<(ReqId, MergeKind)> {
+    ) -> Option<MergeHost> {
         let bio = path == MergePath::Bio;
         if self.patched && bio && self.lock.owner.is_some() {
             return None;
         }
         let rq = &reqs.reqs[req];
-        let one_hit = self.last_merge.and_then(|h| limits.takes(&reqs.reqs[h], rq, true, bio).map(|k| (h, k)));
+        let hit = |h: ReqId, anywhere: bool, front: bool, hashed: bool| {
+            limits.takes(&reqs.reqs[h], rq, anywhere, front).map(|kind| MergeHost { host: h, kind, hashed })
+        };
+        let one_hit = self.last_merge.and_then(|h| hit(h, true, bio, false));
         if one_hit.is_some() || limits.noxmerges {
             return one_hit;
         }
         // The hash (a request that ends where it starts), then, for a bio, the sort list (front).
-        let queued = |front: bool| {
-            self.fifo.iter().rev().find_map(|&h| limits.takes(&reqs.reqs[h], rq, false, front).map(|k| (h, k)))
-        };
+        let queued = |front: bool| self.fifo.iter().rev().find_map(|&h| hit(h, false, front, !front));
         queued(false).or_else(|| if bio { queued(true) } else { None })
     }
 
