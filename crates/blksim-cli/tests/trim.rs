@@ -387,3 +387,64 @@ fn bios_merge_into_requests_the_scheduler_holds_discards_anywhere_others_next_to
     assert_eq!(requests + merges, 4096);
     assert!(merges > 1000, "{merges} discard merges");
 }
+
+#[test]
+fn a_thin_provisioned_scsi_lun_takes_unmap_one_range_a_command() {
+    // sd's provisioning mode `unmap` for a LUN that reports UNMAP (`unmap =
+    // true` in its model): a discard is an UNMAP whose parameter list (one
+    // block descriptor: sd_setup_unmap_cmnd) crosses the FC link instead of
+    // data, served by the array controller with no media work; sd leaves
+    // max_discard_segments at 1, so only contiguous discards merge, at the
+    // back as other bios do. A fully provisioned LUN fails the trim.
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("thin.toml");
+    std::fs::write(
+        &profile,
+        "name = \"thin\"\ndescription = \"t\"\nextends = \"hp-ia64-2008\"\n[device_model.msa_lun]\nunmap = true\n",
+    )
+    .unwrap();
+    let run_on = |machine: &str, text: &str| {
+        let path = dir.path().join("j.fio");
+        std::fs::write(&path, text).unwrap();
+        let (code, out, err) =
+            common::blksim(&["run", path.to_str().unwrap(), "--output-format", "json", "--machine", machine]);
+        (code, serde_json::from_str::<serde_json::Value>(&out).ok(), err)
+    };
+    let thin = profile.to_str().unwrap();
+    let sd = |rw: &str, bs: &str, extra: &str| {
+        format!("[t]\nfilename=/dev/sda\ndirect=1\nioengine=psync\nrw={rw}\nbs={bs}\nsize=4m\n{extra}")
+    };
+    let done = |machine: &str, text: &str| {
+        let (code, v, err) = run_on(machine, text);
+        assert_eq!(code, 0, "{err}");
+        let v = v.unwrap();
+        let once = &v["blksim"]["exactly_once"];
+        assert_eq!(once["ios_issued"], once["ios_reaped"], "{once}");
+        v
+    };
+    let (t64k, t1m) = (done(thin, &sd("trim", "64k", "")), done(thin, &sd("trim", "1m", "")));
+    assert_eq!(t64k["jobs"][0]["trim"]["total_ios"].as_u64(), Some(64));
+    assert_eq!(t64k["blksim"]["disks"][0]["discards"].as_u64(), Some(64), "{}", t64k["blksim"]["disks"]);
+    // The same command whatever its length: no data on the link, no media.
+    let (c64k, c1m) = (clat(&t64k, "trim"), clat(&t1m, "trim"));
+    assert!((c1m - c64k).abs() < 0.01 * c64k, "64k {c64k} ns, 1m {c1m} ns");
+    let w1m = clat(&done(thin, &sd("write", "1m", "")), "write");
+    assert!(c1m < w1m / 2.0, "a 1 MiB UNMAP {c1m} ns, a 1 MiB write {w1m} ns");
+    // The built-in LUNs are fully provisioned: EOPNOTSUPP ends the job.
+    let (code, _, err) = run_on("hp-ia64-2008", &sd("trim", "64k", ""));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("error=Operation not supported"), "{err}");
+    // io_uring plugs its 16-trim submissions: sequential trims merge at the
+    // back into one UNMAP of the first batch (fio then refills one at a
+    // time); random ones do not merge, where NVMe would take them as ranges.
+    let batch = "ioengine=io_uring\niodepth=16\niodepth_batch_submit=16\n";
+    let disk = |v: &serde_json::Value| {
+        let d = &v["blksim"]["disks"][0];
+        (d["discards"].as_u64().unwrap(), d["discard_merges"].as_u64().unwrap())
+    };
+    let seq = done(thin, &sd("trim", "4k", batch).replace("ioengine=psync\n", "").replace("size=4m", "size=256k"));
+    assert_eq!(disk(&seq), (64 - 15, 15), "{}", seq["blksim"]["disks"]);
+    let rand = done(thin, &sd("randtrim", "4k", batch).replace("ioengine=psync\n", "").replace("size=4m", "size=256k"));
+    let (discards, merges) = disk(&rand);
+    assert!(discards + merges == 64 && merges < 4, "{}", rand["blksim"]["disks"]);
+}

@@ -31,6 +31,7 @@ impl Sim {
         (q.nomerges != 2).then(|| MergeLimits {
             max_bytes: q.max_sectors_kb as u64 * 1024,
             discard_segments: d.driver.max_discard_segments(),
+            discard_max_bytes: d.driver.max_discard_bytes(),
             noxmerges: q.nomerges == 1,
         })
     }

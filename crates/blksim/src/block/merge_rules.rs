@@ -64,6 +64,8 @@ pub(crate) struct MergeLimits {
     pub(crate) max_bytes: u64,
     /// `max_discard_segments` (0 or 1: a discard merges only where it continues a request).
     pub(crate) discard_segments: u32,
+    /// `max_discard_sectors`, in bytes: a discard request's limit in place of `max_bytes`.
+    pub(crate) discard_max_bytes: u64,
     /// `nomerges=1` (QUEUE_FLAG_NOXMERGES): the elevator tries its one-hit cache only.
     pub(crate) noxmerges: bool,
 }
@@ -76,8 +78,9 @@ impl MergeLimits {
     /// limit) when `anywhere` (the plug and the one-hit cache, not the
     /// request hash, which finds only a request that ends where the bio
     /// starts); any other bio at the back, contiguous, or, when `front`,
-    /// before the start, within `max_sectors_kb`. `host` grows by `bio`
-    /// when it merges.
+    /// before the start, within `max_sectors_kb` (a discard's, of a device
+    /// that takes one range a request: within `max_discard_sectors`). `host`
+    /// grows by `bio` when it merges.
     pub(crate) fn merges(&self, host: &mut PlugTail, bio: &PlugTail, anywhere: bool, front: bool) -> Option<MergeKind> {
         if host.dev != bio.dev || host.dir != bio.dir {
             return None;
@@ -86,9 +89,9 @@ impl MergeLimits {
         let kind = if bio.dir == Direction::Trim && self.discard_segments > 1 {
             ((anywhere || back)
                 && host.bios < self.discard_segments
-                && (host.bytes + bio.bytes) / 512 <= MAX_DISCARD_SECTORS)
+                && host.bytes + bio.bytes <= self.discard_max_bytes)
                 .then_some(MergeKind::Discard)
-        } else if host.bytes + bio.bytes > self.max_bytes {
+        } else if host.bytes + bio.bytes > self.max_request_bytes(bio.dir) {
             None
         } else if back {
             Some(MergeKind::Back)
@@ -107,10 +110,21 @@ impl MergeLimits {
     }
 
     /// `attempt_merge` of two queued requests: `next` starts where `req`
-    /// ends, same device and direction, within `max_sectors_kb`.
+    /// ends, same device and direction, within `max_sectors_kb` (a
+    /// discard's limit for discards).
     pub(crate) fn joins(&self, req: &Request, next: &Request) -> bool {
         let (r, n) = (PlugTail::request(req), PlugTail::request(next));
-        r.dev == n.dev && r.dir == n.dir && r.end == n.start && r.bytes + n.bytes <= self.max_bytes
+        r.dev == n.dev && r.dir == n.dir && r.end == n.start && r.bytes + n.bytes <= self.max_request_bytes(r.dir)
+    }
+
+    /// `blk_rq_get_max_sectors` in bytes: `max_discard_sectors` for a
+    /// discard, `max_sectors_kb` for the others.
+    fn max_request_bytes(&self, dir: Direction) -> u64 {
+        if dir == Direction::Trim {
+            self.discard_max_bytes
+        } else {
+            self.max_bytes
+        }
     }
 
     /// How request `bio` merges into the queued request `host`, if it does

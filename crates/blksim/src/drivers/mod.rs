@@ -15,6 +15,7 @@ pub(crate) mod scsi;
 use crate::block::disk::DiskCounters;
 use crate::block::elevator::Elevator;
 use crate::block::hctx::{HwQueue, QueueMap};
+use crate::block::merge_rules::MAX_DISCARD_SECTORS;
 use crate::block::Request;
 use crate::error::Error;
 use crate::hw::cpu::Bill;
@@ -99,10 +100,11 @@ impl Driver {
     }
 
     /// Does it take discards (`bdev_max_discard_sectors` > 0)? NVMe does
-    /// (Dataset Management, Deallocate). A rotational SCSI disk has no
-    /// logical block provisioning, so `sd` sets no discard limit; null_blk
-    /// has none without `discard=1` (not modelled): BLKDISCARD fails there
-    /// with -EOPNOTSUPP.
+    /// (Dataset Management, Deallocate); a SCSI LUN that is thin
+    /// provisioned does (UNMAP); a fully provisioned one has no logical
+    /// block provisioning, so `sd` sets no discard limit; null_blk has none
+    /// without `discard=1` (not modelled): BLKDISCARD fails there with
+    /// -EOPNOTSUPP.
     pub(crate) fn discards(&self) -> bool {
         self.max_discard_segments() > 0
     }
@@ -112,10 +114,25 @@ impl Driver {
     /// sets NVME_DSM_MAX_RANGES (256, the ranges one Dataset Management
     /// command takes) for a controller that reports no DMRL limit (no
     /// modelled drive reports one), and `nvme_setup_discard` writes one
-    /// range per bio of the request.
+    /// range per bio of the request. sd leaves the block layer's default,
+    /// one: `sd_setup_unmap_cmnd` sends one block descriptor per UNMAP.
     pub(crate) fn max_discard_segments(&self) -> u32 {
         match self {
             Driver::Nvme(_) => 256,
+            Driver::ScsiDisk(sd) => sd.disk.unmap() as u32,
+            Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) => 0,
+        }
+    }
+
+    /// `max_discard_sectors` in bytes: the largest discard request. NVMe
+    /// (no DMRSL limit): UINT_MAX sectors as `blk_queue_get_max_sectors`
+    /// caps it; sd's `unmap` mode: SD_MAX_WS16_BLOCKS logical blocks of
+    /// 512 bytes, for a LUN that names no smaller MAXIMUM UNMAP LBA COUNT.
+    pub(crate) fn max_discard_bytes(&self) -> u64 {
+        const SD_MAX_WS16_BLOCKS: u64 = 0x7f_ffff;
+        match self {
+            Driver::Nvme(_) => MAX_DISCARD_SECTORS * 512,
+            Driver::ScsiDisk(sd) if sd.disk.unmap() => SD_MAX_WS16_BLOCKS * 512,
             Driver::ScsiDisk(_) | Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) => 0,
         }
     }

@@ -134,9 +134,113 @@ struct RawDevice {
     cache_mib: Option<u64>,
     read_ahead_kib: Option<u64>,
     write_cache: Option<bool>,
+    unmap: Option<bool>,
 }
 
+/// The keys a device of each kind takes, besides `name`, `model` and `kind`.
+const DEVICE_KEYS: &[(&str, &[&str])] = &[
+    (
+        "nvme",
+        &[
+            "root_port",
+            "pcie_switch",
+            "capacity_gib",
+            "max_queues",
+            "max_queue_entries",
+            "iops_max_read",
+            "iops_max_write",
+            "iops_block_size",
+            "read_mb_per_s",
+            "write_mb_per_s",
+            "media_units",
+            "read_latency_ns",
+            "write_latency_ns",
+            "read_ns_per_kib",
+            "write_ns_per_kib",
+            "latency_sigma",
+            "fetch_ns",
+            "link_mb_per_s",
+        ],
+    ),
+    ("null_blk", &[]),
+    ("dsa", &["root_port", "pcie_switch", "wqs", "engines", "descriptor_ns", "fill_mb_per_s", "latency_sigma"]),
+    ("fc_hba", &["root_port", "ports", "queue_depth", "link_mb_per_s", "fw_cmd_ns"]),
+    (
+        "scsi_disk",
+        &[
+            "host",
+            "port",
+            "target",
+            "capacity_gib",
+            "rpm",
+            "media_mb_per_s",
+            "seek_track_ns",
+            "seek_avg_ns",
+            "seek_full_ns",
+            "controller_ns",
+            "cache_hit_ns",
+            "latency_sigma",
+            "cache_mib",
+            "read_ahead_kib",
+            "write_cache",
+            "unmap",
+        ],
+    ),
+];
+
 impl RawDevice {
+    /// The keys it sets (its model's included once merged).
+    fn keys(&self) -> Vec<&'static str> {
+        macro_rules! set { ($($f:ident),*) => { [$((stringify!($f), self.$f.is_some()),)*] } }
+        set!(
+            name,
+            model,
+            kind,
+            root_port,
+            pcie_switch,
+            capacity_gib,
+            max_queues,
+            max_queue_entries,
+            iops_max_read,
+            iops_max_write,
+            iops_block_size,
+            read_mb_per_s,
+            write_mb_per_s,
+            media_units,
+            read_latency_ns,
+            write_latency_ns,
+            read_ns_per_kib,
+            write_ns_per_kib,
+            latency_sigma,
+            fetch_ns,
+            link_mb_per_s,
+            wqs,
+            engines,
+            descriptor_ns,
+            fill_mb_per_s,
+            ports,
+            queue_depth,
+            fw_cmd_ns,
+            host,
+            port,
+            target,
+            rpm,
+            media_mb_per_s,
+            seek_track_ns,
+            seek_avg_ns,
+            seek_full_ns,
+            controller_ns,
+            cache_hit_ns,
+            cache_mib,
+            read_ahead_kib,
+            write_cache,
+            unmap
+        )
+        .into_iter()
+        .filter_map(|(k, on)| on.then_some(k))
+        .collect()
+    }
+
     /// Fill the unset fields from `base`.
     fn or(self, base: &RawDevice) -> RawDevice {
         macro_rules! pick { ($($f:ident),*) => { RawDevice { $($f: self.$f.or_else(|| base.$f.clone()),)* } } }
@@ -181,7 +285,8 @@ impl RawDevice {
             cache_hit_ns,
             cache_mib,
             read_ahead_kib,
-            write_cache
+            write_cache,
+            unmap
         )
     }
 }
@@ -272,6 +377,11 @@ pub struct DiskParams {
     pub read_ahead_bytes: u64,
     /// Writes complete from the cache and are destaged later (else written through).
     pub write_cache: bool,
+    /// A thin-provisioned LUN that takes UNMAP (READ CAPACITY(16)'s LBPME,
+    /// the Logical Block Provisioning VPD page's LBPU), with no limit of its
+    /// own on the blocks one UNMAP may name: sd's provisioning mode `unmap`.
+    /// Else fully provisioned: no discards.
+    pub unmap: bool,
 }
 
 /// A DSA-like accelerator: work queues feeding parallel engines; each
@@ -481,7 +591,7 @@ impl DeviceSpec {
                 d.name, m.root_ports[p.root_port].name, p.ports, p.fw_cmd_ns, p.link_mb_per_s, p.queue_depth
             ),
             DeviceKind::Scsi(ScsiSpec::Disk(p)) => format!(
-                "device {}: scsi_disk (rotational=1) on {} port {}{}, {} GiB, {} rpm, seek {}/{}/{} ns track/avg/full, {} MB/s media, {} ns controller, {} MiB cache, {} KiB read-ahead, write cache {}\n",
+                "device {}: scsi_disk (rotational=1) on {} port {}{}, {} GiB, {} rpm, seek {}/{}/{} ns track/avg/full, {} MB/s media, {} ns controller, {} MiB cache, {} KiB read-ahead, write cache {}{}\n",
                 d.name,
                 m.devices[p.host].name,
                 p.port,
@@ -495,7 +605,8 @@ impl DeviceSpec {
                 p.controller_ns,
                 p.cache_bytes >> 20,
                 p.read_ahead_bytes >> 10,
-                if p.write_cache { "on" } else { "off" }
+                if p.write_cache { "on" } else { "off" },
+                if p.unmap { ", thin provisioned (UNMAP)" } else { "" }
             ),
         }
     }
@@ -736,6 +847,15 @@ fn resolve(raw: RawProfile) -> Result<Machine, String> {
         if devices.iter().any(|x: &DeviceSpec| x.name == name) {
             return Err(format!("device '{name}' is defined twice"));
         }
+        if let Some((kind, allowed)) = DEVICE_KEYS.iter().find(|(k, _)| d.kind.as_deref() == Some(k)) {
+            let common = ["name", "model", "kind"];
+            if let Some(k) = d.keys().into_iter().find(|k| !common.contains(k) && !allowed.contains(k)) {
+                return Err(format!(
+                    "device '{name}': `{k}` is not a key of kind {kind} (its keys: {})",
+                    allowed.join(", ")
+                ));
+            }
+        }
         let kind = match d.kind.as_deref() {
             Some("nvme") => DeviceKind::Nvme(nvme_params(&name, &d, &root_ports, &pcie_switches)?),
             Some("null_blk") => DeviceKind::NullBlk,
@@ -892,6 +1012,7 @@ fn disk_params(name: &str, d: &RawDevice, devices: &[DeviceSpec]) -> Result<Disk
         cache_bytes: need(name, "cache_mib", &d.cache_mib)? << 20,
         read_ahead_bytes: need(name, "read_ahead_kib", &d.read_ahead_kib)? << 10,
         write_cache: need(name, "write_cache", &d.write_cache)?,
+        unmap: d.unmap.unwrap_or(false),
     };
     if !(3600..=20000).contains(&p.rpm) {
         return Err(format!("device '{name}': rpm must be within 3600..20000"));
@@ -1157,6 +1278,26 @@ mod tests {
         let text = "name = \"x\"\ndescription = \"d\"\nextends = \"spr-gen5\"\n[cpu]\ncorez = 3\n";
         let e = load_profile(text, "x.toml", &Builtins).unwrap_err();
         assert!(e.contains("corez"), "{e}");
+    }
+
+    #[test]
+    fn a_key_of_another_device_kind_is_an_error_naming_it_and_the_kinds_keys() {
+        // A disk's spindle speed on an NVMe drive, a LUN's UNMAP on one: not
+        // ignored, refused; on a SCSI disk `unmap` is taken.
+        for (model, key) in [("pm1743", "rpm = 15000"), ("pm1743", "unmap = true")] {
+            let text =
+                format!("name = \"x\"\ndescription = \"d\"\nextends = \"spr-gen5\"\n[device_model.{model}]\n{key}\n");
+            let e = load_profile(&text, "x.toml", &Builtins).unwrap_err();
+            let k = key.split(' ').next().unwrap();
+            assert!(e.contains(&format!("`{k}` is not a key of kind nvme")) && e.contains("read_latency_ns"), "{e}");
+        }
+        let thin =
+            "name = \"x\"\ndescription = \"d\"\nextends = \"hp-ia64-2008\"\n[device_model.msa_lun]\nunmap = true\n";
+        let m = load_profile(thin, "x.toml", &Builtins).unwrap();
+        let unmaps = |m: &Machine| {
+            m.devices.iter().filter(|d| matches!(&d.kind, DeviceKind::Scsi(ScsiSpec::Disk(p)) if p.unmap)).count()
+        };
+        assert_eq!((unmaps(&m), unmaps(&builtin("hp-ia64-2008").unwrap())), (24, 0));
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub(crate) struct RotationalDisk {
     cache_bytes: u64,
     read_ahead_bytes: u64,
     write_cache: bool,
+    /// Thin provisioned: it takes UNMAP.
+    unmap: bool,
     cache_hit_ns: u64,
     latency_sigma: f64,
     rng: Rng,
@@ -79,6 +81,7 @@ impl RotationalDisk {
             cache_bytes: p.cache_bytes,
             read_ahead_bytes: p.read_ahead_bytes,
             write_cache: p.write_cache,
+            unmap: p.unmap,
             cache_hit_ns: p.cache_hit_ns,
             latency_sigma: p.latency_sigma,
             rng,
@@ -239,6 +242,22 @@ impl RotationalDisk {
         accept
     }
 
+    /// Is it thin provisioned (does it take UNMAP)?
+    pub(crate) fn unmap(&self) -> bool {
+        self.unmap
+    }
+
+    /// An UNMAP of `[x, x + bytes)` that reaches the disk at `t`: the array
+    /// deallocates the blocks in its mapping, with no media access (as SBC
+    /// lets a thin-provisioned LUN do: an assumption, no data sheet gives
+    /// UNMAP's cost), and the range's cached data goes. When its status is
+    /// ready: at once.
+    pub(crate) fn unmapped(&mut self, t: u64, x: u64, bytes: u64) -> u64 {
+        let y = x + bytes;
+        self.segments.retain(|s| s.end <= x || s.start >= y);
+        t
+    }
+
     /// Least recently used segments leave while the cache is over its size.
     fn evict(&mut self) {
         while self.segments.iter().map(|s| s.end - s.start).sum::<u64>() > self.cache_bytes && self.segments.len() > 1 {
@@ -273,6 +292,7 @@ mod tests {
             cache_bytes: 8 << 20,
             read_ahead_bytes: 256 << 10,
             write_cache,
+            unmap: false,
         }
     }
 
@@ -352,5 +372,18 @@ mod tests {
             t = d.write(t, rng.below(1 << 20) * 4096, 4096);
         }
         assert!(t > 1_000 * 3_000_000, "the media bounds a full cache: {t}");
+    }
+
+    #[test]
+    fn an_unmap_takes_no_media_time_and_drops_the_ranges_cached_data() {
+        let mut d = RotationalDisk::new(&params(false), Rng::stream(1, "d"));
+        let t = d.read(0, 0, 4096) + 50_000_000;
+        // Read ahead: the next block is in the cache.
+        d.read(t, 4096, 4096);
+        assert_eq!((d.stats.cache_hits, d.stats.media_reads), (1, 1));
+        // Unmapped at once; the cache keeps nothing of the range.
+        assert_eq!(d.unmapped(t + 1, 0, 1 << 20), t + 1);
+        d.read(t + 2, 8192, 4096);
+        assert_eq!((d.stats.cache_hits, d.stats.media_reads), (1, 2));
     }
 }

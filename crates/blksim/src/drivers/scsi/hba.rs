@@ -1,8 +1,10 @@
 //! Kernel path: SCSI over Fibre Channel. `scsi_queue_rq` → `sd_init_command`
 //! → the adapter's `queuecommand` (an IOCB on the port's request ring, the
 //! ring's doorbell) → the port's firmware (one command at a time) → for a
-//! write, the data over the port's FC link → the target controller (one
-//! command at a time for all its LUNs) → the disk (`disk.rs`) → for a read,
+//! write, the data over the port's FC link (for an UNMAP, its parameter
+//! list: `sd_setup_unmap_cmnd`'s one block descriptor) → the target
+//! controller (one command at a time for all its LUNs) → the disk
+//! (`disk.rs`; a thin-provisioned LUN unmaps without media work) → for a read,
 //! the data over the link → the status entry on the port's response queue,
 //! through the root port → the port's interrupt → the adapter's interrupt
 //! handler (`qla2x00_intr_handler`: every status entry there, then again
@@ -20,6 +22,9 @@ use crate::drivers::{Drain, Driver};
 use crate::ids::{CpuId, DevId, HctxId, ReqId};
 use crate::system::{Event, Sim};
 use crate::workload::Direction;
+
+/// `sd_setup_unmap_cmnd`'s UNMAP parameter list: its header and one block descriptor.
+const UNMAP_PARAMETER_BYTES: u64 = 8 + 16;
 
 impl Sim {
     // Projections to this driver's own state (the ops table dispatched here by kind).
@@ -72,9 +77,11 @@ impl Sim {
         let p = &mut h.ports[port.idx()];
         let mut t = now.max(p.fw_free_ns) + fw_ns;
         p.fw_free_ns = t;
-        if dir == Direction::Write {
-            // The data goes to the target before it can write it.
-            t = t.max(p.link_free_ns) + (bytes * 1000).div_ceil(link);
+        if dir != Direction::Read {
+            // The data goes to the target before it can write it; an UNMAP's
+            // parameter list (an 8-byte header, one 16-byte block descriptor).
+            let out = if dir == Direction::Trim { UNMAP_PARAMETER_BYTES } else { bytes };
+            t = t.max(p.link_free_ns) + (out * 1000).div_ceil(link);
             p.link_free_ns = t;
         }
         let tg = &mut h.targets[target];
@@ -83,7 +90,8 @@ impl Sim {
         let disk = &mut self.sd_mut(dev).disk;
         let ready = match dir {
             Direction::Read => disk.read(t, offset, bytes),
-            _ => disk.write(t, offset, bytes),
+            Direction::Write => disk.write(t, offset, bytes),
+            Direction::Trim => disk.unmapped(t, offset, bytes),
         };
         self.q.at(ready, Event::CqeSent { dev, req });
         cost
