@@ -188,11 +188,10 @@ const DEVICE_KEYS: &[(&str, &[&str])] = &[
     ),
 ];
 
-impl RawDevice {
-    /// The keys it sets (its model's included once merged).
-    fn keys(&self) -> Vec<&'static str> {
-        macro_rules! set { ($($f:ident),*) => { [$((stringify!($f), self.$f.is_some()),)*] } }
-        set!(
+/// Every field of `RawDevice`, once, handed to macro `$m` (`or` and `keys` are built over them).
+macro_rules! raw_device_fields {
+    ($m:ident) => {
+        $m!(
             name,
             model,
             kind,
@@ -236,58 +235,20 @@ impl RawDevice {
             write_cache,
             unmap
         )
-        .into_iter()
-        .filter_map(|(k, on)| on.then_some(k))
-        .collect()
+    };
+}
+
+impl RawDevice {
+    /// The keys it sets (its model's included once merged).
+    fn keys(&self) -> Vec<&'static str> {
+        macro_rules! set { ($($f:ident),*) => { [$((stringify!($f), self.$f.is_some()),)*] } }
+        raw_device_fields!(set).into_iter().filter_map(|(k, on)| on.then_some(k)).collect()
     }
 
     /// Fill the unset fields from `base`.
     fn or(self, base: &RawDevice) -> RawDevice {
         macro_rules! pick { ($($f:ident),*) => { RawDevice { $($f: self.$f.or_else(|| base.$f.clone()),)* } } }
-        pick!(
-            name,
-            model,
-            kind,
-            root_port,
-            pcie_switch,
-            capacity_gib,
-            max_queues,
-            max_queue_entries,
-            iops_max_read,
-            iops_max_write,
-            iops_block_size,
-            read_mb_per_s,
-            write_mb_per_s,
-            media_units,
-            read_latency_ns,
-            write_latency_ns,
-            read_ns_per_kib,
-            write_ns_per_kib,
-            latency_sigma,
-            fetch_ns,
-            link_mb_per_s,
-            wqs,
-            engines,
-            descriptor_ns,
-            fill_mb_per_s,
-            ports,
-            queue_depth,
-            fw_cmd_ns,
-            host,
-            port,
-            target,
-            rpm,
-            media_mb_per_s,
-            seek_track_ns,
-            seek_avg_ns,
-            seek_full_ns,
-            controller_ns,
-            cache_hit_ns,
-            cache_mib,
-            read_ahead_kib,
-            write_cache,
-            unmap
-        )
+        raw_device_fields!(pick)
     }
 }
 
