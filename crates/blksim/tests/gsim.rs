@@ -90,8 +90,9 @@ fn under_its_targets_gsim_changes_nothing() {
     // The hook's counting after each handler is all it costs.
     let (a, b) = (ios(&plain) as f64, ios(&gsim) as f64);
     assert!((b / a - 1.0).abs() < 0.01, "I/Os: plain {a}, gsim {b}");
-    let (a, b) = (p50(&plain) as f64, p50(&gsim) as f64);
-    assert!((b / a - 1.0).abs() < 0.01, "p50: plain {a}, gsim {b}");
+    // The median within one of fio's latency buckets (1/64 of its power of two: ~1.5% here).
+    let bucket = |r: &RunReport| blksim::stats::histogram::plat_val_to_idx(p50(r)) as i64;
+    assert!((bucket(&gsim) - bucket(&plain)).abs() <= 1, "p50: plain {}, gsim {}", p50(&plain), p50(&gsim));
     assert!(!gsim.patches_in_effect.contains(&"gsim"));
 }
 

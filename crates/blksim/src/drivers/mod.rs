@@ -225,10 +225,12 @@ impl Driver {
         }
     }
 
-    /// The interrupt aggregation timer (generation `gen`) of `queue` expired.
-    pub(crate) fn aggregation_timer(&mut self, queue: HctxId, gen: u32) -> Signal {
+    /// The interrupt timer (generation `gen`) of `queue` expired at `now`:
+    /// the CQ head doorbell it waited for reached the controller, or the
+    /// aggregation time ran out.
+    pub(crate) fn aggregation_timer(&mut self, queue: HctxId, gen: u32, now: u64) -> Signal {
         match self {
-            Driver::Nvme(n) => n.irq.timer_fired(queue, gen),
+            Driver::Nvme(n) => n.irq.timer_fired(queue, gen, now),
             Driver::NullBlk(_) | Driver::Dsa(_) | Driver::ScsiHost(_) | Driver::ScsiDisk(_) => Signal::Hold,
         }
     }

@@ -145,7 +145,8 @@ impl Sim {
 
     /// The interrupt aggregation time of `hctx`'s vector ran out.
     pub(crate) fn driver_aggregation_timer(&mut self, dev: DevId, hctx: HctxId, gen: u32) {
-        let signal = self.devs[dev].driver.aggregation_timer(hctx, gen);
+        let now = self.q.now_ns();
+        let signal = self.devs[dev].driver.aggregation_timer(hctx, gen, now);
         self.device_signal(dev, hctx, signal);
     }
 }

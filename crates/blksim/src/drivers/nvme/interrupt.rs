@@ -15,8 +15,11 @@
 //!   looking and writes the doorbell then, before `nvme_irq` completes the
 //!   batch: the handler's step tells the controller when that write falls
 //!   (`doorbell_due`). Entries posted before it are the handler's (its loop
-//!   takes them); the first posted after it finds the vector acknowledged
-//!   and is signalled at once, while the handler is still completing.
+//!   takes them). The doorbell is a posted write that reaches the
+//!   controller one PCIe traversal later (`flight_ns`): until then the
+//!   vector is still signalled for it, and an entry posted after the
+//!   host's write, not covered by its head, is signalled when the doorbell
+//!   arrives (the head is behind the tail); one posted after that, at once.
 //! - With Interrupt Coalescing, a vector is signalled only when its
 //!   unsignalled entries reach the Aggregation Threshold (THR, a 0's based
 //!   count) or the oldest has waited the Aggregation Time (TIME, in 100 µs
@@ -73,6 +76,10 @@ pub(crate) struct IrqVector {
     doorbell_at: Option<u64>,
     /// Entries posted before that doorbell: the handler's loop takes them.
     taken_late: u32,
+    /// When the host's last CQ head doorbell reaches the controller.
+    acked_at: u64,
+    /// The armed timer waits for that doorbell (not the Aggregation Time).
+    for_doorbell: bool,
 }
 
 /// Interrupt generation of every vector of a controller.
@@ -80,14 +87,18 @@ pub(crate) struct IrqVector {
 pub(crate) struct InterruptGen {
     vectors: Vec<IrqVector>,
     coalescing: Coalescing,
+    /// A CQ head doorbell's flight from the CPU's write to the controller, ns.
+    flight_ns: u64,
     /// MSIs sent.
     pub(crate) msis: u64,
 }
 
 impl InterruptGen {
-    /// `nr` vectors (one per interrupt queue), with coalescing set as given.
-    pub(crate) fn new(nr: usize, coalescing: Coalescing) -> InterruptGen {
-        InterruptGen { vectors: vec![IrqVector::default(); nr], coalescing, msis: 0 }
+    /// `nr` vectors (one per interrupt queue), with coalescing set as
+    /// given; a CQ head doorbell reaches the controller `flight_ns` after
+    /// the host writes it.
+    pub(crate) fn new(nr: usize, coalescing: Coalescing, flight_ns: u64) -> InterruptGen {
+        InterruptGen { vectors: vec![IrqVector::default(); nr], coalescing, flight_ns, msis: 0 }
     }
 
     /// A completion queue entry of `queue` reached host memory at `now`.
@@ -99,10 +110,12 @@ impl InterruptGen {
                 v.taken_late += 1;
                 return Signal::Hold;
             }
-            // The doorbell went before this entry: it acknowledged all the earlier ones.
+            // The doorbell went before this entry: it acknowledges all the
+            // earlier ones when it reaches the controller.
             v.doorbell_at = None;
             v.signalled = false;
             v.unsignalled = 0;
+            v.acked_at = at + self.flight_ns;
         }
         v.unsignalled += 1;
         self.decide(queue, now)
@@ -121,15 +134,18 @@ impl InterruptGen {
     /// the entries its loop took beyond those it saw when it began.
     pub(crate) fn drain_ended(&mut self, queue: HctxId) -> u32 {
         let v = &mut self.vectors[queue.idx()];
-        if v.doorbell_at.take().is_some() {
+        if let Some(at) = v.doorbell_at.take() {
             v.signalled = false;
             v.unsignalled = 0;
+            v.acked_at = at + self.flight_ns;
         }
         std::mem::take(&mut v.taken_late)
     }
 
-    /// The aggregation timer of `gen` fired for `queue`.
-    pub(crate) fn timer_fired(&mut self, queue: HctxId, gen: u32) -> Signal {
+    /// The timer of `gen` fired for `queue` at `now`: the doorbell the
+    /// vector waited for has reached the controller, or the Aggregation
+    /// Time ran out.
+    pub(crate) fn timer_fired(&mut self, queue: HctxId, gen: u32, now: u64) -> Signal {
         let v = &mut self.vectors[queue.idx()];
         if !v.timer_armed || v.timer_gen != gen {
             return Signal::Hold;
@@ -138,10 +154,13 @@ impl InterruptGen {
         if v.signalled || v.unsignalled == 0 {
             return Signal::Hold;
         }
+        if std::mem::take(&mut v.for_doorbell) || now < v.acked_at {
+            return self.decide(queue, now);
+        }
         self.send(queue)
     }
 
-    /// Signal now, wait for more entries or the timer, or hold.
+    /// Signal now, wait for more entries, the doorbell or the timer, or hold.
     #[inline(always)]
     fn decide(&mut self, queue: HctxId, now: u64) -> Signal {
         let c = self.coalescing;
@@ -149,15 +168,28 @@ impl InterruptGen {
         if v.signalled || v.unsignalled == 0 {
             return Signal::Hold;
         }
+        if now < v.acked_at {
+            // The controller has not seen the host's doorbell: the vector is
+            // still signalled for it until then.
+            let at = v.acked_at;
+            return if v.timer_armed { Signal::Hold } else { self.arm(queue, at, true) };
+        }
         if !c.enabled() || v.unsignalled > c.thr as u32 {
             return self.send(queue);
         }
         if v.timer_armed {
             return Signal::Hold;
         }
+        self.arm(queue, now + c.time_ns(), false)
+    }
+
+    /// Arm the vector's timer at `at_ns` (for the doorbell, or the Aggregation Time).
+    fn arm(&mut self, queue: HctxId, at_ns: u64, for_doorbell: bool) -> Signal {
+        let v = &mut self.vectors[queue.idx()];
         v.timer_armed = true;
+        v.for_doorbell = for_doorbell;
         v.timer_gen = v.timer_gen.wrapping_add(1);
-        Signal::At { at_ns: now + c.time_ns(), gen: v.timer_gen }
+        Signal::At { at_ns, gen: v.timer_gen }
     }
 
     fn send(&mut self, queue: HctxId) -> Signal {
@@ -178,7 +210,7 @@ mod tests {
 
     #[test]
     fn a_burst_before_the_doorbell_gives_one_msi_and_entries_after_it_are_signalled_at_once() {
-        let mut g = InterruptGen::new(1, Coalescing::default());
+        let mut g = InterruptGen::new(1, Coalescing::default(), 0);
         assert_eq!(g.cqe_posted(Q, 0), Signal::Now);
         for t in 1..10 {
             assert_eq!(g.cqe_posted(Q, t), Signal::Hold, "the host is still on the first interrupt");
@@ -199,7 +231,7 @@ mod tests {
     #[test]
     fn aggregation_threshold_n_gives_one_msi_per_n_completions_under_load() {
         // THR = 3 (0's based): four entries per interrupt; TIME long enough never to fire.
-        let mut g = InterruptGen::new(1, Coalescing { thr: 3, time: 255 });
+        let mut g = InterruptGen::new(1, Coalescing { thr: 3, time: 255 }, 0);
         let mut msis = 0;
         for i in 0..40u64 {
             match g.cqe_posted(Q, i * 100) {
@@ -216,16 +248,42 @@ mod tests {
 
     #[test]
     fn aggregation_time_bounds_the_wait_at_low_load() {
-        let mut g = InterruptGen::new(1, Coalescing { thr: 7, time: 2 });
+        let mut g = InterruptGen::new(1, Coalescing { thr: 7, time: 2 }, 0);
         let Signal::At { at_ns, gen } = g.cqe_posted(Q, 1_000) else { panic!("a lone entry waits") };
         assert_eq!(at_ns, 1_000 + 200_000);
         assert_eq!(g.cqe_posted(Q, 5_000), Signal::Hold, "the timer already runs");
-        assert_eq!(g.timer_fired(Q, gen), Signal::Now);
-        assert_eq!(g.timer_fired(Q, gen), Signal::Hold, "a timer fires once");
+        assert_eq!(g.timer_fired(Q, gen, 300_000), Signal::Now);
+        assert_eq!(g.timer_fired(Q, gen, 300_000), Signal::Hold, "a timer fires once");
         // A stale timer (the threshold was met first) does nothing.
-        let mut g = InterruptGen::new(1, Coalescing { thr: 1, time: 2 });
+        let mut g = InterruptGen::new(1, Coalescing { thr: 1, time: 2 }, 0);
         let Signal::At { gen, .. } = g.cqe_posted(Q, 0) else { panic!() };
         assert_eq!(g.cqe_posted(Q, 10), Signal::Now);
-        assert_eq!(g.timer_fired(Q, gen), Signal::Hold);
+        assert_eq!(g.timer_fired(Q, gen, 300_000), Signal::Hold);
+    }
+
+    #[test]
+    fn an_entry_posted_while_the_doorbell_flies_is_signalled_when_it_arrives() {
+        // The handler writes its doorbell at 50; it reaches the controller at 450.
+        let mut g = InterruptGen::new(1, Coalescing::default(), 400);
+        assert_eq!(g.cqe_posted(Q, 0), Signal::Now);
+        g.doorbell_due(Q, 50);
+        assert_eq!(g.cqe_posted(Q, 20), Signal::Hold, "the handler's loop takes it");
+        // Past the host's write, not covered by its head: signalled as the doorbell arrives.
+        let Signal::At { at_ns, gen } = g.cqe_posted(Q, 100) else { panic!("waits for the doorbell") };
+        assert_eq!(at_ns, 450);
+        assert_eq!(g.cqe_posted(Q, 200), Signal::Hold, "one interrupt for both");
+        assert_eq!(g.timer_fired(Q, gen, 450), Signal::Now);
+        assert_eq!(g.drain_ended(Q), 1);
+        // A drain with nothing after its doorbell: an entry once it has arrived is signalled at once,
+        // one before waits for it.
+        g.doorbell_due(Q, 1_000);
+        assert_eq!(g.drain_ended(Q), 0);
+        assert!(matches!(g.cqe_posted(Q, 1_200), Signal::At { at_ns: 1_400, .. }));
+        let mut g = InterruptGen::new(1, Coalescing::default(), 400);
+        assert_eq!(g.cqe_posted(Q, 0), Signal::Now);
+        g.doorbell_due(Q, 50);
+        assert_eq!(g.drain_ended(Q), 0);
+        assert_eq!(g.cqe_posted(Q, 500), Signal::Now);
+        assert_eq!(g.msis, 2);
     }
 }

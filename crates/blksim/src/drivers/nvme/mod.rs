@@ -54,7 +54,8 @@ pub(crate) fn probe(name: &str, p: &NvmeParams, ctx: &ProbeCtx, instance: u32) -
     }
     let mut controller = NvmeState::new(p.clone(), Rng::stream(ctx.seed, &format!("dev/{name}")));
     let (thr, time) = settings.nvme_interrupt_coalescing.get(&format!("nvme{instance}")).copied().unwrap_or((0, 0));
-    controller.irq = InterruptGen::new(nr_irq as usize, Coalescing { thr, time });
+    // The CQ head doorbell, a posted write, crosses the link down as an MSI crosses it up.
+    controller.irq = InterruptGen::new(nr_irq as usize, Coalescing { thr, time }, ctx.costs.msi_latency_ns);
     let mut device = Device::new(name, Driver::Nvme(controller), queues, map, qs);
     device.instance = instance;
     device.root_port = p.root_port;
