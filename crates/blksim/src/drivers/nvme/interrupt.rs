@@ -154,8 +154,13 @@ impl InterruptGen {
         if v.signalled || v.unsignalled == 0 {
             return Signal::Hold;
         }
-        if std::mem::take(&mut v.for_doorbell) || now < v.acked_at {
+        if std::mem::take(&mut v.for_doorbell) {
             return self.decide(queue, now);
+        }
+        if now < v.acked_at {
+            // The Aggregation Time ran out before the host's doorbell landed: signal as it lands.
+            let at = v.acked_at;
+            return self.arm(queue, at, false);
         }
         self.send(queue)
     }
@@ -284,6 +289,23 @@ mod tests {
         g.doorbell_due(Q, 50);
         assert_eq!(g.drain_ended(Q), 0);
         assert_eq!(g.cqe_posted(Q, 500), Signal::Now);
+        assert_eq!(g.msis, 2);
+    }
+
+    #[test]
+    fn an_aggregation_time_that_runs_out_while_the_doorbell_flies_signals_as_it_lands() {
+        let mut g = InterruptGen::new(1, Coalescing { thr: 7, time: 1 }, 400);
+        let Signal::At { gen, .. } = g.cqe_posted(Q, 0) else { panic!("a lone entry waits") };
+        assert_eq!(g.timer_fired(Q, gen, 100_000), Signal::Now);
+        // The handler's doorbell at 100,050 lands at 100,450; a new entry waits for it.
+        g.doorbell_due(Q, 100_050);
+        assert_eq!(g.drain_ended(Q), 0);
+        let Signal::At { at_ns, gen } = g.cqe_posted(Q, 100_100) else { panic!() };
+        assert_eq!(at_ns, 100_450, "the doorbell first");
+        // Landed: one entry is under the threshold, so the Aggregation Time runs from there.
+        let Signal::At { at_ns, gen } = g.timer_fired(Q, gen, 100_450) else { panic!() };
+        assert_eq!(at_ns, 200_450);
+        assert_eq!(g.timer_fired(Q, gen, 200_450), Signal::Now);
         assert_eq!(g.msis, 2);
     }
 }
