@@ -90,7 +90,7 @@ impl Sim {
         }
         let tio = job.cfg.program == crate::workload::Program::TIoUring;
         for &req in &reaping {
-            let r = self.reqs.reqs[req];
+            let r = &self.reqs.reqs[req];
             if tio {
                 job.tio.pending[r.file as usize] -= 1;
             }
