@@ -110,7 +110,7 @@ impl Sim {
                     job.dirs[r.dir.index()].total_ios += 1;
                     job.dirs[r.dir.index()].failed_ios += 1;
                 }
-                job.error.get_or_insert(crate::fio::job::IoError::of(&r));
+                job.error.get_or_insert(crate::fio::job::IoError::of(r));
                 job.failed = job.failed.saturating_sub(1);
                 job.done_issuing = true;
                 self.reqs.free(req);
