@@ -153,12 +153,12 @@ impl Sim {
     pub(crate) fn elv_insert_merge(&mut self, cpu: CpuId, dev: DevId, req: ReqId) -> Option<u64> {
         let found = self.elv_merge(cpu, dev, req, MergePath::Insert)?;
         let mut joined = Vec::new();
-        let mut host = found.host;
-        while let Some((req, next)) =
-            found.hashed.then(|| self.attempt_request_merge(dev, host, MergeKind::Front)).flatten()
-        {
-            joined.push(next);
-            host = req;
+        if found.hashed {
+            let mut host = found.host;
+            while let Some((req, next)) = self.attempt_request_merge(dev, host, MergeKind::Front) {
+                joined.push(next);
+                host = req;
+            }
         }
         Some(joined.into_iter().rev().map(|next| self.put_merged_tag(cpu, dev, next)).sum())
     }
@@ -218,6 +218,16 @@ mod tests {
         dd.last_merge = dd.last_merge.or(Some(req));
     }
 
+    /// A sim with 4 KiB writes at `lo` and `hi` queued apart, `lo` first
+    /// (the one-hit cache's) or `hi` first.
+    fn two_queued(lo: u64, hi: u64, lo_first: bool) -> (Sim, ReqId, ReqId) {
+        let mut s = sim();
+        let (l, h) = (write(&mut s, lo), write(&mut s, hi));
+        let order = if lo_first { [l, h] } else { [h, l] };
+        order.iter().for_each(|&r| queued(&mut s, r));
+        (s, l, h)
+    }
+
     fn fifo(s: &Sim) -> Vec<ReqId> {
         let Sched::MqDeadline(dd) = &s.devs[DevId(0)].elevator.as_ref().unwrap().sched else { panic!() };
         dd.fifo.iter().copied().collect()
@@ -232,10 +242,7 @@ mod tests {
         // way the later request joins the earlier, leaves the scheduler (the
         // survivor takes the older FIFO place) and frees its tag; two merges.
         for a_first in [true, false] {
-            let mut s = sim();
-            let (a, c) = (write(&mut s, 0), write(&mut s, 8192));
-            let order = if a_first { [a, c] } else { [c, a] };
-            order.iter().for_each(|&r| queued(&mut s, r));
+            let (mut s, a, c) = two_queued(0, 8192, a_first);
             let busy = s.devs[DevId(0)].queues[HctxId(0)].busy;
             let b = write(&mut s, 4096);
             assert!(s.elv_bio_merge(CpuId(0), DevId(0), b).is_some());
@@ -277,10 +284,7 @@ mod tests {
         // merged requests' tags are free. With [4k, 8k) the one-hit cache
         // the loop does not run: two requests stay.
         for hash in [true, false] {
-            let mut s = sim();
-            let (z, a) = (write(&mut s, 0), write(&mut s, 4096));
-            let order = if hash { [z, a] } else { [a, z] };
-            order.iter().for_each(|&r| queued(&mut s, r));
+            let (mut s, z, a) = two_queued(0, 4096, hash);
             let c = write(&mut s, 8192);
             assert!(s.get_tag(DevId(0), HctxId(0), c));
             let busy = s.devs[DevId(0)].queues[HctxId(0)].busy;

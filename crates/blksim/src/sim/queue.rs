@@ -201,6 +201,12 @@ impl<E> EventQueue<E> {
         None
     }
 
+    /// The time of entry `e` of the bucket being drained: the bucket's start plus its offset.
+    #[inline(always)]
+    fn time_of(&self, e: &Entry<E>) -> u64 {
+        self.cur << SHIFT | e.key >> SEQ_BITS
+    }
+
     /// Move to the next bucket with entries; false when there are none.
     fn advance(&mut self) -> bool {
         let ring_next = self.next_occupied();
@@ -265,7 +271,7 @@ impl<E> EventQueue<E> {
                 }
                 continue;
             };
-            let time_ns = self.cur << SHIFT | e.key >> SEQ_BITS;
+            let time_ns = self.time_of(&e);
             let popped = match e.item {
                 Item::Event(ev) => Popped::Event(ev),
                 Item::Timer { slot, gen } => {
@@ -286,7 +292,7 @@ impl<E> EventQueue<E> {
     /// When the next event or timer is due (tests step the model with it).
     #[cfg(test)]
     pub(crate) fn peek_time_ns(&mut self) -> Option<u64> {
-        self.settle().then(|| self.cur << SHIFT | self.active.last().unwrap().key >> SEQ_BITS)
+        self.settle().then(|| self.time_of(self.active.last().unwrap()))
     }
 
     /// Nothing left to pop.

@@ -82,6 +82,15 @@ pub(crate) struct IrqVector {
     for_doorbell: bool,
 }
 
+impl IrqVector {
+    /// The host's doorbell acknowledges every entry so far; it reaches the controller at `acked_at`.
+    fn acknowledged(&mut self, acked_at: u64) {
+        self.signalled = false;
+        self.unsignalled = 0;
+        self.acked_at = acked_at;
+    }
+}
+
 /// Interrupt generation of every vector of a controller.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct InterruptGen {
@@ -113,9 +122,7 @@ impl InterruptGen {
             // The doorbell went before this entry: it acknowledges all the
             // earlier ones when it reaches the controller.
             v.doorbell_at = None;
-            v.signalled = false;
-            v.unsignalled = 0;
-            v.acked_at = at + self.flight_ns;
+            v.acknowledged(at + self.flight_ns);
         }
         v.unsignalled += 1;
         self.decide(queue, now)
@@ -135,9 +142,7 @@ impl InterruptGen {
     pub(crate) fn drain_ended(&mut self, queue: HctxId) -> u32 {
         let v = &mut self.vectors[queue.idx()];
         if let Some(at) = v.doorbell_at.take() {
-            v.signalled = false;
-            v.unsignalled = 0;
-            v.acked_at = at + self.flight_ns;
+            v.acknowledged(at + self.flight_ns);
         }
         std::mem::take(&mut v.taken_late)
     }
