@@ -17,6 +17,10 @@ fn main() -> ExitCode {
             std::io::stderr(),
             "blksim: internal error (a bug; please report it with the job and command): {info}"
         );
+        // With RUST_BACKTRACE set, where it happened, for the report.
+        if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+            let _ = writeln!(std::io::stderr(), "{}", std::backtrace::Backtrace::force_capture());
+        }
     }));
     match std::panic::catch_unwind(|| blksim_cli::commands::main(&argv)) {
         Ok(Ok(())) => ExitCode::SUCCESS,

@@ -95,6 +95,30 @@ fn io_uring_trims_from_its_queue_hook_once_one_through_the_ring_fails() {
     assert_eq!((t["total_ios"].as_u64(), t["io_bytes"].as_u64()), (Some(2), Some(0)), "{t}");
 }
 
+#[test]
+fn a_hook_trim_that_waited_for_a_tag_stays_off_the_rings_iopoll_list() {
+    // Two tags a queue (nvme.io_queue_depth=2): the queue hook's BLKDISCARD waits for
+    // a tag and is issued when a completion frees one. It is an ioctl, not a request
+    // of the IOPOLL ring, so it does not join the ring's iopoll list there either
+    // (it did, and the list then reaped its request a second time, after reuse).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.fio");
+    let job = "[t]\nioengine=io_uring\nhipri\nrw=randtrimwrite\nbsrange=4k-16k\ndirect=1\n\
+               filename=/dev/nvme4n1:/dev/nvme0n1\niodepth=4\ntime_based\nruntime=2ms\n";
+    std::fs::write(&path, job).unwrap();
+    let args = ["run", path.to_str().unwrap(), "--cmdline", "nvme.io_queue_depth=2", "--output-format", "json"];
+    let (code, out, err) = common::blksim(&args);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let once = &v["blksim"]["exactly_once"];
+    assert_eq!(once["ios_issued"], once["ios_reaped"], "{once}");
+    assert_eq!(once["requests_live"].as_u64(), Some(0), "{once}");
+    let j = &v["jobs"][0];
+    let (trims, writes) = (j["trim"]["total_ios"].as_u64().unwrap(), j["write"]["total_ios"].as_u64().unwrap());
+    // Each trim then a write of its blocks: as many, but for those the runtime cut (iodepth 4).
+    assert!(trims > 20 && writes > 20 && trims.abs_diff(writes) <= 4, "{trims} trims, {writes} writes");
+}
+
 /// A direction's IO depth histogram bucket, percent.
 fn depth(v: &serde_json::Value, bucket: &str) -> f64 {
     v["jobs"][0]["iodepth_level"][bucket].as_f64().unwrap()
