@@ -135,9 +135,8 @@ impl Sim {
             }
             let wj = self.reqs.reqs[waiter].job();
             debt += self.tag_granted(cpu, wj);
-            if self.jobs[wj].iopoll() && !self.jobs[wj].is_hook_trim(&[waiter]) {
-                // Issued from io-wq: it joins its ring's iopoll list (the queue
-                // hook's BLKDISCARD is an ioctl, not on the ring, as in `submit_queued`).
+            if self.jobs[wj].on_iopoll_list(&[waiter]) {
+                // Issued from io-wq: it joins its ring's iopoll list.
                 let now = self.q.now_ns();
                 self.jobs[wj].engine.ring.iopoll_req_issued(waiter, &mut self.reqs.reqs[waiter], now);
                 let poller = self.ring_poller(wj);

@@ -329,7 +329,7 @@ impl Sim {
     pub(crate) fn submit_queued(&mut self, cpu: CpuId, j: JobId, reqs: &[ReqId]) {
         self.submit_bios(cpu, j, reqs);
         if !matches!(self.jobs[j].cfg.ioengine, IoEngine::Null) {
-            let iopoll = self.jobs[j].iopoll() && !self.jobs[j].is_hook_trim(reqs);
+            let iopoll = self.jobs[j].on_iopoll_list(reqs);
             let init_ns =
                 if self.jobs[j].engine.ring.hybrid.is_some() { self.iopoll_init_ns(j, reqs.len()) } else { 0 };
             for &req in reqs {

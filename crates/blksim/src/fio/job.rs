@@ -558,6 +558,12 @@ impl Job {
         matches!(self.sync_trim, Some(SyncTrim::Issued(r)) if reqs == [r])
     }
 
+    /// Do `reqs`, once issued, join the ring's iopoll list (`io_iopoll_req_issued`)?
+    /// On an IOPOLL ring, all but the queue hook's BLKDISCARD (an ioctl, not the ring's).
+    pub(crate) fn on_iopoll_list(&self, reqs: &[ReqId]) -> bool {
+        self.iopoll() && !self.is_hook_trim(reqs)
+    }
+
     /// NVMe passthrough: `io_uring_cmd` on the generic char device.
     pub(crate) fn passthru(&self) -> bool {
         matches!(self.cfg.ioengine, IoEngine::IoUringCmd(_))
