@@ -597,7 +597,13 @@ fn check(case: &Case, dir: &Path, deterministic: bool) -> Result<u8, String> {
 }
 
 fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|v| v.parse().unwrap_or_else(|_| panic!("{name}={v}: a number")))
+    std::env::var(name).ok().map(|v| {
+        let n = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+            Some(hex) => u64::from_str_radix(hex, 16),
+            None => v.parse(),
+        };
+        n.unwrap_or_else(|_| panic!("{name}={v}: a number (decimal, or hexadecimal after 0x)"))
+    })
 }
 
 #[test]
