@@ -283,6 +283,8 @@ pub struct JobConfig {
     pub slat_percentiles: bool,
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
+    /// `unified_rw_reporting`: how the report shows reads, writes and trims.
+    pub unified_rw_reporting: UnifiedRw,
     /// Keep every measured I/O in `DirStats::ios` (fio's `write_lat_log`, `write_bw_log`, ... need them).
     pub record_ios: bool,
     /// `rate` per direction, bytes per second, 0 = unlimited.
@@ -637,6 +639,7 @@ impl JobConfig {
             lat_percentiles: false,
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            unified_rw_reporting: UnifiedRw::Split,
             record_ios: false,
             program: Program::Fio,
             rate: [0; 3],
@@ -657,6 +660,18 @@ impl JobConfig {
             verify_async_cpus: None,
         }
     }
+}
+
+/// fio's `unified_rw_reporting` (`UNIFIED_SPLIT`, `UNIFIED_MIXED`, `UNIFIED_BOTH`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnifiedRw {
+    /// `none` (or `0`): each direction on its own.
+    #[default]
+    Split,
+    /// `mixed` (or `1`): the directions summed and reported as one, `mixed`.
+    Mixed,
+    /// `both` (or `2`): each direction, then their sum as `mixed`.
+    Both,
 }
 
 /// fio's default `percentile_list`.

@@ -550,6 +550,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.lat_percentiles = st.lat_percentiles;
     c.slat_percentiles = st.slat_percentiles;
     c.percentile_list = st.percentile_list.clone();
+    c.unified_rw_reporting = st.unified_rw_reporting;
     let v = &st.verify;
     c.verify = v.algo.map(|algo| blksim::workload::VerifyConfig {
         algo,

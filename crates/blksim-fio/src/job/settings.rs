@@ -192,6 +192,7 @@ pub(crate) struct Settings {
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
     pub percentile_list: Vec<f64>,
+    pub unified_rw_reporting: blksim::workload::UnifiedRw,
     pub stonewall: bool,
     pub new_group: bool,
     pub kb_base: u64,
@@ -286,6 +287,7 @@ impl Default for Settings {
             lat_percentiles: false,
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            unified_rw_reporting: blksim::workload::UnifiedRw::Split,
             stonewall: false,
             new_group: false,
             lines: OptionLines::new(),
@@ -535,6 +537,14 @@ impl Settings {
             (Field::LatPercentiles, P::Bool(b)) => self.lat_percentiles = b,
             (Field::SlatPercentiles, P::Bool(b)) => self.slat_percentiles = b,
             (Field::PercentileList, P::Floats(list)) => self.percentile_list = list,
+            (Field::UnifiedRwReporting, P::Choice(c, _)) => {
+                use blksim::workload::UnifiedRw;
+                self.unified_rw_reporting = match c {
+                    "mixed" | "1" => UnifiedRw::Mixed,
+                    "both" | "2" => UnifiedRw::Both,
+                    _ => UnifiedRw::Split,
+                }
+            }
             (Field::Stonewall, P::Flag(b)) => self.stonewall = b,
             (Field::NewGroup, P::Flag(b)) => self.new_group = b,
             (Field::KbBase, P::Choice(c, _)) => self.kb_base = if c == "1000" { 1000 } else { 1024 },

@@ -3,7 +3,7 @@
 //! with `group_reporting`) and per-group run statistics.
 
 use blksim::stats::{JobStats, LatencyStat, RunReport};
-use blksim::workload::JobConfig;
+use blksim::workload::{JobConfig, UnifiedRw};
 
 use super::stats::{IoStat, LatBuckets};
 use crate::job::JobFile;
@@ -23,6 +23,22 @@ pub struct DirBlock {
     pub iops: IoStat,
 }
 
+impl DirBlock {
+    /// fio's `sum_thread_stats` for one direction into another: latencies
+    /// merged, bandwidth and IOPS samples summed as fio sums them (`sum_stat`
+    /// with `pure_sum`), the longer run time.
+    fn add(&mut self, other: &DirBlock) {
+        self.slat.merge(&other.slat);
+        self.clat.merge(&other.clat);
+        self.lat.merge(&other.lat);
+        self.bw.pure_sum(&other.bw);
+        self.iops.pure_sum(&other.iops);
+        self.io_bytes += other.io_bytes;
+        self.total_ios += other.total_ios;
+        self.runtime_ms = self.runtime_ms.max(other.runtime_ms);
+    }
+}
+
 /// One reported block: a job, or a group merged by `group_reporting` (fio's `thread_stat`).
 #[derive(Clone, Debug)]
 pub struct Block<'a> {
@@ -37,7 +53,10 @@ pub struct Block<'a> {
     pub config: &'a JobConfig,
     /// The last member's own options (fio's `opt_lists[j]`).
     pub options: &'a [(String, String)],
+    /// Read, write, trim; with `unified_rw_reporting=mixed` all in the first (fio's ddir 0).
     pub dirs: [DirBlock; 3],
+    /// The first member's `unified_rw_reporting` (fio's `ts->unified_rw_rep`).
+    pub unified: UnifiedRw,
     pub usr_ns: u64,
     pub sys_ns: u64,
     pub ctx: u64,
@@ -76,6 +95,24 @@ impl Block<'_> {
     }
     pub fn io_bytes(&self) -> u64 {
         self.dirs.iter().map(|d| d.io_bytes).sum()
+    }
+    /// fio's `gen_mixed_ddir_stats_from_ts`: the directions summed into one,
+    /// reported as `mixed` after them with `unified_rw_reporting=both`.
+    pub fn mixed(&self) -> DirBlock {
+        let mut sum = DirBlock::default();
+        for dir in &self.dirs {
+            sum.add(dir);
+        }
+        sum
+    }
+    /// The name of direction `d` in the report: fio's `io_ddir_name`, or
+    /// `mixed` for the one direction of `unified_rw_reporting=mixed`.
+    pub fn dir_name(&self, d: usize) -> &'static str {
+        if self.unified == UnifiedRw::Mixed {
+            "mixed"
+        } else {
+            ["read", "write", "trim"][d]
+        }
     }
     /// Percentage of the block's run time spent in user and system mode.
     pub fn cpu_percent(&self) -> (f64, f64) {
@@ -138,6 +175,7 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         config: &job.config,
         options,
         dirs: Default::default(),
+        unified: job.config.unified_rw_reporting,
         usr_ns: 0,
         sys_ns: 0,
         ctx: 0,
@@ -165,7 +203,9 @@ fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(Strin
     let config = &job.config;
     let with_lat = !config.gtod_reduce;
     let with_slat = with_lat && !config.ioengine.is_sync();
-    for (sum, dir) in block.dirs.iter_mut().zip(&job.dirs) {
+    for (d, dir) in job.dirs.iter().enumerate() {
+        // unified_rw_reporting=mixed: every direction into the first.
+        let sum = &mut block.dirs[if block.unified == UnifiedRw::Mixed { 0 } else { d }];
         if with_slat {
             sum.slat.merge(&dir.slat);
         }
@@ -228,6 +268,19 @@ pub struct GroupStats {
     pub io_bytes: [u64; 3],
     /// Aggregate bandwidth, bytes/s: all bytes over the longest run time.
     pub agg: [u64; 3],
+    /// fio's `rs->unified_rw_rep`: its members' settings OR-ed (none 0, mixed 1, both 2).
+    pub unified: u8,
+}
+
+impl GroupStats {
+    /// The group's lines say `MIXED` for its one direction.
+    pub fn mixed(&self) -> bool {
+        self.unified == 1
+    }
+    /// fio's `show_mixed_group_stats` line follows the directions' lines.
+    pub fn both(&self) -> bool {
+        self.unified == 2
+    }
 }
 
 /// Run statistics of groups 0..=highest group id, in order (empty groups included, as fio does).
@@ -239,6 +292,11 @@ pub fn group_stats(blocks: &[Block]) -> Vec<GroupStats> {
         .collect();
     for block in blocks {
         let group = &mut groups[block.group_id as usize];
+        group.unified |= match block.unified {
+            UnifiedRw::Split => 0,
+            UnifiedRw::Mixed => 1,
+            UnifiedRw::Both => 2,
+        };
         for (d, dir) in block.dirs.iter().enumerate() {
             if dir.runtime_ms == 0 {
                 continue;

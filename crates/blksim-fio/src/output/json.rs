@@ -3,6 +3,7 @@
 //! fio's order, followed by the `blksim` object.
 
 use blksim::stats::{LatencyStat, RunReport};
+use blksim::workload::UnifiedRw;
 use serde_json::{json, Map, Value};
 
 use super::fmt::ctime;
@@ -56,11 +57,20 @@ fn job_object(block: &Block, group: &GroupStats, elapsed_s: u64, plus: bool) -> 
     if let Some(options) = options_object(block.options) {
         job.insert("job options".into(), options);
     }
-    for (d, name) in ["read", "write", "trim"].into_iter().enumerate() {
-        job.insert(name.into(), Value::Object(dir_object(block, group, d, plus)));
+    if block.unified == UnifiedRw::Mixed {
+        // add_ddir_status_json returns at once for every direction but the first (sync too).
+        job.insert("mixed".into(), Value::Object(dir_object(block, &block.dirs[0], group, 0, plus)));
+    } else {
+        for (d, name) in ["read", "write", "trim"].into_iter().enumerate() {
+            job.insert(name.into(), Value::Object(dir_object(block, &block.dirs[d], group, d, plus)));
+        }
+        let sync_lat = lat_object(&LatencyStat::default(), false, &[], plus);
+        job.insert("sync".into(), json!({"total_ios": 0, "lat_ns": sync_lat}));
     }
-    let sync_lat = lat_object(&LatencyStat::default(), false, &[], plus);
-    job.insert("sync".into(), json!({"total_ios": 0, "lat_ns": sync_lat}));
+    if block.unified == UnifiedRw::Both {
+        // add_mixed_ddir_status_json: the sum, as fio's ddir 0 (its share of the group's read aggregate).
+        job.insert("mixed".into(), Value::Object(dir_object(block, &block.mixed(), group, 0, plus)));
+    }
 
     let (usr, sys) = block.cpu_percent();
     job.insert("job_runtime".into(), json!(block.total_run_ns / 1_000_000));
@@ -99,9 +109,8 @@ fn percent_map(keys: &[&str], values: &[f64]) -> Value {
     Value::Object(keys.iter().zip(values).map(|(k, v)| (k.to_string(), float(*v))).collect())
 }
 
-/// fio's `add_ddir_status_json` for read, write or trim.
-fn dir_object(block: &Block, group: &GroupStats, d: usize, plus: bool) -> Map<String, Value> {
-    let dir: &DirBlock = &block.dirs[d];
+/// fio's `add_ddir_status_json` for `dir`, direction `d` (read, write, trim; 0 for mixed).
+fn dir_object(block: &Block, dir: &DirBlock, group: &GroupStats, d: usize, plus: bool) -> Map<String, Value> {
     let bw_bytes = (1000 * dir.io_bytes).checked_div(dir.runtime_ms).unwrap_or(0);
     let iops = if dir.runtime_ms > 0 { 1000.0 * dir.total_ios as f64 / dir.runtime_ms as f64 } else { 0.0 };
     let config = block.config;

@@ -5,16 +5,14 @@
 use std::fmt::Write;
 
 use blksim::stats::{LatencyStat, RunReport};
-use blksim::workload::JobConfig;
+use blksim::workload::{JobConfig, UnifiedRw};
 
 use super::fmt::{ctime, num2str, percentile_precision, scale_down_ns, scale_lat, N2sUnit};
-use super::group::{self, Block, GroupStats};
+use super::group::{self, Block, DirBlock, GroupStats};
 use super::stats::{calc_lat, depth_percentages, lat_percentages};
 use super::{report_time_secs, VERSION_LINE};
 use crate::job::JobFile;
 
-/// fio's `io_ddir_name` for read, write, trim.
-const DIR_NAMES: [&str; 3] = ["read", "write", "trim"];
 /// fio's `sig_figs` default; blksim has no `significant_figures` option.
 const SIG_FIGS: usize = 4;
 /// fio's `kb_base` default (1024, so binary units come first).
@@ -138,8 +136,12 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
     }
     for d in 0..3 {
         if block.dirs[d].io_bytes > 0 {
-            write_dir(out, block, group, d);
+            write_dir(out, block, &block.dirs[d], block.dir_name(d), group, d);
         }
+    }
+    if block.unified == UnifiedRw::Both {
+        // show_mixed_ddir_status: the sum, as fio's ddir 0.
+        write_dir(out, block, &block.mixed(), "mixed", group, 0);
     }
     write_lat_buckets(out, block);
 
@@ -171,9 +173,8 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
     );
 }
 
-/// fio's `show_ddir_status` for a read, write or trim direction.
-fn write_dir(out: &mut String, block: &Block, group: &GroupStats, d: usize) {
-    let dir = &block.dirs[d];
+/// fio's `show_ddir_status` for `dir`, named `name`, direction `d` (read, write, trim; 0 for mixed).
+fn write_dir(out: &mut String, block: &Block, dir: &DirBlock, name: &str, group: &GroupStats, d: usize) {
     let runtime = dir.runtime_ms;
     if runtime == 0 {
         return;
@@ -183,7 +184,7 @@ fn write_dir(out: &mut String, block: &Block, group: &GroupStats, d: usize) {
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec)",
-        DIR_NAMES[d],
+        name,
         num2str(iops, SIG_FIGS, 1, false, N2sUnit::None),
         num2str(bw, SIG_FIGS, 1, true, N2sUnit::BytePerSec),
         num2str(bw, SIG_FIGS, 1, false, N2sUnit::BytePerSec),
@@ -308,23 +309,41 @@ fn write_group(out: &mut String, group: &GroupStats) {
     const NAMES: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
     let _ = writeln!(out, "\nRun status group {} (all jobs):", group.group_id);
     let rate = |v: u64, pow2: bool| num2str(v, SIG_FIGS, 1, pow2, N2sUnit::BytePerSec);
+    let line = |out: &mut String, name: &str, [agg, min_bw, max_bw, io, min_run, max_run]: [u64; 6]| {
+        let _ = writeln!(
+            out,
+            "{name}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+            rate(agg, true),
+            rate(agg, false),
+            rate(min_bw, true),
+            rate(max_bw, true),
+            rate(min_bw, false),
+            rate(max_bw, false),
+            num2str(io, SIG_FIGS, 1, true, N2sUnit::Byte),
+            num2str(io, SIG_FIGS, 1, false, N2sUnit::Byte),
+            min_run,
+            max_run
+        );
+    };
     for (d, name) in NAMES.iter().enumerate() {
         if group.max_run[d] == 0 {
             continue;
         }
-        let _ = writeln!(
+        let name = if group.mixed() { "  MIXED" } else { name };
+        let g = group;
+        line(out, name, [g.agg[d], g.min_bw[d], g.max_bw[d], g.io_bytes[d], g.min_run[d], g.max_run[d]]);
+    }
+    if group.both() {
+        // show_mixed_group_stats: sums of the directions that ran, and the extremes of their ranges.
+        let ran: Vec<usize> = (0..3).filter(|&d| group.max_run[d] > 0).collect();
+        let sum = |v: &[u64; 3]| ran.iter().map(|&d| v[d]).sum::<u64>();
+        let min = |v: &[u64; 3]| ran.iter().map(|&d| v[d]).min().unwrap_or(u64::MAX);
+        let max = |v: &[u64; 3]| ran.iter().map(|&d| v[d]).max().unwrap_or(0);
+        let g = group;
+        line(
             out,
-            "{name}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            rate(group.agg[d], true),
-            rate(group.agg[d], false),
-            rate(group.min_bw[d], true),
-            rate(group.max_bw[d], true),
-            rate(group.min_bw[d], false),
-            rate(group.max_bw[d], false),
-            num2str(group.io_bytes[d], SIG_FIGS, 1, true, N2sUnit::Byte),
-            num2str(group.io_bytes[d], SIG_FIGS, 1, false, N2sUnit::Byte),
-            group.min_run[d],
-            group.max_run[d]
+            "  MIXED",
+            [sum(&g.agg), min(&g.min_bw), max(&g.max_bw), sum(&g.io_bytes), min(&g.min_run), max(&g.max_run)],
         );
     }
 }

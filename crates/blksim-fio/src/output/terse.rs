@@ -30,9 +30,14 @@ pub fn write(json: &str, version: u32) -> String {
             int(&job["groupid"]),
             int(&job["error"])
         );
+        // unified_rw_reporting=mixed leaves only `mixed`, in read's place; =both adds it after trim.
         let dirs: &[&str] = if version >= 4 { &["read", "write", "trim"] } else { &["read", "write"] };
+        let dirs = if job.get("read").is_none() { &["mixed"][..] } else { dirs };
         for d in dirs {
             ddir(&mut out, &job[*d], version);
+        }
+        if dirs.len() > 1 && job.get("mixed").is_some() {
+            ddir(&mut out, &job["mixed"], version);
         }
         let _ = write!(
             out,
