@@ -217,6 +217,8 @@ const RATE_MIN: &str =
     "ends the job with an error when its rate falls below the minimum, which blksim does not model (rate and rate_iops are modelled)";
 const AMOUNT: &str = "changes how much I/O the job does in a way blksim does not model (size, io_size, number_ios, loops and runtime are modelled)";
 const ZONED: &str = "needs a zoned block device, which blksim does not model";
+const ZONES: &str =
+    "divides the I/O into zones (zonemode=strided on any device, or zonemode=zbd on a zoned one), which blksim does not model";
 const FILES: &str = "works with files in a filesystem, which blksim does not model (it simulates block devices)";
 const SYNC: &str = "adds flush or sync operations, which blksim does not model";
 const PRIO: &str = "sets I/O or CPU priorities, which blksim does not model";
@@ -450,11 +452,11 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     reject("exec_postrun", Kind::Text, EXEC),
     reject("ioscheduler", Kind::Text, SCHED),
     // Zoned devices and data placement.
-    reject_unless("zonemode", Kind::Choice(&["none", "strided", "zbd"]), ZONED, &["none"]),
-    reject_unless("zonesize", SIZE, ZONED, &["0"]),
+    reject_unless("zonemode", Kind::Choice(&["none", "strided", "zbd"]), ZONES, &["none"]),
+    reject_unless("zonesize", SIZE, ZONES, &["0"]),
     reject_unless("zonecapacity", SIZE, ZONED, &["0"]),
-    reject_unless("zonerange", SIZE, ZONED, &["0"]),
-    reject_unless("zoneskip", Kind::Size, ZONED, &["0"]),
+    reject_unless("zonerange", SIZE, ZONES, &["0"]),
+    reject_unless("zoneskip", Kind::Size, ZONES, &["0"]),
     noop("read_beyond_wp", Kind::Bool, COMPANION),
     reject_unless("max_open_zones", INT, ZONED, &["0"]),
     reject_unless("job_max_open_zones", INT, ZONED, &["0"]),
