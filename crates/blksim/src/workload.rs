@@ -285,6 +285,8 @@ pub struct JobConfig {
     pub percentile_list: Vec<f64>,
     /// `unified_rw_reporting`: how the report shows reads, writes and trims.
     pub unified_rw_reporting: UnifiedRw,
+    /// `kb_base` (1024 or 1000): which units the report prints first, binary or decimal.
+    pub kb_base: u64,
     /// Keep every measured I/O in `DirStats::ios` (fio's `write_lat_log`, `write_bw_log`, ... need them).
     pub record_ios: bool,
     /// `rate` per direction, bytes per second, 0 = unlimited.
@@ -640,6 +642,7 @@ impl JobConfig {
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             unified_rw_reporting: UnifiedRw::Split,
+            kb_base: 1024,
             record_ios: false,
             program: Program::Fio,
             rate: [0; 3],

@@ -551,6 +551,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.slat_percentiles = st.slat_percentiles;
     c.percentile_list = st.percentile_list.clone();
     c.unified_rw_reporting = st.unified_rw_reporting;
+    c.kb_base = st.kb_base;
     let v = &st.verify;
     c.verify = v.algo.map(|algo| blksim::workload::VerifyConfig {
         algo,

@@ -57,6 +57,8 @@ pub struct Block<'a> {
     pub dirs: [DirBlock; 3],
     /// The first member's `unified_rw_reporting` (fio's `ts->unified_rw_rep`).
     pub unified: UnifiedRw,
+    /// The first member's `kb_base` (fio's `ts->kb_base`).
+    pub kb_base: u64,
     pub usr_ns: u64,
     pub sys_ns: u64,
     pub ctx: u64,
@@ -176,6 +178,7 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         options,
         dirs: Default::default(),
         unified: job.config.unified_rw_reporting,
+        kb_base: job.config.kb_base,
         usr_ns: 0,
         sys_ns: 0,
         ctx: 0,
@@ -270,6 +273,8 @@ pub struct GroupStats {
     pub agg: [u64; 3],
     /// fio's `rs->unified_rw_rep`: its members' settings OR-ed (none 0, mixed 1, both 2).
     pub unified: u8,
+    /// fio's `rs->kb_base`: the last block's.
+    pub kb_base: u64,
 }
 
 impl GroupStats {
@@ -292,6 +297,7 @@ pub fn group_stats(blocks: &[Block]) -> Vec<GroupStats> {
         .collect();
     for block in blocks {
         let group = &mut groups[block.group_id as usize];
+        group.kb_base = block.kb_base;
         group.unified |= match block.unified {
             UnifiedRw::Split => 0,
             UnifiedRw::Mixed => 1,

@@ -15,8 +15,6 @@ use crate::job::JobFile;
 
 /// fio's `sig_figs` default; blksim has no `significant_figures` option.
 const SIG_FIGS: usize = 4;
-/// fio's `kb_base` default (1024, so binary units come first).
-const KB_BASE: f64 = 1024.0;
 
 pub fn write(report: &RunReport, jobs: &JobFile) -> String {
     let (head, body) = write_parts(report, jobs);
@@ -70,10 +68,12 @@ fn is_clone_of_previous(report: &RunReport, jobs: &JobFile, i: usize) -> bool {
 }
 
 fn write_job_header(out: &mut String, config: &JobConfig) {
-    // fio prints each direction's min_bs-max_bs (a bssplit's smallest and largest).
+    // fio prints each direction's min_bs-max_bs (a bssplit's smallest and largest), in
+    // binary units unless kb_base=1000.
+    let i2p = config.kb_base.is_power_of_two();
     let bs = [0, 1, 2].map(|d| {
         let (min, max) = config.bs_range(d);
-        (num2str(min, SIG_FIGS, 1, true, N2sUnit::Byte), num2str(max, SIG_FIGS, 1, true, N2sUnit::Byte))
+        (num2str(min, SIG_FIGS, 1, i2p, N2sUnit::Byte), num2str(max, SIG_FIGS, 1, i2p, N2sUnit::Byte))
     });
     let _ = writeln!(
         out,
@@ -181,14 +181,16 @@ fn write_dir(out: &mut String, block: &Block, dir: &DirBlock, name: &str, group:
     }
     let bw = 1000 * dir.io_bytes / runtime;
     let iops = 1000 * dir.total_ios / runtime;
+    // kb_base=1000: decimal units first (fio's i2p, from the group's kb_base).
+    let i2p = group.kb_base.is_power_of_two();
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec)",
         name,
         num2str(iops, SIG_FIGS, 1, false, N2sUnit::None),
-        num2str(bw, SIG_FIGS, 1, true, N2sUnit::BytePerSec),
-        num2str(bw, SIG_FIGS, 1, false, N2sUnit::BytePerSec),
-        num2str(dir.io_bytes, SIG_FIGS, 1, true, N2sUnit::Byte),
+        num2str(bw, SIG_FIGS, 1, i2p, N2sUnit::BytePerSec),
+        num2str(bw, SIG_FIGS, 1, !i2p, N2sUnit::BytePerSec),
+        num2str(dir.io_bytes, SIG_FIGS, 1, i2p, N2sUnit::Byte),
         runtime
     );
     for (name, stat) in [("slat", &dir.slat), ("clat", &dir.clat), (" lat", &dir.lat)] {
@@ -208,12 +210,16 @@ fn write_dir(out: &mut String, block: &Block, dir: &DirBlock, name: &str, group:
     }
     if let Some((min, max, mean, dev)) = dir.bw.calc() {
         let per = group::percent_of_agg(group, d, mean);
-        let (mut min, mut max, mut mean, mut dev, mut unit) = (min, max, mean, dev, "KiB");
-        if mean > KB_BASE * KB_BASE {
-            min = (min as f64 / KB_BASE) as u64;
-            max = (max as f64 / KB_BASE) as u64;
-            mean /= KB_BASE;
-            dev /= KB_BASE;
+        // The samples are KiB/s whatever kb_base; fio divides them by kb_base
+        // past kb_base^2 and calls the result MiB either way.
+        let kb = group.kb_base as f64;
+        let (mut min, mut max, mut mean, mut dev) = (min, max, mean, dev);
+        let mut unit = if i2p { "KiB" } else { "kB" };
+        if mean > kb * kb {
+            min = (min as f64 / kb) as u64;
+            max = (max as f64 / kb) as u64;
+            mean /= kb;
+            dev /= kb;
             unit = "MiB";
         }
         let _ = writeln!(
@@ -309,18 +315,19 @@ fn write_group(out: &mut String, group: &GroupStats) {
     const NAMES: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
     let _ = writeln!(out, "\nRun status group {} (all jobs):", group.group_id);
     let rate = |v: u64, pow2: bool| num2str(v, SIG_FIGS, 1, pow2, N2sUnit::BytePerSec);
+    let i2p = group.kb_base.is_power_of_two();
     let line = |out: &mut String, name: &str, [agg, min_bw, max_bw, io, min_run, max_run]: [u64; 6]| {
         let _ = writeln!(
             out,
             "{name}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
-            rate(agg, true),
-            rate(agg, false),
-            rate(min_bw, true),
-            rate(max_bw, true),
-            rate(min_bw, false),
-            rate(max_bw, false),
-            num2str(io, SIG_FIGS, 1, true, N2sUnit::Byte),
-            num2str(io, SIG_FIGS, 1, false, N2sUnit::Byte),
+            rate(agg, i2p),
+            rate(agg, !i2p),
+            rate(min_bw, i2p),
+            rate(max_bw, i2p),
+            rate(min_bw, !i2p),
+            rate(max_bw, !i2p),
+            num2str(io, SIG_FIGS, 1, i2p, N2sUnit::Byte),
+            num2str(io, SIG_FIGS, 1, !i2p, N2sUnit::Byte),
             min_run,
             max_run
         );

@@ -80,9 +80,12 @@ impl Sim {
             job.ts.next_sample_ns = t_reap + interval;
         }
         while measured && t_reap >= job.ts.next_sample_ns {
+            // Per second: in u128, since bytes x 10^9 passes u64 from 18.4 GB a window
+            // (a 500 ms window at 37 GB/s, or 10 s of bwavgtime at 1.8 GB/s).
+            let per_sec = |n: u64| (u128::from(n) * 1_000_000_000 / u128::from(interval)) as u64;
             for d in 0..3 {
-                job.dirs[d].bw_samples.push(job.ts.sample_bytes[d] * 1_000_000_000 / interval);
-                job.dirs[d].iops_samples.push(job.ts.sample_ios[d] * 1_000_000_000 / interval);
+                job.dirs[d].bw_samples.push(per_sec(job.ts.sample_bytes[d]));
+                job.dirs[d].iops_samples.push(per_sec(job.ts.sample_ios[d]));
             }
             job.ts.sample_bytes = [0; 3];
             job.ts.sample_ios = [0; 3];

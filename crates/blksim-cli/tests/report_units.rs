@@ -1,0 +1,41 @@
+//! The report's units and rates, as fio prints them: `kb_base=1000` puts
+//! decimal units first (fio's `i2p` in `stat.c`), and the bandwidth samples
+//! stay right at any rate.
+
+mod common;
+
+fn run(extra: &[&str]) -> String {
+    let mut args = vec!["run", "--name=t", "--filename=/dev/nvme0n1", "--direct=1", "--rw=randread", "--time_based"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = common::blksim(&args);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+#[test]
+fn kb_base_1000_prints_decimal_units_first_and_1024_binary() {
+    let decimal = run(&["--runtime=2ms", "--kb_base=1000"]);
+    let binary = run(&["--runtime=2ms"]);
+    // fio 3.42, `show_ddir_status` and `show_group_stats`: "BW=65.5MB/s (62.5MiB/s)(131kB/2msec)".
+    let bw = |text: &str| text.lines().find(|l| l.contains(" BW=")).unwrap().to_string();
+    let group = |text: &str| text.lines().find(|l| l.contains("READ: bw=")).unwrap().to_string();
+    let (d, b) = (bw(&decimal), bw(&binary));
+    assert!(d.contains("MB/s (") && d.contains("MiB/s)(") && d.contains("kB/"), "{d}");
+    assert!(b.contains("MiB/s (") && b.contains("MB/s)(") && b.contains("KiB/"), "{b}");
+    let (d, b) = (group(&decimal), group(&binary));
+    assert!(d.contains("bw=") && d.split("bw=").nth(1).unwrap().starts_with(|c: char| c.is_ascii_digit()));
+    assert!(d.contains("MB/s (") && d.contains("io=") && d.contains("kB ("), "{d}");
+    assert!(b.contains("MiB/s (") && b.contains("KiB ("), "{b}");
+}
+
+#[test]
+fn bandwidth_samples_agree_with_the_bandwidth_past_37_gb_per_second() {
+    // The null engine at 64 KiB moves ~120 GB/s: bytes x 10^9 in a 500 ms window passes u64.
+    let out = run(&["--ioengine=null", "--bs=64k", "--size=16M", "--runtime=1200ms", "--output-format=json"]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let read = &doc["jobs"][0]["read"];
+    let (bw, mean) = (read["bw"].as_f64().unwrap(), read["bw_mean"].as_f64().unwrap());
+    assert!(bw > 37e9 / 1024.0, "the case needs more than 37 GB/s: {bw} KiB/s");
+    assert!(read["bw_samples"].as_u64().unwrap() >= 2);
+    assert!((mean - bw).abs() / bw < 0.01, "bw {bw} KiB/s, mean of the samples {mean}");
+}
