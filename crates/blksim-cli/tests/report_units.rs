@@ -39,3 +39,30 @@ fn bandwidth_samples_agree_with_the_bandwidth_past_37_gb_per_second() {
     assert!(read["bw_samples"].as_u64().unwrap() >= 2);
     assert!((mean - bw).abs() / bw < 0.01, "bw {bw} KiB/s, mean of the samples {mean}");
 }
+
+#[test]
+fn unit_base_1_prints_bandwidth_in_bits_and_significant_figures_sets_the_digits() {
+    let base = ["--ioengine=libaio", "--iodepth=32", "--runtime=700ms"];
+    let with = |extra: &[&str]| run(&[&base[..], extra].concat());
+    let line = |text: &str, key: &str| text.lines().find(|l| l.contains(key)).unwrap().to_string();
+    // fio 3.42: "BW=13.3Gibit/s (14.3Gbit/s)(1192MiB/700msec)"; data amounts stay in bytes.
+    let bits = with(&["--unit_base=1"]);
+    let l = line(&bits, " BW=");
+    assert!(l.contains("Gibit/s (") && l.contains("Gbit/s)(") && l.contains("MiB/"), "{l}");
+    let g = line(&bits, "READ: bw=");
+    assert!(g.contains("bit/s") && g.contains("io=") && g.contains("MiB ("), "{g}");
+    // fio's bw sample line tests unit_base against 1, which fixup_options never leaves: always bytes.
+    assert!(line(&bits, "   bw (").contains("MiB/s"), "{bits}");
+    let bytes = with(&["--unit_base=8"]);
+    assert!(line(&bytes, " BW=").contains("MiB/s ("));
+    // significant_figures: the digits num2str keeps (4 by default: "IOPS=436k").
+    let iops = |text: &str| line(text, " BW=").split("IOPS=").nth(1).unwrap().split(',').next().unwrap().to_string();
+    let (four, six) = (iops(&with(&[])), iops(&with(&["--significant_figures=6"])));
+    assert!(four.ends_with('k') && four.len() <= 5, "{four}");
+    assert!(six.chars().all(|c| c.is_ascii_digit()) && six.len() == 6, "{six}");
+    let bw_digits = |text: &str| {
+        let l = line(text, " BW=");
+        l.split("BW=").nth(1).unwrap().split(' ').next().unwrap().chars().filter(char::is_ascii_digit).count()
+    };
+    assert!(bw_digits(&with(&["--significant_figures=6"])) > bw_digits(&with(&[])), "more digits of bandwidth");
+}

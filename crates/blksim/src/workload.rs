@@ -287,6 +287,10 @@ pub struct JobConfig {
     pub unified_rw_reporting: UnifiedRw,
     /// `kb_base` (1024 or 1000): which units the report prints first, binary or decimal.
     pub kb_base: u64,
+    /// `significant_figures`: digits of the report's scaled numbers (fio's `sig_figs`, 4).
+    pub sig_figs: u32,
+    /// `unit_base=1`: the report's bandwidths in bits per second (`unit_base=8` or `0`: bytes).
+    pub bit_based: bool,
     /// Keep every measured I/O in `DirStats::ios` (fio's `write_lat_log`, `write_bw_log`, ... need them).
     pub record_ios: bool,
     /// `rate` per direction, bytes per second, 0 = unlimited.
@@ -643,6 +647,8 @@ impl JobConfig {
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             unified_rw_reporting: UnifiedRw::Split,
             kb_base: 1024,
+            sig_figs: 4,
+            bit_based: false,
             record_ios: false,
             program: Program::Fio,
             rate: [0; 3],

@@ -97,6 +97,8 @@ pub(crate) enum Field {
     SlatPercentiles,
     PercentileList,
     UnifiedRwReporting,
+    SignificantFigures,
+    UnitBase,
     Stonewall,
     NewGroup,
     KbBase,
@@ -191,8 +193,6 @@ const LOG_COMPRESSION: &str =
      (fio 3.33 was seen to add bw and iops samples with it, at the wall-clock times its helper thread wakes)";
 const LOG_EPOCH: &str =
     "stamps log entries with the wall clock's epoch; blksim's logs count from the job's start, in virtual time";
-const REPORT_FORMAT: &str =
-    "changes how fio formats numbers in its report, which blksim does not follow (it prints fio's defaults)";
 const REPORT_DISK_UTIL: &str = "turns off fio's disk utilization statistics, which blksim prints regardless";
 const REPORT_TRIM_ERRORS: &str =
     "adds a histogram of trim errors to fio's report; blksim simulates no I/O errors and prints none";
@@ -570,7 +570,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("lat_percentiles", Kind::Bool, Field::LatPercentiles),
     model("slat_percentiles", Kind::Bool, Field::SlatPercentiles),
     model("percentile_list", Kind::Floats { max_len: 20, min: 0.0, max: 100.0 }, Field::PercentileList),
-    noop("significant_figures", Kind::Int { min: 1, max: 10 }, REPORT_FORMAT),
+    model("significant_figures", Kind::Int { min: 1, max: 10 }, Field::SignificantFigures),
     noop("disk_util", Kind::Bool, REPORT_DISK_UTIL),
     model("gtod_reduce", Kind::Bool, Field::GtodReduce),
     model("disable_lat", Kind::Bool, Field::DisableLat),
@@ -589,7 +589,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("uid", INT, PROCESS),
     noop("gid", INT, PROCESS),
     prio(model("kb_base", Kind::Choice(&["1024", "1000"]), Field::KbBase), 1),
-    prio(noop("unit_base", Kind::Choice(&["0", "8", "1"]), REPORT_FORMAT), 1),
+    prio(model("unit_base", Kind::Choice(&["0", "8", "1"]), Field::UnitBase), 1),
     noop("hugepage-size", SIZE, PROCESS),
     model("flow_id", INT, Field::FlowId),
     model("flow", Kind::Int { min: 0, max: 1000 }, Field::Flow),
@@ -665,15 +665,12 @@ pub(crate) static PVSYNC2: &[OptSpec] = &[
 
 /// Reasons of no-op options that would change a real fio run's output (its report or the files it
 /// writes) although they change nothing in a simulated one: blksim warns once per run about each.
-const CHANGES_REAL_OUTPUT: &[&str] =
-    &[LOG_EPOCH, LOG_COMPRESSION, REPORT_FORMAT, REPORT_DISK_UTIL, REPORT_TRIM_ERRORS, DESCRIPTION];
+const CHANGES_REAL_OUTPUT: &[&str] = &[LOG_EPOCH, LOG_COMPRESSION, REPORT_DISK_UTIL, REPORT_TRIM_ERRORS, DESCRIPTION];
 
 /// The values of warned options that leave fio's output as it is by default (no warning for them).
 pub(crate) fn default_values(name: &str) -> &'static [&'static str] {
     match name {
         "disk_util" => &["1"],
-        "significant_figures" => &["4"],
-        "unit_base" => &["0"],
         "log_unix_epoch" | "log_alternate_epoch" | "block_error_percentiles" | "log_compression" => &["0"],
         _ => &[],
     }

@@ -552,6 +552,8 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.percentile_list = st.percentile_list.clone();
     c.unified_rw_reporting = st.unified_rw_reporting;
     c.kb_base = st.kb_base;
+    c.sig_figs = st.sig_figs;
+    c.bit_based = st.bit_based;
     let v = &st.verify;
     c.verify = v.algo.map(|algo| blksim::workload::VerifyConfig {
         algo,

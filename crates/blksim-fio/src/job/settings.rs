@@ -193,6 +193,8 @@ pub(crate) struct Settings {
     pub slat_percentiles: bool,
     pub percentile_list: Vec<f64>,
     pub unified_rw_reporting: blksim::workload::UnifiedRw,
+    pub sig_figs: u32,
+    pub bit_based: bool,
     pub stonewall: bool,
     pub new_group: bool,
     pub kb_base: u64,
@@ -288,6 +290,8 @@ impl Default for Settings {
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             unified_rw_reporting: blksim::workload::UnifiedRw::Split,
+            sig_figs: 4,
+            bit_based: false,
             stonewall: false,
             new_group: false,
             lines: OptionLines::new(),
@@ -537,6 +541,8 @@ impl Settings {
             (Field::LatPercentiles, P::Bool(b)) => self.lat_percentiles = b,
             (Field::SlatPercentiles, P::Bool(b)) => self.slat_percentiles = b,
             (Field::PercentileList, P::Floats(list)) => self.percentile_list = list,
+            (Field::SignificantFigures, P::Int(v)) => self.sig_figs = v as u32,
+            (Field::UnitBase, P::Choice(c, _)) => self.bit_based = c == "1",
             (Field::UnifiedRwReporting, P::Choice(c, _)) => {
                 use blksim::workload::UnifiedRw;
                 self.unified_rw_reporting = match c {

@@ -1,12 +1,13 @@
 //! fio's number and time formatting helpers (`lib/num2str.c`, `stat.h`, `ctime`), copied quirks included.
 
 /// fio's `enum n2s_unit`: what `num2str` appends after the unit prefix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum N2sUnit {
     None,
     PerSec,
     Byte,
     Bit,
+    #[default]
     BytePerSec,
     BitPerSec,
 }

@@ -5,6 +5,7 @@
 use blksim::stats::{JobStats, LatencyStat, RunReport};
 use blksim::workload::{JobConfig, UnifiedRw};
 
+use super::fmt::N2sUnit;
 use super::stats::{IoStat, LatBuckets};
 use crate::job::JobFile;
 
@@ -59,6 +60,10 @@ pub struct Block<'a> {
     pub unified: UnifiedRw,
     /// The first member's `kb_base` (fio's `ts->kb_base`).
     pub kb_base: u64,
+    /// The first member's `significant_figures` (fio's `ts->sig_figs`).
+    pub sig_figs: usize,
+    /// The first member's bandwidth unit (fio's `ts->unit_base`).
+    pub rate_unit: N2sUnit,
     pub usr_ns: u64,
     pub sys_ns: u64,
     pub ctx: u64,
@@ -179,6 +184,8 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         dirs: Default::default(),
         unified: job.config.unified_rw_reporting,
         kb_base: job.config.kb_base,
+        sig_figs: job.config.sig_figs as usize,
+        rate_unit: rate_unit(&job.config),
         usr_ns: 0,
         sys_ns: 0,
         ctx: 0,
@@ -258,6 +265,15 @@ pub fn blocks<'a>(report: &'a RunReport, jobs: &'a JobFile) -> Vec<Block<'a>> {
     out
 }
 
+/// fio's `unit_base` after `fixup_options`: bytes per second, or bits with `unit_base=1`.
+fn rate_unit(config: &JobConfig) -> N2sUnit {
+    if config.bit_based {
+        N2sUnit::BitPerSec
+    } else {
+        N2sUnit::BytePerSec
+    }
+}
+
 /// fio's `group_run_stats` for one reporting group, per direction.
 #[derive(Clone, Debug, Default)]
 pub struct GroupStats {
@@ -275,6 +291,9 @@ pub struct GroupStats {
     pub unified: u8,
     /// fio's `rs->kb_base`: the last block's.
     pub kb_base: u64,
+    /// fio's `rs->sig_figs` and `rs->unit_base`: the last block's.
+    pub sig_figs: usize,
+    pub rate_unit: N2sUnit,
 }
 
 impl GroupStats {
@@ -298,6 +317,8 @@ pub fn group_stats(blocks: &[Block]) -> Vec<GroupStats> {
     for block in blocks {
         let group = &mut groups[block.group_id as usize];
         group.kb_base = block.kb_base;
+        group.sig_figs = block.sig_figs;
+        group.rate_unit = block.rate_unit;
         group.unified |= match block.unified {
             UnifiedRw::Split => 0,
             UnifiedRw::Mixed => 1,

@@ -13,9 +13,6 @@ use super::stats::{calc_lat, depth_percentages, lat_percentages};
 use super::{report_time_secs, VERSION_LINE};
 use crate::job::JobFile;
 
-/// fio's `sig_figs` default; blksim has no `significant_figures` option.
-const SIG_FIGS: usize = 4;
-
 pub fn write(report: &RunReport, jobs: &JobFile) -> String {
     let (head, body) = write_parts(report, jobs);
     head + &body
@@ -73,7 +70,8 @@ fn write_job_header(out: &mut String, config: &JobConfig) {
     let i2p = config.kb_base.is_power_of_two();
     let bs = [0, 1, 2].map(|d| {
         let (min, max) = config.bs_range(d);
-        (num2str(min, SIG_FIGS, 1, i2p, N2sUnit::Byte), num2str(max, SIG_FIGS, 1, i2p, N2sUnit::Byte))
+        let figs = config.sig_figs as usize;
+        (num2str(min, figs, 1, i2p, N2sUnit::Byte), num2str(max, figs, 1, i2p, N2sUnit::Byte))
     });
     let _ = writeln!(
         out,
@@ -187,10 +185,10 @@ fn write_dir(out: &mut String, block: &Block, dir: &DirBlock, name: &str, group:
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec)",
         name,
-        num2str(iops, SIG_FIGS, 1, false, N2sUnit::None),
-        num2str(bw, SIG_FIGS, 1, i2p, N2sUnit::BytePerSec),
-        num2str(bw, SIG_FIGS, 1, !i2p, N2sUnit::BytePerSec),
-        num2str(dir.io_bytes, SIG_FIGS, 1, i2p, N2sUnit::Byte),
+        num2str(iops, block.sig_figs, 1, false, N2sUnit::None),
+        num2str(bw, block.sig_figs, 1, i2p, block.rate_unit),
+        num2str(bw, block.sig_figs, 1, !i2p, block.rate_unit),
+        num2str(dir.io_bytes, block.sig_figs, 1, i2p, N2sUnit::Byte),
         runtime
     );
     for (name, stat) in [("slat", &dir.slat), ("clat", &dir.clat), (" lat", &dir.lat)] {
@@ -314,7 +312,8 @@ fn write_lat_buckets(out: &mut String, block: &Block) {
 fn write_group(out: &mut String, group: &GroupStats) {
     const NAMES: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
     let _ = writeln!(out, "\nRun status group {} (all jobs):", group.group_id);
-    let rate = |v: u64, pow2: bool| num2str(v, SIG_FIGS, 1, pow2, N2sUnit::BytePerSec);
+    let figs = group.sig_figs;
+    let rate = |v: u64, pow2: bool| num2str(v, figs, 1, pow2, group.rate_unit);
     let i2p = group.kb_base.is_power_of_two();
     let line = |out: &mut String, name: &str, [agg, min_bw, max_bw, io, min_run, max_run]: [u64; 6]| {
         let _ = writeln!(
@@ -326,8 +325,8 @@ fn write_group(out: &mut String, group: &GroupStats) {
             rate(max_bw, i2p),
             rate(min_bw, !i2p),
             rate(max_bw, !i2p),
-            num2str(io, SIG_FIGS, 1, i2p, N2sUnit::Byte),
-            num2str(io, SIG_FIGS, 1, !i2p, N2sUnit::Byte),
+            num2str(io, figs, 1, i2p, N2sUnit::Byte),
+            num2str(io, figs, 1, !i2p, N2sUnit::Byte),
             min_run,
             max_run
         );
