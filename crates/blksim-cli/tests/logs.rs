@@ -190,14 +190,18 @@ fn log_options_are_checked_as_fio_checks_them() {
 fn ignored_options_a_real_run_would_show_are_warned_about_once() {
     let d = dir("warn");
     let job = format!(
-        "{BASE}description=x\ndisk_util=1\n[a]\nrw=read\nsize=64k\nunit_base=8\n[b]\nrw=read\nsize=64k\nunit_base=8\n"
+        "{BASE}description=x\ndisk_util=1\n[a]\nrw=read\nsize=64k\nblock_error_percentiles=1\n[b]\nrw=read\nsize=64k\nblock_error_percentiles=1\n"
     );
     let (code, _, err) = run_in(&d, &job, &[]);
     assert_eq!(code, 0, "{err}");
     let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
-    assert_eq!(warnings.len(), 2, "description and unit_base once each; disk_util=1 is fio's default: {err}");
+    assert_eq!(
+        warnings.len(),
+        2,
+        "description and block_error_percentiles once each; disk_util=1 is fio's default: {err}"
+    );
     assert!(warnings[0].contains("job.fio:8: option 'description'"), "{err}");
-    assert!(warnings[1].contains("job.fio:13: option 'unit_base'"), "{err}");
+    assert!(warnings[1].contains("job.fio:13: option 'block_error_percentiles'"), "{err}");
     // log_compression: fio writes the same logs by its documentation, but a real run was seen
     // to add bw and iops samples with it; 0 (fio's default) is not warned about.
     let job = format!("{BASE}write_bw_log=c\nlog_compression=64k\n[a]\nrw=read\nsize=64k\n");
