@@ -259,6 +259,17 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     if g.chance(2) {
         text.push_str("sqthread_poll=1\n");
     }
+    if g.chance(6) {
+        // How the report shows it (fio's stat.c): unified directions, units, digits.
+        text.push_str(g.pick(&[
+            "unified_rw_reporting=mixed\n",
+            "unified_rw_reporting=both\n",
+            "kb_base=1000\n",
+            "unit_base=1\n",
+            "significant_figures=2\n",
+            "significant_figures=10\n",
+        ]));
+    }
 }
 
 /// Kernel knobs and timed actions.
@@ -431,7 +442,7 @@ fn case(seed: u64) -> Case {
             }
         }
         knobs(&mut g, ncpus, &mut args);
-        let format = g.pick(&["json", "json+", "normal", "json,normal"]);
+        let format = g.pick(&["json", "json+", "normal", "json,normal", "terse,json"]);
         json = format == "json" || format == "json+";
         args.extend(["--output-format".into(), format.into()]);
         args.extend(["--seed".into(), g.below(1000).to_string()]);
