@@ -671,16 +671,16 @@ impl JobConfig {
     }
 }
 
-/// fio's `unified_rw_reporting` (`UNIFIED_SPLIT`, `UNIFIED_MIXED`, `UNIFIED_BOTH`).
+/// fio's `unified_rw_reporting`, with fio's values (`UNIFIED_SPLIT`, `UNIFIED_MIXED`, `UNIFIED_BOTH`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum UnifiedRw {
     /// `none` (or `0`): each direction on its own.
     #[default]
-    Split,
+    Split = 0,
     /// `mixed` (or `1`): the directions summed and reported as one, `mixed`.
-    Mixed,
+    Mixed = 1,
     /// `both` (or `2`): each direction, then their sum as `mixed`.
-    Both,
+    Both = 2,
 }
 
 /// fio's default `percentile_list`.

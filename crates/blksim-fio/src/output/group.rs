@@ -287,7 +287,7 @@ pub struct GroupStats {
     pub io_bytes: [u64; 3],
     /// Aggregate bandwidth, bytes/s: all bytes over the longest run time.
     pub agg: [u64; 3],
-    /// fio's `rs->unified_rw_rep`: its members' settings OR-ed (none 0, mixed 1, both 2).
+    /// fio's `rs->unified_rw_rep`: its members' `UnifiedRw` values OR-ed.
     pub unified: u8,
     /// fio's `rs->kb_base`: the last block's.
     pub kb_base: u64,
@@ -299,11 +299,11 @@ pub struct GroupStats {
 impl GroupStats {
     /// The group's lines say `MIXED` for its one direction.
     pub fn mixed(&self) -> bool {
-        self.unified == 1
+        self.unified == UnifiedRw::Mixed as u8
     }
     /// fio's `show_mixed_group_stats` line follows the directions' lines.
     pub fn both(&self) -> bool {
-        self.unified == 2
+        self.unified == UnifiedRw::Both as u8
     }
 }
 
@@ -319,11 +319,7 @@ pub fn group_stats(blocks: &[Block]) -> Vec<GroupStats> {
         group.kb_base = block.kb_base;
         group.sig_figs = block.sig_figs;
         group.rate_unit = block.rate_unit;
-        group.unified |= match block.unified {
-            UnifiedRw::Split => 0,
-            UnifiedRw::Mixed => 1,
-            UnifiedRw::Both => 2,
-        };
+        group.unified |= block.unified as u8;
         for (d, dir) in block.dirs.iter().enumerate() {
             if dir.runtime_ms == 0 {
                 continue;
