@@ -17,12 +17,15 @@
 //!   `unified_rw_reporting=mixed` only `mixed` is reported, its latencies
 //!   being every direction's (checked against the logs of all directions).
 //!
-//! The cases are fio's 1-8 and 10-14, with blksim's device for fio's file
+//! - with `fsync`, the sync section has percentiles, its N is its
+//!   `total_ios`, and with json+ its bins agree as above; without, it is empty.
+//!
+//! The cases are fio's 1-14, with blksim's device for fio's file
 //! (`--filename=/dev/nvme0n1 --direct=1`, as fio's regression jobs are run
 //! here, `fio_t_jobs.rs`), libaio for fio's Linux `aio` and 20 ms for its
-//! 2-5 s. fio's 9 (`fsync=32`) and 15-22 (`cmdprio_percentage`,
-//! `cmdprio_bssplit`: per-priority latencies) are refused by blksim, exit
-//! 2 with the reason; a test below checks that they are.
+//! 2-5 s. fio's 15-22 (`cmdprio_percentage`, `cmdprio_bssplit`:
+//! per-priority latencies) are refused by blksim, exit 2 with the reason; a
+//! test below checks that they are.
 //! This is blksim's code, not a copy of fio's script.
 
 mod common;
@@ -40,10 +43,12 @@ struct Case {
     /// `unified_rw_reporting=1`.
     unified: bool,
     numjobs: u32,
+    /// `fsync`.
+    fsync: u32,
 }
 
 const fn case(id: u32, ioengine: &'static str, rw: &'static str, format: &'static str, pct: [Option<bool>; 3]) -> Case {
-    Case { id, ioengine, rw, format, pct, unified: false, numjobs: 1 }
+    Case { id, ioengine, rw, format, pct, unified: false, numjobs: 1, fsync: 0 }
 }
 
 const ALL: [Option<bool>; 3] = [Some(true), Some(true), Some(true)];
@@ -60,6 +65,7 @@ fn cases() -> Vec<Case> {
         case(6, "libaio", "randread", "json+", NONE),
         case(7, "libaio", "randrw", "json+", [t, f, f]),
         Case { unified: true, ..case(8, "libaio", "randrw", "json+", ALL) },
+        Case { fsync: 32, ..case(9, "null", "randwrite", "json+", ALL) },
         case(10, "libaio", "randrw", "terse,json+", ALL),
         case(11, "libaio", "randrw", "terse,json+", [f, f, t]),
         Case { numjobs: 4, ..case(12, "null", "randread", "json", ALL) },
@@ -102,7 +108,46 @@ fn args(c: &Case, name: &str) -> Vec<String> {
     if c.numjobs > 1 {
         a.push(format!("--numjobs={}", c.numjobs));
     }
+    if c.fsync > 0 {
+        a.push(format!("--fsync={}", c.fsync));
+    }
     a
+}
+
+/// fio's `check_sync_lat`: percentiles, N its total_ios, json+ bins as for
+/// the directions; and one sync after every `fsync` writes issued.
+fn check_sync(c: &Case, job: &Value, plus: bool) -> Vec<String> {
+    let sync = &job["sync"];
+    let stat = &sync["lat_ns"];
+    let n = stat["N"].as_u64().unwrap();
+    if c.fsync == 0 {
+        return if n != 0 || sync["total_ios"] != 0 { vec!["sync: not empty".into()] } else { vec![] };
+    }
+    let mut bad = Vec::new();
+    if stat.get("percentile").is_none() {
+        bad.push("sync: no percentiles".into());
+    }
+    if sync["total_ios"].as_u64() != Some(n) || n == 0 {
+        bad.push(format!("sync: total_ios {} against N {n}", sync["total_ios"]));
+    }
+    match (plus, stat.get("bins").and_then(Value::as_object)) {
+        (true, Some(bins)) => {
+            let keys: Vec<u64> = bins.keys().map(|k| k.parse().unwrap()).collect();
+            let count: u64 = bins.values().map(|v| v.as_u64().unwrap()).sum();
+            let (min, max) = (stat["min"].as_u64().unwrap(), stat["max"].as_u64().unwrap());
+            if !similar(min, *keys.iter().min().unwrap()) || !similar(max, *keys.iter().max().unwrap()) || count != n {
+                bad.push(format!("sync: min {min} / max {max} / N {n} against the bins {bins:?}"));
+            }
+        }
+        (true, None) => bad.push("sync: json+ without bins".into()),
+        (false, Some(_)) => bad.push("sync: bins without json+".into()),
+        (false, None) => {}
+    }
+    let writes = job["write"]["total_ios"].as_u64().unwrap();
+    if writes / c.fsync as u64 - n > 1 {
+        bad.push(format!("sync: {n} after {writes} writes with fsync={}", c.fsync));
+    }
+    bad
 }
 
 /// fio's bound on a histogram value's error: 1/128 of the value.
@@ -244,6 +289,7 @@ fn run_case(c: &Case) -> Vec<String> {
             bad.push(format!("{dname}: not empty"));
         }
     }
+    bad.extend(check_sync(c, job, plus));
     if c.format.contains("terse") {
         let line = text.lines().find(|l| l.starts_with("3;")).expect("a terse line");
         let fields: Vec<&str> = line.split(';').collect();
@@ -269,7 +315,7 @@ fn reported_percentiles_match_the_latency_logs_as_fios_own_test_checks() {
 #[test]
 fn the_cases_blksim_does_not_run_are_refused_with_the_reason() {
     for (extra, says) in [
-        (&["--ioengine=null", "--rw=randwrite", "--fsync=32"][..], "fsync"),
+        (&["--ioengine=libaio", "--rw=randwrite", "--fsync=32"][..], "aio_fsync_work"),
         (&["--ioengine=libaio", "--rw=randread", "--cmdprio_percentage=50"][..], "priorities"),
         (
             &[

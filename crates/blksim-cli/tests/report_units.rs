@@ -66,3 +66,25 @@ fn unit_base_1_prints_bandwidth_in_bits_and_significant_figures_sets_the_digits(
     };
     assert!(bw_digits(&with(&["--significant_figures=6"])) > bw_digits(&with(&[])), "more digits of bandwidth");
 }
+
+#[test]
+fn disable_slat_clat_and_lat_leave_their_statistics_empty_as_in_fio() {
+    // fio's io_u_queued (slat) and account_io_completion (clat, lat, and a
+    // sync's time, a clat) skip what is disabled; the others stay.
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut a = vec!["--runtime=1ms", "--ioengine=libaio", "--iodepth=4", "--output-format=json"];
+        a.extend_from_slice(extra);
+        serde_json::from_str(&run(&a)).unwrap()
+    };
+    let n = |v: &serde_json::Value, lat: &str| v["jobs"][0]["read"][lat]["N"].as_u64().unwrap();
+    let all = json(&[]);
+    assert!(["slat_ns", "clat_ns", "lat_ns"].iter().all(|l| n(&all, l) > 0));
+    for (opt, gone) in [("--disable_slat=1", "slat_ns"), ("--disable_clat=1", "clat_ns"), ("--disable_lat=1", "lat_ns")]
+    {
+        let v = json(&[opt]);
+        for l in ["slat_ns", "clat_ns", "lat_ns"] {
+            assert_eq!(n(&v, l) == 0, l == gone, "{opt}: {l} N {}", n(&v, l));
+        }
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], all["jobs"][0]["read"]["total_ios"], "{opt}");
+    }
+}

@@ -110,6 +110,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         verify_state: None,
         verify_stopped: None,
         dirs,
+        sync: Default::default(),
     };
     let report = RunReport {
         jobs: vec![stats],

@@ -118,6 +118,7 @@ impl Sim {
                 verify_stopped: j.verify.as_deref().and_then(|v| v.stopped.clone()),
                 config: j.cfg.clone(),
                 dirs: std::mem::take(&mut j.dirs),
+                sync: j.fsync.take().map(|f| f.stats).unwrap_or_default(),
                 runtime_ns: j.finish_ns.saturating_sub(j.ts.ramp_end_ns),
                 start_ns: j.start_ns,
                 end_ns: j.finish_ns,

@@ -21,6 +21,13 @@ impl Direction {
     }
 }
 
+/// `JobConfig::lat_off`: `disable_slat`.
+pub const LAT_OFF_SLAT: u8 = 1;
+/// `JobConfig::lat_off`: `disable_clat`.
+pub const LAT_OFF_CLAT: u8 = 2;
+/// `JobConfig::lat_off`: `disable_lat`.
+pub const LAT_OFF_LAT: u8 = 4;
+
 /// fio's `rw=` pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RwKind {
@@ -222,11 +229,21 @@ pub struct JobConfig {
     pub offset: u64,
     /// `number_ios`: stop after this many I/Os (0 = no limit).
     pub number_ios: u64,
+    /// `fsync` and `fdatasync`: an fsync(2) or fdatasync(2) of the file
+    /// after every that many writes issued (0: never). fio's `get_rw_ddir`.
+    pub sync_every: [u64; 2],
+    /// `end_fsync` or `fsync_on_close`: an fsync of each file when the job's
+    /// I/O is done (fio's `do_io` end, in state TD_FSYNCING: not accounted).
+    pub end_fsync: bool,
     /// `num_range`: the ranges of each trim (fio's `fill_multi_range_io_u`
     /// draws that many offsets for one io_u; io_uring_cmd only), 1 by default.
     pub num_range: u32,
     /// `gtod_reduce`: no latency statistics.
     pub gtod_reduce: bool,
+    /// `disable_slat`, `disable_clat`, `disable_lat` as bits (`LAT_OFF_*`;
+    /// all three with `gtod_reduce`): fio keeps no such statistic (a
+    /// sync's time is a clat).
+    pub lat_off: u8,
     /// The program whose loop the job runs.
     pub program: Program,
     // Read at setup and for reports only.
@@ -636,11 +653,14 @@ impl JobConfig {
             randrepeat: true,
             rate_iops: [0; 3],
             number_ios: 0,
+            sync_every: [0; 2],
+            end_fsync: false,
             num_range: 1,
             loops: 1,
             group_reporting: false,
             thread: false,
             gtod_reduce: false,
+            lat_off: 0,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -691,6 +711,11 @@ impl JobConfig {
     /// Does the pattern issue trims?
     pub fn rw_has_trim(&self) -> bool {
         matches!(self.rw, RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite)
+    }
+
+    /// Does the job fsync (fio's `should_fsync`: only a job that writes)?
+    pub fn syncs(&self) -> bool {
+        self.rw.writes() && (self.sync_every != [0, 0] || self.end_fsync)
     }
 
     /// Does the job trim (its `rw`, or the log it replays)?

@@ -86,6 +86,10 @@ pub(crate) enum Field {
     BsUnaligned,
     IoSize,
     NumberIos,
+    Fsync,
+    Fdatasync,
+    EndFsync,
+    FsyncOnClose,
     NumRange,
     Loops,
     NumJobs,
@@ -220,7 +224,7 @@ const ZONED: &str = "needs a zoned block device, which blksim does not model";
 const ZONES: &str =
     "divides the I/O into zones (zonemode=strided on any device, or zonemode=zbd on a zoned one), which blksim does not model";
 const FILES: &str = "works with files in a filesystem, which blksim does not model (it simulates block devices)";
-const SYNC: &str = "adds flush or sync operations, which blksim does not model";
+const SYNC: &str = "adds flush or sync operations that blksim does not model (fsync, fdatasync, end_fsync and fsync_on_close are modelled)";
 const PRIO: &str = "sets I/O or CPU priorities, which blksim does not model";
 const NUMA_MEM: &str = "places the job's buffers on chosen NUMA nodes, which blksim does not model (it takes them to be local to the job's CPU, as default and local place them)";
 const NVME: &str =
@@ -389,8 +393,8 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     ),
     noop("fallocate", Kind::Choice(&["none", "native", "posix", "keep", "truncate", "0", "1"]), SETUP),
     noop("fadvise_hint", Kind::Choice(&["0", "1", "random", "sequential"]), COMPANION),
-    reject_unless("fsync", INT, SYNC, &["0"]),
-    reject_unless("fdatasync", INT, SYNC, &["0"]),
+    model("fsync", INT, Field::Fsync),
+    model("fdatasync", INT, Field::Fdatasync),
     reject_unless("write_barrier", INT, SYNC, &["0"]),
     reject("sync_file_range", Kind::OptText, SYNC),
     model("direct", Kind::Bool, Field::Direct),
@@ -513,8 +517,8 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("numa_cpu_nodes", Kind::OptText, Field::NumaCpuNodes),
     reject_unless("numa_mem_policy", Kind::OptText, NUMA_MEM, &["default", "local"]),
     reject("gpu_dev_id", INT, GPU),
-    reject_unless("end_fsync", Kind::Bool, SYNC, &["0"]),
-    reject_unless("fsync_on_close", Kind::Bool, SYNC, &["0"]),
+    model("end_fsync", Kind::Bool, Field::EndFsync),
+    model("fsync_on_close", Kind::Bool, Field::FsyncOnClose),
     noop("unlink", Kind::Bool, SETUP),
     noop("unlink_each_loop", Kind::Bool, SETUP),
     // Job control.

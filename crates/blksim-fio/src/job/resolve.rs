@@ -232,6 +232,14 @@ impl<'c> Builder<'c> {
             }
             config.record_ios = logs.per_io();
             config.log_queued = logs.iolog.is_some();
+            config.lat_off = [
+                (logs.disable_slat, blksim::workload::LAT_OFF_SLAT),
+                (logs.disable_clat, blksim::workload::LAT_OFF_CLAT),
+                (logs.disable_lat, blksim::workload::LAT_OFF_LAT),
+            ]
+            .iter()
+            .filter(|(off, _)| *off || config.gtod_reduce)
+            .fold(0, |bits, (_, bit)| bits | bit);
             config.group_id = self.group_id;
             config.phase = self.phase;
             self.out.jobs.push(ParsedJob {
@@ -542,6 +550,9 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).
     c.num_range = st.num_range.max(1) as u32;
     c.number_ios = st.number_ios;
+    c.sync_every = st.sync_every;
+    // fio closes each file at the job's end (and syncs it first with fsync_on_close).
+    c.end_fsync = st.end_fsync || st.fsync_on_close;
     c.loops = st.loops;
     c.group_reporting = st.group_reporting;
     c.thread = st.thread;

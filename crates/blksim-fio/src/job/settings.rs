@@ -181,6 +181,10 @@ pub(crate) struct Settings {
     pub bs_unaligned: bool,
     pub io_size: Option<u64>,
     pub number_ios: u64,
+    /// `fsync`, `fdatasync`.
+    pub sync_every: [u64; 2],
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
     /// `num_range`: ranges per trim (io_uring_cmd's Dataset Management).
     pub num_range: u64,
     pub loops: u32,
@@ -279,6 +283,9 @@ impl Default for Settings {
             bs_unaligned: false,
             io_size: None,
             number_ios: 0,
+            sync_every: [0; 2],
+            end_fsync: false,
+            fsync_on_close: false,
             num_range: 1,
             loops: 1,
             numjobs: 1,
@@ -521,6 +528,10 @@ impl Settings {
                 )))
             }
             (Field::NumberIos, P::Int(v)) => self.number_ios = v,
+            (Field::Fsync, P::Int(v)) => self.sync_every[0] = v,
+            (Field::Fdatasync, P::Int(v)) => self.sync_every[1] = v,
+            (Field::EndFsync, P::Bool(b)) => self.end_fsync = b,
+            (Field::FsyncOnClose, P::Bool(b)) => self.fsync_on_close = b,
             (Field::NumRange, P::Int(v)) => self.num_range = v,
             (Field::Loops, P::Int(v)) => self.loops = to_u32(v),
             (Field::NumJobs, P::Int(v)) => self.numjobs = to_u32(v),

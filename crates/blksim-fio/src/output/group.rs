@@ -56,6 +56,9 @@ pub struct Block<'a> {
     pub options: &'a [(String, String)],
     /// Read, write, trim; with `unified_rw_reporting=mixed` all in the first (fio's ddir 0).
     pub dirs: [DirBlock; 3],
+    /// fsyncs and fdatasyncs (fio's `total_io_u[DDIR_SYNC]`, `sync_stat`).
+    pub sync_ios: u64,
+    pub sync_lat: LatencyStat,
     /// The first member's `unified_rw_reporting` (fio's `ts->unified_rw_rep`).
     pub unified: UnifiedRw,
     /// The first member's `kb_base` (fio's `ts->kb_base`).
@@ -97,7 +100,9 @@ impl Block<'_> {
     pub fn queued_ios(&self) -> u64 {
         match self.iodepth_level.iter().sum() {
             0 => self.total_ios(),
-            n => n,
+            // fio divides by the reads, writes and trims issued, while its depth
+            // counts have the syncs too (so 1=200.0% with fsync=1).
+            n => n.saturating_sub(self.sync_ios).max(1),
         }
     }
     pub fn io_bytes(&self) -> u64 {
@@ -182,6 +187,8 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         config: &job.config,
         options,
         dirs: Default::default(),
+        sync_ios: 0,
+        sync_lat: LatencyStat::default(),
         unified: job.config.unified_rw_reporting,
         kb_base: job.config.kb_base,
         sig_figs: job.config.sig_figs as usize,
@@ -230,6 +237,8 @@ fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(Strin
         sum.total_ios += dir.total_ios;
         sum.runtime_ms = sum.runtime_ms.max(dir_runtime_ms(job, dir.io_bytes));
     }
+    block.sync_ios += job.sync.total_ios;
+    block.sync_lat.merge(&job.sync.lat);
     block.usr_ns += job.usr_ns;
     block.sys_ns += job.sys_ns;
     block.ctx += job.ctx;

@@ -64,8 +64,11 @@ fn job_object(block: &Block, group: &GroupStats, elapsed_s: u64, plus: bool) -> 
         for (d, name) in ["read", "write", "trim"].into_iter().enumerate() {
             job.insert(name.into(), Value::Object(dir_object(block, &block.dirs[d], group, d, plus)));
         }
-        let sync_lat = lat_object(&LatencyStat::default(), false, &[], plus);
-        job.insert("sync".into(), json!({"total_ios": 0, "lat_ns": sync_lat}));
+        // add_ddir_status_json(DDIR_SYNC): percentiles with lat_percentiles or clat_percentiles.
+        let config = block.config;
+        let percentiles = config.lat_percentiles || config.clat_percentiles;
+        let sync_lat = lat_object(&block.sync_lat, percentiles, &config.percentile_list, plus);
+        job.insert("sync".into(), json!({"total_ios": block.sync_ios, "lat_ns": sync_lat}));
     }
     if block.unified == UnifiedRw::Both {
         // add_mixed_ddir_status_json: the sum, as fio's ddir 0 (its share of the group's read aggregate).

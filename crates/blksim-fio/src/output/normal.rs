@@ -142,6 +142,12 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
         write_dir(out, block, &block.mixed(), "mixed", group, 0);
     }
     write_lat_buckets(out, block);
+    // show_ddir_status(DDIR_SYNC), when there were any.
+    if let Some((min, max, mean, dev)) = calc_lat(&block.sync_lat) {
+        out.push_str("  fsync/fdatasync/sync_file_range/syncfs:\n");
+        write_lat_line(out, "sync", min, max, mean, dev);
+        write_percentiles(out, "sync", &block.sync_lat, &block.config.percentile_list);
+    }
 
     let (usr, sys) = block.cpu_percent();
     let _ = writeln!(out, "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf=0, minf=0", block.ctx);
@@ -160,7 +166,11 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
         );
     }
     let ios = block.dirs.each_ref().map(|d| d.total_ios);
-    let _ = writeln!(out, "     issued rwts: total={},{},{},0 short=0,0,0,0 dropped=0,0,0,0", ios[0], ios[1], ios[2]);
+    let _ = writeln!(
+        out,
+        "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0",
+        ios[0], ios[1], ios[2], block.sync_ios
+    );
     // blksim has no latency_target: target and window are 0, the percentile 100.
     let (target, target_unit) = scale_down_ns(0);
     let (window, window_unit) = scale_down_ns(0);

@@ -77,6 +77,7 @@ pub fn job(config: JobConfig, dirs: [DirStats; 3], runtime_ns: u64) -> JobStats 
     JobStats {
         config,
         dirs,
+        sync: Default::default(),
         runtime_ns,
         start_ns: 0,
         epoch_ns: 0,

@@ -77,7 +77,7 @@ impl Sim {
             self.reqs.reqs[host].front_bytes += bytes;
         }
         self.reqs.reqs[host].ranges += ranges;
-        self.reqs.reqs[req].merged = true;
+        self.reqs.reqs[req].tagless = true;
         let disk = &mut self.devs[dev].disk;
         match dir {
             Direction::Read => disk.merges[0] += 1,
@@ -205,7 +205,7 @@ mod tests {
         let r = &mut s.reqs.reqs[req];
         (r.owner, r.dir, r.offset, r.bytes, r.dev_bytes) = (Owner::Job(JobId(0)), Direction::Write, offset, 4096, 4096);
         (r.dev, r.hctx, r.ranges, r.front_bytes) = (Some(DevId(0)), HctxId(0), 1, 0);
-        (r.next_merged, r.merged) = (None, false);
+        (r.next_merged, r.tagless) = (None, false);
         req
     }
 
@@ -251,7 +251,7 @@ mod tests {
             let next = |r: ReqId| s.reqs.reqs[r].next_merged;
             let chain = if a_first { (Some(b), Some(c), None) } else { (Some(c), None, Some(b)) };
             assert_eq!((next(a), next(b), next(c)), chain, "a_first {a_first}");
-            assert!(s.reqs.reqs[b].merged && s.reqs.reqs[c].merged);
+            assert!(s.reqs.reqs[b].tagless && s.reqs.reqs[c].tagless);
             assert_eq!(s.devs[DevId(0)].disk.merges[1], 2);
             assert_eq!(s.devs[DevId(0)].queues[HctxId(0)].busy, busy - 1, "c's tag is free");
         }

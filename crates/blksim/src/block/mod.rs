@@ -14,8 +14,9 @@ pub(crate) mod merge_rules;
 pub(crate) mod mq_deadline;
 pub(crate) mod request;
 pub(crate) mod submit;
+pub(crate) mod tag;
 
-pub(crate) use request::{Owner, Request, RequestPool};
+pub(crate) use request::{Fsync, Owner, Request, RequestPool};
 
 /// Block-layer behaviour the kernel's version or a patch decides.
 #[derive(Clone, Copy, Debug)]

@@ -13,6 +13,18 @@ pub(crate) enum Owner {
     Dsa(DsaClientId),
 }
 
+/// An io_u that is an fsync(2) or fdatasync(2) of its file (fio's
+/// DDIR_SYNC, DDIR_DATASYNC) rather than data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fsync {
+    /// Data: a read, write or trim.
+    No,
+    /// One of `fsync`/`fdatasync`'s, accounted.
+    Io,
+    /// `end_fsync`'s (fio's TD_FSYNCING: not accounted).
+    End,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Request {
     pub owner: Owner,
@@ -45,8 +57,9 @@ pub(crate) struct Request {
     pub front_bytes: u32,
     /// The next request merged into this one: they complete with it.
     pub next_merged: Option<ReqId>,
-    /// Merged into another request: it takes no tag and completes with it.
-    pub merged: bool,
+    /// It takes no tag: merged into another request (it completes with
+    /// it), or an fsync the kernel ended before any request.
+    pub tagless: bool,
     /// Its bios, or a trim's Dataset Management ranges: 1, fio's
     /// `num_range` for io_uring_cmd's trim; the bios merged into it add theirs.
     pub ranges: u16,
@@ -66,6 +79,8 @@ pub(crate) struct Request {
     pub hybrid_slept: bool,
     /// On a hybrid IOPOLL ring: when `io_rw_init_file` took it (`iopoll_start`).
     pub iopoll_start_ns: u64,
+    /// An fsync's io_u (no data; `dir` is Write).
+    pub fsync: Fsync,
 }
 
 impl Request {
@@ -94,7 +109,7 @@ impl Request {
             dev_bytes: 0,
             front_bytes: 0,
             next_merged: None,
-            merged: false,
+            tagless: false,
             ranges: 1,
             polled: false,
             waiting_tag: false,
@@ -104,6 +119,7 @@ impl Request {
             in_pass: false,
             hybrid_slept: false,
             iopoll_start_ns: 0,
+            fsync: Fsync::No,
         }
     }
 

@@ -7,6 +7,7 @@
 
 use crate::block::elevator::SchedOp;
 use crate::block::merge_rules::PlugTail;
+use crate::block::Fsync;
 use crate::fio::job::{batch_bucket, depth_bucket};
 use crate::fs::engine_submit_ns;
 use crate::hw::cpu::Bill;
@@ -96,8 +97,14 @@ impl Sim {
         let iopoll = job.iopoll();
         let mut cost = 0;
         if !plugged {
+            let fsyncs = job.fsync.is_some();
             for &req in &job.queued {
                 let r = &self.reqs.reqs[req];
+                if fsyncs && r.fsync != Fsync::No {
+                    // fsync(2) of the block device: blkdev_fsync, no kiocb, no bio of data.
+                    cost += bill.add(CpuStage::Block, c.blkdev_fsync_ns);
+                    continue;
+                }
                 cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, engine, r.bytes, r.dir));
                 if self.submit_errno(j, req).is_some() {
                     continue;
@@ -334,7 +341,7 @@ impl Sim {
                 if self.jobs[j].engine.ring.hybrid.is_some() { self.iopoll_init_ns(j, reqs.len()) } else { 0 };
             for &req in reqs {
                 let r = &self.reqs.reqs[req];
-                if !r.merged && r.status == 0 {
+                if !r.tagless && r.status == 0 {
                     self.blk_mq_get_tag_and_issue(cpu, j, req);
                 }
                 // io_iopoll_req_issued: on the ring's iopoll list once issued
@@ -392,6 +399,14 @@ impl Sim {
                 }
             }
             if is_null {
+                self.jobs[j].engine.ready.push_back(req);
+                continue;
+            }
+            if sync && self.reqs.reqs[req].fsync != Fsync::No {
+                // A sync engine's fsync(2): blkdev_fsync's flush, stripped (no
+                // volatile write cache), ends in submit_bio_noacct; the call returns.
+                let r = &mut self.reqs.reqs[req];
+                (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns, r.tagless) = (now, now, now, true);
                 self.jobs[j].engine.ready.push_back(req);
                 continue;
             }
@@ -461,36 +476,6 @@ impl Sim {
                     IoRecord { start_ns: r.t_start_ns, issue_ns: now, done_ns: 0, offset: r.offset, bytes: r.bytes };
                 log.0.lock().expect("io log").issued(j.idx(), r.dir.index(), job.ts.ramp_end_ns, &rec);
             }
-        }
-    }
-
-    /// `blk_mq_get_tag`, then the request goes to the scheduler (a
-    /// scheduler tag) or straight to the driver; with no tag free it waits.
-    #[inline(always)]
-    fn blk_mq_get_tag_and_issue(&mut self, cpu: CpuId, j: JobId, req: ReqId) {
-        let r = &self.reqs.reqs[req];
-        let (dev, hctx) = (r.dev(), r.hctx);
-        if !self.get_tag(dev, hctx, req) {
-            self.jobs[j].task.tag_waits += 1;
-        } else if self.devs[dev].elevator.is_some() {
-            self.jobs[j].sched.pending.push(req);
-        } else {
-            let debt = self.driver_issue(cpu, dev, hctx, req);
-            self.jobs[j].task.debt_ns += debt;
-        }
-    }
-
-    /// Take a tag on `hctx` for `req`, or queue it to wait for one.
-    pub(crate) fn get_tag(&mut self, dev: DevId, hctx: HctxId, req: ReqId) -> bool {
-        let q = &mut self.devs[dev].queues[hctx];
-        q.busy += 1;
-        if q.tags_free > 0 {
-            q.tags_free -= 1;
-            true
-        } else {
-            q.tag_waiters.push_back(req);
-            self.reqs.reqs[req].waiting_tag = true;
-            false
         }
     }
 }

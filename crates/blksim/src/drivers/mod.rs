@@ -83,6 +83,30 @@ impl Driver {
         }
     }
 
+    /// An fsync's flush (`blkdev_issue_flush`: an empty REQ_PREFLUSH bio)
+    /// ends in `submit_bio_noacct` at once where the queue has no volatile
+    /// write cache (no BLK_FEAT_WRITE_CACHE): the model takes it there. `Err`
+    /// says why it cannot take the device's flush otherwise.
+    pub(crate) fn flush_stripped(&self) -> Result<(), &'static str> {
+        match self {
+            Driver::Nvme(n) => match n.params.volatile_write_cache {
+                Some(false) => Ok(()),
+                Some(true) => Err(
+                    "the drive has a volatile write cache, so the flush reaches it as an NVMe Flush command, whose time has no data-sheet source in the model",
+                ),
+                None => Err(
+                    "its profile does not say whether the drive has a volatile write cache (`volatile_write_cache` of its device model)",
+                ),
+            },
+            // null_blk sets BLK_FEAT_WRITE_CACHE only with its cache_size (not modelled).
+            Driver::NullBlk(_) => Ok(()),
+            Driver::ScsiDisk(_) => Err(
+                "sd sends SYNCHRONIZE CACHE to a disk whose caching mode page sets WCE, and the profile does not say whether this one does",
+            ),
+            Driver::Dsa(_) | Driver::ScsiHost(_) => Err("it is not a block device"),
+        }
+    }
+
     /// Is it a DSA accelerator (what `dsa-memfill`'s clients drive)?
     pub(crate) fn is_dsa(&self) -> bool {
         match self {

@@ -54,6 +54,10 @@ impl Sim {
         if job.shaped && self.pace_idle(j) {
             return;
         }
+        // do_io's end: end_fsync's fsync of each file.
+        if self.jobs[j].fsync.is_some() && self.end_fsync_next(j) {
+            return self.job_submit(j);
+        }
         // fio's do_verify: the logged writes read back; then the job's next loop, if it has one.
         if self.verify_phase_start(j) || self.verify_next_loop(j) {
             return self.job_next(j);

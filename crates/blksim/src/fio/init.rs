@@ -35,7 +35,9 @@ impl Sim {
             let c = &self.costs;
             Box::new(VerifyLog::new(v, by_issue, c.fio_md5_ns_per_kib, c.fio_fill_random_ns_per_kib))
         });
+        job.fsync = cfg.syncs().then(Box::default);
         job.shaped = job.pace.is_some()
+            || cfg.syncs()
             || job.replay.is_some()
             || cfg.flow.is_some()
             || job.trimwrite.is_some()

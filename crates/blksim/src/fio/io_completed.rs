@@ -33,13 +33,21 @@ impl Sim {
     /// fio's io_completed for the reaped batch: latencies, bytes, samples; io_us freed.
     pub(crate) fn job_accounted(&mut self, j: JobId) {
         let interval = self.run.sample_interval_ns;
-        let reaping = std::mem::take(&mut self.jobs[j].reaping);
-        if self.jobs[j].verify.is_some() {
-            self.verify_completed(j, &reaping);
-        }
+        let mut syncs = 0;
+        let reaping = if self.jobs[j].shaped {
+            // The syncs first, out of the batch (they count in its size only); verify's read-backs.
+            syncs = self.fsyncs_accounted(j);
+            let reaping = std::mem::take(&mut self.jobs[j].reaping);
+            if self.jobs[j].verify.is_some() {
+                self.verify_completed(j, &reaping);
+            }
+            reaping
+        } else {
+            std::mem::take(&mut self.jobs[j].reaping)
+        };
         let is_null = matches!(self.jobs[j].cfg.ioengine, IoEngine::Null);
         let job = &mut self.jobs[j];
-        let k = reaping.len() as u32;
+        let k = reaping.len() as u32 + syncs;
         job.inflight -= k;
         let sync = job.cfg.ioengine.is_sync() || job.null_sync();
         // Trims from the queue hook complete in it (no slat): libaio's, posixaio's, and io_uring's
@@ -133,12 +141,15 @@ impl Sim {
                 let s = &mut job.dirs[d];
                 s.total_ios += 1;
                 s.io_bytes += r.bytes as u64;
-                if !job.cfg.gtod_reduce {
+                if job.cfg.lat_off == 0 {
                     if !(sync || sync_trims && r.dir == crate::workload::Direction::Trim && r.status == 0) {
                         s.slat.record(r.t_issue_ns - r.t_start_ns);
                     }
                     s.clat.record(t_reap - r.t_issue_ns);
                     s.lat.record(t_reap - r.t_start_ns);
+                } else {
+                    let slat = !(sync || sync_trims && r.dir == crate::workload::Direction::Trim && r.status == 0);
+                    s.record_some(job.cfg.lat_off, slat, r.t_start_ns, r.t_issue_ns, t_reap);
                 }
                 if job.cfg.record_ios {
                     let rec = IoRecord {

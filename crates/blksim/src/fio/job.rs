@@ -115,6 +115,50 @@ pub(crate) struct Chain {
     pub submit: bool,
 }
 
+/// fio's `last_ddir_issued`, as an fsync job's next io_u depends on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum LastIssued {
+    /// Nothing yet.
+    #[default]
+    Nothing,
+    /// A read or a trim.
+    Other,
+    /// A write.
+    Write,
+    /// An fsync or fdatasync.
+    Sync,
+}
+
+/// A job with `fsync`, `fdatasync` or `end_fsync` (fio's `should_fsync` state).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Fsyncs {
+    /// Writes issued (fio's `io_issues[DDIR_WRITE]`).
+    pub writes: u64,
+    pub last: LastIssued,
+    /// Files still to fsync at the end of the job's I/O (`end_fsync`), once that began.
+    pub end_left: Option<u16>,
+    pub stats: crate::stats::SyncStats,
+}
+
+impl Fsyncs {
+    /// An io_u issued (fio's `td_io_queue`): a write counts.
+    pub(crate) fn issued(&mut self, dir: Direction) {
+        if dir == Direction::Write {
+            self.writes += 1;
+            self.last = LastIssued::Write;
+        } else {
+            self.last = LastIssued::Other;
+        }
+    }
+
+    /// fio's `get_rw_ddir`: is an fsync (or fdatasync) due before the next
+    /// io_u? After a write, when the writes issued are a multiple of `every`.
+    pub(crate) fn due(&self, every: [u64; 2]) -> bool {
+        let w = self.writes;
+        self.last == LastIssued::Write && every.iter().any(|&n| n > 0 && w.is_multiple_of(n))
+    }
+}
+
 /// The counters of fio's `thread_stat` (and `thread_data`'s sampling
 /// state) a reaped batch updates; the latency statistics per direction
 /// are `Job::dirs`, kept at the end of the job (they are large).
@@ -318,6 +362,8 @@ pub(crate) struct Job {
     pub random_maps: Option<Box<RandomMaps>>,
     // Statistics.
     pub dirs: [DirStats; 3],
+    /// A job that fsyncs: what decides its next one, and its statistics.
+    pub fsync: Option<Box<Fsyncs>>,
     /// Rate and think time (fio's pacing), for a job that has any.
     pub pace: Option<Box<Pace>>,
     /// Its part in a flow group (`flow`), once it started.
@@ -486,6 +532,7 @@ impl Job {
             dist: None,
             random_maps,
             dirs: Default::default(),
+            fsync: None,
         }
     }
 

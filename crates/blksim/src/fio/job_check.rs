@@ -60,6 +60,7 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
             ),
         ));
     }
+    check_syncs(i, cfg)?;
     if cfg.iodepth == 0 {
         return Err(bad_input(i, "iodepth must be at least 1".into()));
     }
@@ -71,4 +72,58 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// `fsync`, `fdatasync`, `end_fsync`: modelled where the fsync is a system
+/// call of fio's own thread (the sync engines) or an io_u of the null
+/// engine. An asynchronous engine hands it to a kernel worker (libaio's
+/// IOCB_CMD_FSYNC to `aio_fsync_work` on a workqueue; io_uring's
+/// IORING_OP_FSYNC to an io-wq worker, as it must block) or to glibc's
+/// helper thread (posixaio's `aio_fsync`), which are not modelled.
+fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
+    if !cfg.rw.writes() {
+        // fio's should_fsync: a job that does not write never syncs.
+        return Ok(());
+    }
+    let what = match (cfg.sync_every, cfg.end_fsync) {
+        ([0, 0], false) => return Ok(()),
+        ([0, 0], true) => "end_fsync (or fsync_on_close)".to_string(),
+        ([n, _], _) if n > 0 => format!("fsync={n}"),
+        ([_, n], _) => format!("fdatasync={n}"),
+    };
+    let worker = match cfg.ioengine {
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } | IoEngine::Null => None,
+        IoEngine::Libaio => {
+            Some("libaio queues it as IOCB_CMD_FSYNC, which the kernel runs on a workqueue worker (aio_fsync_work)")
+        }
+        IoEngine::IoUring(_) => Some("io_uring's IORING_OP_FSYNC always goes to an io-wq worker thread"),
+        IoEngine::IoUringCmd(_) => Some("io_uring_cmd sends it as an NVMe Flush passthrough command"),
+        IoEngine::Posixaio => Some("posixaio's aio_fsync runs on glibc's helper thread"),
+    };
+    if let Some(worker) = worker {
+        return Err(not_modelled(
+            i,
+            format!(
+                "{what} with ioengine={}: {worker}, which blksim does not model; a sync engine (psync, sync, pvsync2) or the null engine runs it",
+                cfg.ioengine.fio_name()
+            ),
+        ));
+    }
+    let other = if cfg.verify.is_some() {
+        Some("verify")
+    } else if cfg.replay.is_some() {
+        Some("read_iolog")
+    } else if cfg.log_queued {
+        Some("write_iolog")
+    } else if cfg.offload {
+        Some("io_submit_mode=offload")
+    } else if cfg.rw_has_trim() {
+        Some("rw=trimwrite or randtrimwrite")
+    } else {
+        None
+    };
+    match other {
+        Some(other) => Err(not_modelled(i, format!("{what} together with {other} is not modelled yet"))),
+        None => Ok(()),
+    }
 }

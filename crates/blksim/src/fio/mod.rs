@@ -2,7 +2,7 @@
 //! loop (`backend.rs`: `do_io`'s queue, commit and reap), where each io_u
 //! goes (`io_u.rs`, `distribution.rs`, `random_map.rs`, `lfsr.rs`; a replayed log: `iolog.rs`), its pacing (`pace.rs`,
 //! `pace_loop.rs`), its stonewall phases (`phases.rs`), `io_completed` (`io_completed.rs`), the user time of its program (`user.rs`), the posixaio engine on
-//! glibc's AIO (`posixaio.rs`, `aio.rs`), a trim in an engine's queue hook (`sync_trim.rs`), `io_submit_mode=offload`'s submit workers
+//! glibc's AIO (`posixaio.rs`, `aio.rs`), a trim in an engine's queue hook (`sync_trim.rs`), fsync io_us and `end_fsync` (`fsync.rs`), `io_submit_mode=offload`'s submit workers
 //! (`rate_submit.rs`, `workqueue.rs`), verify (`verify.rs`, `verify_log.rs`; `verify_async`'s threads:
 //! `verify_async.rs`, `verify_list.rs`), and t/io_uring's
 //! lean loop (`t_io_uring.rs`). Its system calls' kernel side is `fs/` and
@@ -13,6 +13,7 @@ pub(crate) mod backend;
 pub(crate) mod distribution;
 pub(crate) mod flow;
 pub(crate) mod flow_loop;
+pub(crate) mod fsync;
 pub(crate) mod init;
 pub(crate) mod io_completed;
 pub(crate) mod io_u;

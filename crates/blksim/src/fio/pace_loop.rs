@@ -8,7 +8,7 @@
 //! on its run queue). Also the io_us of the jobs that take this slower
 //! path (their offsets and sizes from `io_u.rs`).
 
-use crate::block::Owner;
+use crate::block::{Fsync, Owner};
 use crate::fio::job::JobState;
 use crate::fio::pace::{Action, Phase, Pick, TIMER_SLACK_NS};
 use crate::fio::replay::ReplayWait;
@@ -274,6 +274,10 @@ impl Sim {
                     None => {}
                 }
             }
+            if self.jobs[j].fsync.as_deref().is_some_and(|f| f.due(self.jobs[j].cfg.sync_every)) {
+                self.prep_fsync(j, Fsync::Io, None, now);
+                continue;
+            }
             let job = &mut self.jobs[j];
             let mut pace = job.pace.take();
             let dir = match pace.as_deref_mut() {
@@ -352,6 +356,9 @@ impl Sim {
                 p.issued(dir, bytes);
             }
             job.pace = pace;
+            if let Some(f) = job.fsync.as_deref_mut() {
+                f.issued(dir);
+            }
             self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], offset), dev, di, now);
         }
     }
@@ -404,13 +411,14 @@ impl Sim {
         r.dev_bytes = bytes as u32;
         r.front_bytes = 0;
         r.next_merged = None;
-        r.merged = false;
+        r.tagless = false;
         r.polled = false;
         r.waiting_tag = false;
         r.iopoll_done = false;
         r.status = 0;
         r.file = di as u16;
         r.ranges = 1;
+        r.fsync = Fsync::No;
         let job = &mut self.jobs[j];
         if dir == crate::workload::Direction::Trim && job.sync_trims() {
             // The queue hook's BUSY: what is queued before it (libaio) or in flight (posixaio) goes first.

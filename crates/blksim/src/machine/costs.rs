@@ -124,6 +124,9 @@ costs! {
     aio_complete_ns,
     /// io_getevents per event returned.
     aio_getevents_ns,
+    /// fsync(2)/fdatasync(2) of a block device with nothing to write back
+    /// and no volatile write cache, past the syscall entry (`blkdev_fsync`).
+    blkdev_fsync_ns,
     /// glibc aio_read/aio_write: `__aio_enqueue_request` under `__aio_requests_mutex` (user).
     glibc_aio_enqueue_ns,
     /// fio's posixaio getevents per io_u it walks: `io_u_qiter` and `aio_error` (user).

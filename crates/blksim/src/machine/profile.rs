@@ -135,6 +135,7 @@ struct RawDevice {
     read_ahead_kib: Option<u64>,
     write_cache: Option<bool>,
     unmap: Option<bool>,
+    volatile_write_cache: Option<bool>,
 }
 
 /// The keys a device of each kind takes, besides `name`, `model` and `kind`.
@@ -160,6 +161,7 @@ const DEVICE_KEYS: &[(&str, &[&str])] = &[
             "latency_sigma",
             "fetch_ns",
             "link_mb_per_s",
+            "volatile_write_cache",
         ],
     ),
     ("null_blk", &[]),
@@ -233,7 +235,8 @@ macro_rules! raw_device_fields {
             cache_mib,
             read_ahead_kib,
             write_cache,
-            unmap
+            unmap,
+            volatile_write_cache
         )
     };
 }
@@ -395,6 +398,10 @@ pub struct NvmeParams {
     pub root_port: usize,
     /// Index into `Machine::pcie_switches` of the switch it sits behind.
     pub pcie_switch: Option<usize>,
+    /// Identify Controller's VWC bit: a volatile write cache, which the
+    /// kernel flushes on fsync (`nvme_update_disk_info` sets
+    /// BLK_FEAT_WRITE_CACHE from it). `None`: the profile does not say.
+    pub volatile_write_cache: Option<bool>,
 }
 
 /// A PCIe switch whose one upstream link the drives behind it share.
@@ -1098,6 +1105,7 @@ fn nvme_params(
         link_mb_per_s: need(name, "link_mb_per_s", &d.link_mb_per_s)?,
         root_port,
         pcie_switch,
+        volatile_write_cache: d.volatile_write_cache,
     };
     if p.max_queues == 0 || p.media_units == 0 || p.link_mb_per_s == 0 {
         return Err(format!("device '{name}': max_queues, media_units and link_mb_per_s must be > 0"));

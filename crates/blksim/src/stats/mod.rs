@@ -8,6 +8,6 @@ pub use histogram::LatencyStat;
 pub use report::{
     CpuStage, CpuTime, DirStats, DiskStats, DsaStats, GsimStats, HotplugStats, HybridIopollStats, InterruptRow,
     Invariants, IoLog, IoLogSink, IoRecord, JobError, JobStats, LockReport, MsiCounters, MsiCpuStats, PathStats,
-    RunReport, SchedulerReport, LATENCY_STAGES,
+    RunReport, SchedulerReport, SyncStats, LATENCY_STAGES,
 };
 pub use trace::{Trace, TraceName, TraceRecord, Track};

@@ -34,6 +34,22 @@ pub struct DirStats {
 }
 
 impl DirStats {
+    /// An I/O's latencies, but those `off` (`JobConfig::lat_off`'s bits):
+    /// slat (when it has one), clat, lat.
+    #[inline(never)]
+    pub(crate) fn record_some(&mut self, off: u8, slat: bool, start_ns: u64, issue_ns: u64, done_ns: u64) {
+        use crate::workload::{LAT_OFF_CLAT, LAT_OFF_LAT, LAT_OFF_SLAT};
+        if slat && off & LAT_OFF_SLAT == 0 {
+            self.slat.record(issue_ns - start_ns);
+        }
+        if off & LAT_OFF_CLAT == 0 {
+            self.clat.record(done_ns - issue_ns);
+        }
+        if off & LAT_OFF_LAT == 0 {
+            self.lat.record(done_ns - start_ns);
+        }
+    }
+
     /// Add another thread's statistics of the same direction (fio's
     /// `sum_thread_stats`): counts and histograms summed, samples summed
     /// interval by interval (both on the same clock).
@@ -119,6 +135,17 @@ impl JobStats {
     }
 }
 
+/// fio's fsync and fdatasync accounting (`sync_stat`, `io_u_sync_plat`,
+/// `total_io_u[DDIR_SYNC]`): the ones issued while the job ran, not
+/// `end_fsync`'s.
+#[derive(Clone, Debug, Default)]
+pub struct SyncStats {
+    /// Syncs issued and completed in the measured period.
+    pub total_ios: u64,
+    /// Each one's time from issue to completion (fio's `add_sync_clat_sample`).
+    pub lat: LatencyStat,
+}
+
 /// One job's results.
 #[derive(Clone, Debug)]
 pub struct JobStats {
@@ -126,6 +153,8 @@ pub struct JobStats {
     pub config: JobConfig,
     /// fio's per-direction order: read, write, trim.
     pub dirs: [DirStats; 3],
+    /// Its fsyncs and fdatasyncs.
+    pub sync: SyncStats,
     /// Measured run time (after ramp) in ns.
     pub runtime_ns: u64,
     /// Virtual time at which the job started and ended, ns.

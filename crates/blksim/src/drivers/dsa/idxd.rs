@@ -25,7 +25,7 @@ impl Sim {
         r.dev_bytes = bytes;
         r.front_bytes = 0;
         r.next_merged = None;
-        r.merged = false;
+        r.tagless = false;
         r.dev = Some(dev);
         r.hctx = wq;
         r.t_start_ns = now;

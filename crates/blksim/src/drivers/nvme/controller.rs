@@ -125,6 +125,7 @@ mod tests {
             link_mb_per_s: 4096,
             root_port: 0,
             pcie_switch: None,
+            volatile_write_cache: Some(false),
         }
     }
 

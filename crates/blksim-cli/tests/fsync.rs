@@ -1,0 +1,128 @@
+//! fsync and fdatasync as fio issues them (`get_rw_ddir`: after every
+//! `fsync` writes issued, when the last io_u was a write) and as a block
+//! device without a volatile write cache takes them (`blkdev_fsync`: the
+//! flush stripped in `submit_bio_noacct`, nothing reaches the device);
+//! `end_fsync` unaccounted; fio's report (the sync section, `issued rwts`'
+//! fourth count, IO depths over the data I/Os only); and the refusals.
+
+mod common;
+
+use common::run_job_json as run;
+use serde_json::Value;
+
+fn ok(job: &str) -> Value {
+    let (code, v, err) = run(job);
+    assert_eq!(code, Some(0), "{err}");
+    v.unwrap()
+}
+
+fn job(engine: &str, rw: &str, extra: &str) -> String {
+    format!(
+        "[t]\nfilename=/dev/nvme0n1\ndirect=1\nioengine={engine}\nrw={rw}\nbs=4k\nsize=64m\nruntime=5ms\ntime_based\n{extra}"
+    )
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+#[test]
+fn an_fsync_follows_every_nth_write_and_never_reaches_the_device() {
+    for (opt, n) in [("fsync", 4), ("fdatasync", 2), ("fsync", 1)] {
+        let v = ok(&job("psync", "randwrite", &format!("{opt}={n}")));
+        let j = &v["jobs"][0];
+        let (writes, syncs) = (u(&j["write"]["total_ios"]), u(&j["sync"]["total_ios"]));
+        assert!(writes > 50, "{opt}={n}: {writes} writes");
+        // One after each n-th write; the run may end between a write and its sync.
+        assert!(writes / n - syncs <= 1 && syncs <= writes / n, "{opt}={n}: {syncs} syncs after {writes} writes");
+        assert_eq!(u(&j["sync"]["lat_ns"]["N"]), syncs, "{opt}={n}");
+        // The flush is stripped: the device sees the writes only.
+        assert_eq!(u(&v["disk_util"][0]["write_ios"]), writes, "{opt}={n}");
+        // fio divides the depth counts, syncs included, by the data I/Os: 1=125.0% with fsync=4.
+        let depth1 = j["iodepth_level"]["1"].as_f64().unwrap();
+        let want = 100.0 * (writes + syncs) as f64 / writes as f64;
+        assert!((depth1 - want).abs() < 0.1, "{opt}={n}: IO depths 1={depth1}%, want {want:.1}%");
+        // A sync engine's fsync: the syscall and blkdev_fsync, far below a write's device time.
+        let (sync_ns, write_ns) =
+            (j["sync"]["lat_ns"]["mean"].as_f64().unwrap(), j["write"]["clat_ns"]["mean"].as_f64().unwrap());
+        assert!(
+            sync_ns > 100.0 && sync_ns * 10.0 < write_ns,
+            "{opt}={n}: sync {sync_ns:.0} ns, write {write_ns:.0} ns"
+        );
+    }
+}
+
+#[test]
+fn a_job_that_does_not_write_never_syncs() {
+    // fio's should_fsync needs td_write: the option is inert, on any engine.
+    let v = ok(&job("libaio", "randread", "fsync=1\nend_fsync=1"));
+    assert_eq!(u(&v["jobs"][0]["sync"]["total_ios"]), 0);
+    assert!(u(&v["jobs"][0]["read"]["total_ios"]) > 0);
+}
+
+#[test]
+fn end_fsync_costs_its_system_call_and_is_not_accounted() {
+    let base = ok(&job("psync", "write", "number_ios=100"));
+    let end = ok(&job("psync", "write", "number_ios=100\nend_fsync=1"));
+    let close = ok(&job("psync", "write", "number_ios=100\nfsync_on_close=1"));
+    let sys = |v: &Value| v["jobs"][0]["sys_cpu"].as_f64().unwrap();
+    for v in [&end, &close] {
+        let j = &v["jobs"][0];
+        assert_eq!(u(&j["write"]["total_ios"]), 100);
+        assert_eq!(u(&j["sync"]["total_ios"]), 0);
+        assert_eq!(u(&j["sync"]["lat_ns"]["N"]), 0);
+        // The same writes, then one more system call on the job's CPU.
+        assert_eq!(j["write"]["clat_ns"]["mean"], base["jobs"][0]["write"]["clat_ns"]["mean"]);
+        assert!(sys(v) > sys(&base), "sys {} vs {}", sys(v), sys(&base));
+    }
+}
+
+#[test]
+fn the_null_engine_queues_an_fsync_as_any_io_u_and_the_group_sums_them() {
+    let v = ok("[t]\nioengine=null\nrw=randwrite\nbs=4k\nsize=1g\nnumber_ios=640\nfsync=32\niodepth=8\nnumjobs=2\ngroup_reporting\n");
+    let j = &v["jobs"][0];
+    assert_eq!(u(&j["write"]["total_ios"]), 1280);
+    // 20 per job: after writes 32, 64, ... 640 but the last (the job ends at its 640th I/O).
+    assert_eq!(u(&j["sync"]["total_ios"]), 2 * 19);
+}
+
+#[test]
+fn the_normal_report_shows_the_syncs_as_fio_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.fio");
+    std::fs::write(&path, job("psync", "randwrite", "fsync=2")).unwrap();
+    let (code, out, err) = common::blksim(&["run", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let at = out.find("  fsync/fdatasync/sync_file_range/syncfs:\n    sync (nsec): min=").expect(&out);
+    assert!(out[at..].contains("    sync percentiles (nsec):\n     |  1.00th=["), "{out}");
+    // After the latency buckets, before the cpu line (show_thread_status_normal's order).
+    assert!(out.find("  lat (usec)").unwrap() < at && at < out.find("  cpu          :").unwrap());
+    let issued = out.lines().find(|l| l.starts_with("     issued rwts: total=0,")).unwrap();
+    let counts: Vec<u64> = issued[24..].split(' ').next().unwrap().split(',').map(|n| n.parse().unwrap()).collect();
+    assert!(counts[1] / 2 - counts[3] <= 1 && counts[3] > 0, "{issued}");
+}
+
+#[test]
+fn what_blksim_cannot_sync_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str], &str); 7] = [
+        ("libaio", &[], "aio_fsync_work"),
+        ("io_uring", &[], "io-wq"),
+        ("posixaio", &[], "helper thread"),
+        ("psync", &["--machine", "x86-gen5-5m"], "volatile_write_cache"),
+        ("psync", &["--machine", "hp-ia64-2008"], "SYNCHRONIZE CACHE"),
+        ("psync", &["--write_iolog=x.log"], "write_iolog"),
+        ("psync", &["--verify=crc32c"], "verify"),
+    ];
+    for (engine, extra, says) in cases {
+        let path = dir.path().join("job.fio");
+        let filename = if extra.contains(&"hp-ia64-2008") { "/dev/sda" } else { "/dev/nvme0n1" };
+        let text = job(engine, "randwrite", "fsync=8").replace("/dev/nvme0n1", filename);
+        std::fs::write(&path, text).unwrap();
+        let mut args = vec!["run", path.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (code, _, err) = common::blksim(&args);
+        assert_eq!(code, 2, "{engine} {extra:?}: {err}");
+        assert!(err.contains(says) && err.contains("job.fio"), "{engine} {extra:?}: {err}");
+    }
+}

@@ -1,0 +1,112 @@
+//! fio: fsync and fdatasync io_us. `get_rw_ddir` makes the next io_u an
+//! fsync (or fdatasync) after every `fsync` (`fdatasync`) writes issued,
+//! when the last io_u issued was a write (`should_fsync`); `fill_io_u`
+//! gives it no offset and no length, on the file `set_io_u_file` chose.
+//! `end_fsync` (and `fsync_on_close`): at the end of `do_io`, `fio_io_sync`
+//! of each file in turn, in state TD_FSYNCING (not accounted), unless the
+//! last io_u issued was a sync. A sync engine's fsync is its thread's
+//! system call (`do_io_u_sync`; the kernel's side, `blkdev_fsync` with its
+//! flush stripped, is `fs/rw.rs`'s); the null engine queues it as any io_u.
+
+use crate::block::{Fsync, Owner};
+use crate::fio::job::LastIssued;
+use crate::ids::{JobId, ReqId};
+use crate::system::Sim;
+use crate::workload::{Direction, LAT_OFF_CLAT};
+
+impl Sim {
+    /// An fsync io_u queued on the job: on `file`, or on the file fio's
+    /// file service picks next.
+    pub(crate) fn prep_fsync(&mut self, j: JobId, kind: Fsync, file: Option<usize>, now: u64) -> ReqId {
+        let job = &mut self.jobs[j];
+        let (di, dev) = match file {
+            Some(di) => (di, job.devs.get(di).copied()),
+            None => {
+                let devs = &self.devs;
+                let (di, dev, _, _) = job.next_file(job.cfg.bs[1], |d| devs[d].capacity_bytes);
+                (di, dev)
+            }
+        };
+        let req = self.reqs.alloc();
+        let r = &mut self.reqs.reqs[req];
+        r.owner = Owner::Job(j);
+        r.dir = Direction::Write;
+        r.bytes = 0;
+        r.offset = 0;
+        r.dev = dev;
+        r.t_start_ns = now;
+        r.dev_bytes = 0;
+        r.front_bytes = 0;
+        r.next_merged = None;
+        r.tagless = false;
+        r.polled = false;
+        r.waiting_tag = false;
+        r.iopoll_done = false;
+        r.status = 0;
+        r.file = di as u16;
+        r.ranges = 1;
+        r.fsync = kind;
+        job.queued.push(req);
+        if let Some(f) = job.fsync.as_deref_mut() {
+            f.last = LastIssued::Sync;
+        }
+        req
+    }
+
+    /// `end_fsync` once the job's I/O is done: the next file's fsync queued,
+    /// for fio's loop to commit (fio waits for each before the next). Returns
+    /// whether it queued one; false once every file is done, or when there is none to do.
+    pub(crate) fn end_fsync_next(&mut self, j: JobId) -> bool {
+        let job = &mut self.jobs[j];
+        let files = job.devs.len().max(1) as u16;
+        let end = job.cfg.end_fsync;
+        let Some(f) = job.fsync.as_deref_mut() else { return false };
+        let left = match f.end_left {
+            // fio's should_fsync: not right after a sync.
+            None if end && f.last != LastIssued::Sync => files,
+            None => return false,
+            Some(0) => {
+                f.end_left = None;
+                return false;
+            }
+            Some(n) => n,
+        };
+        f.end_left = Some(left - 1);
+        let now = self.q.now_ns();
+        self.prep_fsync(j, Fsync::End, Some((files - left) as usize), now);
+        true
+    }
+
+    /// fio's io_completed for the sync io_us among the reaped batch, taken
+    /// out of it (how many it took): each one's time from issue
+    /// (`add_sync_clat_sample`), unless clat is off; no bytes, no slat or
+    /// lat; nothing for end_fsync's, whose depth count a sync engine never
+    /// took (`td_io_queue` in TD_FSYNCING).
+    pub(crate) fn fsyncs_accounted(&mut self, j: JobId) -> u32 {
+        let reqs = &mut self.reqs;
+        let job = &mut self.jobs[j];
+        let t_reap = job.ts.reap_ns;
+        let measured = t_reap >= job.ts.ramp_end_ns;
+        let sync = job.cfg.ioengine.is_sync() || job.null_sync();
+        let record = job.cfg.lat_off & LAT_OFF_CLAT == 0;
+        let (Some(f), ts, reaping) = (job.fsync.as_deref_mut(), &mut job.ts, &mut job.reaping) else { return 0 };
+        let before = reaping.len();
+        reaping.retain(|&req| {
+            let (kind, issued) = (reqs.reqs[req].fsync, reqs.reqs[req].t_issue_ns);
+            match kind {
+                Fsync::No => return true,
+                Fsync::Io if measured => {
+                    f.stats.total_ios += 1;
+                    if record {
+                        f.stats.lat.record(t_reap.saturating_sub(issued));
+                    }
+                }
+                Fsync::End if sync => ts.iodepth_level[0] = ts.iodepth_level[0].saturating_sub(1),
+                Fsync::Io | Fsync::End => {}
+            }
+            reqs.free(req);
+            false
+        });
+        (before - reaping.len()) as u32
+    }
+}
