@@ -2,6 +2,7 @@
 //! `fsync` writes issued, when the last io_u was a write) and as a block
 //! device without a volatile write cache takes them (`blkdev_fsync`: the
 //! flush stripped in `submit_bio_noacct`, nothing reaches the device);
+//! libaio's IOCB_CMD_FSYNC run by the CPU's kworker (`aio_fsync_work`);
 //! `end_fsync` unaccounted; fio's report (the sync section, `issued rwts`'
 //! fourth count, IO depths over the data I/Os only); and the refusals.
 
@@ -50,6 +51,29 @@ fn an_fsync_follows_every_nth_write_and_never_reaches_the_device() {
             "{opt}={n}: sync {sync_ns:.0} ns, write {write_ns:.0} ns"
         );
     }
+}
+
+#[test]
+fn libaio_hands_its_fsync_to_the_cpus_kworker() {
+    let v = ok(&job("libaio", "randwrite", "iodepth=16\nfsync=8"));
+    let j = &v["jobs"][0];
+    let (writes, syncs) = (u(&j["write"]["total_ios"]), u(&j["sync"]["total_ios"]));
+    assert!(writes > 200 && writes / 8 - syncs <= 1, "{syncs} syncs after {writes} writes");
+    assert_eq!(u(&v["disk_util"][0]["write_ios"]), writes);
+    // io_submit queues the work (aio_fsync → schedule_work); the kworker runs when fio's
+    // thread leaves the CPU (it sleeps in io_getevents): a switch and the work, well
+    // below a write's device time, above a sync engine's fsync(2).
+    let sync_ns = j["sync"]["lat_ns"]["mean"].as_f64().unwrap();
+    let write_ns = j["write"]["clat_ns"]["mean"].as_f64().unwrap();
+    let psync = ok(&job("psync", "randwrite", "fsync=8"));
+    let psync_ns = psync["jobs"][0]["sync"]["lat_ns"]["mean"].as_f64().unwrap();
+    assert!(
+        sync_ns > 1000.0 && sync_ns > 2.0 * psync_ns && sync_ns * 4.0 < write_ns,
+        "{sync_ns} {psync_ns} {write_ns}"
+    );
+    // The kworker's time is the CPU's, not fio's thread's.
+    let cpu_sys = v["blksim"]["cpu_time"][0]["sys_pct"].as_f64().unwrap();
+    assert!(cpu_sys > j["sys_cpu"].as_f64().unwrap() + 1.0, "CPU sys {cpu_sys}%, the job's {}", j["sys_cpu"]);
 }
 
 #[test]
@@ -105,8 +129,7 @@ fn the_normal_report_shows_the_syncs_as_fio_does() {
 #[test]
 fn what_blksim_cannot_sync_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[&str], &str); 7] = [
-        ("libaio", &[], "aio_fsync_work"),
+    let cases: [(&str, &[&str], &str); 6] = [
         ("io_uring", &[], "io-wq"),
         ("posixaio", &[], "helper thread"),
         ("psync", &["--machine", "x86-gen5-5m"], "volatile_write_cache"),

@@ -315,7 +315,7 @@ fn reported_percentiles_match_the_latency_logs_as_fios_own_test_checks() {
 #[test]
 fn the_cases_blksim_does_not_run_are_refused_with_the_reason() {
     for (extra, says) in [
-        (&["--ioengine=libaio", "--rw=randwrite", "--fsync=32"][..], "aio_fsync_work"),
+        (&["--ioengine=io_uring", "--rw=randwrite", "--fsync=32"][..], "io-wq"),
         (&["--ioengine=libaio", "--rw=randread", "--cmdprio_percentage=50"][..], "priorities"),
         (
             &[

@@ -293,7 +293,7 @@ impl Sim {
     fn invariants(&self) -> Invariants {
         Invariants {
             ios_issued: self.jobs.iter().map(|j| j.ios_issued).sum(),
-            ios_reaped: self.jobs.iter().map(|j| j.ios_issued - j.inflight as u64 - j.queued.len() as u64).sum(),
+            ios_reaped: self.jobs.iter().map(|j| j.ios_completed(0)).sum(),
             requests_live: self.reqs.live,
             msi: self.intr.msi.clone(),
             msi_pending: crate::ids::cpus(self.cpus.len()).map(|c| self.msis_pending_on(c)).sum::<u64>()

@@ -9,7 +9,7 @@ use crate::block::elevator::SchedOp;
 use crate::block::merge_rules::PlugTail;
 use crate::block::Fsync;
 use crate::fio::job::{batch_bucket, depth_bucket};
-use crate::fs::engine_submit_ns;
+use crate::fs::{engine_submit_ns, fsync_submit_cost};
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 use crate::settings::PolledUnsupported;
@@ -95,14 +95,13 @@ impl Sim {
         let plugged = job.queued.len() > 2
             && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_) | IoEngine::IoUringCmd(_));
         let iopoll = job.iopoll();
+        let fsyncs = job.fsync.is_some();
         let mut cost = 0;
         if !plugged {
-            let fsyncs = job.fsync.is_some();
             for &req in &job.queued {
                 let r = &self.reqs.reqs[req];
                 if fsyncs && r.fsync != Fsync::No {
-                    // fsync(2) of the block device: blkdev_fsync, no kiocb, no bio of data.
-                    cost += bill.add(CpuStage::Block, c.blkdev_fsync_ns);
+                    cost += fsync_submit_cost(c, engine, bill);
                     continue;
                 }
                 cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, engine, r.bytes, r.dir));
@@ -138,6 +137,10 @@ impl Sim {
         let mut block = c.blk_plug_ns;
         for &req in &job.queued {
             let r = &self.reqs.reqs[req];
+            if fsyncs && r.fsync != Fsync::No {
+                cost += fsync_submit_cost(c, engine, bill);
+                continue;
+            }
             cost += bill.add(CpuStage::UringSubmit, engine_submit_ns(c, engine, r.bytes, r.dir));
             if self.submit_errno(j, req).is_some() {
                 continue;
@@ -383,6 +386,7 @@ impl Sim {
         let (hipri, passthru) = (job.iopoll() && !in_hook, job.passthru());
         let uring = job.is_uring() && !in_hook;
         let is_null = matches!(job.cfg.ioengine, IoEngine::Null);
+        let fsyncs = job.fsync.is_some();
         let plugged = reqs.len() > 2
             && matches!(job.cfg.ioengine, IoEngine::Libaio | IoEngine::IoUring(_) | IoEngine::IoUringCmd(_));
         let mut last = None;
@@ -402,12 +406,18 @@ impl Sim {
                 self.jobs[j].engine.ready.push_back(req);
                 continue;
             }
-            if sync && self.reqs.reqs[req].fsync != Fsync::No {
-                // A sync engine's fsync(2): blkdev_fsync's flush, stripped (no
-                // volatile write cache), ends in submit_bio_noacct; the call returns.
+            if fsyncs && self.reqs.reqs[req].fsync != Fsync::No {
+                // No request, no tag. A sync engine's fsync(2): blkdev_fsync's flush, stripped
+                // (no volatile write cache), ends in submit_bio_noacct and the call returns;
+                // libaio's IOCB_CMD_FSYNC: aio_fsync queues the fsync on the CPU's kworker.
                 let r = &mut self.reqs.reqs[req];
-                (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns, r.tagless) = (now, now, now, true);
-                self.jobs[j].engine.ready.push_back(req);
+                r.tagless = true;
+                if sync {
+                    (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
+                    self.jobs[j].engine.ready.push_back(req);
+                } else {
+                    self.jobs[j].task.debt_ns += self.aio_fsync_queue(cpu, req);
+                }
                 continue;
             }
             if let Some(errno) = self.submit_errno(j, req) {

@@ -49,6 +49,7 @@ impl Sim {
         job.queued.push(req);
         if let Some(f) = job.fsync.as_deref_mut() {
             f.last = LastIssued::Sync;
+            f.outstanding += 1;
         }
         req
     }
@@ -107,6 +108,8 @@ impl Sim {
             reqs.free(req);
             false
         });
-        (before - reaping.len()) as u32
+        let taken = before - reaping.len();
+        f.outstanding -= taken as u64;
+        taken as u32
     }
 }

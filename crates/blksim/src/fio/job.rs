@@ -137,6 +137,8 @@ pub(crate) struct Fsyncs {
     pub last: LastIssued,
     /// Files still to fsync at the end of the job's I/O (`end_fsync`), once that began.
     pub end_left: Option<u16>,
+    /// Syncs queued or in flight, not yet accounted (they are not in `Job::ios_issued`).
+    pub outstanding: u64,
     pub stats: crate::stats::SyncStats,
 }
 
@@ -425,6 +427,14 @@ impl Job {
             self.ts.iodepth_submit = [0; 7];
             self.ts.iodepth_complete = [0; 7];
         }
+    }
+
+    /// Data io_us accounted, or about to be (`reaping` of those in flight):
+    /// those issued less those queued or in flight. An fsync job's syncs
+    /// are among the latter only; one among `reaping` counts as data.
+    pub(crate) fn ios_completed(&self, reaping: u32) -> u64 {
+        let syncs = self.fsync.as_deref().map_or(0, |f| f.outstanding);
+        (self.ios_issued + syncs).saturating_sub(self.queued.len() as u64 + (self.inflight - reaping) as u64)
     }
 
     /// I/Os fio prepares before one submitting call: `iodepth_batch_submit`, at most the depth.

@@ -75,11 +75,10 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
 }
 
 /// `fsync`, `fdatasync`, `end_fsync`: modelled where the fsync is a system
-/// call of fio's own thread (the sync engines) or an io_u of the null
-/// engine. An asynchronous engine hands it to a kernel worker (libaio's
-/// IOCB_CMD_FSYNC to `aio_fsync_work` on a workqueue; io_uring's
-/// IORING_OP_FSYNC to an io-wq worker, as it must block) or to glibc's
-/// helper thread (posixaio's `aio_fsync`), which are not modelled.
+/// call of fio's own thread (the sync engines), an io_u of the null engine,
+/// or libaio's IOCB_CMD_FSYNC (`aio_fsync_work` on the CPU's kworker).
+/// io_uring hands IORING_OP_FSYNC to an io-wq worker thread (it must
+/// block), posixaio's `aio_fsync` goes to glibc's helper thread: not modelled.
 fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     if !cfg.rw.writes() {
         // fio's should_fsync: a job that does not write never syncs.
@@ -92,10 +91,7 @@ fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         ([_, n], _) => format!("fdatasync={n}"),
     };
     let worker = match cfg.ioengine {
-        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } | IoEngine::Null => None,
-        IoEngine::Libaio => {
-            Some("libaio queues it as IOCB_CMD_FSYNC, which the kernel runs on a workqueue worker (aio_fsync_work)")
-        }
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } | IoEngine::Null | IoEngine::Libaio => None,
         IoEngine::IoUring(_) => Some("io_uring's IORING_OP_FSYNC always goes to an io-wq worker thread"),
         IoEngine::IoUringCmd(_) => Some("io_uring_cmd sends it as an NVMe Flush passthrough command"),
         IoEngine::Posixaio => Some("posixaio's aio_fsync runs on glibc's helper thread"),
@@ -104,7 +100,7 @@ fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         return Err(not_modelled(
             i,
             format!(
-                "{what} with ioengine={}: {worker}, which blksim does not model; a sync engine (psync, sync, pvsync2) or the null engine runs it",
+                "{what} with ioengine={}: {worker}, which blksim does not model; a sync engine (psync, sync, pvsync2), libaio or the null engine runs it",
                 cfg.ioengine.fio_name()
             ),
         ));

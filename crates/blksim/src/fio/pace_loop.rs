@@ -58,7 +58,7 @@ impl Sim {
         if !p.ramp_reset_done && now >= job.ts.ramp_end_ns {
             p.ramp_reset(now);
         }
-        let completed = job.ios_issued - job.queued.len() as u64 - (job.inflight - reaping) as u64;
+        let completed = job.ios_completed(reaping);
         let flow_held = job.flow.filter(|m| m.sleep_us > 0 && self.run.flows.exceeded(m));
         if let Some(blocks) = p.think_due(now, job.ios_issued, completed) {
             p.action = Some(Action::Think { blocks });
@@ -283,7 +283,7 @@ impl Sim {
             let dir = match pace.as_deref_mut() {
                 None => job.next_dir(),
                 Some(p) => {
-                    let completed = job.ios_issued - job.queued.len() as u64 - job.inflight as u64;
+                    let completed = job.ios_completed(0);
                     let chosen = if let Some(d) = p.forced.take() {
                         Some(d)
                     } else if i > 0 && p.think_due(now, job.ios_issued, completed).is_some() {

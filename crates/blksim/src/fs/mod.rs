@@ -52,3 +52,14 @@ pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Di
         IoEngine::Null | IoEngine::Posixaio => 0,
     }
 }
+
+/// What an fsync io_u costs its submitting syscall: a sync engine's
+/// fsync(2), `blkdev_fsync` (no kiocb, no bio of data); libaio's
+/// IOCB_CMD_FSYNC, `io_submit_one` → `aio_fsync` (the fsync runs on a kworker).
+pub(crate) fn fsync_submit_cost(c: &Costs, engine: &IoEngine, bill: &mut crate::hw::cpu::Bill) -> u64 {
+    if engine.is_sync() {
+        bill.add(crate::stats::CpuStage::Block, c.blkdev_fsync_ns)
+    } else {
+        bill.add(crate::stats::CpuStage::UringSubmit, engine_submit_ns(c, engine, 0, Direction::Write))
+    }
+}

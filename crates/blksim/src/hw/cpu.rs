@@ -306,13 +306,25 @@ pub(crate) struct Cpu {
     pub foresight: Foresight,
 }
 
-/// A CPU's kworker of kblockd's (per-CPU, high-priority) pool: the work
-/// items queued on it (queue runs of devices, `hctx->run_work`) and the
+/// A work item on a CPU's kworker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Work {
+    /// kblockd's `hctx->run_work`: run the device's queue (`blk_mq_run_work_fn`).
+    RunQueue(DevId),
+    /// libaio's IOCB_CMD_FSYNC on system_wq (`aio_fsync_work`): the fsync, then `aio_complete`.
+    AioFsync(ReqId),
+}
+
+/// A CPU's kworker: the work items queued on it (queue runs of devices,
+/// `hctx->run_work`, on kblockd's per-CPU high-priority pool; libaio's
+/// fsyncs on system_wq's pool, run by the same modelled kworker) and the
 /// scheduler program of the one it runs.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Kworker {
-    /// Queued work items: the devices whose queue it runs, in order.
-    pub worklist: VecDeque<DevId>,
+    /// Queued work items, in order.
+    pub worklist: VecDeque<Work>,
+    /// The libaio fsync it runs, if the item it runs is one.
+    pub aio_fsync: Option<ReqId>,
     /// Woken (runnable or running) and not yet asleep again.
     pub runnable: bool,
     /// The scheduler program of the work item it runs.

@@ -5,12 +5,16 @@
 //! (an IPI when that CPU is idle and another) → the kworker is switched in
 //! at the CPU's next scheduling point → `process_one_work` →
 //! `blk_mq_run_work_fn` → the dispatch (`blk_mq_sched.rs`) → the next work
-//! item, or back to sleep.
+//! item, or back to sleep. libaio's fsync the same way, on system_wq:
+//! `aio_fsync` → `schedule_work` (the submitting CPU's pool) →
+//! `aio_fsync_work` → `vfs_fsync` (`blkdev_fsync`, its flush stripped) →
+//! `aio_complete`. The model runs both pools' items on one kworker per CPU.
 
 use crate::block::elevator::{RunWork, SchedCtx, SchedOp};
-use crate::hw::cpu::{Frame, FrameKind, Stage};
-use crate::ids::{CpuId, DevId};
+use crate::hw::cpu::{Bill, Frame, FrameKind, Stage, Work};
+use crate::ids::{CpuId, DevId, ReqId};
 use crate::locking::qspinlock::Actor;
+use crate::stats::CpuStage;
 use crate::system::{Event, Sim};
 
 impl Sim {
@@ -26,7 +30,7 @@ impl Sim {
                 // mod_delayed_work: the timer (if any) is cancelled.
                 dd.run_work_gen += 1;
                 dd.run_work = RunWork::Queued { cpu };
-                self.kworker_queue(cpu, dev, cpu)
+                self.kworker_queue(cpu, Work::RunQueue(dev), cpu)
             }
         }
     }
@@ -56,7 +60,7 @@ impl Sim {
         }
         dd.run_work = RunWork::Queued { cpu };
         // The timer softirq that queues it is not charged.
-        let _ = self.kworker_queue(cpu, dev, cpu);
+        let _ = self.kworker_queue(cpu, Work::RunQueue(dev), cpu);
         if !self.cpus[cpu].busy() {
             self.cpu_kick(cpu);
         }
@@ -64,9 +68,9 @@ impl Sim {
 
     /// `queue_work_on(target)` from `waker`: the item joins the worklist and
     /// the kworker is woken if it sleeps. Returns the waker's cost.
-    fn kworker_queue(&mut self, target: CpuId, dev: DevId, waker: CpuId) -> u64 {
+    fn kworker_queue(&mut self, target: CpuId, work: Work, waker: CpuId) -> u64 {
         let kw = &mut self.cpus[target].kworker;
-        kw.worklist.push_back(dev);
+        kw.worklist.push_back(work);
         if kw.runnable {
             return 0;
         }
@@ -82,6 +86,12 @@ impl Sim {
             }
         }
         cost
+    }
+
+    /// libaio's `aio_fsync` from `cpu`: `schedule_work` of `req`'s fsync on
+    /// the CPU's pool. Returns the caller's cost (a wake-up).
+    pub(crate) fn aio_fsync_queue(&mut self, cpu: CpuId, req: ReqId) -> u64 {
+        self.kworker_queue(cpu, Work::AioFsync(req), cpu)
     }
 
     /// The wake-up IPI reached the kworker's idle CPU.
@@ -100,7 +110,10 @@ impl Sim {
         let stage = self.cpus[cpu].frames.last().expect("kworker frame").stage;
         match stage {
             Stage::Entry => self.kworker_item_done(cpu),
-            Stage::Work => self.sched_step_done(cpu, Actor::Kworker(cpu)),
+            Stage::Work => match self.cpus[cpu].kworker.aio_fsync.take() {
+                Some(req) => self.aio_fsync_done(cpu, req),
+                None => self.sched_step_done(cpu, Actor::Kworker(cpu)),
+            },
             Stage::Exit => {
                 self.cpus[cpu].frames.pop();
                 let kw = &mut self.cpus[cpu].kworker;
@@ -114,7 +127,7 @@ impl Sim {
     /// one (`process_one_work` → `blk_mq_run_work_fn`), or it sleeps.
     pub(crate) fn kworker_item_done(&mut self, cpu: CpuId) {
         let now = self.q.now_ns();
-        let Some(dev) = self.cpus[cpu].kworker.worklist.pop_front() else {
+        let Some(work) = self.cpus[cpu].kworker.worklist.pop_front() else {
             // Back to the task it preempted (if any).
             let cost = if self.cpus[cpu].current.is_some() { self.costs.context_switch_ns } else { 0 };
             let debt = std::mem::take(&mut self.cpus[cpu].kworker.debt_ns);
@@ -122,6 +135,10 @@ impl Sim {
             f.stage = Stage::Exit;
             f.remaining_ns = cost + debt;
             return;
+        };
+        let dev = match work {
+            Work::RunQueue(dev) => dev,
+            Work::AioFsync(req) => return self.aio_fsync_work(cpu, req),
         };
         // The work is no longer pending once it runs: it can be queued again.
         let dd = self.devs[dev].elevator.as_mut().expect("a queue with a scheduler");
@@ -137,5 +154,36 @@ impl Sim {
         ops.push_back(SchedOp::Run(dev));
         kw.sched = SchedCtx { dev: Some(dev), ops, ..std::mem::take(&mut kw.sched) };
         self.sched_next_op(cpu, Actor::Kworker(cpu));
+    }
+
+    /// `aio_fsync_work` of `req` on `cpu`'s kworker: process_one_work, the
+    /// fsync (`vfs_fsync` → `blkdev_fsync`, the flush stripped), then
+    /// `aio_complete` (the event into the ring, the wake-up check).
+    fn aio_fsync_work(&mut self, cpu: CpuId, req: ReqId) {
+        let now = self.q.now_ns();
+        let c = &self.costs;
+        let work = c.kblockd_work_ns + c.blkdev_fsync_ns + c.aio_complete_ns;
+        let kw = &mut self.cpus[cpu].kworker;
+        kw.items += 1;
+        kw.since_ns = now;
+        kw.aio_fsync = Some(req);
+        let debt = std::mem::take(&mut kw.debt_ns);
+        let f = self.kworker_frame(cpu);
+        f.stage = Stage::Work;
+        f.remaining_ns = work + debt;
+        f.bill = Bill::of(CpuStage::Block, work);
+        f.bill.add(CpuStage::Wakeup, debt);
+        f.bill_total = f.bill.total();
+    }
+
+    /// The kworker's fsync of `req` ended: `aio_complete` hands it to fio's
+    /// ring (and wakes fio's task if it waits for it); then its next item.
+    fn aio_fsync_done(&mut self, cpu: CpuId, req: ReqId) {
+        let now = self.q.now_ns();
+        let r = &mut self.reqs.reqs[req];
+        (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
+        let wake = self.engine_complete(cpu, req);
+        self.cpus[cpu].kworker.debt_ns += wake;
+        self.kworker_item_done(cpu);
     }
 }
