@@ -149,3 +149,54 @@ fn what_blksim_cannot_sync_is_refused_with_the_reason() {
         assert!(err.contains(says) && err.contains("job.fio"), "{engine} {extra:?}: {err}");
     }
 }
+
+#[test]
+fn a_replayed_logs_syncs_and_a_blktraces_flushes_are_fsyncs() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = "fio version 2 iolog\n/dev/nvme0n1 add\n/dev/nvme0n1 open\n/dev/nvme0n1 write 0 4096\n\
+               /dev/nvme0n1 sync 0 0\n/dev/nvme0n1 write 4096 4096\n/dev/nvme0n1 datasync 0 0\n/dev/nvme0n1 close\n";
+    std::fs::write(dir.path().join("r.log"), log).unwrap();
+    // A blktrace: a queued 4 KiB write, then a queued flush (BLK_TC_FLUSH, no data).
+    let mut trace = Vec::new();
+    for (time_ns, sector, bytes, tc) in [(1_000u64, 8u64, 4096u32, 2u32), (50_000, 0, 0, 1 << 2)] {
+        trace.extend(0x6561_7407u32.to_le_bytes());
+        trace.extend(0u32.to_le_bytes());
+        trace.extend(time_ns.to_le_bytes());
+        trace.extend(sector.to_le_bytes());
+        trace.extend(bytes.to_le_bytes());
+        trace.extend((1 | (tc | 1 << 4) << 16).to_le_bytes()); // __BLK_TA_QUEUE
+        trace.extend(1234u32.to_le_bytes());
+        trace.extend((259u32 << 20 | 1).to_le_bytes());
+        trace.extend([0u8; 8]);
+    }
+    std::fs::write(dir.path().join("t.bin"), trace).unwrap();
+    let run = |job: &str| -> (i32, Option<Value>, String) {
+        let path = dir.path().join("job.fio");
+        std::fs::write(&path, job).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .args(["run", path.to_str().unwrap(), "--output-format", "json"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            serde_json::from_slice(&out.stdout).ok(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    };
+    let syncs = |v: &Option<Value>| u(&v.as_ref().unwrap()["jobs"][0]["sync"]["total_ios"]);
+    for (engine, skip, want) in [("psync", "", 2), ("libaio", "", 2), ("psync", "replay_skip=sync\n", 1)] {
+        let (code, v, err) = run(&format!("[r]\nioengine={engine}\ndirect=1\nread_iolog=r.log\n{skip}"));
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(syncs(&v), want, "{engine} {skip}");
+        assert_eq!(u(&v.unwrap()["jobs"][0]["write"]["total_ios"]), 2);
+    }
+    let (code, v, err) = run("[t]\nioengine=psync\ndirect=1\nread_iolog=t.bin\nreplay_redirect=/dev/nvme1n1\n");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!((syncs(&v), u(&v.unwrap()["jobs"][0]["write"]["total_ios"])), (1, 1));
+    // The engines that cannot fsync refuse the log's syncs; fsync=N on top of a log is not modelled.
+    let (code, _, err) = run("[r]\nioengine=io_uring\ndirect=1\nread_iolog=r.log\n");
+    assert!(code == 2 && err.contains("read_iolog's syncs") && err.contains("io-wq"), "{err}");
+    let (code, _, err) = run("[r]\nioengine=psync\ndirect=1\nread_iolog=r.log\nrw=write\nfsync=2\n");
+    assert!(code == 2 && err.contains("read_iolog"), "{err}");
+}

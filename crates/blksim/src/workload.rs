@@ -495,6 +495,8 @@ pub struct Replay {
     pub entries: Vec<ReplayEntry>,
     /// Does the log issue trims (fio's `td_ddir` from the log)?
     pub trims: bool,
+    /// Does it fsync?
+    pub syncs: bool,
 }
 
 /// One entry of a replayed log.
@@ -523,6 +525,11 @@ pub enum ReplayOp {
         offset: u64,
         /// Its length.
         bytes: u64,
+    },
+    /// An fsync (`sync`, `datasync`; a blktrace flush) of the job's file `file`.
+    Sync {
+        /// Its file.
+        file: u16,
     },
     /// A file action (`add`, `open`, `close`): only its delay and the issue time it sets.
     File,
@@ -713,9 +720,10 @@ impl JobConfig {
         matches!(self.rw, RwKind::Trim | RwKind::RandTrim | RwKind::TrimWrite | RwKind::RandTrimWrite)
     }
 
-    /// Does the job fsync (fio's `should_fsync`: only a job that writes)?
+    /// Does the job fsync (fio's `should_fsync`: only a job that writes; or the log it replays)?
     pub fn syncs(&self) -> bool {
         self.rw.writes() && (self.sync_every != [0, 0] || self.end_fsync)
+            || self.replay.as_ref().is_some_and(|r| r.syncs)
     }
 
     /// Does the job trim (its `rw`, or the log it replays)?

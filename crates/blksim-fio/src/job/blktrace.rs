@@ -274,6 +274,7 @@ pub(crate) fn parse(
     let mut entries = vec![ReplayEntry { delay_us: 0, op: ReplayOp::File, line: 0 }];
     let (mut this_depth, mut depth) = ([0i64; 3], [0i64; 3]);
     let mut ios = [0u64; 3];
+    let mut syncs = false;
     let mut last_ttime = 0u64;
     let mut skipped_writes = 0u64;
     let mut at = 0usize;
@@ -330,13 +331,12 @@ pub(crate) fn parse(
         let dir = if t.action & act(TC_DISCARD) != 0 {
             Direction::Trim
         } else if t.action & act(TC_FLUSH) != 0 {
-            if opts.skip & (1 << 3) != 0 {
-                continue;
+            // fio's handle_trace_flush: an fsync of the file (replay_skip=sync skips it).
+            if opts.skip & (1 << 3) == 0 {
+                syncs = true;
+                entries.push(ReplayEntry { delay_us: delay_ns / 1000, op: ReplayOp::Sync { file: 0 }, line: n });
             }
-            return Err(error(
-                ErrorKind::NotModelled,
-                format!("trace {n}: a flush, which blksim does not model (replay_skip=sync skips flushes)"),
-            ));
+            continue;
         } else if t.action & act(TC_WRITE) != 0 {
             Direction::Write
         } else {
@@ -392,7 +392,7 @@ pub(crate) fn parse(
         .max(1) as u32;
     entries.push(ReplayEntry { delay_us: 0, op: ReplayOp::File, line: 0 });
     let trims = ios[2] > 0;
-    Ok((Arc::new(Replay { entries, trims }), vec![redirect], probed, skipped_writes))
+    Ok((Arc::new(Replay { entries, trims, syncs }), vec![redirect], probed, skipped_writes))
 }
 
 #[cfg(test)]
@@ -427,7 +427,7 @@ mod tests {
             .iter()
             .filter_map(|e| match e.op {
                 ReplayOp::Io { dir, offset, bytes, .. } => Some((e.delay_us, dir, offset, bytes)),
-                ReplayOp::File => None,
+                ReplayOp::File | ReplayOp::Sync { .. } => None,
             })
             .collect();
         assert_eq!(
@@ -464,7 +464,7 @@ mod tests {
                 .iter()
                 .filter_map(|e| match e.op {
                     ReplayOp::Io { dir, .. } => Some((e.delay_us, dir)),
-                    ReplayOp::File => None,
+                    ReplayOp::File | ReplayOp::Sync { .. } => None,
                 })
                 .collect();
             (ios, skipped)

@@ -207,6 +207,7 @@ pub(crate) fn parse(
     let mut entries = Vec::new();
     let mut last_ttime = 0u64;
     let mut trims = false;
+    let mut syncs = false;
     let mut skipped_writes = 0;
     for (n, line) in lines {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -259,13 +260,21 @@ pub(crate) fn parse(
                     "write" => Direction::Write,
                     "trim" => Direction::Trim,
                     "sync" | "datasync" => {
+                        // fio's read_iolog2: replay_skip=sync skips `sync` (not `datasync`);
+                        // the offset and length are read and not used.
                         if opts.skip & (1 << 3) != 0 && *act == "sync" {
                             continue;
                         }
-                        return Err(not_modelled(
-                            n,
-                            format!("'{act}': a replayed fsync is a flush to the device, which blksim does not model (replay_skip=sync skips syncs)"),
-                        ));
+                        let Some(file) = fileno(&files) else {
+                            return Err(error(n, format!("{act} of '{fname}', which the log has not added")));
+                        };
+                        syncs = true;
+                        entries.push(ReplayEntry {
+                            delay_us,
+                            op: ReplayOp::Sync { file: file as u16 },
+                            line: n as u32,
+                        });
+                        continue;
                     }
                     // fio: "ignoring wait command with version 3".
                     "wait" if version == 3 => continue,
@@ -338,7 +347,7 @@ pub(crate) fn parse(
         };
         return Err(error(0, format!("the log has no I/O to replay{why} (fio: failed initializing iolog)")));
     }
-    Ok((Arc::new(Replay { entries, trims }), files, skipped_writes))
+    Ok((Arc::new(Replay { entries, trims, syncs }), files, skipped_writes))
 }
 
 #[cfg(test)]
@@ -438,8 +447,12 @@ mod tests {
         assert_eq!(bare.line, 3, "{bare}");
         let unknown = e("fio version 3 iolog\n0 /dev/a add\n1 /dev/b read 0 4096\n");
         assert!(unknown.message.contains("/dev/b"), "{unknown}");
-        let sync = e("fio version 3 iolog\n0 /dev/a add\n1 /dev/a sync 0 0\n");
-        assert_eq!((sync.line, sync.kind), (3, ErrorKind::NotModelled));
+        let sync = e("fio version 3 iolog\n0 /dev/a add\n1 /dev/b sync 0 0\n");
+        assert_eq!((sync.line, sync.kind), (3, ErrorKind::BadInput));
+        assert!(sync.message.contains("/dev/b"), "{sync}");
+        // Syncs alone are no I/O (fio: "empty iolog").
+        let syncs = e("fio version 3 iolog\n0 /dev/a add\n1 /dev/a sync 0 0\n");
+        assert!(syncs.message.contains("no I/O"), "{syncs}");
         let empty = e("fio version 3 iolog\n0 /dev/a add\n");
         assert!(empty.message.contains("no I/O"), "{empty}");
         let is_blktrace = super::super::blktrace::is_blktrace;

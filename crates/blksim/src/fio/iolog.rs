@@ -1,11 +1,12 @@
 //! fio: replaying an I/O log (`read_iolog`, iolog.c's `read_iolog_get` and
 //! `iolog_delay`). Each io_u takes the log's next entry: its file, direction,
-//! offset and length. A version 3 entry waits until its delay after fio's last
+//! offset and length, or an fsync of its file (`fsync.rs`). A version 3 entry waits until its delay after fio's last
 //! issue (`td->last_issue`: set when an async engine commits, when a sync
 //! engine queues, and by a file action): fio spins in `iolog_delay`, reaping
 //! what completes meanwhile (`io_u_queued_complete(td, 0)`), so here the task
 //! spins with its completions poking it. The job ends when the log is done.
 
+use crate::block::Fsync;
 use crate::error::Error;
 use crate::ids::{DevId, JobId};
 use crate::system::Sim;
@@ -57,6 +58,13 @@ impl Sim {
                     }
                     let dev = job.devs.get(file as usize).copied();
                     self.prep_request(j, dir, bytes, offset, dev, file as usize, now);
+                    made += 1;
+                }
+                ReplayOp::Sync { file } => {
+                    if cur.at_queue && cur.sets_issue {
+                        cur.last_issue_ns = Some(now);
+                    }
+                    self.prep_fsync(j, Fsync::Io, Some(file as usize), now);
                     made += 1;
                 }
             }

@@ -80,11 +80,19 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
 /// io_uring hands IORING_OP_FSYNC to an io-wq worker thread (it must
 /// block), posixaio's `aio_fsync` goes to glibc's helper thread: not modelled.
 fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
-    if !cfg.rw.writes() {
+    let options = cfg.rw.writes() && (cfg.sync_every != [0, 0] || cfg.end_fsync);
+    if cfg.replay.is_some() && options {
+        return Err(not_modelled(
+            i,
+            "fsync, fdatasync or end_fsync with read_iolog is not modelled yet (the log's own syncs are)",
+        ));
+    }
+    if !cfg.syncs() {
         // fio's should_fsync: a job that does not write never syncs.
         return Ok(());
     }
     let what = match (cfg.sync_every, cfg.end_fsync) {
+        _ if !options => "read_iolog's syncs (sync, datasync, or a blktrace's flushes)".to_string(),
         ([0, 0], false) => return Ok(()),
         ([0, 0], true) => "end_fsync (or fsync_on_close)".to_string(),
         ([n, _], _) if n > 0 => format!("fsync={n}"),
@@ -107,8 +115,6 @@ fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     }
     let other = if cfg.verify.is_some() {
         Some("verify")
-    } else if cfg.replay.is_some() {
-        Some("read_iolog")
     } else if cfg.log_queued {
         Some("write_iolog")
     } else if cfg.offload {
