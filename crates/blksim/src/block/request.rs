@@ -123,6 +123,40 @@ impl Request {
         }
     }
 
+    /// A fresh io_u of job `j` prepared at `now`: `bytes` at `offset` of its
+    /// file `file` (device `dev`), in direction `dir` (an fsync's: Write, no bytes).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn io_u(
+        &mut self,
+        j: JobId,
+        dir: Direction,
+        bytes: u32,
+        offset: u64,
+        dev: Option<DevId>,
+        file: u16,
+        now: u64,
+        fsync: Fsync,
+    ) {
+        self.owner = Owner::Job(j);
+        self.dir = dir;
+        self.bytes = bytes;
+        self.offset = offset;
+        self.dev = dev;
+        self.t_start_ns = now;
+        self.dev_bytes = bytes;
+        self.front_bytes = 0;
+        self.next_merged = None;
+        self.tagless = false;
+        self.polled = false;
+        self.waiting_tag = false;
+        self.iopoll_done = false;
+        self.status = 0;
+        self.file = file;
+        self.ranges = 1;
+        self.fsync = fsync;
+    }
+
     /// The job whose io_u it is.
     #[inline(always)]
     pub(crate) fn job(&self) -> JobId {

@@ -8,7 +8,7 @@
 //! system call (`do_io_u_sync`; the kernel's side, `blkdev_fsync` with its
 //! flush stripped, is `fs/rw.rs`'s); the null engine queues it as any io_u.
 
-use crate::block::{Fsync, Owner};
+use crate::block::Fsync;
 use crate::fio::job::LastIssued;
 use crate::ids::{JobId, ReqId};
 use crate::system::Sim;
@@ -28,24 +28,7 @@ impl Sim {
             }
         };
         let req = self.reqs.alloc();
-        let r = &mut self.reqs.reqs[req];
-        r.owner = Owner::Job(j);
-        r.dir = Direction::Write;
-        r.bytes = 0;
-        r.offset = 0;
-        r.dev = dev;
-        r.t_start_ns = now;
-        r.dev_bytes = 0;
-        r.front_bytes = 0;
-        r.next_merged = None;
-        r.tagless = false;
-        r.polled = false;
-        r.waiting_tag = false;
-        r.iopoll_done = false;
-        r.status = 0;
-        r.file = di as u16;
-        r.ranges = 1;
-        r.fsync = kind;
+        self.reqs.reqs[req].io_u(j, Direction::Write, 0, 0, dev, di as u16, now, kind);
         job.queued.push(req);
         if let Some(f) = job.fsync.as_deref_mut() {
             f.last = LastIssued::Sync;

@@ -8,7 +8,7 @@
 //! on its run queue). Also the io_us of the jobs that take this slower
 //! path (their offsets and sizes from `io_u.rs`).
 
-use crate::block::{Fsync, Owner};
+use crate::block::Fsync;
 use crate::fio::job::JobState;
 use crate::fio::pace::{Action, Phase, Pick, TIMER_SLACK_NS};
 use crate::fio::replay::ReplayWait;
@@ -401,24 +401,7 @@ impl Sim {
         job.bytes_issued += bytes;
         job.ios_issued += 1;
         let req = self.reqs.alloc();
-        let r = &mut self.reqs.reqs[req];
-        r.owner = Owner::Job(j);
-        r.dir = dir;
-        r.bytes = bytes as u32;
-        r.offset = offset;
-        r.dev = dev;
-        r.t_start_ns = now;
-        r.dev_bytes = bytes as u32;
-        r.front_bytes = 0;
-        r.next_merged = None;
-        r.tagless = false;
-        r.polled = false;
-        r.waiting_tag = false;
-        r.iopoll_done = false;
-        r.status = 0;
-        r.file = di as u16;
-        r.ranges = 1;
-        r.fsync = Fsync::No;
+        self.reqs.reqs[req].io_u(j, dir, bytes as u32, offset, dev, di as u16, now, Fsync::No);
         let job = &mut self.jobs[j];
         if dir == crate::workload::Direction::Trim && job.sync_trims() {
             // The queue hook's BUSY: what is queued before it (libaio) or in flight (posixaio) goes first.
