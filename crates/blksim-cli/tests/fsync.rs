@@ -200,3 +200,33 @@ fn a_replayed_logs_syncs_and_a_blktraces_flushes_are_fsyncs() {
     let (code, _, err) = run("[r]\nioengine=psync\ndirect=1\nread_iolog=r.log\nrw=write\nfsync=2\n");
     assert!(code == 2 && err.contains("read_iolog"), "{err}");
 }
+
+#[test]
+fn sync_1_adds_a_sync_engines_write_sync_and_leaves_async_writes_alone() {
+    // O_SYNC: blkdev_write_iter ends a sync engine's direct write with
+    // generic_write_sync (blkdev_fsync, its flush stripped): each write's clat
+    // grows by that, exactly, the same seed giving the same device times. An
+    // async write's bio carries REQ_FUA, stripped too: nothing changes.
+    let clat = |v: &Value| v["jobs"][0]["write"]["clat_ns"]["mean"].as_f64().unwrap();
+    let plain = ok(&job("psync", "write", "number_ios=200"));
+    let synced = ok(&job("psync", "write", "number_ios=200\nsync=1"));
+    let dsync = ok(&job("psync", "write", "number_ios=200\nsync=dsync"));
+    let added = clat(&synced) - clat(&plain);
+    assert!((added - 150.0).abs() < 1.0, "sync=1 adds {added:.1} ns (blkdev_fsync_ns is 150)");
+    assert_eq!(clat(&synced), clat(&dsync));
+    assert_eq!(u(&synced["jobs"][0]["sync"]["total_ios"]), 0, "not fio's syncs");
+    // Reads are not synced.
+    let reads = |extra: &str| ok(&job("psync", "read", &format!("number_ios=100\n{extra}")));
+    assert_eq!(reads("")["jobs"][0]["read"]["clat_ns"], reads("sync=1")["jobs"][0]["read"]["clat_ns"]);
+    let aio = |extra: &str| ok(&job("libaio", "randwrite", &format!("iodepth=8\n{extra}")));
+    assert_eq!(aio("")["jobs"][0]["write"], aio("sync=1")["jobs"][0]["write"]);
+    // Refused where the drive's cache is unknown, and on posixaio's helper thread.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("job.fio");
+    std::fs::write(&path, job("psync", "write", "sync=1")).unwrap();
+    let (code, _, err) = common::blksim(&["run", path.to_str().unwrap(), "--machine", "x86-gen5-5m"]);
+    assert!(code == 2 && err.contains("volatile_write_cache") && err.contains("sync=1"), "{err}");
+    std::fs::write(&path, job("posixaio", "write", "sync=1")).unwrap();
+    let (code, _, err) = common::blksim(&["run", path.to_str().unwrap()]);
+    assert!(code == 2 && err.contains("posixaio"), "{err}");
+}

@@ -255,7 +255,14 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     }
     if g.chance(8) {
         // Syncs (the async engines, devices with unknown caches and some companions refuse them).
-        text.push_str(g.pick(&["fsync=1\n", "fsync=4\n", "fdatasync=2\n", "end_fsync=1\n", "fsync=3\nend_fsync=1\n"]));
+        text.push_str(g.pick(&[
+            "fsync=1\n",
+            "fsync=4\n",
+            "fdatasync=2\n",
+            "end_fsync=1\n",
+            "fsync=3\nend_fsync=1\n",
+            "sync=1\n",
+        ]));
     }
     if g.chance(20) {
         text.push_str("group_reporting\n");

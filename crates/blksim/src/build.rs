@@ -208,11 +208,14 @@ impl Sim {
         let mut load = vec![0u32; self.cpus.len()];
         for (i, cfg) in jobs.iter().enumerate() {
             self.add_job(i, cfg, &mut load)?;
-            if cfg.syncs() && cfg.ioengine != IoEngine::Null {
+            if cfg.flushes() && cfg.ioengine != IoEngine::Null {
                 for &d in &self.jobs[JobId::of(i)].devs {
                     let dev = &self.devs[d];
                     dev.driver.flush_stripped().map_err(|why| {
-                        not_modelled(i, format!("fsync of {} (fsync, fdatasync or end_fsync): {why}", dev.name))
+                        not_modelled(
+                            i,
+                            format!("a flush of {} (fsync, fdatasync, end_fsync or sync=1): {why}", dev.name),
+                        )
                     })?;
                 }
             }

@@ -235,6 +235,10 @@ pub struct JobConfig {
     /// `end_fsync` or `fsync_on_close`: an fsync of each file when the job's
     /// I/O is done (fio's `do_io` end, in state TD_FSYNCING: not accounted).
     pub end_fsync: bool,
+    /// `sync=sync|1|dsync`: fio opens the file O_SYNC or O_DSYNC. A sync
+    /// engine's direct write then ends with `generic_write_sync` (an fsync of
+    /// its range: `blkdev_fsync`); an async one's bio carries REQ_FUA.
+    pub dsync: bool,
     /// `num_range`: the ranges of each trim (fio's `fill_multi_range_io_u`
     /// draws that many offsets for one io_u; io_uring_cmd only), 1 by default.
     pub num_range: u32,
@@ -662,6 +666,7 @@ impl JobConfig {
             number_ios: 0,
             sync_every: [0; 2],
             end_fsync: false,
+            dsync: false,
             num_range: 1,
             loops: 1,
             group_reporting: false,
@@ -724,6 +729,11 @@ impl JobConfig {
     pub fn syncs(&self) -> bool {
         self.rw.writes() && (self.sync_every != [0, 0] || self.end_fsync)
             || self.replay.as_ref().is_some_and(|r| r.syncs)
+    }
+
+    /// Does it make the kernel flush (its syncs, or `sync=1`'s O_SYNC writes)?
+    pub fn flushes(&self) -> bool {
+        self.syncs() || self.dsync && (self.rw.writes() || self.replay.is_some())
     }
 
     /// Does the job trim (its `rw`, or the log it replays)?

@@ -89,6 +89,7 @@ pub(crate) enum Field {
     Fsync,
     Fdatasync,
     EndFsync,
+    SyncIo,
     FsyncOnClose,
     NumRange,
     Loops,
@@ -224,7 +225,7 @@ const ZONED: &str = "needs a zoned block device, which blksim does not model";
 const ZONES: &str =
     "divides the I/O into zones (zonemode=strided on any device, or zonemode=zbd on a zoned one), which blksim does not model";
 const FILES: &str = "works with files in a filesystem, which blksim does not model (it simulates block devices)";
-const SYNC: &str = "adds flush or sync operations that blksim does not model (fsync, fdatasync, end_fsync and fsync_on_close are modelled)";
+const SYNC: &str = "adds flush or sync operations that blksim does not model (fsync, fdatasync, end_fsync, fsync_on_close and sync are modelled)";
 const PRIO: &str = "sets I/O or CPU priorities, which blksim does not model";
 const NUMA_MEM: &str = "places the job's buffers on chosen NUMA nodes, which blksim does not model (it takes them to be local to the job's CPU, as default and local place them)";
 const NVME: &str =
@@ -501,7 +502,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("latency_percentile", Kind::Floats { max_len: 1, min: 0.0, max: 100.0 }, COMPANION),
     noop("latency_run", Kind::Bool, COMPANION),
     noop("invalidate", Kind::Bool, SETUP),
-    reject_unless("sync", Kind::Choice(&["none", "0", "sync", "1", "dsync"]), SYNC, &["none", "0"]),
+    model("sync", Kind::Choice(&["none", "0", "sync", "1", "dsync"]), Field::SyncIo),
     noop("write_hint", Kind::Choice(&["none", "short", "medium", "long", "extreme"]), PATH_DETAIL),
     noop("create_serialize", Kind::Bool, SETUP),
     noop("create_fsync", Kind::Bool, SETUP),

@@ -553,6 +553,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.sync_every = st.sync_every;
     // fio closes each file at the job's end (and syncs it first with fsync_on_close).
     c.end_fsync = st.end_fsync || st.fsync_on_close;
+    c.dsync = st.sync_io;
     c.loops = st.loops;
     c.group_reporting = st.group_reporting;
     c.thread = st.thread;

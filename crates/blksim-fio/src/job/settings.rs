@@ -185,6 +185,8 @@ pub(crate) struct Settings {
     pub sync_every: [u64; 2],
     pub end_fsync: bool,
     pub fsync_on_close: bool,
+    /// `sync=sync|1|dsync`: O_SYNC or O_DSYNC.
+    pub sync_io: bool,
     /// `num_range`: ranges per trim (io_uring_cmd's Dataset Management).
     pub num_range: u64,
     pub loops: u32,
@@ -286,6 +288,7 @@ impl Default for Settings {
             sync_every: [0; 2],
             end_fsync: false,
             fsync_on_close: false,
+            sync_io: false,
             num_range: 1,
             loops: 1,
             numjobs: 1,
@@ -532,6 +535,7 @@ impl Settings {
             (Field::Fdatasync, P::Int(v)) => self.sync_every[1] = v,
             (Field::EndFsync, P::Bool(b)) => self.end_fsync = b,
             (Field::FsyncOnClose, P::Bool(b)) => self.fsync_on_close = b,
+            (Field::SyncIo, P::Choice(c, _)) => self.sync_io = !matches!(c, "none" | "0"),
             (Field::NumRange, P::Int(v)) => self.num_range = v,
             (Field::Loops, P::Int(v)) => self.loops = to_u32(v),
             (Field::NumJobs, P::Int(v)) => self.numjobs = to_u32(v),

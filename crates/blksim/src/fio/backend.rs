@@ -154,7 +154,8 @@ impl Sim {
             // sleeps in submit_bio_wait): every sync engine sleeps.
             IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => {
                 if !job.engine.ready.is_empty() {
-                    self.job_chain(j, Bill::default(), 0, 0, 1)
+                    let head = Bill::of(CpuStage::Block, self.write_sync_ns(j));
+                    self.job_chain(j, head, 0, 0, 1)
                 } else {
                     let cs = self.costs.context_switch_ns;
                     self.job_set(j, JobState::SleepOut, cs, Acct::Sys, CpuStage::Wakeup, 0)
@@ -351,6 +352,9 @@ impl Sim {
         let wake = if woke { self.user_costs(j).wake } else { 0 };
         let mut head = Bill::of(CpuStage::Wakeup, head_ns);
         head.add(CpuStage::UringComplete, getevents);
+        if job.cfg.dsync {
+            head.add(CpuStage::Block, self.write_sync_ns(j));
+        }
         self.job_chain(j, head, wake, tw, k);
     }
 

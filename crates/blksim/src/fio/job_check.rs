@@ -80,6 +80,12 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
 /// io_uring hands IORING_OP_FSYNC to an io-wq worker thread (it must
 /// block), posixaio's `aio_fsync` goes to glibc's helper thread: not modelled.
 fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
+    if cfg.dsync && cfg.ioengine == IoEngine::Posixaio && cfg.rw.writes() {
+        return Err(not_modelled(
+            i,
+            "sync=1 (O_SYNC) with ioengine=posixaio: glibc's helper thread's pwrite would end with an fsync of its range, which blksim does not model",
+        ));
+    }
     let options = cfg.rw.writes() && (cfg.sync_every != [0, 0] || cfg.end_fsync);
     if cfg.replay.is_some() && options {
         return Err(not_modelled(

@@ -103,6 +103,23 @@ impl Sim {
         }
     }
 
+    /// A sync engine's syscall returning the write it waited for, on a file
+    /// opened O_SYNC or O_DSYNC (`sync=1`): `blkdev_write_iter` ends with
+    /// `generic_write_sync`, an fsync of the written range (`blkdev_fsync`,
+    /// its flush stripped). The cost, or 0.
+    pub(crate) fn write_sync_ns(&self, j: JobId) -> u64 {
+        let job = &self.jobs[j];
+        let Some(&req) = job.engine.ready.front().filter(|_| job.cfg.dsync && job.cfg.ioengine.is_sync()) else {
+            return 0;
+        };
+        let r = &self.reqs.reqs[req];
+        if r.dir == crate::workload::Direction::Write && r.fsync == crate::block::Fsync::No && r.status == 0 {
+            self.costs.blkdev_fsync_ns
+        } else {
+            0
+        }
+    }
+
     /// Cost of the submitting syscall for the queued io_us (billed), and
     /// the task_work items it runs (io_uring_enter with GETEVENTS).
     #[inline(always)]
