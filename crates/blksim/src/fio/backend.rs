@@ -347,14 +347,17 @@ impl Sim {
         let tw = job.engine.ring.tw_pending.len() as u32;
         let have = job.engine.ready.len() as u32 + tw;
         let k = have.min(if job.cfg.ioengine.is_sync() { 1 } else { max }).max(1);
-        let aio = matches!(job.cfg.ioengine, IoEngine::Libaio);
-        let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
+        // io_getevents per event; a sync engine's O_SYNC write returns through generic_write_sync.
+        let (stage, ns) = if matches!(job.cfg.ioengine, IoEngine::Libaio) {
+            (CpuStage::UringComplete, k as u64 * self.costs.aio_getevents_ns)
+        } else if job.cfg.dsync {
+            (CpuStage::Block, self.write_sync_ns(j))
+        } else {
+            (CpuStage::UringComplete, 0)
+        };
         let wake = if woke { self.user_costs(j).wake } else { 0 };
         let mut head = Bill::of(CpuStage::Wakeup, head_ns);
-        head.add(CpuStage::UringComplete, getevents);
-        if job.cfg.dsync {
-            head.add(CpuStage::Block, self.write_sync_ns(j));
-        }
+        head.add(stage, ns);
         self.job_chain(j, head, wake, tw, k);
     }
 
