@@ -5,8 +5,10 @@
 //! `end_fsync` (and `fsync_on_close`): at the end of `do_io`, `fio_io_sync`
 //! of each file in turn, in state TD_FSYNCING (not accounted), unless the
 //! last io_u issued was a sync. A sync engine's fsync is its thread's
-//! system call (`do_io_u_sync`; the kernel's side, `blkdev_fsync` with its
-//! flush stripped, is `fs/rw.rs`'s); the null engine queues it as any io_u.
+//! system call (`do_io_u_sync`; `blkdev_fsync`, its flush stripped, in
+//! `block/submit.rs`); libaio queues it as IOCB_CMD_FSYNC (run on the CPU's
+//! kworker, `sched/workqueue.rs`); the null engine queues it as any io_u.
+//! A replayed log's syncs come here too (`iolog.rs`).
 
 use crate::block::Fsync;
 use crate::fio::job::LastIssued;
