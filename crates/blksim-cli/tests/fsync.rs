@@ -60,9 +60,9 @@ fn libaio_hands_its_fsync_to_the_cpus_kworker() {
     let (writes, syncs) = (u(&j["write"]["total_ios"]), u(&j["sync"]["total_ios"]));
     assert!(writes > 200 && writes / 8 - syncs <= 1, "{syncs} syncs after {writes} writes");
     assert_eq!(u(&v["disk_util"][0]["write_ios"]), writes);
-    // io_submit queues the work (aio_fsync → schedule_work); the kworker runs when fio's
-    // thread leaves the CPU (it sleeps in io_getevents): a switch and the work, well
-    // below a write's device time, above a sync engine's fsync(2).
+    // io_submit queues the work (aio_fsync → schedule_work); the woken kworker runs at
+    // the CPU's next scheduling point, and fio reaps the sync in its next getevents:
+    // switches and the work, well below a write's device time, above a sync engine's fsync(2).
     let sync_ns = j["sync"]["lat_ns"]["mean"].as_f64().unwrap();
     let write_ns = j["write"]["clat_ns"]["mean"].as_f64().unwrap();
     let psync = ok(&job("psync", "randwrite", "fsync=8"));
