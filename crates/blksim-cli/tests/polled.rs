@@ -261,3 +261,33 @@ fn sqpoll_on_its_own_cpu_takes_the_kernel_work_off_a_cpu_bound_job() {
     assert!(r["total_ios"].as_u64().unwrap() >= 8, "{r}");
     assert!(r["clat_ns"]["mean"].as_f64().unwrap() > 1e6, "an I/O waits for the other task's slice: {r}");
 }
+
+#[test]
+fn a_failed_passthrough_trim_leaves_nothing_on_its_iopoll_list() {
+    // io_uring_cmd's trim with fixedbufs fails before any request (EFAULT): its CQE
+    // is posted inline, not put on the ring's iopoll list. It used to be both: reaped
+    // and freed, its stale id on the list then named another job's request, and that
+    // job (here on the failing one's SMT sibling) polled for ever (exit 70, a stall).
+    let machine = tmp_job(
+        "smt.toml",
+        "extends = \"spr-gen5\"\nname = \"smt\"\n[cpu]\nsockets = 2\ncores_per_socket = 1\n\
+         threads_per_core = 2\nnuma_nodes_per_socket = 1\nllc_per_socket = 1\n",
+    );
+    let job = tmp_job(
+        "efault.fio",
+        "[j0]\nioengine=io_uring_cmd\ncmd_type=nvme\nrw=randwrite\nfilename=/dev/ng4n1\niodepth=64\nhipri\n\
+         cpus_allowed=3\ntime_based\nruntime=1772us\n\
+         [j1]\nioengine=io_uring_cmd\ncmd_type=nvme\nrw=trimwrite\nbs=64k\nfilename=/dev/ng2n1\niodepth=16\n\
+         fixedbufs=1\nhipri\ncpus_allowed=1\ntime_based\nruntime=605us\n",
+    );
+    let t0 = Instant::now();
+    let (code, out, err) =
+        blksim(&["run", &job, "--machine", &machine, "--cmdline", "nvme.poll_queues=1", "--output-format", "json"]);
+    assert!(t0.elapsed() < Duration::from_secs(10), "took {:?}", t0.elapsed());
+    // j1 ends on its trim's error (exit 1); j0 runs its time.
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Bad address") && err.contains("1 of 2 jobs"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 100, "{}", v["jobs"][0]["write"]);
+    assert_eq!(v["jobs"][1]["error"], 14);
+}

@@ -348,9 +348,11 @@ impl Sim {
                     self.blk_mq_get_tag_and_issue(cpu, j, req);
                 }
                 // io_iopoll_req_issued: on the ring's iopoll list once issued
-                // (a request waiting for a tag joins when it gets one).
+                // (a request waiting for a tag joins when it gets one), or failed
+                // as polled (-EOPNOTSUPP, marked done); one that failed before
+                // any request has its CQE posted inline, not on the list.
                 let r = &self.reqs.reqs[req];
-                if iopoll && !r.waiting_tag && r.status != -EINVAL && !r.async_trim_refused() {
+                if iopoll && !r.waiting_tag && (r.status == 0 || r.iopoll_done) {
                     self.jobs[j].engine.ring.iopoll_req_issued(req, &mut self.reqs.reqs[req], init_ns);
                 }
             }
