@@ -99,8 +99,8 @@ fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     }
     let what = match (cfg.sync_every, cfg.end_fsync) {
         _ if !options => "read_iolog's syncs (sync, datasync, or a blktrace's flushes)".to_string(),
-        ([0, 0], false) => return Ok(()),
-        ([0, 0], true) => "end_fsync (or fsync_on_close)".to_string(),
+        // (With the options in play and no interval, it is end_fsync.)
+        ([0, 0], _) => "end_fsync (or fsync_on_close)".to_string(),
         ([n, _], _) if n > 0 => format!("fsync={n}"),
         ([_, n], _) => format!("fdatasync={n}"),
     };
