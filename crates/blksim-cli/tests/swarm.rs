@@ -254,6 +254,17 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
         ]));
     }
     if g.chance(8) {
+        // I/O priorities: the thread's, and libaio's and io_uring's per-I/O ones (refused elsewhere).
+        text.push_str(g.pick(&[
+            "prioclass=1\n",
+            "prioclass=3\nprio=7\n",
+            "cmdprio_percentage=30\n",
+            "cmdprio_percentage=50,10\ncmdprio_class=3\n",
+            "cmdprio_bssplit=4k/50/1/0:64k/20\n",
+            "prio=2\ncmdprio_percentage=100\ncmdprio=5\n",
+        ]));
+    }
+    if g.chance(8) {
         // Syncs (the async engines, devices with unknown caches and some companions refuse them).
         text.push_str(g.pick(&[
             "fsync=1\n",

@@ -36,6 +36,8 @@ const PARSED: &[(&str, usize)] = &[
     ("backwards-read", 1),
     ("basic-verify", 1),
     ("butterfly", 2),
+    ("cmdprio-bssplit", 4),
+    ("cmdprio-percentage", 1),
     ("cross-stripe-verify", 30),
     ("flow", 2),
     ("dedupe-global", 2),
@@ -67,8 +69,6 @@ const REJECTED: &[(&str, usize, &str)] = &[
     // directory= without filename=: fio would make files in /data1.
     ("aio-read", 8, "directory"),
     ("atomic-verify", 32, "atomic"),
-    ("cmdprio-bssplit", 19, "cmdprio_bssplit"),
-    ("cmdprio-percentage", 15, "prioclass"),
     ("cpp_null", 6, "ioengine"),
     ("cpuio", 2, "ioengine"),
     ("dev-dax", 3, "ioengine"),

@@ -6,6 +6,7 @@ mod output_support;
 
 use std::path::PathBuf;
 
+use blksim::stats::report::PrioStat;
 use blksim::stats::{DirStats, JobStats, RunReport};
 use blksim::workload::{IoEngine, JobConfig, RwKind};
 use blksim_fio::job::{JobFile, ParsedJob};
@@ -86,6 +87,14 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
             bw_samples: samples(d, "bw_min", "bw_max", "bw_samples").iter().map(|kib| kib * 1024).collect(),
             iops_samples: samples(d, "iops_min", "iops_max", "iops_samples"),
             ios: Vec::new(),
+            prios: d.get("prios").and_then(Value::as_array).map_or_else(Vec::new, |p| {
+                p.iter()
+                    .map(|e| {
+                        let ioprio = (e["prioclass"].as_u64().unwrap() << 13 | e["prio"].as_u64().unwrap()) as u16;
+                        PrioStat { ioprio, lat: stat_from_bins(&e["clat_ns"]) }
+                    })
+                    .collect()
+            }),
         }
     });
     let job_runtime_ns = job["job_runtime"].as_u64().unwrap() * MS;
@@ -279,8 +288,70 @@ fn check_json_matches_fio(fixture: Fixture) {
     }
 }
 
+/// A libaio job of priority 2/7 with `cmdprio_percentage=30` (fio 3.33, `prio.json`, `prio.txt`).
+fn prio_fixture() -> Fixture {
+    let mut config = JobConfig::new("prio_ref");
+    config.rw = RwKind::RandRw;
+    config.ioengine = IoEngine::Libaio;
+    config.iodepth = 8;
+    config.ioprio = blksim::workload::ioprio_value(2, 7, 0);
+    Fixture { name: "prio", config, iodepth_level: [0; 7], iodepth_submit: [0; 7], iodepth_complete: [0; 7] }
+}
+
+/// The per-priority parts of the report against fio's: JSON `prios` (fio 3.42
+/// adds `priohint`) and the normal report's `clat prio` percentile blocks
+/// (3.42 prints class/level/hint where 3.33 prints class/level).
+fn check_prios_match_fio(fixture: Fixture) {
+    let (report, jobs) = rebuild(&fixture);
+    let ours: Value = serde_json::from_str(&write_json(&report, &jobs, true, Value::Null)).expect("valid JSON");
+    let fio = fio_json(&fixture);
+    for dir in ["read", "write"] {
+        let (o, f) = (&ours["jobs"][0][dir]["prios"], &fio["jobs"][0][dir]["prios"]);
+        let (o, f) = (o.as_array().expect("our prios"), f.as_array().expect("fio's prios"));
+        assert_eq!(o.len(), f.len(), "{dir}");
+        for (a, b) in o.iter().zip(f) {
+            let keys: Vec<&String> = a.as_object().unwrap().keys().filter(|k| *k != "priohint").collect();
+            assert_eq!(keys, b.as_object().unwrap().keys().collect::<Vec<_>>(), "{dir} prio keys");
+            assert_eq!(a["priohint"], 0);
+            for k in ["prioclass", "prio"] {
+                assert_eq!(a[k], b[k], "{dir}.{k}");
+            }
+            for k in ["N", "percentile", "bins"] {
+                assert_eq!(a["clat_ns"][k], b["clat_ns"][k], "{dir} prio {}/{}: {k}", b["prioclass"], b["prio"]);
+            }
+        }
+    }
+    // The percentile blocks of each priority, in fio's order, as fio prints them.
+    let blocks = |text: &str, three: bool| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut inside = false;
+        for line in text.lines() {
+            if line.starts_with("    clat prio ") && line.ends_with("percentiles (nsec):")
+                || line.starts_with("    clat prio ") && line.ends_with("percentiles (usec):")
+            {
+                inside = true;
+                out.push(if three { line.replacen("/0 (", " (", 1) } else { line.to_string() });
+            } else if inside && line.starts_with("     |") {
+                out.push(line.to_string());
+            } else {
+                inside = false;
+            }
+        }
+        out
+    };
+    let text = std::fs::read_to_string(golden_path(&format!("fio-3.33/{}.txt", fixture.name))).unwrap();
+    let (ours, fio) = (blocks(&write_normal(&report, &jobs), true), blocks(&text, false));
+    assert!(fio.len() > 20, "{fio:?}");
+    assert_eq!(ours, fio);
+}
+
 mod fio_reference_output {
     use super::*;
+
+    #[test]
+    fn per_priority_latencies_match_fio() {
+        check_prios_match_fio(prio_fixture());
+    }
 
     #[test]
     fn psync_normal_output_matches_fio() {

@@ -248,6 +248,15 @@ pub struct JobConfig {
     /// all three with `gtod_reduce`): fio keeps no such statistic (a
     /// sync's time is a clat).
     pub lat_off: u8,
+    /// The I/O priority fio's `ioprio_set` gives the job's thread (`prioclass`,
+    /// `prio`, `priohint` as fio's `ioprio_value`: class << 13 | hint << 3 | level,
+    /// class BE when unset); 0 when none is set (the kernel then takes the
+    /// task's, best effort). Every I/O not given a `cmdprio` one has it.
+    pub ioprio: u16,
+    /// `cmdprio_percentage` / `cmdprio_bssplit` (libaio, io_uring): for reads
+    /// and writes, the block sizes some I/Os of which get their own priority.
+    /// Empty: the direction's I/Os all have `ioprio`.
+    pub cmdprio: [Vec<CmdPrio>; 2],
     /// The program whose loop the job runs.
     pub program: Program,
     // Read at setup and for reports only.
@@ -596,6 +605,32 @@ pub struct Zone {
     pub size: u64,
 }
 
+/// One block size's `cmdprio` entries (fio's `cmdprio_bsprio`): an I/O of
+/// `bs` bytes (any size with `cmdprio_percentage`) draws a number in 0..100;
+/// below the first entry's percentage it takes that entry's priority, below
+/// the first two entries' sum the second's, and so on; else the job's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CmdPrio {
+    /// `None`: every block size (`cmdprio_percentage`).
+    pub bs: Option<u64>,
+    /// (percentage, ioprio), in fio's order; the percentages add up to 100 at most.
+    pub prios: Vec<(u32, u16)>,
+}
+
+/// fio's `ioprio_value`: a priority `class` (0: none set, taken as best
+/// effort), `level` and `hint` as one ioprio.
+pub fn ioprio_value(class: u32, level: u32, hint: u32) -> u16 {
+    let class = if class == 0 { IOPRIO_CLASS_BE } else { class };
+    ((class << 13) | (hint << 3) | level) as u16
+}
+
+/// `IOPRIO_CLASS_RT`: real time.
+pub const IOPRIO_CLASS_RT: u32 = 1;
+/// `IOPRIO_CLASS_BE`: best effort.
+pub const IOPRIO_CLASS_BE: u32 = 2;
+/// `IOPRIO_CLASS_IDLE`.
+pub const IOPRIO_CLASS_IDLE: u32 = 3;
+
 /// One entry of a `bssplit`: a block size and its share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BsSplit {
@@ -673,6 +708,8 @@ impl JobConfig {
             thread: false,
             gtod_reduce: false,
             lat_off: 0,
+            ioprio: 0,
+            cmdprio: Default::default(),
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,

@@ -22,7 +22,7 @@ pub enum SizeProblem {
 }
 
 /// The directions (0 read, 1 write, 2 trim) a job of kind `rw` does.
-fn directions(rw: RwKind) -> &'static [usize] {
+pub(crate) fn directions(rw: RwKind) -> &'static [usize] {
     match rw {
         RwKind::Read | RwKind::RandRead => &[0],
         RwKind::Write | RwKind::RandWrite => &[1],
@@ -71,6 +71,7 @@ pub fn check_pacing(st: &Settings) -> Result<(), SizeProblem> {
 
 /// fio's and Linux's checks of the job's block sizes, size and offset, and of its log options.
 pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
+    check_cmdprio(st)?;
     if let (Some(dir), true) = (&st.directory, st.filenames.is_empty() && st.engine != EngineName::Null) {
         // fio would create regular files (JOB.N.M) there.
         return Err(SizeProblem::NotModelled(format!(
@@ -172,4 +173,43 @@ pub fn io_size(st: &Settings, size: u64) -> u64 {
     }
     let min = min_bs(st);
     size - size % min
+}
+
+/// fio's checks of the cmdprio options (`fio_cmdprio_init`, `fio_cmdprio_fill_bsprio`).
+fn check_cmdprio(st: &Settings) -> Result<(), SizeProblem> {
+    if st.eng.table != st.engine.option_table() {
+        return Ok(());
+    }
+    let e = &st.eng;
+    let percentage = e.cmdprio_percentage.iter().any(|&p| p > 0);
+    if percentage && e.cmdprio_bssplit.is_some() {
+        return Err(SizeProblem::Bad(
+            "cmdprio_percentage and cmdprio_bssplit are both set (fio: cmdprio_percentage and cmdprio_bssplit \
+             options are mutually exclusive)"
+                .into(),
+        ));
+    }
+    if let Some(split) = &e.cmdprio_bssplit {
+        for entries in split {
+            let mut sizes: Vec<u64> = entries.iter().map(|x| x.bs).collect();
+            sizes.dedup();
+            for bs in sizes {
+                let total: u32 = entries.iter().filter(|x| x.bs == bs).map(|x| x.perc).sum();
+                if total > 100 {
+                    return Err(SizeProblem::Bad(format!(
+                        "cmdprio_bssplit's percentages for {bs}-byte I/Os add up to {total}% (fio: cmdprio_bssplit \
+                         total percentage for bs: {bs} exceeds 100)"
+                    )));
+                }
+            }
+        }
+    }
+    if (percentage || e.cmdprio_bssplit.is_some()) && st.engine == EngineName::IoUringCmd {
+        return Err(SizeProblem::NotModelled(
+            "cmdprio_percentage and cmdprio_bssplit with ioengine=io_uring_cmd: a passthrough command's \
+             priority is not modelled (use ioengine=io_uring or libaio)"
+                .into(),
+        ));
+    }
+    Ok(())
 }

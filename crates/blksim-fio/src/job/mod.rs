@@ -229,6 +229,14 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("flow", "as fio's flow.c: a held job spins in fio's loop, or with flow_sleep quiesces and usleep()s"),
         ("random_generator", "lfsr is fio's LFSR; tausworthe and tausworthe64 are blksim's own uniform draws"),
         ("randrepeat", "each of a job's loops draws the first loop's offsets and sizes again (fio's clear_io_state), or with 0 goes on; the draws are blksim's generator's, not fio's"),
+        ("cmdprio_percentage", "libaio and io_uring, drawn per io_u as fio's cmdprio.c (blksim's random numbers); with io_uring_cmd refused (a passthrough command's priority is not modelled); the kernel's mq-deadline dispatches by class, none and kyber and the devices ignore it"),
+        ("cmdprio_bssplit", "as cmdprio_percentage, per block size: bs/perc[/class/level[/hint]]"),
+        ("cmdprio_class", "with cmdprio_percentage or cmdprio_bssplit (RT by default)"),
+        ("cmdprio", "with cmdprio_percentage or cmdprio_bssplit"),
+        ("cmdprio_hint", "with cmdprio_percentage or cmdprio_bssplit; reported, no modelled device uses hints"),
+        ("prioclass", "the job's I/O priority (fio's ioprio_set): mq-deadline dispatches by class, none and kyber and the devices ignore it"),
+        ("prio", "the job's I/O priority level, with prioclass (best effort without it)"),
+        ("priohint", "the job's I/O priority hint: reported, no modelled device uses hints"),
     ];
     NOTES.iter().find(|(n, _)| *n == name).map(|(_, note)| *note)
 }

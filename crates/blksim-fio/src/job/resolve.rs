@@ -481,6 +481,34 @@ fn to_engine(engine: EngineName, e: &EngineOpts) -> IoEngine {
     }
 }
 
+/// fio's cmdprio entries (`fio_cmdprio_gen_perc`, `fio_cmdprio_generate_bsprio_desc`) for the
+/// directions the job does: an entry's priority is its own, else `cmdprio_class` (RT when
+/// unset) with `cmdprio` and `cmdprio_hint`.
+fn cmdprio(st: &Settings, e: &EngineOpts) -> [Vec<blksim::workload::CmdPrio>; 2] {
+    use blksim::workload::{ioprio_value, CmdPrio, IOPRIO_CLASS_RT};
+    let does = checks::directions(st.rw);
+    let mut out: [Vec<CmdPrio>; 2] = Default::default();
+    for (d, slot) in out.iter_mut().enumerate() {
+        if !does.contains(&d) {
+            continue;
+        }
+        let class = if e.cmdprio_class[d] == 0 { IOPRIO_CLASS_RT } else { e.cmdprio_class[d] as u32 };
+        let implicit = ioprio_value(class, e.cmdprio_level[d] as u32, e.cmdprio_hint[d] as u32);
+        if let Some(split) = &e.cmdprio_bssplit {
+            for entry in &split[d] {
+                let prio = (entry.perc, entry.prio.unwrap_or(implicit));
+                match slot.last_mut() {
+                    Some(last) if last.bs == Some(entry.bs) => last.prios.push(prio),
+                    _ => slot.push(CmdPrio { bs: Some(entry.bs), prios: vec![prio] }),
+                }
+            }
+        } else if e.cmdprio_percentage[d] > 0 {
+            slot.push(CmdPrio { bs: None, prios: vec![(e.cmdprio_percentage[d] as u32, implicit)] });
+        }
+    }
+    out
+}
+
 /// The resolved job, with fio's `fixup_options` applied. `thread_number` is
 /// fio's 1-based number of the job among all jobs (for `cpus_allowed_policy=split`).
 fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
@@ -514,6 +542,11 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         EngineOpts::defaults(st.engine.option_table())
     };
     c.ioengine = to_engine(st.engine, &engine_opts);
+    if st.ioprio.iter().any(Option::is_some) {
+        let [class, level, hint] = st.ioprio.map(|v| v.unwrap_or(0));
+        c.ioprio = blksim::workload::ioprio_value(class, level, hint);
+    }
+    c.cmdprio = cmdprio(st, &engine_opts);
     c.direct = st.direct;
     // fio sets the affinity of cpus_allowed (split or shared), then libnuma's
     // numa_run_on_node_mask replaces it with the CPUs of numa_cpu_nodes.

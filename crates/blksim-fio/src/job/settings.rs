@@ -99,6 +99,14 @@ pub(crate) struct EngineOpts {
     pub registerfiles: bool,
     pub sqthread_poll: bool,
     pub sqthread_poll_cpu: Option<u32>,
+    /// `cmdprio_percentage`, `cmdprio_class`, `cmdprio`, `cmdprio_hint` for reads and writes
+    /// (libaio, io_uring); a class of 0 is fio's default, RT.
+    pub cmdprio_percentage: [u64; 2],
+    pub cmdprio_class: [u64; 2],
+    pub cmdprio_level: [u64; 2],
+    pub cmdprio_hint: [u64; 2],
+    /// `cmdprio_bssplit` as parsed (reads, writes); `None`: not set (or empty).
+    pub cmdprio_bssplit: Option<[Vec<value::SplitPrio>; 2]>,
 }
 
 impl EngineOpts {
@@ -110,6 +118,11 @@ impl EngineOpts {
             registerfiles: false,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
+            cmdprio_percentage: [0; 2],
+            cmdprio_class: [0; 2],
+            cmdprio_level: [0; 2],
+            cmdprio_hint: [0; 2],
+            cmdprio_bssplit: None,
         }
     }
 }
@@ -173,6 +186,8 @@ pub(crate) struct Settings {
     pub lfsr: bool,
     pub rate_iops: [u64; 3],
     pub rate: [u64; 3],
+    /// `prioclass`, `prio`, `priohint`: `Some` once set (fio then calls `ioprio_set`).
+    pub ioprio: [Option<u32>; 3],
     pub rate_process: RateProcess,
     pub rate_ignore_thinktime: bool,
     pub thinktime: Thinktime,
@@ -278,6 +293,7 @@ impl Default for Settings {
             lfsr: false,
             rate_iops: [0; 3],
             rate: [0; 3],
+            ioprio: [None; 3],
             rate_process: RateProcess::Linear,
             rate_ignore_thinktime: false,
             thinktime: Thinktime::default(),
@@ -633,6 +649,43 @@ impl Settings {
             }
             (Field::LogOffset, P::Bool(b)) => self.logs.offset = b,
             (Field::LogPrio, P::Bool(b)) => self.logs.prio = b,
+            (Field::Prio, P::Int(v)) => self.ioprio[1] = Some(v as u32),
+            (Field::PrioClass, P::Int(v)) => self.ioprio[0] = Some(v as u32),
+            (Field::PrioHint, P::Int(v)) => self.ioprio[2] = Some(v as u32),
+            (
+                f @ (Field::CmdprioPercentage | Field::CmdprioClass | Field::Cmdprio | Field::CmdprioHint),
+                P::Dirs(d),
+            ) => {
+                // fio's maxval of each.
+                let (name, max) = match f {
+                    Field::CmdprioPercentage => ("cmdprio_percentage", 100),
+                    Field::CmdprioClass => ("cmdprio_class", 3),
+                    Field::Cmdprio => ("cmdprio", 7),
+                    _ => ("cmdprio_hint", 1023),
+                };
+                if let Some(v) = d.iter().flatten().find(|&&v| v > max) {
+                    return Err(Refusal::Bad(format!(
+                        "{v} is above {name}'s largest value, {max} (fio: out of range)"
+                    )));
+                }
+                let e = self.engine_opts();
+                let target = match f {
+                    Field::CmdprioPercentage => &mut e.cmdprio_percentage,
+                    Field::CmdprioClass => &mut e.cmdprio_class,
+                    Field::Cmdprio => &mut e.cmdprio_level,
+                    _ => &mut e.cmdprio_hint,
+                };
+                // off1, off2: a trim value is ignored.
+                for (t, v) in target.iter_mut().zip(d) {
+                    if let Some(v) = v {
+                        *t = v;
+                    }
+                }
+            }
+            (Field::CmdprioBssplit, P::Text(s)) => {
+                let split = value::parse_cmdprio_bssplit(&s, self.kb_base).map_err(Refusal::Bad)?;
+                self.engine_opts().cmdprio_bssplit = split.iter().any(|d| !d.is_empty()).then_some(split);
+            }
             (Field::LogIssueTime, P::Bool(b)) => self.logs.issue_time = b,
             (Field::PerJobLogs, P::Bool(b)) => self.logs.per_job = b,
             (Field::BwAvgTime, P::Int(v)) => self.logs.bw_avg_msec = Some(v),

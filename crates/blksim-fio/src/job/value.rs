@@ -512,6 +512,71 @@ fn atoi(s: &str) -> i64 {
 }
 
 /// One direction's list of a `bssplit` (fio's `split_parse_ddir` and `bssplit_ddir`).
+/// One `cmdprio_bssplit` entry as fio's `parse_cmdprio_bssplit_entry` reads
+/// it: block size, percentage (at most 100), and the priority (`None`: the
+/// job's `cmdprio_class` and `cmdprio`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SplitPrio {
+    pub bs: u64,
+    pub perc: u32,
+    pub prio: Option<u16>,
+}
+
+/// `cmdprio_bssplit` as fio's `fio_cmdprio_bssplit_parse` reads it: per
+/// direction (read, write; fio ignores trim's list), `bs/[perc[/class/level[/hint]]]`
+/// entries separated by `:`, those of percentage 0 dropped, sorted by block size.
+pub(crate) fn parse_cmdprio_bssplit(s: &str, kb_base: u64) -> Result<[Vec<SplitPrio>; 2], String> {
+    let (read, write, _) = split_dirs(s);
+    Ok([cmdprio_bssplit_ddir(read, kb_base)?, cmdprio_bssplit_ddir(write, kb_base)?])
+}
+
+fn cmdprio_bssplit_ddir(s: &str, kb_base: u64) -> Result<Vec<SplitPrio>, String> {
+    let mut entries = Vec::new();
+    let fields: Vec<&str> = s.split(':').take_while(|e| !e.is_empty()).collect();
+    if fields.len() > BSSPLIT_MAX {
+        return Err("too many cmdprio_bssplit entries (fio: too many cmdprio_bssplit entries)".into());
+    }
+    for entry in fields {
+        let mut parts = entry.split('/');
+        let size = parts.next().unwrap_or("");
+        let bs = parse_bytes(size, kb_base).map_err(|e| {
+            format!("cmdprio_bssplit entry '{entry}': {e} (fio: failed to parse cmdprio_bssplit entry)")
+        })?;
+        // sscanf's %u fields: the leading number of each, if any.
+        let mut nums = Vec::new();
+        for p in parts {
+            let digits: String = p.trim_start().chars().take_while(|c| c.is_ascii_digit()).collect();
+            match digits.parse::<u64>() {
+                Ok(v) => nums.push(v.min(u32::MAX as u64) as u32),
+                Err(_) => break,
+            }
+            if nums.len() == 4 {
+                break;
+            }
+        }
+        let perc = nums.first().copied().unwrap_or(0).min(100);
+        let prio = match nums.len() {
+            0 | 1 => None,
+            2 => {
+                return Err(format!(
+                    "cmdprio_bssplit entry '{entry}': expected bs/perc or bs/perc/class/level[/hint] \
+                     (fio: invalid cmdprio_bssplit format)"
+                ))
+            }
+            _ => Some(blksim::workload::ioprio_value(
+                nums[1].min(3),
+                nums[2].min(7),
+                nums.get(3).copied().unwrap_or(0).min(1023),
+            )),
+        };
+        if perc > 0 {
+            entries.push(SplitPrio { bs, perc, prio });
+        }
+    }
+    entries.sort_by_key(|e| e.bs);
+    Ok(entries)
+}
+
 fn bssplit_ddir(s: &str, kb_base: u64) -> Result<Option<Vec<BsSplit>>, String> {
     const MISSING: u32 = u32::MAX;
     let mut entries = Vec::new();

@@ -2,7 +2,8 @@
 //! sum_group_stats): jobs into reported blocks (one per job, or one per group
 //! with `group_reporting`) and per-group run statistics.
 
-use blksim::stats::{JobStats, LatencyStat, RunReport};
+use blksim::stats::report::PrioStat;
+use blksim::stats::{DirStats, JobStats, LatencyStat, RunReport};
 use blksim::workload::{JobConfig, UnifiedRw};
 
 use super::fmt::N2sUnit;
@@ -22,6 +23,8 @@ pub struct DirBlock {
     /// KiB/s samples, as fio's bw_stat.
     pub bw: IoStat,
     pub iops: IoStat,
+    /// Per-priority latencies (fio's `clat_prio[ddir]`), when the block keeps them.
+    pub prios: Vec<PrioStat>,
 }
 
 impl DirBlock {
@@ -38,6 +41,43 @@ impl DirBlock {
         self.total_ios += other.total_ios;
         self.runtime_ms = self.runtime_ms.max(other.runtime_ms);
     }
+
+    /// The priorities of which it has samples (fio's `get_nr_prios_with_samples`):
+    /// fio reports them from two on.
+    pub fn prios_shown(&self) -> Option<impl Iterator<Item = &PrioStat>> {
+        let with_samples = || self.prios.iter().filter(|p| p.lat.n > 0);
+        (with_samples().count() >= 2).then(with_samples)
+    }
+}
+
+/// fio's `sum_clat_prio_stats` of one direction: a source without
+/// per-priority statistics adds its clat (lat with `lat_percentiles`) as
+/// `ioprio`'s; one with them is copied into an empty `dst`, else added priority by priority.
+fn sum_prios(dst: &mut Vec<PrioStat>, src: &[PrioStat], whole: (&LatencyStat, &LatencyStat), ioprio: u16, lat: bool) {
+    if src.is_empty() {
+        add_prio(dst, ioprio, if lat { whole.1 } else { whole.0 });
+    } else if dst.is_empty() {
+        dst.extend(src.iter().cloned());
+    } else {
+        for p in src {
+            add_prio(dst, p.ioprio, &p.lat);
+        }
+    }
+}
+
+/// fio's `clat_prio_stat_add_samples`.
+fn add_prio(dst: &mut Vec<PrioStat>, ioprio: u16, stat: &LatencyStat) {
+    if stat.n == 0 {
+        return;
+    }
+    let i = match dst.iter().position(|p| p.ioprio == ioprio) {
+        Some(i) => i,
+        None => {
+            dst.push(PrioStat::of(ioprio));
+            dst.len() - 1
+        }
+    };
+    dst[i].lat.merge(stat);
 }
 
 /// One reported block: a job, or a group merged by `group_reporting` (fio's `thread_stat`).
@@ -78,6 +118,11 @@ pub struct Block<'a> {
     pub lat_buckets: LatBuckets,
     /// The first member's I/O error (fio's `ts->error`, `ts->verror`).
     pub error: Option<&'a blksim::stats::JobError>,
+    /// The first member's I/O priority (fio's `ts->ioprio`).
+    pub ioprio: u16,
+    /// It keeps per-priority latencies (fio's `!ts->disable_prio_stat`): a
+    /// member has them, or members' priorities differ.
+    pub prio_stats: bool,
 }
 
 impl Block<'_> {
@@ -112,9 +157,13 @@ impl Block<'_> {
     /// reported as `mixed` after them with `unified_rw_reporting=both`.
     pub fn mixed(&self) -> DirBlock {
         let mut sum = DirBlock::default();
+        let mut prios = Vec::new();
         for dir in &self.dirs {
             sum.add(dir);
+            // gen_mixed_ddir_stats_from_ts sums with the priorities kept.
+            sum_prios(&mut prios, &dir.prios, (&dir.clat, &dir.lat), self.ioprio, self.config.lat_percentiles);
         }
+        sum.prios = prios;
         sum
     }
     /// The name of direction `d` in the report: fio's `io_ddir_name`, or
@@ -202,6 +251,8 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         iodepth_complete: [0; 7],
         lat_buckets: LatBuckets::default(),
         error: None,
+        ioprio: job.config.ioprio,
+        prio_stats: false,
     }
 }
 
@@ -248,6 +299,10 @@ fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(Strin
         block.iodepth_submit[k] += job.iodepth_submit[k];
         block.iodepth_complete[k] += job.iodepth_complete[k];
     }
+    // fio's __show_run_stats: a member of another priority, or with its own per-priority ones.
+    if (block.members > 0 && config.ioprio != block.ioprio) || job.dirs.iter().any(|d| !d.prios.is_empty()) {
+        block.prio_stats = true;
+    }
     block.config = config;
     block.options = options;
     block.members += 1;
@@ -262,6 +317,7 @@ fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(Strin
 pub fn blocks<'a>(report: &'a RunReport, jobs: &'a JobFile) -> Vec<Block<'a>> {
     let mut out: Vec<Block<'a>> = Vec::new();
     let mut last_group = None;
+    let mut member_of = Vec::with_capacity(report.jobs.len());
     for (index, job) in report.jobs.iter().enumerate() {
         let options = jobs.jobs.get(index).map_or(&[][..], |p| p.options.as_slice());
         let joins = job.config.group_reporting && last_group == Some(job.config.group_id);
@@ -269,9 +325,27 @@ pub fn blocks<'a>(report: &'a RunReport, jobs: &'a JobFile) -> Vec<Block<'a>> {
             out.push(new_block(job, index, options));
         }
         add_member(out.last_mut().expect("a block was just pushed"), job, options);
+        member_of.push(out.len() - 1);
         last_group = Some(job.config.group_id);
     }
+    // sum_thread_stats' per-priority part, once the blocks know whether they keep them.
+    for (job, &b) in report.jobs.iter().zip(&member_of) {
+        let block = &mut out[b];
+        if block.prio_stats && !job.config.gtod_reduce {
+            add_prios(block, job);
+        }
+    }
     out
+}
+
+/// A member's per-priority latencies into its block (`unified_rw_reporting=mixed`: all into the first).
+fn add_prios(block: &mut Block, job: &JobStats) {
+    let mixed = block.unified == UnifiedRw::Mixed;
+    for (d, dir) in job.dirs.iter().enumerate() {
+        let DirStats { prios, clat, lat, .. } = dir;
+        let dst = &mut block.dirs[if mixed { 0 } else { d }].prios;
+        sum_prios(dst, prios, (clat, lat), job.config.ioprio, job.config.lat_percentiles);
+    }
 }
 
 /// fio's `unit_base` after `fixup_options`: bytes per second, or bits with `unit_base=1`.

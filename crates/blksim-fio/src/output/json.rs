@@ -131,6 +131,19 @@ fn dir_object(block: &Block, dir: &DirBlock, group: &GroupStats, d: usize, plus:
     obj.insert("slat_ns".into(), lat_object(&dir.slat, config.slat_percentiles, list, plus));
     obj.insert("clat_ns".into(), lat_object(&dir.clat, config.clat_percentiles, list, plus));
     obj.insert("lat_ns".into(), lat_object(&dir.lat, config.lat_percentiles, list, plus));
+    if let Some(prios) = dir.prios_shown() {
+        let key = if config.lat_percentiles { "lat_ns" } else { "clat_ns" };
+        let percentiles = config.clat_percentiles || config.lat_percentiles;
+        let entries = prios.map(|p| {
+            let mut o = Map::new();
+            o.insert("prioclass".into(), json!(p.ioprio >> 13));
+            o.insert("prio".into(), json!(p.ioprio & 7));
+            o.insert("priohint".into(), json!((p.ioprio >> 3) & 1023));
+            o.insert(key.into(), lat_object(&p.lat, percentiles, list, plus));
+            Value::Object(o)
+        });
+        obj.insert("prios".into(), Value::Array(entries.collect()));
+    }
 
     let (min, max, agg, mean, dev) = match dir.bw.calc() {
         Some((min, max, mean, dev)) => (min, max, group::percent_of_agg(group, d, mean), mean, dev),

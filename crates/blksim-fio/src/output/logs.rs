@@ -117,6 +117,8 @@ struct Sample {
     bs: u64,
     offset: u64,
     issue_ns: u64,
+    /// The I/O's priority (fio's `log_sample.priority`; 0 for a window's entry).
+    prio: u16,
 }
 
 /// The columns a log's lines have (`log_ddir_mask`).
@@ -166,8 +168,12 @@ fn format_sample(out: &mut String, s: &Sample, c: Columns) {
     if c.offset {
         let _ = write!(out, ", {}", s.offset);
     }
-    // No I/O priorities are modelled: class 0, level 0 (not RT).
-    out.push_str(if c.prio { ", 0x0000" } else { ", 0" });
+    // log_prio: the whole ioprio; else whether its class is RT (ioprio_value_is_class_rt).
+    if c.prio {
+        let _ = write!(out, ", 0x{:04x}", s.prio);
+    } else {
+        out.push_str(if s.prio >> 13 == 1 { ", 1" } else { ", 0" });
+    }
     if c.issue_time {
         let _ = write!(out, ", {}", s.issue_ns);
     }
@@ -458,7 +464,8 @@ impl JobLogs {
         let (time_ms, issue_ns) = (self.ms(r.issue_ns), r.issue_ns - self.epoch_ns);
         if let Some(s) = &mut self.slat {
             let value = r.issue_ns - r.start_ns;
-            s.push(Sample { time_ms, value, value1: 0, ddir: d, bs: r.bytes as u64, offset: r.offset, issue_ns })?;
+            let (bs, offset, prio) = (r.bytes as u64, r.offset, r.ioprio);
+            s.push(Sample { time_ms, value, value1: 0, ddir: d, bs, offset, issue_ns, prio })?;
         }
         Ok(())
     }
@@ -493,6 +500,7 @@ impl JobLogs {
             bs: r.bytes as u64,
             offset: r.offset,
             issue_ns,
+            prio: r.ioprio,
         };
         if let Some(s) = &mut self.lat {
             s.push(at(r.done_ns - r.start_ns, 0))?;
@@ -879,7 +887,7 @@ mod tests {
 
     #[test]
     fn lines_as_flush_samples() {
-        let s = Sample { time_ms: 12, value: 345, value1: 999, ddir: 1, bs: 8192, offset: 4096, issue_ns: 77 };
+        let s = Sample { time_ms: 12, value: 345, value1: 999, ddir: 1, bs: 8192, offset: 4096, issue_ns: 77, prio: 0 };
         let line = |c| {
             let mut out = String::new();
             format_sample(&mut out, &s, c);

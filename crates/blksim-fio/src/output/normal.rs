@@ -207,6 +207,15 @@ fn write_dir(out: &mut String, block: &Block, dir: &DirBlock, name: &str, group:
         }
     }
     let config = block.config;
+    let clat_type = if config.lat_percentiles { "lat" } else { "clat" };
+    let prio_name = |p: &blksim::stats::report::PrioStat| {
+        format!("{clat_type} prio {}/{}/{}", p.ioprio >> 13, p.ioprio & 7, (p.ioprio >> 3) & 1023)
+    };
+    for p in dir.prios_shown().into_iter().flatten() {
+        if let Some((min, max, mean, dev)) = calc_lat(&p.lat) {
+            write_lat_line(out, &prio_name(p), min, max, mean, dev);
+        }
+    }
     for (on, name, stat) in [
         (config.slat_percentiles, "slat", &dir.slat),
         (config.clat_percentiles, "clat", &dir.clat),
@@ -214,6 +223,14 @@ fn write_dir(out: &mut String, block: &Block, dir: &DirBlock, name: &str, group:
     ] {
         if on && stat.n > 0 {
             write_percentiles(out, name, stat, &config.percentile_list);
+        }
+    }
+    if config.clat_percentiles || config.lat_percentiles {
+        let samples = if config.lat_percentiles { dir.lat.n } else { dir.clat.n };
+        for p in dir.prios_shown().into_iter().flatten() {
+            let share = 100.0 * p.lat.n as f64 / samples as f64;
+            let name = format!("{} ({share:.2}% of IOs)", prio_name(p));
+            write_percentiles(out, &name, &p.lat, &config.percentile_list);
         }
     }
     if let Some((min, max, mean, dev)) = dir.bw.calc() {

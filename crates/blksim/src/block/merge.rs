@@ -214,7 +214,7 @@ mod tests {
         assert!(s.get_tag(DevId(0), HctxId(0), req));
         let e = s.devs[DevId(0)].elevator.as_mut().unwrap();
         let Sched::MqDeadline(dd) = &mut e.sched else { panic!("mq-deadline") };
-        dd.fifo.push_back(req);
+        dd.fifo[1].push_back(req);
         dd.last_merge = dd.last_merge.or(Some(req));
     }
 
@@ -230,7 +230,7 @@ mod tests {
 
     fn fifo(s: &Sim) -> Vec<ReqId> {
         let Sched::MqDeadline(dd) = &s.devs[DevId(0)].elevator.as_ref().unwrap().sched else { panic!() };
-        dd.fifo.iter().copied().collect()
+        dd.fifo[1].iter().copied().collect()
     }
 
     #[test]

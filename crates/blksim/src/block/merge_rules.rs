@@ -23,16 +23,24 @@ pub(crate) struct PlugTail {
     bytes: u64,
     /// Its bios (a discard request's ranges).
     bios: u32,
+    /// Its I/O priority: only requests and bios of the same one merge.
+    ioprio: u16,
 }
 
 impl PlugTail {
     pub(crate) fn of(dev: DevId, hctx: HctxId, dir: Direction, offset: u64, bytes: u32) -> PlugTail {
-        PlugTail { dev, hctx, dir, start: offset, end: offset + bytes as u64, bytes: bytes as u64, bios: 1 }
+        PlugTail { dev, hctx, dir, start: offset, end: offset + bytes as u64, bytes: bytes as u64, bios: 1, ioprio: 0 }
     }
 
     /// Request `r` with its merged bios (their bytes and ranges).
     pub(crate) fn request(r: &Request) -> PlugTail {
-        PlugTail { bios: r.ranges as u32, ..PlugTail::of(r.dev(), r.hctx, r.dir, r.dev_offset(), r.dev_bytes) }
+        let tail = PlugTail::of(r.dev(), r.hctx, r.dir, r.dev_offset(), r.dev_bytes);
+        PlugTail { bios: r.ranges as u32, ioprio: r.ioprio, ..tail }
+    }
+
+    /// Of I/O priority `ioprio`.
+    pub(crate) fn with_ioprio(self, ioprio: u16) -> PlugTail {
+        PlugTail { ioprio, ..self }
     }
 
     /// The plug keeps a list per hardware queue: only a request of the same one is a candidate.
@@ -42,7 +50,7 @@ impl PlugTail {
 
     /// Bio `r` (a request's own I/O).
     pub(crate) fn bio(r: &Request) -> PlugTail {
-        PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.bytes)
+        PlugTail { ioprio: r.ioprio, ..PlugTail::of(r.dev(), r.hctx, r.dir, r.offset, r.bytes) }
     }
 }
 
@@ -82,7 +90,8 @@ impl MergeLimits {
     /// that takes one range a request: within `max_discard_sectors`). `host`
     /// grows by `bio` when it merges.
     pub(crate) fn merges(&self, host: &mut PlugTail, bio: &PlugTail, anywhere: bool, front: bool) -> Option<MergeKind> {
-        if host.dev != bio.dev || host.dir != bio.dir {
+        // blk_rq_merge_ok: same device, direction and I/O priority.
+        if host.dev != bio.dev || host.dir != bio.dir || host.ioprio != bio.ioprio {
             return None;
         }
         let back = host.end == bio.start;
@@ -114,7 +123,11 @@ impl MergeLimits {
     /// discard's limit for discards).
     pub(crate) fn joins(&self, req: &Request, next: &Request) -> bool {
         let (r, n) = (PlugTail::request(req), PlugTail::request(next));
-        r.dev == n.dev && r.dir == n.dir && r.end == n.start && r.bytes + n.bytes <= self.max_request_bytes(r.dir)
+        r.dev == n.dev
+            && r.dir == n.dir
+            && r.ioprio == n.ioprio
+            && r.end == n.start
+            && r.bytes + n.bytes <= self.max_request_bytes(r.dir)
     }
 
     /// `blk_rq_get_max_sectors` in bytes: `max_discard_sectors` for a
@@ -153,4 +166,22 @@ pub(crate) enum MergePath {
     Bio,
     /// A request as it is inserted (`blk_mq_sched_try_insert_merge`).
     Insert,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_ios_of_one_priority_merge() {
+        let limits =
+            MergeLimits { max_bytes: 1 << 20, discard_segments: 1, discard_max_bytes: 1 << 30, noxmerges: false };
+        let tail = |offset: u64, ioprio: u16| {
+            PlugTail::of(DevId(0), HctxId(0), Direction::Write, offset, 4096).with_ioprio(ioprio)
+        };
+        // Contiguous, same direction: a back merge when the priorities agree (RT/0 = 0x2000).
+        assert_eq!(limits.merges(&mut tail(0, 0x2000), &tail(4096, 0x2000), false, false), Some(MergeKind::Back));
+        assert_eq!(limits.merges(&mut tail(0, 0), &tail(4096, 0x2000), false, false), None);
+        assert_eq!(limits.merges(&mut tail(4096, 0x4000), &tail(0, 0x6007), false, true), None);
+    }
 }

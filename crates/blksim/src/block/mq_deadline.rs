@@ -15,18 +15,42 @@
 //! Simplifications: the DD_BUCKETS bit is set with the splice into the
 //! bucket (one step's effect), bucket locks are not contended (one CPU per
 //! bucket up to 32 CPUs).
+//!
+//! I/O priorities (`dd_per_prio`): one FIFO per class, RT, BE (and requests
+//! without a class) and IDLE. `dd_dispatch_request` first takes a BE or
+//! IDLE request that has waited `prio_aging_expire` (10 s) when two classes
+//! are pending, then dispatches in class order, and takes nothing of a
+//! lower class while a higher one is pending (`dd_queued`: inserted and
+//! not yet completed, so in flight too). A request's start is fio's
+//! submission (`rq->start_time_ns` is set as the request is allocated in it).
 
 use std::collections::VecDeque;
 
-use crate::block::elevator::{Begin, ElevatorInit, ElevatorOps, SchedEnv, Section};
+use crate::block::elevator::{Begin, Done, ElevatorInit, ElevatorOps, SchedEnv, Section};
 use crate::block::merge_rules::{MergeHost, MergeKind, MergeLimits, MergePath};
-use crate::block::request::RequestPool;
+use crate::block::request::{Request, RequestPool};
 use crate::error::Error;
 use crate::ids::{CpuId, ReqId};
 use crate::locking::qspinlock::{Actor, LockStats, SpinLock};
 
 /// `DD_CPU_BUCKETS`: insertion buckets of the 2024 series (CPU `c` uses bucket `c & 31`).
 pub(crate) const DD_CPU_BUCKETS: usize = 32;
+
+/// `DD_PRIO_COUNT`: RT, BE, IDLE.
+pub(crate) const DD_PRIOS: usize = 3;
+/// `DD_BE_PRIO`.
+const DD_BE: usize = 1;
+/// `prio_aging_expire`'s default, 10 s.
+const DD_PRIO_AGING_EXPIRE_NS: u64 = 10_000_000_000;
+
+/// `ioprio_class_to_prio`: a request's priority list (no class: BE).
+fn dd_prio(ioprio: u16) -> usize {
+    match ioprio >> 13 {
+        1 => 0,
+        3 => 2,
+        _ => DD_BE,
+    }
+}
 
 /// mq-deadline's per-queue state.
 #[derive(Clone, Debug, Default)]
@@ -35,8 +59,12 @@ pub(crate) struct Deadline {
     pub patched: bool,
     /// `dd->lock`.
     pub lock: SpinLock,
-    /// Inserted requests, in deadline (FIFO) order.
-    pub fifo: VecDeque<ReqId>,
+    /// Inserted requests, in deadline (FIFO) order, per priority (`DD_RT_PRIO`,
+    /// `DD_BE_PRIO`, `DD_IDLE_PRIO`).
+    pub fifo: [VecDeque<ReqId>; DD_PRIOS],
+    /// Per priority, requests dispatched and not yet completed (with those
+    /// in `fifo`, `dd_queued`).
+    pub started: [u32; DD_PRIOS],
     /// `q->last_merge`: the one-hit merge cache (the first request inserted
     /// while it was empty, then the last one merged into; cleared when dispatched).
     pub last_merge: Option<ReqId>,
@@ -72,6 +100,36 @@ impl Deadline {
             buckets: vec![VecDeque::new(); DD_CPU_BUCKETS],
             ..Default::default()
         })
+    }
+
+    /// `dd_dispatch_request`'s choice: an aged request of a lower priority
+    /// when two priorities are pending (`dd_dispatch_prio_aged_requests`), else
+    /// the first request of the highest priority, none while a higher one
+    /// is pending. The request counts as started (in flight) for its priority.
+    fn dd_dispatch(&mut self, now: u64, reqs: &RequestPool) -> Option<ReqId> {
+        let queued = |dd: &Deadline, p: usize| dd.started[p] > 0 || !dd.fifo[p].is_empty();
+        let mut pick = None;
+        if let Some(latest_start) = now.checked_sub(DD_PRIO_AGING_EXPIRE_NS) {
+            if (0..DD_PRIOS).filter(|&p| queued(self, p)).count() >= 2 {
+                let aged = |p: &usize| self.fifo[*p].front().is_some_and(|&r| reqs.reqs[r].t_issue_ns <= latest_start);
+                pick = (DD_BE..DD_PRIOS).find(aged);
+            }
+        }
+        if pick.is_none() {
+            for p in 0..DD_PRIOS {
+                if !self.fifo[p].is_empty() {
+                    pick = Some(p);
+                    break;
+                }
+                if queued(self, p) {
+                    break;
+                }
+            }
+        }
+        let p = pick?;
+        let rq = self.fifo[p].pop_front();
+        self.started[p] += 1;
+        rq
     }
 
     /// Requests in the insertion buckets.
@@ -165,8 +223,10 @@ impl ElevatorOps for Deadline {
             }
     }
 
-    fn inserted(&mut self, _env: &SchedEnv, _cpu: CpuId, moving: &[ReqId], _reqs: &RequestPool) -> bool {
-        self.fifo.extend(moving.iter().copied());
+    fn inserted(&mut self, _env: &SchedEnv, _cpu: CpuId, moving: &[ReqId], reqs: &RequestPool) -> bool {
+        for &r in moving {
+            self.fifo[dd_prio(reqs.reqs[r].ioprio)].push_back(r);
+        }
         // dd_insert_request: `if (!q->last_merge) q->last_merge = rq`.
         self.last_merge = self.last_merge.or(moving.first().copied());
         let more = self.patched && self.buckets_set;
@@ -176,8 +236,8 @@ impl ElevatorOps for Deadline {
         more
     }
 
-    fn dispatch_request(&mut self, _env: &SchedEnv, cpu: CpuId, _reqs: &RequestPool) -> Option<ReqId> {
-        let rq = self.fifo.pop_front();
+    fn dispatch_request(&mut self, env: &SchedEnv, cpu: CpuId, reqs: &RequestPool) -> Option<ReqId> {
+        let rq = self.dd_dispatch(env.now, reqs);
         if rq.is_some() && rq == self.last_merge {
             // deadline_remove_request
             self.last_merge = None;
@@ -187,6 +247,13 @@ impl ElevatorOps for Deadline {
             self.run_state_cpu = cpu;
         }
         rq
+    }
+
+    fn request_done(&mut self, _env: &SchedEnv, _req: ReqId, r: &Request) -> Done {
+        // dd_finish_request: one more of its priority completed.
+        let p = dd_prio(r.ioprio);
+        self.started[p] = self.started[p].saturating_sub(1);
+        Done::default()
     }
 
     fn deferred(&mut self, cpu: CpuId, pending: &mut Vec<ReqId>) -> bool {
@@ -226,7 +293,8 @@ impl ElevatorOps for Deadline {
             return one_hit;
         }
         // The hash (a request that ends where it starts), then, for a bio, the sort list (front).
-        let queued = |front: bool| self.fifo.iter().rev().find_map(|&h| hit(h, false, front, !front));
+        let fifo = &self.fifo[dd_prio(rq.ioprio)];
+        let queued = |front: bool| fifo.iter().rev().find_map(|&h| hit(h, false, front, !front));
         queued(false).or_else(|| if bio { queued(true) } else { None })
     }
 
@@ -240,7 +308,7 @@ impl ElevatorOps for Deadline {
     fn neighbour(&self, host: ReqId, kind: MergeKind, reqs: &RequestPool) -> Option<ReqId> {
         let h = &reqs.reqs[host];
         let (start, end) = (h.dev_offset(), h.dev_offset() + h.dev_bytes as u64);
-        self.fifo.iter().copied().find(|&r| {
+        self.fifo[dd_prio(h.ioprio)].iter().copied().find(|&r| {
             let n = &reqs.reqs[r];
             r != host
                 && n.dir == h.dir
@@ -256,26 +324,29 @@ impl ElevatorOps for Deadline {
     /// place when `next` was older; `q->last_merge` is `req`.
     fn requests_merged(&mut self, req: ReqId, next: ReqId) {
         let at = |f: &VecDeque<ReqId>, r: ReqId| f.iter().position(|&x| x == r);
-        if let (Some(i), Some(n)) = (at(&self.fifo, req), at(&self.fifo, next)) {
-            self.fifo.remove(n);
-            if n < i {
-                self.fifo.remove(i - 1);
-                self.fifo.insert(n, req);
+        // Both are of one priority: only requests of the same one merge.
+        for fifo in &mut self.fifo {
+            if let (Some(i), Some(n)) = (at(fifo, req), at(fifo, next)) {
+                fifo.remove(n);
+                if n < i {
+                    fifo.remove(i - 1);
+                    fifo.insert(n, req);
+                }
             }
         }
         self.last_merge = Some(req);
     }
 
     fn has_work(&self) -> bool {
-        !self.fifo.is_empty()
+        self.fifo.iter().any(|f| !f.is_empty())
     }
 
     fn insert_ns(&self, env: &SchedEnv) -> u64 {
         env.costs.dd_insert_ns
     }
 
-    fn insert_waiter(&mut self, env: &SchedEnv, req: ReqId, _reqs: &RequestPool) -> u64 {
-        self.fifo.push_back(req);
+    fn insert_waiter(&mut self, env: &SchedEnv, req: ReqId, reqs: &RequestPool) -> u64 {
+        self.fifo[dd_prio(reqs.reqs[req].ioprio)].push_back(req);
         self.last_merge = self.last_merge.or(Some(req));
         self.insert_ns(env)
     }
@@ -285,11 +356,12 @@ impl ElevatorOps for Deadline {
     }
 
     fn queued(&self) -> usize {
-        self.fifo.len() + self.bucketed()
+        self.fifo.iter().map(VecDeque::len).sum::<usize>() + self.bucketed()
     }
 
     fn describe(&self) -> String {
-        format!("{} in the scheduler, {} in buckets", self.fifo.len(), self.bucketed())
+        let [rt, be, idle] = self.fifo.each_ref().map(VecDeque::len);
+        format!("{} in the scheduler (RT {rt}, BE {be}, IDLE {idle}), {} in buckets", rt + be + idle, self.bucketed())
     }
 
     fn patch(&self) -> Option<&'static str> {

@@ -81,6 +81,11 @@ pub(crate) struct Request {
     pub iopoll_start_ns: u64,
     /// An fsync's io_u (no data; `dir` is Write).
     pub fsync: Fsync,
+    /// Its I/O priority (`rq->ioprio`: fio's io_u's, the job's thread's unless cmdprio gave
+    /// it its own; 0 = none set, best effort).
+    pub ioprio: u16,
+    /// fio's `clat_prio_index`: where its latency goes in its job's per-priority statistics.
+    pub prio_index: u8,
 }
 
 impl Request {
@@ -118,6 +123,8 @@ impl Request {
             status: 0,
             in_pass: false,
             hybrid_slept: false,
+            ioprio: 0,
+            prio_index: 0,
             iopoll_start_ns: 0,
             fsync: Fsync::No,
         }
@@ -155,6 +162,8 @@ impl Request {
         self.file = file;
         self.ranges = 1;
         self.fsync = fsync;
+        self.ioprio = 0;
+        self.prio_index = 0;
     }
 
     /// The job whose io_u it is.

@@ -155,7 +155,7 @@ impl Sim {
                 }
             }
             // blk_attempt_plug_merge: a merge into the last request.
-            let bio = PlugTail::of(dev, hctx, r.dir, r.offset, r.bytes);
+            let bio = PlugTail::of(dev, hctx, r.dir, r.offset, r.bytes).with_ioprio(r.ioprio);
             if let Some(tail) = last.as_mut().filter(|_| !passthru) {
                 if self.plug_merges(tail, &bio).is_some() {
                     continue;
@@ -484,8 +484,14 @@ impl Sim {
             let job = &self.jobs[j];
             if job.cfg.record_ios && now >= job.ts.ramp_end_ns {
                 let r = &self.reqs.reqs[req];
-                let rec =
-                    IoRecord { start_ns: r.t_start_ns, issue_ns: now, done_ns: 0, offset: r.offset, bytes: r.bytes };
+                let rec = IoRecord {
+                    start_ns: r.t_start_ns,
+                    issue_ns: now,
+                    done_ns: 0,
+                    offset: r.offset,
+                    bytes: r.bytes,
+                    ioprio: r.ioprio,
+                };
                 log.0.lock().expect("io log").issued(j.idx(), r.dir.index(), job.ts.ramp_end_ns, &rec);
             }
         }

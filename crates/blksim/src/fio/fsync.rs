@@ -31,6 +31,7 @@ impl Sim {
         };
         let req = self.reqs.alloc();
         self.reqs.reqs[req].io_u(j, Direction::Write, 0, 0, dev, di as u16, now, kind);
+        self.reqs.reqs[req].ioprio = job.cfg.ioprio;
         job.queued.push(req);
         if let Some(f) = job.fsync.as_deref_mut() {
             f.last = LastIssued::Sync;

@@ -36,6 +36,11 @@ impl Sim {
             Box::new(VerifyLog::new(v, by_issue, c.fio_md5_ns_per_kib, c.fio_fill_random_ns_per_kib))
         });
         job.fsync = cfg.syncs().then(Box::default);
+        let mut prios: [Vec<_>; 2] = Default::default();
+        job.cmdprio = crate::fio::cmdprio::CmdPrios::of(cfg, self.run.seed, i, &mut prios).map(Box::new);
+        for (d, p) in prios.into_iter().enumerate() {
+            job.dirs[d].prios = p;
+        }
         job.shaped = job.pace.is_some()
             || cfg.syncs()
             || job.replay.is_some()

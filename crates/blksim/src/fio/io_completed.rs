@@ -151,6 +151,9 @@ impl Sim {
                     let slat = !(sync || sync_trims && r.dir == crate::workload::Direction::Trim && r.status == 0);
                     s.record_some(job.cfg.lat_off, slat, r.t_start_ns, r.t_issue_ns, t_reap);
                 }
+                if !s.prios.is_empty() {
+                    s.record_prio(&job.cfg, r.prio_index, r.t_start_ns, r.t_issue_ns, t_reap);
+                }
                 if job.cfg.record_ios {
                     let rec = IoRecord {
                         start_ns: r.t_start_ns,
@@ -158,6 +161,7 @@ impl Sim {
                         done_ns: t_reap,
                         offset: r.offset,
                         bytes: r.bytes,
+                        ioprio: r.ioprio,
                     };
                     match &self.run.io_log {
                         Some(log) => log.0.lock().expect("io log").completed(j.idx(), d, job.ts.ramp_end_ns, &rec),

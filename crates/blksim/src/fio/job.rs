@@ -366,6 +366,8 @@ pub(crate) struct Job {
     pub dirs: [DirStats; 3],
     /// A job that fsyncs: what decides its next one, and its statistics.
     pub fsync: Option<Box<Fsyncs>>,
+    /// A job with `cmdprio_percentage` or `cmdprio_bssplit`: which io_us get their own priority.
+    pub cmdprio: Option<Box<crate::fio::cmdprio::CmdPrios>>,
     /// Rate and think time (fio's pacing), for a job that has any.
     pub pace: Option<Box<Pace>>,
     /// Its part in a flow group (`flow`), once it started.
@@ -543,6 +545,7 @@ impl Job {
             random_maps,
             dirs: Default::default(),
             fsync: None,
+            cmdprio: None,
         }
     }
 

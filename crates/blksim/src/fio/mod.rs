@@ -10,6 +10,7 @@
 
 pub(crate) mod aio;
 pub(crate) mod backend;
+pub(crate) mod cmdprio;
 pub(crate) mod distribution;
 pub(crate) mod flow;
 pub(crate) mod flow_loop;

@@ -401,8 +401,15 @@ impl Sim {
         job.bytes_issued += bytes;
         job.ios_issued += 1;
         let req = self.reqs.alloc();
-        self.reqs.reqs[req].io_u(j, dir, bytes as u32, offset, dev, di as u16, now, Fsync::No);
+        let r = &mut self.reqs.reqs[req];
+        r.io_u(j, dir, bytes as u32, offset, dev, di as u16, now, Fsync::No);
         let job = &mut self.jobs[j];
+        r.ioprio = job.cfg.ioprio;
+        if let Some(cmdprio) = job.cmdprio.as_deref_mut() {
+            if let Some((ioprio, index)) = cmdprio.draw(dir.index(), bytes) {
+                (r.ioprio, r.prio_index) = (ioprio, index);
+            }
+        }
         if dir == crate::workload::Direction::Trim && job.sync_trims() {
             // The queue hook's BUSY: what is queued before it (libaio) or in flight (posixaio) goes first.
             let busy = !job.queued.is_empty() || (job.engine.aio.is_some() && job.inflight > 0);

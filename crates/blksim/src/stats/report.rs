@@ -31,6 +31,26 @@ pub struct DirStats {
     /// Every measured I/O, in the order fio accounted it, when the job asked for them
     /// (`JobConfig::record_ios`, for fio's log files) and the run had no [`IoLog`]; empty otherwise.
     pub ios: Vec<IoRecord>,
+    /// fio's per-priority latencies (`ts->clat_prio[ddir]`), for a job whose
+    /// I/Os of this direction have more than one priority (cmdprio): its
+    /// clat samples, or its lat samples with `lat_percentiles`. Empty otherwise.
+    pub prios: Vec<PrioStat>,
+}
+
+/// One priority's latencies (fio's `struct clat_prio_stat`).
+#[derive(Clone, Debug, Default)]
+pub struct PrioStat {
+    /// The ioprio: class << 13 | hint << 3 | level.
+    pub ioprio: u16,
+    /// Its I/Os' latencies.
+    pub lat: LatencyStat,
+}
+
+impl PrioStat {
+    /// No samples yet, of `ioprio`.
+    pub fn of(ioprio: u16) -> PrioStat {
+        PrioStat { ioprio, lat: LatencyStat::default() }
+    }
 }
 
 impl DirStats {
@@ -47,6 +67,19 @@ impl DirStats {
         }
         if off & LAT_OFF_LAT == 0 {
             self.lat.record(done_ns - start_ns);
+        }
+    }
+
+    /// fio's per-priority sample of an I/O of statistics index `index`
+    /// (`add_clat_sample` / `add_lat_sample`): its lat with `lat_percentiles`,
+    /// else its clat; none when fio keeps no such statistic.
+    #[inline(never)]
+    pub(crate) fn record_prio(&mut self, cfg: &JobConfig, index: u8, start_ns: u64, issue_ns: u64, done_ns: u64) {
+        use crate::workload::{LAT_OFF_CLAT, LAT_OFF_LAT};
+        let (off, ns) =
+            if cfg.lat_percentiles { (LAT_OFF_LAT, done_ns - start_ns) } else { (LAT_OFF_CLAT, done_ns - issue_ns) };
+        if cfg.lat_off & off == 0 {
+            self.prios[index as usize].lat.record(ns);
         }
     }
 
@@ -86,6 +119,8 @@ pub struct IoRecord {
     pub offset: u64,
     /// Bytes.
     pub bytes: u32,
+    /// Its I/O priority (fio's `io_u->ioprio`, the logs' prio column).
+    pub ioprio: u16,
 }
 
 /// Where the measured I/Os of jobs that keep logs (`JobConfig::record_ios`)
