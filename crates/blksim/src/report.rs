@@ -294,7 +294,9 @@ impl Sim {
         Invariants {
             ios_issued: self.jobs.iter().map(|j| j.ios_issued).sum(),
             ios_reaped: self.jobs.iter().map(|j| j.ios_completed(0)).sum(),
-            requests_live: self.reqs.live,
+            // A request a scheduler still counts as dispatched is live too.
+            requests_live: self.reqs.live
+                + self.devs.iter().filter_map(|d| d.elevator.as_ref()).map(|e| e.ops().started()).sum::<u64>(),
             msi: self.intr.msi.clone(),
             msi_pending: crate::ids::cpus(self.cpus.len()).map(|c| self.msis_pending_on(c)).sum::<u64>()
                 + self.intr.msi.in_flight

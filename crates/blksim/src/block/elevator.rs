@@ -180,6 +180,11 @@ pub(crate) trait ElevatorOps {
     fn timer(&mut self, _env: &SchedEnv) {}
     /// Requests it holds (inserted, not yet dispatched).
     fn queued(&self) -> usize;
+    /// Requests it dispatched that have not completed (mq-deadline's
+    /// per-priority count; 0 for a scheduler that keeps none): none at the end of a run.
+    fn started(&self) -> u64 {
+        0
+    }
     /// Its locks, for the report (name and statistics; a lock of each CPU summed).
     fn locks(&self) -> Vec<(&'static str, LockStats)>;
     /// Its own counters for the report (name, value): what it decided.

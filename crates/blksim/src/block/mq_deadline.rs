@@ -359,6 +359,10 @@ impl ElevatorOps for Deadline {
         self.fifo.iter().map(VecDeque::len).sum::<usize>() + self.bucketed()
     }
 
+    fn started(&self) -> u64 {
+        self.started.iter().map(|&n| n as u64).sum()
+    }
+
     fn describe(&self) -> String {
         let [rt, be, idle] = self.fifo.each_ref().map(VecDeque::len);
         format!("{} in the scheduler (RT {rt}, BE {be}, IDLE {idle}), {} in buckets", rt + be + idle, self.bucketed())

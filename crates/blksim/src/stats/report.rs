@@ -602,7 +602,8 @@ pub struct Invariants {
     pub ios_issued: u64,
     /// I/Os fio reaped.
     pub ios_reaped: u64,
-    /// Requests still allocated at the end (0 when every one completed once).
+    /// Requests still allocated at the end, or counted in flight by an I/O
+    /// scheduler (0 when every one completed once).
     pub requests_live: u64,
     /// MSIs: sent, merged, delivered, on their way.
     pub msi: MsiCounters,
