@@ -21,8 +21,9 @@
 //! IDLE request that has waited `prio_aging_expire` (10 s) when two classes
 //! are pending, then dispatches in class order, and takes nothing of a
 //! lower class while a higher one is pending (`dd_queued`: inserted and
-//! not yet completed, so in flight too). A request's start is fio's
-//! submission (`rq->start_time_ns` is set as the request is allocated in it).
+//! not yet completed, so in flight too). The kernel ages a request from its
+//! insertion (`started_after`: `fifo_time` less the FIFO expiry); blksim
+//! from its submission, later only by a wait for a scheduler tag.
 
 use std::collections::VecDeque;
 
