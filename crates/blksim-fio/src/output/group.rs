@@ -98,6 +98,8 @@ pub struct Block<'a> {
     pub dirs: [DirBlock; 3],
     /// fsyncs and fdatasyncs (fio's `total_io_u[DDIR_SYNC]`, `sync_stat`).
     pub sync_ios: u64,
+    /// end_fsync's io_us counted in the IO depths (an async engine's), not divided by.
+    pub end_syncs_in_depth: u64,
     pub sync_lat: LatencyStat,
     /// The first member's `unified_rw_reporting` (fio's `ts->unified_rw_rep`).
     pub unified: UnifiedRw,
@@ -147,7 +149,7 @@ impl Block<'_> {
             0 => self.total_ios(),
             // fio divides by the reads, writes and trims issued, while its depth
             // counts have the syncs too (so 1=200.0% with fsync=1).
-            n => n.saturating_sub(self.sync_ios).max(1),
+            n => n.saturating_sub(self.sync_ios + self.end_syncs_in_depth).max(1),
         }
     }
     pub fn io_bytes(&self) -> u64 {
@@ -237,6 +239,7 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         options,
         dirs: Default::default(),
         sync_ios: 0,
+        end_syncs_in_depth: 0,
         sync_lat: LatencyStat::default(),
         unified: job.config.unified_rw_reporting,
         kb_base: job.config.kb_base,
@@ -289,6 +292,7 @@ fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(Strin
         sum.runtime_ms = sum.runtime_ms.max(dir_runtime_ms(job, dir.io_bytes));
     }
     block.sync_ios += job.sync.total_ios;
+    block.end_syncs_in_depth += job.sync.end_in_depth;
     block.sync_lat.merge(&job.sync.lat);
     block.usr_ns += job.usr_ns;
     block.sys_ns += job.sys_ns;

@@ -68,7 +68,7 @@ impl Sim {
     /// out of it (how many it took): each one's time from issue
     /// (`add_sync_clat_sample`), unless clat is off; no bytes, no slat or
     /// lat; nothing for end_fsync's, whose depth count a sync engine never
-    /// took (`td_io_queue` in TD_FSYNCING).
+    /// took (`td_io_queue` in TD_FSYNCING) and an async one's queue did.
     pub(crate) fn fsyncs_accounted(&mut self, j: JobId) -> u32 {
         let reqs = &mut self.reqs;
         let job = &mut self.jobs[j];
@@ -89,6 +89,7 @@ impl Sim {
                     }
                 }
                 Fsync::End if sync => ts.iodepth_level[0] = ts.iodepth_level[0].saturating_sub(1),
+                Fsync::End if measured => f.stats.end_in_depth += 1,
                 Fsync::Io | Fsync::End => {}
             }
             reqs.free(req);

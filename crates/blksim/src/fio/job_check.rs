@@ -76,9 +76,9 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
 
 /// `fsync`, `fdatasync`, `end_fsync`: modelled where the fsync is a system
 /// call of fio's own thread (the sync engines), an io_u of the null engine,
-/// or libaio's IOCB_CMD_FSYNC (`aio_fsync_work` on the CPU's kworker).
-/// io_uring hands IORING_OP_FSYNC to an io-wq worker thread (it must
-/// block), posixaio's `aio_fsync` goes to glibc's helper thread: not modelled.
+/// libaio's IOCB_CMD_FSYNC (`aio_fsync_work` on the CPU's kworker), or
+/// posixaio's `aio_fsync` (fsync(2) on glibc's helper thread). io_uring
+/// hands IORING_OP_FSYNC to an io-wq worker thread (it must block): not modelled.
 fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     if cfg.dsync && cfg.ioengine == IoEngine::Posixaio && cfg.rw.writes() {
         return Err(not_modelled(
@@ -105,16 +105,20 @@ fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         ([_, n], _) => format!("fdatasync={n}"),
     };
     let worker = match cfg.ioengine {
-        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } | IoEngine::Null | IoEngine::Libaio => None,
+        IoEngine::Sync
+        | IoEngine::Psync
+        | IoEngine::Pvsync2 { .. }
+        | IoEngine::Null
+        | IoEngine::Libaio
+        | IoEngine::Posixaio => None,
         IoEngine::IoUring(_) => Some("io_uring's IORING_OP_FSYNC always goes to an io-wq worker thread"),
         IoEngine::IoUringCmd(_) => Some("io_uring_cmd sends it as an NVMe Flush passthrough command"),
-        IoEngine::Posixaio => Some("posixaio's aio_fsync runs on glibc's helper thread"),
     };
     if let Some(worker) = worker {
         return Err(not_modelled(
             i,
             format!(
-                "{what} with ioengine={}: {worker}, which blksim does not model; a sync engine (psync, sync, pvsync2), libaio or the null engine runs it",
+                "{what} with ioengine={}: {worker}, which blksim does not model; a sync engine (psync, sync, pvsync2), libaio, posixaio or the null engine runs it",
                 cfg.ioengine.fio_name()
             ),
         ));

@@ -73,6 +73,8 @@ impl Sim {
             let stream = if k == 0 { format!("aio/{i}") } else { format!("aio/{i}/{k}") };
             let mut helper = Job::new(index, c, cpu, devs.clone(), Rng::stream(self.run.seed, &stream));
             helper.engine.aio = Some(Box::new(Aio::new(app, 0, 0, Vec::new())));
+            // aio_fsync: the helper runs fsync(2) (fdatasync's O_SYNC too, as fio asks).
+            helper.fsync = self.jobs[app].fsync.as_ref().map(|_| Box::default());
             helpers.push(index);
             self.jobs.push(helper);
         }

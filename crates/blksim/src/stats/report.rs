@@ -179,6 +179,10 @@ pub struct SyncStats {
     pub total_ios: u64,
     /// Each one's time from issue to completion (fio's `add_sync_clat_sample`).
     pub lat: LatencyStat,
+    /// `end_fsync`'s io_us an async engine queued (libaio's IOCB_CMD_FSYNC,
+    /// posixaio's `aio_fsync`): `td_io_commit` gave each an IO depth count,
+    /// which fio's IO depths line does not divide by.
+    pub end_in_depth: u64,
 }
 
 /// One job's results.
