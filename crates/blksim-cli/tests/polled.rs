@@ -291,3 +291,42 @@ fn a_failed_passthrough_trim_leaves_nothing_on_its_iopoll_list() {
     assert!(v["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 100, "{}", v["jobs"][0]["write"]);
     assert_eq!(v["jobs"][1]["error"], 14);
 }
+
+#[test]
+fn a_polling_task_yields_to_the_delayed_queue_run_of_its_scheduler() {
+    // A swarm case (seed 0x7beaa): an io_uring hipri job at iodepth 2 on a device with
+    // mq-deadline (2024 series) and cmdprio, GSIM on. A best-effort request waits in the scheduler
+    // while the job's real-time one is in flight (dd_queued); the dispatch gives nothing and
+    // asks for a run BLK_MQ_BUDGET_DELAY later. The task then spins polling for it on the CPU
+    // whose kworker the delayed run wakes: it must notice need_resched() (it spun forever).
+    let machine = tmp_job(
+        "m.toml",
+        "extends = \"spr-gen5\"\nname = \"small\"\n[cpu]\nsockets = 2\ncores_per_socket = 2\n\
+         threads_per_core = 1\nnuma_nodes_per_socket = 1\nllc_per_socket = 1\n",
+    );
+    let job = tmp_job(
+        "delayed-run.fio",
+        "[j0]\nioengine=io_uring\nrw=randread\nba=1k,4k\nbs=4k\ndirect=1\nfilename=/dev/nvme3n1\niodepth=2\n\
+         hipri\ncpus_allowed=0\ntime_based\nruntime=1196us\nramp_time=23us\ncmdprio_percentage=30\n",
+    );
+    runs(&[
+        "run",
+        &job,
+        "--machine",
+        &machine,
+        "--set",
+        "/sys/block/nvme3n1/queue/scheduler=mq-deadline",
+        "--set",
+        "/sys/block/nvme7n1/queue/scheduler=none",
+        "--patch",
+        "mq-deadline-2024",
+        "--patch",
+        "gsim",
+        "--set",
+        "/proc/irq/soft_moderation/target_intr_rate=0",
+        "--set",
+        "/proc/irq/soft_moderation/hardirq_percent=0",
+        "--seed",
+        "71",
+    ]);
+}

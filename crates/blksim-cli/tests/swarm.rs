@@ -703,8 +703,9 @@ fn random_machines_jobs_knobs_and_timed_actions_exit_0_or_2_with_invariants_and_
         .collect();
     std::fs::remove_dir_all(&root).ok();
     assert!(failures.is_empty(), "{} of {cases} swarm cases failed:\n{}", failures.len(), failures.join("\n"));
-    // The generator reaches both outcomes: runs that simulate, and bad input; and every front end runs.
-    assert!(ok > cases as usize / 4 && bad > 0, "{ok} ran, {bad} bad input");
+    // The generator reaches both outcomes: runs that simulate, and bad input; and every front end
+    // runs (not asked of a rerun of a few cases).
+    assert!(cases < 100 || (ok > cases as usize / 4 && bad > 0), "{ok} ran, {bad} bad input");
     if cases >= 1000 {
         for command in ["run", "t-io_uring", "dsa-memfill", "sweep", "reproduce"] {
             assert!(by_command.get(command).is_some_and(|c| c.0 > 0), "no {command} case ran: {per:?}");

@@ -81,7 +81,9 @@ impl Sim {
             self.cpus[target].kworker.runnable = true;
             if target != waker && !self.cpus[target].busy() {
                 self.cpu_kick(target);
-            } else if target != waker {
+            } else {
+                // A task spinning there (a poller) notices need_resched() at once; the
+                // waker may be a timer interrupting it (a delayed queue run).
                 self.resched_spinner(target);
             }
         }
