@@ -18,6 +18,17 @@ fn tmp_job(name: &str, text: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// A profile file `name`: spr-gen5 with two sockets of `cores` cores of `threads` threads.
+fn small_spr(name: &str, cores: u32, threads: u32) -> String {
+    tmp_job(
+        name,
+        &format!(
+            "extends = \"spr-gen5\"\nname = \"small\"\n[cpu]\nsockets = 2\ncores_per_socket = {cores}\n\
+             threads_per_core = {threads}\nnuma_nodes_per_socket = 1\nllc_per_socket = 1\n"
+        ),
+    )
+}
+
 /// Run `blksim ARGS`: it must exit 0 within a few seconds; its stdout.
 fn runs(args: &[&str]) -> String {
     let t0 = Instant::now();
@@ -268,11 +279,7 @@ fn a_failed_passthrough_trim_leaves_nothing_on_its_iopoll_list() {
     // is posted inline, not put on the ring's iopoll list. It used to be both: reaped
     // and freed, its stale id on the list then named another job's request, and that
     // job (here on the failing one's SMT sibling) polled for ever (exit 70, a stall).
-    let machine = tmp_job(
-        "smt.toml",
-        "extends = \"spr-gen5\"\nname = \"smt\"\n[cpu]\nsockets = 2\ncores_per_socket = 1\n\
-         threads_per_core = 2\nnuma_nodes_per_socket = 1\nllc_per_socket = 1\n",
-    );
+    let machine = small_spr("smt.toml", 1, 2);
     let job = tmp_job(
         "efault.fio",
         "[j0]\nioengine=io_uring_cmd\ncmd_type=nvme\nrw=randwrite\nfilename=/dev/ng4n1\niodepth=64\nhipri\n\
@@ -299,11 +306,7 @@ fn a_polling_task_yields_to_the_delayed_queue_run_of_its_scheduler() {
     // while the job's real-time one is in flight (dd_queued); the dispatch gives nothing and
     // asks for a run BLK_MQ_BUDGET_DELAY later. The task then spins polling for it on the CPU
     // whose kworker the delayed run wakes: it must notice need_resched() (it spun forever).
-    let machine = tmp_job(
-        "m.toml",
-        "extends = \"spr-gen5\"\nname = \"small\"\n[cpu]\nsockets = 2\ncores_per_socket = 2\n\
-         threads_per_core = 1\nnuma_nodes_per_socket = 1\nllc_per_socket = 1\n",
-    );
+    let machine = small_spr("m.toml", 2, 1);
     let job = tmp_job(
         "delayed-run.fio",
         "[j0]\nioengine=io_uring\nrw=randread\nba=1k,4k\nbs=4k\ndirect=1\nfilename=/dev/nvme3n1\niodepth=2\n\

@@ -624,6 +624,11 @@ pub fn ioprio_value(class: u32, level: u32, hint: u32) -> u16 {
     ((class << 13) | (hint << 3) | level) as u16
 }
 
+/// An ioprio's class, level and hint (fio's `ioprio_class`, `ioprio`, `ioprio_hint`).
+pub fn ioprio_parts(ioprio: u16) -> [u16; 3] {
+    [ioprio >> 13, ioprio & 7, (ioprio >> 3) & 1023]
+}
+
 /// `IOPRIO_CLASS_RT`: real time.
 pub const IOPRIO_CLASS_RT: u32 = 1;
 /// `IOPRIO_CLASS_BE`: best effort.

@@ -136,9 +136,10 @@ fn dir_object(block: &Block, dir: &DirBlock, group: &GroupStats, d: usize, plus:
         let percentiles = config.clat_percentiles || config.lat_percentiles;
         let entries = prios.map(|p| {
             let mut o = Map::new();
-            o.insert("prioclass".into(), json!(p.ioprio >> 13));
-            o.insert("prio".into(), json!(p.ioprio & 7));
-            o.insert("priohint".into(), json!((p.ioprio >> 3) & 1023));
+            let [class, level, hint] = blksim::workload::ioprio_parts(p.ioprio);
+            o.insert("prioclass".into(), json!(class));
+            o.insert("prio".into(), json!(level));
+            o.insert("priohint".into(), json!(hint));
             o.insert(key.into(), lat_object(&p.lat, percentiles, list, plus));
             Value::Object(o)
         });

@@ -172,7 +172,8 @@ fn format_sample(out: &mut String, s: &Sample, c: Columns) {
     if c.prio {
         let _ = write!(out, ", 0x{:04x}", s.prio);
     } else {
-        out.push_str(if s.prio >> 13 == 1 { ", 1" } else { ", 0" });
+        let rt = blksim::workload::ioprio_parts(s.prio)[0] as u32 == blksim::workload::IOPRIO_CLASS_RT;
+        out.push_str(if rt { ", 1" } else { ", 0" });
     }
     if c.issue_time {
         let _ = write!(out, ", {}", s.issue_ns);

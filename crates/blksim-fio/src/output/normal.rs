@@ -209,7 +209,8 @@ fn write_dir(out: &mut String, block: &Block, dir: &DirBlock, name: &str, group:
     let config = block.config;
     let clat_type = if config.lat_percentiles { "lat" } else { "clat" };
     let prio_name = |p: &blksim::stats::report::PrioStat| {
-        format!("{clat_type} prio {}/{}/{}", p.ioprio >> 13, p.ioprio & 7, (p.ioprio >> 3) & 1023)
+        let [class, level, hint] = blksim::workload::ioprio_parts(p.ioprio);
+        format!("{clat_type} prio {class}/{level}/{hint}")
     };
     for p in dir.prios_shown().into_iter().flatten() {
         if let Some((min, max, mean, dev)) = calc_lat(&p.lat) {

@@ -46,9 +46,10 @@ const DD_PRIO_AGING_EXPIRE_NS: u64 = 10_000_000_000;
 
 /// `ioprio_class_to_prio`: a request's priority list (no class: BE).
 fn dd_prio(ioprio: u16) -> usize {
-    match ioprio >> 13 {
-        1 => 0,
-        3 => 2,
+    use crate::workload::{ioprio_parts, IOPRIO_CLASS_IDLE, IOPRIO_CLASS_RT};
+    match ioprio_parts(ioprio)[0] as u32 {
+        IOPRIO_CLASS_RT => 0,
+        IOPRIO_CLASS_IDLE => 2,
         _ => DD_BE,
     }
 }

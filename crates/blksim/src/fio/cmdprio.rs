@@ -16,8 +16,9 @@ pub(crate) struct CmdPrios {
     dirs: [Vec<BsPrios>; 2],
 }
 
-/// One block size's entries (`None`: any size): (percentage, ioprio, statistics index).
-type BsPrios = (Option<u64>, Vec<(u32, u16, u8)>);
+/// One block size's entries (`None`: any size): their percentages' sum (fio's `tot_perc`),
+/// and each (percentage, ioprio, statistics index).
+type BsPrios = (Option<u64>, u32, Vec<(u32, u16, u8)>);
 
 impl CmdPrios {
     /// `fio_cmdprio_init`: `None` when neither direction uses cmdprio. Each
@@ -46,7 +47,8 @@ impl CmdPrios {
                     };
                     indexed.push((perc, ioprio, index as u8));
                 }
-                dirs[d].push((*bs, indexed));
+                let total = prios.iter().map(|p| p.0).sum();
+                dirs[d].push((*bs, total, indexed));
             }
         }
         Some(CmdPrios { rng: Rng::stream(seed, &format!("job/{job}/prio")), dirs })
@@ -56,8 +58,7 @@ impl CmdPrios {
     /// write) and `bytes`: its priority and statistics index, or `None` to
     /// keep the job's.
     pub(crate) fn draw(&mut self, d: usize, bytes: u64) -> Option<(u16, u8)> {
-        let (_, prios) = self.dirs.get(d)?.iter().find(|(bs, _)| bs.is_none_or(|bs| bs == bytes))?;
-        let total: u32 = prios.iter().map(|p| p.0).sum();
+        let &(_, total, ref prios) = self.dirs.get(d)?.iter().find(|(bs, ..)| bs.is_none_or(|bs| bs == bytes))?;
         if total == 0 {
             return None;
         }
