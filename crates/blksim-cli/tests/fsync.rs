@@ -3,6 +3,7 @@
 //! device without a volatile write cache takes them (`blkdev_fsync`: the
 //! flush stripped in `submit_bio_noacct`, nothing reaches the device);
 //! libaio's IOCB_CMD_FSYNC run by the CPU's kworker (`aio_fsync_work`);
+//! io_uring's IORING_OP_FSYNC by the ring's io-wq worker;
 //! `end_fsync` unaccounted; fio's report (the sync section, `issued rwts`'
 //! fourth count, IO depths over the data I/Os only); and the refusals.
 
@@ -77,6 +78,37 @@ fn libaio_hands_its_fsync_to_the_cpus_kworker() {
 }
 
 #[test]
+fn io_uring_hands_its_fsync_to_the_rings_io_wq_worker() {
+    // IORING_OP_FSYNC is force-async: io_queue_iowq wakes the ring's io-wq worker (created
+    // at the first fsync), which runs blkdev_fsync and completes it through the submitter's
+    // task_work. The counts and IO depths are fio's (the cross-check runs the real fio).
+    let v = ok(&job("io_uring", "randwrite", "iodepth=16\nfsync=8"));
+    let j = &v["jobs"][0];
+    let (writes, syncs) = (u(&j["write"]["total_ios"]), u(&j["sync"]["total_ios"]));
+    assert!(writes > 200 && writes / 8 - syncs <= 1, "{syncs} syncs after {writes} writes");
+    assert_eq!(u(&v["disk_util"][0]["write_ios"]), writes);
+    let depth1 = j["iodepth_level"]["1"].as_f64().unwrap();
+    assert!(depth1 < 1.0, "IO depths 1={depth1}% at iodepth 16");
+    // The first fsync waits for the worker's creation (create_io_thread); the later ones
+    // wake it: a switch to it and back, well below a write's device time.
+    let lat = &j["sync"]["lat_ns"];
+    let (max, p50, write_ns) = (
+        u(&lat["max"]) as f64,
+        u(&lat["percentile"]["50.000000"]) as f64,
+        j["write"]["clat_ns"]["mean"].as_f64().unwrap(),
+    );
+    assert!(max > 10_000.0 && p50 < 10_000.0 && p50 > 1000.0 && p50 * 4.0 < write_ns, "{max} {p50} {write_ns}");
+    // Pinned to one CPU, fio's thread and the worker share it: the worker runs when fio's
+    // thread sleeps, so the syncs wait longer than with the worker on an idle CPU.
+    let pinned = ok(&job("io_uring", "randwrite", "iodepth=16\nfsync=8\ncpus_allowed=2"));
+    let pinned_p50 = u(&pinned["jobs"][0]["sync"]["lat_ns"]["percentile"]["50.000000"]) as f64;
+    assert!(pinned_p50 > p50 * 1.2, "pinned {pinned_p50} ns, spread {p50} ns");
+    // The worker's time is the CPU's, not fio's thread's.
+    let cpu_sys: f64 = v["blksim"]["cpu_time"].as_array().unwrap().iter().map(|c| c["sys_pct"].as_f64().unwrap()).sum();
+    assert!(cpu_sys > j["sys_cpu"].as_f64().unwrap() + 1.0, "CPU sys {cpu_sys}%, the job's {}", j["sys_cpu"]);
+}
+
+#[test]
 fn a_job_that_does_not_write_never_syncs() {
     // fio's should_fsync needs td_write: the option is inert, on any engine.
     let v = ok(&job("libaio", "randread", "fsync=1\nend_fsync=1"));
@@ -129,8 +161,10 @@ fn the_normal_report_shows_the_syncs_as_fio_does() {
 #[test]
 fn what_blksim_cannot_sync_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[&str], &str); 5] = [
-        ("io_uring", &[], "io-wq"),
+    let cases: [(&str, &[&str], &str); 6] = [
+        // io_init_req: an opcode without `iopoll` fails with EINVAL on an IOPOLL ring.
+        ("io_uring\nhipri", &[], "EINVAL"),
+        ("io_uring\nsqthread_poll", &[], "sqthread_poll"),
         ("psync", &["--machine", "x86-gen5-5m"], "volatile_write_cache"),
         ("psync", &["--machine", "hp-ia64-2008"], "SYNCHRONIZE CACHE"),
         ("psync", &["--write_iolog=x.log"], "write_iolog"),
@@ -184,7 +218,9 @@ fn a_replayed_logs_syncs_and_a_blktraces_flushes_are_fsyncs() {
         )
     };
     let syncs = |v: &Option<Value>| u(&v.as_ref().unwrap()["jobs"][0]["sync"]["total_ios"]);
-    for (engine, skip, want) in [("psync", "", 2), ("libaio", "", 2), ("psync", "replay_skip=sync\n", 1)] {
+    for (engine, skip, want) in
+        [("psync", "", 2), ("libaio", "", 2), ("io_uring", "", 2), ("psync", "replay_skip=sync\n", 1)]
+    {
         let (code, v, err) = run(&format!("[r]\nioengine={engine}\ndirect=1\nread_iolog=r.log\n{skip}"));
         assert_eq!(code, 0, "{err}");
         assert_eq!(syncs(&v), want, "{engine} {skip}");
@@ -194,8 +230,8 @@ fn a_replayed_logs_syncs_and_a_blktraces_flushes_are_fsyncs() {
     assert_eq!(code, 0, "{err}");
     assert_eq!((syncs(&v), u(&v.unwrap()["jobs"][0]["write"]["total_ios"])), (1, 1));
     // The engines that cannot fsync refuse the log's syncs; fsync=N on top of a log is not modelled.
-    let (code, _, err) = run("[r]\nioengine=io_uring\ndirect=1\nread_iolog=r.log\n");
-    assert!(code == 2 && err.contains("read_iolog's syncs") && err.contains("io-wq"), "{err}");
+    let (code, _, err) = run("[r]\nioengine=io_uring\nhipri\ndirect=1\nread_iolog=r.log\n");
+    assert!(code == 2 && err.contains("read_iolog's syncs") && err.contains("EINVAL"), "{err}");
     let (code, _, err) = run("[r]\nioengine=psync\ndirect=1\nread_iolog=r.log\nrw=write\nfsync=2\n");
     assert!(code == 2 && err.contains("read_iolog"), "{err}");
 }

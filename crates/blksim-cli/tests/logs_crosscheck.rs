@@ -585,6 +585,8 @@ fn syncs_follow_the_writes_as_the_real_fio_issues_them() {
         ("sync", "fsync=1\nfsync_on_close=1\n"),
         ("null", "fsync=32\n"),
         ("posixaio", "fsync=4\nend_fsync=1\n"),
+        ("io_uring", "fsync=4\nend_fsync=1\n"),
+        ("io_uring", "fdatasync=2\n"),
     ] {
         let common = format!("[t]\nioengine={engine}\nrw=write\nbs=4k\nsize=1m\n{opts}");
         let (f, b) = (dir(&format!("sync-fio-{engine}")), dir(&format!("sync-blksim-{engine}")));

@@ -227,6 +227,11 @@ impl Sim {
                     self.add_sq_thread(i, o.sqthread_poll_cpu, &mut load)?;
                 }
             }
+            if matches!(cfg.ioengine, IoEngine::IoUring(_)) && cfg.syncs() {
+                // The io-wq worker its fsyncs create: a thread of the job's, placed as a new one is.
+                let cpu = self.place_task(i, cfg, &mut load)?;
+                self.jobs[JobId::of(i)].engine.ring.io_wq = Some(crate::io_uring::ring::IoWq { cpu, created: false });
+            }
             if cfg.ioengine == IoEngine::Posixaio {
                 // glibc's AIO helpers (one per file with work, up to aio_threads),
                 // placed where the scheduler puts a new thread.

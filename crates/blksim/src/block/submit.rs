@@ -411,14 +411,15 @@ impl Sim {
             if fsyncs && self.reqs.reqs[req].fsync != Fsync::No {
                 // No request, no tag. A sync engine's fsync(2): blkdev_fsync's flush, stripped
                 // (no volatile write cache), ends in submit_bio_noacct and the call returns;
-                // libaio's IOCB_CMD_FSYNC: aio_fsync queues the fsync on the CPU's kworker.
+                // libaio's IOCB_CMD_FSYNC (the CPU's kworker) or io_uring's FSYNC (its io-wq worker).
                 let r = &mut self.reqs.reqs[req];
                 r.tagless = true;
                 if sync {
                     (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
                     self.jobs[j].engine.ready.push_back(req);
                 } else {
-                    self.jobs[j].task.debt_ns += self.aio_fsync_queue(cpu, req);
+                    let q = if uring { self.io_wq_enqueue(cpu, j, req) } else { self.aio_fsync_queue(cpu, req) };
+                    self.jobs[j].task.debt_ns += q;
                 }
                 continue;
             }

@@ -77,8 +77,9 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
 /// `fsync`, `fdatasync`, `end_fsync`: modelled where the fsync is a system
 /// call of fio's own thread (the sync engines), an io_u of the null engine,
 /// libaio's IOCB_CMD_FSYNC (`aio_fsync_work` on the CPU's kworker), or
-/// posixaio's `aio_fsync` (fsync(2) on glibc's helper thread). io_uring
-/// hands IORING_OP_FSYNC to an io-wq worker thread (it must block): not modelled.
+/// posixaio's `aio_fsync` (fsync(2) on glibc's helper thread), io_uring's
+/// IORING_OP_FSYNC (on the ring's io-wq worker, `io_uring/io_wq.rs`). Not on
+/// a polled ring (EINVAL), nor with SQPOLL.
 fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     if cfg.dsync && cfg.ioengine == IoEngine::Posixaio && cfg.rw.writes() {
         return Err(not_modelled(
@@ -104,21 +105,26 @@ fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         ([n, _], _) if n > 0 => format!("fsync={n}"),
         ([_, n], _) => format!("fdatasync={n}"),
     };
-    let worker = match cfg.ioengine {
+    let worker = match &cfg.ioengine {
         IoEngine::Sync
         | IoEngine::Psync
         | IoEngine::Pvsync2 { .. }
         | IoEngine::Null
         | IoEngine::Libaio
         | IoEngine::Posixaio => None,
-        IoEngine::IoUring(_) => Some("io_uring's IORING_OP_FSYNC always goes to an io-wq worker thread"),
+        // io_init_req: an opcode without `iopoll` fails on an IOPOLL ring.
+        IoEngine::IoUring(o) if o.hipri => Some("io_uring refuses IORING_OP_FSYNC on a polled ring (hipri): EINVAL"),
+        IoEngine::IoUring(o) if o.sqthread_poll => {
+            Some("with sqthread_poll the SQ thread queues it on io-wq and its completion is posted at once (no DEFER_TASKRUN)")
+        }
+        IoEngine::IoUring(_) => None,
         IoEngine::IoUringCmd(_) => Some("io_uring_cmd sends it as an NVMe Flush passthrough command"),
     };
     if let Some(worker) = worker {
         return Err(not_modelled(
             i,
             format!(
-                "{what} with ioengine={}: {worker}, which blksim does not model; a sync engine (psync, sync, pvsync2), libaio, posixaio or the null engine runs it",
+                "{what} with ioengine={}: {worker}, which blksim does not model; a sync engine (psync, sync, pvsync2), libaio, posixaio, io_uring without hipri or sqthread_poll, or the null engine runs it",
                 cfg.ioengine.fio_name()
             ),
         ));

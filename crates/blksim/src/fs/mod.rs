@@ -55,11 +55,16 @@ pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Di
 
 /// What an fsync io_u costs its submitting syscall: a sync engine's
 /// fsync(2), `blkdev_fsync` (no kiocb, no bio of data); libaio's
-/// IOCB_CMD_FSYNC, `io_submit_one` → `aio_fsync` (the fsync runs on a kworker).
+/// IOCB_CMD_FSYNC, `io_submit_one` → `aio_fsync` (the fsync runs on a kworker);
+/// io_uring's IORING_OP_FSYNC, the SQE and `io_fsync_prep` (no buffer; its
+/// `io_queue_iowq` is `io_uring/io_wq.rs`'s).
 pub(crate) fn fsync_submit_cost(c: &Costs, engine: &IoEngine, bill: &mut crate::hw::cpu::Bill) -> u64 {
-    if engine.is_sync() {
-        bill.add(crate::stats::CpuStage::Block, c.blkdev_fsync_ns)
-    } else {
-        bill.add(crate::stats::CpuStage::UringSubmit, engine_submit_ns(c, engine, 0, Direction::Write))
+    match engine {
+        _ if engine.is_sync() => bill.add(crate::stats::CpuStage::Block, c.blkdev_fsync_ns),
+        IoEngine::IoUring(o) => bill.add(
+            crate::stats::CpuStage::UringSubmit,
+            c.io_uring_sqe_ns + if o.registerfiles { 0 } else { c.fget_fput_ns },
+        ),
+        _ => bill.add(crate::stats::CpuStage::UringSubmit, engine_submit_ns(c, engine, 0, Direction::Write)),
     }
 }

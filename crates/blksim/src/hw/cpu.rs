@@ -313,6 +313,8 @@ pub(crate) enum Work {
     RunQueue(DevId),
     /// libaio's IOCB_CMD_FSYNC on system_wq (`aio_fsync_work`): the fsync, then `aio_complete`.
     AioFsync(ReqId),
+    /// io_uring's IORING_OP_FSYNC on the ring's io-wq worker (`io_wq_submit_work`): the fsync, then its task_work.
+    IoWqFsync(ReqId),
 }
 
 /// A CPU's kworker: the work items queued on it (queue runs of devices,
@@ -323,8 +325,8 @@ pub(crate) enum Work {
 pub(crate) struct Kworker {
     /// Queued work items, in order.
     pub worklist: VecDeque<Work>,
-    /// The libaio fsync it runs, if the item it runs is one.
-    pub aio_fsync: Option<ReqId>,
+    /// The fsync it runs (libaio's, or an io-wq worker's), if the item it runs is one.
+    pub fsync: Option<ReqId>,
     /// Woken (runnable or running) and not yet asleep again.
     pub runnable: bool,
     /// The scheduler program of the work item it runs.

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use crate::block::Request;
-use crate::ids::{DevId, HctxId, JobId, ReqId};
+use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
 
 /// A job's io_uring ring.
 #[derive(Clone, Debug, Default)]
@@ -27,8 +27,17 @@ pub(crate) struct Ring {
     pub sq_pending: VecDeque<ReqId>,
     /// SQPOLL, on the SQ thread: what its current iteration does (task_work items, a poll pass, SQEs submitted).
     pub sq_work: (u32, bool, u32),
+    /// The io-wq that runs its fsyncs (a job with syncs).
+    pub io_wq: Option<IoWq>,
     /// IORING_SETUP_HYBRID_IOPOLL (`--patch hybrid-iopoll`).
     pub hybrid: Option<Box<HybridPoll>>,
+}
+
+/// A ring's io-wq (`io_uring/io_wq.rs`): its worker's CPU, and whether the worker exists yet.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct IoWq {
+    pub cpu: CpuId,
+    pub created: bool,
 }
 
 impl Ring {

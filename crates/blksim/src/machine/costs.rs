@@ -274,6 +274,12 @@ costs! {
     dd_bucket_ns,
     /// kblockd: `process_one_work` running one work item (a queue run), besides the run itself.
     kblockd_work_ns,
+    /// io_uring `io_queue_iowq` of a REQ_F_FORCE_ASYNC request (IORING_OP_FSYNC): `io_prep_async_link`,
+    /// `io_wq_enqueue` (the work on the acct list under its lock), `io_wq_activate_free_worker` finding the idle worker.
+    io_wq_enqueue_ns,
+    /// An io-wq worker running one work item: `io_worker_handle_work` (acct lock, `io_get_next_work`,
+    /// `io_assign_current_work`), `io_wq_submit_work` → `io_issue_sqe`, besides the operation itself.
+    io_wq_work_ns,
     /// Kyber `kyber_bio_merge`: `blk_bio_list_merge` over the CPU's kcq list, under `kcq->lock`.
     kyber_merge_ns,
     /// Kyber inserting one request on its CPU's kcq (list add, `sbitmap_set_bit` of `kcq_map`), under `kcq->lock`.

@@ -8,7 +8,9 @@
 //! item, or back to sleep. libaio's fsync the same way, on system_wq:
 //! `aio_fsync` → `schedule_work` (the submitting CPU's pool) →
 //! `aio_fsync_work` → `vfs_fsync` (`blkdev_fsync`, its flush stripped) →
-//! `aio_complete`. The model runs both pools' items on one kworker per CPU.
+//! `aio_complete`. The model runs both pools' items on one kworker per CPU,
+//! and an io_uring ring's io-wq worker (`io_uring/io_wq.rs`) in the same
+//! slot of its CPU: `io_wq_submit_work` → `io_fsync` → the submitter's task_work.
 
 use crate::block::elevator::{RunWork, SchedCtx, SchedOp};
 use crate::hw::cpu::{Bill, Frame, FrameKind, Stage, Work};
@@ -68,7 +70,7 @@ impl Sim {
 
     /// `queue_work_on(target)` from `waker`: the item joins the worklist and
     /// the kworker is woken if it sleeps. Returns the waker's cost.
-    fn kworker_queue(&mut self, target: CpuId, work: Work, waker: CpuId) -> u64 {
+    pub(crate) fn kworker_queue(&mut self, target: CpuId, work: Work, waker: CpuId) -> u64 {
         let kw = &mut self.cpus[target].kworker;
         kw.worklist.push_back(work);
         if kw.runnable {
@@ -112,8 +114,8 @@ impl Sim {
         let stage = self.cpus[cpu].frames.last().expect("kworker frame").stage;
         match stage {
             Stage::Entry => self.kworker_item_done(cpu),
-            Stage::Work => match self.cpus[cpu].kworker.aio_fsync.take() {
-                Some(req) => self.aio_fsync_done(cpu, req),
+            Stage::Work => match self.cpus[cpu].kworker.fsync.take() {
+                Some(req) => self.fsync_done(cpu, req),
                 None => self.sched_step_done(cpu, Actor::Kworker(cpu)),
             },
             Stage::Exit => {
@@ -140,7 +142,7 @@ impl Sim {
         };
         let dev = match work {
             Work::RunQueue(dev) => dev,
-            Work::AioFsync(req) => return self.aio_fsync_work(cpu, req),
+            Work::AioFsync(req) | Work::IoWqFsync(req) => return self.fsync_work(cpu, req),
         };
         // The work is no longer pending once it runs: it can be queued again.
         let dd = self.devs[dev].elevator.as_mut().expect("a queue with a scheduler");
@@ -158,17 +160,24 @@ impl Sim {
         self.sched_next_op(cpu, Actor::Kworker(cpu));
     }
 
-    /// `aio_fsync_work` of `req` on `cpu`'s kworker: process_one_work, the
-    /// fsync (`vfs_fsync` → `blkdev_fsync`, the flush stripped), then
-    /// `aio_complete` (the event into the ring, the wake-up check).
-    fn aio_fsync_work(&mut self, cpu: CpuId, req: ReqId) {
+    /// The fsync `req` on `cpu`'s kworker: libaio's `aio_fsync_work`
+    /// (process_one_work, `vfs_fsync` → `blkdev_fsync`, the flush stripped,
+    /// then `aio_complete`: the event into the ring, the wake-up check), or
+    /// io_uring's on its io-wq worker (`io_worker_handle_work` →
+    /// `io_wq_submit_work` → `io_fsync`, then `io_req_complete_post` adds the
+    /// completion to the submitter's task_work).
+    fn fsync_work(&mut self, cpu: CpuId, req: ReqId) {
         let now = self.q.now_ns();
         let c = &self.costs;
-        let work = c.kblockd_work_ns + c.blkdev_fsync_ns + c.aio_complete_ns;
+        let work = c.blkdev_fsync_ns
+            + match self.jobs[self.reqs.reqs[req].job()].is_uring() {
+                true => c.io_wq_work_ns + self.engine_complete_cost(req),
+                false => c.kblockd_work_ns + c.aio_complete_ns,
+            };
         let kw = &mut self.cpus[cpu].kworker;
         kw.items += 1;
         kw.since_ns = now;
-        kw.aio_fsync = Some(req);
+        kw.fsync = Some(req);
         let debt = std::mem::take(&mut kw.debt_ns);
         let f = self.kworker_frame(cpu);
         f.stage = Stage::Work;
@@ -178,9 +187,10 @@ impl Sim {
         f.bill_total = f.bill.total();
     }
 
-    /// The kworker's fsync of `req` ended: `aio_complete` hands it to fio's
-    /// ring (and wakes fio's task if it waits for it); then its next item.
-    fn aio_fsync_done(&mut self, cpu: CpuId, req: ReqId) {
+    /// The kworker's fsync of `req` ended: `aio_complete` (or io_uring's
+    /// task_work) hands it to fio's ring (and wakes fio's task if it waits
+    /// for it); then its next item.
+    fn fsync_done(&mut self, cpu: CpuId, req: ReqId) {
         let now = self.q.now_ns();
         let r = &mut self.reqs.reqs[req];
         (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
