@@ -81,12 +81,6 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
 /// IORING_OP_FSYNC (on the ring's io-wq worker, `io_uring/io_wq.rs`). Not on
 /// a polled ring (EINVAL), nor with SQPOLL.
 fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
-    if cfg.dsync && cfg.ioengine == IoEngine::Posixaio && cfg.rw.writes() {
-        return Err(not_modelled(
-            i,
-            "sync=1 (O_SYNC) with ioengine=posixaio: glibc's helper thread's pwrite would end with an fsync of its range, which blksim does not model",
-        ));
-    }
     let options = cfg.rw.writes() && (cfg.sync_every != [0, 0] || cfg.end_fsync);
     if cfg.replay.is_some() && options {
         return Err(not_modelled(

@@ -234,6 +234,8 @@ impl Sim {
     pub(crate) fn aio_helper_next(&mut self, h: JobId, head_ns: u64) {
         let j = self.aio(h).peer;
         self.aio(h).idle = false;
+        // A pwrite on a file opened O_SYNC (`sync=1`) returns through generic_write_sync.
+        let write_sync = self.write_sync_ns(h);
         let finished = self.jobs[h].engine.ready.pop_front();
         if let Some(r) = finished {
             self.aio(h).current = None;
@@ -255,6 +257,7 @@ impl Sim {
         let cpu = self.jobs[h].task.cpu;
         let mut bill = Bill::of(CpuStage::Wakeup, head_ns);
         self.take_debt(h, &mut bill);
+        bill.add(CpuStage::Block, write_sync);
         let c = &self.costs;
         let pre = bill.total();
         let user = bill.add(CpuStage::UserLoop, if finished.is_some() { c.glibc_aio_done_ns } else { 0 });
