@@ -109,6 +109,73 @@ fn io_uring_hands_its_fsync_to_the_rings_io_wq_worker() {
 }
 
 #[test]
+fn write_iolog_logs_each_sync_with_the_stale_offset_of_its_io_u() {
+    // fio's log_io_u writes a sync as `sync`/`datasync` with the offset its io_u kept from
+    // its last use (get_io_u clears the length only) and length 0; end_fsync's too. The
+    // free list is a stack: at iodepth 1 that is the write before it; deeper, the io_u
+    // freed last. The log replays to the same writes and syncs.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |job: &str| -> (Value, String) {
+        std::fs::write(dir.path().join("job.fio"), job).unwrap();
+        if !job.contains("read_iolog") {
+            // (fio appends to a write_iolog.)
+            let _ = std::fs::remove_file(dir.path().join("w.log"));
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+            .args(["run", "job.fio", "--output-format", "json"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (serde_json::from_slice(&out.stdout).unwrap(), std::fs::read_to_string(dir.path().join("w.log")).unwrap())
+    };
+    let base = "[t]\nfilename=/dev/nvme0n1\ndirect=1\nrw=randwrite\nbs=4k\nsize=1m\nwrite_iolog=w.log\n";
+    for (engine, extra) in
+        [("psync", "fsync=3\nfdatasync=2\nend_fsync=1\n"), ("libaio", "iodepth=8\nfsync=5\nend_fsync=1\n")]
+    {
+        let (v, log) = run(&format!("{base}ioengine={engine}\n{extra}"));
+        let ios: Vec<Vec<&str>> =
+            log.lines().skip(1).map(|l| l.split(' ').skip(1).collect()).filter(|f: &Vec<&str>| f.len() == 4).collect();
+        let (mut writes, mut syncs, mut datasyncs) = (Vec::new(), 0, 0);
+        let mut recent: Vec<&str> = Vec::new();
+        for f in &ios {
+            match f[1] {
+                "write" => {
+                    writes.push(f[2]);
+                    recent.push(f[2]);
+                }
+                kind @ ("sync" | "datasync") => {
+                    assert_eq!(f[3], "0", "{f:?}");
+                    if engine == "psync" {
+                        assert_eq!(Some(&f[2]), writes.last(), "{engine}: {f:?} after {:?}", writes.last());
+                    } else {
+                        // One of the last iodepth io_us' offsets (or a fresh io_u's 0).
+                        let window = &recent[recent.len().saturating_sub(9)..];
+                        assert!(f[2] == "0" || window.contains(&f[2]), "{engine}: {f:?} not in {window:?}");
+                    }
+                    if kind == "sync" {
+                        syncs += 1
+                    } else {
+                        datasyncs += 1
+                    }
+                }
+                other => panic!("{other}"),
+            }
+        }
+        let j = &v["jobs"][0];
+        assert_eq!(writes.len() as u64, u(&j["write"]["total_ios"]), "{engine}");
+        // fio's sync section counts fsync's and fdatasync's, not end_fsync's (its last sync line).
+        assert_eq!(syncs + datasyncs - 1, u(&j["sync"]["total_ios"]), "{engine}");
+        assert!(datasyncs > 0 || engine != "psync");
+        // Replayed: the same writes, and every sync line an fsync again.
+        let (r, _) = run(&format!("[r]\nioengine={engine}\ndirect=1\nread_iolog=w.log\n"));
+        let rj = &r["jobs"][0];
+        assert_eq!(u(&rj["write"]["total_ios"]), writes.len() as u64, "{engine} replayed");
+        assert_eq!(u(&rj["sync"]["total_ios"]), syncs + datasyncs, "{engine} replayed");
+    }
+}
+
+#[test]
 fn a_job_that_does_not_write_never_syncs() {
     // fio's should_fsync needs td_write: the option is inert, on any engine.
     let v = ok(&job("libaio", "randread", "fsync=1\nend_fsync=1"));
@@ -161,13 +228,12 @@ fn the_normal_report_shows_the_syncs_as_fio_does() {
 #[test]
 fn what_blksim_cannot_sync_is_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &[&str], &str); 6] = [
+    let cases: [(&str, &[&str], &str); 5] = [
         // io_init_req: an opcode without `iopoll` fails with EINVAL on an IOPOLL ring.
         ("io_uring\nhipri", &[], "EINVAL"),
         ("io_uring\nsqthread_poll", &[], "sqthread_poll"),
         ("psync", &["--machine", "x86-gen5-5m"], "volatile_write_cache"),
         ("psync", &["--machine", "hp-ia64-2008"], "SYNCHRONIZE CACHE"),
-        ("psync", &["--write_iolog=x.log"], "write_iolog"),
         ("psync", &["--verify=crc32c"], "verify"),
     ];
     for (engine, extra, says) in cases {

@@ -183,6 +183,9 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "rw=read\nbs=4k\nsize=16k\nloops=2\n",
         "rw=write:-4k\nbs=4k\nsize=64k\noffset=16k\n",
         "rw=read\nbs=8k\nsize=64k\nnumjobs=2\n",
+        // A sync's line: its io_u's last offset, length 0; end_fsync's logged too.
+        "rw=write\nbs=4k\nsize=32k\nfsync=3\nend_fsync=1\n",
+        "rw=write\nbs=4k\nsize=32k\nfsync=2\nfdatasync=3\n",
     ];
     let strip = |p: PathBuf| -> Vec<String> {
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));

@@ -413,7 +413,8 @@ impl IoTrace {
     ) -> Result<(), LogError> {
         self.line.clear();
         let name = self.files.get(file).map_or("", String::as_str);
-        let ddir = ["read", "write", "trim"][dir.min(2)];
+        // fio's io_ddir_name.
+        let ddir = ["read", "write", "trim", "sync", "datasync"][dir.min(4)];
         let _ = writeln!(self.line, "{} {name} {ddir} {offset} {bytes}", since_start_ns / 1000);
         self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))
     }

@@ -227,6 +227,7 @@ impl Sim {
         self.check_done_issuing(j);
         if self.jobs[j].shaped {
             self.pace_check(j, reap);
+            self.io_us_put(j, tw, reap);
         }
         let job = &self.jobs[j];
         // (io_us handed to verify_async's threads are not free either.)

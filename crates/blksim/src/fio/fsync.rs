@@ -16,6 +16,10 @@ use crate::ids::{JobId, ReqId};
 use crate::system::Sim;
 use crate::workload::{Direction, LAT_OFF_CLAT};
 
+/// fio's `enum fio_ddir` for an fsync and an fdatasync io_u.
+const DDIR_SYNC: usize = 3;
+const DDIR_DATASYNC: usize = 4;
+
 impl Sim {
     /// An fsync io_u queued on the job: on `file`, or on the file fio's
     /// file service picks next.
@@ -33,11 +37,58 @@ impl Sim {
         self.reqs.reqs[req].io_u(j, Direction::Write, 0, 0, dev, di as u16, now, kind);
         self.reqs.reqs[req].ioprio = job.cfg.ioprio;
         job.queued.push(req);
+        let mut ddir = DDIR_SYNC;
         if let Some(f) = job.fsync.as_deref_mut() {
+            // get_rw_ddir: fsync's interval first, then fdatasync's; end_fsync's is an fsync.
+            let [every, _] = job.cfg.sync_every;
+            if kind == Fsync::Io && job.replay.is_none() && !(every > 0 && f.writes.is_multiple_of(every)) {
+                ddir = DDIR_DATASYNC;
+            }
             f.last = LastIssued::Sync;
             f.outstanding += 1;
         }
+        if job.cfg.log_queued {
+            self.log_queued(j, req, di, ddir, None, now);
+        }
         req
+    }
+
+    /// With `write_iolog`: the io_us of the `reap` completions the chain
+    /// step takes (after `tw` task_work items) go back on fio's free list
+    /// in that order (`ios_completed` → `put_io_u`), before the next are prepared.
+    pub(crate) fn io_us_put(&mut self, j: JobId, tw: u32, reap: u32) {
+        let job = &mut self.jobs[j];
+        let Some(io_us) = job.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) else { return };
+        let e = &job.engine;
+        e.ready
+            .iter()
+            .chain(e.ring.tw_pending.iter().take(tw as usize))
+            .take(reap as usize)
+            .for_each(|&r| io_us.put(r));
+    }
+
+    /// `write_iolog`'s line for io_u `req` of job `j` as fio's `td_io_queue`
+    /// writes it (`log_io_u`): its file, `ddir` (fio's `enum fio_ddir`), offset
+    /// and length (`io`); a sync (none) shows its io_u's stale offset and 0.
+    pub(crate) fn log_queued(
+        &mut self,
+        j: JobId,
+        req: ReqId,
+        di: usize,
+        ddir: usize,
+        io: Option<(u64, u64)>,
+        now: u64,
+    ) {
+        let Some(log) = &self.run.io_log else { return };
+        let job = &mut self.jobs[j];
+        let (offset, bytes) = io.unzip();
+        let stale = job.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()).map_or(0, |io_us| io_us.get(req, offset));
+        let since = now.saturating_sub(job.start_ns);
+        let mut log = log.0.lock().unwrap();
+        if std::mem::take(&mut job.reopened) {
+            log.reopened(j.idx(), since);
+        }
+        log.queued(j.idx(), di, ddir, since, offset.unwrap_or(stale), bytes.unwrap_or(0));
     }
 
     /// `end_fsync` once the job's I/O is done: the next file's fsync queued,

@@ -35,7 +35,10 @@ impl Sim {
             let c = &self.costs;
             Box::new(VerifyLog::new(v, by_issue, c.fio_md5_ns_per_kib, c.fio_fill_random_ns_per_kib))
         });
-        job.fsync = cfg.syncs().then(Box::default);
+        job.fsync = cfg.syncs().then(|| {
+            let io_us = cfg.log_queued.then(|| crate::fio::job::IoUPool::new(cfg.iodepth));
+            Box::new(crate::fio::job::Fsyncs { io_us, ..Default::default() })
+        });
         let mut prios: [Vec<_>; 2] = Default::default();
         job.cmdprio = crate::fio::cmdprio::CmdPrios::of(cfg, self.run.seed, i, &mut prios).map(Box::new);
         for (d, p) in prios.into_iter().enumerate() {

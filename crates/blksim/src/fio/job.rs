@@ -140,6 +140,51 @@ pub(crate) struct Fsyncs {
     /// Syncs queued or in flight, not yet accounted (they are not in `Job::ios_issued`).
     pub outstanding: u64,
     pub stats: crate::stats::SyncStats,
+    /// With `write_iolog`: fio's io_us, whose offsets a sync's line shows.
+    pub io_us: Option<IoUPool>,
+}
+
+/// fio's io_us as `write_iolog` sees them (`init_io_u`: `iodepth` of them,
+/// zeroed): `get_io_u` pops the free list (a stack filled in index order,
+/// `io_u_qpop`) and clears the length, not the offset, so a sync's line
+/// shows the offset of its io_u's last use; `put_io_u` pushes it back in
+/// the order the completions are accounted.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IoUPool {
+    free: Vec<u32>,
+    offsets: Vec<u64>,
+    inflight: Vec<(ReqId, u32)>,
+}
+
+impl IoUPool {
+    pub(crate) fn new(iodepth: u32) -> IoUPool {
+        let n = iodepth.max(1);
+        IoUPool { free: (0..n).collect(), offsets: vec![0; n as usize], inflight: Vec::new() }
+    }
+
+    /// `get_io_u` for `req`, at `offset` (a read, write or trim) or none (a
+    /// sync): the offset the io_u carried before.
+    pub(crate) fn get(&mut self, req: ReqId, offset: Option<u64>) -> u64 {
+        let i = self.free.pop().unwrap_or_else(|| {
+            // (fio never has more in flight than iodepth; a pool too small grows.)
+            self.offsets.push(0);
+            self.offsets.len() as u32 - 1
+        });
+        self.inflight.push((req, i));
+        let stale = self.offsets[i as usize];
+        if let Some(o) = offset {
+            self.offsets[i as usize] = o;
+        }
+        stale
+    }
+
+    /// `put_io_u` of `req`'s io_u.
+    pub(crate) fn put(&mut self, req: ReqId) {
+        if let Some(at) = self.inflight.iter().position(|e| e.0 == req) {
+            let (_, i) = self.inflight.swap_remove(at);
+            self.free.push(i);
+        }
+    }
 }
 
 impl Fsyncs {

@@ -418,14 +418,7 @@ impl Sim {
             job.queued.push(req);
         }
         if job.cfg.log_queued {
-            if let Some(log) = &self.run.io_log {
-                let since = now.saturating_sub(job.start_ns);
-                let mut log = log.0.lock().unwrap();
-                if std::mem::take(&mut job.reopened) {
-                    log.reopened(j.idx(), since);
-                }
-                log.queued(j.idx(), di, dir.index(), since, offset, bytes);
-            }
+            self.log_queued(j, req, di, dir.index(), Some((offset, bytes)), now);
         }
         req
     }
