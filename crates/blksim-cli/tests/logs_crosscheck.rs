@@ -186,6 +186,11 @@ fn write_iolog_is_fios_apart_from_the_times() {
         // A sync's line: its io_u's last offset, length 0; end_fsync's logged too.
         "rw=write\nbs=4k\nsize=32k\nfsync=3\nend_fsync=1\n",
         "rw=write\nbs=4k\nsize=32k\nfsync=2\nfdatasync=3\n",
+        // zonemode=strided: zones moved by range and skip, wrapped, reread, with holes.
+        "rw=read\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=8k\nzoneskip=8k\nloops=2\n",
+        "rw=write\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=16k\nzonerange=8k\nzoneskip=4k\noffset=8k\n",
+        "rw=read\nbs=4k\nsize=32k\nio_size=96k\nzonemode=strided\nzonesize=12k\nzonerange=8k\n",
+        "rw=read:4k\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=8k\nzoneskip=4k\n",
     ];
     let strip = |p: PathBuf| -> Vec<String> {
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));

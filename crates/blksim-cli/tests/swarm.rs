@@ -275,6 +275,14 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
             "sync=1\n",
         ]));
     }
+    if g.chance(10) {
+        // zonemode=strided: the zone moves (one file only; fio drops it for more).
+        text.push_str(g.pick(&[
+            "zonemode=strided\nzonesize=64k\n",
+            "zonemode=strided\nzonesize=16k\nzonerange=64k\nzoneskip=1m\n",
+            "zonemode=strided\nzonesize=256k\nzonerange=64k\n",
+        ]));
+    }
     if g.chance(20) {
         text.push_str("group_reporting\n");
     }

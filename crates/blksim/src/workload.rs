@@ -187,6 +187,18 @@ pub enum Program {
     VerifyThread,
 }
 
+/// `zonemode=strided` (fio's `setup_strided_zone_mode`): `size` bytes of
+/// I/O in a zone of `range` bytes, then the next zone `range + skip` further.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strided {
+    /// `zonesize`: bytes of I/O in a zone before the next.
+    pub size: u64,
+    /// `zonerange`: the zone's length (`zonesize` when not given).
+    pub range: u64,
+    /// `zoneskip`: bytes skipped between one zone's end and the next one's start.
+    pub skip: u64,
+}
+
 /// One fio job (a clone of a `numjobs` job is a job of its own).
 ///
 /// Fields in declaration order (repr(C)): what a job reads on every I/O
@@ -242,6 +254,10 @@ pub struct JobConfig {
     /// `num_range`: the ranges of each trim (fio's `fill_multi_range_io_u`
     /// draws that many offsets for one io_u; io_uring_cmd only), 1 by default.
     pub num_range: u32,
+    /// `zonemode=strided` (or `zonesize` alone, as fio takes it), one file only.
+    pub strided: Option<Strided>,
+    /// `filesize` on the null engine: its file's size and the job's region of it.
+    pub null_file: Option<(u64, u64)>,
     /// `gtod_reduce`: no latency statistics.
     pub gtod_reduce: bool,
     /// `disable_slat`, `disable_clat`, `disable_lat` as bits (`LAT_OFF_*`;
@@ -708,6 +724,8 @@ impl JobConfig {
             end_fsync: false,
             dsync: false,
             num_range: 1,
+            strided: None,
+            null_file: None,
             loops: 1,
             group_reporting: false,
             thread: false,

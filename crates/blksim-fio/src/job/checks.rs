@@ -72,6 +72,37 @@ pub fn check_pacing(st: &Settings) -> Result<(), SizeProblem> {
 /// fio's and Linux's checks of the job's block sizes, size and offset, and of its log options.
 pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
     check_cmdprio(st)?;
+    match st.filesize {
+        Some(_) if st.engine != EngineName::Null => {
+            return Err(SizeProblem::NotModelled(
+                "filesize: only the null engine's file is modelled (blksim simulates block devices, not files on a \
+                 file system)"
+                    .into(),
+            ))
+        }
+        Some(size) if st.offset > size => {
+            return Err(SizeProblem::Bad(format!(
+                "offset={} with filesize={size}: fio: offset extends end ({} > {size})",
+                st.offset, st.offset
+            )))
+        }
+        _ => {}
+    }
+    // fio's fixup_options (zonemode's default is none).
+    match (st.zone_mode.unwrap_or("none"), st.zone_size) {
+        ("none", s) if s > 0 => {
+            return Err(SizeProblem::Bad(format!(
+                "zonemode=none with zonesize={s}: fio: --zonemode=none and --zonesize are not compatible"
+            )))
+        }
+        ("strided", 0) => {
+            return Err(SizeProblem::Bad(
+                "zonemode=strided without zonesize: fio: --zonesize must be specified when using --zonemode=strided"
+                    .into(),
+            ))
+        }
+        _ => {}
+    }
     if let (Some(dir), true) = (&st.directory, st.filenames.is_empty() && st.engine != EngineName::Null) {
         // fio would create regular files (JOB.N.M) there.
         return Err(SizeProblem::NotModelled(format!(

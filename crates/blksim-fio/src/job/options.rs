@@ -92,6 +92,11 @@ pub(crate) enum Field {
     SyncIo,
     FsyncOnClose,
     NumRange,
+    ZoneMode,
+    FileSize,
+    ZoneSize,
+    ZoneRange,
+    ZoneSkip,
     Loops,
     NumJobs,
     GroupReporting,
@@ -230,8 +235,6 @@ const RATE_MIN: &str =
     "ends the job with an error when its rate falls below the minimum, which blksim does not model (rate and rate_iops are modelled)";
 const AMOUNT: &str = "changes how much I/O the job does in a way blksim does not model (size, io_size, number_ios, loops and runtime are modelled)";
 const ZONED: &str = "needs a zoned block device, which blksim does not model";
-const ZONES: &str =
-    "divides the I/O into zones (zonemode=strided on any device, or zonemode=zbd on a zoned one), which blksim does not model";
 const FILES: &str = "works with files in a filesystem, which blksim does not model (it simulates block devices)";
 const SYNC: &str = "adds flush or sync operations that blksim does not model (fsync, fdatasync, end_fsync, fsync_on_close and sync are modelled)";
 const PRIO: &str = "sets I/O or CPU priorities, which blksim does not model";
@@ -366,7 +369,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("size", Kind::Size, Field::Size),
     model_a("io_size", "io_limit", Kind::Size, Field::IoSize),
     reject_unless_a("fill_device", "fill_fs", Kind::Bool, AMOUNT, &["0"]),
-    reject("filesize", SIZE, FILES),
+    model("filesize", Kind::Int { min: 1, max: u64::MAX }, Field::FileSize),
     reject_unless("file_append", Kind::Bool, FILES, &["0"]),
     model_a("offset", "fileoffset", Kind::Size, Field::Offset),
     reject_unless("offset_align", INT, PATTERN, &["0"]),
@@ -465,11 +468,11 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     reject("exec_postrun", Kind::Text, EXEC),
     reject("ioscheduler", Kind::Text, SCHED),
     // Zoned devices and data placement.
-    reject_unless("zonemode", Kind::Choice(&["none", "strided", "zbd"]), ZONES, &["none"]),
-    reject_unless("zonesize", SIZE, ZONES, &["0"]),
+    model("zonemode", Kind::Choice(&["none", "strided", "zbd"]), Field::ZoneMode),
+    model("zonesize", SIZE, Field::ZoneSize),
     reject_unless("zonecapacity", SIZE, ZONED, &["0"]),
-    reject_unless("zonerange", SIZE, ZONES, &["0"]),
-    reject_unless("zoneskip", Kind::Size, ZONES, &["0"]),
+    model("zonerange", SIZE, Field::ZoneRange),
+    model("zoneskip", Kind::Size, Field::ZoneSkip),
     noop("read_beyond_wp", Kind::Bool, COMPANION),
     reject_unless("max_open_zones", INT, ZONED, &["0"]),
     reject_unless("job_max_open_zones", INT, ZONED, &["0"]),

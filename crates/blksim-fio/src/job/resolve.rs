@@ -582,6 +582,19 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.io_size = st.io_size;
     // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).
     c.num_range = st.num_range.max(1) as u32;
+    // The null engine's file of `filesize` bytes (setup_files): the job's region is what
+    // follows its offset, and its size when size= is not given.
+    if let Some(bytes) = st.filesize {
+        c.null_file = Some((bytes, bytes - st.offset));
+        c.size = c.size.or(Some(bytes - st.offset));
+    }
+    // fio's fixup_options: strided only with one file; zonerange defaults to zonesize.
+    let strided = st.zone_mode == Some("strided");
+    c.strided = (strided && st.filenames.len() <= 1).then_some(blksim::workload::Strided {
+        size: st.zone_size,
+        range: if st.zone_range == 0 { st.zone_size } else { st.zone_range },
+        skip: st.zone_skip,
+    });
     c.number_ios = st.number_ios;
     c.sync_every = st.sync_every;
     // fio closes each file at the job's end (and syncs it first with fsync_on_close).

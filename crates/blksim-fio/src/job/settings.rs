@@ -204,6 +204,13 @@ pub(crate) struct Settings {
     pub sync_io: bool,
     /// `num_range`: ranges per trim (io_uring_cmd's Dataset Management).
     pub num_range: u64,
+    /// `zonemode` as given (none when not), `zonesize`, `zonerange`, `zoneskip` (bytes; a count of zones refused).
+    pub zone_mode: Option<&'static str>,
+    /// `filesize`: the null engine's file.
+    pub filesize: Option<u64>,
+    pub zone_size: u64,
+    pub zone_range: u64,
+    pub zone_skip: u64,
     pub loops: u32,
     pub numjobs: u32,
     pub group_reporting: bool,
@@ -306,6 +313,11 @@ impl Default for Settings {
             fsync_on_close: false,
             sync_io: false,
             num_range: 1,
+            zone_mode: None,
+            filesize: None,
+            zone_size: 0,
+            zone_range: 0,
+            zone_skip: 0,
             loops: 1,
             numjobs: 1,
             group_reporting: false,
@@ -553,6 +565,26 @@ impl Settings {
             (Field::FsyncOnClose, P::Bool(b)) => self.fsync_on_close = b,
             (Field::SyncIo, P::Choice(c, _)) => self.sync_io = !matches!(c, "none" | "0"),
             (Field::NumRange, P::Int(v)) => self.num_range = v,
+            (Field::ZoneMode, P::Choice("zbd", _)) => {
+                return Err(Refusal::NotModelled(
+                    "zonemode=zbd: zoned block devices are not modelled (zonemode=strided is)".into(),
+                ))
+            }
+            (Field::ZoneMode, P::Choice(c, _)) => self.zone_mode = Some(c),
+            (Field::FileSize, P::Int(v)) => self.filesize = Some(v),
+            (Field::ZoneSize, P::Int(v)) => self.zone_size = v,
+            (Field::ZoneRange, P::Int(v)) => self.zone_range = v,
+            (Field::ZoneSkip, P::Size(SizeVal::Bytes(v))) => self.zone_skip = v,
+            (Field::ZoneSkip, P::Size(SizeVal::Percent(p))) => {
+                return Err(Refusal::NotModelled(format!(
+                    "zoneskip={p}%: a percentage of the device is not modelled by blksim; give a size in bytes"
+                )))
+            }
+            (Field::ZoneSkip, P::Zones(n)) => {
+                return Err(Refusal::NotModelled(format!(
+                    "zoneskip={n}z: a count of zones is zonemode=zbd's, which blksim does not model"
+                )))
+            }
             (Field::Loops, P::Int(v)) => self.loops = to_u32(v),
             (Field::NumJobs, P::Int(v)) => self.numjobs = to_u32(v),
             (Field::GroupReporting, P::Flag(b)) => self.group_reporting = b,

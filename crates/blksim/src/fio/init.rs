@@ -51,7 +51,8 @@ impl Sim {
             || job.trimwrite.is_some()
             || job.verify.is_some()
             || (0..3).any(|d| cfg.bs_varies(d))
-            || (cfg.num_range > 1 && cfg.rw_has_trim());
+            || (cfg.num_range > 1 && cfg.rw_has_trim())
+            || cfg.strided.is_some();
         job.dist = self.job_distribution(i, cfg, devs)?.map(Box::new);
         Ok(())
     }

@@ -42,7 +42,12 @@ impl Job {
     #[inline(always)]
     pub(crate) fn next_file(&mut self, bs: u64, capacity: impl Fn(DevId) -> u64) -> (usize, Option<DevId>, u64, u64) {
         let (di, dev, real) = if self.devs.is_empty() {
-            (0, None, self.cfg.offset + self.cfg.size.unwrap_or(bs))
+            if let Some((real, region)) = self.cfg.null_file {
+                return (0, None, real, region.max(bs));
+            }
+            // (A strided job's offset moves with its zone; its file does not.)
+            let start = self.strided.as_deref().map_or(self.cfg.offset, |z| z.start);
+            (0, None, start + self.cfg.size.unwrap_or(bs))
         } else {
             let di = if self.cfg.program == Program::TIoUring {
                 self.tio_next_file()
@@ -186,6 +191,43 @@ impl Job {
         self.reopened = true;
     }
 
+    /// fio's setup_strided_zone_mode before the next I/O of direction `d` on
+    /// file `di` of `real` bytes (`zonemode=strided`): after `zonesize`
+    /// bytes the zone moves `zonerange + zoneskip` on (back to the start
+    /// past the file's end) and the direction's position to it; a position
+    /// past the zone's range goes back to its start; at every `zonerange`
+    /// bytes the file is reset (fio_file_reset: positions, random map or LFSR).
+    pub(crate) fn strided_zone(&mut self, di: usize, d: usize, real: u64) {
+        let Some(z) = self.strided.as_deref_mut() else { return };
+        let (range, start) = (z.cfg.range, z.start);
+        if z.bytes >= z.cfg.size {
+            z.bytes = 0;
+            let next = self.cfg.offset.saturating_add(range + z.cfg.skip);
+            self.cfg.offset = if next >= real { start } else { next };
+            self.last_pos[di * 3 + d] = self.cfg.offset;
+        }
+        let (fo, reset) = (self.cfg.offset, z.bytes.is_multiple_of(range));
+        if self.last_pos[di * 3 + d] >= fo.saturating_add(range) {
+            self.last_pos[di * 3 + d] = fo;
+        }
+        if reset {
+            self.last_pos[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = fo);
+            if let Some(tw) = self.trimwrite.as_deref_mut() {
+                tw.last_start[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
+            }
+            if let Some(maps) = self.random_maps.as_deref_mut() {
+                maps.reset();
+            }
+        }
+    }
+
+    /// `zonemode=strided`: an I/O of `bytes` in the zone (fio's `td->zone_bytes`).
+    pub(crate) fn strided_placed(&mut self, bytes: u64) {
+        if let Some(z) = self.strided.as_deref_mut() {
+            z.bytes += bytes;
+        }
+    }
+
     /// fio's get_next_rand_block: block `b` of `blockalign` bytes among
     /// those where a `bs` I/O still fits (`last_block`), uniform or as
     /// `random_distribution` draws it. With the random map, a block already
@@ -195,6 +237,8 @@ impl Job {
     /// (fio_file_reset: its map and positions); any other has no offset left.
     #[inline(always)]
     fn random_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
+        // (fio's last_block and random map: a strided job draws within its zone's range.)
+        let region = self.strided.as_deref().map_or(region, |z| z.cfg.range.min(region));
         let ba = match self.cfg.ba[d] {
             0 => bs,
             ba => ba,

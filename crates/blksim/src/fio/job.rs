@@ -115,6 +115,16 @@ pub(crate) struct Chain {
     pub submit: bool,
 }
 
+/// `zonemode=strided`'s state: the job's `offset` is fio's `f->file_offset`,
+/// the start of the zone it is in, which moves; `start` is where it began
+/// (fio's `get_start_offset`), `bytes` fio's `td->zone_bytes`.
+#[derive(Clone, Debug)]
+pub(crate) struct StridedZone {
+    pub cfg: crate::workload::Strided,
+    pub start: u64,
+    pub bytes: u64,
+}
+
 /// fio's `last_ddir_issued`, as an fsync job's next io_u depends on it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum LastIssued {
@@ -407,6 +417,8 @@ pub(crate) struct Job {
     pub dist: Option<Box<crate::fio::distribution::Distribution>>,
     /// fio's random map per file, for a random job without `norandommap`.
     pub random_maps: Option<Box<RandomMaps>>,
+    /// `zonemode=strided`: the zone the job is in.
+    pub strided: Option<Box<StridedZone>>,
     // Statistics.
     pub dirs: [DirStats; 3],
     /// A job that fsyncs: what decides its next one, and its statistics.
@@ -499,6 +511,7 @@ impl Job {
             let lfsr_seed = cfg.lfsr.then(|| rng.clone().next_u64());
             Box::new(RandomMaps::new(n, rw_min_bs, lfsr_seed))
         });
+        let strided = cfg.strided.map(|cfg| Box::new(StridedZone { cfg, start, bytes: 0 }));
         Job {
             task: Task {
                 cpu,
@@ -588,6 +601,7 @@ impl Job {
             reopened: false,
             dist: None,
             random_maps,
+            strided,
             dirs: Default::default(),
             fsync: None,
             cmdprio: None,

@@ -320,10 +320,12 @@ impl Sim {
             let min_bs = job.cfg.bs[d];
             let devs = &self.devs;
             let (di, dev, capacity, region) = job.next_file(min_bs, |d| devs[d].capacity_bytes);
+            job.strided_zone(di, d, capacity);
             // randtrimwrite: a write goes where its trim went, as long (no draw, no random map).
             if let Some((o, bytes)) = job.randtrimwrite_write(di, d) {
                 job.last_pos[di * 3 + 1] = job.cfg.offset + o + bytes;
                 job.trimwrite_placed(di, d, job.cfg.offset + o);
+                job.strided_placed(bytes);
                 job.pace = pace;
                 self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], o), dev, di, now);
                 continue;
@@ -337,6 +339,7 @@ impl Sim {
             if d == 2 && job.cfg.num_range > 1 {
                 // io_uring_cmd's trim of several ranges: the io_u's offset is its last range's.
                 let (offset, bytes, ranges) = job.fill_ranges(di, o, min_bs, region, capacity);
+                job.strided_placed(bytes);
                 if let Some(p) = pace.as_deref_mut() {
                     p.issued(dir, bytes);
                 }
@@ -348,6 +351,7 @@ impl Sim {
             let (offset, bytes) = job.next_buflen(d, o, min_bs, region);
             let bytes = job.io_placed(di, d, offset, bytes);
             job.trimwrite_placed(di, d, job.cfg.offset + offset);
+            job.strided_placed(bytes);
             // A verifying job logs the write for its read-back (log_io_piece).
             if let Some(v) = job.verify.as_deref_mut().filter(|v| d == 1 && v.cfg.do_verify && !v.phase) {
                 v.logged(di as u16, job.cfg.offset + offset, bytes, v.issues[1] - 1);
