@@ -191,6 +191,13 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "rw=write\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=16k\nzonerange=8k\nzoneskip=4k\noffset=8k\n",
         "rw=read\nbs=4k\nsize=32k\nio_size=96k\nzonemode=strided\nzonesize=12k\nzonerange=8k\n",
         "rw=read:4k\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=8k\nzoneskip=4k\n",
+        // The LFSR from fio's seed (setup_random_seeds; randrepeat=0 with a randseed seeds fio
+        // 3.33 as 3.42), its reset passes (a loop, a strided zone's range) stepping as fio's.
+        "rw=randwrite\nbs=4k\nsize=1m\nrandom_generator=lfsr\nrandrepeat=0\nrandseed=1234\n",
+        "rw=randread\nbs=4k\nsize=64k\nrandom_generator=lfsr\nrandrepeat=0\nrandseed=1234\nloops=2\n",
+        "rw=randread\nbs=4k\nsize=64k\nrandom_generator=lfsr\nrandrepeat=0\nrandseed=77\nnumjobs=2\n",
+        "rw=randread\nbs=4k\nsize=256k\nzonemode=strided\nzonesize=64k\nzonerange=32k\nrandom_generator=lfsr\n\
+         randrepeat=0\nrandseed=1234\n",
     ];
     let strip = |p: PathBuf| -> Vec<String> {
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));

@@ -313,6 +313,9 @@ pub struct JobConfig {
     /// `randrepeat`: each of the job's `loops` draws the same offsets and sizes (fio's
     /// clear_io_state seeds its generators again); off, a loop goes on with the sequence.
     pub randrepeat: bool,
+    /// fio's `td->o.rand_seed` where fio seeds from it (`randrepeat`, or `randseed` given):
+    /// the LFSR's seed is fio's (`setup_random_seeds`); blksim's other draws are its own.
+    pub fio_seed: Option<u64>,
     /// `rate_iops` per direction, 0 = unlimited.
     pub rate_iops: [u64; 3],
     /// `loops`.
@@ -718,6 +721,7 @@ impl JobConfig {
             serialize_overlap: false,
             lfsr: false,
             randrepeat: true,
+            fio_seed: Some(0x89),
             rate_iops: [0; 3],
             number_ios: 0,
             sync_every: [0; 2],

@@ -570,6 +570,9 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.offload = st.offload;
     c.serialize_overlap = st.serialize_overlap;
     c.randrepeat = st.randrepeat;
+    // fio 3.42's setup_random_seeds: from randseed (0x89 by default) unless randrepeat=0
+    // without randseed, which takes the system's random numbers.
+    c.fio_seed = (st.randrepeat || st.randseed.is_some()).then_some(st.randseed.unwrap_or(0x89));
     c.lfsr = st.lfsr;
     c.ddir_seq_nr = st.ddir_seq_nr;
     c.ddir_seq_add = st.ddir_seq_add;

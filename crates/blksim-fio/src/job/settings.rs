@@ -182,6 +182,8 @@ pub(crate) struct Settings {
     /// `serialize_overlap`.
     pub serialize_overlap: bool,
     pub randrepeat: bool,
+    /// `randseed`, when given.
+    pub randseed: Option<u64>,
     /// `random_generator=lfsr`.
     pub lfsr: bool,
     pub rate_iops: [u64; 3],
@@ -297,6 +299,7 @@ impl Default for Settings {
             offload: false,
             serialize_overlap: false,
             randrepeat: true,
+            randseed: None,
             lfsr: false,
             rate_iops: [0; 3],
             rate: [0; 3],
@@ -518,6 +521,7 @@ impl Settings {
             (Field::SubmitMode, P::Choice(c, _)) => self.offload = c == "offload",
             (Field::SerializeOverlap, P::Bool(b)) => self.serialize_overlap = b,
             (Field::RandRepeat, P::Bool(b)) => self.randrepeat = b,
+            (Field::RandSeed, P::Int(v)) => self.randseed = Some(v),
             (Field::RandomGenerator, P::Choice(c, _)) => self.lfsr = c == "lfsr",
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),
             (Field::Rate, P::Dirs(d)) => set_dirs(&mut self.rate, d),

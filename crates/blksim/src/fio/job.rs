@@ -115,6 +115,22 @@ pub(crate) struct Chain {
     pub submit: bool,
 }
 
+/// fio's `FIO_RAND_BLOCK_OFF` (`fio.h`): the offsets' generator among its seeds.
+const FIO_RAND_BLOCK_OFF: u64 = 6;
+
+/// fio's `setup_random_seeds`: seed `k` of the job numbered `thread_number`
+/// (from 1) from `td->o.rand_seed`.
+pub(crate) fn fio_rand_seed(rand_seed: u64, thread_number: u64, k: u64) -> u64 {
+    let mut seed = rand_seed;
+    for _ in 0..4 {
+        seed = seed.wrapping_mul(0x9e37_0001);
+    }
+    for _ in 0..k {
+        seed = seed.wrapping_mul(0x9e37_0001);
+    }
+    seed.wrapping_mul(thread_number).wrapping_add(k)
+}
+
 /// `zonemode=strided`'s state: the job's `offset` is fio's `f->file_offset`,
 /// the start of the zone it is in, which moves; `start` is where it began
 /// (fio's `get_start_offset`), `bytes` fio's `td->zone_bytes`.
@@ -508,7 +524,11 @@ impl Job {
         let bs_rng = rng.clone();
         let random_maps = (cfg.rw.is_random() && (cfg.lfsr || !cfg.norandommap)).then(|| {
             let rw_min_bs = cfg.bs.iter().copied().filter(|&b| b > 0).min().unwrap_or(4096);
-            let lfsr_seed = cfg.lfsr.then(|| rng.clone().next_u64());
+            // fio's td->rand_seeds[FIO_RAND_BLOCK_OFF] for job `index` (thread_number index + 1).
+            let lfsr_seed = cfg.lfsr.then(|| match cfg.fio_seed {
+                Some(seed) => fio_rand_seed(seed, index.idx() as u64 + 1, FIO_RAND_BLOCK_OFF),
+                None => rng.clone().next_u64(),
+            });
             Box::new(RandomMaps::new(n, rw_min_bs, lfsr_seed))
         });
         let strided = cfg.strided.map(|cfg| Box::new(StridedZone { cfg, start, bytes: 0 }));

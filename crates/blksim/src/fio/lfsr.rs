@@ -95,12 +95,15 @@ impl Lfsr {
         let taps = TAPS[bits];
         let xormask = taps.iter().fold(0u64, |m, &t| m | 1 << (t - 1));
         let cached_bit = 1u64 << (taps[0] - 1);
-        let mut l = Lfsr { last_val: 0, max_val: nums - 1, xormask, cached_bit, num_vals: 0, cycle_length: 0, seed };
+        // prepare_spin (spin 0): the first step after lfsr_init is a double one.
+        let mut l = Lfsr { last_val: 0, max_val: nums - 1, xormask, cached_bit, num_vals: 0, cycle_length: 1, seed };
         l.reset();
         Some(l)
     }
 
-    /// lfsr_reset: the pass starts again from the seed. fio refuses the
+    /// lfsr_reset: the pass starts again from the seed, with single steps
+    /// (the double first step is lfsr_init's only, so a reset pass begins
+    /// at the state lfsr_init's skipped, as fio's does). fio refuses the
     /// all-ones state (illegal for an XNOR register); here such a seed
     /// loses its top bit instead.
     pub(crate) fn reset(&mut self) {
@@ -110,7 +113,6 @@ impl Lfsr {
         if self.last_val == bitmask {
             self.last_val &= !self.cached_bit;
         }
-        self.cycle_length = 1;
     }
 
     fn step(&mut self) {
@@ -172,6 +174,18 @@ mod tests {
         assert_eq!(first(1000, 987_654_321, 8), [364, 246, 59, 541, 782, 455, 739, 881]);
         assert_eq!(first(1000, 987_654_321, 1000)[997..], [482, 177, 600]);
         assert_eq!(first(5_000_000, 42, 5), [4259850, 2260997, 2793473, 2664448, 1463296]);
+    }
+
+    #[test]
+    fn a_reset_pass_is_fios() {
+        // fio's lib/lfsr.c: lfsr_init, the whole pass, lfsr_reset(seed), the pass again. The
+        // reset pass steps once from the seed, where lfsr_init's first step is a double one.
+        let mut l = Lfsr::new(16, 0x5629_aad4_732c_04d8).unwrap();
+        let init: Vec<u64> = std::iter::from_fn(|| l.next()).collect();
+        assert_eq!(init, [0, 4, 6, 7, 10, 1, 12, 2, 5, 13, 15, 11, 9, 14, 3, 8]);
+        l.reset();
+        let again: Vec<u64> = std::iter::from_fn(|| l.next()).collect();
+        assert_eq!(again, [8, 0, 4, 6, 7, 10, 1, 12, 2, 5, 13, 15, 11, 9, 14, 3]);
     }
 
     #[test]
