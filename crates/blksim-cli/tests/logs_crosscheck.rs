@@ -198,6 +198,11 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "rw=randread\nbs=4k\nsize=64k\nrandom_generator=lfsr\nrandrepeat=0\nrandseed=77\nnumjobs=2\n",
         "rw=randread\nbs=4k\nsize=256k\nzonemode=strided\nzonesize=64k\nzonerange=32k\nrandom_generator=lfsr\n\
          randrepeat=0\nrandseed=1234\n",
+        // io_size past size: each pass a new one (files closed and opened), while a block's
+        // worth is left (keep_running).
+        "rw=write\nbs=4k\nsize=16k\nio_size=40k\n",
+        "rw=read\nbs=4k\nsize=16k\nio_size=18k\n",
+        "rw=randread\nbs=4k\nsize=64k\nio_size=256k\nrandom_generator=lfsr\nrandrepeat=0\nrandseed=9\n",
     ];
     let strip = |p: PathBuf| -> Vec<String> {
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));

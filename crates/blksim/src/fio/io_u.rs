@@ -66,16 +66,28 @@ impl Job {
     /// least `bs` bytes in direction `d` on its file `di`, whose region (fio's
     /// `io_size`) is `region` bytes of a file of `real` bytes. When the file
     /// has none left (fio's get_next_offset fails), the job's next loop
-    /// starts over; `None` when it was the last loop (the job is done).
+    /// starts over, or with `io_size` bytes left another pass does, as
+    /// fio's thread_main goes round again while keep_running (its files
+    /// closed and opened, its generators seeded again with `randrepeat`);
+    /// `None` when it was the last loop (the job is done).
     #[inline(always)]
     pub(crate) fn next_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
         self.draw_offset(di, d, bs, region, real).or_else(|| {
-            (self.loops_left > 1).then(|| {
+            if self.loops_left > 1 {
                 self.loops_left -= 1;
-                self.rewind();
-            })?;
+            } else if !self.io_size_left() {
+                return None;
+            }
+            self.rewind();
             self.draw_offset(di, d, bs, region, real)
         })
+    }
+
+    /// fio's keep_running for a job that is not time-based: `io_size` bytes
+    /// not yet issued, at least its largest block's worth.
+    fn io_size_left(&self) -> bool {
+        let max_bs = self.cfg.bs_max.iter().chain(&self.cfg.bs).copied().max().unwrap_or(1).max(1);
+        self.cfg.io_size.is_some() && !self.cfg.time_based && self.bytes_limit.saturating_sub(self.bytes_issued) >= max_bs
     }
 
     #[inline(always)]
@@ -254,7 +266,9 @@ impl Job {
         let Some(pass) = maps.file(di, region, real) else {
             return Some(self.rng.below(blocks.max(1)) * ba);
         };
-        let again = self.cfg.time_based || self.cfg.io_size.is_some();
+        // (get_next_rand_block: a time-based job's pass starts again at once; io_size's makes a
+        // new pass, `next_offset`.)
+        let again = self.cfg.time_based;
         let b = match pass {
             Pass::Lfsr(lfsr) => match lfsr.next() {
                 Some(b) => return Some(b * ba),
@@ -328,8 +342,10 @@ impl Job {
     fn seq_offset(&mut self, di: usize, d: usize, region: u64, real: u64) -> Option<u64> {
         let start = self.cfg.offset;
         let add = self.cfg.ddir_seq_add;
-        // A time-based job, or one whose io_size goes past its size, goes round its region again.
-        let wrap = self.cfg.time_based || self.cfg.io_size.is_some();
+        // A time-based job, or a mixed one whose io_size goes past its size (td_rw), goes round
+        // its region again; another's io_size makes a new pass (`next_offset`).
+        let mixed = matches!(self.cfg.rw, RwKind::ReadWrite | RwKind::RandRw);
+        let wrap = self.cfg.time_based || (mixed && self.cfg.io_size.is_some());
         let last = &mut self.last_pos[di * 3 + d];
         if wrap && *last >= start.saturating_add(region) {
             *last = start;
