@@ -191,6 +191,10 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "rw=write\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=16k\nzonerange=8k\nzoneskip=4k\noffset=8k\n",
         "rw=read\nbs=4k\nsize=32k\nio_size=96k\nzonemode=strided\nzonesize=12k\nzonerange=8k\n",
         "rw=read:4k\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=8k\nzoneskip=4k\n",
+        "rw=read\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=8k\nzoneskip=4k\nloops=2\n",
+        "rw=read\nbs=4k\nsize=64k\nio_size=96k\nzonemode=strided\nzonesize=12k\nzonerange=16k\n",
+        "rw=randread\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=8k\nzonerange=16k\nrandom_generator=lfsr\n\
+         randrepeat=0\nrandseed=5\nloops=3\n",
         // The LFSR from fio's seed (setup_random_seeds; randrepeat=0 with a randseed seeds fio
         // 3.33 as 3.42), its reset passes (a loop, a strided zone's range) stepping as fio's.
         "rw=randwrite\nbs=4k\nsize=1m\nrandom_generator=lfsr\nrandrepeat=0\nrandseed=1234\n",

@@ -87,7 +87,9 @@ impl Job {
     /// not yet issued, at least its largest block's worth.
     fn io_size_left(&self) -> bool {
         let max_bs = self.cfg.bs_max.iter().chain(&self.cfg.bs).copied().max().unwrap_or(1).max(1);
-        self.cfg.io_size.is_some() && !self.cfg.time_based && self.bytes_limit.saturating_sub(self.bytes_issued) >= max_bs
+        self.cfg.io_size.is_some()
+            && !self.cfg.time_based
+            && self.bytes_limit.saturating_sub(self.bytes_issued) >= max_bs
     }
 
     #[inline(always)]
@@ -191,6 +193,10 @@ impl Job {
     pub(crate) fn rewind(&mut self) {
         if let Some(seeds) = self.loop_seeds.as_deref() {
             (self.rng, self.bs_rng) = seeds.clone();
+        }
+        if let Some(z) = self.strided.as_deref_mut() {
+            // clear_io_state: the file offset back at its start, reset_io_counters: no zone bytes.
+            (self.cfg.offset, z.bytes) = (z.start, 0);
         }
         let start = self.cfg.offset;
         self.last_pos.iter_mut().for_each(|p| *p = start);
