@@ -206,6 +206,10 @@ fn write_iolog_is_fios_apart_from_the_times() {
         // worth is left (keep_running).
         "rw=write\nbs=4k\nsize=16k\nio_size=40k\n",
         "rw=read\nbs=4k\nsize=16k\nio_size=18k\n",
+        // With loops: each loop a pass of at most io_size, then passes until io_size is done.
+        "rw=write\nbs=4k\nsize=16k\nio_size=64k\nloops=2\n",
+        "rw=write\nbs=4k\nsize=16k\nio_size=20k\nloops=3\n",
+        "rw=write\nbs=4k\nsize=16k\nio_size=8k\nloops=2\n",
         "rw=randread\nbs=4k\nsize=64k\nio_size=256k\nrandom_generator=lfsr\nrandrepeat=0\nrandseed=9\n",
     ];
     let strip = |p: PathBuf| -> Vec<String> {

@@ -422,12 +422,15 @@ impl Sim {
 
     fn bytes_limit(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {
         // fio's io_bytes_exceeded: io_size if set, else size (x loops).
-        let region: u64 = match (cfg.io_size, cfg.size) {
-            (Some(s), _) | (None, Some(s)) => s,
-            (None, None) => devs.iter().map(|&d| self.devs[d].capacity_bytes).sum(),
-        };
+        let size = || cfg.size.unwrap_or_else(|| devs.iter().map(|&d| self.devs[d].capacity_bytes).sum());
+        let loops = cfg.loops.max(1) as u64;
         // A whole device of I/Os is what fio does; the front ends' wall-time budget asks first.
-        let bytes = region.saturating_mul(cfg.loops.max(1) as u64);
+        let bytes = match cfg.io_size {
+            // keep_running: the loops first (each a pass of at most io_size), then passes
+            // while io_size is not done.
+            Some(io) => loops.saturating_mul(io.min(size())).max(io),
+            None => size().saturating_mul(loops),
+        };
         // fio's do_io: in trimwrite mode each byte is trimmed and then written.
         match cfg.rw {
             RwKind::TrimWrite | RwKind::RandTrimWrite => bytes.saturating_mul(2),
