@@ -121,13 +121,8 @@ const FIO_RAND_BLOCK_OFF: u64 = 6;
 /// fio's `setup_random_seeds`: seed `k` of the job numbered `thread_number`
 /// (from 1) from `td->o.rand_seed`.
 pub(crate) fn fio_rand_seed(rand_seed: u64, thread_number: u64, k: u64) -> u64 {
-    let mut seed = rand_seed;
-    for _ in 0..4 {
-        seed = seed.wrapping_mul(0x9e37_0001);
-    }
-    for _ in 0..k {
-        seed = seed.wrapping_mul(0x9e37_0001);
-    }
+    // Four multiplications first, then one more per seed before seed `k`.
+    let seed = (0..4 + k).fold(rand_seed, |s, _| s.wrapping_mul(0x9e37_0001));
     seed.wrapping_mul(thread_number).wrapping_add(k)
 }
 

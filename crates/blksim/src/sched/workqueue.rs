@@ -142,7 +142,8 @@ impl Sim {
         };
         let dev = match work {
             Work::RunQueue(dev) => dev,
-            Work::AioFsync(req) | Work::IoWqFsync(req) => return self.fsync_work(cpu, req),
+            Work::AioFsync(req) => return self.fsync_work(cpu, req, self.costs.kblockd_work_ns),
+            Work::IoWqFsync(req) => return self.fsync_work(cpu, req, self.costs.io_wq_work_ns),
         };
         // The work is no longer pending once it runs: it can be queued again.
         let dd = self.devs[dev].elevator.as_mut().expect("a queue with a scheduler");
@@ -165,15 +166,13 @@ impl Sim {
     /// then `aio_complete`: the event into the ring, the wake-up check), or
     /// io_uring's on its io-wq worker (`io_worker_handle_work` →
     /// `io_wq_submit_work` → `io_fsync`, then `io_req_complete_post` adds the
-    /// completion to the submitter's task_work).
-    fn fsync_work(&mut self, cpu: CpuId, req: ReqId) {
+    /// completion to the submitter's task_work); `item_ns` is the worker's
+    /// own cost of taking the item.
+    fn fsync_work(&mut self, cpu: CpuId, req: ReqId, item_ns: u64) {
         let now = self.q.now_ns();
         let c = &self.costs;
-        let work = c.blkdev_fsync_ns
-            + match self.jobs[self.reqs.reqs[req].job()].is_uring() {
-                true => c.io_wq_work_ns + self.engine_complete_cost(req),
-                false => c.kblockd_work_ns + c.aio_complete_ns,
-            };
+        // (The engine's completion: libaio's aio_complete, io_uring's task_work add.)
+        let work = item_ns + c.blkdev_fsync_ns + self.engine_complete_cost(req);
         let kw = &mut self.cpus[cpu].kworker;
         kw.items += 1;
         kw.since_ns = now;
