@@ -278,7 +278,6 @@ fn flows_share_the_io_as_the_real_fio_shares_it() {
         let v = run_json(cmd, d, job);
         [0, 1].map(|i| v["jobs"][i]["read"]["total_ios"].as_u64().unwrap() as f64)
     };
-    let fio = ios(crosscheck::fio_tool("fio"), &dir("flow-fio"));
     let ours = ios(blksim(), &dir("flow-blksim"));
     // blksim's first job is paced by rate_iops alone (2,000 in 2 s), and the second's count
     // is the race-free one: exactly eight per I/O of the first plus the start. The real
@@ -291,6 +290,16 @@ fn flows_share_the_io_as_the_real_fio_shares_it() {
     // criterion; the real fio's second count is not a reference on a shared host.
     assert_eq!(ours[0], 2000.0, "job 0: blksim {ours:?}");
     assert_eq!(ours[1], 8.0 * ours[0] + 9.0, "job 1: blksim {ours:?}");
+    // A busy host only holds the real fio's paced job back (CI saw 1,948 and 1,887 of 2,000
+    // beside the offload cross-check's minute of work), never ahead of its rate: its run is
+    // taken again, up to five times, until one is within 5%.
+    let mut fio = [0.0; 2];
+    for _ in 0..5 {
+        fio = ios(crosscheck::fio_tool("fio"), &dir("flow-fio"));
+        if (ours[0] / fio[0] - 1.0).abs() < 0.05 {
+            break;
+        }
+    }
     assert!((ours[0] / fio[0] - 1.0).abs() < 0.05, "job 0: blksim {ours:?}, fio {fio:?}");
     let ratio = ours[1] / ours[0];
     assert!((6.0..=10.0).contains(&ratio), "blksim: flow=8 / flow=1 = {ratio} ({ours:?}; the real fio {fio:?})");
