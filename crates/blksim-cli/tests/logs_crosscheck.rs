@@ -259,11 +259,19 @@ fn a_replayed_log_waits_as_the_real_fio_waits() {
             let v = run_json(cmd, d, &job);
             (v["jobs"][0]["read"]["total_ios"].as_u64(), v["jobs"][0]["job_runtime"].as_u64())
         };
-        let fio = runtime(crosscheck::fio_tool("fio"), &dir(&format!("replay-fio-{depth}{}", extra.len())));
         let ours = runtime(blksim(), &dir(&format!("replay-blksim-{depth}{}", extra.len())));
-        // The same I/Os; the real fio's runtime (whole ms of real time) may run over by one on a busy host.
+        // The same I/Os; the real fio's runtime (whole ms of real time) may run over by one on a
+        // busy host, and by more when its thread is held back: its run is taken again, up to five times.
+        let o = ours.1.unwrap();
+        let mut fio = (None, None);
+        for _ in 0..5 {
+            fio = runtime(crosscheck::fio_tool("fio"), &dir(&format!("replay-fio-{depth}{}", extra.len())));
+            if fio.1.is_some_and(|f| o <= f && f <= o + 1) {
+                break;
+            }
+        }
         assert_eq!(ours.0, fio.0, "iodepth={depth} {extra}");
-        let (o, f) = (ours.1.unwrap(), fio.1.unwrap());
+        let f = fio.1.unwrap();
         assert!(o <= f && f <= o + 1, "iodepth={depth} {extra}: runtime {o} ms, the real fio's {f} ms");
     }
 }
