@@ -13,9 +13,10 @@
 //! padding, `u64` numberio (writes issued), `u64` index, the offset
 //! generator's state (`u64` use64, six `u64`), the name (64 bytes, NUL
 //! padded), then `depth` `u64` slots of writes in flight (`u64::MAX`: none).
-//! blksim draws offsets with its own generator, not fio's tausworthe: the
-//! generator state it writes is zero (fio reads it back but does not use it
-//! to verify).
+//! The generator's state is the job's offset generator's at its end
+//! (tausworthe's three `u32` words, or tausworthe64's five `u64`; fio reads
+//! it back but does not use it to verify; for the LFSR's job, whose
+//! offsets do not come from it, as seeded, as in fio).
 
 use blksim::workload::VerifyState;
 
@@ -36,7 +37,18 @@ pub fn encode(state: &VerifyState, name: &str, index: usize) -> Vec<u8> {
     list.extend([0u8; 4]);
     list.extend(state.numberio.to_le_bytes());
     list.extend((index as u64).to_le_bytes());
-    list.extend([0u8; 56]); // use64 = 0 and the generator's state
+    // struct thread_rand_state: use64, then the union of six u64 or four u32 words.
+    let (use64, words) = state.rand;
+    list.extend((use64 as u64).to_le_bytes());
+    let mut union = [0u8; 48];
+    for (i, w) in words.iter().enumerate() {
+        if use64 {
+            union[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
+        } else if i < 3 {
+            union[4 * i..4 * i + 4].copy_from_slice(&(*w as u32).to_le_bytes());
+        }
+    }
+    list.extend(union);
     let mut n = [0u8; 64];
     // snprintf(name, 64, "%s"): at most 63 bytes and the NUL.
     let bytes = name.as_bytes();
@@ -77,7 +89,17 @@ pub fn decode(bytes: &[u8]) -> Result<VerifyState, String> {
         return Err(format!("verify state is corrupt: depth {depth} does not fit its {} bytes", list.len()));
     }
     let inflight = (0..depth).map(|i| u64_at(list, LIST_BYTES + 8 * i)).collect();
-    Ok(VerifyState { numberio: u64_at(list, 8), inflight })
+    let use64 = u64_at(list, 24) != 0;
+    let words = std::array::from_fn(|i| {
+        if use64 {
+            u64_at(list, 32 + 8 * i)
+        } else if i < 3 {
+            u32::from_le_bytes(list[32 + 4 * i..36 + 4 * i].try_into().expect("4 bytes")) as u64
+        } else {
+            0
+        }
+    });
+    Ok(VerifyState { numberio: u64_at(list, 8), inflight, rand: (use64, words) })
 }
 
 /// fio's `crc32c_sw`: CRC-32C (Castagnoli, reflected), initial value `~0`, not inverted at the end.
@@ -104,7 +126,7 @@ mod tests {
 
     #[test]
     fn a_state_reads_back_as_written_in_fios_layout() {
-        let s = VerifyState { numberio: 128, inflight: vec![u64::MAX, 7, u64::MAX] };
+        let s = VerifyState { numberio: 128, inflight: vec![u64::MAX, 7, u64::MAX], rand: (false, [1, 2, 3, 0, 0]) };
         let b = encode(&s, "job/one", 2);
         assert_eq!(b.len(), 24 + 144 + 3 * 8);
         assert_eq!(&b[0..8], &5u64.to_le_bytes());
@@ -119,7 +141,7 @@ mod tests {
 
     #[test]
     fn a_damaged_or_foreign_state_is_refused_as_fio_refuses_it() {
-        let b = encode(&VerifyState { numberio: 1, inflight: vec![u64::MAX] }, "j", 0);
+        let b = encode(&VerifyState { numberio: 1, inflight: vec![u64::MAX], rand: (true, [1, 2, 3, 4, 5]) }, "j", 0);
         let mut bad = b.clone();
         bad[40] ^= 1;
         assert_eq!(decode(&bad), Err("verify state is corrupt".into()));

@@ -113,6 +113,7 @@ impl Sim {
                     crate::workload::VerifyState {
                         numberio: v.issues[1],
                         inflight: vec![u64::MAX; j.cfg.iodepth as usize],
+                        rand: j.rand.offset.words(),
                     }
                 }),
                 verify_stopped: j.verify.as_deref().and_then(|v| v.stopped.clone()),

@@ -28,6 +28,28 @@ pub const LAT_OFF_CLAT: u8 = 2;
 /// `JobConfig::lat_off`: `disable_lat`.
 pub const LAT_OFF_LAT: u8 = 4;
 
+/// fio's `random_generator`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RandomGenerator {
+    /// Not given: taus88, or taus258 for a file of more than 2^32 of the
+    /// job's smallest blocks (fio's check_rand_gen_limits switches).
+    #[default]
+    Default,
+    /// `tausworthe`: taus88 (32 bits) even for a file of more blocks.
+    Tausworthe,
+    /// `tausworthe64`: taus258.
+    Tausworthe64,
+    /// `lfsr`: fio's LFSR, each block once per pass without a random map.
+    Lfsr,
+}
+
+impl RandomGenerator {
+    /// `random_generator=lfsr`.
+    pub fn is_lfsr(self) -> bool {
+        self == RandomGenerator::Lfsr
+    }
+}
+
 /// fio's `rw=` pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RwKind {
@@ -65,6 +87,10 @@ impl RwKind {
                 | RwKind::TrimWrite
                 | RwKind::RandTrimWrite
         )
+    }
+    /// A read/write mix (`rw`, `randrw`): rwmixread draws each run's direction.
+    pub fn is_mixed(self) -> bool {
+        matches!(self, RwKind::ReadWrite | RwKind::RandRw)
     }
     /// Are the offsets random?
     pub fn is_random(self) -> bool {
@@ -306,15 +332,14 @@ pub struct JobConfig {
     /// `serialize_overlap`: (with offload) a worker holds an io_u that overlaps one in
     /// flight in any such job until it is done (`rate-submit.c` `check_overlap`).
     pub serialize_overlap: bool,
-    /// `random_generator=lfsr`: random offsets from fio's LFSR, each block
-    /// once per pass without a random map (tausworthe and tausworthe64 are
-    /// blksim's own uniform draws).
-    pub lfsr: bool,
+    /// `random_generator`: fio's generator of random offsets.
+    pub random_generator: RandomGenerator,
     /// `randrepeat`: each of the job's `loops` draws the same offsets and sizes (fio's
     /// clear_io_state seeds its generators again); off, a loop goes on with the sequence.
     pub randrepeat: bool,
     /// fio's `td->o.rand_seed` where fio seeds from it (`randrepeat`, or `randseed` given):
-    /// the LFSR's seed is fio's (`setup_random_seeds`); blksim's other draws are its own.
+    /// the offsets', block sizes' and read/write mix's generators are seeded from it as fio
+    /// seeds them (`setup_random_seeds`); without it from the run's seed.
     pub fio_seed: Option<u64>,
     /// `rate_iops` per direction, 0 = unlimited.
     pub rate_iops: [u64; 3],
@@ -394,6 +419,9 @@ pub struct VerifyState {
     pub numberio: u64,
     /// One slot per `iodepth`: the number of a write in flight, or `u64::MAX`.
     pub inflight: Vec<u64>,
+    /// The offset generator's state (`struct thread_rand_state`): tausworthe64's five
+    /// words, or tausworthe's three (in the first three); whether it is the former.
+    pub rand: (bool, [u64; 5]),
 }
 
 impl VerifyState {
@@ -719,7 +747,7 @@ impl JobConfig {
             norandommap: false,
             offload: false,
             serialize_overlap: false,
-            lfsr: false,
+            random_generator: RandomGenerator::Default,
             randrepeat: true,
             fio_seed: Some(0x89),
             rate_iops: [0; 3],

@@ -108,8 +108,13 @@ impl<'c> Builder<'c> {
     /// or new_group of their own). A clone is named after the section, even
     /// when `name=` renamed the job itself (fio names clones by section).
     fn add_job(&mut self, section: &Section, st: &Settings, options: Vec<(String, String)>) -> Result<(), InputError> {
-        for clone in 0..st.numjobs.max(1) {
+        let numjobs = st.numjobs.max(1);
+        for clone in 0..numjobs {
             let first = clone == 0;
+            // fio's subjob_number: 0 for the job, then numjobs - 1 down to 1 for its clones in the
+            // order they are made (add_job's `while (--numjobs)`): the file names, offset_increment
+            // and a read_iolog list follow it, the thread numbers (seeds, log names) the order.
+            let subjob = if first { 0 } else { numjobs - clone };
             let stonewall = first && st.stonewall;
             if (stonewall || (first && st.new_group)) && self.prev_group_jobs > 0 {
                 self.prev_group_jobs = 0;
@@ -127,7 +132,7 @@ impl<'c> Builder<'c> {
             let mut config = to_config(st, &name, thread_number);
             // fio's get_start_offset and size_percent, for this clone.
             let (offset, size) =
-                start_and_size(st, &config.filenames, clone as u64, self.ctx).map_err(|(kind, opt, m)| {
+                start_and_size(st, &config.filenames, subjob as u64, self.ctx).map_err(|(kind, opt, m)| {
                     let at = st.lines.get(opt).map_or((section.file.clone(), section.line), |l| l.clone());
                     let message = format!("option '{opt}': {m}");
                     InputError { kind, file: at.0, line: at.1, message, more: Vec::new() }
@@ -142,7 +147,7 @@ impl<'c> Builder<'c> {
                     .map_or((section.file.as_path(), section.line), |(f, l)| (f.as_path(), *l));
                 let null = st.engine == super::engine::EngineName::Null;
                 let opts = super::iolog::ReplayOptions { read_only: self.ctx.read_only, ..st.replay.clone() };
-                let loaded = super::iolog::read(&opts, list, clone as usize, st.direct, null, at)?;
+                let loaded = super::iolog::read(&opts, list, subjob as usize, st.direct, null, at)?;
                 let (replay, files, probed) = (loaded.replay, loaded.files, loaded.probed_depth);
                 if loaded.skipped_writes > 0 {
                     // fio's read_blktrace says it (read_iolog2 means to: its count is always 0).
@@ -573,7 +578,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     // fio 3.42's setup_random_seeds: from randseed (0x89 by default) unless randrepeat=0
     // without randseed, which takes the system's random numbers.
     c.fio_seed = (st.randrepeat || st.randseed.is_some()).then_some(st.randseed.unwrap_or(0x89));
-    c.lfsr = st.lfsr;
+    c.random_generator = st.random_generator;
     c.ddir_seq_nr = st.ddir_seq_nr;
     c.ddir_seq_add = st.ddir_seq_add;
     c.random_distribution = st.random_distribution.clone();
@@ -635,7 +640,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c
 }
 
-/// fio's `get_start_offset` and `size_percent` for clone `clone` of the
+/// fio's `get_start_offset` and `size_percent` for subjob `clone` of the
 /// job (its files `files`): `offset + clone * offset_increment`, either of
 /// them a percentage of the file's device (the sum then aligned up to the
 /// smallest block size); `size` as a percentage, at most what lies past the

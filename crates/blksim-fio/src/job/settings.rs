@@ -184,8 +184,8 @@ pub(crate) struct Settings {
     pub randrepeat: bool,
     /// `randseed`, when given.
     pub randseed: Option<u64>,
-    /// `random_generator=lfsr`.
-    pub lfsr: bool,
+    /// `random_generator`.
+    pub random_generator: blksim::workload::RandomGenerator,
     pub rate_iops: [u64; 3],
     pub rate: [u64; 3],
     /// `prioclass`, `prio`, `priohint`: `Some` once set (fio then calls `ioprio_set`).
@@ -300,7 +300,7 @@ impl Default for Settings {
             serialize_overlap: false,
             randrepeat: true,
             randseed: None,
-            lfsr: false,
+            random_generator: blksim::workload::RandomGenerator::Default,
             rate_iops: [0; 3],
             rate: [0; 3],
             ioprio: [None; 3],
@@ -522,7 +522,14 @@ impl Settings {
             (Field::SerializeOverlap, P::Bool(b)) => self.serialize_overlap = b,
             (Field::RandRepeat, P::Bool(b)) => self.randrepeat = b,
             (Field::RandSeed, P::Int(v)) => self.randseed = Some(v),
-            (Field::RandomGenerator, P::Choice(c, _)) => self.lfsr = c == "lfsr",
+            (Field::RandomGenerator, P::Choice(c, _)) => {
+                use blksim::workload::RandomGenerator as G;
+                self.random_generator = match c {
+                    "lfsr" => G::Lfsr,
+                    "tausworthe64" => G::Tausworthe64,
+                    _ => G::Tausworthe,
+                }
+            }
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),
             (Field::Rate, P::Dirs(d)) => set_dirs(&mut self.rate, d),
             (Field::RateProcess, P::Choice(c, _)) => {
@@ -765,7 +772,7 @@ impl Settings {
     pub fn no_random_map(&self) -> bool {
         let min = |d: usize| self.block_sizes_of(d).into_iter().min().unwrap_or(self.bs[d]);
         self.norandommap
-            || self.lfsr
+            || self.random_generator.is_lfsr()
             || self.random_distribution != RandomDistribution::Random
             || (self.rw.is_random() && (0..3).any(|d| self.ba[d] > 0 && self.ba[d] != min(d)))
     }

@@ -638,11 +638,13 @@ fn section_reads_only_the_named_job_sections_and_the_globals() {
 
 #[test]
 fn offset_increment_moves_each_clone_as_fios_get_start_offset_does() {
-    // offset + subjob_number * offset_increment; the job itself is subjob 0.
+    // offset + subjob_number * offset_increment; the job itself is subjob 0, its clones
+    // count down from numjobs - 1 in the order fio makes them (the real fio 3.33's
+    // write_lat_log with log_offset: x_lat.2.log's I/Os at 2 MiB, x_lat.3.log's at 1 MiB).
     let c =
         configs("[w]\nfilename=/dev/nvme0n1\ndirect=1\nrw=write\nsize=1m\nnumjobs=3\noffset=4k\noffset_increment=1m\n");
     let offsets: Vec<u64> = c.iter().map(|j| j.offset).collect();
-    assert_eq!(offsets, [4096, 4096 + (1 << 20), 4096 + (2 << 20)]);
+    assert_eq!(offsets, [4096, 4096 + (2 << 20), 4096 + (1 << 20)]);
     // Without it every clone starts at offset.
     let c = configs("[w]\nfilename=/dev/nvme0n1\ndirect=1\nrw=write\nsize=1m\nnumjobs=2\noffset=8k\n");
     assert!(c.iter().all(|j| j.offset == 8192));
@@ -677,7 +679,7 @@ fn percentages_of_the_device_as_fios_get_start_offset_and_size_percent_take_them
     // offset_increment=10% per clone, the sum aligned up to the block size (100 MiB is aligned).
     assert_eq!(
         jobs(&format!("{dev}offset=1m\noffset_increment=10%\nnumjobs=3\nsize=1m\n")),
-        [(1 << 20, Some(1 << 20)), ((1 << 20) + (100 << 20), Some(1 << 20)), ((1 << 20) + (200 << 20), Some(1 << 20))]
+        [(1 << 20, Some(1 << 20)), ((1 << 20) + (200 << 20), Some(1 << 20)), ((1 << 20) + (100 << 20), Some(1 << 20))]
     );
     // 3% of 1000 MiB is 30 MiB + 0.72 MiB: aligned up to 64 KiB for the offset, down for the size.
     let three = (1000u64 << 20) * 3 / 100;

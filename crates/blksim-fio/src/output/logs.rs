@@ -584,8 +584,13 @@ impl LogWriter {
     ) -> Result<LogWriter, (PathBuf, std::io::Error)> {
         let mut w = LogWriter { jobs: Vec::new(), appends: Vec::new(), error: None };
         for (i, job) in jobs.jobs.iter().enumerate() {
-            // fio's subjob number: the clones of a section before this one.
-            let clone = jobs.jobs[..i].iter().filter(|p| p.file == job.file && p.line == job.line).count();
+            // fio's subjob number: 0 for the section's first job, then its clones made
+            // in order count down from numjobs - 1.
+            let same = |p: &&ParsedJob| p.file == job.file && p.line == job.line;
+            let clone = match jobs.jobs[..i].iter().filter(same).count() {
+                0 => 0,
+                k => jobs.jobs.iter().filter(same).count() - k,
+            };
             w.jobs.push(if job.logs.any() { Some(job_logs(job, i + 1, clone, open)?) } else { None });
         }
         Ok(w)

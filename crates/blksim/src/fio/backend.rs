@@ -99,16 +99,15 @@ impl Sim {
             if job.done_issuing || job.bytes_issued >= job.bytes_limit || job.sync_trim.is_some() {
                 break;
             }
-            let dir = job.next_dir();
-            let d = dir.index();
-            let bytes = job.cfg.bs[d];
+            let mut d = job.next_dir().index();
             let devs = &self.devs;
-            let (di, dev, capacity, region) = job.next_file(bytes, |d| devs[d].capacity_bytes);
-            let Some(rel) = job.next_offset(di, d, bytes, region, capacity) else {
+            let (di, dev, capacity, region) = job.next_file(job.cfg.bs[d], |d| devs[d].capacity_bytes);
+            let Some(rel) = job.next_offset(di, &mut d, region, capacity, true) else {
                 job.done_issuing = true;
                 break;
             };
-            let bytes = job.io_placed(di, d, rel, bytes);
+            let dir = crate::workload::Direction::ALL[d];
+            let bytes = job.io_placed(di, d, rel, job.cfg.bs[d]);
             let offset = job.cfg.offset + rel;
             self.prep_request(j, dir, bytes, offset, dev, di, now);
         }

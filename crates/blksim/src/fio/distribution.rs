@@ -5,6 +5,7 @@
 //! top 32 bits of a 64-bit one). The popular ranks of zipf, pareto and
 //! normal are scattered over the file by fio's `__hash_u64`.
 
+use crate::fio::rand::RandStates;
 use crate::sim::Rng;
 use crate::workload::{RandomDistribution, Zone};
 
@@ -25,8 +26,6 @@ pub(crate) struct Distribution {
     /// zoned: per direction, the zone of each of the 100 percent of I/Os (`zone_state_index`).
     zones: [Vec<ZoneIndex>; 3],
     absolute: bool,
-    /// fio's `td->zone_state`.
-    zone_rng: Rng,
 }
 
 #[derive(Clone, Debug)]
@@ -64,7 +63,6 @@ impl Distribution {
     /// sizes, over the smaller of the file and its region); `None` for `random`.
     /// `rng(name)` gives the job's stream `name`.
     pub(crate) fn new(dist: &RandomDistribution, nranges: &[u64], rng: &dyn Fn(&str) -> Rng) -> Option<Distribution> {
-        let zone_rng = rng("zones");
         let (files, zones, absolute) = match dist {
             RandomDistribution::Random => return None,
             RandomDistribution::Zoned { absolute, zones } => (Vec::new(), zones.clone().map(|z| index(&z)), *absolute),
@@ -74,30 +72,29 @@ impl Distribution {
                 (files.collect(), Default::default(), false)
             }
         };
-        Some(Distribution { files, zones, absolute, zone_rng })
+        Some(Distribution { files, zones, absolute })
     }
 
     /// The block (of `ba` bytes) of file `di` for an I/O of direction `d`,
     /// whose file has `lastb` such blocks where an I/O fits (fio's
-    /// `last_block`); `rng` is the job's offset stream (fio's `random_state`).
+    /// `last_block`), from the job's generators (fio's `offset_state` and `zone_state`).
     /// `None`: `zoned_abs` zones past the file's end (fio fails the I/O).
-    pub(crate) fn block(&mut self, di: usize, d: usize, lastb: u64, ba: u64, rng: &mut Rng) -> Option<u64> {
+    pub(crate) fn block(&mut self, di: usize, d: usize, lastb: u64, ba: u64, rand: &mut RandStates) -> Option<u64> {
         if let Some(f) = self.files.get_mut(di) {
             return Some(f.next());
         }
         let index = &self.zones[d];
         if index.is_empty() {
-            return Some(rng.below(lastb));
+            return Some(rand.offset.scaled(lastb));
         }
-        // rand_between(1, 100): fio's rand32_upto(99) + 1.
-        let v = (100.0 * (rand32(&mut self.zone_rng) as f64 / (FRAND32_MAX + 1.0))) as usize;
-        let z = index[v.min(99)];
+        let z = index[rand.zone.between(1, 100) as usize - 1];
+        let rng = &mut rand.offset;
         if self.absolute {
             let (start, end) = (z.size_prev / ba, z.size / ba);
-            (end <= lastb).then(|| start + rng.below(end - start))
+            (end <= lastb).then(|| start + rng.scaled(end - start))
         } else {
             let start = z.size_perc_prev * lastb / 100;
-            Some(start + rng.below(lastb * (z.size_perc - z.size_perc_prev) / 100))
+            Some(start + rng.scaled(lastb * (z.size_perc - z.size_perc_prev) / 100))
         }
     }
 
@@ -229,7 +226,7 @@ mod tests {
     /// The share of draws that land on the most popular `top` of the blocks.
     fn hot_share(d: RandomDistribution, n: u64, top: usize) -> f64 {
         let mut dist = dist(d, n);
-        let mut rng = Rng::stream(1, "o");
+        let mut rng = crate::fio::rand::RandStates::new(1, 1, false, false, false);
         let mut counts = vec![0u32; n as usize];
         let draws = 200_000;
         for _ in 0..draws {
@@ -279,7 +276,7 @@ mod tests {
             [(50, 5), (30, 15), (20, 80)].map(|(a, s)| Zone { access_perc: a, size_perc: s, size: 0 }).to_vec();
         let mut d =
             dist(RandomDistribution::Zoned { absolute: false, zones: [zones.clone(), zones.clone(), zones] }, 1);
-        let mut rng = Rng::stream(1, "o");
+        let mut rng = crate::fio::rand::RandStates::new(1, 1, false, false, false);
         let (mut first, mut second) = (0, 0);
         for _ in 0..100_000 {
             let b = d.block(0, 0, 1000, 4096, &mut rng).unwrap();

@@ -12,20 +12,20 @@ use crate::fio::verify_log::VerifyLog;
 use crate::ids::DevId;
 use crate::sim::Rng;
 use crate::system::Sim;
-use crate::workload::JobConfig;
+use crate::workload::{JobConfig, RandomGenerator};
 
 impl Sim {
     /// Job `i`'s fio state.
     pub(crate) fn fio_job_init(&self, i: usize, cfg: &JobConfig, devs: &[DevId], job: &mut Job) -> Result<(), Error> {
         let granularity = self.nanosleep_granularity_us();
         job.pace = Pace::of(cfg, self.run.seed, i, granularity).map(Box::new);
-        job.bs_rng = Rng::stream(self.run.seed, &format!("job/{i}/bs"));
-        if cfg.loops > 1 && cfg.randrepeat {
-            job.loop_seeds = Some(Box::new((job.rng.clone(), job.bs_rng.clone())));
+        if self.offsets_need_64_bits(cfg, devs) {
+            job.rand.offsets_64();
         }
-        if let Some(tw) = job.trimwrite.as_deref_mut() {
-            // fio seeds the trims' bsrange_state as the writes'.
-            tw.bs_rng = job.bs_rng.clone();
+        if (cfg.loops > 1 || cfg.io_size.is_some()) && cfg.randrepeat {
+            job.loop_seeds = Some(Box::new(job.rand.clone()));
+        }
+        if job.trimwrite.is_some() {
             // fio's do_io: number_ios counts a trim and its write.
             job.cfg.number_ios = job.cfg.number_ios.saturating_mul(2);
         }
@@ -61,17 +61,7 @@ impl Sim {
     /// the read and write block sizes, over the smaller of the file and its
     /// region); `zoned_abs` zones must end within each file's region.
     fn job_distribution(&self, i: usize, cfg: &JobConfig, devs: &[DevId]) -> Result<Option<Distribution>, Error> {
-        let files: Vec<(u64, u64)> = if devs.is_empty() {
-            let size = cfg.size.unwrap_or(cfg.bs[0]);
-            vec![(cfg.offset + size, size)]
-        } else {
-            devs.iter()
-                .map(|&d| {
-                    let real = self.devs[d].capacity_bytes;
-                    (real, cfg.size.unwrap_or(real))
-                })
-                .collect()
-        };
+        let files = self.job_files(cfg, devs);
         let range = cfg.bs[0].min(cfg.bs[1]).max(1);
         let nranges: Vec<u64> = files.iter().map(|&(real, region)| real.min(region).div_ceil(range)).collect();
         let seed = self.run.seed;
@@ -95,6 +85,37 @@ impl Sim {
             }
         }
         Ok(Some(dist))
+    }
+}
+
+impl Sim {
+    /// Each of the job's files: its size and the job's region of it.
+    fn job_files(&self, cfg: &JobConfig, devs: &[DevId]) -> Vec<(u64, u64)> {
+        if devs.is_empty() {
+            let size = cfg.size.unwrap_or(cfg.bs[0]);
+            vec![(cfg.offset + size, size)]
+        } else {
+            devs.iter()
+                .map(|&d| {
+                    let real = self.devs[d].capacity_bytes;
+                    (real, cfg.size.unwrap_or(real))
+                })
+                .collect()
+        }
+    }
+
+    /// fio's check_rand_gen_limits: a random job that did not choose its
+    /// generator, with a file (its region, or a strided zone's range) of more
+    /// than 2^32 - 1 of its smallest blocks, draws its offsets from
+    /// tausworthe64 (init_rand_offset_seed; its other generators stay 32-bit).
+    fn offsets_need_64_bits(&self, cfg: &JobConfig, devs: &[DevId]) -> bool {
+        let rw_min_bs = cfg.bs.iter().copied().filter(|&b| b > 0).min().unwrap_or(4096);
+        cfg.rw.is_random()
+            && cfg.random_generator == RandomGenerator::Default
+            && self.job_files(cfg, devs).iter().any(|&(real, region)| {
+                let fsize = cfg.strided.map_or(real.min(region), |z| z.range);
+                fsize / rw_min_bs > u32::MAX as u64
+            })
     }
 }
 

@@ -10,7 +10,6 @@
 
 use crate::fio::job::Job;
 use crate::fio::pace::{bsrange_pick, bssplit_pick};
-use crate::sim::Rng;
 use crate::workload::{Direction, RwKind};
 
 /// `rw=trimwrite` / `randtrimwrite`: each block trimmed, then written
@@ -22,16 +21,16 @@ use crate::workload::{Direction, RwKind};
 /// `bsrange_state` as the write's).
 pub(crate) struct TrimWrite {
     pub last_start: Vec<u64>,
-    /// The trims' block-size draws: the writes' stream from the same start.
-    pub bs_rng: Rng,
 }
 use crate::fio::random_map::Pass;
 use crate::ids::DevId;
 use crate::workload::Program;
 
-/// Draws of a `bssplit` size before giving up on one that fits (fio draws until one does, which
-/// never ends when only entries of 0% fit): then the direction's smallest size.
-const BSSPLIT_TRIES: u32 = 64;
+/// Draws of a size before giving up on one that fits: fio draws until one does (near a
+/// region's end, `bsrange=512-1m` takes ~2,000 draws on average for its 512 bytes), which never
+/// ends when only `bssplit` entries of 0% fit; blksim then takes the direction's smallest size
+/// at once, and after this many draws otherwise.
+const BUFLEN_TRIES: u32 = 1 << 20;
 
 impl Job {
     /// The file the next I/O of at least `bs` bytes goes to (fio's
@@ -63,23 +62,35 @@ impl Job {
     }
 
     /// The offset, relative to the job's `offset`, of the next I/O of at
-    /// least `bs` bytes in direction `d` on its file `di`, whose region (fio's
-    /// `io_size`) is `region` bytes of a file of `real` bytes. When the file
-    /// has none left (fio's get_next_offset fails), the job's next loop
-    /// starts over, or with `io_size` bytes left another pass does, as
-    /// fio's thread_main goes round again while keep_running (its files
-    /// closed and opened, its generators seeded again with `randrepeat`);
-    /// `None` when it was the last loop (the job is done).
+    /// least the direction's smallest size in direction `d` on its file `di`,
+    /// whose region (fio's `io_size`) is `region` bytes of a file of `real`
+    /// bytes. When the file has none left (fio's get_next_offset fails),
+    /// the job's next loop starts over, or with `io_size` bytes left another
+    /// pass does, as fio's thread_main goes round again while keep_running
+    /// (its files closed and opened, its generators seeded again with
+    /// `randrepeat`), and with `redraw` a mixed job draws the pass's first
+    /// direction again into `d` (fio's new get_io_u); `None` when it was the
+    /// last loop (the job is done).
     #[inline(always)]
-    pub(crate) fn next_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
-        self.draw_offset(di, d, bs, region, real).or_else(|| {
+    pub(crate) fn next_offset(
+        &mut self,
+        di: usize,
+        d: &mut usize,
+        region: u64,
+        real: u64,
+        redraw: bool,
+    ) -> Option<u64> {
+        self.draw_offset(di, *d, self.cfg.bs[*d], region, real).or_else(|| {
             if self.loops_left > 1 {
                 self.loops_left -= 1;
             } else if !self.io_size_left() {
                 return None;
             }
             self.rewind();
-            self.draw_offset(di, d, bs, region, real)
+            if redraw && self.cfg.rw.is_mixed() {
+                *d = self.next_dir().index();
+            }
+            self.draw_offset(di, *d, self.cfg.bs[*d], region, real)
         })
     }
 
@@ -131,17 +142,18 @@ impl Job {
         }
         let o = if o + min_bs > region { 0 } else { o };
         let fits = |b: u64| o + b <= region;
-        for _ in 0..BSSPLIT_TRIES {
-            // A trimwrite job's trims draw from their own stream, the writes' twin.
-            let rng = match self.trimwrite.as_deref_mut() {
-                Some(tw) if d == 2 => &mut tw.bs_rng,
-                _ => &mut self.bs_rng,
-            };
-            let r = (rng.next_u64() >> 32) as u32;
+        let split = &self.cfg.bssplit[d];
+        if !split.is_empty() && !split.iter().any(|e| e.perc > 0 && fits(e.bs)) {
+            return (o, min_bs);
+        }
+        for _ in 0..BUFLEN_TRIES {
+            // The direction's bsrange_state (a trimwrite job's trims' is seeded as its writes').
+            let state = &mut self.rand.bsrange[d];
+            let (r, max) = (state.next(), state.max());
             let b = if self.cfg.bssplit[d].is_empty() {
-                bsrange_pick(min_bs, self.cfg.bs_max[d], self.cfg.bs_unaligned, r)
+                bsrange_pick(min_bs, self.cfg.bs_max[d], self.cfg.bs_unaligned, r, max)
             } else {
-                bssplit_pick(&self.cfg.bssplit[d], r, fits)
+                bssplit_pick(&self.cfg.bssplit[d], r, max, fits)
             };
             if b > 0 && fits(b) {
                 return (o, b);
@@ -192,7 +204,7 @@ impl Job {
     /// seeded (fio's clear_io_state): the loop draws what the first drew.
     pub(crate) fn rewind(&mut self) {
         if let Some(seeds) = self.loop_seeds.as_deref() {
-            (self.rng, self.bs_rng) = seeds.clone();
+            self.rand = seeds.clone();
         }
         if let Some(z) = self.strided.as_deref_mut() {
             // clear_io_state: the file offset back at its start, reset_io_counters: no zone bytes.
@@ -203,6 +215,8 @@ impl Job {
         if let Some(tw) = self.trimwrite.as_deref_mut() {
             tw.last_start.iter_mut().for_each(|p| *p = u64::MAX);
         }
+        // reset_io_counters: the run's length, not its direction.
+        self.rwmix.issues = 0;
         if let Some(maps) = self.random_maps.as_deref_mut() {
             maps.reset();
         }
@@ -264,13 +278,13 @@ impl Job {
         let span = region - bs.saturating_sub(ba).min(region);
         let blocks = self.blocks_of(span, ba);
         if let Some(dist) = self.dist.as_deref_mut() {
-            return dist.block(di, d, blocks, ba, &mut self.rng).map(|b| b * ba);
+            return dist.block(di, d, blocks, ba, &mut self.rand).map(|b| b * ba);
         }
         let Some(maps) = self.random_maps.as_deref_mut() else {
-            return Some(self.rng.below(blocks.max(1)) * ba);
+            return Some(self.rand.offset.scaled(blocks) * ba);
         };
         let Some(pass) = maps.file(di, region, real) else {
-            return Some(self.rng.below(blocks.max(1)) * ba);
+            return Some(self.rand.offset.scaled(blocks) * ba);
         };
         // (get_next_rand_block: a time-based job's pass starts again at once; io_size's makes a
         // new pass, `next_offset`.)
@@ -285,7 +299,7 @@ impl Job {
                 }
             },
             Pass::Map(map) => {
-                let b = self.rng.below(blocks.max(1));
+                let b = self.rand.offset.scaled(blocks);
                 if !map.is_set(b) {
                     return Some(b * ba);
                 }
@@ -296,7 +310,7 @@ impl Job {
                     return None;
                 }
                 map.reset();
-                self.rng.below(blocks.max(1))
+                self.rand.offset.scaled(blocks)
             }
         };
         let start = self.cfg.offset;

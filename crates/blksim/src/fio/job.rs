@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use crate::block::elevator::SchedCtx;
 use crate::fio::pace::Pace;
+use crate::fio::rand::RandStates;
 use crate::fio::random_map::RandomMaps;
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
@@ -13,7 +14,7 @@ use crate::io_uring::ring::Ring;
 use crate::sim::Rng;
 use crate::stats::CpuStage;
 use crate::stats::DirStats;
-use crate::workload::{Direction, IoEngine, JobConfig};
+use crate::workload::{Direction, IoEngine, JobConfig, RandomGenerator, RwKind};
 
 /// fio's FIO_ASYNCIO_SYNC_TRIM (libaio, posixaio; io_uring after
 /// `async_trim_fail`): the queue hook trims with a blocking BLKDISCARD
@@ -115,15 +116,22 @@ pub(crate) struct Chain {
     pub submit: bool,
 }
 
-/// fio's `FIO_RAND_BLOCK_OFF` (`fio.h`): the offsets' generator among its seeds.
-const FIO_RAND_BLOCK_OFF: u64 = 6;
-
 /// fio's `setup_random_seeds`: seed `k` of the job numbered `thread_number`
 /// (from 1) from `td->o.rand_seed`.
 pub(crate) fn fio_rand_seed(rand_seed: u64, thread_number: u64, k: u64) -> u64 {
     // Four multiplications first, then one more per seed before seed `k`.
     let seed = (0..4 + k).fold(rand_seed, |s, _| s.wrapping_mul(0x9e37_0001));
     seed.wrapping_mul(thread_number).wrapping_add(k)
+}
+
+/// A mixed job's run of one direction (fio's `get_rw_ddir`): a new direction
+/// is drawn once the run's direction has `issues` data io_us issued; a
+/// switch sets the new run's length from the old direction's issues
+/// (`set_rwmix_bytes`). `ddir` is the direction last chosen.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rwmix {
+    pub ddir: u8,
+    pub issues: u64,
 }
 
 /// `zonemode=strided`'s state: the job's `offset` is fio's `f->file_offset`,
@@ -393,13 +401,18 @@ pub(crate) struct Job {
     pub bytes_issued: u64,
     pub bytes_limit: u64,
     pub ios_issued: u64,
+    /// Data io_us issued per direction (fio's `io_issues`; a verify read-back is not one).
+    pub io_issues: [u64; 3],
+    /// A mixed job's direction run (fio's `rwmix_ddir`, `rwmix_issues`).
+    pub rwmix: Rwmix,
     pub end_ns: u64,
     pub next_dev: usize,
     /// (region, bytes, region / bytes) of the last offset drawn.
     pub blocks_memo: (u64, u64, u64),
     /// Devices it does I/O to, round-robin.
     pub devs: Vec<DevId>,
-    pub rng: Rng,
+    /// fio's generators: offsets, block sizes, the read/write mix.
+    pub rand: RandStates,
     pub cfg: JobConfig,
     /// t/io_uring's submitter state.
     pub tio: TioState,
@@ -446,11 +459,9 @@ pub(crate) struct Job {
     pub trimwrite: Option<Box<crate::fio::io_u::TrimWrite>>,
     /// Where a replaying job (`read_iolog`) is in its log.
     pub replay: Option<Box<crate::fio::replay::ReplayCursor>>,
-    /// `bssplit`'s draws (fio's `bsrange_state`).
-    pub bs_rng: Rng,
-    /// A job of several `loops` with `randrepeat`: its offset and size generators as seeded,
-    /// for each loop to start from (fio's `td_fill_rand_seeds` in clear_io_state).
-    pub loop_seeds: Option<Box<(Rng, Rng)>>,
+    /// A job of several `loops` (or `io_size` passes) with `randrepeat`: its generators as
+    /// seeded, for each loop to start from (fio's `td_fill_rand_seeds` in clear_io_state).
+    pub loop_seeds: Option<Box<RandStates>>,
     /// `io_submit_mode=offload`: the job's workqueue, or the worker's part in one.
     pub offload: Option<Box<crate::fio::workqueue::Offload>>,
     /// `verify_async`'s threads (on the job), or a verify thread's part.
@@ -516,14 +527,19 @@ impl Job {
     pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
         let n = devs.len();
         let (start, loops) = (cfg.offset, cfg.loops.max(1));
-        let bs_rng = rng.clone();
-        let random_maps = (cfg.rw.is_random() && (cfg.lfsr || !cfg.norandommap)).then(|| {
+        // fio's setup_random_seeds for job `index` (thread_number index + 1), from randseed,
+        // or where fio takes the system's random numbers from the run's seed.
+        let thread_number = index.idx() as u64 + 1;
+        let rand_seed = cfg.fio_seed.unwrap_or_else(|| rng.clone().next_u64());
+        let trimwrite = matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite);
+        let use64 = cfg.random_generator == RandomGenerator::Tausworthe64;
+        let rand = RandStates::new(rand_seed, thread_number, use64, cfg.verify.is_some(), trimwrite);
+        let random_maps = (cfg.rw.is_random() && (cfg.random_generator.is_lfsr() || !cfg.norandommap)).then(|| {
             let rw_min_bs = cfg.bs.iter().copied().filter(|&b| b > 0).min().unwrap_or(4096);
-            // fio's td->rand_seeds[FIO_RAND_BLOCK_OFF] for job `index` (thread_number index + 1).
-            let lfsr_seed = cfg.lfsr.then(|| match cfg.fio_seed {
-                Some(seed) => fio_rand_seed(seed, index.idx() as u64 + 1, FIO_RAND_BLOCK_OFF),
-                None => rng.clone().next_u64(),
-            });
+            let lfsr_seed = cfg
+                .random_generator
+                .is_lfsr()
+                .then(|| fio_rand_seed(rand_seed, thread_number, crate::fio::rand::FIO_RAND_BLOCK_OFF));
             Box::new(RandomMaps::new(n, rw_min_bs, lfsr_seed))
         });
         let strided = cfg.strided.map(|cfg| Box::new(StridedZone { cfg, start, bytes: 0 }));
@@ -554,13 +570,8 @@ impl Job {
             pace: None,
             flow: None,
             verify: None,
-            trimwrite: matches!(cfg.rw, crate::workload::RwKind::TrimWrite | crate::workload::RwKind::RandTrimWrite)
-                .then(|| {
-                    Box::new(crate::fio::io_u::TrimWrite {
-                        last_start: vec![u64::MAX; n.max(1) * 3],
-                        bs_rng: bs_rng.clone(),
-                    })
-                }),
+            trimwrite: trimwrite
+                .then(|| Box::new(crate::fio::io_u::TrimWrite { last_start: vec![u64::MAX; n.max(1) * 3] })),
             replay: cfg.replay.clone().map(|log| {
                 let sync_null = cfg.ioengine == crate::workload::IoEngine::Null && cfg.iodepth <= 1;
                 Box::new(crate::fio::replay::ReplayCursor {
@@ -571,7 +582,6 @@ impl Job {
                     sets_issue: cfg.ioengine != crate::workload::IoEngine::Null || sync_null,
                 })
             }),
-            bs_rng,
             loop_seeds: None,
             offload: None,
             vasync: None,
@@ -590,7 +600,7 @@ impl Job {
             devs,
             next_dev: 0,
             blocks_memo: (0, 0, 0),
-            rng,
+            rand,
             queued: Vec::new(),
             inflight: 0,
             failed: 0,
@@ -610,6 +620,8 @@ impl Job {
             bytes_issued: 0,
             bytes_limit: u64::MAX,
             ios_issued: 0,
+            io_issues: [0; 3],
+            rwmix: Rwmix::default(),
             last_pos: vec![start; n.max(1) * 3],
             seq_left: 1,
             loops_left: loops,
@@ -735,7 +747,19 @@ impl Job {
             Write | RandWrite => Direction::Write,
             Trim | RandTrim => Direction::Trim,
             ReadWrite | RandRw => {
-                if self.rng.below(100) < self.cfg.rwmixread as u64 {
+                let m = &mut self.rwmix;
+                if self.io_issues[m.ddir as usize] >= m.issues {
+                    // get_rand_ddir, then set_rwmix_bytes on a switch: the other direction's
+                    // share of the issues of the one left.
+                    let read = self.rand.rwmix.between(1, 100) <= self.cfg.rwmixread as u64;
+                    let ddir = u8::from(!read);
+                    if ddir != m.ddir {
+                        let share = if read { self.cfg.rwmixread } else { 100 - self.cfg.rwmixread };
+                        m.issues = self.io_issues[m.ddir as usize] * share as u64 / 100;
+                    }
+                    m.ddir = ddir;
+                }
+                if m.ddir == 0 {
                     Direction::Read
                 } else {
                     Direction::Write

@@ -26,6 +26,7 @@ pub(crate) mod pace;
 pub(crate) mod pace_loop;
 pub(crate) mod phases;
 pub(crate) mod posixaio;
+pub(crate) mod rand;
 pub(crate) mod random_map;
 pub(crate) mod rate_submit;
 pub(crate) mod replay;

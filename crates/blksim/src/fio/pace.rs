@@ -281,18 +281,12 @@ impl Pace {
     }
 }
 
-/// fio's `FRAND32_MAX`: the largest value of its default generator (tausworthe, 32 bits).
-const FRAND32_MAX: u64 = u32::MAX as u64;
-
-/// `get_next_buflen` with a `bssplit`: a 32-bit draw `r`, the entries in
-/// their order, each taken when `r / (cumulative percentage) <=
-/// FRAND32_MAX / 100` and it `fits` (the rest of the region holds it); the
-/// last entry considered when none is. Entries of 0% are skipped.
-/// fio's get_next_buflen for a `bsrange` (no `bssplit`) from the 32-bit
-/// draw `r`: the smallest size plus the largest times a uniform fraction,
-/// aligned down to the smallest (unless `bs_unaligned`), at most the largest.
-pub(crate) fn bsrange_pick(min_bs: u64, max_bs: u64, unaligned: bool, r: u32) -> u64 {
-    let mut buflen = min_bs + (max_bs as f64 * (r as f64 / (FRAND32_MAX as f64 + 1.0))) as u64;
+/// fio's get_next_buflen for a `bsrange` (no `bssplit`) from the draw `r`
+/// of a generator whose largest value is `frand_max`: the smallest size
+/// plus the largest times `r / (frand_max + 1)`, aligned down to the
+/// smallest (unless `bs_unaligned`), at most the largest.
+pub(crate) fn bsrange_pick(min_bs: u64, max_bs: u64, unaligned: bool, r: u64, frand_max: u64) -> u64 {
+    let mut buflen = min_bs + (max_bs as f64 * (r as f64 / (frand_max as f64 + 1.0))) as u64;
     if !unaligned {
         if min_bs.is_power_of_two() {
             buflen &= !(min_bs - 1);
@@ -303,7 +297,11 @@ pub(crate) fn bsrange_pick(min_bs: u64, max_bs: u64, unaligned: bool, r: u32) ->
     buflen.min(max_bs)
 }
 
-pub(crate) fn bssplit_pick(split: &[BsSplit], r: u32, fits: impl Fn(u64) -> bool) -> u64 {
+/// `get_next_buflen` with a `bssplit`: the draw `r`, the entries in their
+/// order, each taken when `r / (cumulative percentage) <= frand_max / 100`
+/// and it `fits` (the rest of the region holds it); the last entry
+/// considered when none is. Entries of 0% are skipped.
+pub(crate) fn bssplit_pick(split: &[BsSplit], r: u64, frand_max: u64, fits: impl Fn(u64) -> bool) -> u64 {
     let mut buflen = 0;
     let mut perc: u64 = 0;
     for e in split {
@@ -312,7 +310,7 @@ pub(crate) fn bssplit_pick(split: &[BsSplit], r: u32, fits: impl Fn(u64) -> bool
         }
         buflen = e.bs;
         perc += e.perc as u64;
-        if r as u64 / perc <= FRAND32_MAX / 100 && fits(buflen) {
+        if r / perc <= frand_max / 100 && fits(buflen) {
             break;
         }
     }
@@ -418,15 +416,16 @@ mod tests {
     #[test]
     fn bssplit_follows_fios_cumulative_test() {
         let split = [BsSplit { bs: 4096, perc: 25 }, BsSplit { bs: 65536, perc: 75 }];
-        let pick = |r: u32| bssplit_pick(&split, r, |_| true);
+        const MAX: u64 = u32::MAX as u64;
+        let pick = |r: u64| bssplit_pick(&split, r, MAX, |_| true);
         assert_eq!(pick(0), 4096);
-        assert_eq!(pick((FRAND32_MAX / 4) as u32 - 200), 4096);
-        assert_eq!(pick((FRAND32_MAX / 4) as u32 + 200), 65536);
-        assert_eq!(pick(u32::MAX), 65536);
+        assert_eq!(pick(MAX / 4 - 200), 4096);
+        assert_eq!(pick(MAX / 4 + 200), 65536);
+        assert_eq!(pick(MAX), 65536);
         // Percentages short of 100: the last entry takes the rest.
         let short = [BsSplit { bs: 512, perc: 10 }, BsSplit { bs: 8192, perc: 20 }];
-        assert_eq!(bssplit_pick(&short, u32::MAX, |_| true), 8192);
+        assert_eq!(bssplit_pick(&short, MAX, MAX, |_| true), 8192);
         // An entry that does not fit is passed over.
-        assert_eq!(bssplit_pick(&split, 0, |b| b > 4096), 65536);
+        assert_eq!(bssplit_pick(&split, 0, MAX, |b| b > 4096), 65536);
     }
 }

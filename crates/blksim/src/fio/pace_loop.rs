@@ -262,9 +262,13 @@ impl Sim {
                     }
                     Some(p) => {
                         let dev = self.jobs[j].devs.get(p.file as usize).copied();
+                        let rwmix = self.jobs[j].rwmix;
                         self.prep_request(j, Direction::Read, p.bytes, p.offset, dev, p.file as usize, now);
-                        // td_io_queue: a read-back (IO_U_F_VER_LIST) is not in io_issue_bytes.
-                        self.jobs[j].bytes_issued -= p.bytes;
+                        // td_io_queue: a read-back (IO_U_F_VER_LIST) is not in io_issue_bytes nor
+                        // io_issues, and get_rw_ddir did not choose it.
+                        let job = &mut self.jobs[j];
+                        (job.bytes_issued, job.io_issues[0], job.rwmix) =
+                            (job.bytes_issued - p.bytes, job.io_issues[0] - 1, rwmix);
                         continue;
                     }
                     None if self.jobs[j].verify.as_deref().is_some_and(|v| v.phase) => {
@@ -330,12 +334,16 @@ impl Sim {
                 self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], o), dev, di, now);
                 continue;
             }
-            // get_next_offset for the direction's smallest size, then get_next_buflen.
-            let Some(o) = job.next_offset(di, d, min_bs, region, capacity) else {
+            // get_next_offset for the direction's smallest size, then get_next_buflen (a new
+            // pass's direction drawn again unless a rate chose it).
+            let mut d = d;
+            let redraw = pace.as_deref().is_none_or(|p| !p.rated);
+            let Some(o) = job.next_offset(di, &mut d, region, capacity, redraw) else {
                 job.pace = pace;
                 job.done_issuing = true;
                 break;
             };
+            let (dir, min_bs) = (Direction::ALL[d], job.cfg.bs[d]);
             if d == 2 && job.cfg.num_range > 1 {
                 // io_uring_cmd's trim of several ranges: the io_u's offset is its last range's.
                 let (offset, bytes, ranges) = job.fill_ranges(di, o, min_bs, region, capacity);
@@ -404,6 +412,9 @@ impl Sim {
         let job = &mut self.jobs[j];
         job.bytes_issued += bytes;
         job.ios_issued += 1;
+        // td_io_queue's io_issues; get_rw_ddir's direction is the one issued (a rate may switch it).
+        job.io_issues[dir.index()] += 1;
+        job.rwmix.ddir = dir.index() as u8;
         let req = self.reqs.alloc();
         let r = &mut self.reqs.reqs[req];
         r.io_u(j, dir, bytes as u32, offset, dev, di as u16, now, Fsync::No);

@@ -380,6 +380,6 @@ fn worker_config(cfg: &JobConfig, i: usize) -> JobConfig {
     c.time_based = false;
     c.number_ios = 0;
     c.norandommap = true;
-    c.lfsr = false;
+    c.random_generator = crate::workload::RandomGenerator::Default;
     c
 }
