@@ -304,6 +304,9 @@ pub struct JobConfig {
     // Read at setup and for reports only.
     /// The section name (clones share it).
     pub name: String,
+    /// fio's `subjob_number`: 0 for a section's job, then its clones count down from
+    /// `numjobs - 1` in the order fio makes them.
+    pub subjob: u32,
     /// Reporting group (fio's `groupid`).
     pub group_id: u32,
     /// O_DIRECT.
@@ -717,10 +720,21 @@ impl Default for Thinktime {
 }
 
 impl JobConfig {
+    /// The job's files as fio names them: its `filename`s, or for a job with
+    /// none (the null engine) `NAME.SUBJOB.0` (fio's `jobname.jobnum.filenum`).
+    pub fn file_names(&self) -> Vec<String> {
+        if self.filenames.is_empty() {
+            vec![format!("{}.{}.0", self.name, self.subjob)]
+        } else {
+            self.filenames.clone()
+        }
+    }
+
     /// A job with fio's defaults for everything but the name.
     pub fn new(name: &str) -> JobConfig {
         JobConfig {
             name: name.to_string(),
+            subjob: 0,
             group_id: 0,
             phase: 0,
             rw: RwKind::Read,

@@ -130,6 +130,7 @@ impl<'c> Builder<'c> {
                 _ => section.name.clone(),
             };
             let mut config = to_config(st, &name, thread_number);
+            config.subjob = subjob;
             // fio's get_start_offset and size_percent, for this clone.
             let (offset, size) =
                 start_and_size(st, &config.filenames, subjob as u64, self.ctx).map_err(|(kind, opt, m)| {

@@ -441,16 +441,6 @@ impl IoTrace {
     }
 }
 
-/// The job's files as fio names them: its `filename`s, or for a job with
-/// none (the null engine) `NAME.CLONE.0` (fio's default `jobname.jobnum.filenum`).
-fn trace_file_names(cfg: &blksim::workload::JobConfig, clone: usize) -> Vec<String> {
-    if cfg.filenames.is_empty() {
-        vec![format!("{}.{clone}.0", cfg.name)]
-    } else {
-        cfg.filenames.clone()
-    }
-}
-
 impl JobLogs {
     fn streams(&mut self) -> impl Iterator<Item = &mut Stream> {
         let (a, b, c) = (self.lat.as_mut(), self.slat.as_mut(), self.clat.as_mut());
@@ -584,14 +574,7 @@ impl LogWriter {
     ) -> Result<LogWriter, (PathBuf, std::io::Error)> {
         let mut w = LogWriter { jobs: Vec::new(), appends: Vec::new(), error: None };
         for (i, job) in jobs.jobs.iter().enumerate() {
-            // fio's subjob number: 0 for the section's first job, then its clones made
-            // in order count down from numjobs - 1.
-            let same = |p: &&ParsedJob| p.file == job.file && p.line == job.line;
-            let clone = match jobs.jobs[..i].iter().filter(same).count() {
-                0 => 0,
-                k => jobs.jobs.iter().filter(same).count() - k,
-            };
-            w.jobs.push(if job.logs.any() { Some(job_logs(job, i + 1, clone, open)?) } else { None });
+            w.jobs.push(if job.logs.any() { Some(job_logs(job, i + 1, open)?) } else { None });
         }
         Ok(w)
     }
@@ -752,7 +735,6 @@ impl IoLog for LogWriter {
 fn job_logs(
     job: &ParsedJob,
     number: usize,
-    clone: usize,
     open: &mut dyn FnMut(&std::path::Path, bool) -> std::io::Result<Target>,
 ) -> Result<JobLogs, (PathBuf, std::io::Error)> {
     let o = &job.logs;
@@ -762,7 +744,7 @@ fn job_logs(
         Some(path) => {
             let path = PathBuf::from(path);
             let out = open(&path, true).map_err(|e| (path.clone(), e))?;
-            Some(IoTrace::new(path, out, trace_file_names(cfg, clone))?)
+            Some(IoTrace::new(path, out, cfg.file_names())?)
         }
         None => None,
     };

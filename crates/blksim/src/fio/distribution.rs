@@ -1,12 +1,13 @@
 //! fio: `random_distribution`, the block a random I/O goes to, drawn as
 //! fio's `lib/zipf.c` (zipf, pareto), `lib/gauss.c` (normal) and
-//! `io_u.c` (zoned, zoned_abs) draw it, from this job's seeded streams
-//! instead of fio's tausworthe (fio's 32-bit draws are kept: a draw is the
-//! top 32 bits of a 64-bit one). The popular ranks of zipf, pareto and
+//! `io_u.c` (zoned, zoned_abs) draw it, from fio's generators: zipf,
+//! pareto and normal from a 32-bit tausworthe per file seeded as fio 3.42's
+//! `__init_rand_distribution` seeds it (the `jhash` of the file's name, the
+//! job's number and its offsets' seed), the zoned ones from the job's
+//! offset and zone generators. The popular ranks of zipf, pareto and
 //! normal are scattered over the file by fio's `__hash_u64`.
 
-use crate::fio::rand::RandStates;
-use crate::sim::Rng;
+use crate::fio::rand::{FRand, RandStates};
 use crate::workload::{RandomDistribution, Zone};
 
 /// fio's `ZIPF_MAX_GEN`: zipf's normalisation sums at most this many terms.
@@ -32,7 +33,7 @@ pub(crate) struct Distribution {
 struct FileDist {
     nranges: u64,
     rand_off: u64,
-    rng: Rng,
+    rng: FRand,
     kind: Kind,
 }
 
@@ -53,22 +54,71 @@ struct ZoneIndex {
 }
 
 /// A 32-bit draw (fio's `__rand` on a 32-bit tausworthe state).
-fn rand32(rng: &mut Rng) -> u32 {
-    (rng.next_u64() >> 32) as u32
+fn rand32(rng: &mut FRand) -> u32 {
+    rng.next() as u32
+}
+
+/// fio's `GOLDEN_RATIO_32`, jhash's start.
+const JHASH_INITVAL: u32 = 0x61C8_8647;
+
+/// fio's `jhash` (`hash.h`, Bob Jenkins'), as fio's code computes it: each
+/// 12-byte block adds one byte to each of a, b and c (a `uint8_t *`
+/// dereferenced), the last block its bytes in place.
+pub(crate) fn jhash(key: &[u8], initval: u32) -> u32 {
+    let mut a = JHASH_INITVAL.wrapping_add(key.len() as u32).wrapping_add(initval);
+    let (mut b, mut c) = (a, a);
+    let mut k = key;
+    while k.len() > 12 {
+        a = a.wrapping_add(k[0] as u32);
+        b = b.wrapping_add(k[4] as u32);
+        c = c.wrapping_add(k[8] as u32);
+        // __jhash_mix
+        a = a.wrapping_sub(c) ^ c.rotate_left(4);
+        c = c.wrapping_add(b);
+        b = b.wrapping_sub(a) ^ a.rotate_left(6);
+        a = a.wrapping_add(c);
+        c = c.wrapping_sub(b) ^ b.rotate_left(8);
+        b = b.wrapping_add(a);
+        a = a.wrapping_sub(c) ^ c.rotate_left(16);
+        c = c.wrapping_add(b);
+        b = b.wrapping_sub(a) ^ a.rotate_left(19);
+        a = a.wrapping_add(c);
+        c = c.wrapping_sub(b) ^ b.rotate_left(4);
+        b = b.wrapping_add(a);
+        k = &k[12..];
+    }
+    if k.is_empty() {
+        return c;
+    }
+    let word = |bytes: &[u8]| bytes.iter().enumerate().fold(0u32, |w, (i, &x)| w.wrapping_add((x as u32) << (8 * i)));
+    a = a.wrapping_add(word(&k[..k.len().min(4)]));
+    if k.len() > 4 {
+        b = b.wrapping_add(word(&k[4..k.len().min(8)]));
+    }
+    if k.len() > 8 {
+        c = c.wrapping_add(word(&k[8..]));
+    }
+    // __jhash_final
+    c = (c ^ b).wrapping_sub(b.rotate_left(14));
+    a = (a ^ c).wrapping_sub(c.rotate_left(11));
+    b = (b ^ a).wrapping_sub(a.rotate_left(25));
+    c = (c ^ b).wrapping_sub(b.rotate_left(16));
+    a = (a ^ c).wrapping_sub(c.rotate_left(4));
+    b = (b ^ a).wrapping_sub(a.rotate_left(14));
+    (c ^ b).wrapping_sub(b.rotate_left(24))
 }
 
 impl Distribution {
     /// The state of a job whose files hold `nranges` ranges each (fio's
     /// `__init_rand_distribution`: the smaller of the read and write block
     /// sizes, over the smaller of the file and its region); `None` for `random`.
-    /// `rng(name)` gives the job's stream `name`.
-    pub(crate) fn new(dist: &RandomDistribution, nranges: &[u64], rng: &dyn Fn(&str) -> Rng) -> Option<Distribution> {
+    /// `seeds`: each file's generator's seed.
+    pub(crate) fn new(dist: &RandomDistribution, nranges: &[u64], seeds: &[u32]) -> Option<Distribution> {
         let (files, zones, absolute) = match dist {
             RandomDistribution::Random => return None,
             RandomDistribution::Zoned { absolute, zones } => (Vec::new(), zones.clone().map(|z| index(&z)), *absolute),
             d => {
-                let files =
-                    nranges.iter().enumerate().map(|(i, &n)| FileDist::new(d, n.max(1), rng(&format!("file{i}"))));
+                let files = nranges.iter().zip(seeds).map(|(&n, &seed)| FileDist::new(d, n.max(1), seed));
                 (files.collect(), Default::default(), false)
             }
         };
@@ -128,10 +178,13 @@ fn index(zones: &[Zone]) -> Vec<ZoneIndex> {
 }
 
 impl FileDist {
-    fn new(dist: &RandomDistribution, nranges: u64, mut rng: Rng) -> FileDist {
-        // shared_rand_init: a random offset unless a center is given.
-        let random_off = rand32(&mut rng) as u64;
-        let off = |center: Option<f64>| center.map_or(random_off, |c| (nranges as f64 * c) as u64);
+    fn new(dist: &RandomDistribution, nranges: u64, seed: u32) -> FileDist {
+        let mut rng = FRand::new(seed as u64, false);
+        // shared_rand_init (zipf, pareto): a random offset, replaced by a center when one is given.
+        let mut off = |center: Option<f64>| {
+            let random_off = rand32(&mut rng) as u64;
+            center.map_or(random_off, |c| (nranges as f64 * c) as u64)
+        };
         let (kind, rand_off) = match *dist {
             RandomDistribution::Zipf { theta, center } => {
                 (Kind::Zipf { theta, zeta2: 1.0 + 0.5f64.powf(theta), zetan: zetan(nranges, theta) }, off(center))
@@ -219,8 +272,17 @@ fn zetan(nranges: u64, theta: f64) -> f64 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn jhash_is_fios() {
+        // fio 3.42's hash.h compiled as it is (gcc, x86-64): a short name, one of
+        // exactly 12 bytes, one past three blocks.
+        assert_eq!(jhash(b"a.0.0", 0), 2686932836);
+        assert_eq!(jhash(b"/dev/nvme0n1", 0), 1437019758);
+        assert_eq!(jhash(b"a-much-longer-file-name-of-37-bytes.0", 0), 1012025930);
+    }
+
     fn dist(d: RandomDistribution, n: u64) -> Distribution {
-        Distribution::new(&d, &[n], &|name| Rng::stream(7, name)).unwrap()
+        Distribution::new(&d, &[n], &[7]).unwrap()
     }
 
     /// The share of draws that land on the most popular `top` of the blocks.
@@ -251,7 +313,7 @@ mod tests {
         assert!(normal > 0.25, "normal:5 top 10%: {normal}");
         // Two ranges: every draw ends (fio's own loop would spin forever when the sum is 2).
         hot_share(RandomDistribution::Normal { dev: 20.0, center: None }, 2, 1);
-        let zoned = Distribution::new(&RandomDistribution::Random, &[100], &|n| Rng::stream(1, n));
+        let zoned = Distribution::new(&RandomDistribution::Random, &[100], &[1]);
         assert!(zoned.is_none());
     }
 

@@ -5,12 +5,11 @@
 //! the shaped path.
 
 use crate::error::Error;
-use crate::fio::distribution::Distribution;
+use crate::fio::distribution::{jhash, Distribution};
 use crate::fio::job::Job;
 use crate::fio::pace::Pace;
 use crate::fio::verify_log::VerifyLog;
 use crate::ids::DevId;
-use crate::sim::Rng;
 use crate::system::Sim;
 use crate::workload::{JobConfig, RandomGenerator};
 
@@ -53,21 +52,33 @@ impl Sim {
             || (0..3).any(|d| cfg.bs_varies(d))
             || (cfg.num_range > 1 && cfg.rw_has_trim())
             || cfg.strided.is_some();
-        job.dist = self.job_distribution(i, cfg, devs)?.map(Box::new);
+        job.dist = self.job_distribution(i, cfg, devs, job.rand.offset_seed())?.map(Box::new);
         Ok(())
     }
 
     /// `random_distribution`'s state: per file, fio's ranges (the smaller of
     /// the read and write block sizes, over the smaller of the file and its
     /// region); `zoned_abs` zones must end within each file's region.
-    fn job_distribution(&self, i: usize, cfg: &JobConfig, devs: &[DevId]) -> Result<Option<Distribution>, Error> {
+    /// zipf, pareto and normal draw from a generator per file, seeded as fio
+    /// 3.42's `__init_rand_distribution` seeds it: `jhash` of the file's name,
+    /// times the job's number, times its offsets' seed `offset_seed` (32 bits).
+    fn job_distribution(
+        &self,
+        i: usize,
+        cfg: &JobConfig,
+        devs: &[DevId],
+        offset_seed: u64,
+    ) -> Result<Option<Distribution>, Error> {
         let files = self.job_files(cfg, devs);
         let range = cfg.bs[0].min(cfg.bs[1]).max(1);
         let nranges: Vec<u64> = files.iter().map(|&(real, region)| real.min(region).div_ceil(range)).collect();
-        let seed = self.run.seed;
-        let Some(dist) = Distribution::new(&cfg.random_distribution, &nranges, &|name| {
-            Rng::stream(seed, &format!("job/{i}/dist/{name}"))
-        }) else {
+        let thread_number = i as u32 + 1;
+        let seeds: Vec<u32> = cfg
+            .file_names()
+            .iter()
+            .map(|f| jhash(f.as_bytes(), 0).wrapping_mul(thread_number).wrapping_mul(offset_seed as u32))
+            .collect();
+        let Some(dist) = Distribution::new(&cfg.random_distribution, &nranges, &seeds) else {
             return Ok(None);
         };
         for (&(_, region), d) in files.iter().flat_map(|f| (0..3).map(move |d| (f, d))) {

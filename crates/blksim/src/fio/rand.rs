@@ -172,6 +172,11 @@ impl RandStates {
 }
 
 impl RandStates {
+    /// The offsets' seed (`rand_seeds[FIO_RAND_BLOCK_OFF]`).
+    pub(crate) fn offset_seed(&self) -> u64 {
+        self.offset_seed
+    }
+
     /// The offsets from tausworthe64 from their seed (fio's
     /// `init_rand_offset_seed` after check_rand_gen_limits switched).
     pub(crate) fn offsets_64(&mut self) {
