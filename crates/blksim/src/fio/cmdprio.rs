@@ -3,15 +3,13 @@
 //! per-priority latency statistics they go to (`ts->clat_prio`, index 0 the
 //! job's own priority, `ts->ioprio`).
 
-use crate::sim::Rng;
+use crate::fio::rand::FRand;
 use crate::stats::report::PrioStat;
 use crate::workload::{CmdPrio, JobConfig};
 
 /// A job's cmdprio state (boxed on `Job`, for jobs that use it).
 #[derive(Clone, Debug)]
 pub(crate) struct CmdPrios {
-    /// `td->prio_state`.
-    rng: Rng,
     /// Reads' and writes' entries, each priority with its statistics' index.
     dirs: [Vec<BsPrios>; 2],
 }
@@ -24,7 +22,7 @@ impl CmdPrios {
     /// `fio_cmdprio_init`: `None` when neither direction uses cmdprio. Each
     /// direction that does gets its statistics' priorities in `prios[d]`: the
     /// job's own first, then each new one in fio's order (`assign_clat_prio_index`).
-    pub(crate) fn of(cfg: &JobConfig, seed: u64, job: usize, prios: &mut [Vec<PrioStat>]) -> Option<CmdPrios> {
+    pub(crate) fn of(cfg: &JobConfig, prios: &mut [Vec<PrioStat>]) -> Option<CmdPrios> {
         if cfg.cmdprio.iter().all(Vec::is_empty) {
             return None;
         }
@@ -51,19 +49,18 @@ impl CmdPrios {
                 dirs[d].push((*bs, total, indexed));
             }
         }
-        Some(CmdPrios { rng: Rng::stream(seed, &format!("job/{job}/prio")), dirs })
+        Some(CmdPrios { dirs })
     }
 
     /// `fio_cmdprio_set_ioprio` for an io_u of direction `d` (0 read, 1
-    /// write) and `bytes`: its priority and statistics index, or `None` to
-    /// keep the job's.
-    pub(crate) fn draw(&mut self, d: usize, bytes: u64) -> Option<(u16, u8)> {
+    /// write) and `bytes`, from the job's `prio_state`: its priority and
+    /// statistics index, or `None` to keep the job's.
+    pub(crate) fn draw(&self, d: usize, bytes: u64, prio_state: &mut FRand) -> Option<(u16, u8)> {
         let &(_, total, ref prios) = self.dirs.get(d)?.iter().find(|(bs, ..)| bs.is_none_or(|bs| bs == bytes))?;
         if total == 0 {
             return None;
         }
-        // rand_between(&td->prio_state, 0, 99)
-        let rand = self.rng.below(100) as u32;
+        let rand = prio_state.between(0, 99) as u32;
         if rand >= total {
             return None;
         }

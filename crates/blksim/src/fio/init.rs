@@ -17,7 +17,7 @@ impl Sim {
     /// Job `i`'s fio state.
     pub(crate) fn fio_job_init(&self, i: usize, cfg: &JobConfig, devs: &[DevId], job: &mut Job) -> Result<(), Error> {
         let granularity = self.nanosleep_granularity_us();
-        job.pace = Pace::of(cfg, self.run.seed, i, granularity).map(Box::new);
+        job.pace = Pace::of(cfg, &job.rand, granularity).map(Box::new);
         if self.offsets_need_64_bits(cfg, devs) {
             job.rand.offsets_64();
         }
@@ -39,7 +39,7 @@ impl Sim {
             Box::new(crate::fio::job::Fsyncs { io_us, ..Default::default() })
         });
         let mut prios: [Vec<_>; 2] = Default::default();
-        job.cmdprio = crate::fio::cmdprio::CmdPrios::of(cfg, self.run.seed, i, &mut prios).map(Box::new);
+        job.cmdprio = crate::fio::cmdprio::CmdPrios::of(cfg, &mut prios).map(Box::new);
         for (d, p) in prios.into_iter().enumerate() {
             job.dirs[d].prios = p;
         }

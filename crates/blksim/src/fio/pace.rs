@@ -5,7 +5,7 @@
 //! `bssplit`'s choice of a block size (`get_next_buflen`). The flow that
 //! quiesces, spins and sleeps is `pace_loop.rs`.
 
-use crate::sim::Rng;
+use crate::fio::rand::{FRand, RandStates};
 use crate::workload::{BsSplit, Direction, JobConfig, RateProcess, RwKind, Thinktime};
 
 /// The default timer slack of a normal task (`current->timer_slack_ns`):
@@ -63,7 +63,7 @@ pub(crate) struct Pace {
     pub min_bs: [u64; 2],
     pub split: [bool; 2],
     pub poisson: bool,
-    pub poisson_rng: [Rng; 2],
+    pub poisson_rng: [FRand; 2],
     /// `td->rate_io_issue_bytes`, `td->rate_next_io_time` (µs since the epoch), `td->last_usec`.
     pub issue_bytes: [u64; 2],
     pub next_io_us: [u64; 2],
@@ -98,7 +98,7 @@ pub(crate) struct Pace {
 impl Pace {
     /// The pacing of `cfg`'s job, if it has any. `granularity_us`: what a 1 µs
     /// nanosleep takes on the simulated machine.
-    pub(crate) fn of(cfg: &JobConfig, seed: u64, job: usize, granularity_us: u64) -> Option<Pace> {
+    pub(crate) fn of(cfg: &JobConfig, rand: &RandStates, granularity_us: u64) -> Option<Pace> {
         if !cfg.is_paced() && !cfg.flow_sleeps() {
             return None;
         }
@@ -121,7 +121,7 @@ impl Pace {
             min_bs,
             split,
             poisson: cfg.rate_process == RateProcess::Poisson,
-            poisson_rng: [0, 1].map(|d| Rng::stream(seed, &format!("job/{job}/poisson/{d}"))),
+            poisson_rng: [0, 1].map(|d| rand.poisson(d)),
             issue_bytes: [0; 2],
             next_io_us: [0; 2],
             last_usec: [0; 2],
@@ -210,7 +210,7 @@ impl Pace {
                 return 0;
             }
             // (int64_t)(1000000 / iops) * -logf(__rand_0_1()): a float product, truncated.
-            let r = (self.poisson_rng[d].next_u64() >> 32) as f64;
+            let r = self.poisson_rng[d].next() as f64;
             let u = ((r + 1.0) / 4_294_967_296.0) as f32;
             let val = ((1_000_000 / iops) as f32 * -u.ln()) as u64;
             self.last_usec[d] = self.last_usec[d].wrapping_add(val as i64);
@@ -322,7 +322,7 @@ mod tests {
     use super::*;
 
     fn paced(cfg: &JobConfig) -> Pace {
-        Pace::of(cfg, 1, 0, 60).unwrap()
+        Pace::of(cfg, &RandStates::new(1, 1, false, false, false), 60).unwrap()
     }
 
     #[test]

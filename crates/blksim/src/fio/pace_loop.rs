@@ -420,8 +420,8 @@ impl Sim {
         r.io_u(j, dir, bytes as u32, offset, dev, di as u16, now, Fsync::No);
         let job = &mut self.jobs[j];
         r.ioprio = job.cfg.ioprio;
-        if let Some(cmdprio) = job.cmdprio.as_deref_mut() {
-            if let Some((ioprio, index)) = cmdprio.draw(dir.index(), bytes) {
+        if let Some(cmdprio) = job.cmdprio.as_deref() {
+            if let Some((ioprio, index)) = cmdprio.draw(dir.index(), bytes, &mut job.rand.prio) {
                 (r.ioprio, r.prio_index) = (ioprio, index);
             }
         }

@@ -15,6 +15,10 @@ const FIO_RAND_BS_OFF: [u64; 3] = [0, 1, 2];
 const FIO_RAND_MIX_OFF: u64 = 4;
 /// fio's `FIO_RAND_ZONE_OFF`: the zoned distributions' zone seed.
 const FIO_RAND_ZONE_OFF: u64 = 16;
+/// fio's `FIO_RAND_POISSON_OFF`, `FIO_RAND_POISSON2_OFF`: `rate_process=poisson`'s seeds, reads' and writes'.
+const FIO_RAND_POISSON_OFF: [u64; 2] = [15, 17];
+/// fio's `FIO_RAND_PRIO_CMDS`: cmdprio's seed.
+const FIO_RAND_PRIO_CMDS: u64 = 19;
 /// fio's `FIO_RAND_BLOCK_OFF`: the offsets' seed.
 pub(crate) const FIO_RAND_BLOCK_OFF: u64 = 6;
 
@@ -146,8 +150,12 @@ pub(crate) struct RandStates {
     pub rwmix: FRand,
     /// `zone_state` (32 bits): a zoned distribution's zone.
     pub zone: FRand,
+    /// `prio_state` (32 bits): which io_us cmdprio gives a priority.
+    pub prio: FRand,
     /// The offsets' seed (`rand_seeds[FIO_RAND_BLOCK_OFF]`).
     offset_seed: u64,
+    /// `rate_process=poisson`'s states (`poisson_state`, 32 bits), reads' and writes' as seeded.
+    poisson: [FRand; 2],
 }
 
 impl RandStates {
@@ -164,14 +172,21 @@ impl RandStates {
         RandStates {
             offset: FRand::new(seed(FIO_RAND_BLOCK_OFF), use64),
             offset_seed: seed(FIO_RAND_BLOCK_OFF),
+            poisson: FIO_RAND_POISSON_OFF.map(|k| FRand::new(seed(k), false)),
             bsrange: [read, write, trim].map(|s| FRand::new(s, use64)),
             rwmix: FRand::new(seed(FIO_RAND_MIX_OFF), false),
             zone: FRand::new(seed(FIO_RAND_ZONE_OFF), false),
+            prio: FRand::new(seed(FIO_RAND_PRIO_CMDS), false),
         }
     }
 }
 
 impl RandStates {
+    /// Direction `d`'s `poisson_state` as seeded.
+    pub(crate) fn poisson(&self, d: usize) -> FRand {
+        self.poisson[d].clone()
+    }
+
     /// The offsets' seed (`rand_seeds[FIO_RAND_BLOCK_OFF]`).
     pub(crate) fn offset_seed(&self) -> u64 {
         self.offset_seed
