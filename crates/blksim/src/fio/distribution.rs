@@ -72,19 +72,13 @@ pub(crate) fn jhash(key: &[u8], initval: u32) -> u32 {
         a = a.wrapping_add(k[0] as u32);
         b = b.wrapping_add(k[4] as u32);
         c = c.wrapping_add(k[8] as u32);
-        // __jhash_mix
-        a = a.wrapping_sub(c) ^ c.rotate_left(4);
-        c = c.wrapping_add(b);
-        b = b.wrapping_sub(a) ^ a.rotate_left(6);
-        a = a.wrapping_add(c);
-        c = c.wrapping_sub(b) ^ b.rotate_left(8);
-        b = b.wrapping_add(a);
-        a = a.wrapping_sub(c) ^ c.rotate_left(16);
-        c = c.wrapping_add(b);
-        b = b.wrapping_sub(a) ^ a.rotate_left(19);
-        a = a.wrapping_add(c);
-        c = c.wrapping_sub(b) ^ b.rotate_left(4);
-        b = b.wrapping_add(a);
+        // __jhash_mix: x -= z; x ^= rol32(z, r); z += y, for six (x, z, y).
+        mix(&mut a, &mut c, b, 4);
+        mix(&mut b, &mut a, c, 6);
+        mix(&mut c, &mut b, a, 8);
+        mix(&mut a, &mut c, b, 16);
+        mix(&mut b, &mut a, c, 19);
+        mix(&mut c, &mut b, a, 4);
         k = &k[12..];
     }
     if k.is_empty() {
@@ -98,14 +92,21 @@ pub(crate) fn jhash(key: &[u8], initval: u32) -> u32 {
     if k.len() > 8 {
         c = c.wrapping_add(word(&k[8..]));
     }
-    // __jhash_final
-    c = (c ^ b).wrapping_sub(b.rotate_left(14));
-    a = (a ^ c).wrapping_sub(c.rotate_left(11));
-    b = (b ^ a).wrapping_sub(a.rotate_left(25));
-    c = (c ^ b).wrapping_sub(b.rotate_left(16));
-    a = (a ^ c).wrapping_sub(c.rotate_left(4));
-    b = (b ^ a).wrapping_sub(a.rotate_left(14));
-    (c ^ b).wrapping_sub(b.rotate_left(24))
+    // __jhash_final: x ^= y; x -= rol32(y, r), for seven (x, y).
+    let last = |x: u32, y: u32, r: u32| (x ^ y).wrapping_sub(y.rotate_left(r));
+    c = last(c, b, 14);
+    a = last(a, c, 11);
+    b = last(b, a, 25);
+    c = last(c, b, 16);
+    a = last(a, c, 4);
+    b = last(b, a, 14);
+    last(c, b, 24)
+}
+
+/// One step of jhash's `__jhash_mix`.
+fn mix(x: &mut u32, z: &mut u32, y: u32, r: u32) {
+    *x = x.wrapping_sub(*z) ^ z.rotate_left(r);
+    *z = z.wrapping_add(y);
 }
 
 impl Distribution {
