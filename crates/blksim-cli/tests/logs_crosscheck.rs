@@ -230,6 +230,10 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "rw=randrw\nbs=4k\nsize=128k\nnumjobs=3\nrandrepeat=0\nrandseed=15\n",
         "rw=randread\nbs=4k\nsize=1m\nrandom_distribution=zoned:50/10:50/90\nrandrepeat=0\nrandseed=17\n\
          number_ios=200\n",
+        // A randseed overrides randrepeat (fixup_options): the second loop's sizes go on.
+        "rw=write\nbsrange=4k-16k\nsize=64k\nloops=2\nrandseed=228\n",
+        // number_ios counts over the job, times its loops (exceeds_number_ios).
+        "rw=randrw:2\nbs=4k\nsize=256k\nloops=2\nnumber_ios=100\nrandrepeat=0\nrandseed=4\n",
     ];
     let strip = |p: PathBuf| -> Vec<String> {
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));

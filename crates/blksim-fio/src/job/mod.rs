@@ -234,7 +234,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("serialize_overlap", "with io_submit_mode=offload (check_overlap across the serializing jobs); without offload it is refused"),
         ("flow", "as fio's flow.c: a held job spins in fio's loop, or with flow_sleep quiesces and usleep()s"),
         ("random_generator", "fio's tausworthe, tausworthe64 and lfsr, seeded and drawn as fio draws them (tausworthe64 also where fio switches to it: a file of more than 2^32 blocks and no generator named)"),
-        ("randrepeat", "each of a job's loops draws the first loop's offsets, sizes and directions again (fio's clear_io_state), or with 0 goes on; seeded from randseed (0x89 by default), or with 0 and no randseed from --seed where fio takes the system's random numbers"),
+        ("randrepeat", "each of a job's loops draws the first loop's offsets, sizes and directions again (fio's clear_io_state), or with 0 goes on, as with randseed given (which overrides it, as fio's fixup_options does); seeded from randseed (0x89 by default), or with 0 and no randseed from --seed where fio takes the system's random numbers"),
         ("cmdprio_percentage", "libaio and io_uring, drawn per io_u as fio's cmdprio.c (from its prio_state, seeded as fio seeds it); with io_uring_cmd refused (a passthrough command's priority is not modelled); the kernel's mq-deadline dispatches by class, none and kyber and the devices ignore it"),
         ("cmdprio_bssplit", "as cmdprio_percentage, per block size: bs/perc[/class/level[/hint]]"),
         ("cmdprio_class", "with cmdprio_percentage or cmdprio_bssplit (RT by default)"),

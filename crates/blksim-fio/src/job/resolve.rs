@@ -575,7 +575,8 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.norandommap = st.no_random_map();
     c.offload = st.offload;
     c.serialize_overlap = st.serialize_overlap;
-    c.randrepeat = st.randrepeat;
+    // fio's fixup_options: a randseed given overrides randrepeat (no reseeding between loops).
+    c.randrepeat = st.randrepeat && st.randseed.is_none();
     // fio 3.42's setup_random_seeds: from randseed (0x89 by default) unless randrepeat=0
     // without randseed, which takes the system's random numbers.
     c.fio_seed = (st.randrepeat || st.randseed.is_some()).then_some(st.randseed.unwrap_or(0x89));

@@ -24,6 +24,8 @@ impl Sim {
         if (cfg.loops > 1 || cfg.io_size.is_some()) && cfg.randrepeat {
             job.loop_seeds = Some(Box::new(job.rand.clone()));
         }
+        // fio's exceeds_number_ios: number_ios times the job's loops (td->loops), over the job.
+        job.cfg.number_ios = job.cfg.number_ios.saturating_mul(cfg.loops.max(1) as u64);
         if job.trimwrite.is_some() {
             // fio's do_io: number_ios counts a trim and its write.
             job.cfg.number_ios = job.cfg.number_ios.saturating_mul(2);
