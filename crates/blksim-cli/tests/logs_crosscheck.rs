@@ -743,3 +743,26 @@ fn io_priorities_split_the_latencies_as_the_real_fio_splits_them() {
         }
     }
 }
+
+#[test]
+fn an_lfsr_seed_fio_cannot_start_is_refused_where_fio_fails_it() {
+    // fio's lfsr_init fails when the job's offsets' seed puts the register in its all-ones
+    // state ("fio: failed initializing LFSR", the job then runs no I/O); blksim refuses the
+    // job with that reason. The same seeds, of forty, for a 16-block file.
+    let (mut fio_failed, mut refused) = (Vec::new(), Vec::new());
+    for seed in 650..690 {
+        let job = format!(
+            "[a]\nioengine=null\nrw=randread\nbs=4k\nsize=64k\nrandom_generator=lfsr\nrandrepeat=0\nrandseed={seed}\n"
+        );
+        let (f, b) = (dir("lfsr-seed-fio"), dir("lfsr-seed-blksim"));
+        for (d, mut cmd, out) in [(&f, crosscheck::fio_tool("fio"), &mut fio_failed), (&b, blksim(), &mut refused)] {
+            std::fs::write(d.join("job.fio"), &job).unwrap();
+            let o = cmd.arg("job.fio").current_dir(d).output().unwrap();
+            if String::from_utf8_lossy(&o.stderr).contains("failed initializing LFSR") {
+                out.push(seed);
+            }
+        }
+    }
+    assert!(!fio_failed.is_empty(), "no seed of 40 fails fio's LFSR for 16 blocks");
+    assert_eq!(refused, fio_failed);
+}

@@ -18,6 +18,14 @@ impl Sim {
     pub(crate) fn fio_job_init(&self, i: usize, cfg: &JobConfig, devs: &[DevId], job: &mut Job) -> Result<(), Error> {
         let granularity = self.nanosleep_granularity_us();
         job.pace = Pace::of(cfg, &job.rand, granularity).map(Box::new);
+        if let Some(nums) = self.lfsr_refused(cfg, devs, job.rand.offset_seed()) {
+            return Err(Error::not_modelled(format!(
+                "random_generator=lfsr: fio's LFSR for {nums} blocks cannot start from this job's seed (its low \
+                 bits all ones, illegal for fio's XNOR register): fio fails it (\"fio: failed initializing LFSR\") \
+                 and runs the job without I/O; give another randseed"
+            ))
+            .for_job(i));
+        }
         if self.offsets_need_64_bits(cfg, devs) {
             job.rand.offsets_64();
         }
@@ -115,6 +123,19 @@ impl Sim {
                 })
                 .collect()
         }
+    }
+
+    /// fio's init_random_map for the LFSR: the blocks of a file whose
+    /// register the job's offsets' seed cannot start (lfsr_init fails).
+    fn lfsr_refused(&self, cfg: &JobConfig, devs: &[DevId], seed: u64) -> Option<u64> {
+        if !(cfg.rw.is_random() && cfg.random_generator.is_lfsr()) {
+            return None;
+        }
+        let rw_min_bs = cfg.bs.iter().copied().filter(|&b| b > 0).min().unwrap_or(4096);
+        self.job_files(cfg, devs).iter().find_map(|&(real, region)| {
+            let nums = cfg.strided.map_or(real.min(region), |z| z.range) / rw_min_bs;
+            crate::fio::lfsr::Lfsr::seed_is_illegal(nums, seed).then_some(nums)
+        })
     }
 
     /// fio's check_rand_gen_limits: a random job that did not choose its

@@ -101,11 +101,21 @@ impl Lfsr {
         Some(l)
     }
 
+    /// lfsr_reset's refusal: for `nums` values, does `seed` start the
+    /// register in its all-ones state (illegal for an XNOR register)? fio's
+    /// lfsr_init then fails ("failed initializing LFSR").
+    pub(crate) fn seed_is_illegal(nums: u64, seed: u64) -> bool {
+        Lfsr::new(nums, 0).is_some_and(|l| {
+            let bitmask = (l.cached_bit << 1) - 1;
+            seed & bitmask == bitmask
+        })
+    }
+
     /// lfsr_reset: the pass starts again from the seed, with single steps
     /// (the double first step is lfsr_init's only, so a reset pass begins
     /// at the state lfsr_init's skipped, as fio's does). fio refuses the
-    /// all-ones state (illegal for an XNOR register); here such a seed
-    /// loses its top bit instead.
+    /// all-ones state (illegal for an XNOR register), and so does the job's
+    /// set-up (`seed_is_illegal`); were one here, it would lose its top bit.
     pub(crate) fn reset(&mut self) {
         let bitmask = (self.cached_bit << 1) - 1;
         self.num_vals = 0;
