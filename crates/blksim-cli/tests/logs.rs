@@ -224,7 +224,7 @@ fn options_lists_every_option_with_its_status() {
         ("log_avg_msec", "modelled"),
         ("randrepeat", "modelled"),
         ("randseed", "modelled"),
-        ("softrandommap", "no effect"),
+        ("allrandrepeat", "no effect"),
         ("description", "no effect, warns"),
         ("verify", "modelled"),
         ("verify_async", "modelled"),
@@ -317,4 +317,38 @@ fn offsets_sizes_and_directions_are_fio_3_42s() {
             .collect();
         assert_eq!(ours.join(" "), *fio, "{}", case.replace('\n', " "));
     }
+}
+
+#[test]
+fn an_asynchronous_engines_loop_ends_at_its_bytes_and_a_sync_engines_at_a_failing_draw() {
+    // fio's do_io counts the bytes an asynchronous engine queued in the pass and ends the pass
+    // at `size` (files closed and reopened, the generators seeded again with randrepeat); a sync
+    // engine's io_us complete in its queue hook and are not counted, so a job without the random
+    // map (nothing makes a draw fail) does all its loops' I/O in one pass, from one stream.
+    let passes = |iodepth: u32| {
+        let d = dir(&format!("pass-bytes-{iodepth}"));
+        let job = format!(
+            "[a]\nioengine=null\niodepth={iodepth}\nrw=randread\nbs=4k\nsize=64k\nloops=2\nnorandommap\n\
+             write_iolog=trace\n"
+        );
+        let (code, _, err) = run_in(&d, &job, &[]);
+        assert_eq!(code, 0, "{err}");
+        let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+        let mut passes: Vec<Vec<u64>> = Vec::new();
+        for w in trace.lines().map(|l| l.split(' ').collect::<Vec<_>>()) {
+            match w.as_slice() {
+                [_, _, "open"] => passes.push(Vec::new()),
+                [_, _, "read", offset, _] => passes.last_mut().unwrap().push(offset.parse().unwrap()),
+                _ => {}
+            }
+        }
+        passes
+    };
+    let (sync, queued) = (passes(1), passes(4));
+    assert_eq!(sync.len(), 1, "{sync:?}");
+    assert_eq!(sync[0].len(), 32);
+    assert_ne!(sync[0][..16], sync[0][16..], "one stream of draws");
+    assert_eq!(queued.len(), 2, "{queued:?}");
+    assert_eq!(queued[0], queued[1], "randrepeat: the second loop draws the first's offsets");
+    assert_eq!(queued[0], sync[0][..16], "the same generator, seeded alike");
 }

@@ -234,12 +234,42 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "rw=write\nbsrange=4k-16k\nsize=64k\nloops=2\nrandseed=228\n",
         // number_ios counts over the job, times its loops (exceeds_number_ios).
         "rw=randrw:2\nbs=4k\nsize=256k\nloops=2\nnumber_ios=100\nrandrepeat=0\nrandseed=4\n",
+        // An asynchronous engine's pass (the null engine past iodepth 1) ends at its bytes, no
+        // direction or offset drawn (do_io's bytes_issued); a sync engine's at a failing draw.
+        // Without a map the asynchronous passes are loops of their own (files reopened).
+        "iodepth=2\nrw=randread\nbs=4k\nsize=64k\nloops=2\nrandrepeat=0\nrandseed=5\n",
+        "iodepth=4\nrw=randread\nbs=4k\nsize=64k\nloops=2\nnorandommap\nrandrepeat=0\nrandseed=8\n",
+        "iodepth=4\nrw=randrw\nbs=4k\nsize=128k\nloops=2\nrandrepeat=0\nrandseed=956\n",
+        "iodepth=2\nrw=rw\nbs=8k\nsize=64k\nloops=3\nrandrepeat=0\nrandseed=523\n",
+        "iodepth=4\nrw=randread\nbs=4k\nsize=64k\nio_size=160k\nrandrepeat=0\nrandseed=11\n",
+        // fio's limit is io_size x loops; past the loops, passes while io_size is not done.
+        "rw=read\nbs=4k\nsize=16k\nio_size=40k\nloops=2\n",
+        "iodepth=4\nrw=read\nbs=4k\nsize=16k\nio_size=40k\nloops=2\n",
+        // Verify reads back each pass's writes (a loop's, an io_size pass's) before the next; a
+        // sync engine's pass ends at its failing draw first; keep_running counts the reads too.
+        "rw=randwrite\nbs=4k\nsize=64k\nloops=2\nrandrepeat=0\nrandseed=5\nverify=null\n",
+        "iodepth=4\nrw=randwrite\nbs=4k\nsize=64k\nloops=2\nrandrepeat=0\nrandseed=6\nverify=null\n",
+        "iodepth=4\nrw=randwrite\nbsrange=4k-8k\nsize=64k\nio_size=200k\nrandrepeat=0\nrandseed=195\n\
+         verify=null\n",
+        "rw=randwrite\nbs=4k\nsize=64k\nio_size=160k\nrandrepeat=0\nrandseed=7\nverify=null\n",
+        "rw=write\nbs=4k\nsize=16k\nio_size=40k\nverify=null\n",
+        // A sync map-less job's first loop writes every loop's bytes; the next loop has none.
+        "rw=rw\nbs=4k\nsize=256k\nloops=2\nio_size=96k\nnorandommap\nrandrepeat=0\nrandseed=521\n\
+         verify=null\n",
+        // With norandommap the writes are read back sorted by offset (fio_offset_overlap_risk).
+        "iodepth=4\nrw=randwrite\nbs=8k\nsize=256k\nloops=2\nnorandommap\nrandrepeat=0\nrandseed=995\n\
+         verify=null\n",
     ];
+    // The real fio's null engine past iodepth 1 logs an io_u again when it queues it after
+    // FIO_Q_BUSY: a line repeated at once is taken once, in both traces.
     let strip = |p: PathBuf| -> Vec<String> {
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-        text.lines()
+        let mut lines: Vec<String> = text
+            .lines()
             .map(|l| l.split_once(' ').map_or(l, |(t, rest)| if t == "fio" { l } else { rest }).to_string())
-            .collect()
+            .collect();
+        lines.dedup();
+        lines
     };
     for (i, case) in cases.iter().enumerate() {
         let job = format!("[a]\nioengine=null\n{case}write_iolog=trace\n");

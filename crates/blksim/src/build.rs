@@ -321,10 +321,14 @@ impl Sim {
             if !time_based {
                 job.bytes_limit = all;
             }
-            // fio's thread_main reads back each loop's writes before the next loop (do_io,
-            // do_verify); a time-based job's do_io ends its loop at `size` bytes for that.
+            if !cfg.time_based && !job.null_sync() && !cfg.ioengine.is_sync() && !cfg.offload {
+                job.pass_total = self.pass_total(cfg, &devs);
+            }
+            // fio's thread_main reads back each pass's writes before the next pass (do_io,
+            // do_verify): a time-based job's do_io ends its pass at `size` bytes for that; any
+            // other's pass ends as it would without verify (`next_pass`).
             if let Some(v) = job.verify.as_deref_mut().filter(|v| v.cfg.do_verify && cfg.rw.writes()) {
-                if cfg.loops > 1 || time_based {
+                if time_based {
                     v.loop_bytes = all / cfg.loops.max(1) as u64;
                     job.bytes_limit = v.loop_bytes;
                 }
@@ -420,17 +424,35 @@ impl Sim {
         Some(DevId::of(d))
     }
 
+    /// fio's do_io's `total_bytes` for an asynchronous engine: `size`, or
+    /// `io_size` when larger for a sequential or map-less random writer;
+    /// twice as much with `verify_backlog`'s read-backs, and a trimwrite's
+    /// trims on top.
+    fn pass_total(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {
+        let size = cfg.size.unwrap_or_else(|| devs.iter().map(|&d| self.devs[d].capacity_bytes).sum());
+        let io_size = cfg.io_size.unwrap_or(0);
+        let mut total = size;
+        if cfg.rw.writes() && (!cfg.rw.is_random() || cfg.norandommap) {
+            total = total.max(io_size);
+        }
+        if cfg.rw.writes() && cfg.verify.as_ref().is_some_and(|v| v.backlog > 0) {
+            total = total.saturating_add(size);
+        }
+        if matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite) {
+            let per_loop = if io_size > 0 { io_size } else { size };
+            total = total.saturating_add(per_loop.saturating_mul(cfg.loops.max(1) as u64));
+        }
+        total
+    }
+
     fn bytes_limit(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {
         // fio's io_bytes_exceeded: io_size if set, else size (x loops).
         let size = || cfg.size.unwrap_or_else(|| devs.iter().map(|&d| self.devs[d].capacity_bytes).sum());
         let loops = cfg.loops.max(1) as u64;
         // A whole device of I/Os is what fio does; the front ends' wall-time budget asks first.
-        let bytes = match cfg.io_size {
-            // keep_running: the loops first (each a pass of at most io_size), then passes
-            // while io_size is not done.
-            Some(io) => loops.saturating_mul(io.min(size())).max(io),
-            None => size().saturating_mul(loops),
-        };
+        // (Its passes end earlier: at a failing draw, at an asynchronous engine's pass bytes; fio's
+        // keep_running decides whether another starts, `Job::next_pass`.)
+        let bytes = cfg.io_size.unwrap_or_else(size).saturating_mul(loops);
         // fio's do_io: in trimwrite mode each byte is trimmed and then written.
         match cfg.rw {
             RwKind::TrimWrite | RwKind::RandTrimWrite => bytes.saturating_mul(2),

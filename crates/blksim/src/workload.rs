@@ -329,6 +329,10 @@ pub struct JobConfig {
     /// turns the map off itself (a `random_distribution`, `blockalign`
     /// other than the block size).
     pub norandommap: bool,
+    /// fio's fio_offset_overlap_risk: `norandommap` or `softrandommap` given, `rw=...:N` or a
+    /// `ddir_seq_add`; verify then reads the writes back sorted by offset,
+    /// else in the order they were issued (fio 3.42's log_io_piece).
+    pub offset_overlap_risk: bool,
     /// `io_submit_mode=offload`: fio's `iodepth` submit workers (`rate-submit.c`)
     /// queue the io_us its thread prepares, each at iodepth 1 (`fio/rate_submit.rs`).
     pub offload: bool,
@@ -759,6 +763,7 @@ impl JobConfig {
             ramp_time_ns: 0,
             startdelay_ns: 0,
             norandommap: false,
+            offset_overlap_risk: false,
             offload: false,
             serialize_overlap: false,
             random_generator: RandomGenerator::Default,

@@ -69,6 +69,7 @@ pub(crate) enum Field {
     RampTime,
     StartDelay,
     NoRandomMap,
+    SoftRandomMap,
     SubmitMode,
     SerializeOverlap,
     RandRepeat,
@@ -385,7 +386,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("randrepeat", Kind::Bool, Field::RandRepeat),
     model("randseed", SIZE, Field::RandSeed),
     model("norandommap", Kind::Flag, Field::NoRandomMap),
-    noop("softrandommap", Kind::Bool, RANDOM),
+    model("softrandommap", Kind::Bool, Field::SoftRandomMap),
     model("random_generator", Kind::Choice(&["tausworthe", "lfsr", "tausworthe64"]), Field::RandomGenerator),
     model(
         "random_distribution",

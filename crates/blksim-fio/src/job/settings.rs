@@ -177,6 +177,9 @@ pub(crate) struct Settings {
     pub ramp_us: u64,
     pub startdelay_us: u64,
     pub norandommap: bool,
+    /// `softrandommap`: fio runs without the map only where it cannot allocate one (never
+    /// here); its one effect is fio_offset_overlap_risk's (verify's read-back sorted).
+    pub softrandommap: bool,
     /// `io_submit_mode=offload`: fio's submit workers queue the io_us.
     pub offload: bool,
     /// `serialize_overlap`.
@@ -296,6 +299,7 @@ impl Default for Settings {
             ramp_us: 0,
             startdelay_us: 0,
             norandommap: false,
+            softrandommap: false,
             offload: false,
             serialize_overlap: false,
             randrepeat: true,
@@ -518,6 +522,7 @@ impl Settings {
                 return Err(Refusal::NotModelled("a random start delay (a range) is not modelled by blksim".into()))
             }
             (Field::NoRandomMap, P::Flag(b)) => self.norandommap = b,
+            (Field::SoftRandomMap, P::Bool(b)) => self.softrandommap = b,
             (Field::SubmitMode, P::Choice(c, _)) => self.offload = c == "offload",
             (Field::SerializeOverlap, P::Bool(b)) => self.serialize_overlap = b,
             (Field::RandRepeat, P::Bool(b)) => self.randrepeat = b,

@@ -435,7 +435,7 @@ fn every_modelled_option_applies_its_kind() {
 fn option_status_reports_decisions() {
     assert_eq!(option_status("bs", None), Some(OptionStatus::Modelled));
     assert_eq!(option_status("readwrite", None), Some(OptionStatus::Modelled));
-    assert!(matches!(option_status("softrandommap", None), Some(OptionStatus::NoOp(_))));
+    assert!(matches!(option_status("allrandrepeat", None), Some(OptionStatus::NoOp(_))));
     assert_eq!(option_status("randseed", None), Some(OptionStatus::Modelled));
     assert!(matches!(option_status("verify_only", None), Some(OptionStatus::Rejected(_))));
     assert_eq!(option_status("verify_async", None), Some(OptionStatus::Modelled));

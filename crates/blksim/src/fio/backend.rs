@@ -96,7 +96,8 @@ impl Sim {
         let now = self.q.now_ns();
         for _ in 0..n {
             let job = &mut self.jobs[j];
-            if job.done_issuing || job.bytes_issued >= job.bytes_limit || job.sync_trim.is_some() {
+            let stop = job.done_issuing || job.bytes_issued >= job.bytes_limit || job.sync_trim.is_some();
+            if stop || !job.pass_check() {
                 break;
             }
             let mut d = job.next_dir().index();

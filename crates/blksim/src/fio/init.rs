@@ -39,8 +39,9 @@ impl Sim {
             job.cfg.number_ios = job.cfg.number_ios.saturating_mul(2);
         }
         job.verify = cfg.verify.map(|v| {
-            // fio's log_io_piece: a random job with its random map keeps its writes in issue order.
-            let by_issue = cfg.rw.is_random() && job.random_maps.is_some();
+            // fio 3.42's log_io_piece: writes in issue order unless offsets may overlap
+            // (fio_offset_overlap_risk: norandommap, rw=...:N, ddir_seq_add), then sorted.
+            let by_issue = !cfg.offset_overlap_risk;
             let c = &self.costs;
             Box::new(VerifyLog::new(v, by_issue, c.fio_md5_ns_per_kib, c.fio_fill_random_ns_per_kib))
         });

@@ -81,12 +81,9 @@ impl Job {
         redraw: bool,
     ) -> Option<u64> {
         self.draw_offset(di, *d, self.cfg.bs[*d], region, real).or_else(|| {
-            if self.loops_left > 1 {
-                self.loops_left -= 1;
-            } else if !self.io_size_left() {
+            if !self.next_pass() {
                 return None;
             }
-            self.rewind();
             if redraw && self.cfg.rw.is_mixed() {
                 *d = self.next_dir().index();
             }
@@ -94,13 +91,43 @@ impl Job {
         })
     }
 
-    /// fio's keep_running for a job that is not time-based: `io_size` bytes
-    /// not yet issued, at least its largest block's worth.
-    fn io_size_left(&self) -> bool {
+    /// The job's next loop, or with `io_size` bytes left its next pass
+    /// (fio's thread_main going round again while keep_running); false when
+    /// the job has none.
+    pub(crate) fn next_pass(&mut self) -> bool {
+        // do_verify reads a pass's writes back before the next pass starts (`verify_next_loop`).
+        if self.verify.as_deref().is_some_and(|v| v.cfg.do_verify && !v.phase && self.cfg.rw.writes()) {
+            return false;
+        }
+        if self.loops_left > 1 {
+            self.loops_left -= 1;
+        } else if !self.io_size_left() {
+            return false;
+        }
+        self.rewind();
+        true
+    }
+
+    /// do_io's loop top for an asynchronous engine: the io_us queued in this
+    /// pass reached its `total_bytes`, so the pass ends before get_io_u (no
+    /// direction or offset drawn); the next one starts, if the job has one.
+    /// False when the job is done issuing (then marked so).
+    #[inline(always)]
+    pub(crate) fn pass_check(&mut self) -> bool {
+        // (do_verify's read-back is not do_io's.)
+        let go =
+            self.pass_bytes < self.pass_total || self.verify.as_deref().is_some_and(|v| v.phase) || self.next_pass();
+        self.done_issuing |= !go;
+        go
+    }
+
+    /// fio's keep_running for a job that is not time-based, past its loops:
+    /// `io_size` bytes not yet done (its I/Os and verify's read-backs, fio's
+    /// `io_bytes`), at least its largest block's worth.
+    pub(crate) fn io_size_left(&self) -> bool {
         let max_bs = self.cfg.bs_max.iter().chain(&self.cfg.bs).copied().max().unwrap_or(1).max(1);
-        self.cfg.io_size.is_some()
-            && !self.cfg.time_based
-            && self.bytes_limit.saturating_sub(self.bytes_issued) >= max_bs
+        let done = self.bytes_issued + self.verify.as_deref().map_or(0, |v| v.read_back_bytes);
+        !self.cfg.time_based && self.cfg.io_size.is_some_and(|io| io.saturating_sub(done) >= max_bs)
     }
 
     #[inline(always)]
@@ -203,6 +230,7 @@ impl Job {
     /// start, its random maps free, and with `randrepeat` its generators as
     /// seeded (fio's clear_io_state): the loop draws what the first drew.
     pub(crate) fn rewind(&mut self) {
+        self.pass_bytes = 0;
         if let Some(seeds) = self.loop_seeds.as_deref() {
             self.rand = seeds.clone();
         }

@@ -400,6 +400,14 @@ pub(crate) struct Job {
     /// Bytes issued so far and the limit (size x loops; u64::MAX if time based).
     pub bytes_issued: u64,
     pub bytes_limit: u64,
+    /// fio's do_io ends a pass (a loop, or an `io_size` pass) of an
+    /// asynchronous engine when the io_us it queued in the pass reach
+    /// `pass_total` bytes (its `bytes_issued` and `total_bytes`), without
+    /// drawing another offset; `u64::MAX` where fio's count stays 0 (a sync
+    /// engine's io_us complete in its queue hook, offload's go to the
+    /// workers) and the pass ends at a failing draw or the job's limit.
+    pub pass_bytes: u64,
+    pub pass_total: u64,
     pub ios_issued: u64,
     /// Data io_us issued per direction (fio's `io_issues`; a verify read-back is not one).
     pub io_issues: [u64; 3],
@@ -619,6 +627,8 @@ impl Job {
             finish_ns: 0,
             bytes_issued: 0,
             bytes_limit: u64::MAX,
+            pass_bytes: 0,
+            pass_total: u64::MAX,
             ios_issued: 0,
             io_issues: [0; 3],
             rwmix: Rwmix::default(),

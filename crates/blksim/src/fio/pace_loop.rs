@@ -254,6 +254,9 @@ impl Sim {
             if job.flow.is_some() && !self.flow_take(j) {
                 break;
             }
+            if !self.jobs[j].pass_check() {
+                break;
+            }
             if self.jobs[j].verify.is_some() {
                 match self.verify_take(j) {
                     Some(p) if verify_state_stops(&mut self.jobs[j], 0, Some(p.numberio)) => {
@@ -269,6 +272,9 @@ impl Sim {
                         let job = &mut self.jobs[j];
                         (job.bytes_issued, job.io_issues[0], job.rwmix) =
                             (job.bytes_issued - p.bytes, job.io_issues[0] - 1, rwmix);
+                        if let Some(v) = job.verify.as_deref_mut() {
+                            v.read_back_bytes += p.bytes;
+                        }
                         continue;
                     }
                     None if self.jobs[j].verify.as_deref().is_some_and(|v| v.phase) => {
@@ -411,6 +417,10 @@ impl Sim {
     ) -> crate::ids::ReqId {
         let job = &mut self.jobs[j];
         job.bytes_issued += bytes;
+        // (A trim the queue hook does with BLKDISCARD returns FIO_Q_COMPLETED: not in do_io's count.)
+        if !(dir == crate::workload::Direction::Trim && job.sync_trims()) {
+            job.pass_bytes += bytes;
+        }
         job.ios_issued += 1;
         // td_io_queue's io_issues; get_rw_ddir's direction is the one issued (a rate may switch it).
         job.io_issues[dir.index()] += 1;

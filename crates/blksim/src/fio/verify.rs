@@ -72,17 +72,26 @@ impl Sim {
     pub(crate) fn verify_next_loop(&mut self, j: JobId) -> bool {
         let now = self.q.now_ns();
         let job = &mut self.jobs[j];
-        let Some(v) = job.verify.as_deref_mut() else { return false };
-        // A time-based job loops until its runtime ends (fio's keep_running), any other `loops` times.
-        let more = if job.cfg.time_based { now < job.end_ns } else { job.loops_left > 1 };
-        // An error ends the job's loops too (`td->error`: break).
-        if !v.phase || v.loop_bytes == 0 || !more || job.error.is_some() {
+        let Some(v) = job.verify.as_deref() else { return false };
+        // A time-based job loops until its runtime ends (fio's keep_running), any other `loops`
+        // times, then passes while io_size is not done.
+        let time_based = job.cfg.time_based;
+        if !v.phase || (time_based && v.loop_bytes == 0) || job.error.is_some() {
             return false;
         }
+        let limit = if time_based { job.bytes_issued + v.loop_bytes } else { v.resume.0 };
+        let number_ios = v.resume.1;
+        // (A pass with nothing left to issue does no I/O: fio_mark_td_terminate, no read-back.)
+        let more = if time_based {
+            now < job.end_ns
+        } else {
+            (job.loops_left > 1 || job.io_size_left()) && job.bytes_issued < limit
+        };
+        let Some(v) = job.verify.as_deref_mut().filter(|_| more) else { return false };
         v.phase = false;
         v.batch = 0;
-        job.cfg.number_ios = v.resume.1;
-        job.bytes_limit = job.bytes_issued + v.loop_bytes;
+        job.cfg.number_ios = number_ios;
+        job.bytes_limit = limit;
         job.loops_left = job.loops_left.saturating_sub(1).max(1);
         // (Its iolog shows the files reopened at the loop's first I/O.)
         job.rewind();

@@ -43,9 +43,11 @@ pub(crate) struct VerifyLog {
     pub issues: [u64; 3],
     /// Why verification stopped at a loaded state (`verify_state_load`), as fio logs it.
     pub stopped: Option<String>,
-    /// A job of several `loops` that writes: one loop's bytes, each loop's writes read back
-    /// before the next (0: one pass of writes, then the read-back).
+    /// A time-based job that writes: one pass's bytes, each pass's writes read back before
+    /// the next.
     pub loop_bytes: u64,
+    /// Bytes read back so far (in fio's `io_bytes`, for keep_running).
+    pub read_back_bytes: u64,
     /// What `do_verify`'s pass lifted, for the loop after it: the bytes limit and `number_ios`.
     pub resume: (u64, u64),
 }
@@ -78,6 +80,7 @@ impl VerifyLog {
             issues: [0; 3],
             stopped: None,
             loop_bytes: 0,
+            read_back_bytes: 0,
             resume: (0, 0),
         }
     }
