@@ -242,6 +242,13 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "iodepth=4\nrw=randrw\nbs=4k\nsize=128k\nloops=2\nrandrepeat=0\nrandseed=956\n",
         "iodepth=2\nrw=rw\nbs=8k\nsize=64k\nloops=3\nrandrepeat=0\nrandseed=523\n",
         "iodepth=4\nrw=randread\nbs=4k\nsize=64k\nio_size=160k\nrandrepeat=0\nrandseed=11\n",
+        // An I/O that would end past the file is not issued (fill_io_u).
+        "rw=read:4k\nbs=8k\nsize=256k\n",
+        "iodepth=2\nrw=write:-4k\nbs=8k\nsize=128k\nzonemode=strided\nzonesize=16k\nzoneskip=16k\n",
+        // A pass's total_bytes: size (strided zones wrap, so only the bytes end it), io_size
+        // for a map-less random writer.
+        "iodepth=2\nrw=write\nbs=4k\nsize=128k\nio_size=512k\nzonemode=strided\nzonesize=16k\nzoneskip=16k\n",
+        "iodepth=2\nrw=randwrite\nbs=4k\nsize=64k\nio_size=160k\nnorandommap\nrandrepeat=0\nrandseed=21\n",
         // fio's limit is io_size x loops; past the loops, passes while io_size is not done.
         "rw=read\nbs=4k\nsize=16k\nio_size=40k\nloops=2\n",
         "iodepth=4\nrw=read\nbs=4k\nsize=16k\nio_size=40k\nloops=2\n",

@@ -424,15 +424,16 @@ impl Sim {
         Some(DevId::of(d))
     }
 
-    /// fio's do_io's `total_bytes` for an asynchronous engine: `size`, or
-    /// `io_size` when larger for a sequential or map-less random writer;
-    /// twice as much with `verify_backlog`'s read-backs, and a trimwrite's
-    /// trims on top.
+    /// fio 3.42's do_io's `total_bytes` for an asynchronous engine: `size`,
+    /// or `io_size` when larger for a map-less random writer or a sequential
+    /// read/write mix without verify; twice as much with `verify_backlog`'s
+    /// read-backs, and a trimwrite's trims on top.
     fn pass_total(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {
         let size = cfg.size.unwrap_or_else(|| devs.iter().map(|&d| self.devs[d].capacity_bytes).sum());
         let io_size = cfg.io_size.unwrap_or(0);
         let mut total = size;
-        if cfg.rw.writes() && (!cfg.rw.is_random() || cfg.norandommap) {
+        let map_less_writer = cfg.rw.writes() && cfg.rw.is_random() && cfg.norandommap_given;
+        if map_less_writer || (cfg.rw == RwKind::ReadWrite && cfg.verify.is_none()) {
             total = total.max(io_size);
         }
         if cfg.rw.writes() && cfg.verify.as_ref().is_some_and(|v| v.backlog > 0) {

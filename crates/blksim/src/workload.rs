@@ -329,6 +329,9 @@ pub struct JobConfig {
     /// turns the map off itself (a `random_distribution`, `blockalign`
     /// other than the block size).
     pub norandommap: bool,
+    /// `norandommap` as given (fio's `o->norandommap`, which the map's other
+    /// causes leave unset).
+    pub norandommap_given: bool,
     /// fio's fio_offset_overlap_risk: `norandommap` or `softrandommap` given, `rw=...:N` or a
     /// `ddir_seq_add`; verify then reads the writes back sorted by offset,
     /// else in the order they were issued (fio 3.42's log_io_piece).
@@ -763,6 +766,7 @@ impl JobConfig {
             ramp_time_ns: 0,
             startdelay_ns: 0,
             norandommap: false,
+            norandommap_given: false,
             offset_overlap_risk: false,
             offload: false,
             serialize_overlap: false,

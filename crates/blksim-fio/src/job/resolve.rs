@@ -573,6 +573,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         c.ba[d] = if st.rw.is_random() && st.ba[d] > 0 && st.ba[d] != c.bs[d] { st.ba[d] } else { 0 };
     }
     c.norandommap = st.no_random_map();
+    c.norandommap_given = st.norandommap;
     c.offset_overlap_risk = st.norandommap || st.softrandommap || st.ddir_seq_add != 0 || st.ddir_seq_nr > 1;
     c.offload = st.offload;
     c.serialize_overlap = st.serialize_overlap;

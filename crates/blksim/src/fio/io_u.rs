@@ -155,7 +155,10 @@ impl Job {
                 pos => pos,
             }
         }?;
-        (pos < region && self.cfg.offset.saturating_add(pos) < real).then_some(pos)
+        // fill_io_u: an I/O past the file's end is not issued (a varying size fits its region,
+        // get_next_buflen).
+        let end = self.cfg.offset.saturating_add(pos).saturating_add(if self.cfg.bs_varies(d) { 1 } else { bs });
+        (pos < region && end <= real).then_some(pos)
     }
 
     /// fio's get_next_buflen for an I/O at `o` in direction `d` whose
