@@ -249,6 +249,16 @@ fn write_iolog_is_fios_apart_from_the_times() {
         // for a map-less random writer.
         "iodepth=2\nrw=write\nbs=4k\nsize=128k\nio_size=512k\nzonemode=strided\nzonesize=16k\nzoneskip=16k\n",
         "iodepth=2\nrw=randwrite\nbs=4k\nsize=64k\nio_size=160k\nnorandommap\nrandrepeat=0\nrandseed=21\n",
+        // A trimwrite job's limit counts its writes (io_bytes_exceeded: td_write), its passes
+        // all its bytes (keep_running).
+        "rw=trimwrite\nbs=4k\nsize=64k\nloops=2\nio_size=40k\n",
+        "iodepth=4\nrw=trimwrite\nbsrange=4k-8k\nsize=64k\nio_size=160k\nrandrepeat=0\nrandseed=5\n",
+        "rw=randtrimwrite\nbs=4k\nsize=64k\nrandrepeat=0\nrandseed=5\n",
+        // A size that fits, in a strided zone: within the region from the job's start.
+        "rw=trim\nbsrange=4k-8k\nsize=256k\nloops=3\nzonemode=strided\nzonesize=32k\nzoneskip=16k\n\
+         randrepeat=0\nrandseed=881\n",
+        // A mixed sequential stream wraps at its region's end only when io_size passes size.
+        "iodepth=4\nrw=randrw:3\nbs=8k\nsize=64k\nloops=3\nio_size=32k\nrandrepeat=0\nrandseed=69\n",
         // fio's limit is io_size x loops; past the loops, passes while io_size is not done.
         "rw=read\nbs=4k\nsize=16k\nio_size=40k\nloops=2\n",
         "iodepth=4\nrw=read\nbs=4k\nsize=16k\nio_size=40k\nloops=2\n",

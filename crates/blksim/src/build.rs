@@ -453,12 +453,8 @@ impl Sim {
         // A whole device of I/Os is what fio does; the front ends' wall-time budget asks first.
         // (Its passes end earlier: at a failing draw, at an asynchronous engine's pass bytes; fio's
         // keep_running decides whether another starts, `Job::next_pass`.)
-        let bytes = cfg.io_size.unwrap_or_else(size).saturating_mul(loops);
-        // fio's do_io: in trimwrite mode each byte is trimmed and then written.
-        match cfg.rw {
-            RwKind::TrimWrite | RwKind::RandTrimWrite => bytes.saturating_mul(2),
-            _ => bytes,
-        }
+        // (A trimwrite job's writes count, not its trims: `trimmed_bytes`.)
+        cfg.io_size.unwrap_or_else(size).saturating_mul(loops)
     }
 }
 

@@ -126,7 +126,7 @@ impl Job {
     /// `io_bytes`), at least its largest block's worth.
     pub(crate) fn io_size_left(&self) -> bool {
         let max_bs = self.cfg.bs_max.iter().chain(&self.cfg.bs).copied().max().unwrap_or(1).max(1);
-        let done = self.bytes_issued + self.verify.as_deref().map_or(0, |v| v.read_back_bytes);
+        let done = self.bytes_issued + self.trimmed_bytes + self.verify.as_deref().map_or(0, |v| v.read_back_bytes);
         !self.cfg.time_based && self.cfg.io_size.is_some_and(|io| io.saturating_sub(done) >= max_bs)
     }
 
@@ -171,7 +171,9 @@ impl Job {
             return (o, min_bs);
         }
         let o = if o + min_bs > region { 0 } else { o };
-        let fits = |b: u64| o + b <= region;
+        // io_u_fits: within the region from the job's start (a strided zone's offset is past it).
+        let zone = self.strided.as_deref().map_or(0, |z| self.cfg.offset.saturating_sub(z.start));
+        let fits = |b: u64| zone + o + b <= region;
         let split = &self.cfg.bssplit[d];
         if !split.is_empty() && !split.iter().any(|e| e.perc > 0 && fits(e.bs)) {
             return (o, min_bs);
@@ -396,7 +398,8 @@ impl Job {
         // A time-based job, or a mixed one whose io_size goes past its size (td_rw), goes round
         // its region again; another's io_size makes a new pass (`next_offset`).
         let mixed = matches!(self.cfg.rw, RwKind::ReadWrite | RwKind::RandRw);
-        let wrap = self.cfg.time_based || (mixed && self.cfg.io_size.is_some());
+        let past = self.cfg.io_size.is_some_and(|io| io > self.cfg.size.unwrap_or(real));
+        let wrap = self.cfg.time_based || (mixed && past);
         let last = &mut self.last_pos[di * 3 + d];
         if wrap && *last >= start.saturating_add(region) {
             *last = start;

@@ -408,6 +408,9 @@ pub(crate) struct Job {
     /// workers) and the pass ends at a failing draw or the job's limit.
     pub pass_bytes: u64,
     pub pass_total: u64,
+    /// A trimwrite job's trims: not in `bytes_issued` (fio's io_bytes_exceeded counts a
+    /// writer's writes), in keep_running's bytes.
+    pub trimmed_bytes: u64,
     pub ios_issued: u64,
     /// Data io_us issued per direction (fio's `io_issues`; a verify read-back is not one).
     pub io_issues: [u64; 3],
@@ -629,6 +632,7 @@ impl Job {
             bytes_limit: u64::MAX,
             pass_bytes: 0,
             pass_total: u64::MAX,
+            trimmed_bytes: 0,
             ios_issued: 0,
             io_issues: [0; 3],
             rwmix: Rwmix::default(),

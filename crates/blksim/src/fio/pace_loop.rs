@@ -416,7 +416,11 @@ impl Sim {
         now: u64,
     ) -> crate::ids::ReqId {
         let job = &mut self.jobs[j];
-        job.bytes_issued += bytes;
+        if dir == crate::workload::Direction::Trim && job.trimwrite.is_some() {
+            job.trimmed_bytes += bytes;
+        } else {
+            job.bytes_issued += bytes;
+        }
         // (A trim the queue hook does with BLKDISCARD returns FIO_Q_COMPLETED: not in do_io's count.)
         if !(dir == crate::workload::Direction::Trim && job.sync_trims()) {
             job.pass_bytes += bytes;
