@@ -352,3 +352,18 @@ fn an_asynchronous_engines_loop_ends_at_its_bytes_and_a_sync_engines_at_a_failin
     assert_eq!(queued[0], queued[1], "randrepeat: the second loop draws the first's offsets");
     assert_eq!(queued[0], sync[0][..16], "the same generator, seeded alike");
 }
+
+#[test]
+fn a_size_that_is_not_a_multiple_of_bs_ends_where_fio_ends_it() {
+    // size=10001, bs=4k on the null engine (a file of 10,001 bytes): a sequential stream stops
+    // where its next block would pass the file's end, the random map holds the whole blocks,
+    // and without the map the job issues until its bytes reach size (one block more).
+    for (rw, reads) in [("rw=read\n", 2), ("rw=randread\n", 2), ("rw=randread\nnorandommap\n", 3)] {
+        let d = dir(&format!("size-10001-{reads}-{}", rw.len()));
+        let (code, out, err) =
+            run_in(&d, &format!("[a]\nioengine=null\nbs=4k\nsize=10001\n{rw}"), &["--output-format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["jobs"][0]["read"]["total_ios"].as_u64(), Some(reads), "{rw}");
+    }
+}

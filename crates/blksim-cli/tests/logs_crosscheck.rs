@@ -242,6 +242,13 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "iodepth=4\nrw=randrw\nbs=4k\nsize=128k\nloops=2\nrandrepeat=0\nrandseed=956\n",
         "iodepth=2\nrw=rw\nbs=8k\nsize=64k\nloops=3\nrandrepeat=0\nrandseed=523\n",
         "iodepth=4\nrw=randread\nbs=4k\nsize=64k\nio_size=160k\nrandrepeat=0\nrandseed=11\n",
+        // A size that is no multiple of the block size stays as given: the random map holds the
+        // whole blocks (an asynchronous pass ends at a failing draw, short of its bytes), a
+        // sequential stream ends where its next block would pass the file's end.
+        "rw=write:8k\nbs=8k\nsize=100k\n",
+        "rw=read\nbs=8k\nsize=100k\nloops=2\n",
+        "iodepth=2\nrw=randread\nbs=8k\nsize=100k\nloops=2\nrandrepeat=0\nrandseed=562\n",
+        "rw=write:8k\nbs=4k,8k\nsize=100k\nba=2k\nnumjobs=2\noffset_increment=64k\nrandrepeat=0\nrandseed=800\n",
         // An I/O that would end past the file is not issued (fill_io_u).
         "rw=read:4k\nbs=8k\nsize=256k\n",
         "iodepth=2\nrw=write:-4k\nbs=8k\nsize=128k\nzonemode=strided\nzonesize=16k\nzoneskip=16k\n",

@@ -195,17 +195,6 @@ pub fn check_sizes(st: &Settings) -> Result<(), SizeProblem> {
     Ok(())
 }
 
-/// fio's I/O amount for `size`: sequential I/O ends when the next block no longer fits, and random I/O
-/// with the random map ends when every whole block was done, so both do whole blocks only; random I/O
-/// without the map (`norandommap`) issues until the bytes reach `size`, so its last block may pass it.
-pub fn io_size(st: &Settings, size: u64) -> u64 {
-    if st.rw.is_random() && st.no_random_map() {
-        return size;
-    }
-    let min = min_bs(st);
-    size - size % min
-}
-
 /// fio's checks of the cmdprio options (`fio_cmdprio_init`, `fio_cmdprio_fill_bsprio`).
 fn check_cmdprio(st: &Settings) -> Result<(), SizeProblem> {
     if st.eng.table != st.engine.option_table() {

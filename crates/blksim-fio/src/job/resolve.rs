@@ -560,7 +560,9 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         st.cpus.as_ref().map(|mask| if st.split { vec![mask[(thread_number - 1) % mask.len()]] } else { mask.clone() })
     });
     c.filenames = st.filenames.clone();
-    c.size = st.size.map(|size| checks::io_size(st, size));
+    // (Not rounded to the block size: where the last block fits is fill_io_u's and the random
+    // map's to say, as in fio.)
+    c.size = st.size;
     c.offset = st.offset;
     c.runtime_ns = (st.runtime_us > 0).then(|| st.runtime_us.saturating_mul(1000));
     // fio ignores time_based (with a warning) when there is no runtime.

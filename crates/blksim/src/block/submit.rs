@@ -425,17 +425,17 @@ impl Sim {
             }
             if let Some(errno) = self.submit_errno(j, req) {
                 let r = &mut self.reqs.reqs[req];
-                // blkdev_direct_IO → blkdev_dio_invalid, or blk_ioctl_discard: the
-                // syscall fails before any bio (io_uring posts the CQE inline).
+                // blkdev_direct_IO → blkdev_dio_invalid, or blk_ioctl_discard: the syscall fails
+                // before any bio (io_uring posts the CQE inline, posixaio's helper returns it).
                 r.status = errno;
                 (r.t_dispatch_ns, r.t_cqe_ns, r.t_done_ns) = (now, now, now);
                 if uring && !passthru && r.dir == Direction::Trim {
-                    // A discard uring_cmd refused: fio's io_uring engine will take its CQE as
-                    // a trim of nothing, not an error (`Request::async_trim_refused`).
+                    // A refused discard uring_cmd: fio takes its CQE as a trim of nothing (`async_trim_refused`).
                     r.bytes = 0;
                 }
                 self.jobs[j].failed += 1;
-                self.jobs[j].engine.ready.push_back(req);
+                let to = if aio { crate::fio::aio::runner(&self.jobs, j, req).unwrap_or(j) } else { j };
+                self.jobs[to].engine.ready.push_back(req);
                 continue;
             }
             let dev = self.reqs.reqs[req].dev();

@@ -3,7 +3,14 @@
 
 use std::collections::VecDeque;
 
-use crate::ids::{JobId, ReqId};
+use crate::fio::job::Job;
+use crate::ids::{IdVec, JobId, ReqId};
+
+/// The glibc helper thread of posixaio job `j` whose pread/pwrite is `req`.
+pub(crate) fn runner(jobs: &IdVec<JobId, Job>, j: JobId, req: ReqId) -> Option<JobId> {
+    let helpers = &jobs[j].engine.aio.as_ref()?.helpers;
+    helpers.iter().copied().find(|&h| jobs[h].engine.aio.as_ref().is_some_and(|a| a.current == Some(req)))
+}
 
 /// glibc's AIO state of a `posixaio` job (on fio's job) and of one of its
 /// helper threads (on the helper).

@@ -69,11 +69,9 @@ impl Sim {
             }
             return 0;
         }
-        if let Some(aio) = &job.engine.aio {
+        if job.engine.aio.is_some() {
             // posixaio: the pread/pwrite of the glibc helper thread that runs it returns.
-            let helpers = aio.helpers.clone();
-            let runs = |h: &JobId| self.jobs[*h].engine.aio.as_ref().is_some_and(|a| a.current == Some(req));
-            let h = helpers.into_iter().find(runs).expect("a helper runs each posixaio request");
+            let h = crate::fio::aio::runner(&self.jobs, j, req).expect("a helper runs each posixaio request");
             return self.engine_ready(cpu, h, req);
         }
         self.engine_ready(cpu, j, req)
