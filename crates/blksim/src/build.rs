@@ -429,7 +429,7 @@ impl Sim {
     /// read/write mix without verify; twice as much with `verify_backlog`'s
     /// read-backs, and a trimwrite's trims on top.
     fn pass_total(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {
-        let size = cfg.size.unwrap_or_else(|| devs.iter().map(|&d| self.devs[d].capacity_bytes).sum());
+        let size = self.job_size(cfg, devs);
         let io_size = cfg.io_size.unwrap_or(0);
         let mut total = size;
         let map_less_writer = cfg.rw.writes() && cfg.rw.is_random() && cfg.norandommap_given;
@@ -440,15 +440,20 @@ impl Sim {
             total = total.saturating_add(size);
         }
         if matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite) {
-            let per_loop = if io_size > 0 { io_size } else { size };
-            total = total.saturating_add(per_loop.saturating_mul(cfg.loops.max(1) as u64));
+            // td->total_io_size
+            total = total.saturating_add(cfg.io_size.unwrap_or(size).saturating_mul(cfg.loops.max(1) as u64));
         }
         total
     }
 
+    /// fio's `size`: as given, else its files' (the devices') whole size.
+    fn job_size(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {
+        cfg.size.unwrap_or_else(|| devs.iter().map(|&d| self.devs[d].capacity_bytes).sum())
+    }
+
     fn bytes_limit(&self, cfg: &JobConfig, devs: &[DevId]) -> u64 {
         // fio's io_bytes_exceeded: io_size if set, else size (x loops).
-        let size = || cfg.size.unwrap_or_else(|| devs.iter().map(|&d| self.devs[d].capacity_bytes).sum());
+        let size = || self.job_size(cfg, devs);
         let loops = cfg.loops.max(1) as u64;
         // A whole device of I/Os is what fio does; the front ends' wall-time budget asks first.
         // (Its passes end earlier: at a failing draw, at an asynchronous engine's pass bytes; fio's
