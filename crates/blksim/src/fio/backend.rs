@@ -19,7 +19,7 @@ impl Sim {
     pub(crate) fn job_next(&mut self, j: JobId) {
         let now = self.q.now_ns();
         let prep_ns = self.user_costs(j).prep;
-        self.check_done_issuing(j);
+        self.jobs[j].check_done_issuing(self.q.now_ns());
         if self.jobs[j].sync_trim.is_some() {
             return self.sync_trim_next(j);
         }
@@ -33,8 +33,9 @@ impl Sim {
         let depth = job.cur_depth();
         let queued = job.queued.len() as u32;
         // (io_us handed to verify_async's threads are not free either.)
-        let full = depth + job.verify_held >= job.engine.depth;
+        let full = depth + job.verify_held >= job.engine.depth || job.engine.refuses && depth > 0;
         if queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing) {
+            job.committed(queued);
             return self.job_submit(j);
         }
         if !job.done_issuing && !full {
@@ -59,26 +60,13 @@ impl Sim {
             return self.job_submit(j);
         }
         // fio's do_verify: the logged writes read back; then the job's next loop, if it has one.
-        if self.verify_phase_start(j) || self.verify_next_loop(j) {
+        if self.verify_phase_start(j) || self.verify_next_loop(j) || self.jobs[j].next_loop() {
             return self.job_next(j);
         }
         let job = &mut self.jobs[j];
         job.task.state = JobState::Done;
         job.finish_ns = now;
         self.job_finished(j);
-    }
-
-    /// fio stops issuing at the end of its runtime, size or number_ios.
-    pub(crate) fn check_done_issuing(&mut self, j: JobId) {
-        let now = self.q.now_ns();
-        let job = &mut self.jobs[j];
-        if !job.done_issuing
-            && (now >= job.end_ns
-                || job.bytes_issued >= job.bytes_limit
-                || (job.cfg.number_ios > 0 && job.ios_issued >= job.cfg.number_ios))
-        {
-            job.done_issuing = true;
-        }
     }
 
     /// Prepare `n` io_us: pick direction, device and offset.
@@ -96,7 +84,7 @@ impl Sim {
         let now = self.q.now_ns();
         for _ in 0..n {
             let job = &mut self.jobs[j];
-            let stop = job.done_issuing || job.bytes_issued >= job.bytes_limit || job.sync_trim.is_some();
+            let stop = job.done_issuing || job.limit_reached() || job.sync_trim.is_some();
             if stop || !job.pass_check() {
                 break;
             }
@@ -146,8 +134,9 @@ impl Sim {
         job.task.wait_for = min;
         let engine = job.cfg.ioengine.clone();
         match engine {
+            // null_getevents returns every event of the last commit, whatever the maximum.
             IoEngine::Null => {
-                let k = (job.engine.ready.len() as u32).min(max);
+                let k = job.engine.ready.len() as u32;
                 self.job_chain(j, Bill::default(), 0, 0, k)
             }
             // pvsync2's RWF_HIPRI is not polled (`__blkdev_direct_IO_simple`
@@ -224,7 +213,8 @@ impl Sim {
         if self.jobs[j].failed > 0 && reap > 0 && self.reaps_a_failure(j, tw, reap) {
             self.jobs[j].done_issuing = true;
         }
-        self.check_done_issuing(j);
+        self.jobs[j].check_done_issuing(self.q.now_ns());
+        let busy = reap > 0 && self.null_busy_begin(j);
         if self.jobs[j].shaped {
             self.pace_check(j, reap);
             self.io_us_put(j, tw, reap);
@@ -253,11 +243,15 @@ impl Sim {
                 }
             }
         }
+        if busy {
+            self.jobs[j].busy_cancel();
+        }
         let job = &self.jobs[j];
         let queued = job.queued.len() as u32;
         let full = depth + queued >= job.engine.depth;
         let submit = queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing);
         let tail = if submit {
+            self.jobs[j].committed(queued);
             body += user.submit_call;
             let (tail, _) = self.submit_syscall_cost(j, false);
             bill.merge(&tail);

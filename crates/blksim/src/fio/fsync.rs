@@ -67,6 +67,26 @@ impl Sim {
             .for_each(|&r| io_us.put(r));
     }
 
+    /// With `write_iolog`, the null engine past iodepth 1: a reap within a
+    /// pass with io_us free follows fio's
+    /// FIO_Q_BUSY. null_queue refused the io_u fio drew while the last
+    /// commit's events waited; fio logged it, reaped, and queues it again
+    /// (logged again) on the same io_u, taken before the reap's `put_io_u`s.
+    /// Whether it did; `Job::busy_cancel` after the io_us are prepared.
+    #[inline(always)]
+    pub(crate) fn null_busy_begin(&mut self, j: JobId) -> bool {
+        let job = &mut self.jobs[j];
+        // (A full queue is reaped without a refusal: queue_full.)
+        if !job.cfg.log_queued || !job.engine.refuses || job.inflight >= job.cfg.iodepth || job.done_issuing {
+            return false;
+        }
+        job.engine.busy = true;
+        if let Some(io_us) = job.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) {
+            io_us.reserve();
+        }
+        true
+    }
+
     /// `write_iolog`'s line for io_u `req` of job `j` as fio's `td_io_queue`
     /// writes it (`log_io_u`): its file, `ddir` (fio's `enum fio_ddir`), offset
     /// and length (`io`); a sync (none) shows its io_u's stale offset and 0.
@@ -88,7 +108,10 @@ impl Sim {
         if std::mem::take(&mut job.reopened) {
             log.reopened(j.idx(), since);
         }
-        log.queued(j.idx(), di, ddir, since, offset.unwrap_or(stale), bytes.unwrap_or(0));
+        // An io_u the null engine refused with FIO_Q_BUSY was logged when it was refused too.
+        for _ in 0..1 + std::mem::take(&mut job.engine.busy) as u8 {
+            log.queued(j.idx(), di, ddir, since, offset.unwrap_or(stale), bytes.unwrap_or(0));
+        }
     }
 
     /// `end_fsync` once the job's I/O is done: the next file's fsync queued,
@@ -110,6 +133,8 @@ impl Sim {
             Some(n) => n,
         };
         f.end_left = Some(left - 1);
+        // fio_io_sync commits it with td_io_commit: io_u_queued counts from zero again.
+        job.stale_queued = 0;
         let now = self.q.now_ns();
         self.prep_fsync(j, Fsync::End, Some((files - left) as usize), now);
         true

@@ -8,7 +8,7 @@
 //! two streams from the start of its region. A random job keeps fio's
 //! random map (`random_map.rs`) unless `norandommap`: each block once per pass.
 
-use crate::fio::job::Job;
+use crate::fio::job::{Job, LoopEnd};
 use crate::fio::pace::{bsrange_pick, bssplit_pick};
 use crate::workload::{Direction, RwKind};
 
@@ -82,6 +82,8 @@ impl Job {
     ) -> Option<u64> {
         self.draw_offset(di, *d, self.cfg.bs[*d], region, real).or_else(|| {
             if !self.next_pass() {
+                // get_io_u closed the file it found done; end_fsync's fsync opens it again.
+                self.reopened |= self.end_fsync_due();
                 return None;
             }
             if redraw && self.cfg.rw.is_mixed() {
@@ -95,17 +97,42 @@ impl Job {
     /// (fio's thread_main going round again while keep_running); false when
     /// the job has none.
     pub(crate) fn next_pass(&mut self) -> bool {
+        // The pass ended at its loop's top or at a failed get_io_u: no io_u was refused.
+        self.busy_cancel();
         // do_verify reads a pass's writes back before the next pass starts (`verify_next_loop`).
         if self.verify.as_deref().is_some_and(|v| v.cfg.do_verify && !v.phase && self.cfg.rw.writes()) {
             return false;
         }
-        if self.loops_left > 1 {
-            self.loops_left -= 1;
-        } else if !self.io_size_left() {
+        let more = self.loops_left > 1 || self.io_size_left();
+        // fio's do_io returns at a loop's end: what is queued or in flight drains, end_fsync's
+        // fsyncs run (`Sim::end_fsync_next`); then the next loop (`Sim::next_loop`).
+        let busy = self.inflight > 0 || !self.queued.is_empty() || self.end_fsync_due();
+        if more && !self.cfg.time_based && busy && self.loop_end == LoopEnd::Running {
+            self.loop_end = LoopEnd::Deferred;
             return false;
         }
+        if !more {
+            return false;
+        }
+        self.loops_left -= (self.loops_left > 1) as u32;
         self.rewind();
         true
+    }
+
+    /// do_io returned, drained (and synced): thread_main's next loop, if
+    /// the job's loop ended with one to come (`LoopEnd::Deferred`). Whether it did.
+    pub(crate) fn next_loop(&mut self) -> bool {
+        if self.loop_end != LoopEnd::Deferred || self.error.is_some() {
+            return false;
+        }
+        self.loop_end = LoopEnd::Drained;
+        self.done_issuing = !self.next_pass();
+        !self.done_issuing
+    }
+
+    /// do_io's end will run `end_fsync` (fio's should_fsync: not right after a sync).
+    pub(crate) fn end_fsync_due(&self) -> bool {
+        self.cfg.end_fsync && self.fsync.as_deref().is_some_and(|f| f.last != crate::fio::job::LastIssued::Sync)
     }
 
     /// do_io's loop top for an asynchronous engine: the io_us queued in this
@@ -254,6 +281,7 @@ impl Job {
             maps.reset();
         }
         self.reopened = true;
+        self.loop_end = LoopEnd::Running;
     }
 
     /// fio's setup_strided_zone_mode before the next I/O of direction `d` on

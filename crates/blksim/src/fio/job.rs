@@ -158,6 +158,19 @@ pub(crate) enum LastIssued {
     Sync,
 }
 
+/// Where a loop of an asynchronous job (or one with `end_fsync`) is between
+/// its passes: fio's do_io returns, draining what is in flight and running
+/// `end_fsync`, before thread_main's next loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum LoopEnd {
+    #[default]
+    Running,
+    /// The loop ended with another to come: its io_us drain first.
+    Deferred,
+    /// Drained (and synced): the next loop starts.
+    Drained,
+}
+
 /// A job with `fsync`, `fdatasync` or `end_fsync` (fio's `should_fsync` state).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Fsyncs {
@@ -183,18 +196,38 @@ pub(crate) struct IoUPool {
     free: Vec<u32>,
     offsets: Vec<u64>,
     inflight: Vec<(ReqId, u32)>,
+    /// The io_u the null engine refused with FIO_Q_BUSY before a reap
+    /// (`IoUPool::reserve`): its index, and where it lay in the free list.
+    reserved: Option<(u32, usize)>,
 }
 
 impl IoUPool {
     pub(crate) fn new(iodepth: u32) -> IoUPool {
         let n = iodepth.max(1);
-        IoUPool { free: (0..n).collect(), offsets: vec![0; n as usize], inflight: Vec::new() }
+        IoUPool { free: (0..n).collect(), offsets: vec![0; n as usize], inflight: Vec::new(), reserved: None }
+    }
+
+    /// fio's null engine answered FIO_Q_BUSY to the io_u it drew before this
+    /// reap: that io_u left the free list before the reap's `put_io_u`s, and
+    /// `requeue_io_u` hands it to the next `get`.
+    pub(crate) fn reserve(&mut self) {
+        if let Some(i) = self.free.pop() {
+            self.reserved = Some((i, self.free.len()));
+        }
+    }
+
+    /// No io_u came after the reap (the pass ended before fio drew one): the
+    /// reserved one lies where it lay, under the ones the reap put back.
+    pub(crate) fn unreserve(&mut self) {
+        if let Some((i, at)) = self.reserved.take() {
+            self.free.insert(at.min(self.free.len()), i);
+        }
     }
 
     /// `get_io_u` for `req`, at `offset` (a read, write or trim) or none (a
     /// sync): the offset the io_u carried before.
     pub(crate) fn get(&mut self, req: ReqId, offset: Option<u64>) -> u64 {
-        let i = self.free.pop().unwrap_or_else(|| {
+        let i = self.reserved.take().map(|(i, _)| i).or_else(|| self.free.pop()).unwrap_or_else(|| {
             // (fio never has more in flight than iodepth; a pool too small grows.)
             self.offsets.push(0);
             self.offsets.len() as u32 - 1
@@ -446,6 +479,10 @@ pub(crate) struct Job {
     pub seq_left: u32,
     /// Loops of the job left, this one included (`loops`).
     pub loops_left: u32,
+    /// Between loops: drained and synced first (`LoopEnd`).
+    pub loop_end: LoopEnd,
+    /// io_us a loop's drain committed short of a batch (fio's stale `io_u_queued`).
+    pub stale_queued: u32,
     /// A new loop began since the last io_u was queued (fio closes and reopens its files).
     pub reopened: bool,
     /// `random_distribution`'s state, for one other than `random`.
@@ -496,6 +533,14 @@ pub(crate) struct Engine {
     pub depth: u32,
     /// `posixaio`: glibc's AIO state (on fio's job and on its helper thread).
     pub aio: Option<Box<crate::fio::aio::Aio>>,
+    /// With `write_iolog`, the null engine past its submit batch: the io_u
+    /// fio drew before this reap got FIO_Q_BUSY (logged once then) and is
+    /// queued again after it (`requeue_io_u`, logged again).
+    pub busy: bool,
+    /// The null engine past iodepth 1, completions not polled: null_queue
+    /// answers FIO_Q_BUSY while a commit's events wait, so fio reaps them
+    /// before it queues another io_u (a full queue reaps them too).
+    pub refuses: bool,
 }
 
 impl ThreadStat {
@@ -507,6 +552,29 @@ impl ThreadStat {
 }
 
 impl Job {
+    /// After `Sim::null_busy_begin`'s reap, or at a pass's end before it: no
+    /// io_u is left refused with FIO_Q_BUSY (none came, or it was logged).
+    pub(crate) fn busy_cancel(&mut self) {
+        self.engine.busy = false;
+        if let Some(io_us) = self.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) {
+            io_us.unreserve();
+        }
+    }
+
+    /// fio stops issuing at the end of its runtime, size or number_ios.
+    pub(crate) fn check_done_issuing(&mut self, now: u64) {
+        if !self.done_issuing && (now >= self.end_ns || self.limit_reached()) {
+            self.done_issuing = true;
+        }
+    }
+
+    /// do_io's loop top, before each io_u: its bytes (`io_bytes_exceeded`)
+    /// or its `number_ios` (`exceeds_number_ios`) are done.
+    #[inline(always)]
+    pub(crate) fn limit_reached(&self) -> bool {
+        self.bytes_issued >= self.bytes_limit || (self.cfg.number_ios > 0 && self.ios_issued >= self.cfg.number_ios)
+    }
+
     /// fio's `ramp_period_over` at `at`: `reset_all_stats` (the rusage,
     /// usr, sys and ctx, and the epoch) and, with `io_stats`,
     /// `reset_io_stats` (the depth and batch counts). An offload job's
@@ -532,7 +600,16 @@ impl Job {
     /// I/Os fio prepares before one submitting call: `iodepth_batch_submit`, at most the depth.
     #[inline(always)]
     pub(crate) fn batch_submit(&self) -> u32 {
-        self.cfg.iodepth_batch_submit.min(self.engine.depth).max(1)
+        self.cfg.iodepth_batch_submit.min(self.engine.depth).saturating_sub(self.stale_queued).max(1)
+    }
+
+    /// fio commits `queued` io_us: td_io_commit counts `io_u_queued` from
+    /// zero again, but a loop's drain commits a short batch through
+    /// getevents, leaving its count for the next loop's first batch.
+    #[inline(always)]
+    pub(crate) fn committed(&mut self, queued: u32) {
+        let short = self.loop_end == LoopEnd::Deferred && queued < self.batch_submit();
+        self.stale_queued = if short { queued } else { 0 };
     }
 
     pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
@@ -605,6 +682,11 @@ impl Job {
                     _ => cfg.iodepth,
                 },
                 aio: None,
+                busy: false,
+                // (do_io's io_in_polling reaps after each io_u, before it draws another.)
+                refuses: cfg.ioengine == crate::workload::IoEngine::Null
+                    && cfg.iodepth > 1
+                    && (cfg.iodepth_batch_complete_min > 0 || cfg.iodepth_batch_complete_max > 0),
             },
             index,
             cfg,
@@ -639,6 +721,8 @@ impl Job {
             last_pos: vec![start; n.max(1) * 3],
             seq_left: 1,
             loops_left: loops,
+            loop_end: LoopEnd::Running,
+            stale_queued: 0,
             reopened: false,
             dist: None,
             random_maps,

@@ -247,7 +247,7 @@ impl Sim {
         let now = self.q.now_ns();
         for i in 0..n {
             let job = &mut self.jobs[j];
-            if job.done_issuing || job.bytes_issued >= job.bytes_limit || job.sync_trim.is_some() {
+            if job.done_issuing || job.limit_reached() || job.sync_trim.is_some() {
                 break;
             }
             // do_io's loop top: the flow's check, then get_io_u (a verify read-back first).

@@ -109,7 +109,7 @@ impl Sim {
         }
         let job = &mut self.jobs[app];
         // fio's thread queues io_us one at a time up to iodepth, whatever the engine.
-        job.engine.depth = job.cfg.iodepth.max(1);
+        (job.engine.depth, job.engine.refuses) = (job.cfg.iodepth.max(1), false);
         job.cfg.iodepth_batch_submit = 1;
         job.shaped = true;
         job.offload = Some(Box::new(Offload::Queue(q)));

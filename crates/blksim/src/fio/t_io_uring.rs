@@ -50,7 +50,7 @@ impl Sim {
         bill.add(CpuStage::UringComplete, crate::io_uring::ring::tw_run_ns(&self.costs, tw));
         self.take_debt(j, &mut bill);
         let head = bill.total();
-        self.check_done_issuing(j);
+        self.jobs[j].check_done_issuing(self.q.now_ns());
         let job = &self.jobs[j];
         let reap = job.engine.ready.len() as u32 + tw;
         let depth = job.cfg.iodepth;
