@@ -386,6 +386,28 @@ fn each_loop_drains_and_syncs_before_the_next_and_number_ios_stops_within_a_batc
 }
 
 #[test]
+fn percentage_random_makes_the_rest_of_a_random_jobs_offsets_sequential() {
+    // fio's should_do_random: percentage_random=0 leaves a random job sequential from its
+    // start; 50 makes about half its offsets follow the last one.
+    let offsets = |name: &str, perc: u32| {
+        let d = dir(name);
+        let job =
+            format!("[a]\nioengine=null\nrw=randwrite\nbs=4k\nsize=1m\npercentage_random={perc}\nwrite_iolog=trace\n");
+        let (code, _, err) = run_in(&d, &job, &[]);
+        assert_eq!(code, 0, "{err}");
+        let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+        let writes = trace.lines().filter(|l| l.contains(" write "));
+        writes.map(|l| l.split(' ').nth(3).unwrap().parse::<u64>().unwrap()).collect::<Vec<_>>()
+    };
+    let seq = offsets("perc-rand-0", 0);
+    assert_eq!(seq, (0..256).map(|i| i * 4096).collect::<Vec<_>>());
+    let half = offsets("perc-rand-50", 50);
+    assert_eq!(half.len(), 256);
+    let follow = half.windows(2).filter(|w| w[1] == w[0] + 4096).count();
+    assert!((90..=170).contains(&follow), "{follow} of 255 follow the last offset");
+}
+
+#[test]
 fn a_size_that_is_not_a_multiple_of_bs_ends_where_fio_ends_it() {
     // size=10001, bs=4k on the null engine (a file of 10,001 bytes): a sequential stream stops
     // where its next block would pass the file's end, the random map holds the whole blocks,

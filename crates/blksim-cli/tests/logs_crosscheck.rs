@@ -297,6 +297,13 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "iodepth=3\nrw=read\nbs=4k\nsize=64k\niodepth_batch=3\nloops=3\n",
         "iodepth=8\nrw=read\nbs=8k\nsize=100k\niodepth_batch=8\nloops=3\n",
         "rw=randwrite\nbs=4k\nsize=32k\nfsync=3\nend_fsync=1\nloops=2\nrandrepeat=0\nrandseed=41\n",
+        // percentage_random: should_do_random's draw from its one seed (every direction's),
+        // the others sequential from the direction's last offset, with rw=...:N too.
+        "rw=randread\nbs=4k\nsize=256k\npercentage_random=50\nrandrepeat=0\nrandseed=3\n",
+        "iodepth=4\nrw=randrw\nbs=4k\nsize=256k\npercentage_random=30,80\nrandrepeat=0\nrandseed=9\nloops=2\n",
+        "rw=randwrite\nbsrange=4k-16k\nsize=256k\npercentage_random=70\nrandrepeat=0\nrandseed=11\nnorandommap\n\
+         number_ios=80\n",
+        "rw=randread:4\nbs=4k\nsize=256k\npercentage_random=40\nrandrepeat=0\nrandseed=12\n",
     ];
     // Every line as fio writes it, its time apart: the null engine past iodepth 1 logs an io_u
     // again when it queues it after FIO_Q_BUSY, in both traces.

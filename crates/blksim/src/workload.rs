@@ -396,6 +396,9 @@ pub struct JobConfig {
     /// `rw=randX:N`: a random job draws a new random offset every N I/Os and
     /// continues sequentially in between (fio's `ddir_seq_nr`; 1 = every I/O random).
     pub ddir_seq_nr: u32,
+    /// `percentage_random` per direction: of a random job's random draws, the
+    /// share that is random (fio's `perc_rand`); the others go on sequentially.
+    pub perc_rand: [u8; 3],
     /// `rw=X:N` of a sequential job: bytes added to the end of each I/O to
     /// find the next (holes; negative goes backwards; fio's `ddir_seq_add`).
     pub ddir_seq_add: i64,
@@ -806,6 +809,7 @@ impl JobConfig {
             io_size: None,
             ba: [0; 3],
             ddir_seq_nr: 1,
+            perc_rand: [100; 3],
             ddir_seq_add: 0,
             random_distribution: RandomDistribution::Random,
             replay: None,

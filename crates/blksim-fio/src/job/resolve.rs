@@ -586,6 +586,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.fio_seed = (st.randrepeat || st.randseed.is_some()).then_some(st.randseed.unwrap_or(0x89));
     c.random_generator = st.random_generator;
     c.ddir_seq_nr = st.ddir_seq_nr;
+    c.perc_rand = st.perc_rand.map(|p| p as u8);
     c.ddir_seq_add = st.ddir_seq_add;
     c.random_distribution = st.random_distribution.clone();
     c.rate_iops = st.rate_iops;

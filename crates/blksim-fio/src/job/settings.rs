@@ -191,6 +191,7 @@ pub(crate) struct Settings {
     pub random_generator: blksim::workload::RandomGenerator,
     pub rate_iops: [u64; 3],
     pub rate: [u64; 3],
+    pub perc_rand: [u64; 3],
     /// `prioclass`, `prio`, `priohint`: `Some` once set (fio then calls `ioprio_set`).
     pub ioprio: [Option<u32>; 3],
     pub rate_process: RateProcess,
@@ -307,6 +308,7 @@ impl Default for Settings {
             random_generator: blksim::workload::RandomGenerator::Default,
             rate_iops: [0; 3],
             rate: [0; 3],
+            perc_rand: [100; 3],
             ioprio: [None; 3],
             rate_process: RateProcess::Linear,
             rate_ignore_thinktime: false,
@@ -537,6 +539,14 @@ impl Settings {
             }
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),
             (Field::Rate, P::Dirs(d)) => set_dirs(&mut self.rate, d),
+            (Field::PercRand, P::Dirs(d)) => {
+                if let Some(v) = d.iter().flatten().find(|&&v| v > 100) {
+                    return Err(Refusal::Bad(format!(
+                        "{v} is above percentage_random's largest value, 100 (fio: out of range)"
+                    )));
+                }
+                set_dirs(&mut self.perc_rand, d)
+            }
             (Field::RateProcess, P::Choice(c, _)) => {
                 self.rate_process = if c == "poisson" { RateProcess::Poisson } else { RateProcess::Linear }
             }

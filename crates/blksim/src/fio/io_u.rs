@@ -160,14 +160,20 @@ impl Job {
     #[inline(always)]
     pub(crate) fn draw_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
         // td->ddir_seq_nr starts at 1, so the first I/O of a random job is random.
-        let random = self.cfg.rw.is_random() && {
-            self.seq_left -= 1;
-            let hit = self.seq_left == 0;
-            if hit {
-                self.seq_left = self.cfg.ddir_seq_nr;
+        let random = self.cfg.rw.is_random()
+            && {
+                self.seq_left -= 1;
+                let hit = self.seq_left == 0;
+                if hit {
+                    self.seq_left = self.cfg.ddir_seq_nr;
+                }
+                hit
             }
-            hit
-        };
+            && {
+                // should_do_random: `percentage_random` of them random, the others sequential.
+                let perc = self.cfg.perc_rand[d];
+                perc == 100 || self.rand.seq_rand[d].between(1, 100) <= perc as u64
+            };
         let pos = if random {
             let pos = self.random_offset(di, d, bs, region, real);
             if let Some(maps) = self.random_maps.as_deref_mut() {

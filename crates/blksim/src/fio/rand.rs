@@ -19,6 +19,9 @@ const FIO_RAND_ZONE_OFF: u64 = 16;
 const FIO_RAND_POISSON_OFF: [u64; 2] = [15, 17];
 /// fio's `FIO_RAND_PRIO_CMDS`: cmdprio's seed.
 const FIO_RAND_PRIO_CMDS: u64 = 19;
+/// fio's `FIO_RAND_SEQ_RAND_READ_OFF`: `percentage_random`'s seed, every
+/// direction's (`td_fill_rand_seeds_internal` seeds all three from it).
+const FIO_RAND_SEQ_RAND_READ_OFF: u64 = 10;
 /// fio's `FIO_RAND_BLOCK_OFF`: the offsets' seed.
 pub(crate) const FIO_RAND_BLOCK_OFF: u64 = 6;
 
@@ -152,6 +155,9 @@ pub(crate) struct RandStates {
     pub zone: FRand,
     /// `prio_state` (32 bits): which io_us cmdprio gives a priority.
     pub prio: FRand,
+    /// `seq_rand_state` per direction (32 bits): whether a random job's draw
+    /// is random (`should_do_random`, `percentage_random`).
+    pub seq_rand: [FRand; 3],
     /// The offsets' seed (`rand_seeds[FIO_RAND_BLOCK_OFF]`).
     offset_seed: u64,
     /// `rate_process=poisson`'s states (`poisson_state`, 32 bits), reads' and writes' as seeded.
@@ -177,6 +183,7 @@ impl RandStates {
             rwmix: FRand::new(seed(FIO_RAND_MIX_OFF), false),
             zone: FRand::new(seed(FIO_RAND_ZONE_OFF), false),
             prio: FRand::new(seed(FIO_RAND_PRIO_CMDS), false),
+            seq_rand: [0; 3].map(|_| FRand::new(seed(FIO_RAND_SEQ_RAND_READ_OFF), false)),
         }
     }
 }
