@@ -408,6 +408,22 @@ fn percentage_random_makes_the_rest_of_a_random_jobs_offsets_sequential() {
 }
 
 #[test]
+fn rw_sequencer_identical_repeats_the_last_offset_between_random_draws() {
+    // fio's get_next_block without a hit of ddir_seq_nr: with rw_sequencer=identical the
+    // direction's last offset (f->last_start) again, so rw=randread:4 reads each offset 4 times.
+    let d = dir("rw-identical");
+    let job = "[a]\nioengine=null\nrw=randread:4\nbs=4k\nsize=256k\nrw_sequencer=identical\nwrite_iolog=trace\n";
+    let (code, _, err) = run_in(&d, job, &[]);
+    assert_eq!(code, 0, "{err}");
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    let reads: Vec<&str> =
+        trace.lines().filter(|l| l.contains(" read ")).map(|l| l.split(' ').nth(3).unwrap()).collect();
+    assert_eq!(reads.len(), 64);
+    assert!(reads.chunks(4).all(|c| c.iter().all(|o| *o == c[0])), "{reads:?}");
+    assert_ne!(reads[0], reads[4]);
+}
+
+#[test]
 fn a_size_that_is_not_a_multiple_of_bs_ends_where_fio_ends_it() {
     // size=10001, bs=4k on the null engine (a file of 10,001 bytes): a sequential stream stops
     // where its next block would pass the file's end, the random map holds the whole blocks,

@@ -304,6 +304,12 @@ fn write_iolog_is_fios_apart_from_the_times() {
         "rw=randwrite\nbsrange=4k-16k\nsize=256k\npercentage_random=70\nrandrepeat=0\nrandseed=11\nnorandommap\n\
          number_ios=80\n",
         "rw=randread:4\nbs=4k\nsize=256k\npercentage_random=40\nrandrepeat=0\nrandseed=12\n",
+        // rw_sequencer=identical: between the random draws, the direction's last offset again.
+        "iodepth=4\nrw=randrw:3\nbs=4k\nsize=128k\nrw_sequencer=identical\nrandrepeat=0\nrandseed=5\nloops=2\n",
+        "rw=randwrite:2\nbsrange=4k-16k\nsize=256k\nrw_sequencer=identical\nrandrepeat=0\nrandseed=11\n\
+         norandommap\nnumber_ios=80\n",
+        "rw=randread:5\nbs=8k\nsize=256k\nrw_sequencer=identical\npercentage_random=50\nrandrepeat=0\nrandseed=2\n\
+         offset=64k\n",
     ];
     // Every line as fio writes it, its time apart: the null engine past iodepth 1 logs an io_u
     // again when it queues it after FIO_Q_BUSY, in both traces.

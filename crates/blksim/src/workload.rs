@@ -399,6 +399,9 @@ pub struct JobConfig {
     /// `percentage_random` per direction: of a random job's random draws, the
     /// share that is random (fio's `perc_rand`); the others go on sequentially.
     pub perc_rand: [u8; 3],
+    /// `rw_sequencer=identical`: between a random job's random draws
+    /// (`rw=randread:N`), each I/O repeats the direction's last offset.
+    pub rw_identical: bool,
     /// `rw=X:N` of a sequential job: bytes added to the end of each I/O to
     /// find the next (holes; negative goes backwards; fio's `ddir_seq_add`).
     pub ddir_seq_add: i64,
@@ -810,6 +813,7 @@ impl JobConfig {
             ba: [0; 3],
             ddir_seq_nr: 1,
             perc_rand: [100; 3],
+            rw_identical: false,
             ddir_seq_add: 0,
             random_distribution: RandomDistribution::Random,
             replay: None,

@@ -78,6 +78,7 @@ pub(crate) enum Field {
     RateIops,
     Rate,
     PercRand,
+    RwSequencer,
     RateProcess,
     RateIgnoreThinktime,
     Thinktime,
@@ -358,7 +359,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("unique_filename", Kind::Bool, SETUP),
     reject("opendir", Kind::Text, FILES),
     model_a("rw", "readwrite", Kind::Choice(RW_VALUES), Field::Rw),
-    reject_unless("rw_sequencer", Kind::Choice(&["sequential", "identical"]), PATTERN, &["sequential"]),
+    model("rw_sequencer", Kind::Choice(&["sequential", "identical"]), Field::RwSequencer),
     // Applied first (its value depends on no other option) so that a job for
     // an engine blksim rejects is reported as such, not for an option of it.
     prio(model("ioengine", Kind::Text, Field::IoEngine), 2),

@@ -587,6 +587,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.random_generator = st.random_generator;
     c.ddir_seq_nr = st.ddir_seq_nr;
     c.perc_rand = st.perc_rand.map(|p| p as u8);
+    c.rw_identical = st.rw_identical;
     c.ddir_seq_add = st.ddir_seq_add;
     c.random_distribution = st.random_distribution.clone();
     c.rate_iops = st.rate_iops;

@@ -177,6 +177,7 @@ pub(crate) struct Settings {
     pub ramp_us: u64,
     pub startdelay_us: u64,
     pub norandommap: bool,
+    pub rw_identical: bool,
     /// `softrandommap`: fio runs without the map only where it cannot allocate one (never
     /// here); its one effect is fio_offset_overlap_risk's (verify's read-back sorted).
     pub softrandommap: bool,
@@ -300,6 +301,7 @@ impl Default for Settings {
             ramp_us: 0,
             startdelay_us: 0,
             norandommap: false,
+            rw_identical: false,
             softrandommap: false,
             offload: false,
             serialize_overlap: false,
@@ -547,6 +549,7 @@ impl Settings {
                 }
                 set_dirs(&mut self.perc_rand, d)
             }
+            (Field::RwSequencer, P::Choice(c, _)) => self.rw_identical = c == "identical",
             (Field::RateProcess, P::Choice(c, _)) => {
                 self.rate_process = if c == "poisson" { RateProcess::Poisson } else { RateProcess::Linear }
             }

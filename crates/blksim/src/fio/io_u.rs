@@ -160,26 +160,29 @@ impl Job {
     #[inline(always)]
     pub(crate) fn draw_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
         // td->ddir_seq_nr starts at 1, so the first I/O of a random job is random.
-        let random = self.cfg.rw.is_random()
-            && {
-                self.seq_left -= 1;
-                let hit = self.seq_left == 0;
-                if hit {
-                    self.seq_left = self.cfg.ddir_seq_nr;
-                }
-                hit
+        let hit = self.cfg.rw.is_random() && {
+            self.seq_left -= 1;
+            let hit = self.seq_left == 0;
+            if hit {
+                self.seq_left = self.cfg.ddir_seq_nr;
             }
-            && {
-                // should_do_random: `percentage_random` of them random, the others sequential.
-                let perc = self.cfg.perc_rand[d];
-                perc == 100 || self.rand.seq_rand[d].between(1, 100) <= perc as u64
-            };
+            hit
+        };
+        let random = hit && {
+            // should_do_random: `percentage_random` of them random, the others sequential.
+            let perc = self.cfg.perc_rand[d];
+            perc == 100 || self.rand.seq_rand[d].between(1, 100) <= perc as u64
+        };
         let pos = if random {
             let pos = self.random_offset(di, d, bs, region, real);
             if let Some(maps) = self.random_maps.as_deref_mut() {
                 maps.mark = pos.is_some();
             }
             pos
+        } else if let Some(ls) = self.last_start.as_deref().filter(|_| !hit) {
+            // rw_sequencer=identical: the direction's last offset again (the file's start at first).
+            let last = ls[di * 3 + d];
+            Some(if last == u64::MAX { 0 } else { last.wrapping_sub(self.cfg.offset) })
         } else {
             // Between the random draws of a random job, sequential I/O; at
             // the end of the file, a random one.
@@ -261,6 +264,9 @@ impl Job {
             None => bytes,
         };
         self.last_pos[di * 3 + d] = self.cfg.offset + rel + bytes;
+        if let Some(ls) = self.last_start.as_deref_mut() {
+            ls[di * 3 + d] = self.cfg.offset + rel;
+        }
         bytes
     }
 
@@ -280,6 +286,9 @@ impl Job {
         self.last_pos.iter_mut().for_each(|p| *p = start);
         if let Some(tw) = self.trimwrite.as_deref_mut() {
             tw.last_start.iter_mut().for_each(|p| *p = u64::MAX);
+        }
+        if let Some(ls) = self.last_start.as_deref_mut() {
+            ls.iter_mut().for_each(|p| *p = u64::MAX);
         }
         // reset_io_counters: the run's length, not its direction.
         self.rwmix.issues = 0;

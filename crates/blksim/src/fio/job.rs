@@ -505,6 +505,9 @@ pub(crate) struct Job {
     pub verify: Option<Box<crate::fio::verify_log::VerifyLog>>,
     /// `rw=trimwrite` / `randtrimwrite`'s pairing of each trim with its write.
     pub trimwrite: Option<Box<crate::fio::io_u::TrimWrite>>,
+    /// `rw_sequencer=identical`: per file and direction the start of the
+    /// last I/O (fio's `f->last_start`, `u64::MAX` for none yet).
+    pub last_start: Option<Vec<u64>>,
     /// Where a replaying job (`read_iolog`) is in its log.
     pub replay: Option<Box<crate::fio::replay::ReplayCursor>>,
     /// A job of several `loops` (or `io_size` passes) with `randrepeat`: its generators as
@@ -660,6 +663,7 @@ impl Job {
             verify: None,
             trimwrite: trimwrite
                 .then(|| Box::new(crate::fio::io_u::TrimWrite { last_start: vec![u64::MAX; n.max(1) * 3] })),
+            last_start: (cfg.rw_identical && cfg.rw.is_random()).then(|| vec![u64::MAX; n.max(1) * 3]),
             replay: cfg.replay.clone().map(|log| {
                 let sync_null = cfg.ioengine == crate::workload::IoEngine::Null && cfg.iodepth <= 1;
                 Box::new(crate::fio::replay::ReplayCursor {
