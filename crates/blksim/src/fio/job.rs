@@ -536,9 +536,9 @@ pub(crate) struct Engine {
     pub depth: u32,
     /// `posixaio`: glibc's AIO state (on fio's job and on its helper thread).
     pub aio: Option<Box<crate::fio::aio::Aio>>,
-    /// With `write_iolog`, the null engine past its submit batch: the io_u
-    /// fio drew before this reap got FIO_Q_BUSY (logged once then) and is
-    /// queued again after it (`requeue_io_u`, logged again).
+    /// With `write_iolog`, the null engine past iodepth 1 (`refuses`): the
+    /// io_u fio drew before this reap got FIO_Q_BUSY (logged once then) and
+    /// is queued again after it (`requeue_io_u`, logged again).
     pub busy: bool,
     /// The null engine past iodepth 1, completions not polled: null_queue
     /// answers FIO_Q_BUSY while a commit's events wait, so fio reaps them
