@@ -214,7 +214,7 @@ impl Sim {
             self.jobs[j].done_issuing = true;
         }
         self.jobs[j].check_done_issuing(self.q.now_ns());
-        let busy = reap > 0 && self.null_busy_begin(j);
+        let busy = reap > 0 && self.jobs[j].busy_begin();
         if self.jobs[j].shaped {
             self.pace_check(j, reap);
             self.io_us_put(j, tw, reap);

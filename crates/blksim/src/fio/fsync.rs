@@ -67,26 +67,6 @@ impl Sim {
             .for_each(|&r| io_us.put(r));
     }
 
-    /// With `write_iolog`, the null engine past iodepth 1: a reap within a
-    /// pass with io_us free follows fio's
-    /// FIO_Q_BUSY. null_queue refused the io_u fio drew while the last
-    /// commit's events waited; fio logged it, reaped, and queues it again
-    /// (logged again) on the same io_u, taken before the reap's `put_io_u`s.
-    /// Whether it did; `Job::busy_cancel` after the io_us are prepared.
-    #[inline(always)]
-    pub(crate) fn null_busy_begin(&mut self, j: JobId) -> bool {
-        let job = &mut self.jobs[j];
-        // (A full queue is reaped without a refusal: queue_full.)
-        if !job.cfg.log_queued || !job.engine.refuses || job.inflight >= job.cfg.iodepth || job.done_issuing {
-            return false;
-        }
-        job.engine.busy = true;
-        if let Some(io_us) = job.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) {
-            io_us.reserve();
-        }
-        true
-    }
-
     /// `write_iolog`'s line for io_u `req` of job `j` as fio's `td_io_queue`
     /// writes it (`log_io_u`): its file, `ddir` (fio's `enum fio_ddir`), offset
     /// and length (`io`); a sync (none) shows its io_u's stale offset and 0.

@@ -555,8 +555,27 @@ impl ThreadStat {
 }
 
 impl Job {
-    /// After `Sim::null_busy_begin`'s reap, or at a pass's end before it: no
-    /// io_u is left refused with FIO_Q_BUSY (none came, or it was logged).
+    /// With `write_iolog`, the null engine past iodepth 1 (`Engine::refuses`):
+    /// a reap within a pass, io_us free, follows fio's FIO_Q_BUSY. null_queue
+    /// refused the io_u fio drew while the last commit's events waited; fio
+    /// logged it, reaped, and queues it again (logged again) on the same io_u,
+    /// taken before the reap's `put_io_u`s (a full queue is reaped without a
+    /// refusal: queue_full). Whether it did; `busy_cancel` after the io_us
+    /// are prepared.
+    #[inline(always)]
+    pub(crate) fn busy_begin(&mut self) -> bool {
+        if !self.cfg.log_queued || !self.engine.refuses || self.inflight >= self.cfg.iodepth || self.done_issuing {
+            return false;
+        }
+        self.engine.busy = true;
+        if let Some(io_us) = self.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) {
+            io_us.reserve();
+        }
+        true
+    }
+
+    /// After `busy_begin`'s reap, or at a pass's end before it: no io_u is
+    /// left refused with FIO_Q_BUSY (none came, or it was logged).
     pub(crate) fn busy_cancel(&mut self) {
         self.engine.busy = false;
         if let Some(io_us) = self.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) {
