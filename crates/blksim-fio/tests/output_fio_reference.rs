@@ -80,6 +80,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
             total_ios: d["total_ios"].as_u64().unwrap(),
             failed_ios: 0,
             empty_ios: 0,
+            abandoned_ios: 0,
             io_bytes: d["io_bytes"].as_u64().unwrap(),
             slat: stat_from_bins(&d["slat_ns"]),
             clat: stat_from_bins(&d["clat_ns"]),

@@ -34,7 +34,7 @@ impl Sim {
         let queued = job.queued.len() as u32;
         // (io_us handed to verify_async's threads are not free either.)
         let full = depth + job.verify_held >= job.engine.depth || job.engine.refuses && depth > 0;
-        if queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing) {
+        if queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing && job.replay_commits()) {
             job.committed(queued);
             return self.job_submit(j);
         }
@@ -66,6 +66,7 @@ impl Sim {
         let job = &mut self.jobs[j];
         job.task.state = JobState::Done;
         job.finish_ns = now;
+        self.replay_ended(j);
         self.job_finished(j);
     }
 
@@ -228,7 +229,11 @@ impl Sim {
             n = (job.batch_submit() - queued).min(job.engine.depth - depth - queued);
         }
         if n > 0 {
+            let was_out = self.jobs[j].shaped && self.jobs[j].replay_ran_out_ns().is_some();
             self.job_prep(j, n);
+            if self.jobs[j].shaped {
+                self.jobs[j].replay_reaped_before(was_out, reap);
+            }
             // A paced job may prepare fewer (one ahead of its rate waits).
             let n = self.jobs[j].queued.len() as u32 - queued;
             body += n as u64 * user.prep;
@@ -249,7 +254,7 @@ impl Sim {
         let job = &self.jobs[j];
         let queued = job.queued.len() as u32;
         let full = depth + queued >= job.engine.depth;
-        let submit = queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing);
+        let submit = queued > 0 && (queued >= job.batch_submit() || full || job.done_issuing && job.replay_commits());
         let tail = if submit {
             self.jobs[j].committed(queued);
             body += user.submit_call;

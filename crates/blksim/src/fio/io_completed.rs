@@ -49,6 +49,22 @@ impl Sim {
         let job = &mut self.jobs[j];
         let k = reaping.len() as u32 + syncs;
         job.inflight -= k;
+        if job.shaped && !job.replay_accounts(reaping.len() as u32) {
+            // The log ran out (td->done): fio never reaps these. Its issued count has them.
+            let measured = job.ts.reap_ns >= job.ts.ramp_end_ns;
+            for &req in &reaping {
+                if measured {
+                    let s = &mut job.dirs[self.reqs.reqs[req].dir.index()];
+                    s.total_ios += 1;
+                    s.abandoned_ios += 1;
+                }
+                self.reqs.free(req);
+            }
+            let mut reaping = reaping;
+            reaping.clear();
+            self.jobs[j].reaping = reaping;
+            return;
+        }
         let sync = job.cfg.ioengine.is_sync() || job.null_sync();
         // Trims from the queue hook complete in it (no slat): libaio's, posixaio's, and io_uring's
         // once one through its ring failed (io_us issued before that went through the ring).

@@ -122,7 +122,7 @@ impl Job {
     /// do_io returned, drained (and synced): thread_main's next loop, if
     /// the job's loop ended with one to come (`LoopEnd::Deferred`). Whether it did.
     pub(crate) fn next_loop(&mut self) -> bool {
-        if self.loop_end != LoopEnd::Deferred || self.error.is_some() {
+        if self.loop_end != LoopEnd::Deferred || self.error.is_some() || self.replay_ran_out_ns().is_some() {
             return false;
         }
         self.loop_end = LoopEnd::Drained;

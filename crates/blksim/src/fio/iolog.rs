@@ -46,6 +46,9 @@ impl Sim {
                 return;
             }
             let Some(e) = cur.log.entries.get(cur.pos).copied() else {
+                // read_iolog_get: the log is empty, td->done.
+                cur.ran_out_ns = Some(now);
+                cur.got_before_out = made;
                 job.done_issuing = true;
                 return;
             };
@@ -69,11 +72,22 @@ impl Sim {
                 }
             }
         }
+        // (Past the log's last entry fio's do_io goes round once more, its loop test not
+        // the log's bytes: that get_io_u finds the log empty. Measured with fio 3.33 and 3.42.)
+    }
+
+    /// The job ended. If it replayed a log that ran out, do_io ended there
+    /// (what it reaped after is not fio's), and io_us queued but never
+    /// committed count as issued only, as in fio.
+    pub(crate) fn replay_ended(&mut self, j: JobId) {
         let job = &mut self.jobs[j];
-        if let Some(cur) = job.replay.as_deref() {
-            if cur.pos == cur.log.entries.len() {
-                job.done_issuing = true;
-            }
+        let Some(at) = job.replay_ran_out_ns() else { return };
+        job.finish_ns = at;
+        for req in std::mem::take(&mut job.queued) {
+            let s = &mut job.dirs[self.reqs.reqs[req].dir.index()];
+            s.total_ios += 1;
+            s.abandoned_ios += 1;
+            self.reqs.free(req);
         }
     }
 

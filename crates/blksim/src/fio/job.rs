@@ -691,6 +691,9 @@ impl Job {
                     last_issue_ns: None,
                     at_queue: cfg.ioengine.is_sync() || sync_null,
                     sets_issue: cfg.ioengine != crate::workload::IoEngine::Null || sync_null,
+                    ran_out_ns: None,
+                    reaped_first: 0,
+                    got_before_out: 0,
                 })
             }),
             loop_seeds: None,

@@ -15,6 +15,9 @@ pub struct DirStats {
     /// Of those, the ones done with nothing moved: a trim io_uring's ring
     /// refused, which fio takes as done with its whole length left (resid).
     pub empty_ios: u64,
+    /// Of those, the ones a replay left in flight when its log ran out
+    /// (fio's `td->done`): issued, never reaped, so no bytes and no latency.
+    pub abandoned_ios: u64,
     /// Bytes those I/Os moved.
     pub io_bytes: u64,
     /// Submission latency (fio's slat): from fio queueing the I/O to the
@@ -90,6 +93,7 @@ impl DirStats {
         self.total_ios += other.total_ios;
         self.failed_ios += other.failed_ios;
         self.empty_ios += other.empty_ios;
+        self.abandoned_ios += other.abandoned_ios;
         self.io_bytes += other.io_bytes;
         self.slat.merge(&other.slat);
         self.clat.merge(&other.clat);
