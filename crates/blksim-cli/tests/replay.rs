@@ -324,4 +324,19 @@ fn a_replay_whose_log_runs_out_never_reaps_what_is_still_in_flight() {
     assert_eq!(sorted, first, "the done I/Os are the first issued");
     let (r, w) = dirs(&j, "io_bytes");
     assert_eq!(r + w, done.iter().map(|i| i.2).sum::<u64>());
+    // The null engine at iodepth 8, commits of 4: a reap takes reads and writes together and
+    // fio logs them in turn, so the log is the issue order, less the 4 the log's end leaves.
+    let job = "[bt]\nioengine=null\nread_iolog=trace.bin\nreplay_redirect=/dev/null\nwrite_lat_log=b\nlog_offset=1\n\
+               replay_no_stall=1\niodepth=8\niodepth_batch=4\n";
+    let (code, _, err) = run_job(dir.path(), job, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let done = lat_log_ios(&std::fs::read_to_string(dir.path().join("b_clat.1.log")).unwrap());
+    assert_eq!(done, issued[..396]);
+    // Under io_in_polling (both iodepth_batch_complete values 0) fio commits and reaps after each
+    // io_u, before it draws the next: nothing is in flight when the log runs out (fio 3.42).
+    let polled = job.replace("write_lat_log=b", "write_lat_log=p") + "iodepth_batch_complete_min=0\n";
+    let (code, _, err) = run_job(dir.path(), &polled, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let done = lat_log_ios(&std::fs::read_to_string(dir.path().join("p_clat.1.log")).unwrap());
+    assert_eq!(done, issued);
 }

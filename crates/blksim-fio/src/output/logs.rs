@@ -64,12 +64,12 @@ pub fn write_logs(report: &RunReport, jobs: &JobFile) -> Vec<LogFile> {
     w.finish_into(report).expect("memory")
 }
 
-/// A job's measured I/Os with their direction, as fio accounted them: by completion, a batch's reads
-/// before its writes.
+/// A job's measured I/Os with their direction, in the order fio accounted them (a reap's events in
+/// turn, whatever their direction).
 fn by_done(stats: &blksim::stats::JobStats) -> Vec<(usize, &IoRecord)> {
     let mut v: Vec<(usize, &IoRecord)> =
         stats.dirs.iter().enumerate().flat_map(|(d, s)| s.ios.iter().map(move |r| (d, r))).collect();
-    v.sort_by_key(|(_, r)| r.done_ns);
+    v.sort_by_key(|(_, r)| r.seq);
     v
 }
 
@@ -370,8 +370,6 @@ struct JobLogs {
     /// fio's add_bw_sample takes the clat, 0 under gtod_reduce; no per-I/O iops lines then.
     gtod_reduce: bool,
     disable_bw: bool,
-    /// Completions at the same ns, kept until a later one: fio accounts a batch's reads before its writes.
-    batch: Vec<(usize, IoRecord)>,
     epoch_ns: u64,
     /// `per_job_logs`: its own files (else shared with the jobs of its name, appended to).
     per_job: bool,
@@ -462,27 +460,8 @@ impl JobLogs {
         Ok(())
     }
 
+    /// An I/O accounted, in fio's order (a reap's events in turn, whatever their direction).
     fn completed(&mut self, d: usize, r: &IoRecord) -> Result<(), LogError> {
-        if self.batch.first().is_some_and(|(_, b)| b.done_ns != r.done_ns) {
-            self.flush_batch()?;
-        }
-        self.batch.push((d, *r));
-        Ok(())
-    }
-
-    /// The batch's completions, reads before writes.
-    fn flush_batch(&mut self) -> Result<(), LogError> {
-        let mut batch = std::mem::take(&mut self.batch);
-        batch.sort_by_key(|(d, _)| *d);
-        for (d, r) in &batch {
-            self.one_completed(*d, r)?;
-        }
-        batch.clear();
-        self.batch = batch;
-        Ok(())
-    }
-
-    fn one_completed(&mut self, d: usize, r: &IoRecord) -> Result<(), LogError> {
         let time_ms = self.ms(r.done_ns);
         let at = |value: u64, issue_ns: u64| Sample {
             time_ms,
@@ -535,7 +514,6 @@ impl JobLogs {
 
     /// The job ended `end_ms` after its epoch: the last windows, every file flushed.
     fn finish(&mut self, end_ms: u64) -> Result<(), LogError> {
-        self.flush_batch()?;
         for (s, w) in [&mut self.bw, &mut self.iops].into_iter().flatten() {
             if let Some(w) = w {
                 while w.end_ms <= end_ms {
@@ -556,7 +534,7 @@ impl JobLogs {
 /// fio's log files of a run's jobs, written as the run makes them: the
 /// run's `IoLog`. Make it before the run (it opens the files), give it to
 /// `RunOptions::io_log`, then [`LogWriter::finish`] with the report.
-/// Memory: each log's open windows and a batch of completions at one ns.
+/// Memory: each log's open windows.
 pub struct LogWriter {
     /// By job (index in the workload); `None` for a job without logs.
     jobs: Vec<Option<JobLogs>>,
@@ -769,7 +747,6 @@ fn job_logs(
         iops: None,
         gtod_reduce: cfg.gtod_reduce,
         disable_bw: o.disable_bw,
-        batch: Vec::new(),
         epoch_ns: 0,
         per_job: o.per_job,
         iolog,

@@ -488,10 +488,10 @@ impl Sim {
                 let rec = IoRecord {
                     start_ns: r.t_start_ns,
                     issue_ns: now,
-                    done_ns: 0,
                     offset: r.offset,
                     bytes: r.bytes,
                     ioprio: r.ioprio,
+                    ..IoRecord::default()
                 };
                 log.0.lock().expect("io log").issued(j.idx(), r.dir.index(), job.ts.ramp_end_ns, &rec);
             }

@@ -44,7 +44,8 @@ impl Sim {
             let cost = want as u64 * prep_ns;
             return self.job_set(j, JobState::Prep, cost, Acct::User, CpuStage::UserLoop, want);
         }
-        if depth > 0 || !job.engine.ready.is_empty() {
+        // (Nothing is left queued here, but what a replay queued when its log ran out.)
+        if job.inflight > 0 || !job.engine.ready.is_empty() {
             return self.job_reap(j);
         }
         if job.verify_held > 0 && !job.done_issuing {

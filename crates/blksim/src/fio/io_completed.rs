@@ -178,7 +178,9 @@ impl Sim {
                         offset: r.offset,
                         bytes: r.bytes,
                         ioprio: r.ioprio,
+                        seq: job.ts.records,
                     };
+                    job.ts.records += 1;
                     match &self.run.io_log {
                         Some(log) => log.0.lock().expect("io log").completed(j.idx(), d, job.ts.ramp_end_ns, &rec),
                         None => s.ios.push(rec),

@@ -289,6 +289,8 @@ pub(crate) struct ThreadStat {
     /// This sample interval's bytes and I/Os per direction.
     pub sample_bytes: [u64; 3],
     pub sample_ios: [u64; 3],
+    /// I/Os recorded for the logs so far (`IoRecord::seq`).
+    pub records: u64,
 }
 
 /// A failed I/O: its result (a negative errno) and what it was.

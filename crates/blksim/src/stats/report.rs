@@ -125,6 +125,10 @@ pub struct IoRecord {
     pub bytes: u32,
     /// Its I/O priority (fio's `io_u->ioprio`, the logs' prio column).
     pub ioprio: u16,
+    /// Where it comes in the job's accounting order (fio's `ios_completed`
+    /// takes a reap's events in turn, whatever their direction); 0 for an
+    /// issued-only record.
+    pub seq: u64,
 }
 
 /// Where the measured I/Os of jobs that keep logs (`JobConfig::record_ios`)
