@@ -54,9 +54,7 @@ impl Sim {
             let measured = job.ts.reap_ns >= job.ts.ramp_end_ns;
             for &req in &reaping {
                 if measured {
-                    let s = &mut job.dirs[self.reqs.reqs[req].dir.index()];
-                    s.total_ios += 1;
-                    s.abandoned_ios += 1;
+                    job.dirs[self.reqs.reqs[req].dir.index()].abandoned();
                 }
                 self.reqs.free(req);
             }

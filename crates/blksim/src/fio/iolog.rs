@@ -88,9 +88,9 @@ impl Sim {
         let Some(at) = job.replay_ran_out_ns() else { return };
         job.finish_ns = at;
         for req in std::mem::take(&mut job.queued) {
-            let s = &mut job.dirs[self.reqs.reqs[req].dir.index()];
-            s.total_ios += 1;
-            s.abandoned_ios += 1;
+            if at >= job.ts.ramp_end_ns {
+                job.dirs[self.reqs.reqs[req].dir.index()].abandoned();
+            }
             self.reqs.free(req);
         }
     }

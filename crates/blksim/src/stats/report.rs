@@ -86,6 +86,13 @@ impl DirStats {
         }
     }
 
+    /// An I/O fio issued and never reaped (a replay's log ran out): in its
+    /// issued count only.
+    pub(crate) fn abandoned(&mut self) {
+        self.total_ios += 1;
+        self.abandoned_ios += 1;
+    }
+
     /// Add another thread's statistics of the same direction (fio's
     /// `sum_thread_stats`): counts and histograms summed, samples summed
     /// interval by interval (both on the same clock).
