@@ -875,6 +875,12 @@ impl JobConfig {
         }
     }
 
+    /// fio's `io_in_polling`: both `iodepth_batch_complete` values 0, so
+    /// do_io commits and reaps after each io_u, before it draws another.
+    pub fn io_in_polling(&self) -> bool {
+        self.iodepth_batch_complete_min == 0 && self.iodepth_batch_complete_max == 0
+    }
+
     /// The smallest and largest I/O of direction `d` the job can issue: a
     /// replayed log's own sizes, else [`JobConfig::bs_range`].
     pub fn io_size_range(&self, d: usize) -> (u64, u64) {

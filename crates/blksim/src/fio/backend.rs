@@ -230,10 +230,9 @@ impl Sim {
             n = (job.batch_submit() - queued).min(job.engine.depth - depth - queued);
         }
         if n > 0 {
-            let was_out = self.jobs[j].shaped && self.jobs[j].replay_ran_out_ns().is_some();
             self.job_prep(j, n);
             if self.jobs[j].shaped {
-                self.jobs[j].replay_reaped_before(was_out, reap);
+                self.jobs[j].replay_reaped_before(reap);
             }
             // A paced job may prepare fewer (one ahead of its rate waits).
             let n = self.jobs[j].queued.len() as u32 - queued;

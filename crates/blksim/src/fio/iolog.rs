@@ -46,10 +46,10 @@ impl Sim {
                 return;
             }
             let Some(e) = cur.log.entries.get(cur.pos).copied() else {
-                // read_iolog_get: the log is empty, td->done. (Under io_in_polling, both
-                // iodepth_batch_complete values 0, fio committed and reaped after the last io_u,
-                // before this get_io_u; blksim's reap of it comes after: it stays fio's.)
-                if job.cfg.iodepth_batch_complete_min > 0 || job.cfg.iodepth_batch_complete_max > 0 {
+                // read_iolog_get: the log is empty, td->done. (Under io_in_polling fio committed
+                // and reaped after the last io_u, before this get_io_u; blksim's reap of it comes
+                // after: it stays fio's.)
+                if !job.cfg.io_in_polling() {
                     cur.ran_out_ns = Some(now);
                     cur.got_before_out = made;
                 }

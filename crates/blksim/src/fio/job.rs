@@ -712,9 +712,7 @@ impl Job {
                 aio: None,
                 busy: false,
                 // (do_io's io_in_polling reaps after each io_u, before it draws another.)
-                refuses: cfg.ioengine == crate::workload::IoEngine::Null
-                    && cfg.iodepth > 1
-                    && (cfg.iodepth_batch_complete_min > 0 || cfg.iodepth_batch_complete_max > 0),
+                refuses: cfg.ioengine == crate::workload::IoEngine::Null && cfg.iodepth > 1 && !cfg.io_in_polling(),
             },
             index,
             cfg,

@@ -56,12 +56,13 @@ impl crate::fio::job::Job {
     }
 
     /// After a reap of `reap` and the get_io_us that follow it: if the log
-    /// ran out in those, the reap's I/Os were fio's before it.
+    /// ran out in those, the reap's I/Os were fio's before it. (No get_io_u
+    /// follows once it ran out: the job is done issuing, with no next loop.)
     /// (The null engine's reap for FIO_Q_BUSY, its queue not full, comes after
     /// a get_io_u: before the failing one only if another came first.)
-    pub(crate) fn replay_reaped_before(&mut self, was_out: bool, reap: u32) {
+    pub(crate) fn replay_reaped_before(&mut self, reap: u32) {
         let busy_reap = self.engine.refuses && self.inflight < self.cfg.iodepth;
-        if let Some(cur) = self.replay.as_deref_mut().filter(|c| !was_out && c.ran_out_ns.is_some()) {
+        if let Some(cur) = self.replay.as_deref_mut().filter(|c| c.ran_out_ns.is_some()) {
             cur.reaped_first = if busy_reap && cur.got_before_out == 0 { 0 } else { reap };
         }
     }
