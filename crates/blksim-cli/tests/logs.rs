@@ -385,6 +385,48 @@ fn each_loop_drains_and_syncs_before_the_next_and_number_ios_stops_within_a_batc
     assert_eq!(reads.len(), 5, "{lines:?}");
 }
 
+/// fio's `exceeds_number_ios` counts the data io_us done and every io_u
+/// queued or in flight, a sync too: a sync in flight ends do_io's loop one
+/// short, and thread_main's keep_running (`number_ios` not reached, `size`
+/// not done) runs another pass, from the file's start (the same offsets
+/// with randrepeat); a pass that did no data ends the job. A full queue is
+/// reaped before the loop top counts. The expected lines are fio 3.42's
+/// (`write_iolog`, times and file names cut; its 3.33 issued a sync after
+/// each write queued at once, a bug fixed in 3.38).
+#[test]
+fn number_ios_counts_a_sync_in_flight_and_keep_running_runs_another_pass() {
+    let trace = |name: &str, job: &str| {
+        let d = dir(name);
+        let (code, _, err) =
+            run_in(&d, &format!("[a]\nioengine=null\nbs=4k\nsize=256k\n{job}write_iolog=trace\n"), &[]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(d.join("trace")).unwrap();
+        text.lines().skip(1).map(|l| l.split(' ').skip(2).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>()
+    };
+    // iodepth 2: the null engine refuses an io_u while its last commit's event waits (each
+    // refused one logged twice); the twelfth write's loop top finds the eleventh sync in flight.
+    let lines = trace("nios-sync-in-flight", "rw=write\nnumber_ios=12\nfsync=1\niodepth=2\n");
+    let mut writes: Vec<&String> = lines.iter().filter(|l| l.starts_with("write")).collect();
+    writes.dedup();
+    assert_eq!(writes.len(), 12, "{lines:?}");
+    let tail = ["sync 0 0", "sync 0 0", "close", "open", "write 0 4096", "close"];
+    assert_eq!(lines[lines.len() - tail.len()..], tail, "{lines:?}");
+    // A full queue (4 of 4: two writes, a sync, a write) is reaped first: the fourth write goes.
+    let lines = trace("nios-full-queue", "rw=write\nnumber_ios=4\nfsync=2\niodepth=4\niodepth_batch=4\n");
+    let want = ["add", "open", "write 0 4096", "write 4096 4096", "sync 0 0", "write 8192 4096", "write 12288 4096"];
+    assert_eq!(lines, [&want[..], &["close"]].concat(), "{lines:?}");
+    // The extra pass draws the first pass's offsets again (randrepeat).
+    let job = "rw=randwrite\nnumber_ios=3\nfsync=2\nfdatasync=4\niodepth=14\niodepth_batch=4\n\
+               iodepth_batch_complete_min=1\n";
+    let lines = trace("nios-random-pass", job);
+    let want = ["add", "open", "write 253952 4096", "write 225280 4096", "sync 0 0", "close", "open"];
+    assert_eq!(lines, [&want[..], &["write 253952 4096", "close"]].concat(), "{lines:?}");
+    // A sync engine's sync completes as it is queued (FIO_Q_COMPLETED): never in flight.
+    let lines = trace("nios-sync-engine", "rw=write\nnumber_ios=5\nfsync=1\n");
+    assert_eq!(lines.iter().filter(|l| l.starts_with("write")).count(), 5, "{lines:?}");
+    assert_eq!(lines.iter().filter(|l| l.as_str() == "open").count(), 1, "{lines:?}");
+}
+
 #[test]
 fn percentage_random_makes_the_rest_of_a_random_jobs_offsets_sequential() {
     // fio's should_do_random: percentage_random=0 leaves a random job sequential from its

@@ -215,6 +215,7 @@ impl Sim {
         if self.jobs[j].failed > 0 && reap > 0 && self.reaps_a_failure(j, tw, reap) {
             self.jobs[j].done_issuing = true;
         }
+        self.fsyncs_reaping(j, tw, reap);
         self.jobs[j].check_done_issuing(self.q.now_ns());
         let busy = reap > 0 && self.jobs[j].busy_begin();
         if self.jobs[j].shaped {

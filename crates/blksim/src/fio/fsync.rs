@@ -21,6 +21,23 @@ const DDIR_SYNC: usize = 3;
 const DDIR_DATASYNC: usize = 4;
 
 impl Sim {
+    /// The syncs among the `reap` completions a chain step takes (after
+    /// its `tw` task_work items), for `number_ios`'s count at the loop top
+    /// that follows (`Fsyncs::reaped`), until they are accounted.
+    #[inline(always)]
+    pub(crate) fn fsyncs_reaping(&mut self, j: JobId, tw: u32, reap: u32) {
+        let job = &self.jobs[j];
+        if !job.shaped || job.fsync.is_none() || job.cfg.number_ios == 0 {
+            return;
+        }
+        let e = &job.engine;
+        let taken = e.ready.iter().chain(e.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
+        let syncs = taken.filter(|&&r| self.reqs.reqs[r].fsync != Fsync::No).count() as u64;
+        if let Some(f) = self.jobs[j].fsync.as_deref_mut() {
+            (f.reaped, f.reaping) = (syncs, Some(reap));
+        }
+    }
+
     /// An fsync io_u queued on the job: on `file`, or on the file fio's
     /// file service picks next.
     pub(crate) fn prep_fsync(&mut self, j: JobId, kind: Fsync, file: Option<usize>, now: u64) -> ReqId {
@@ -153,6 +170,7 @@ impl Sim {
         });
         let taken = before - reaping.len();
         f.outstanding -= taken as u64;
+        (f.reaped, f.reaping) = (0, None);
         taken as u32
     }
 }

@@ -29,7 +29,8 @@ impl Sim {
         if self.offsets_need_64_bits(cfg, devs) {
             job.rand.offsets_64();
         }
-        if (cfg.loops > 1 || cfg.io_size.is_some()) && cfg.randrepeat {
+        // (A pass that `number_ios` ends short, a sync in flight, may be followed by another: `Job::number_ios_left`.)
+        if (cfg.loops > 1 || cfg.io_size.is_some() || cfg.number_ios > 0) && cfg.randrepeat {
             job.loop_seeds = Some(Box::new(job.rand.clone()));
         }
         // fio's exceeds_number_ios: number_ios times the job's loops (td->loops), over the job.

@@ -103,7 +103,7 @@ impl Job {
         if self.verify.as_deref().is_some_and(|v| v.cfg.do_verify && !v.phase && self.cfg.rw.writes()) {
             return false;
         }
-        let more = self.loops_left > 1 || self.io_size_left();
+        let more = self.loops_left > 1 || self.io_size_left() || self.number_ios_left();
         // fio's do_io returns at a loop's end: what is queued or in flight drains, end_fsync's
         // fsyncs run (`Sim::end_fsync_next`); then the next loop (`Sim::next_loop`).
         let busy = self.inflight > 0 || !self.queued.is_empty() || self.end_fsync_due();

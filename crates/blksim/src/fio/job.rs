@@ -181,6 +181,11 @@ pub(crate) struct Fsyncs {
     pub end_left: Option<u16>,
     /// Syncs queued or in flight, not yet accounted (they are not in `Job::ios_issued`).
     pub outstanding: u64,
+    /// Of those, the ones a chain step reaps, before it accounts them: fio's getevents took
+    /// them out of `io_u_in_flight` before its loop top counts `number_ios`.
+    pub reaped: u64,
+    /// The completions (data and syncs) that chain step reaps; `None` outside one.
+    pub reaping: Option<u32>,
     pub stats: crate::stats::SyncStats,
     /// With `write_iolog`: fio's io_us, whose offsets a sync's line shows.
     pub io_us: Option<IoUPool>,
@@ -586,17 +591,57 @@ impl Job {
     }
 
     /// fio stops issuing at the end of its runtime, size or number_ios.
+    /// Where `number_ios` counted a sync in flight, do_io's loop ends short
+    /// of it: the pass ends, and thread_main's keep_running may start another
+    /// (`next_pass`), whose loop top counts again; unless the pass issued no
+    /// data (thread_main ends a job whose do_io did none).
     pub(crate) fn check_done_issuing(&mut self, now: u64) {
         if !self.done_issuing && (now >= self.end_ns || self.limit_reached()) {
-            self.done_issuing = true;
+            let short = now < self.end_ns
+                && !self.cfg.time_based
+                && self.pass_bytes > 0
+                && self.bytes_issued < self.bytes_limit
+                && self.ios_issued < self.cfg.number_ios;
+            self.done_issuing = !(short && self.next_pass());
         }
     }
 
     /// do_io's loop top, before each io_u: its bytes (`io_bytes_exceeded`)
-    /// or its `number_ios` (`exceeds_number_ios`) are done.
+    /// or its `number_ios` (`exceeds_number_ios`: the data io_us done, and
+    /// every io_u queued or in flight, a sync too) are done.
     #[inline(always)]
     pub(crate) fn limit_reached(&self) -> bool {
-        self.bytes_issued >= self.bytes_limit || (self.cfg.number_ios > 0 && self.ios_issued >= self.cfg.number_ios)
+        self.bytes_issued >= self.bytes_limit
+            || (self.cfg.number_ios > 0 && self.ios_issued + self.syncs_in_flight() >= self.cfg.number_ios)
+    }
+
+    /// Syncs queued or in flight as fio counts them (`io_u_queued`,
+    /// `io_u_in_flight`) at do_io's loop top: none where the engine
+    /// completes them as it queues them (FIO_Q_COMPLETED). A full queue
+    /// (no io_u free of fio's `iodepth`) and io_in_polling are reaped before
+    /// the loop top: the chain step that reaps counts then.
+    fn syncs_in_flight(&self) -> u64 {
+        let Some(f) = self.fsync.as_deref() else { return 0 };
+        let reaps_first = f.reaping.is_none()
+            && (self.cur_depth() + self.verify_held >= self.cfg.iodepth || self.cfg.io_in_polling());
+        if reaps_first || self.cfg.ioengine.is_sync() || self.null_sync() {
+            return 0;
+        }
+        f.outstanding - f.reaped
+    }
+
+    /// fio's keep_running past its loops, without `io_size`: `number_ios`
+    /// not reached (a sync in flight ended do_io's loop short of it) and
+    /// `size` short by its largest block or more (its files not done: the
+    /// pass ended at its loop top, not at a failing draw).
+    pub(crate) fn number_ios_left(&self) -> bool {
+        let max_bs = self.cfg.bs_max.iter().chain(&self.cfg.bs).copied().max().unwrap_or(1).max(1);
+        let size = self.bytes_limit / self.cfg.loops.max(1) as u64;
+        let done = self.bytes_issued + self.trimmed_bytes;
+        self.cfg.number_ios > 0
+            && self.ios_issued < self.cfg.number_ios
+            && self.cfg.io_size.is_none()
+            && size.saturating_sub(done) >= max_bs
     }
 
     /// fio's `ramp_period_over` at `at`: `reset_all_stats` (the rusage,
