@@ -390,7 +390,8 @@ fn each_loop_drains_and_syncs_before_the_next_and_number_ios_stops_within_a_batc
 /// short, and thread_main's keep_running (`number_ios` not reached, `size`
 /// not done) runs another pass, from the file's start (the same offsets
 /// with randrepeat); a pass that did no data ends the job. A full queue is
-/// reaped before the loop top counts. The expected lines are fio 3.42's
+/// reaped before the loop top counts; a trimwrite job's count doubles with
+/// each do_io. The expected lines are fio 3.42's
 /// (`write_iolog`, times and file names cut; its 3.33 issued a sync after
 /// each write queued at once, a bug fixed in 3.38).
 #[test]
@@ -421,6 +422,13 @@ fn number_ios_counts_a_sync_in_flight_and_keep_running_runs_another_pass() {
     let lines = trace("nios-random-pass", job);
     let want = ["add", "open", "write 253952 4096", "write 225280 4096", "sync 0 0", "close", "open"];
     assert_eq!(lines, [&want[..], &["write 253952 4096", "close"]].concat(), "{lines:?}");
+    // do_io doubles a trimwrite job's number_ios each time it starts: 6 x 2 x 2 loops the first
+    // loop (12 trims and their writes), twice that over the second (as many again).
+    let lines =
+        trace("nios-trimwrite-loops", "rw=trimwrite\nsize=64k\nnumber_ios=6\nloops=2\niodepth=3\niodepth_batch=3\n");
+    let passes: Vec<usize> =
+        lines.split(|l| l == "open").skip(1).map(|p| p.iter().filter(|l| !l.ends_with("close")).count()).collect();
+    assert_eq!(passes, [24, 24], "{lines:?}");
     // A sync engine's sync completes as it is queued (FIO_Q_COMPLETED): never in flight.
     let lines = trace("nios-sync-engine", "rw=write\nnumber_ios=5\nfsync=1\n");
     assert_eq!(lines.iter().filter(|l| l.starts_with("write")).count(), 5, "{lines:?}");

@@ -286,6 +286,9 @@ impl Job {
         self.last_pos.iter_mut().for_each(|p| *p = start);
         if let Some(tw) = self.trimwrite.as_deref_mut() {
             tw.last_start.iter_mut().for_each(|p| *p = u64::MAX);
+            // do_io doubles a trimwrite job's number_ios each time it starts (a trim and its
+            // write count): the limit grows with every loop and pass.
+            self.cfg.number_ios = self.cfg.number_ios.saturating_mul(2);
         }
         if let Some(ls) = self.last_start.as_deref_mut() {
             ls.iter_mut().for_each(|p| *p = u64::MAX);

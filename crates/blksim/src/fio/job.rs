@@ -594,14 +594,15 @@ impl Job {
     /// Where `number_ios` counted a sync in flight, do_io's loop ends short
     /// of it: the pass ends, and thread_main's keep_running may start another
     /// (`next_pass`), whose loop top counts again; unless the pass issued no
-    /// data (thread_main ends a job whose do_io did none).
+    /// data (thread_main ends a job whose do_io did none). A trimwrite job's
+    /// next loop has a larger `number_ios` (`rewind`): it goes on.
     pub(crate) fn check_done_issuing(&mut self, now: u64) {
         if !self.done_issuing && (now >= self.end_ns || self.limit_reached()) {
             let short = now < self.end_ns
                 && !self.cfg.time_based
                 && self.pass_bytes > 0
                 && self.bytes_issued < self.bytes_limit
-                && self.ios_issued < self.cfg.number_ios;
+                && (self.ios_issued < self.cfg.number_ios || self.trimwrite.is_some() && self.loops_left > 1);
             self.done_issuing = !(short && self.next_pass());
         }
     }
