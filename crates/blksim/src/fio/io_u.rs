@@ -152,9 +152,7 @@ impl Job {
     /// `io_size` bytes not yet done (its I/Os and verify's read-backs, fio's
     /// `io_bytes`), at least its largest block's worth.
     pub(crate) fn io_size_left(&self) -> bool {
-        let max_bs = self.cfg.bs_max.iter().chain(&self.cfg.bs).copied().max().unwrap_or(1).max(1);
-        let done = self.bytes_issued + self.trimmed_bytes + self.verify.as_deref().map_or(0, |v| v.read_back_bytes);
-        !self.cfg.time_based && self.cfg.io_size.is_some_and(|io| io.saturating_sub(done) >= max_bs)
+        !self.cfg.time_based && self.cfg.io_size.is_some_and(|io| io.saturating_sub(self.io_bytes()) >= self.max_bs())
     }
 
     #[inline(always)]

@@ -636,13 +636,22 @@ impl Job {
     /// `size` short by its largest block or more (its files not done: the
     /// pass ended at its loop top, not at a failing draw).
     pub(crate) fn number_ios_left(&self) -> bool {
-        let max_bs = self.cfg.bs_max.iter().chain(&self.cfg.bs).copied().max().unwrap_or(1).max(1);
         let size = self.bytes_limit / self.cfg.loops.max(1) as u64;
-        let done = self.bytes_issued + self.trimmed_bytes;
+        let done = self.io_bytes();
         self.cfg.number_ios > 0
             && self.ios_issued < self.cfg.number_ios
             && self.cfg.io_size.is_none()
-            && size.saturating_sub(done) >= max_bs
+            && size.saturating_sub(done) >= self.max_bs()
+    }
+
+    /// keep_running's bytes done (fio's `io_bytes`): its I/Os and verify's read-backs.
+    pub(crate) fn io_bytes(&self) -> u64 {
+        self.bytes_issued + self.trimmed_bytes + self.verify.as_deref().map_or(0, |v| v.read_back_bytes)
+    }
+
+    /// fio's `td_max_bs`: the job's largest block (at least 1).
+    pub(crate) fn max_bs(&self) -> u64 {
+        self.cfg.bs_max.iter().chain(&self.cfg.bs).copied().max().unwrap_or(1).max(1)
     }
 
     /// fio's `ramp_period_over` at `at`: `reset_all_stats` (the rusage,
