@@ -34,7 +34,7 @@ impl Sim {
         let taken = e.ready.iter().chain(e.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
         let syncs = taken.filter(|&&r| self.reqs.reqs[r].fsync != Fsync::No).count() as u64;
         if let Some(f) = self.jobs[j].fsync.as_deref_mut() {
-            (f.reaped, f.reaping) = (syncs, Some(reap));
+            f.reaped = Some(syncs);
         }
     }
 
@@ -170,7 +170,7 @@ impl Sim {
         });
         let taken = before - reaping.len();
         f.outstanding -= taken as u64;
-        (f.reaped, f.reaping) = (0, None);
+        f.reaped = None;
         taken as u32
     }
 }

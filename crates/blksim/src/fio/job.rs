@@ -181,11 +181,9 @@ pub(crate) struct Fsyncs {
     pub end_left: Option<u16>,
     /// Syncs queued or in flight, not yet accounted (they are not in `Job::ios_issued`).
     pub outstanding: u64,
-    /// Of those, the ones a chain step reaps, before it accounts them: fio's getevents took
-    /// them out of `io_u_in_flight` before its loop top counts `number_ios`.
-    pub reaped: u64,
-    /// The completions (data and syncs) that chain step reaps; `None` outside one.
-    pub reaping: Option<u32>,
+    /// Of those, the ones a chain step reaps, before it accounts them (`None` outside one):
+    /// fio's getevents took them out of `io_u_in_flight` before its loop top counts `number_ios`.
+    pub reaped: Option<u64>,
     pub stats: crate::stats::SyncStats,
     /// With `write_iolog`: fio's io_us, whose offsets a sync's line shows.
     pub io_us: Option<IoUPool>,
@@ -623,12 +621,12 @@ impl Job {
     /// the loop top: the chain step that reaps counts then.
     fn syncs_in_flight(&self) -> u64 {
         let Some(f) = self.fsync.as_deref() else { return 0 };
-        let reaps_first = f.reaping.is_none()
-            && (self.cur_depth() + self.verify_held >= self.cfg.iodepth || self.cfg.io_in_polling());
+        let reaps_first =
+            f.reaped.is_none() && (self.cur_depth() + self.verify_held >= self.cfg.iodepth || self.cfg.io_in_polling());
         if reaps_first || self.cfg.ioengine.is_sync() || self.null_sync() {
             return 0;
         }
-        f.outstanding - f.reaped
+        f.outstanding - f.reaped.unwrap_or(0)
     }
 
     /// fio's keep_running past its loops, without `io_size`: `number_ios`
