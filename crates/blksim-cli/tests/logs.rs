@@ -487,3 +487,48 @@ fn a_size_that_is_not_a_multiple_of_bs_ends_where_fio_ends_it() {
         assert_eq!(v["jobs"][0]["read"]["total_ios"].as_u64(), Some(reads), "{rw}");
     }
 }
+
+/// fio's io_in_polling (both `iodepth_batch_complete` values 0): do_io
+/// queues an io_u, then `wait_for_completions` takes exactly one event
+/// (min 1, and td_io_getevents raises the maximum 0 to it), its getevents
+/// committing what is queued first. One io_u is in flight at a time
+/// whatever `iodepth` says: fio 3.33 on libaio at iodepth 16 reports
+/// "IO depths: 1=100.0%", and fio 3.42's `write_iolog` of a null job with
+/// fsyncs shows each sync on the one io_u the last write used.
+#[test]
+fn io_in_polling_keeps_one_io_u_in_flight() {
+    let d = dir("io-in-polling-libaio");
+    let job = "[a]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nruntime=2ms\ntime_based=1\n\
+               filename=/dev/nvme0n1\niodepth=16\n";
+    let run = |job: &str| {
+        let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["jobs"][0].clone()
+    };
+    let queued = run(job);
+    let polled = run(&format!("{job}iodepth_batch_complete_min=0\n"));
+    let qd1 = run(&job.replace("iodepth=16", "iodepth=1"));
+    assert_eq!(polled["iodepth_level"]["1"].as_f64(), Some(100.0), "{}", polled["iodepth_level"]);
+    assert!(queued["iodepth_level"]["16"].as_f64().unwrap() > 90.0, "{}", queued["iodepth_level"]);
+    assert_eq!(polled["read"]["total_ios"], qd1["read"]["total_ios"]);
+    assert!(queued["read"]["total_ios"].as_u64().unwrap() > 4 * polled["read"]["total_ios"].as_u64().unwrap());
+    // The null engine, syncs every 2 writes, batches of 4 (fio 3.42's lines, times cut).
+    let d = dir("io-in-polling-null");
+    let job = "[a]\nioengine=null\nbs=4k\nsize=32k\nrw=write\niodepth=4\niodepth_batch=4\n\
+               iodepth_batch_complete_min=0\nfsync=2\nwrite_iolog=trace\n";
+    let (code, _, err) = run_in(&d, job, &[]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(d.join("trace")).unwrap();
+    let lines: Vec<String> = text.lines().skip(1).map(|l| l.split(' ').skip(2).collect::<Vec<_>>().join(" ")).collect();
+    let mut want = vec!["add".to_string(), "open".to_string()];
+    for pair in 0..4u64 {
+        want.push(format!("write {} 4096", pair * 8192));
+        want.push(format!("write {} 4096", pair * 8192 + 4096));
+        if pair < 3 {
+            want.push(format!("sync {} 0", pair * 8192 + 4096));
+        }
+    }
+    want.push("close".to_string());
+    assert_eq!(lines, want);
+}

@@ -537,7 +537,10 @@ pub(crate) struct Engine {
     /// (its queue hook completes each I/O before returning: fio's FIO_SYNCIO
     /// "queue depth will be capped at 1"), and one submit batch for the null
     /// engine (null_queue answers FIO_Q_BUSY while a commit's events are not
-    /// reaped, so fio reaps them before queueing more).
+    /// reaped, so fio reaps them before queueing more), and 1 under
+    /// io_in_polling (do_io queues an io_u, then `wait_for_completions`
+    /// takes one event: its getevents commits what is queued first and
+    /// waits for it, so one io_u is in flight at a time).
     pub depth: u32,
     /// `posixaio`: glibc's AIO state (on fio's job and on its helper thread).
     pub aio: Option<Box<crate::fio::aio::Aio>>,
@@ -758,7 +761,7 @@ impl Job {
                 ready: VecDeque::new(),
                 ring: Ring::default(),
                 depth: match cfg.ioengine {
-                    _ if cfg.ioengine.is_sync() => 1,
+                    _ if cfg.ioengine.is_sync() || cfg.io_in_polling() => 1,
                     crate::workload::IoEngine::Null => cfg.iodepth_batch_submit.clamp(1, cfg.iodepth.max(1)),
                     _ => cfg.iodepth,
                 },
