@@ -492,7 +492,8 @@ fn a_size_that_is_not_a_multiple_of_bs_ends_where_fio_ends_it() {
 /// queues an io_u, then `wait_for_completions` takes exactly one event
 /// (min 1, and td_io_getevents raises the maximum 0 to it), its getevents
 /// committing what is queued first. One io_u is in flight at a time
-/// whatever `iodepth` says: fio 3.33 on libaio at iodepth 16 reports
+/// whatever `iodepth` says (a sync engine's wait finds none and counts a
+/// reap of 0): fio 3.33 on libaio at iodepth 16 reports
 /// "IO depths: 1=100.0%", and fio 3.42's `write_iolog` of a null job with
 /// fsyncs shows each sync on the one io_u the last write used.
 #[test]
@@ -513,6 +514,11 @@ fn io_in_polling_keeps_one_io_u_in_flight() {
     assert!(queued["iodepth_level"]["16"].as_f64().unwrap() > 90.0, "{}", queued["iodepth_level"]);
     assert_eq!(polled["read"]["total_ios"], qd1["read"]["total_ios"]);
     assert!(queued["read"]["total_ios"].as_u64().unwrap() > 4 * polled["read"]["total_ios"].as_u64().unwrap());
+    // A sync engine's io_u completes as it is queued: the wait after it finds none in flight
+    // and counts a reap of 0 (fio 3.33, psync: "IO complete: 0=50.0%, 4=50.0%").
+    let psync = run(&format!("{}iodepth_batch_complete_min=0\n", job.replace("libaio", "psync")));
+    assert_eq!(psync["iodepth_complete"]["0"].as_f64(), Some(50.0), "{}", psync["iodepth_complete"]);
+    assert_eq!(psync["iodepth_complete"]["4"].as_f64(), Some(50.0), "{}", psync["iodepth_complete"]);
     // The null engine, syncs every 2 writes, batches of 4 (fio 3.42's lines, times cut).
     let d = dir("io-in-polling-null");
     let job = "[a]\nioengine=null\nbs=4k\nsize=32k\nrw=write\niodepth=4\niodepth_batch=4\n\
@@ -531,4 +537,32 @@ fn io_in_polling_keeps_one_io_u_in_flight() {
     }
     want.push("close".to_string());
     assert_eq!(lines, want);
+}
+
+/// fio's IO depths count io_us as td_io_commit marks them (`io_u_mark_depth`
+/// of fio's `io_u_queued`): a batch getevents committed (a full queue's
+/// wait, do_io's drain) is counted by the next td_io_commit, or never, but
+/// fio divides by every io_u queued. Expected: fio 3.42's JSON for each job.
+#[test]
+fn io_depths_count_what_td_io_commit_marks() {
+    let levels = |name: &str, job: &str| {
+        let d = dir(name);
+        let (code, out, err) =
+            run_in(&d, &format!("[j]\nioengine=null\nsize=256k\nbs=4k\n{job}"), &["--output-format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let l = &v["jobs"][0]["iodepth_level"];
+        ["1", "2", "4", "8", "16"].map(|k| (l[k].as_f64().unwrap() * 1e4).round() / 1e4)
+    };
+    // The seventh io_u goes at do_io's end, committed by getevents: never counted (6 of 7).
+    assert_eq!(
+        levels("depth-drain", "rw=randrw\niodepth=2\niodepth_batch=8\nnumber_ios=7\n"),
+        [0.0, 85.7143, 0.0, 0.0, 0.0]
+    );
+    // end_fsync's td_io_commit counts the last io_u with its sync, at depth 1.
+    let job = "rw=write\niodepth=8\niodepth_batch=4\nnumber_ios=33\nend_fsync=1\n";
+    assert_eq!(levels("depth-end-fsync", job), [6.0606, 0.0, 96.9697, 0.0, 0.0]);
+    // Full queues (a sync among 16) commit through getevents; the next td_io_commit counts all.
+    let job = "rw=write\niodepth=16\niodepth_batch=16\nfsync=1\nnumber_ios=100\n";
+    assert_eq!(levels("depth-full", job), [0.0, 0.0, 0.0, 0.0, 175.0]);
 }

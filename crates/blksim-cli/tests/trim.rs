@@ -160,9 +160,11 @@ fn libaio_and_posixaio_trim_with_a_blocking_discard_in_their_queue_hook() {
     assert_eq!(depth(&posix, "1"), 100.0, "{}", posix["jobs"][0]["iodepth_level"]);
     assert!(iops(&aio) > 2.0 * iops(&posix), "libaio {:.0}, posixaio {:.0}", iops(&aio), iops(&posix));
     // libaio with a write queued and not committed (iodepth_batch_submit=4) returns
-    // FIO_Q_BUSY for the trim: fio commits the write, reaps it, then trims.
+    // FIO_Q_BUSY for the trim: fio commits the write, reaps it, then trims. The last
+    // write, committed by do_io's drain (getevents), is never counted in IO depths: 511 of 512.
     let batched = mixed("libaio", "iodepth_batch_submit=4\n");
-    assert_eq!(depth(&batched, "1"), 100.0, "{}", batched["jobs"][0]["iodepth_level"]);
+    let one = depth(&batched, "1");
+    assert!((one - 100.0 * 511.0 / 512.0).abs() < 1e-3, "{}", batched["jobs"][0]["iodepth_level"]);
     // A failed trim is taken in td_io_queue, as a sync engine's: no io_u error line.
     for engine in ["libaio", "posixaio"] {
         let (code, _, err) = run(&format!(

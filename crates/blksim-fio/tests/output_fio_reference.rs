@@ -110,6 +110,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         sys_ns: share("sys_cpu"),
         ctx: job["ctx"].as_u64().unwrap(),
         iodepth_level: fixture.iodepth_level,
+        iodepth_unmarked: 0,
         iodepth_submit: fixture.iodepth_submit,
         iodepth_complete: fixture.iodepth_complete,
         cpu: 0,

@@ -128,6 +128,7 @@ impl Sim {
                 sys_ns: j.task.sys_ns,
                 ctx: j.task.ctx,
                 iodepth_level: j.ts.iodepth_level,
+                iodepth_unmarked: j.stale_queued as u64,
                 iodepth_submit: j.ts.iodepth_submit,
                 iodepth_complete: j.ts.iodepth_complete,
                 cpu: j.task.cpu.0,

@@ -100,6 +100,8 @@ pub struct Block<'a> {
     pub sync_ios: u64,
     /// end_fsync's io_us counted in the IO depths (an async engine's), not divided by.
     pub end_syncs_in_depth: u64,
+    /// Queued io_us not in the depth counts (`JobReport::iodepth_unmarked`).
+    pub unmarked_ios: u64,
     pub sync_lat: LatencyStat,
     /// The first member's `unified_rw_reporting` (fio's `ts->unified_rw_rep`).
     pub unified: UnifiedRw,
@@ -149,7 +151,8 @@ impl Block<'_> {
             0 => self.total_ios(),
             // fio divides by the reads, writes and trims issued, while its depth
             // counts have the syncs too (so 1=200.0% with fsync=1).
-            n => n.saturating_sub(self.sync_ios + self.end_syncs_in_depth).max(1),
+            // Those queued and never counted (`unmarked_ios`) are in fio's divisor.
+            n => (n + self.unmarked_ios).saturating_sub(self.sync_ios + self.end_syncs_in_depth).max(1),
         }
     }
     pub fn io_bytes(&self) -> u64 {
@@ -240,6 +243,7 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         dirs: Default::default(),
         sync_ios: 0,
         end_syncs_in_depth: 0,
+        unmarked_ios: 0,
         sync_lat: LatencyStat::default(),
         unified: job.config.unified_rw_reporting,
         kb_base: job.config.kb_base,
@@ -293,6 +297,7 @@ fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(Strin
     }
     block.sync_ios += job.sync.total_ios;
     block.end_syncs_in_depth += job.sync.end_in_depth;
+    block.unmarked_ios += job.iodepth_unmarked;
     block.sync_lat.merge(&job.sync.lat);
     block.usr_ns += job.usr_ns;
     block.sys_ns += job.sys_ns;

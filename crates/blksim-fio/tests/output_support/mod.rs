@@ -86,6 +86,7 @@ pub fn job(config: JobConfig, dirs: [DirStats; 3], runtime_ns: u64) -> JobStats 
         sys_ns: runtime_ns * 2 / 5,
         ctx: ios / 3,
         iodepth_level: level,
+        iodepth_unmarked: 0,
         iodepth_submit: batches,
         iodepth_complete: batches,
         cpu: 0,

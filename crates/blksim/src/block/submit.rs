@@ -252,7 +252,7 @@ impl Sim {
         }
         job.inflight += n;
         let depth = job.cur_depth();
-        job.ts.iodepth_level[depth_bucket(depth)] += n as u64;
+        job.ts.iodepth_level[depth_bucket(depth)] += job.commit_marks.take().unwrap_or(n) as u64;
         // (fio marks a commit's batch; the null engine at iodepth 1 queues synchronously and never commits.)
         if !job.null_sync() {
             job.ts.iodepth_submit[batch_bucket(n)] += 1;

@@ -130,7 +130,9 @@ impl Sim {
             Some(n) => n,
         };
         f.end_left = Some(left - 1);
-        // fio_io_sync commits it with td_io_commit: io_u_queued counts from zero again.
+        // fio_io_sync commits it with td_io_commit: io_u_queued (what getevents left, and the
+        // sync) marked in IO depths, counted from zero again.
+        job.commit_marks = Some(job.stale_queued + 1);
         job.stale_queued = 0;
         let now = self.q.now_ns();
         self.prep_fsync(j, Fsync::End, Some((files - left) as usize), now);

@@ -92,6 +92,11 @@ impl Sim {
         if !job.null_sync() {
             job.ts.iodepth_complete[batch_bucket(k)] += 1;
         }
+        if sync && job.cfg.io_in_polling() {
+            // io_in_polling's wait_for_completions after each io_u, none in
+            // flight: td_io_getevents takes nothing and counts a reap of 0.
+            job.ts.iodepth_complete[0] += k as u64;
+        }
         if measured && t_reap >= job.ts.next_sample_ns && (t_reap - job.ts.next_sample_ns) / interval > MAX_SAMPLES {
             // Millions of empty samples: virtual time ran away, not a run to sample.
             self.run.fail(crate::error::Error::internal(format!(

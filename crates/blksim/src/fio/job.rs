@@ -486,8 +486,11 @@ pub(crate) struct Job {
     pub loops_left: u32,
     /// Between loops: drained and synced first (`LoopEnd`).
     pub loop_end: LoopEnd,
-    /// io_us a loop's drain committed short of a batch (fio's stale `io_u_queued`).
+    /// io_us getevents committed short of a batch (fio's stale `io_u_queued`).
     pub stale_queued: u32,
+    /// What the commit under way marks in IO depths (`Job::committed`); none
+    /// for a commit that marks its own io_us (end_fsync's).
+    pub commit_marks: Option<u32>,
     /// A new loop began since the last io_u was queued (fio closes and reopens its files).
     pub reopened: bool,
     /// `random_distribution`'s state, for one other than `random`.
@@ -683,13 +686,21 @@ impl Job {
         self.cfg.iodepth_batch_submit.min(self.engine.depth).saturating_sub(self.stale_queued).max(1)
     }
 
-    /// fio commits `queued` io_us: td_io_commit counts `io_u_queued` from
-    /// zero again, but a loop's drain commits a short batch through
-    /// getevents, leaving its count for the next loop's first batch.
+    /// fio commits `queued` io_us. td_io_commit (fio's `io_u_queued`, the
+    /// stale count and these, reached `iodepth_batch`) marks them all in IO
+    /// depths and counts from zero again; otherwise getevents commits them
+    /// (a full queue's wait, do_io's drain, io_in_polling's wait): unmarked,
+    /// left in `io_u_queued` for the next td_io_commit (which comes sooner).
     #[inline(always)]
     pub(crate) fn committed(&mut self, queued: u32) {
-        let short = self.loop_end == LoopEnd::Deferred && queued < self.batch_submit();
-        self.stale_queued = if short { queued } else { 0 };
+        let batch = self.cfg.iodepth_batch_submit.min(self.cfg.iodepth).max(1);
+        if self.stale_queued + queued >= batch {
+            self.commit_marks = Some(self.stale_queued + queued);
+            self.stale_queued = 0;
+        } else {
+            self.commit_marks = Some(0);
+            self.stale_queued += queued;
+        }
     }
 
     pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
@@ -805,6 +816,7 @@ impl Job {
             loops_left: loops,
             loop_end: LoopEnd::Running,
             stale_queued: 0,
+            commit_marks: None,
             reopened: false,
             dist: None,
             random_maps,

@@ -226,6 +226,11 @@ pub struct JobStats {
     pub ctx: u64,
     /// fio's `IO depths` distribution: counts for depth buckets 1,2,4,8,16,32,>=64.
     pub iodepth_level: [u64; 7],
+    /// io_us queued but never counted in `iodepth_level`: getevents
+    /// committed them short of a batch and no td_io_commit came after
+    /// (fio's `io_u_queued` left at the end). fio's depth percentages
+    /// divide by every queued io_u, these too.
+    pub iodepth_unmarked: u64,
     /// Submit batch sizes: buckets 0,4,8,16,32,64,>=64 (fio's io_u_submit).
     pub iodepth_submit: [u64; 7],
     /// Completion batch sizes, same buckets.
