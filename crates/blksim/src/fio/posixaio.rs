@@ -102,7 +102,8 @@ impl Sim {
         let job = &mut self.jobs[j];
         job.inflight += n as u32;
         let depth = job.cur_depth();
-        job.ts.iodepth_level[depth_bucket(depth)] += n;
+        // (td_io_commit marks io_u_queued: `Job::committed`.)
+        job.ts.iodepth_level[depth_bucket(depth)] += job.commit_marks.take().map_or(n, u64::from);
         // td_io_queue marks a submit and a completion of one io_u per queued
         // io_u for an engine without a commit hook (and getevents marks its
         // completions again).

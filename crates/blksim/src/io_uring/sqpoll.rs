@@ -106,7 +106,7 @@ impl Sim {
         p.extend(q.drain(..));
         job.inflight += n;
         let depth = job.cur_depth() + job.engine.ring.sq_pending.len() as u32;
-        job.ts.iodepth_level[depth_bucket(depth)] += n as u64;
+        job.ts.iodepth_level[depth_bucket(depth)] += job.commit_marks.take().unwrap_or(n) as u64;
         job.ts.iodepth_submit[batch_bucket(n)] += 1;
         if let Some(sq) = job.engine.ring.sq_thread {
             self.iopoll_poke(sq);
