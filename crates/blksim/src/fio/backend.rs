@@ -38,7 +38,7 @@ impl Sim {
             job.committed(queued);
             return self.job_submit(j);
         }
-        if !job.done_issuing && !full {
+        if !job.done_issuing && !job.reaps_to_low(depth + job.verify_held) && !full {
             let want =
                 (job.batch_submit().saturating_sub(queued)).min(job.engine.depth - depth - job.verify_held).max(1);
             let cost = want as u64 * prep_ns;
@@ -222,12 +222,12 @@ impl Sim {
             self.pace_check(j, reap);
             self.io_us_put(j, tw, reap);
         }
-        let job = &self.jobs[j];
-        // (io_us handed to verify_async's threads are not free either.)
+        let job = &mut self.jobs[j];
         let depth = job.inflight - reap + job.verify_held + handed;
         let queued = job.queued.len() as u32;
         let mut n = 0;
-        if !job.done_issuing && depth + queued < job.engine.depth && queued < job.batch_submit() {
+        let room = !job.done_issuing && !job.reaps_to_low(depth + queued);
+        if room && depth + queued < job.engine.depth && queued < job.batch_submit() {
             n = (job.batch_submit() - queued).min(job.engine.depth - depth - queued);
         }
         if n > 0 {

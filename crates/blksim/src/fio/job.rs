@@ -417,6 +417,9 @@ pub(crate) struct Job {
     pub inflight: u32,
     /// Reaped, handed to `verify_async`'s threads and not yet checked: io_us not free.
     pub verify_held: u32,
+    /// fio's wait_for_completions found the queue full (no io_u free of
+    /// `iodepth`): it reaps until no more than `iodepth_low` are left.
+    pub reap_to_low: bool,
     /// Committed I/Os that failed and are not reaped yet (fio stops at the first it reaps).
     pub failed: u32,
     /// A trim in the queue hook of an engine that trims with a blocking BLKDISCARD (`Job::sync_trims`).
@@ -680,6 +683,15 @@ impl Job {
         (self.ios_issued + syncs).saturating_sub(self.queued.len() as u64 + (self.inflight - reaping) as u64)
     }
 
+    /// fio's wait_for_completions with `busy` io_us not free: a full queue
+    /// (none free of `iodepth`) is reaped until `iodepth_low` or fewer are
+    /// left (`full && cur_depth > iodepth_low`). Whether the wait is on (no
+    /// io_u is queued before it ends).
+    pub(crate) fn reaps_to_low(&mut self, busy: u32) -> bool {
+        self.reap_to_low = busy >= self.cfg.iodepth || self.reap_to_low && busy > self.cfg.iodepth_low;
+        self.reap_to_low
+    }
+
     /// I/Os fio prepares before one submitting call: `iodepth_batch_submit`, at most the depth.
     #[inline(always)]
     pub(crate) fn batch_submit(&self) -> u32 {
@@ -793,6 +805,7 @@ impl Job {
             sync_trim: None,
             async_trim_failed: false,
             verify_held: 0,
+            reap_to_low: false,
             tio: TioState::default(),
             stuck: None,
             error: None,
