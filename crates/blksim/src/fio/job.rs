@@ -687,7 +687,12 @@ impl Job {
     /// (none free of `iodepth`) is reaped until `iodepth_low` or fewer are
     /// left (`full && cur_depth > iodepth_low`). Whether the wait is on (no
     /// io_u is queued before it ends).
+    #[inline(always)]
     pub(crate) fn reaps_to_low(&mut self, busy: u32) -> bool {
+        if self.cfg.iodepth_low >= self.cfg.iodepth {
+            // (fio's default: a reap of one leaves the queue at its low mark.)
+            return false;
+        }
         self.reap_to_low = busy >= self.cfg.iodepth || self.reap_to_low && busy > self.cfg.iodepth_low;
         self.reap_to_low
     }
