@@ -37,6 +37,14 @@ fn run_in(dir: &Path, job: &str, extra: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `job` run in `dir` with JSON output, which must succeed: its first job's object.
+fn first_job(dir: &Path, job: &str) -> serde_json::Value {
+    let (code, out, err) = run_in(dir, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v["jobs"][0].clone()
+}
+
 fn lines(path: &Path) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines().map(|l| l.split(", ").map(str::to_string).collect()).collect()
@@ -501,12 +509,7 @@ fn io_in_polling_keeps_one_io_u_in_flight() {
     let d = dir("io-in-polling-libaio");
     let job = "[a]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nruntime=2ms\ntime_based=1\n\
                filename=/dev/nvme0n1\niodepth=16\n";
-    let run = |job: &str| {
-        let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
-        assert_eq!(code, 0, "{err}");
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        v["jobs"][0].clone()
-    };
+    let run = |job: &str| first_job(&d, job);
     let queued = run(job);
     let polled = run(&format!("{job}iodepth_batch_complete_min=0\n"));
     let qd1 = run(&job.replace("iodepth=16", "iodepth=1"));
@@ -546,12 +549,8 @@ fn io_in_polling_keeps_one_io_u_in_flight() {
 #[test]
 fn io_depths_count_what_td_io_commit_marks() {
     let levels = |name: &str, job: &str| {
-        let d = dir(name);
-        let (code, out, err) =
-            run_in(&d, &format!("[j]\nioengine=null\nsize=256k\nbs=4k\n{job}"), &["--output-format", "json"]);
-        assert_eq!(code, 0, "{err}");
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let l = &v["jobs"][0]["iodepth_level"];
+        let j = first_job(&dir(name), &format!("[j]\nioengine=null\nsize=256k\nbs=4k\n{job}"));
+        let l = &j["iodepth_level"];
         ["1", "2", "4", "8", "16"].map(|k| (l[k].as_f64().unwrap() * 1e4).round() / 1e4)
     };
     // The seventh io_u goes at do_io's end, committed by getevents: never counted (6 of 7).
@@ -578,10 +577,7 @@ fn iodepth_low_reaps_a_full_queue_down_before_fio_refills_it() {
     let job = "[a]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nruntime=5ms\ntime_based=1\n\
                filename=/dev/nvme0n1\niodepth=32\n";
     let levels = |job: &str| {
-        let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
-        assert_eq!(code, 0, "{err}");
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        let j = &v["jobs"][0];
+        let j = first_job(&d, job);
         (["8", "16", "32"].map(|k| j["iodepth_level"][k].as_f64().unwrap()), j["read"]["iops"].as_f64().unwrap())
     };
     let (full, iops) = levels(job);
