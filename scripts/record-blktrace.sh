@@ -29,6 +29,7 @@ cleanup() {
   echo 0 > "$tr/tracing_on" || true
   echo 0 > "/sys/block/$name/trace/enable" || true
   echo 0 > "$tr/options/bin" || true
+  echo 1 > "$tr/options/context-info" || true
   echo nop > "$tr/current_tracer" || true
   losetup -d "$dev" || true
   rm -rf "$work"
@@ -41,6 +42,8 @@ echo nop > "$tr/current_tracer"
 echo blk > "$tr/current_tracer"
 echo 1 > "$tr/options/bin"
 echo 0 > "$tr/options/annotate"
+# Without ftrace's pid, CPU and time before each record (print_bin_fmt's context info).
+echo 0 > "$tr/options/context-info"
 echo > "$tr/trace"
 echo 1 > "/sys/block/$name/trace/enable"
 echo 1 > "$tr/tracing_on"
