@@ -8,7 +8,7 @@
 use crate::block::elevator::SchedOp;
 use crate::block::merge_rules::PlugTail;
 use crate::block::Fsync;
-use crate::fio::job::{batch_bucket, depth_bucket};
+use crate::fio::job::batch_bucket;
 use crate::fs::{engine_submit_ns, fsync_submit_cost};
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, DevId, HctxId, JobId, ReqId};
@@ -252,7 +252,7 @@ impl Sim {
         }
         job.inflight += n;
         let depth = job.cur_depth();
-        job.ts.iodepth_level[depth_bucket(depth)] += job.commit_marks.take().unwrap_or(n) as u64;
+        job.mark_depth(depth, n);
         // (fio marks a commit's batch; the null engine at iodepth 1 queues synchronously and never commits.)
         if !job.null_sync() {
             job.ts.iodepth_submit[batch_bucket(n)] += 1;

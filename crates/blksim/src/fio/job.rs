@@ -720,6 +720,13 @@ impl Job {
         }
     }
 
+    /// A commit reached the engine at `depth` io_us not free, `n` of them
+    /// its own: IO depths counts what td_io_commit marks (`Job::committed`),
+    /// else (end_fsync's) those `n`.
+    pub(crate) fn mark_depth(&mut self, depth: u32, n: u32) {
+        self.ts.iodepth_level[depth_bucket(depth)] += self.commit_marks.take().unwrap_or(n) as u64;
+    }
+
     pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
         let n = devs.len();
         let (start, loops) = (cfg.offset, cfg.loops.max(1));

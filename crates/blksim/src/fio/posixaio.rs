@@ -35,7 +35,7 @@
 //! helper starts a batch's first request that much later).
 
 use crate::fio::aio::{Aio, SUSPEND_ENTRIES};
-use crate::fio::job::{batch_bucket, depth_bucket, Job, JobState};
+use crate::fio::job::{batch_bucket, Job, JobState};
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId, ReqId};
 use crate::sim::Rng;
@@ -102,8 +102,7 @@ impl Sim {
         let job = &mut self.jobs[j];
         job.inflight += n as u32;
         let depth = job.cur_depth();
-        // (td_io_commit marks io_u_queued: `Job::committed`.)
-        job.ts.iodepth_level[depth_bucket(depth)] += job.commit_marks.take().map_or(n, u64::from);
+        job.mark_depth(depth, n as u32);
         // td_io_queue marks a submit and a completion of one io_u per queued
         // io_u for an engine without a commit hook (and getevents marks its
         // completions again).

@@ -10,8 +10,8 @@
 //! commits by moving the SQ tail and waits for CQEs by spinning on the CQ
 //! ring in user space: no syscall either way.
 
+use crate::fio::job::batch_bucket;
 use crate::fio::job::JobState;
-use crate::fio::job::{batch_bucket, depth_bucket};
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
 use crate::stats::CpuStage;
@@ -106,7 +106,7 @@ impl Sim {
         p.extend(q.drain(..));
         job.inflight += n;
         let depth = job.cur_depth() + job.engine.ring.sq_pending.len() as u32;
-        job.ts.iodepth_level[depth_bucket(depth)] += job.commit_marks.take().unwrap_or(n) as u64;
+        job.mark_depth(depth, n);
         job.ts.iodepth_submit[batch_bucket(n)] += 1;
         if let Some(sq) = job.engine.ring.sq_thread {
             self.iopoll_poke(sq);
