@@ -588,3 +588,107 @@ fn iodepth_low_reaps_a_full_queue_down_before_fio_refills_it() {
     }
     assert!(low_iops < iops, "{low_iops} vs {iops}");
 }
+
+/// The read offsets (bytes) and the read count of a null-engine job with
+/// `write_iolog`, or the run's exit code and message when it fails.
+fn null_reads(name: &str, case: &str) -> Result<(Vec<u64>, u64), (i32, String)> {
+    let d = dir(name);
+    let job = format!("[a]\nioengine=null\nfilename=/dev/nvme0n1\n{case}write_iolog=trace\n");
+    let (code, out, err) = run_in(&d, &job, &["--output-format", "json"]);
+    if code != 0 {
+        return Err((code, err));
+    }
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    let offsets = trace
+        .lines()
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .filter(|w| w.len() == 5)
+        .map(|w| w[3].parse().unwrap())
+        .collect();
+    Ok((offsets, ios))
+}
+
+/// The null engine's file is what fio's setup_files makes of it: fio never
+/// looks at it, so with `filesize` the job's region is the file past its
+/// offset and `size=` is how much I/O it does; `size=N%` is a share of
+/// `filesize`, an offset's percentage a share of `size=` in bytes (fio's
+/// real_file_size), and zipf's ranges span the region. Expected: fio 3.42's
+/// JSON and `write_iolog` for each job (filename=/dev/nvme0n1, no such
+/// file); blksim took percentages of the machine's drive and zipf's ranges
+/// from `size=` (a 1.6 MB region read whole, an offset past the file's end
+/// and no I/O at all, exit 0).
+#[test]
+fn the_null_engines_file_and_its_percentages_are_fios() {
+    let (_, ios) = null_reads("null-size-pct", "rw=read\nbs=4k\nsize=10%\nfilesize=16m\n").unwrap();
+    assert_eq!(ios, 409, "10% of 16 MiB, down to 4 KiB blocks");
+    let (offsets, _) = null_reads(
+        "null-zipf",
+        "rw=randread\nbs=4k\nsize=1m\nfilesize=16m\nrandom_distribution=zipf:1.2\nnumber_ios=6\n",
+    )
+    .unwrap();
+    assert_eq!(offsets, [14831616, 12341248, 13475840, 15802368, 13475840, 3194880]);
+    let (offsets, ios) = null_reads("null-offset-pct", "rw=read\nbs=4k\nsize=1m\noffset=2%\nfilesize=16m\n").unwrap();
+    assert_eq!((offsets[..2].to_vec(), ios), (vec![24576, 28672], 256), "2% of size=1m, up to 4 KiB");
+    // fio: "you need to specify valid offset=" (exit 1) and "you need to specify size=".
+    let (code, err) = null_reads("null-offset-pct-nosize", "rw=read\nbs=4k\noffset=2%\nfilesize=16m\n").unwrap_err();
+    assert_eq!(code, 2);
+    assert!(err.contains("job.fio:6: option 'offset'") && err.contains("size= in bytes"), "{err}");
+    let (code, err) = null_reads("null-size-pct-nofile", "rw=read\nbs=4k\nsize=10%\n").unwrap_err();
+    assert_eq!(code, 2);
+    assert!(err.contains("option 'size'") && err.contains("filesize="), "{err}");
+}
+
+/// fio's get_next_buflen fails where a varying block size no longer fits
+/// the region at its smallest (io_u_fits), and fill_io_u's failure ends
+/// do_io's pass: a sequential job with `bs_unaligned` stops short of its
+/// region's end (blksim started over at the region's start for one more).
+/// With `random_generator=lfsr`, a zoned distribution takes the LFSR's
+/// next block unscaled (fio's __get_next_rand_offset) plus its zone's
+/// start, and the pass ends at the first past the region. Expected: fio
+/// 3.42's counts and offsets.
+#[test]
+fn a_varying_size_that_no_longer_fits_and_zoned_lfsr_draws_end_the_pass_as_in_fio() {
+    let (_, ios) =
+        null_reads("unaligned-end", "rw=read\nbsrange=4k-16k\nbs_unaligned=1\nsize=1m\nrandseed=1\n").unwrap();
+    assert_eq!(ios, 86);
+    let (offsets, ios) = null_reads(
+        "zoned-lfsr",
+        "rw=randread\nbs=4k\nsize=1m\nrandom_distribution=zoned:50/10:50/90\nrandom_generator=lfsr\n",
+    )
+    .unwrap();
+    assert_eq!(ios, 25);
+    assert_eq!(offsets[..6], [933888, 401408, 135168, 724992, 479232, 253952]);
+}
+
+/// Three more of fio 3.42's rules, each a wrong answer with exit 0 before:
+/// a percentage offset is aligned to `td_min_bs`, the smallest block of
+/// every direction (a read job's `bs=16k,4k` aligns to 4 KiB, not 16);
+/// `blockalign` turning the random map off sets fio's `o->norandommap`, so
+/// a random writer's pass runs to `io_size` (one pass, not four); and a
+/// pass that ended at a draw finding no offset marks the file done, so
+/// `number_ios` keeps no further pass going (2 I/Os, not 64). Expected:
+/// fio 3.42's JSON and `write_iolog`.
+#[test]
+fn td_min_bs_blockaligns_norandommap_and_a_drawn_out_pass_are_fios() {
+    let (offsets, ios) = null_reads("td-min-bs", "rw=randread\nbs=16k,4k\nsize=1m\noffset=2%\nnumber_ios=3\n").unwrap();
+    assert_eq!((offsets, ios), (vec![1040384, 925696, 712704], 3));
+    let d = dir("blockalign-pass");
+    let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randwrite\nbsrange=512-8k\nblockalign=4k\nsize=838656\n\
+               randseed=868004\nio_size=3m\niodepth=16\nwrite_iolog=trace\n";
+    let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["total_ios"].as_u64(), Some(736));
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    assert_eq!(trace.lines().filter(|l| l.ends_with(" open")).count(), 1, "one pass");
+    let d = dir("drawn-out");
+    let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randrw:4\nrwmixread=70\nbs=64k\nblockalign=4k\nsize=4m\n\
+               offset=4k\nnumber_ios=333\niodepth=4\n";
+    let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ios = |dir: &str| v["jobs"][0][dir]["total_ios"].as_u64().unwrap();
+    assert_eq!((ios("read"), ios("write")), (2, 0));
+}

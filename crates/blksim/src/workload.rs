@@ -282,7 +282,8 @@ pub struct JobConfig {
     pub num_range: u32,
     /// `zonemode=strided` (or `zonesize` alone, as fio takes it), one file only.
     pub strided: Option<Strided>,
-    /// `filesize` on the null engine: its file's size and the job's region of it.
+    /// `filesize` on the null engine: its file's size as fio knows it (its
+    /// `real_file_size`: `u64::MAX` when fio does not) and the job's region of it.
     pub null_file: Option<(u64, u64)>,
     /// `gtod_reduce`: no latency statistics.
     pub gtod_reduce: bool,
@@ -329,8 +330,8 @@ pub struct JobConfig {
     /// turns the map off itself (a `random_distribution`, `blockalign`
     /// other than the block size).
     pub norandommap: bool,
-    /// `norandommap` as given (fio's `o->norandommap`, which the map's other
-    /// causes leave unset).
+    /// fio's `o->norandommap`: given, or set by a random job's `blockalign`
+    /// (the map's other causes, LFSR and distributions, leave it unset).
     pub norandommap_given: bool,
     /// fio's fio_offset_overlap_risk: `norandommap` or `softrandommap` given, `rw=...:N` or a
     /// `ddir_seq_add`; verify then reads the writes back sorted by offset,

@@ -42,6 +42,12 @@ pub(crate) fn min_bs(st: &Settings) -> u64 {
     block_sizes(st).into_iter().min().unwrap_or(4096)
 }
 
+/// fio's `td_min_bs`: the smallest block size of every direction, those the
+/// job does not do included (what aligns a percentage offset or size).
+pub(crate) fn td_min_bs(st: &Settings) -> u64 {
+    (0..3).flat_map(|d| st.block_sizes_of(d)).min().unwrap_or(4096)
+}
+
 /// fio's checks of the pacing options (`fixup_options`, `__setup_rate`), and the divisions by
 /// zero of its `usec_for_io` with `rate_process=poisson`, refused here rather than crashing.
 pub fn check_pacing(st: &Settings) -> Result<(), SizeProblem> {

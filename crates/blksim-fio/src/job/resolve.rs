@@ -140,6 +140,28 @@ impl<'c> Builder<'c> {
                 })?;
             config.offset = offset;
             config.size = size.or(config.size);
+            if let Some(file) = st.filesize {
+                let (region, io) = null_file_region(st, file, offset, size).map_err(|m| {
+                    let opt = if st.size_pct.is_some() { "size" } else { "offset" };
+                    let at = st.lines.get(opt).map_or((section.file.clone(), section.line), |l| l.clone());
+                    InputError {
+                        kind: ErrorKind::BadInput,
+                        file: at.0,
+                        line: at.1,
+                        message: format!("option '{opt}': {m}"),
+                        more: Vec::new(),
+                    }
+                })?;
+                // fio's real_file_size of a file it never looks at: size= over the files,
+                // or what the region needs past its offset if more (a regular file's
+                // extension); unknown (-1) without size= in bytes.
+                let real = match st.size.filter(|&s| s > 0) {
+                    Some(bytes) => (bytes / config.filenames.len().max(1) as u64).max(offset + region),
+                    None => u64::MAX,
+                };
+                config.null_file = Some((real, region));
+                config.size = Some(io);
+            }
             let mut logs = st.logs.clone();
             if let Some(list) = &st.replay.file {
                 let at = st
@@ -575,8 +597,8 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         c.ba[d] = if st.rw.is_random() && st.ba[d] > 0 && st.ba[d] != c.bs[d] { st.ba[d] } else { 0 };
     }
     c.norandommap = st.no_random_map();
-    c.norandommap_given = st.norandommap;
-    c.offset_overlap_risk = st.norandommap || st.softrandommap || st.ddir_seq_add != 0 || st.ddir_seq_nr > 1;
+    c.norandommap_given = st.norandommap_set();
+    c.offset_overlap_risk = c.norandommap_given || st.softrandommap || st.ddir_seq_add != 0 || st.ddir_seq_nr > 1;
     c.offload = st.offload;
     c.serialize_overlap = st.serialize_overlap;
     // fio's fixup_options: a randseed given overrides randrepeat (no reseeding between loops).
@@ -598,12 +620,6 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.io_size = st.io_size;
     // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).
     c.num_range = st.num_range.max(1) as u32;
-    // The null engine's file of `filesize` bytes (setup_files): the job's region is what
-    // follows its offset, and its size when size= is not given.
-    if let Some(bytes) = st.filesize {
-        c.null_file = Some((bytes, bytes - st.offset));
-        c.size = c.size.or(Some(bytes - st.offset));
-    }
     // fio's fixup_options: strided only with one file; zonerange defaults to zonesize.
     let strided = st.zone_mode == Some("strided");
     c.strided = (strided && st.filenames.len() <= 1).then_some(blksim::workload::Strided {
@@ -648,11 +664,40 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c
 }
 
+/// The null engine's file of `file` bytes (`filesize`; fio's setup_files
+/// with a fixed file size, on a regular file): the job's region of it (fio's `io_size`) is what
+/// lies past the clone's `offset`, or `size=N%` of the file (`size`, already
+/// capped and aligned by `start_and_size`); the job does `size=` bytes of
+/// I/O, at most the region, or the region when `size` is not given in bytes.
+/// An offset at or past the file's end leaves it nothing (fio's err_offset,
+/// and its "blocksize is larger than data set range").
+fn null_file_region(st: &Settings, file: u64, offset: u64, size: Option<u64>) -> Result<(u64, u64), String> {
+    if offset > file {
+        return Err(format!("offset {offset} with filesize={file}: fio: offset extends end ({offset} > {file})"));
+    }
+    let region = if st.size_pct.is_some() { size.unwrap_or(0) } else { file - offset };
+    let io = match (st.size_pct, st.size) {
+        (None, Some(bytes)) if bytes > 0 => bytes.min(region),
+        _ => region,
+    };
+    let min_bs = checks::td_min_bs(st);
+    if io < min_bs {
+        return Err(format!(
+            "the job's region of the null engine's file (filesize={file}) is {io} bytes past offset {offset}, \
+             less than its smallest block ({min_bs}): fio: blocksize is larger than data set range"
+        ));
+    }
+    Ok((region, io))
+}
+
 /// fio's `get_start_offset` and `size_percent` for subjob `clone` of the
 /// job (its files `files`): `offset + clone * offset_increment`, either of
 /// them a percentage of the file's device (the sum then aligned up to the
 /// smallest block size); `size` as a percentage, at most what lies past the
-/// offset, aligned down to the smallest block size. A problem names its option.
+/// offset, aligned down to the smallest block size. The null engine's file
+/// is not a device: its offsets' percentages are of `size=` (bytes, over
+/// the files), its size's of `filesize`, as fio's setup_files takes them.
+/// A problem names its option.
 fn start_and_size(
     st: &Settings,
     files: &[String],
@@ -660,50 +705,75 @@ fn start_and_size(
     ctx: &ParseContext,
 ) -> Result<(u64, Option<u64>), (ErrorKind, &'static str, String)> {
     let given = [("size", st.size_pct), ("offset", st.offset_pct), ("offset_increment", st.offset_increment_pct)];
-    let mut device = 0;
-    if let Some((opt, p)) = given.iter().find_map(|&(o, p)| Some((o, p?))) {
-        let sizes: Vec<Option<u64>> = files.iter().map(|f| ctx.file_bytes(f)).collect();
-        device = match sizes.first() {
-            Some(&Some(b)) if sizes.iter().all(|&s| s == Some(b)) => b,
-            Some(&Some(_)) => {
-                let m = format!("{opt}={p}% with files of different sizes is not modelled");
-                return Err((ErrorKind::NotModelled, opt, m));
+    // The file the percentages take their share of (fio's real_file_size; for
+    // size=N%, the file's size): the machine's device, or the null engine's
+    // file, which fio never looks at (FIO_DISKLESSIO): its real_file_size is
+    // size= over the files (setup_files), its size `filesize`.
+    let first_pct = given.iter().find_map(|&(o, p)| Some((o, p?)));
+    let (offset_base, size_base) = match first_pct {
+        None => (0, 0),
+        Some(_) if st.engine == super::engine::EngineName::Null => {
+            let real = st.size.filter(|&s| s > 0).map(|s| s / files.len().max(1) as u64);
+            let pcts = [("offset", st.offset_pct), ("offset_increment", st.offset_increment_pct)];
+            if let (None, Some((o, p))) = (real, pcts.iter().find_map(|&(o, p)| Some((o, p?)))) {
+                let m = format!(
+                    "{o}={p}% on the null engine: fio takes the share of its file's size, which it knows only from \
+                 size= in bytes (not given): fio: you need to specify valid offset="
+                );
+                return Err((ErrorKind::BadInput, o, m));
             }
-            _ => {
-                return Err((
-                    ErrorKind::NotModelled,
-                    opt,
-                    format!(
-                        "{opt}={p}%: a percentage of a file that is not one of the machine's block devices \
+            if st.size_pct.is_some() && st.filesize.is_none() {
+                let m = format!(
+                    "size={}% on the null engine without filesize=: the null engine has no file to take a share of \
+                 (fio: you need to specify size=)",
+                    st.size_pct.unwrap_or(0)
+                );
+                return Err((ErrorKind::BadInput, "size", m));
+            }
+            (real.unwrap_or(0), st.filesize.unwrap_or(0))
+        }
+        Some((opt, p)) => {
+            let sizes: Vec<Option<u64>> = files.iter().map(|f| ctx.file_bytes(f)).collect();
+            let device = match sizes.first() {
+                Some(&Some(b)) if sizes.iter().all(|&s| s == Some(b)) => b,
+                Some(&Some(_)) => {
+                    let m = format!("{opt}={p}% with files of different sizes is not modelled");
+                    return Err((ErrorKind::NotModelled, opt, m));
+                }
+                _ => {
+                    return Err((
+                        ErrorKind::NotModelled,
+                        opt,
+                        format!(
+                            "{opt}={p}%: a percentage of a file that is not one of the machine's block devices \
                          (blksim simulates no files)"
-                    ),
-                ))
-            }
-        };
-    }
-    let min_bs = checks::min_bs(st);
-    let pct = |p: u64| device / 100 * p + device % 100 * p / 100;
-    let (increment, inc_align) = st.offset_increment_pct.map_or((st.offset_increment, false), |p| (pct(p), true));
-    let (base, base_align) = st.offset_pct.map_or((st.offset, false), |p| (pct(p), true));
+                        ),
+                    ))
+                }
+            };
+            (device, device)
+        }
+    };
+    let min_bs = checks::td_min_bs(st);
+    let pct = |of: u64, p: u64| of / 100 * p + of % 100 * p / 100;
+    let (increment, inc_align) =
+        st.offset_increment_pct.map_or((st.offset_increment, false), |p| (pct(offset_base, p), true));
+    let (base, base_align) = st.offset_pct.map_or((st.offset, false), |p| (pct(offset_base, p), true));
     let Some(mut offset) = clone.checked_mul(increment).and_then(|i| i.checked_add(base)) else {
-        return Err((
-            ErrorKind::BadInput,
-            "offset_increment",
-            format!("offset_increment for clone {clone}: the offset overflows 64 bits"),
-        ));
+        return Err(overflow(clone));
     };
     if inc_align || base_align {
         offset = offset.div_ceil(min_bs) * min_bs;
     }
     let size = match st.size_pct {
         Some(p) => {
-            let s = pct(p).min(device.saturating_sub(offset));
+            let s = pct(size_base, p).min(size_base.saturating_sub(offset));
             let s = s - s % min_bs;
             if s == 0 {
                 return Err((
                     ErrorKind::BadInput,
                     "size",
-                    format!("size={p}% leaves no block past offset {offset} of the device"),
+                    format!("size={p}% leaves no block past offset {offset} of the file ({size_base} bytes)"),
                 ));
             }
             Some(s)
@@ -711,4 +781,10 @@ fn start_and_size(
         None => None,
     };
     Ok((offset, size))
+}
+
+/// The clone's offset does not fit 64 bits.
+fn overflow(clone: u64) -> (ErrorKind, &'static str, String) {
+    let m = format!("offset_increment for clone {clone}: the offset overflows 64 bits");
+    (ErrorKind::BadInput, "offset_increment", m)
 }

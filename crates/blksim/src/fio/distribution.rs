@@ -7,6 +7,7 @@
 //! offset and zone generators. The popular ranks of zipf, pareto and
 //! normal are scattered over the file by fio's `__hash_u64`.
 
+use crate::fio::lfsr::Lfsr;
 use crate::fio::rand::{FRand, RandStates};
 use crate::workload::{RandomDistribution, Zone};
 
@@ -129,23 +130,42 @@ impl Distribution {
     /// The block (of `ba` bytes) of file `di` for an I/O of direction `d`,
     /// whose file has `lastb` such blocks where an I/O fits (fio's
     /// `last_block`), from the job's generators (fio's `offset_state` and `zone_state`).
-    /// `None`: `zoned_abs` zones past the file's end (fio fails the I/O).
-    pub(crate) fn block(&mut self, di: usize, d: usize, lastb: u64, ba: u64, rand: &mut RandStates) -> Option<u64> {
+    /// With `random_generator=lfsr` (`lfsr`, the file's), a zone's block is
+    /// the LFSR's next as it comes, not scaled to the zone (fio's
+    /// `__get_next_rand_offset`), so it may lie past the zone or the file.
+    /// `None`: `zoned_abs` zones past the file's end (fio fails the I/O), or
+    /// the LFSR has no block left.
+    pub(crate) fn block(
+        &mut self,
+        di: usize,
+        d: usize,
+        lastb: u64,
+        ba: u64,
+        rand: &mut RandStates,
+        mut lfsr: Option<&mut Lfsr>,
+    ) -> Option<u64> {
         if let Some(f) = self.files.get_mut(di) {
             return Some(f.next());
         }
+        let rng = &mut rand.offset;
+        let mut uniform = |n: u64| match lfsr {
+            Some(ref mut l) => l.next(),
+            None => Some(rng.scaled(n)),
+        };
         let index = &self.zones[d];
         if index.is_empty() {
-            return Some(rand.offset.scaled(lastb));
+            return uniform(lastb);
         }
         let z = index[rand.zone.between(1, 100) as usize - 1];
-        let rng = &mut rand.offset;
         if self.absolute {
             let (start, end) = (z.size_prev / ba, z.size / ba);
-            (end <= lastb).then(|| start + rng.scaled(end - start))
+            if end > lastb {
+                return None;
+            }
+            Some(start + uniform(end - start)?)
         } else {
             let start = z.size_perc_prev * lastb / 100;
-            Some(start + rng.scaled(lastb * (z.size_perc - z.size_perc_prev) / 100))
+            Some(start + uniform(lastb * (z.size_perc - z.size_perc_prev) / 100)?)
         }
     }
 
@@ -293,7 +313,7 @@ mod tests {
         let mut counts = vec![0u32; n as usize];
         let draws = 200_000;
         for _ in 0..draws {
-            let b = dist.block(0, 0, n, 4096, &mut rng).unwrap();
+            let b = dist.block(0, 0, n, 4096, &mut rng, None).unwrap();
             assert!(b < n, "block {b} of {n}");
             counts[b as usize] += 1;
         }
@@ -342,7 +362,7 @@ mod tests {
         let mut rng = crate::fio::rand::RandStates::new(1, 1, false, false, false);
         let (mut first, mut second) = (0, 0);
         for _ in 0..100_000 {
-            let b = d.block(0, 0, 1000, 4096, &mut rng).unwrap();
+            let b = d.block(0, 0, 1000, 4096, &mut rng, None).unwrap();
             assert!(b < 1000);
             first += (b < 50) as u32;
             second += (50..200).contains(&b) as u32;

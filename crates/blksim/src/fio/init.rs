@@ -112,9 +112,12 @@ impl Sim {
 }
 
 impl Sim {
-    /// Each of the job's files: its size and the job's region of it.
+    /// Each of the job's files: its size and the job's region of it (the null
+    /// engine's file: `filesize` bytes, or as long as the job's offset and size).
     fn job_files(&self, cfg: &JobConfig, devs: &[DevId]) -> Vec<(u64, u64)> {
-        if devs.is_empty() {
+        if let (true, Some(file)) = (devs.is_empty(), cfg.null_file) {
+            vec![file]
+        } else if devs.is_empty() {
             let size = cfg.size.unwrap_or(cfg.bs[0]);
             vec![(cfg.offset + size, size)]
         } else {

@@ -81,6 +81,7 @@ impl Job {
         redraw: bool,
     ) -> Option<u64> {
         self.draw_offset(di, *d, self.cfg.bs[*d], region, real).or_else(|| {
+            self.drew_out = true;
             if !self.next_pass() {
                 // get_io_u closed the file it found done; end_fsync's fsync opens it again.
                 self.reopened |= self.end_fsync_due();
@@ -189,28 +190,27 @@ impl Job {
                 pos => pos,
             }
         }?;
-        // fill_io_u: an I/O past the file's end is not issued (a varying size fits its region,
-        // get_next_buflen).
-        let end = self.cfg.offset.saturating_add(pos).saturating_add(if self.cfg.bs_varies(d) { 1 } else { bs });
-        (pos < region && end <= real).then_some(pos)
+        // fill_io_u: an I/O past the file's end is not issued; a varying size must fit its
+        // region from there at its smallest (get_next_buflen's io_u_fits: else fill_io_u
+        // fails, and do_io's pass ends).
+        let varies = self.cfg.bs_varies(d);
+        let end = self.cfg.offset.saturating_add(pos).saturating_add(if varies { 1 } else { bs });
+        (pos < region && end <= real && (!varies || self.region_fits(pos, bs, region))).then_some(pos)
     }
 
     /// fio's get_next_buflen for an I/O at `o` in direction `d` whose
     /// smallest size is `min_bs`, in a region of `region` bytes: `bs` when it
-    /// does not vary, else a `bsrange` or `bssplit` draw that fits (a
-    /// sequential position where the smallest size no longer fits starts
-    /// over). The I/O's offset and length.
-    pub(crate) fn next_buflen(&mut self, d: usize, o: u64, min_bs: u64, region: u64) -> (u64, u64) {
+    /// does not vary, else a `bsrange` or `bssplit` draw that fits (where
+    /// the smallest does not, no offset was drawn: `draw_offset`). Its length.
+    pub(crate) fn next_buflen(&mut self, d: usize, o: u64, min_bs: u64, region: u64) -> u64 {
         if !self.cfg.bs_varies(d) {
-            return (o, min_bs);
+            return min_bs;
         }
-        let o = if o + min_bs > region { 0 } else { o };
-        // io_u_fits: within the region from the job's start (a strided zone's offset is past it).
-        let zone = self.strided.as_deref().map_or(0, |z| self.cfg.offset.saturating_sub(z.start));
-        let fits = |b: u64| zone + o + b <= region;
+        let room = self.region_room(region);
+        let fits = |b: u64| o + b <= room;
         let split = &self.cfg.bssplit[d];
         if !split.is_empty() && !split.iter().any(|e| e.perc > 0 && fits(e.bs)) {
-            return (o, min_bs);
+            return min_bs;
         }
         for _ in 0..BUFLEN_TRIES {
             // The direction's bsrange_state (a trimwrite job's trims' is seeded as its writes').
@@ -222,10 +222,23 @@ impl Job {
                 bssplit_pick(&self.cfg.bssplit[d], r, max, fits)
             };
             if b > 0 && fits(b) {
-                return (o, b);
+                return b;
             }
         }
-        (o, min_bs)
+        min_bs
+    }
+
+    /// fio's io_u_fits: the bytes past the job's (or its strided zone's)
+    /// offset that the region of `region` bytes leaves, counted from the
+    /// job's start (a strided zone's offset is past it).
+    fn region_room(&self, region: u64) -> u64 {
+        let start = self.strided.as_deref().map_or(self.cfg.offset, |z| z.start);
+        region.saturating_add(start).saturating_sub(self.cfg.offset)
+    }
+
+    /// io_u_fits for `bytes` at `o` (relative to the job's offset).
+    fn region_fits(&self, o: u64, bytes: u64, region: u64) -> bool {
+        o.saturating_add(bytes) <= self.region_room(region)
     }
 
     /// fio's fill_multi_range_io_u: a trim of up to `num_range` ranges on
@@ -239,7 +252,7 @@ impl Job {
         let (mut last, mut total, mut ranges) = (o, 0, 0);
         let mut next = Some(o);
         while let Some(o) = next {
-            let (o, b) = self.next_buflen(2, o, min_bs, region);
+            let b = self.next_buflen(2, o, min_bs, region);
             self.io_placed(di, 2, o, b);
             self.last_pos[di * 3 + 2] = self.cfg.offset + o + b;
             (last, total, ranges) = (o, total + b, ranges + 1);
@@ -273,6 +286,7 @@ impl Job {
     /// seeded (fio's clear_io_state): the loop draws what the first drew.
     pub(crate) fn rewind(&mut self) {
         self.pass_bytes = 0;
+        self.drew_out = false;
         if let Some(seeds) = self.loop_seeds.as_deref() {
             self.rand = seeds.clone();
         }
@@ -355,7 +369,11 @@ impl Job {
         let span = region - bs.saturating_sub(ba).min(region);
         let blocks = self.blocks_of(span, ba);
         if let Some(dist) = self.dist.as_deref_mut() {
-            return dist.block(di, d, blocks, ba, &mut self.rand).map(|b| b * ba);
+            let lfsr = match self.random_maps.as_deref_mut().and_then(|m| m.file(di, region, real)) {
+                Some(Pass::Lfsr(l)) => Some(l),
+                _ => None,
+            };
+            return dist.block(di, d, blocks, ba, &mut self.rand, lfsr).map(|b| b * ba);
         }
         let Some(maps) = self.random_maps.as_deref_mut() else {
             return Some(self.rand.offset.scaled(blocks) * ba);

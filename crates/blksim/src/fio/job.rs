@@ -489,6 +489,10 @@ pub(crate) struct Job {
     pub loops_left: u32,
     /// Between loops: drained and synced first (`LoopEnd`).
     pub loop_end: LoopEnd,
+    /// The pass ended at a draw that found no offset (fio's get_io_u marks the
+    /// file done): keep_running's bytes left no longer keep it going without
+    /// `io_size` (`fio_files_done`).
+    pub drew_out: bool,
     /// io_us getevents committed short of a batch (fio's stale `io_u_queued`).
     pub stale_queued: u32,
     /// What the commit under way marks in IO depths (`Job::committed`); none
@@ -648,6 +652,7 @@ impl Job {
         self.cfg.number_ios > 0
             && self.ios_issued < self.cfg.number_ios
             && self.cfg.io_size.is_none()
+            && !self.drew_out
             && size.saturating_sub(done) >= self.max_bs()
     }
 
@@ -840,6 +845,7 @@ impl Job {
             seq_left: 1,
             loops_left: loops,
             loop_end: LoopEnd::Running,
+            drew_out: false,
             stale_queued: 0,
             commit_marks: None,
             reopened: false,

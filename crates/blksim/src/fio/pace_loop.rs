@@ -362,7 +362,7 @@ impl Sim {
                 self.reqs.reqs[req].ranges = ranges;
                 continue;
             }
-            let (offset, bytes) = job.next_buflen(d, o, min_bs, region);
+            let (offset, bytes) = (o, job.next_buflen(d, o, min_bs, region));
             let bytes = job.io_placed(di, d, offset, bytes);
             job.trimwrite_placed(di, d, job.cfg.offset + offset);
             job.strided_placed(bytes);
