@@ -74,8 +74,8 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
     let jobs = parse_job_sources(std::slice::from_ref(&req.job), &ctx).map_err(|e| Error::bad_input(e.to_string()))?;
     let mut warnings: Vec<String> = jobs.warnings.iter().map(ToString::to_string).collect();
     let configs: Vec<_> = jobs.jobs.iter().map(|j| j.config.clone()).collect();
-    blksim::validate(&machine, &settings, &configs).map_err(|e| locate_error(&jobs, e))?;
     let wall = Instant::now();
+    let prepared = blksim::prepare(&machine, &settings, &configs, req.seed).map_err(|e| locate_error(&jobs, e))?;
     // fio's logs, made as the run goes (as the command makes them), kept in memory.
     let logs = jobs.jobs.iter().any(|j| j.logs.any()).then(|| Arc::new(Mutex::new(LogWriter::in_memory(&jobs))));
     let options = blksim::RunOptions {
@@ -84,8 +84,7 @@ pub fn run(req: &RunRequest) -> Result<RunOutput, Error> {
         io_log: logs.clone().map(|w| blksim::stats::IoLogSink(w)),
         ..Default::default()
     };
-    let (report, inv) =
-        blksim::run_with(&machine, &settings, &configs, req.seed, &options).map_err(|e| locate_error(&jobs, e))?;
+    let (report, inv) = prepared.run(&options).map_err(|e| locate_error(&jobs, e))?;
     drop(options);
     crate::invariants::check(&report, &inv).map_err(|f| Error::internal(f.message))?;
     warnings.extend(blksim::idle_patches(&settings, &report));

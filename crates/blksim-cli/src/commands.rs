@@ -205,7 +205,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     }
     // Like fio's --parse-only, plus the check that the machine can run the jobs: also before the
     // wall-time estimate, which is for jobs that can run.
-    blksim::validate(&machine, &settings, &configs).map_err(|e| locate(&jobs, e))?;
+    // (Built once: the run takes the machine as checked.)
+    let wall = Instant::now();
+    let prepared = blksim::prepare(&machine, &settings, &configs, args.knobs.seed).map_err(|e| locate(&jobs, e))?;
     if args.parse_only {
         return Ok(());
     }
@@ -218,7 +220,6 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         ))),
         false => None,
     };
-    let wall = Instant::now();
     let signals = interrupt::stop_on_signals();
     let watch = crate::budget::Watch::start(&signals, budget);
     let progress = Progress::start(&args.progress, total_virtual_ns(&configs))?;
@@ -229,7 +230,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         progress: Some(progress.virtual_ns.clone()),
         io_log: logs.clone().map(|w| blksim::stats::IoLogSink(w)),
     };
-    let result = blksim::run_with(&machine, &settings, &configs, args.knobs.seed, &options);
+    let result = prepared.run(&options);
     progress.finish();
     let (report, inv) = result.map_err(|e| locate(&jobs, e))?;
     interrupt::unless_stopped(&watch.stop, || crate::invariants::check(&report, &inv))?;

@@ -134,7 +134,30 @@ pub fn run_workload(
     seed: u64,
     options: &RunOptions,
 ) -> Result<(RunReport, Invariants), Error> {
-    let mut sim = Sim::build(machine, settings, &workload.jobs, seed)?;
+    run_built(Sim::build(machine, settings, &workload.jobs, seed)?, workload, options)
+}
+
+/// fio jobs on a machine, built and checked (`prepare`): what `validate`
+/// checks, kept to run without building the machine again.
+pub struct Prepared {
+    sim: Box<Sim>,
+}
+
+/// Build `jobs` on `machine` with `settings` and `seed`: the checks of
+/// `validate`, and the simulation ready to run (`Prepared::run`).
+pub fn prepare(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<Prepared, Error> {
+    Ok(Prepared { sim: Box::new(Sim::build(machine, settings, jobs, seed)?) })
+}
+
+impl Prepared {
+    /// Run it, recording what `options` ask for (as `run_with`).
+    pub fn run(self, options: &RunOptions) -> Result<(RunReport, Invariants), Error> {
+        run_built(*self.sim, &Workload::default(), options)
+    }
+}
+
+/// Run a built simulation with `workload`'s DSA clients (its jobs are in the build).
+fn run_built(mut sim: Sim, workload: &Workload, options: &RunOptions) -> Result<(RunReport, Invariants), Error> {
     for c in &workload.dsa {
         sim.add_dsa_client(c)?;
     }
