@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Random null-engine jobs, each run by the real fio and by blksim, their
+`write_iolog`s compared line by line (the time column cut): where fio's
+offsets, sizes, directions, passes and file opens/closes differ from
+blksim's. Not part of the tests or of .ci/run: it needs fio 3.42 or later
+(Debian's 3.33 seeds the generators otherwise), which the machine may not
+have. Build one from fio's source (the fio-3.42 tag):
+
+    ./configure --disable-native && make fio
+
+Usage: scripts/fio-null-sweep.py --fio PATH [--blksim PATH] [--seed S] [--count N] [--keep DIR]
+
+Prints each job that differs (its options, the line counts and the first
+differing lines), refused (blksim's exit 2 and message) or failed, then a
+count of each. Exit 1 when any job differs or blksim failed.
+"""
+import argparse
+import collections
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+
+def job(r):
+    """A random job's options (fio's names and values)."""
+    o = {}
+    rw = r.choice(["read", "write", "randread", "randwrite", "rw", "randrw", "readwrite"])
+    if r.random() < 0.2 and not rw.startswith("rand"):
+        rw += ":" + r.choice(["4k", "8k", "16k"])
+    if r.random() < 0.15 and rw.startswith("rand"):
+        rw += ":" + str(r.choice([2, 4, 8]))
+    o["rw"] = rw
+    if "rw" in rw.split(":")[0] and r.random() < 0.7:
+        o["rwmixread"] = r.choice([10, 30, 50, 70, 90])
+    k = r.random()
+    if k < 0.4:
+        o["bs"] = r.choice(["4k", "8k", "16k", "512", "64k"])
+    elif k < 0.6:
+        o["bsrange"] = r.choice(["4k-16k", "512-8k", "4k-64k"])
+    elif k < 0.75:
+        o["bssplit"] = r.choice(["4k/50:8k/50", "4k/10:16k/90", "512/30:4k/70", "4k/50:64k/25:8k/25"])
+    elif k < 0.85:
+        o["bs"] = r.choice(["4k,8k", "8k,4k", "16k,4k"])
+    else:
+        o["bs"] = "4k"
+    if r.random() < 0.15:
+        o["blockalign"] = r.choice(["4k", "8k"])
+    if r.random() < 0.1:
+        o["bs_unaligned"] = 1
+    o["size"] = f"{r.choice([1, 2, 4, 8, 16])}m" if r.random() < 0.7 else f"{r.choice([1, 5, 10, 50, 100])}%"
+    if r.random() < 0.3:
+        o["offset"] = r.choice(["4k", "1m", "64k", "2%"])
+    if r.random() < 0.5:
+        o["filesize"] = "16m"
+    elif "%" in o["size"]:
+        o["size"] = "4m"
+    if r.random() < 0.3:
+        o["norandommap"] = 1
+    if r.random() < 0.3:
+        o["random_generator"] = r.choice(["tausworthe", "lfsr", "tausworthe64"])
+    if r.random() < 0.3:
+        o["randseed"] = r.randrange(1, 10**6)
+    if r.random() < 0.2:
+        o["random_distribution"] = r.choice(
+            ["zipf:1.2", "pareto:0.3", "normal:20", "zoned:50/10:50/90", "zipf:0.8", "random"]
+        )
+    if r.random() < 0.15:
+        o["percentage_random"] = r.choice([0, 25, 50, 90])
+    if r.random() < 0.15:
+        o["zonemode"] = "strided"
+        o["zonesize"] = r.choice(["64k", "256k"])
+        o["zoneskip"] = r.choice(["0", "64k", "1m"])
+        if r.random() < 0.5:
+            o["zonerange"] = r.choice(["512k", "1m"])
+    k = r.random()
+    if k < 0.2:
+        o["io_size"] = r.choice(["256k", "1m", "3m"])
+    elif k < 0.35:
+        o["number_ios"] = r.choice([10, 100, 333])
+    elif k < 0.5:
+        o["loops"] = r.choice([2, 3])
+    if r.random() < 0.1:
+        o["rw_sequencer"] = "identical"
+    o["iodepth"] = r.choice([1, 4, 16])
+    return o
+
+
+def iolog(path):
+    """The log's lines without fio 3's time column."""
+    if not os.path.exists(path):
+        return None
+    out = []
+    for line in open(path):
+        f = line.split()
+        if f and f[0].isdigit():
+            f = f[1:]
+        out.append(" ".join(f))
+    return out
+
+
+def run_case(seed, args, scratch):
+    o = job(random.Random(seed))
+    d = os.path.join(scratch, f"c{seed}")
+    os.makedirs(d, exist_ok=True)
+    for who in ("fio", "blksim"):
+        with open(os.path.join(d, f"{who}.fio"), "w") as f:
+            f.write(f"[j]\nioengine=null\nfilename=/dev/nvme0n1\nwrite_iolog={d}/{who}.log\n")
+            f.writelines(f"{k}={v}\n" for k, v in o.items())
+    b = subprocess.run(
+        [args.blksim, "run", f"{d}/blksim.fio", "--output-format", "json"], capture_output=True, text=True, timeout=600
+    )
+    if b.returncode == 2:
+        return "refused", o, (b.stderr.strip().splitlines() or [""])[-1]
+    if b.returncode != 0:
+        return "blksim failed", o, f"exit {b.returncode}: {b.stderr[-300:]}"
+    f = subprocess.run([args.fio, f"{d}/fio.fio", "--output-format=json"], capture_output=True, text=True, timeout=600)
+    if f.returncode != 0:
+        return "fio failed", o, f.stderr[-200:]
+    a, c = iolog(f"{d}/fio.log"), iolog(f"{d}/blksim.log")
+    if a != c:
+        n = next((i for i, (x, y) in enumerate(zip(a, c)) if x != y), min(len(a), len(c)))
+        return "differs", o, f"lines {len(a)} (fio) / {len(c)} (blksim), first at {n + 1}: {a[n:n + 2]} / {c[n:n + 2]}"
+    return "same", o, f"{len(a)} lines"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--fio", required=True, help="fio 3.42 or later")
+    p.add_argument("--blksim", default="target/release/blksim")
+    p.add_argument("--seed", type=int, default=1, help="the first case's seed")
+    p.add_argument("--count", type=int, default=100)
+    p.add_argument("--keep", help="keep each case's files in this directory")
+    args = p.parse_args()
+    scratch = args.keep or tempfile.mkdtemp(prefix="fio-null-sweep-")
+    counts = collections.Counter()
+    for seed in range(args.seed, args.seed + args.count):
+        what, o, detail = run_case(seed, args, scratch)
+        counts[what] += 1
+        if what != "same":
+            print(f"{seed} {what}: {' '.join(f'{k}={v}' for k, v in o.items())}\n    {detail}", flush=True)
+    if not args.keep:
+        subprocess.run(["rm", "-rf", scratch])
+    print(", ".join(f"{n} {what}" for what, n in counts.most_common()))
+    sys.exit(1 if counts["differs"] or counts["blksim failed"] else 0)
+
+
+if __name__ == "__main__":
+    main()
