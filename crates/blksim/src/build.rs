@@ -432,7 +432,7 @@ impl Sim {
         let size = self.job_size(cfg, devs);
         let io_size = cfg.io_size.unwrap_or(0);
         let mut total = size;
-        let map_less_writer = cfg.rw.writes() && cfg.rw.is_random() && cfg.norandommap_given;
+        let map_less_writer = cfg.rw.writes() && cfg.rw.is_random() && cfg.fio_norandommap;
         if map_less_writer || (cfg.rw == RwKind::ReadWrite && cfg.verify.is_none()) {
             total = total.max(io_size);
         }

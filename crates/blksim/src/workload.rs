@@ -332,7 +332,7 @@ pub struct JobConfig {
     pub norandommap: bool,
     /// fio's `o->norandommap`: given, or set by a random job's `blockalign`
     /// (the map's other causes, LFSR and distributions, leave it unset).
-    pub norandommap_given: bool,
+    pub fio_norandommap: bool,
     /// fio's fio_offset_overlap_risk: `norandommap` or `softrandommap` given, `rw=...:N` or a
     /// `ddir_seq_add`; verify then reads the writes back sorted by offset,
     /// else in the order they were issued (fio 3.42's log_io_piece).
@@ -773,7 +773,7 @@ impl JobConfig {
             ramp_time_ns: 0,
             startdelay_ns: 0,
             norandommap: false,
-            norandommap_given: false,
+            fio_norandommap: false,
             offset_overlap_risk: false,
             offload: false,
             serialize_overlap: false,

@@ -152,13 +152,9 @@ impl<'c> Builder<'c> {
                         more: Vec::new(),
                     }
                 })?;
-                // fio's real_file_size of a file it never looks at: size= over the files,
-                // or what the region needs past its offset if more (a regular file's
-                // extension); unknown (-1) without size= in bytes.
-                let real = match st.size.filter(|&s| s > 0) {
-                    Some(bytes) => (bytes / config.filenames.len().max(1) as u64).max(offset + region),
-                    None => u64::MAX,
-                };
+                // The file's real_file_size grows to what the region needs past its offset
+                // (a regular file's extension); unknown (-1) without size= in bytes.
+                let real = null_real_file_size(st, &config.filenames).map_or(u64::MAX, |b| b.max(offset + region));
                 config.null_file = Some((real, region));
                 config.size = Some(io);
             }
@@ -597,8 +593,8 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         c.ba[d] = if st.rw.is_random() && st.ba[d] > 0 && st.ba[d] != c.bs[d] { st.ba[d] } else { 0 };
     }
     c.norandommap = st.no_random_map();
-    c.norandommap_given = st.norandommap_set();
-    c.offset_overlap_risk = c.norandommap_given || st.softrandommap || st.ddir_seq_add != 0 || st.ddir_seq_nr > 1;
+    c.fio_norandommap = st.norandommap_set();
+    c.offset_overlap_risk = c.fio_norandommap || st.softrandommap || st.ddir_seq_add != 0 || st.ddir_seq_nr > 1;
     c.offload = st.offload;
     c.serialize_overlap = st.serialize_overlap;
     // fio's fixup_options: a randseed given overrides randrepeat (no reseeding between loops).
@@ -713,7 +709,7 @@ fn start_and_size(
     let (offset_base, size_base) = match first_pct {
         None => (0, 0),
         Some(_) if st.engine == super::engine::EngineName::Null => {
-            let real = st.size.filter(|&s| s > 0).map(|s| s / files.len().max(1) as u64);
+            let real = null_real_file_size(st, files);
             let pcts = [("offset", st.offset_pct), ("offset_increment", st.offset_increment_pct)];
             if let (None, Some((o, p))) = (real, pcts.iter().find_map(|&(o, p)| Some((o, p?)))) {
                 let m = format!(
@@ -781,6 +777,12 @@ fn start_and_size(
         None => None,
     };
     Ok((offset, size))
+}
+
+/// fio's real_file_size of the null engine's file, which it never looks at
+/// (FIO_DISKLESSIO): `size=` in bytes over the files; unknown without it.
+fn null_real_file_size(st: &Settings, files: &[String]) -> Option<u64> {
+    st.size.filter(|&s| s > 0).map(|s| s / files.len().max(1) as u64)
 }
 
 /// The clone's offset does not fit 64 bits.

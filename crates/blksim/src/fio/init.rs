@@ -115,11 +115,9 @@ impl Sim {
     /// Each of the job's files: its size and the job's region of it (the null
     /// engine's file: `filesize` bytes, or as long as the job's offset and size).
     fn job_files(&self, cfg: &JobConfig, devs: &[DevId]) -> Vec<(u64, u64)> {
-        if let (true, Some(file)) = (devs.is_empty(), cfg.null_file) {
-            vec![file]
-        } else if devs.is_empty() {
+        if devs.is_empty() {
             let size = cfg.size.unwrap_or(cfg.bs[0]);
-            vec![(cfg.offset + size, size)]
+            vec![cfg.null_file.unwrap_or((cfg.offset + size, size))]
         } else {
             devs.iter()
                 .map(|&d| {
