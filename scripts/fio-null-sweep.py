@@ -27,8 +27,10 @@ def job(r):
     """A random job's options (fio's names and values)."""
     o = {}
     rw = r.choice(["read", "write", "randread", "randwrite", "rw", "randrw", "readwrite"])
+    if r.random() < 0.1:
+        rw = r.choice(["trim", "randtrim", "trimwrite", "randtrimwrite"])
     if r.random() < 0.2 and not rw.startswith("rand"):
-        rw += ":" + r.choice(["4k", "8k", "16k"])
+        rw += ":" + r.choice(["4k", "8k", "16k", "-4k"])
     if r.random() < 0.15 and rw.startswith("rand"):
         rw += ":" + str(r.choice([2, 4, 8]))
     o["rw"] = rw
@@ -81,8 +83,10 @@ def job(r):
         o["number_ios"] = r.choice([10, 100, 333])
     elif k < 0.5:
         o["loops"] = r.choice([2, 3])
-    if r.random() < 0.1:
-        o["rw_sequencer"] = "identical"
+    if r.random() < 0.15:
+        o["rw_sequencer"] = r.choice(["identical", "sequential"])
+    if r.random() < 0.1 and "write" in rw:
+        o["verify"] = r.choice(["md5", "crc32c"])
     o["iodepth"] = r.choice([1, 4, 16])
     return o
 

@@ -692,3 +692,126 @@ fn td_min_bs_blockaligns_norandommap_and_a_drawn_out_pass_are_fios() {
     let ios = |dir: &str| v["jobs"][0][dir]["total_ios"].as_u64().unwrap();
     assert_eq!((ios("read"), ios("write")), (2, 0));
 }
+
+/// fio's random map past its end: a map of a whole number of 64-block words
+/// (a strided zone of 64 KiB over 512-byte blocks) is written one word past
+/// its end by axmap_set_nr, and axmap_reset never clears that word, so a
+/// later zone's run to the map's end stops at the blocks an earlier one
+/// marked there: shorter reads, more of them. Expected: fio 3.42's JSON for
+/// each job (blksim: 330 reads where fio does 349; 66 where it does 67).
+#[test]
+fn a_run_past_the_random_maps_end_is_cut_where_fios_map_word_after_it_says() {
+    let (_, ios) =
+        null_reads("axmap-ghost", "rw=randread\nbsrange=512-8k\nsize=1m\nzonemode=strided\nzonesize=64k\niodepth=16\n")
+            .unwrap();
+    assert_eq!(ios, 349);
+    let d = dir("axmap-ghost-rw");
+    let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randrw\nbssplit=4k/10:16k/90\nsize=2m\n\
+               zonemode=strided\nzonesize=256k\nzoneskip=64k\niodepth=16\n";
+    let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let j = &v["jobs"][0];
+    let got = |dir: &str, what: &str| j[dir][what].as_u64().unwrap();
+    assert_eq!((got("read", "total_ios"), got("write", "total_ios")), (67, 69));
+    assert_eq!((got("read", "io_bytes"), got("write", "io_bytes")), (778240, 802816));
+}
+
+/// The null engine's percentage offset once fio's setup_files grew its file
+/// to the region past the first offset: fio's later get_start_offset calls
+/// take the percentage of the grown size, so a second loop starts further
+/// in and stops at the file's grown end, and io_u_fits measures a varying
+/// size's room from that later start (fill_io_u then refuses what passes
+/// the file's end, and the pass ends). Expected: fio 3.42's `write_iolog`
+/// and JSON (blksim: the second loop from 20480 again, 32 reads; 70 reads
+/// of 512 KiB for a 256 KiB region where fio does 40 of 312 KiB).
+#[test]
+fn a_later_loop_starts_where_fio_rederives_the_null_engines_offset() {
+    let (offsets, ios) = null_reads("later-start", "rw=read\nbs=4k\nsize=64k\noffset=30%\nloops=2\n").unwrap();
+    assert_eq!(ios, 30);
+    let second: Vec<u64> = (28672..=81920).step_by(4096).collect();
+    assert_eq!(offsets[..16], (20480..=81920).step_by(4096).collect::<Vec<u64>>()[..]);
+    assert_eq!(offsets[16..], second[..], "30% of 64 KiB + 20 KiB, up to 4 KiB; to 84 KiB");
+    let d = dir("later-start-bsrange");
+    let job =
+        "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randread\nbsrange=4k-16k\nsize=256k\noffset=10%\nloops=2\n";
+    let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let read = &v["jobs"][0]["read"];
+    assert_eq!((read["total_ios"].as_u64(), read["io_bytes"].as_u64()), (Some(40), Some(319488)));
+}
+
+/// A pass that issues nothing stops the job, whatever `io_size` or `loops`
+/// leave (do_io's end: "stop job if we failed doing any IO"). zipf draws
+/// blocks of the smallest size, `blockalign=8k` doubles them, and the first
+/// lands past the region: fio 3.42 does no I/O (exit 0); blksim started
+/// pass after pass until `io_size` was done (96 writes).
+#[test]
+fn a_pass_without_io_ends_the_job_as_fios_do_io_does() {
+    let d = dir("empty-pass");
+    let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randwrite\nbs=4k\nblockalign=8k\nsize=2m\n\
+               random_distribution=zipf:1.2\nio_size=1m\niodepth=16\n";
+    let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["total_ios"].as_u64(), Some(0));
+}
+
+/// `rw_sequencer=identical` in strided zones: fio's fio_file_reset at each
+/// zone's start forgets the last offset (`last_start`), so an identical I/O
+/// that opens a zone goes to the zone's start. Expected: fio 3.42's
+/// `write_iolog` (blksim took the last zone's offset relative to the new
+/// one, found it past the region and ended the job after 3 writes).
+#[test]
+fn an_identical_io_opening_a_strided_zone_goes_to_its_start() {
+    let (offsets, _) = null_reads(
+        "identical-zones",
+        "rw=randwrite:4\nbs=4k\nsize=256k\nzonemode=strided\nzonesize=12k\nzoneskip=16k\nzonerange=64k\n\
+         rw_sequencer=identical\n",
+    )
+    .unwrap();
+    assert_eq!(offsets.len(), 64);
+    assert_eq!(
+        offsets[..12],
+        [61440, 61440, 61440, 81920, 135168, 135168, 163840, 163840, 204800, 245760, 245760, 245760]
+    );
+}
+
+/// A non-uniform `random_distribution` sets fio's `o->norandommap`
+/// (fixup_options), so verify's log sorts the writes by offset and keeps
+/// one per block (fio_offset_overlap_risk): the read-back is each block
+/// once, in offset order. Expected: fio 3.42's `write_iolog` (blksim read
+/// back all 16 writes in write order).
+#[test]
+fn a_distributions_writes_are_read_back_by_offset_as_fio_sorts_them() {
+    let d = dir("zipf-verify");
+    let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randwrite\nbs=4k\nsize=64k\n\
+               random_distribution=zipf:1.2\nverify=md5\nwrite_iolog=trace\n";
+    let (code, _, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    let blocks = |dir: &str| -> Vec<u64> {
+        trace
+            .lines()
+            .map(|l| l.split(' ').collect::<Vec<_>>())
+            .filter(|w| w.len() == 5 && w[2] == dir)
+            .map(|w| w[3].parse::<u64>().unwrap() / 4096)
+            .collect()
+    };
+    assert_eq!(blocks("write"), [11, 7, 10, 12, 10, 11, 11, 0, 5, 10, 10, 10, 0, 12, 10, 10]);
+    assert_eq!(blocks("read"), [0, 5, 7, 10, 11, 12]);
+}
+
+/// `rw=randtrimwrite:N` counts every io_u towards its N, the writes that
+/// follow their trims too (get_next_offset decrements td->ddir_seq_nr
+/// before it finds the write's offset): with `:2` every trim is drawn at
+/// random. Expected: fio 3.42's `write_iolog` (blksim counted only the
+/// trims, so every other trim went on sequentially).
+#[test]
+fn a_randtrimwrites_writes_count_towards_its_sequential_run() {
+    let (offsets, _) =
+        null_reads("randtrimwrite-seq-nr", "rw=randtrimwrite:2\nbs=8k\nsize=256k\nnumber_ios=8\n").unwrap();
+    let blocks: Vec<u64> = offsets.iter().map(|o| o / 8192).collect();
+    assert_eq!(blocks, [31, 31, 27, 27, 21, 21, 16, 16, 19, 19, 0, 0, 1, 1, 7, 7]);
+}

@@ -285,6 +285,12 @@ pub struct JobConfig {
     /// `filesize` on the null engine: its file's size as fio knows it (its
     /// `real_file_size`: `u64::MAX` when fio does not) and the job's region of it.
     pub null_file: Option<(u64, u64)>,
+    /// The null engine's start offset once fio's setup_files grew its file
+    /// (a percentage `offset` of the grown real_file_size): where its later
+    /// loops and passes start, and where io_u_fits and the sequential wrap
+    /// measure the region from (fio's later get_start_offset calls); `None`
+    /// when it is `offset`.
+    pub later_start: Option<u64>,
     /// `gtod_reduce`: no latency statistics.
     pub gtod_reduce: bool,
     /// `disable_slat`, `disable_clat`, `disable_lat` as bits (`LAT_OFF_*`;
@@ -788,6 +794,7 @@ impl JobConfig {
             num_range: 1,
             strided: None,
             null_file: None,
+            later_start: None,
             loops: 1,
             group_reporting: false,
             thread: false,

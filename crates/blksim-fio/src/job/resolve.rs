@@ -157,6 +157,15 @@ impl<'c> Builder<'c> {
                 let real = null_real_file_size(st, &config.filenames).map_or(u64::MAX, |b| b.max(offset + region));
                 config.null_file = Some((real, region));
                 config.size = Some(io);
+                config.later_start = later_start(st, real, subjob as u64, offset);
+            } else if let Some(size) = null_real_file_size(st, &config.filenames) {
+                // The file grown to the region (size= over its files) past the first offset; kept
+                // as the null engine's file, which later loops no longer start at the beginning of.
+                let real = size.saturating_add(offset);
+                config.later_start = later_start(st, real, subjob as u64, offset);
+                if config.later_start.is_some() {
+                    config.null_file = Some((real, size));
+                }
             }
             let mut logs = st.logs.clone();
             if let Some(list) = &st.replay.file {
@@ -751,16 +760,9 @@ fn start_and_size(
         }
     };
     let min_bs = checks::td_min_bs(st);
-    let pct = |of: u64, p: u64| of / 100 * p + of % 100 * p / 100;
-    let (increment, inc_align) =
-        st.offset_increment_pct.map_or((st.offset_increment, false), |p| (pct(offset_base, p), true));
-    let (base, base_align) = st.offset_pct.map_or((st.offset, false), |p| (pct(offset_base, p), true));
-    let Some(mut offset) = clone.checked_mul(increment).and_then(|i| i.checked_add(base)) else {
+    let Some(offset) = get_start_offset(st, offset_base, clone) else {
         return Err(overflow(clone));
     };
-    if inc_align || base_align {
-        offset = offset.div_ceil(min_bs) * min_bs;
-    }
     let size = match st.size_pct {
         Some(p) => {
             let s = pct(size_base, p).min(size_base.saturating_sub(offset));
@@ -777,6 +779,34 @@ fn start_and_size(
         None => None,
     };
     Ok((offset, size))
+}
+
+/// A percentage of `of`, as fio's `of * p / 100` without overflowing.
+fn pct(of: u64, p: u64) -> u64 {
+    of / 100 * p + of % 100 * p / 100
+}
+
+/// fio's get_start_offset for subjob `clone` on a file whose real_file_size
+/// is `real`: `offset + clone * offset_increment`, either a percentage of
+/// `real` (the sum then aligned up to td_min_bs); `None` past 64 bits.
+fn get_start_offset(st: &Settings, real: u64, clone: u64) -> Option<u64> {
+    let (increment, inc_align) = st.offset_increment_pct.map_or((st.offset_increment, false), |p| (pct(real, p), true));
+    let (base, base_align) = st.offset_pct.map_or((st.offset, false), |p| (pct(real, p), true));
+    let offset = clone.checked_mul(increment)?.checked_add(base)?;
+    let min_bs = checks::td_min_bs(st);
+    Some(if inc_align || base_align { offset.div_ceil(min_bs) * min_bs } else { offset })
+}
+
+/// The null engine's start offset after setup_files grew its file's
+/// real_file_size to `real` (the region past the first offset): what fio's
+/// later get_start_offset calls give (a later loop's or pass's start, the
+/// end io_u_fits and the sequential wrap measure from), when a percentage
+/// makes it differ from the first.
+fn later_start(st: &Settings, real: u64, clone: u64, first: u64) -> Option<u64> {
+    if st.engine != super::engine::EngineName::Null || st.offset_pct.or(st.offset_increment_pct).is_none() {
+        return None;
+    }
+    get_start_offset(st, real, clone).filter(|&o| o != first)
 }
 
 /// fio's real_file_size of the null engine's file, which it never looks at

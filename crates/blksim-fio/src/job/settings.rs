@@ -788,17 +788,19 @@ impl Settings {
     /// needs none), and for a random job whose `blockalign` differs from a
     /// direction's smallest block size.
     pub fn no_random_map(&self) -> bool {
-        self.norandommap_set()
-            || self.random_generator.is_lfsr()
-            || self.random_distribution != RandomDistribution::Random
+        self.norandommap_set() || self.random_generator.is_lfsr()
     }
 
     /// fio's `o->norandommap`: given, or set by fixup_options when a random
     /// job's `blockalign` is not its smallest block size ("Any use of
-    /// blockalign= turns off randommap").
+    /// blockalign= turns off randommap") and for any `random_distribution`
+    /// but `random` ("a non-uniform random distribution excludes usage of a
+    /// random map").
     pub fn norandommap_set(&self) -> bool {
         let min = |d: usize| self.block_sizes_of(d).into_iter().min().unwrap_or(self.bs[d]);
-        self.norandommap || (self.rw.is_random() && (0..3).any(|d| self.ba[d] > 0 && self.ba[d] != min(d)))
+        self.norandommap
+            || self.random_distribution != RandomDistribution::Random
+            || (self.rw.is_random() && (0..3).any(|d| self.ba[d] > 0 && self.ba[d] != min(d)))
     }
 
     /// Every block size direction `d` may use: its `bssplit`'s, else

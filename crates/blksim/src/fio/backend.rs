@@ -64,9 +64,9 @@ impl Sim {
         if self.verify_phase_start(j) || self.verify_next_loop(j) || self.jobs[j].next_loop() {
             return self.job_next(j);
         }
+        self.log_reopened(j, now);
         let job = &mut self.jobs[j];
-        job.task.state = JobState::Done;
-        job.finish_ns = now;
+        (job.task.state, job.finish_ns) = (JobState::Done, now);
         self.replay_ended(j);
         self.job_finished(j);
     }

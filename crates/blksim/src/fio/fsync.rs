@@ -111,6 +111,17 @@ impl Sim {
         }
     }
 
+    /// `write_iolog`'s close and open of job `j`'s files for a pass that
+    /// began (`Job::reopened`) and has logged no io_u yet: at the job's end,
+    /// a last pass that drew nothing still opened them (get_next_file).
+    pub(crate) fn log_reopened(&mut self, j: JobId, now: u64) {
+        let Some(log) = &self.run.io_log else { return };
+        let job = &mut self.jobs[j];
+        if std::mem::take(&mut job.reopened) && job.cfg.log_queued {
+            log.0.lock().unwrap().reopened(j.idx(), now.saturating_sub(job.start_ns));
+        }
+    }
+
     /// `end_fsync` once the job's I/O is done: the next file's fsync queued,
     /// for fio's loop to commit (fio waits for each before the next). Returns
     /// whether it queued one; false once every file is done, or when there is none to do.

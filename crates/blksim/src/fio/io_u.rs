@@ -81,10 +81,7 @@ impl Job {
         redraw: bool,
     ) -> Option<u64> {
         self.draw_offset(di, *d, self.cfg.bs[*d], region, real).or_else(|| {
-            self.drew_out = true;
-            if !self.next_pass() {
-                // get_io_u closed the file it found done; end_fsync's fsync opens it again.
-                self.reopened |= self.end_fsync_due();
+            if !self.pass_failed() {
                 return None;
             }
             if redraw && self.cfg.rw.is_mixed() {
@@ -92,6 +89,19 @@ impl Job {
             }
             self.draw_offset(di, *d, self.cfg.bs[*d], region, real)
         })
+    }
+
+    /// get_io_u failed (no offset left, or fill_io_u refused the I/O):
+    /// do_io's pass ends, and the next starts if the job has one; false
+    /// when it has none.
+    pub(crate) fn pass_failed(&mut self) -> bool {
+        self.drew_out = true;
+        if !self.next_pass() {
+            // get_io_u closed the file it found done; end_fsync's fsync opens it again.
+            self.reopened |= self.end_fsync_due();
+            return false;
+        }
+        true
     }
 
     /// The job's next loop, or with `io_size` bytes left its next pass
@@ -104,7 +114,8 @@ impl Job {
         if self.verify.as_deref().is_some_and(|v| v.cfg.do_verify && !v.phase && self.cfg.rw.writes()) {
             return false;
         }
-        let more = self.loops_left > 1 || self.io_size_left() || self.number_ios_left();
+        // do_io's end stops a job whose pass did no I/O (td->done), whatever is left of it.
+        let more = self.pass_ios > 0 && (self.loops_left > 1 || self.io_size_left() || self.number_ios_left());
         // fio's do_io returns at a loop's end: what is queued or in flight drains, end_fsync's
         // fsyncs run (`Sim::end_fsync_next`); then the next loop (`Sim::next_loop`).
         let busy = self.inflight > 0 || !self.queued.is_empty() || self.end_fsync_due();
@@ -158,15 +169,7 @@ impl Job {
 
     #[inline(always)]
     pub(crate) fn draw_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
-        // td->ddir_seq_nr starts at 1, so the first I/O of a random job is random.
-        let hit = self.cfg.rw.is_random() && {
-            self.seq_left -= 1;
-            let hit = self.seq_left == 0;
-            if hit {
-                self.seq_left = self.cfg.ddir_seq_nr;
-            }
-            hit
-        };
+        let hit = self.cfg.rw.is_random() && self.seq_tick();
         let random = hit && {
             // should_do_random: `percentage_random` of them random, the others sequential.
             let perc = self.cfg.perc_rand[d];
@@ -196,6 +199,19 @@ impl Job {
         let varies = self.cfg.bs_varies(d);
         let end = self.cfg.offset.saturating_add(pos).saturating_add(if varies { 1 } else { bs });
         (pos < region && end <= real && (!varies || self.region_fits(pos, bs, region))).then_some(pos)
+    }
+
+    /// get_next_offset's count of `ddir_seq_nr` (`rw=randread:N`): whether
+    /// this io_u is the one of every N drawn at random. Every io_u counts,
+    /// a randtrimwrite's write (placed where its trim was) too;
+    /// td->ddir_seq_nr starts at 1, so the first is random.
+    pub(crate) fn seq_tick(&mut self) -> bool {
+        self.seq_left -= 1;
+        let hit = self.seq_left == 0;
+        if hit {
+            self.seq_left = self.cfg.ddir_seq_nr;
+        }
+        hit
     }
 
     /// fio's get_next_buflen for an I/O at `o` in direction `d` whose
@@ -232,8 +248,14 @@ impl Job {
     /// offset that the region of `region` bytes leaves, counted from the
     /// job's start (a strided zone's offset is past it).
     fn region_room(&self, region: u64) -> u64 {
-        let start = self.strided.as_deref().map_or(self.cfg.offset, |z| z.start);
-        region.saturating_add(start).saturating_sub(self.cfg.offset)
+        region.saturating_add(self.start_offset()).saturating_sub(self.cfg.offset)
+    }
+
+    /// What fio's get_start_offset gives now: the job's offset (a strided
+    /// job's first zone's), or the null engine's later start once its file
+    /// grew (`JobConfig::later_start`).
+    pub(crate) fn start_offset(&self) -> u64 {
+        self.cfg.later_start.unwrap_or_else(|| self.strided.as_deref().map_or(self.cfg.offset, |z| z.start))
     }
 
     /// io_u_fits for `bytes` at `o` (relative to the job's offset).
@@ -285,16 +307,18 @@ impl Job {
     /// start, its random maps free, and with `randrepeat` its generators as
     /// seeded (fio's clear_io_state): the loop draws what the first drew.
     pub(crate) fn rewind(&mut self) {
-        self.pass_bytes = 0;
+        (self.pass_bytes, self.pass_ios) = (0, 0);
         self.drew_out = false;
         if let Some(seeds) = self.loop_seeds.as_deref() {
             self.rand = seeds.clone();
         }
+        // clear_io_state: the file offset back at its start (get_start_offset), reset_io_counters:
+        // no zone bytes.
+        let start = self.start_offset();
+        self.cfg.offset = start;
         if let Some(z) = self.strided.as_deref_mut() {
-            // clear_io_state: the file offset back at its start, reset_io_counters: no zone bytes.
-            (self.cfg.offset, z.bytes) = (z.start, 0);
+            z.bytes = 0;
         }
-        let start = self.cfg.offset;
         self.last_pos.iter_mut().for_each(|p| *p = start);
         if let Some(tw) = self.trimwrite.as_deref_mut() {
             tw.last_start.iter_mut().for_each(|p| *p = u64::MAX);
@@ -321,8 +345,9 @@ impl Job {
     /// past the zone's range goes back to its start; at every `zonerange`
     /// bytes the file is reset (fio_file_reset: positions, random map or LFSR).
     pub(crate) fn strided_zone(&mut self, di: usize, d: usize, real: u64) {
+        let start = self.start_offset();
         let Some(z) = self.strided.as_deref_mut() else { return };
-        let (range, start) = (z.cfg.range, z.start);
+        let range = z.cfg.range;
         if z.bytes >= z.cfg.size {
             z.bytes = 0;
             let next = self.cfg.offset.saturating_add(range + z.cfg.skip);
@@ -337,6 +362,9 @@ impl Job {
             self.last_pos[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = fo);
             if let Some(tw) = self.trimwrite.as_deref_mut() {
                 tw.last_start[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
+            }
+            if let Some(ls) = self.last_start.as_deref_mut() {
+                ls[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
             }
             if let Some(maps) = self.random_maps.as_deref_mut() {
                 maps.reset();
@@ -455,7 +483,7 @@ impl Job {
     /// offset are absolute, the position returned relative to the file offset.
     #[inline(always)]
     fn seq_offset(&mut self, di: usize, d: usize, region: u64, real: u64) -> Option<u64> {
-        let start = self.cfg.offset;
+        let (start, first) = (self.cfg.offset, self.start_offset());
         let add = self.cfg.ddir_seq_add;
         // A time-based job, or a mixed one whose io_size goes past its size (td_rw), goes round
         // its region again; another's io_size makes a new pass (`next_offset`).
@@ -463,7 +491,8 @@ impl Job {
         let past = self.cfg.io_size.is_some_and(|io| io > self.cfg.size.unwrap_or(real));
         let wrap = self.cfg.time_based || (mixed && past);
         let last = &mut self.last_pos[di * 3 + d];
-        if wrap && *last >= start.saturating_add(region) {
+        // (fio measures the region's end from get_start_offset, the position goes back to the file offset.)
+        if wrap && *last >= first.saturating_add(region) {
             *last = start;
         }
         if *last >= real {

@@ -449,6 +449,10 @@ pub(crate) struct Job {
     /// workers) and the pass ends at a failing draw or the job's limit.
     pub pass_bytes: u64,
     pub pass_total: u64,
+    /// I/Os issued in the pass, a queue hook's trims too: do_io's end stops
+    /// a job whose pass did none (fio's `this_io_bytes`, "stop job if we
+    /// failed doing any IO").
+    pub pass_ios: u64,
     /// A trimwrite job's trims: not in `bytes_issued` (fio's io_bytes_exceeded counts a
     /// writer's writes), in keep_running's bytes.
     pub trimmed_bytes: u64,
@@ -836,6 +840,7 @@ impl Job {
             bytes_issued: 0,
             bytes_limit: u64::MAX,
             pass_bytes: 0,
+            pass_ios: 0,
             pass_total: u64::MAX,
             trimmed_bytes: 0,
             ios_issued: 0,

@@ -333,6 +333,7 @@ impl Sim {
             job.strided_zone(di, d, capacity);
             // randtrimwrite: a write goes where its trim went, as long (no draw, no random map).
             if let Some((o, bytes)) = job.randtrimwrite_write(di, d) {
+                job.seq_tick();
                 job.last_pos[di * 3 + 1] = job.cfg.offset + o + bytes;
                 job.trimwrite_placed(di, d, job.cfg.offset + o);
                 job.strided_placed(bytes);
@@ -363,6 +364,16 @@ impl Sim {
                 continue;
             }
             let (offset, bytes) = (o, job.next_buflen(d, o, min_bs, region));
+            // fill_io_u: an I/O past the file's real size is not issued (io_u_fits measured from
+            // a later start than the null engine's file grew by): the pass ends.
+            if job.cfg.offset + offset + bytes > capacity {
+                job.pace = pace;
+                if !job.pass_failed() {
+                    job.done_issuing = true;
+                    break;
+                }
+                continue;
+            }
             let bytes = job.io_placed(di, d, offset, bytes);
             job.trimwrite_placed(di, d, job.cfg.offset + offset);
             job.strided_placed(bytes);
@@ -425,6 +436,7 @@ impl Sim {
         if !(dir == crate::workload::Direction::Trim && job.sync_trims()) {
             job.pass_bytes += bytes;
         }
+        job.pass_ios += 1;
         job.ios_issued += 1;
         // td_io_queue's io_issues; get_rw_ddir's direction is the one issued (a rate may switch it).
         job.io_issues[dir.index()] += 1;

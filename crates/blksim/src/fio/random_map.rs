@@ -99,6 +99,14 @@ impl WordTable {
 pub(crate) struct RandomMap {
     nr_bits: u64,
     words: Words,
+    /// The word after the map, which fio's axmap_set_nr writes when a run
+    /// reaches a map of a whole number of words (its `bit_nr > nr_bits`
+    /// test lets the bit just past the end through, and `__axmap_set`'s
+    /// clamp is dropped): memory past its allocation, inside glibc's chunk
+    /// for a map of one word or an even number of them, zero when
+    /// allocated (taken as zero for every size), and never cleared by
+    /// axmap_reset. Runs that reach it stop at its bits set by earlier ones.
+    ghost: u64,
 }
 
 enum Words {
@@ -115,7 +123,7 @@ impl RandomMap {
         } else {
             Words::Sparse(WordTable::new())
         };
-        RandomMap { nr_bits, words }
+        RandomMap { nr_bits, words, ghost: 0 }
     }
 
     fn word(&self, w: u64) -> u64 {
@@ -175,14 +183,19 @@ impl RandomMap {
     }
 
     /// axmap_set_nr: mark up to `n` blocks from `b`, stopping at the first
-    /// one already done; how many it marked. Blocks past the map are not
-    /// kept and count as marked.
+    /// one already done; how many it marked. Blocks past the map in its
+    /// last word count as marked (fio sets them there, and a reset clears
+    /// them before a run can reach them again); a run into the word after
+    /// a map of whole words marks the `ghost` word as fio does.
     pub(crate) fn set_nr(&mut self, b: u64, n: u64) -> u64 {
         let mut done = 0;
         while done < n {
             let bit = b + done;
             if bit >= self.nr_bits {
-                return n;
+                if bit != self.nr_bits || !bit.is_multiple_of(64) {
+                    return n;
+                }
+                return done + self.set_ghost(n - done);
             }
             let (w, shift) = (bit / 64, bit % 64);
             let span = (n - done).min(64 - shift);
@@ -201,6 +214,19 @@ impl RandomMap {
             }
         }
         done
+    }
+
+    /// The rest of a run, `n` blocks, into the word after the map (fio's
+    /// axmap_set_fn on `map[map_size]`, up to that word's end; the run
+    /// ends there, its next word past `nr_bits` refused): what it marked.
+    #[cold]
+    fn set_ghost(&mut self, n: u64) -> u64 {
+        let span = n.min(64);
+        let mask = if span == 64 { !0 } else { (1u64 << span) - 1 };
+        let overlap = self.ghost & mask;
+        let free = if overlap == 0 { span } else { overlap.trailing_zeros() as u64 };
+        self.ghost |= if free == 64 { !0 } else { (1u64 << free) - 1 };
+        free
     }
 
     /// The first free block at or after `from`, if any (axmap_find_first_free).
@@ -256,7 +282,9 @@ impl RandomMap {
 
     /// axmap_reset: every block free again.
     pub(crate) fn reset(&mut self) {
+        let ghost = self.ghost;
         *self = RandomMap::new(self.nr_bits);
+        self.ghost = ghost;
     }
 }
 
@@ -372,6 +400,22 @@ mod tests {
             assert!(m.is_set(249) && !m.is_set(250));
             assert_eq!(m.set_nr(299, 5), 5, "blocks past the map count as marked");
         }
+    }
+
+    #[test]
+    fn a_run_past_a_map_of_whole_words_marks_the_word_after_it_for_good() {
+        // fio's axmap_set_nr writes map[1] of a one-word map; axmap_reset clears map[0] only.
+        let mut m = RandomMap::new(64);
+        assert_eq!(m.set_nr(62, 4), 4, "62, 63 and two past the end");
+        m.reset();
+        assert_eq!(m.set_nr(63, 4), 1, "the word after the map keeps 64 and 65");
+        m.reset();
+        assert_eq!(m.set_nr(63, 8), 1, "it stops at the first one set");
+        // A map whose last word has room keeps no such word.
+        let mut m = RandomMap::new(100);
+        assert_eq!(m.set_nr(98, 4), 4);
+        m.reset();
+        assert_eq!(m.set_nr(98, 4), 4);
     }
 
     #[test]
