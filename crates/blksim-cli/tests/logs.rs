@@ -815,3 +815,44 @@ fn a_randtrimwrites_writes_count_towards_its_sequential_run() {
     let blocks: Vec<u64> = offsets.iter().map(|o| o / 8192).collect();
     assert_eq!(blocks, [31, 31, 27, 27, 21, 21, 16, 16, 19, 19, 0, 0, 1, 1, 7, 7]);
 }
+
+/// Strided zones as fio's get_next_offset bounds them: a zone's range
+/// larger than the job's region draws offsets past it, which end the pass
+/// (and a pass without I/O the job); a randtrimwrite write whose trim a
+/// zone moved away from has no offset (fio's unsigned difference from the
+/// new file offset), which ends the pass too. Expected: fio 3.42 (no I/O;
+/// trim, write, trim and no more), where blksim did 16 reads, and wrote on
+/// at random offsets without trims.
+#[test]
+fn strided_zones_end_passes_where_fios_offsets_do() {
+    let (offsets, ios) =
+        null_reads("zone-past-region", "rw=randread\nbs=4k\nsize=64k\nzonemode=strided\nzonesize=64k\nzonerange=1m\n")
+            .unwrap();
+    assert_eq!((offsets.len(), ios), (0, 0));
+    let (offsets, _) = null_reads(
+        "zone-moved-trim",
+        "rw=randtrimwrite\nbs=16k\nsize=1m\nzonemode=strided\nzonesize=48k\nzoneskip=64k\nzonerange=64k\n",
+    )
+    .unwrap();
+    assert_eq!(offsets, [3 * 16384, 3 * 16384, 0]);
+}
+
+/// After do_verify's read-back fio's clear_io_state marks no file done, so
+/// a job whose pass ended short of its size (a sequential mix with holes
+/// reaching its region's end) goes on with another pass, its generators
+/// seeded again, and reads that back too, until its bytes (read-backs
+/// included) reach `size`. Expected: fio 3.42's JSON and `write_iolog` (two
+/// passes and two read-backs; blksim stopped after the first).
+#[test]
+fn a_verifying_job_passes_on_until_its_size_is_done() {
+    let d = dir("verify-passes");
+    let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=readwrite:16k\nbs=4k\nsize=1%\nfilesize=16m\n\
+               rw_sequencer=identical\nverify=md5\niodepth=16\nwrite_iolog=trace\n";
+    let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ios = |dir: &str| v["jobs"][0][dir]["total_ios"].as_u64().unwrap();
+    assert_eq!((ios("read"), ios("write")), (28, 12));
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    assert_eq!(trace.lines().filter(|l| l.ends_with(" open")).count(), 4, "two passes, each read back");
+}

@@ -29,8 +29,10 @@ impl Sim {
         if self.offsets_need_64_bits(cfg, devs) {
             job.rand.offsets_64();
         }
-        // (A pass that `number_ios` ends short, a sync in flight, may be followed by another: `Job::number_ios_left`.)
-        if (cfg.loops > 1 || cfg.io_size.is_some() || cfg.number_ios > 0) && cfg.randrepeat {
+        // (A pass that `number_ios` ends short, a sync in flight, may be followed by another:
+        // `Job::number_ios_left`; so may one after do_verify's read-back: `Sim::verify_next_loop`.)
+        let passes = cfg.loops > 1 || cfg.io_size.is_some() || cfg.number_ios > 0 || cfg.verify.is_some();
+        if passes && cfg.randrepeat {
             job.loop_seeds = Some(Box::new(job.rand.clone()));
         }
         // fio's exceeds_number_ios: number_ios times the job's loops (td->loops), over the job.

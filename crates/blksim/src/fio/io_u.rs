@@ -388,8 +388,9 @@ impl Job {
     /// (fio_file_reset: its map and positions); any other has no offset left.
     #[inline(always)]
     fn random_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
-        // (fio's last_block and random map: a strided job draws within its zone's range.)
-        let region = self.strided.as_deref().map_or(region, |z| z.cfg.range.min(region));
+        // (fio's last_block and random map: a strided job draws within its zone's range, even
+        // one larger than the job's region, whose offsets past the region then end the pass.)
+        let region = self.strided.as_deref().map_or(region, |z| z.cfg.range);
         let ba = match self.cfg.ba[d] {
             0 => bs,
             ba => ba,
@@ -457,14 +458,17 @@ impl Job {
     }
 
     /// A random trimwrite job's write (direction `d` 1) on file `di`: its
-    /// trim's offset (relative to the job's `offset`) and length.
+    /// trim's offset (relative to the job's `offset`) and length. A zone
+    /// that moved on (or reset its file) after the trim leaves an offset
+    /// "before" the file offset, or none (-1): fio's unsigned difference,
+    /// past any region.
     pub(crate) fn randtrimwrite_write(&self, di: usize, d: usize) -> Option<(u64, u64)> {
         let tw = self.trimwrite.as_deref()?;
         let start = tw.last_start[di * 3 + 2];
-        if self.cfg.rw != RwKind::RandTrimWrite || d != 1 || start == u64::MAX {
+        if self.cfg.rw != RwKind::RandTrimWrite || d != 1 {
             return None;
         }
-        Some((start - self.cfg.offset, self.last_pos[di * 3 + 2] - start))
+        Some((start.wrapping_sub(self.cfg.offset), self.last_pos[di * 3 + 2].wrapping_sub(start)))
     }
 
     /// A trimwrite job placed an I/O of direction `d` at `abs` on file `di`

@@ -334,6 +334,16 @@ impl Sim {
             // randtrimwrite: a write goes where its trim went, as long (no draw, no random map).
             if let Some((o, bytes)) = job.randtrimwrite_write(di, d) {
                 job.seq_tick();
+                // get_next_offset: none past the region (a zone moved on after the trim), and
+                // fill_io_u none past the file: get_io_u fails and the pass ends.
+                if o >= region || job.cfg.offset + o + bytes > capacity {
+                    job.pace = pace;
+                    if !job.pass_failed() {
+                        job.done_issuing = true;
+                        break;
+                    }
+                    continue;
+                }
                 job.last_pos[di * 3 + 1] = job.cfg.offset + o + bytes;
                 job.trimwrite_placed(di, d, job.cfg.offset + o);
                 job.strided_placed(bytes);

@@ -82,10 +82,15 @@ impl Sim {
         let limit = if time_based { job.bytes_issued + v.loop_bytes } else { v.resume.0 };
         let number_ios = v.resume.1;
         // (A pass with nothing left to issue does no I/O: fio_mark_td_terminate, no read-back.)
+        // keep_running: do_verify's clear_io_state marked no file done, so a job whose pass ended
+        // short of size= (holes, a draw that failed) passes on until its bytes, the read-backs
+        // too, reach it.
+        let size = limit / job.cfg.loops.max(1) as u64;
+        let size_left = job.cfg.io_size.is_none() && size.saturating_sub(job.io_bytes()) >= job.max_bs();
         let more = if time_based {
             now < job.end_ns
         } else {
-            (job.loops_left > 1 || job.io_size_left()) && job.bytes_issued < limit
+            (job.loops_left > 1 || job.io_size_left() || size_left) && job.bytes_issued < limit
         };
         let Some(v) = job.verify.as_deref_mut().filter(|_| more) else { return false };
         v.phase = false;
