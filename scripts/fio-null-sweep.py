@@ -18,6 +18,7 @@ import argparse
 import collections
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -104,6 +105,11 @@ def iolog(path):
     return out
 
 
+def bounded():
+    """A child's files stay under 1 GiB (a runaway log fails it, not the disk)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 30, 1 << 30))
+
+
 def run_case(seed, args, scratch):
     o = job(random.Random(seed))
     d = os.path.join(scratch, f"c{seed}")
@@ -112,14 +118,30 @@ def run_case(seed, args, scratch):
         with open(os.path.join(d, f"{who}.fio"), "w") as f:
             f.write(f"[j]\nioengine=null\nfilename=/dev/nvme0n1\nwrite_iolog={d}/{who}.log\n")
             f.writelines(f"{k}={v}\n" for k, v in o.items())
-    b = subprocess.run(
-        [args.blksim, "run", f"{d}/blksim.fio", "--output-format", "json"], capture_output=True, text=True, timeout=600
-    )
+    try:
+        b = subprocess.run(
+            [args.blksim, "run", f"{d}/blksim.fio", "--output-format", "json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=bounded,
+        )
+    except subprocess.TimeoutExpired:
+        return "blksim failed", o, "no end within 120 s"
+    if b.returncode < 0:
+        return "blksim failed", o, f"signal {-b.returncode} (SIGXFSZ: a log past 1 GiB)"
+
     if b.returncode == 2:
         return "refused", o, (b.stderr.strip().splitlines() or [""])[-1]
     if b.returncode != 0:
         return "blksim failed", o, f"exit {b.returncode}: {b.stderr[-300:]}"
-    f = subprocess.run([args.fio, f"{d}/fio.fio", "--output-format=json"], capture_output=True, text=True, timeout=600)
+    f = subprocess.run(
+        [args.fio, f"{d}/fio.fio", "--output-format=json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=bounded,
+    )
     if f.returncode != 0:
         return "fio failed", o, f.stderr[-200:]
     a, c = iolog(f"{d}/fio.log"), iolog(f"{d}/blksim.log")

@@ -856,3 +856,23 @@ fn a_verifying_job_passes_on_until_its_size_is_done() {
     let trace = std::fs::read_to_string(d.join("trace")).unwrap();
     assert_eq!(trace.lines().filter(|l| l.ends_with(" open")).count(), 4, "two passes, each read back");
 }
+
+/// A verifying job whose `number_ios` is spent stops after its read-back:
+/// keep_running's exceeds_number_ios comes before its size, and a pass
+/// without I/O ends the job. Expected: fio 3.42's JSON and `write_iolog`.
+/// (A first version of the size rule above started empty pass after empty
+/// pass within one event, writing close and open lines without end.)
+#[test]
+fn a_verifying_job_stops_when_its_number_ios_is_spent() {
+    let d = dir("verify-number-ios");
+    let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randwrite\nbssplit=512/30:4k/70\nsize=4m\n\
+               random_generator=lfsr\nrandom_distribution=pareto:0.3\nzonemode=strided\nzonesize=64k\nzoneskip=1m\n\
+               number_ios=100\nverify=crc32c\niodepth=4\nwrite_iolog=trace\n";
+    let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ios = |dir: &str| v["jobs"][0][dir]["total_ios"].as_u64().unwrap();
+    assert_eq!((ios("read"), ios("write")), (52, 53));
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    assert_eq!(trace.lines().filter(|l| l.ends_with(" open")).count(), 4);
+}

@@ -85,12 +85,14 @@ impl Sim {
         // keep_running: do_verify's clear_io_state marked no file done, so a job whose pass ended
         // short of size= (holes, a draw that failed) passes on until its bytes, the read-backs
         // too, reach it.
+        // (Its exceeds_number_ios comes first; and a pass that did no I/O ended the job: td->done.)
         let size = limit / job.cfg.loops.max(1) as u64;
-        let size_left = job.cfg.io_size.is_none() && size.saturating_sub(job.io_bytes()) >= job.max_bs();
+        let ios_left = number_ios == 0 || job.ios_issued < number_ios;
+        let size_left = job.cfg.io_size.is_none() && ios_left && size.saturating_sub(job.io_bytes()) >= job.max_bs();
         let more = if time_based {
             now < job.end_ns
         } else {
-            (job.loops_left > 1 || job.io_size_left() || size_left) && job.bytes_issued < limit
+            job.pass_ios > 0 && (job.loops_left > 1 || job.io_size_left() || size_left) && job.bytes_issued < limit
         };
         let Some(v) = job.verify.as_deref_mut().filter(|_| more) else { return false };
         v.phase = false;
