@@ -112,7 +112,7 @@ def bounded():
 
 def run_case(seed, args, scratch):
     o = job(random.Random(seed))
-    d = os.path.join(scratch, f"c{seed}")
+    d = os.path.abspath(os.path.join(scratch, f"c{seed}"))
     os.makedirs(d, exist_ok=True)
     for who in ("fio", "blksim"):
         with open(os.path.join(d, f"{who}.fio"), "w") as f:
@@ -125,6 +125,7 @@ def run_case(seed, args, scratch):
             text=True,
             timeout=120,
             preexec_fn=bounded,
+            cwd=d,
         )
     except subprocess.TimeoutExpired:
         return "blksim failed", o, "no end within 120 s"
@@ -141,6 +142,7 @@ def run_case(seed, args, scratch):
         text=True,
         timeout=600,
         preexec_fn=bounded,
+        cwd=d,  # (fio writes verify's state files where it runs)
     )
     if f.returncode != 0:
         return "fio failed", o, f.stderr[-200:]
