@@ -104,6 +104,13 @@ impl Job {
         true
     }
 
+    /// fill_io_u refused an io_u it had placed at `o` (relative to the
+    /// job's offset) of `bytes` on a file of `real` bytes: past the
+    /// region, or past the file's end.
+    pub(crate) fn io_u_refused(&self, o: u64, bytes: u64, region: u64, real: u64) -> bool {
+        o >= region || self.cfg.offset.saturating_add(o).saturating_add(bytes) > real
+    }
+
     /// The job's next loop, or with `io_size` bytes left its next pass
     /// (fio's thread_main going round again while keep_running); false when
     /// the job has none.

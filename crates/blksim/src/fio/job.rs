@@ -651,13 +651,18 @@ impl Job {
     /// `size` short by its largest block or more (its files not done: the
     /// pass ended at its loop top, not at a failing draw).
     pub(crate) fn number_ios_left(&self) -> bool {
-        let size = self.bytes_limit / self.cfg.loops.max(1) as u64;
-        let done = self.io_bytes();
         self.cfg.number_ios > 0
             && self.ios_issued < self.cfg.number_ios
             && self.cfg.io_size.is_none()
             && !self.drew_out
-            && size.saturating_sub(done) >= self.max_bs()
+            && self.size_left(self.bytes_limit)
+    }
+
+    /// keep_running's test of `size` (the job's `limit` of bytes over its
+    /// loops): short of it by the largest block or more, read-backs counted.
+    pub(crate) fn size_left(&self, limit: u64) -> bool {
+        let size = limit / self.cfg.loops.max(1) as u64;
+        size.saturating_sub(self.io_bytes()) >= self.max_bs()
     }
 
     /// keep_running's bytes done (fio's `io_bytes`): its I/Os and verify's read-backs.

@@ -336,13 +336,13 @@ impl Sim {
                 job.seq_tick();
                 // get_next_offset: none past the region (a zone moved on after the trim), and
                 // fill_io_u none past the file: get_io_u fails and the pass ends.
-                if o >= region || job.cfg.offset + o + bytes > capacity {
+                if job.io_u_refused(o, bytes, region, capacity) {
                     job.pace = pace;
-                    if !job.pass_failed() {
-                        job.done_issuing = true;
-                        break;
+                    if job.pass_failed() {
+                        continue;
                     }
-                    continue;
+                    job.done_issuing = true;
+                    break;
                 }
                 job.last_pos[di * 3 + 1] = job.cfg.offset + o + bytes;
                 job.trimwrite_placed(di, d, job.cfg.offset + o);
@@ -376,13 +376,13 @@ impl Sim {
             let (offset, bytes) = (o, job.next_buflen(d, o, min_bs, region));
             // fill_io_u: an I/O past the file's real size is not issued (io_u_fits measured from
             // a later start than the null engine's file grew by): the pass ends.
-            if job.cfg.offset + offset + bytes > capacity {
+            if job.io_u_refused(offset, bytes, u64::MAX, capacity) {
                 job.pace = pace;
-                if !job.pass_failed() {
-                    job.done_issuing = true;
-                    break;
+                if job.pass_failed() {
+                    continue;
                 }
-                continue;
+                job.done_issuing = true;
+                break;
             }
             let bytes = job.io_placed(di, d, offset, bytes);
             job.trimwrite_placed(di, d, job.cfg.offset + offset);

@@ -86,9 +86,8 @@ impl Sim {
         // short of size= (holes, a draw that failed) passes on until its bytes, the read-backs
         // too, reach it.
         // (Its exceeds_number_ios comes first; and a pass that did no I/O ended the job: td->done.)
-        let size = limit / job.cfg.loops.max(1) as u64;
         let ios_left = number_ios == 0 || job.ios_issued < number_ios;
-        let size_left = job.cfg.io_size.is_none() && ios_left && size.saturating_sub(job.io_bytes()) >= job.max_bs();
+        let size_left = job.cfg.io_size.is_none() && ios_left && job.size_left(limit);
         let more = if time_based {
             now < job.end_ns
         } else {
