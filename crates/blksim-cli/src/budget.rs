@@ -4,6 +4,7 @@
 //! simulating, stop a run that outlives the budget all the same (the
 //! estimate is a first estimate), and say so after the report so far.
 
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -74,9 +75,33 @@ pub struct Watch {
 /// How often the watch looks at the signal flag and the clock.
 const WATCH_TICK: Duration = Duration::from_millis(20);
 
+/// How long a run stopped at its budget may take to end and write its report
+/// (the loop stops within 16,384 events; the largest reports take seconds).
+const STUCK_GRACE: Duration = Duration::from_secs(60);
+
 impl Watch {
-    /// Start watching a run from now.
+    /// Start watching a run from now. A run that has not ended a minute after
+    /// its budget stopped it is stuck inside one event (the loop looks at the
+    /// flag between events): a bug; blksim says so and exits 70 rather than hang.
     pub fn start(signals: &Arc<AtomicBool>, budget: Budget) -> Watch {
+        Watch::start_with(signals, budget, STUCK_GRACE, || {
+            let _ = writeln!(
+                std::io::stderr(),
+                "blksim: internal error (a bug; please report it with the job and command): the simulation did not \
+                 stop within {} s of its wall budget (stuck inside one event)",
+                STUCK_GRACE.as_secs()
+            );
+            std::process::exit(70)
+        })
+    }
+
+    /// `start`, with the grace after the budget and what to do when it has passed.
+    fn start_with(
+        signals: &Arc<AtomicBool>,
+        budget: Budget,
+        grace: Duration,
+        stuck: impl FnOnce() + Send + 'static,
+    ) -> Watch {
         let (stop, over, done) =
             (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
         let deadline = budget.limit_s.map(|s| Instant::now() + Duration::from_secs_f64(s.min(1e9)));
@@ -86,6 +111,13 @@ impl Watch {
                 if deadline.is_some_and(|d| Instant::now() >= d) {
                     t_over.store(true, Ordering::Relaxed);
                     t_stop.store(true, Ordering::Relaxed);
+                    let asked = Instant::now();
+                    while !t_done.load(Ordering::Relaxed) {
+                        if asked.elapsed() >= grace {
+                            return stuck();
+                        }
+                        std::thread::park_timeout(WATCH_TICK);
+                    }
                     return;
                 }
                 if t_signals.load(Ordering::Relaxed) {
@@ -212,5 +244,36 @@ mod tests {
         assert!(stops(&w));
         w.check(0).unwrap();
         assert_eq!(w.why_stopped().as_deref(), Some("interrupted"));
+    }
+
+    /// Wait (at most 10 s) for `flag`.
+    fn set_soon(flag: &AtomicBool) -> bool {
+        let t = Instant::now();
+        while !flag.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        flag.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn a_run_stuck_after_its_budget_is_called_stuck_and_one_that_ends_is_not() {
+        let signals = Arc::new(AtomicBool::new(false));
+        let budget = Budget { limit_s: Some(0.02) };
+        // Never ends (the Watch lives on): the grace passes, the run is stuck.
+        let stuck = Arc::new(AtomicBool::new(false));
+        let s = stuck.clone();
+        let w =
+            Watch::start_with(&signals, budget, Duration::from_millis(50), move || s.store(true, Ordering::Relaxed));
+        assert!(stops(&w));
+        assert!(set_soon(&stuck), "a run that never ended was not called stuck");
+        drop(w);
+        // Ends (the Watch dropped) within the grace: not stuck.
+        let stuck = Arc::new(AtomicBool::new(false));
+        let s = stuck.clone();
+        let w = Watch::start_with(&signals, budget, Duration::from_secs(5), move || s.store(true, Ordering::Relaxed));
+        assert!(stops(&w));
+        drop(w);
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!stuck.load(Ordering::Relaxed), "a run that ended was called stuck");
     }
 }
