@@ -89,6 +89,9 @@ def job(r):
     if r.random() < 0.1 and "write" in rw:
         o["verify"] = r.choice(["md5", "crc32c"])
     o["iodepth"] = r.choice([1, 4, 16])
+    if r.random() < 0.15:
+        # (Drawn last: the options of the seeds swept before it came stay as they were.)
+        o["bs_is_seq_rand"] = 1
     return o
 
 

@@ -876,3 +876,55 @@ fn a_verifying_job_stops_when_its_number_ios_is_spent() {
     let trace = std::fs::read_to_string(d.join("trace")).unwrap();
     assert_eq!(trace.lines().filter(|l| l.ends_with(" open")).count(), 4);
 }
+
+/// `bs_is_seq_rand`: get_next_buflen takes a write's block sizes for an
+/// I/O whose offset was drawn at random and a read's for a sequential one,
+/// whatever its direction, and fio's job line says so in place of the
+/// trims' sizes. Expected: fio 3.42's `write_iolog` and normal output (a
+/// random read of the write's 16 KiB opens each run of four, three
+/// sequential reads of 4 KiB follow; a sequential write job writes the
+/// read's 4 KiB; half the random writes' offsets sequential, their sizes
+/// from the read's or the write's `bsrange`). blksim refused the option.
+#[test]
+fn bs_is_seq_rand_sizes_an_io_by_how_its_offset_was_drawn() {
+    let ios = |name: &str, case: &str| -> Vec<(String, u64, u64)> {
+        let d = dir(name);
+        let job = format!("[a]\nioengine=null\nfilename=/dev/nvme0n1\n{case}bs_is_seq_rand=1\nwrite_iolog=trace\n");
+        let (code, _, err) = run_in(&d, &job, &["--output-format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read_to_string(d.join("trace"))
+            .unwrap()
+            .lines()
+            .map(|l| l.split(' ').collect::<Vec<_>>())
+            .filter(|w| w.len() == 5)
+            .map(|w| (w[2].to_string(), w[3].parse().unwrap(), w[4].parse().unwrap()))
+            .collect()
+    };
+    let sizes = |v: &[(String, u64, u64)], dir: &str| -> Vec<(u64, u64)> {
+        assert!(v.iter().all(|(d, _, _)| d == dir), "{v:?}");
+        v.iter().map(|&(_, o, l)| (o, l)).collect()
+    };
+    let a = ios("bs-seq-rand-reads", "rw=randread:4\nbs=4k,16k\nsize=1m\nnumber_ios=12\nrandseed=1\n");
+    let k = 1024;
+    #[rustfmt::skip]
+    let want = [(72 * k, 16 * k), (88 * k, 4 * k), (92 * k, 4 * k), (96 * k, 4 * k),
+                (220 * k, 16 * k), (236 * k, 4 * k), (240 * k, 4 * k), (244 * k, 4 * k),
+                (836 * k, 16 * k), (852 * k, 4 * k), (856 * k, 4 * k), (860 * k, 4 * k)];
+    assert_eq!(sizes(&a, "read"), want);
+    let b = ios("bs-seq-rand-writes", "rw=write\nbs=4k,64k\nsize=64k\n");
+    assert_eq!(sizes(&b, "write"), (0..16).map(|i| (i * 4 * k, 4 * k)).collect::<Vec<_>>());
+    let c =
+        ios("bs-seq-rand-range", "rw=randwrite\nbsrange=4k-8k,16k-32k\npercentage_random=50\nsize=1m\nnumber_ios=10\n");
+    #[rustfmt::skip]
+    let want = [(1015808, 16384), (1032192, 4096), (1036288, 8192), (901120, 16384), (917504, 8192),
+                (688128, 16384), (704512, 4096), (540672, 32768), (622592, 32768), (1032192, 16384)];
+    assert_eq!(sizes(&c, "write"), want);
+    // fio's job line names the rule where the trims' sizes were.
+    let d = dir("bs-seq-rand-line");
+    let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randread\nbs=4k,16k\nsize=64k\nbs_is_seq_rand=1\n";
+    let (code, out, err) = run_in(&d, job, &[]);
+    assert_eq!(code, 0, "{err}");
+    let want =
+        "a: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) 16.0KiB-16.0KiB, bs_is_seq_rand, ioengine=null, iodepth=1";
+    assert_eq!(out.lines().next(), Some(want), "{out}");
+}

@@ -247,6 +247,9 @@ pub struct JobConfig {
     pub bs_max: [u64; 3],
     /// `bs_unaligned`: a drawn size is not aligned to the smallest.
     pub bs_unaligned: bool,
+    /// `bs_is_seq_rand`: an I/O's size is drawn as a read's when its offset was sequential,
+    /// as a write's when random, whatever its direction (get_next_buflen).
+    pub bs_is_seq_rand: bool,
     /// The run's `IoLog` hears each I/O as fio queues it (`write_iolog`).
     pub log_queued: bool,
     /// `iodepth`.
@@ -762,6 +765,7 @@ impl JobConfig {
             bs: [4096; 3],
             bs_max: [0; 3],
             bs_unaligned: false,
+            bs_is_seq_rand: false,
             log_queued: false,
             iodepth: 1,
             iodepth_batch_submit: 1,
@@ -889,26 +893,36 @@ impl JobConfig {
         self.iodepth_batch_complete_min == 0 && self.iodepth_batch_complete_max == 0
     }
 
+    /// The smallest and largest size drawn for an I/O of direction `d`: its
+    /// [`JobConfig::bs_range`], or with `bs_is_seq_rand` a read's or a write's.
+    pub fn drawn_range(&self, d: usize) -> (u64, u64) {
+        if !self.bs_is_seq_rand {
+            return self.bs_range(d);
+        }
+        let ((rl, rh), (wl, wh)) = (self.bs_range(0), self.bs_range(1));
+        (rl.min(wl), rh.max(wh))
+    }
+
     /// The smallest and largest I/O of direction `d` the job can issue: a
-    /// replayed log's own sizes, else [`JobConfig::bs_range`].
+    /// replayed log's own sizes, else [`JobConfig::drawn_range`].
     pub fn io_size_range(&self, d: usize) -> (u64, u64) {
         if self.rw == RwKind::RandTrimWrite && d == 1 {
             // Each write takes its trim's length.
-            let ((wl, wh), (tl, th)) = (self.bs_range(1), self.bs_range(2));
+            let ((wl, wh), (tl, th)) = (self.drawn_range(1), self.drawn_range(2));
             return (wl.min(tl), wh.max(th));
         }
         let writes = !matches!(self.rw, RwKind::Read | RwKind::RandRead);
         if self.verify.is_some() && writes && d == 0 && self.replay.is_none() {
             // Verify reads the writes back at their sizes.
-            let ((rl, rh), (wl, wh)) = (self.bs_range(0), self.io_size_range(1));
+            let ((rl, rh), (wl, wh)) = (self.drawn_range(0), self.io_size_range(1));
             return (rl.min(wl), rh.max(wh));
         }
         if d == 2 && self.num_range > 1 && self.replay.is_none() {
             // A trim of up to num_range ranges (a file's last one may have fewer).
-            let (lo, hi) = self.bs_range(2);
+            let (lo, hi) = self.drawn_range(2);
             return (lo, hi * self.num_range as u64);
         }
-        let Some(log) = &self.replay else { return self.bs_range(d) };
+        let Some(log) = &self.replay else { return self.drawn_range(d) };
         let sizes = log.entries.iter().filter_map(|e| match e.op {
             ReplayOp::Io { dir, bytes, .. } if dir.index() == d => Some(bytes),
             _ => None,

@@ -555,6 +555,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
         let hi = if hi == 0 { st.bs[d] } else { hi };
         c.bs_max[d] = if hi > c.bs[d] { hi } else { 0 };
         c.bs_unaligned = st.bs_unaligned;
+        c.bs_is_seq_rand = st.bs_is_seq_rand;
         if let Some(split) = st.bssplit_of(d) {
             // fio's min_bs; a split of one size is that size.
             c.bs[d] = split.iter().map(|e| e.bs).min().unwrap_or(c.bs[d]);

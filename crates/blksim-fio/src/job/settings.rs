@@ -201,6 +201,7 @@ pub(crate) struct Settings {
     /// `bssplit` per direction as fio parsed it (entries in fio's order); `None`: not set.
     pub bssplit: [Option<Vec<BsSplit>>; 3],
     pub bs_unaligned: bool,
+    pub bs_is_seq_rand: bool,
     pub io_size: Option<u64>,
     pub number_ios: u64,
     /// `fsync`, `fdatasync`.
@@ -317,6 +318,7 @@ impl Default for Settings {
             thinktime: Thinktime::default(),
             bssplit: Default::default(),
             bs_unaligned: false,
+            bs_is_seq_rand: false,
             io_size: None,
             number_ios: 0,
             sync_every: [0; 2],
@@ -473,6 +475,7 @@ impl Settings {
                 }
             }
             (Field::BsUnaligned, P::Flag(b)) => self.bs_unaligned = b,
+            (Field::BsIsSeqRand, P::Bool(b)) => self.bs_is_seq_rand = b,
             (Field::IoDepth, P::Int(v)) => self.iodepth = to_u32(v),
             (Field::BatchSubmit, P::Int(v)) => self.batch_submit = to_u32(v),
             (Field::BatchCompleteMin, P::Int(v)) => self.complete_min = to_u32(v),

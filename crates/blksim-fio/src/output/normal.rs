@@ -73,9 +73,14 @@ fn write_job_header(out: &mut String, config: &JobConfig) {
         let figs = config.sig_figs as usize;
         (num2str(min, figs, 1, i2p, N2sUnit::Byte), num2str(max, figs, 1, i2p, N2sUnit::Byte))
     });
+    // With bs_is_seq_rand fio names the rule in place of the trims' sizes.
+    let trims = match config.bs_is_seq_rand {
+        true => "bs_is_seq_rand".to_string(),
+        false => format!("(T) {}-{}", bs[2].0, bs[2].1),
+    };
     let _ = writeln!(
         out,
-        "{}: (g={}): rw={}, bs=(R) {}-{}, (W) {}-{}, (T) {}-{}, ioengine={}, iodepth={}",
+        "{}: (g={}): rw={}, bs=(R) {}-{}, (W) {}-{}, {}, ioengine={}, iodepth={}",
         config.name,
         config.group_id,
         config.rw.fio_name(),
@@ -83,8 +88,7 @@ fn write_job_header(out: &mut String, config: &JobConfig) {
         bs[0].1,
         bs[1].0,
         bs[1].1,
-        bs[2].0,
-        bs[2].1,
+        trims,
         config.ioengine.fio_name(),
         config.iodepth
     );

@@ -64,6 +64,7 @@ impl Sim {
             || job.trimwrite.is_some()
             || job.verify.is_some()
             || (0..3).any(|d| cfg.bs_varies(d))
+            || cfg.bs_is_seq_rand
             || (cfg.num_range > 1 && cfg.rw_has_trim())
             || cfg.strided.is_some();
         job.dist = self.job_distribution(i, cfg, devs, job.rand.offset_seed())?.map(Box::new);

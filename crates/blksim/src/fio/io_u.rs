@@ -200,10 +200,17 @@ impl Job {
                 pos => pos,
             }
         }?;
+        // get_next_buflen's direction: with bs_is_seq_rand, a write's sizes after a random
+        // draw, a read's after a sequential one.
+        let sd = match self.cfg.bs_is_seq_rand {
+            true => random as usize,
+            false => d,
+        };
+        self.size_dir = sd;
         // fill_io_u: an I/O past the file's end is not issued; a varying size must fit its
         // region from there at its smallest (get_next_buflen's io_u_fits: else fill_io_u
         // fails, and do_io's pass ends).
-        let varies = self.cfg.bs_varies(d);
+        let (varies, bs) = (self.cfg.bs_varies(sd), if sd == d { bs } else { self.cfg.bs[sd] });
         let end = self.cfg.offset.saturating_add(pos).saturating_add(if varies { 1 } else { bs });
         (pos < region && end <= real && (!varies || self.region_fits(pos, bs, region))).then_some(pos)
     }
@@ -281,7 +288,8 @@ impl Job {
         let (mut last, mut total, mut ranges) = (o, 0, 0);
         let mut next = Some(o);
         while let Some(o) = next {
-            let b = self.next_buflen(2, o, min_bs, region);
+            let sd = self.size_dir;
+            let b = self.next_buflen(sd, o, self.cfg.bs[sd], region);
             self.io_placed(di, 2, o, b);
             self.last_pos[di * 3 + 2] = self.cfg.offset + o + b;
             (last, total, ranges) = (o, total + b, ranges + 1);

@@ -489,6 +489,10 @@ pub(crate) struct Job {
     pub last_pos: Vec<u64>,
     /// I/Os left until a random job draws its next random offset (fio's `td->ddir_seq_nr`).
     pub seq_left: u32,
+    /// The direction whose block sizes the last offset drawn takes (get_next_buflen's
+    /// `ddir`): its own, or with `bs_is_seq_rand` a write's after a random draw and a
+    /// read's after a sequential one.
+    pub size_dir: usize,
     /// Loops of the job left, this one included (`loops`).
     pub loops_left: u32,
     /// Between loops: drained and synced first (`LoopEnd`).
@@ -853,6 +857,7 @@ impl Job {
             rwmix: Rwmix::default(),
             last_pos: vec![start; n.max(1) * 3],
             seq_left: 1,
+            size_dir: 0,
             loops_left: loops,
             loop_end: LoopEnd::Running,
             drew_out: false,
