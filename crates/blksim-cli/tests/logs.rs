@@ -928,3 +928,32 @@ fn bs_is_seq_rand_sizes_an_io_by_how_its_offset_was_drawn() {
         "a: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) 16.0KiB-16.0KiB, bs_is_seq_rand, ioengine=null, iodepth=1";
     assert_eq!(out.lines().next(), Some(want), "{out}");
 }
+
+/// `offset_align`: a percentage offset (and a percentage `offset_increment`)
+/// is aligned up to it instead of the smallest block size (fio's
+/// get_start_offset); an offset in bytes is not aligned; `offset_align=0`
+/// with a percentage is refused, as fio divides by it (SIGFPE, exit 136).
+/// Expected: fio 3.42's `write_iolog` (blksim refused the option).
+#[test]
+fn offset_align_aligns_a_percentage_offset_as_fio_does() {
+    let k = 1024;
+    let (offsets, _) =
+        null_reads("offset-align", "rw=read\nbs=4k\nsize=1m\noffset=10%\noffset_align=64k\nnumber_ios=2\n").unwrap();
+    assert_eq!(offsets, [128 * k, 132 * k]);
+    let (offsets, _) = null_reads(
+        "offset-align-clones",
+        "rw=read\nbs=4k\nsize=1m\noffset_increment=10%\nnumjobs=3\noffset_align=48k\nnumber_ios=2\n",
+    )
+    .unwrap();
+    let mut offsets = offsets;
+    offsets.sort();
+    assert_eq!(offsets, [0, 4 * k, 144 * k, 148 * k, 240 * k, 244 * k]);
+    let (offsets, _) =
+        null_reads("offset-align-bytes", "rw=read\nbs=512\nsize=1m\noffset=5000\noffset_align=64k\nnumber_ios=2\n")
+            .unwrap();
+    assert_eq!(offsets, [5000, 5512]);
+    let (code, err) =
+        null_reads("offset-align-zero", "rw=read\nbs=4k\nsize=1m\noffset=10%\noffset_align=0\n").unwrap_err();
+    assert_eq!(code, 2);
+    assert!(err.contains("job.fio:") && err.contains("offset_align=0") && err.contains("divides by zero"), "{err}");
+}

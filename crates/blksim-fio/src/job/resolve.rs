@@ -761,6 +761,11 @@ fn start_and_size(
         }
     };
     let min_bs = checks::td_min_bs(st);
+    if st.offset_align == Some(0) && st.offset_pct.or(st.offset_increment_pct).is_some() {
+        let m = "offset_align=0 with a percentage offset: fio 3.42 aligns the offset up to it and divides by zero \
+                 (SIGFPE); leave it unset (the smallest block size) or give an alignment";
+        return Err((ErrorKind::BadInput, "offset_align", m.to_string()));
+    }
     let Some(offset) = get_start_offset(st, offset_base, clone) else {
         return Err(overflow(clone));
     };
@@ -789,13 +794,19 @@ fn pct(of: u64, p: u64) -> u64 {
 
 /// fio's get_start_offset for subjob `clone` on a file whose real_file_size
 /// is `real`: `offset + clone * offset_increment`, either a percentage of
-/// `real` (the sum then aligned up to td_min_bs); `None` past 64 bits.
+/// `real` (the sum then aligned up to `offset_align`, else td_min_bs); `None`
+/// past 64 bits.
 fn get_start_offset(st: &Settings, real: u64, clone: u64) -> Option<u64> {
     let (increment, inc_align) = st.offset_increment_pct.map_or((st.offset_increment, false), |p| (pct(real, p), true));
     let (base, base_align) = st.offset_pct.map_or((st.offset, false), |p| (pct(real, p), true));
     let offset = clone.checked_mul(increment)?.checked_add(base)?;
-    let min_bs = checks::td_min_bs(st);
-    Some(if inc_align || base_align { offset.div_ceil(min_bs) * min_bs } else { offset })
+    // Aligned up to offset_align when given, else to the smallest block size.
+    let align = st.offset_align.unwrap_or_else(|| checks::td_min_bs(st));
+    if !(inc_align || base_align) || align == 0 {
+        // (offset_align=0 with a percentage: refused before, fio divides by it.)
+        return Some(offset);
+    }
+    offset.div_ceil(align).checked_mul(align)
 }
 
 /// The null engine's start offset after setup_files grew its file's

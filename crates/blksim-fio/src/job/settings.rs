@@ -172,6 +172,9 @@ pub(crate) struct Settings {
     pub size_pct: Option<u64>,
     pub offset_pct: Option<u64>,
     pub offset_increment_pct: Option<u64>,
+    /// `offset_align`, when given: what a percentage offset is aligned up to (else the
+    /// job's smallest block size; fio's `start_offset_align`).
+    pub offset_align: Option<u64>,
     pub runtime_us: u64,
     pub time_based: bool,
     pub ramp_us: u64,
@@ -297,6 +300,7 @@ impl Default for Settings {
             size_pct: None,
             offset_pct: None,
             offset_increment_pct: None,
+            offset_align: None,
             runtime_us: 0,
             time_based: false,
             ramp_us: 0,
@@ -476,6 +480,7 @@ impl Settings {
             }
             (Field::BsUnaligned, P::Flag(b)) => self.bs_unaligned = b,
             (Field::BsIsSeqRand, P::Bool(b)) => self.bs_is_seq_rand = b,
+            (Field::OffsetAlign, P::Int(v)) => self.offset_align = Some(v),
             (Field::IoDepth, P::Int(v)) => self.iodepth = to_u32(v),
             (Field::BatchSubmit, P::Int(v)) => self.batch_submit = to_u32(v),
             (Field::BatchCompleteMin, P::Int(v)) => self.complete_min = to_u32(v),
