@@ -179,6 +179,13 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     } else if g.chance(8) {
         let _ = writeln!(text, "bsrange={}", g.pick(&["4k-16k", "512-64k", "8k-4k,4k-4k", "4k-128k", "0-8k"]));
     }
+    if g.chance(5) {
+        text.push_str("bs_is_seq_rand=1\n");
+    }
+    if g.chance(3) {
+        // (offset_align=0 with a percentage: refused, fio divides by it.)
+        let _ = writeln!(text, "offset={}%\noffset_align={}", g.below(50), g.pick(&["0", "4k", "1m", "12345"]));
+    }
     if g.chance(75) {
         let _ = writeln!(text, "time_based\nruntime={}us", 300 + g.below(2000));
         if engine == "null" && !g.chance(10) {
