@@ -228,11 +228,14 @@ impl Job {
         hit
     }
 
-    /// fio's get_next_buflen for an I/O at `o` in direction `d` whose
-    /// smallest size is `min_bs`, in a region of `region` bytes: `bs` when it
-    /// does not vary, else a `bsrange` or `bssplit` draw that fits (where
-    /// the smallest does not, no offset was drawn: `draw_offset`). Its length.
-    pub(crate) fn next_buflen(&mut self, d: usize, o: u64, min_bs: u64, region: u64) -> u64 {
+    /// fio's get_next_buflen for an I/O at `o` whose offset was just drawn,
+    /// in a region of `region` bytes, with the sizes of the direction the
+    /// draw named (`size_dir`): its smallest when they do not vary, else a
+    /// `bsrange` or `bssplit` draw that fits (where the smallest does not,
+    /// no offset was drawn: `draw_offset`). Its length.
+    pub(crate) fn next_buflen(&mut self, o: u64, region: u64) -> u64 {
+        let d = self.size_dir;
+        let min_bs = self.cfg.bs[d];
         if !self.cfg.bs_varies(d) {
             return min_bs;
         }
@@ -288,8 +291,7 @@ impl Job {
         let (mut last, mut total, mut ranges) = (o, 0, 0);
         let mut next = Some(o);
         while let Some(o) = next {
-            let sd = self.size_dir;
-            let b = self.next_buflen(sd, o, self.cfg.bs[sd], region);
+            let b = self.next_buflen(o, region);
             self.io_placed(di, 2, o, b);
             self.last_pos[di * 3 + 2] = self.cfg.offset + o + b;
             (last, total, ranges) = (o, total + b, ranges + 1);

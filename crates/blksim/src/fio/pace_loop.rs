@@ -373,8 +373,7 @@ impl Sim {
                 self.reqs.reqs[req].ranges = ranges;
                 continue;
             }
-            let sd = job.size_dir;
-            let (offset, bytes) = (o, job.next_buflen(sd, o, job.cfg.bs[sd], region));
+            let (offset, bytes) = (o, job.next_buflen(o, region));
             // fill_io_u: an I/O past the file's real size is not issued (io_u_fits measured from
             // a later start than the null engine's file grew by): the pass ends.
             if job.io_u_refused(offset, bytes, u64::MAX, capacity) {
