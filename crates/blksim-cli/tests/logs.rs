@@ -957,3 +957,21 @@ fn offset_align_aligns_a_percentage_offset_as_fio_does() {
     assert_eq!(code, 2);
     assert!(err.contains("job.fio:") && err.contains("offset_align=0") && err.contains("divides by zero"), "{err}");
 }
+
+/// A verifying job whose pass did no I/O ends there (fio's thread_main:
+/// `fio_mark_td_terminate`, no `clear_io_state`, no do_verify): its files
+/// are not closed and opened again. Expected: fio 3.42's `write_iolog` (the
+/// first draw lies past the region, so no I/O; one open and one close),
+/// where blksim logged a second open and close. Found by the sweep.
+#[test]
+fn a_verifying_job_whose_pass_did_no_io_does_not_reopen_its_files() {
+    let d = dir("verify-empty-pass");
+    let job = "[j]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randwrite:8\nbs=4k\nblockalign=8k\nsize=16m\n\
+               norandommap=1\nrandom_generator=tausworthe64\nrandom_distribution=pareto:0.3\n\
+               percentage_random=50\nloops=3\nverify=crc32c\nwrite_iolog=trace\n";
+    let (code, _, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    let actions: Vec<&str> = trace.lines().skip(1).map(|l| l.rsplit(' ').next().unwrap()).collect();
+    assert_eq!(actions, ["add", "open", "close"], "{trace}");
+}

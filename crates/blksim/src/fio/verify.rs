@@ -45,8 +45,9 @@ impl Sim {
         let Some(v) = job.verify.as_deref_mut() else { return false };
         // A job that only reads has nothing logged and goes on to its end (the real fio logs no reopen).
         let writes = !matches!(job.cfg.rw, crate::workload::RwKind::Read | crate::workload::RwKind::RandRead);
-        // fio's thread_main: an error ends the job before its do_verify (`td->error`: break).
-        if v.phase || !v.cfg.do_verify || !writes || now >= job.end_ns || job.error.is_some() {
+        // fio's thread_main: an error ends the job before its do_verify (`td->error`: break),
+        // as does a pass that did no I/O (`fio_mark_td_terminate`: no clear_io_state).
+        if v.phase || !v.cfg.do_verify || !writes || now >= job.end_ns || job.error.is_some() || job.pass_ios == 0 {
             return false;
         }
         v.phase = true;
