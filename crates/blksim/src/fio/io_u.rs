@@ -396,6 +396,16 @@ impl Job {
         }
     }
 
+    /// A verifying job logs a write of `bytes` at `o` (relative to the job's
+    /// offset) on file `di` for its read-back (do_io's log_io_piece: every
+    /// write, a randtrimwrite's too), numbered by the writes issued.
+    pub(crate) fn verify_logged(&mut self, di: usize, d: usize, o: u64, bytes: u64) {
+        let offset = self.cfg.offset + o;
+        if let Some(v) = self.verify.as_deref_mut().filter(|v| d == 1 && v.cfg.do_verify && !v.phase) {
+            v.logged(di as u16, offset, bytes, v.issues[1] - 1);
+        }
+    }
+
     /// fio's get_next_rand_block: block `b` of `blockalign` bytes among
     /// those where a `bs` I/O still fits (`last_block`), uniform or as
     /// `random_distribution` draws it. With the random map, a block already

@@ -347,6 +347,10 @@ impl Sim {
                 job.last_pos[di * 3 + 1] = job.cfg.offset + o + bytes;
                 job.trimwrite_placed(di, d, job.cfg.offset + o);
                 job.strided_placed(bytes);
+                job.verify_logged(di, d, o, bytes);
+                if let Some(p) = pace.as_deref_mut() {
+                    p.issued(dir, bytes);
+                }
                 job.pace = pace;
                 self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], o), dev, di, now);
                 continue;
@@ -387,10 +391,7 @@ impl Sim {
             let bytes = job.io_placed(di, d, offset, bytes);
             job.trimwrite_placed(di, d, job.cfg.offset + offset);
             job.strided_placed(bytes);
-            // A verifying job logs the write for its read-back (log_io_piece).
-            if let Some(v) = job.verify.as_deref_mut().filter(|v| d == 1 && v.cfg.do_verify && !v.phase) {
-                v.logged(di as u16, job.cfg.offset + offset, bytes, v.issues[1] - 1);
-            }
+            job.verify_logged(di, d, offset, bytes);
             if let Some(p) = pace.as_deref_mut() {
                 p.issued(dir, bytes);
             }
