@@ -62,6 +62,18 @@ fn names(dir: &Path) -> Vec<String> {
 
 const BASE: &str = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nbs=4k\niodepth=4\ncpus_allowed=0\n";
 
+/// The `write_iolog` trace `trace` in `dir`: the offsets of its I/Os of
+/// direction `dir_name` (fio's action word), in blocks of `block` bytes, in order.
+fn trace_blocks(dir: &Path, dir_name: &str, block: u64) -> Vec<u64> {
+    std::fs::read_to_string(dir.join("trace"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .filter(|w| w.len() == 5 && w[2] == dir_name)
+        .map(|w| w[3].parse::<u64>().unwrap() / block)
+        .collect()
+}
+
 #[test]
 fn per_io_logs_have_fios_names_one_line_per_io_and_fios_columns() {
     let d = dir("per-io");
@@ -790,15 +802,7 @@ fn a_distributions_writes_are_read_back_by_offset_as_fio_sorts_them() {
                random_distribution=zipf:1.2\nverify=md5\nwrite_iolog=trace\n";
     let (code, _, err) = run_in(&d, job, &["--output-format", "json"]);
     assert_eq!(code, 0, "{err}");
-    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
-    let blocks = |dir: &str| -> Vec<u64> {
-        trace
-            .lines()
-            .map(|l| l.split(' ').collect::<Vec<_>>())
-            .filter(|w| w.len() == 5 && w[2] == dir)
-            .map(|w| w[3].parse::<u64>().unwrap() / 4096)
-            .collect()
-    };
+    let blocks = |dir: &str| trace_blocks(&d, dir, 4096);
     assert_eq!(blocks("write"), [11, 7, 10, 12, 10, 11, 11, 0, 5, 10, 10, 10, 0, 12, 10, 10]);
     assert_eq!(blocks("read"), [0, 5, 7, 10, 11, 12]);
 }
@@ -987,15 +991,7 @@ fn a_randtrimwrite_jobs_writes_are_read_back() {
                verify=crc32c\nwrite_iolog=trace\n";
     let (code, _, err) = run_in(&d, job, &["--output-format", "json"]);
     assert_eq!(code, 0, "{err}");
-    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
-    let blocks = |dir: &str| -> Vec<u64> {
-        trace
-            .lines()
-            .map(|l| l.split(' ').collect::<Vec<_>>())
-            .filter(|w| w.len() == 5 && w[2] == dir)
-            .map(|w| w[3].parse::<u64>().unwrap() / 4096)
-            .collect()
-    };
+    let blocks = |dir: &str| trace_blocks(&d, dir, 4096);
     let written = [4001, 3546, 2690, 2114, 2469, 4004, 59, 926, 1340, 3424, 2761, 2316, 3895, 1567, 52, 3062];
     assert_eq!(blocks("trim"), written);
     assert_eq!(blocks("write"), written);
