@@ -62,6 +62,15 @@ fn names(dir: &Path) -> Vec<String> {
 
 const BASE: &str = "[global]\nioengine=libaio\ndirect=1\nfilename=/dev/nvme0n1\nbs=4k\niodepth=4\ncpus_allowed=0\n";
 
+/// `job` (writing `write_iolog=trace`) run in `dir`, which must succeed: its
+/// first job's (reads, writes) and the file opens its trace logs.
+fn reads_writes_opens(dir: &Path, job: &str) -> ((u64, u64), usize) {
+    let j = first_job(dir, job);
+    let ios = |d: &str| j[d]["total_ios"].as_u64().unwrap();
+    let trace = std::fs::read_to_string(dir.join("trace")).unwrap();
+    ((ios("read"), ios("write")), trace.lines().filter(|l| l.ends_with(" open")).count())
+}
+
 /// The `write_iolog` trace `trace` in `dir`: the offsets of its I/Os of
 /// direction `dir_name` (fio's action word), in blocks of `block` bytes, in order.
 fn trace_blocks(dir: &Path, dir_name: &str, block: u64) -> Vec<u64> {
@@ -852,13 +861,7 @@ fn a_verifying_job_passes_on_until_its_size_is_done() {
     let d = dir("verify-passes");
     let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=readwrite:16k\nbs=4k\nsize=1%\nfilesize=16m\n\
                rw_sequencer=identical\nverify=md5\niodepth=16\nwrite_iolog=trace\n";
-    let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let ios = |dir: &str| v["jobs"][0][dir]["total_ios"].as_u64().unwrap();
-    assert_eq!((ios("read"), ios("write")), (28, 12));
-    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
-    assert_eq!(trace.lines().filter(|l| l.ends_with(" open")).count(), 4, "two passes, each read back");
+    assert_eq!(reads_writes_opens(&d, job), ((28, 12), 4), "two passes, each read back");
 }
 
 /// A verifying job whose `number_ios` is spent stops after its read-back:
@@ -872,13 +875,7 @@ fn a_verifying_job_stops_when_its_number_ios_is_spent() {
     let job = "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randwrite\nbssplit=512/30:4k/70\nsize=4m\n\
                random_generator=lfsr\nrandom_distribution=pareto:0.3\nzonemode=strided\nzonesize=64k\nzoneskip=1m\n\
                number_ios=100\nverify=crc32c\niodepth=4\nwrite_iolog=trace\n";
-    let (code, out, err) = run_in(&d, job, &["--output-format", "json"]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let ios = |dir: &str| v["jobs"][0][dir]["total_ios"].as_u64().unwrap();
-    assert_eq!((ios("read"), ios("write")), (52, 53));
-    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
-    assert_eq!(trace.lines().filter(|l| l.ends_with(" open")).count(), 4);
+    assert_eq!(reads_writes_opens(&d, job), ((52, 53), 4));
 }
 
 /// `bs_is_seq_rand`: get_next_buflen takes a write's block sizes for an
