@@ -92,6 +92,9 @@ def job(r):
     if r.random() < 0.15:
         # (Drawn last: the options of the seeds swept before it came stay as they were.)
         o["bs_is_seq_rand"] = 1
+    if r.random() < 0.2:
+        # (Drawn after it, for the same reason.)
+        o["filename"] = r.choice(["/dev/nvme0n1:/dev/nvme1n1", "a:b:c"])
     return o
 
 
@@ -119,8 +122,8 @@ def run_case(seed, args, scratch):
     os.makedirs(d, exist_ok=True)
     for who in ("fio", "blksim"):
         with open(os.path.join(d, f"{who}.fio"), "w") as f:
-            f.write(f"[j]\nioengine=null\nfilename=/dev/nvme0n1\nwrite_iolog={d}/{who}.log\n")
-            f.writelines(f"{k}={v}\n" for k, v in o.items())
+            f.write(f"[j]\nioengine=null\nfilename={o.get('filename', '/dev/nvme0n1')}\nwrite_iolog={d}/{who}.log\n")
+            f.writelines(f"{k}={v}\n" for k, v in o.items() if k != "filename")
     try:
         b = subprocess.run(
             [args.blksim, "run", f"{d}/blksim.fio", "--output-format", "json"],
@@ -139,14 +142,18 @@ def run_case(seed, args, scratch):
         return "refused", o, (b.stderr.strip().splitlines() or [""])[-1]
     if b.returncode != 0:
         return "blksim failed", o, f"exit {b.returncode}: {b.stderr[-300:]}"
-    f = subprocess.run(
-        [args.fio, f"{d}/fio.fio", "--output-format=json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        preexec_fn=bounded,
-        cwd=d,  # (fio writes verify's state files where it runs)
-    )
+    try:
+        f = subprocess.run(
+            [args.fio, f"{d}/fio.fio", "--output-format=json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            preexec_fn=bounded,
+            cwd=d,  # (fio writes verify's state files where it runs)
+        )
+    except subprocess.TimeoutExpired:
+        return "fio failed", o, "no end within 300 s"
+
     if f.returncode != 0:
         return "fio failed", o, f.stderr[-200:]
     a, c = iolog(f"{d}/fio.log"), iolog(f"{d}/blksim.log")

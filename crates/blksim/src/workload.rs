@@ -288,6 +288,11 @@ pub struct JobConfig {
     /// `filesize` on the null engine: its file's size as fio knows it (its
     /// `real_file_size`: `u64::MAX` when fio does not) and the job's region of it.
     pub null_file: Option<(u64, u64)>,
+    /// fio's `io_size` of each of several files (setup_files): `size=` in
+    /// bytes shared among them (`size / nr_files`, the first files a block
+    /// more for a remainder of whole blocks), or a percentage of each; empty
+    /// for one file, or without `size` (each file whole).
+    pub file_regions: Vec<u64>,
     /// The null engine's start offset once fio's setup_files grew its file
     /// (a percentage `offset` of the grown real_file_size): where its later
     /// loops and passes start, and where io_u_fits and the sequential wrap
@@ -798,6 +803,7 @@ impl JobConfig {
             num_range: 1,
             strided: None,
             null_file: None,
+            file_regions: Vec::new(),
             later_start: None,
             loops: 1,
             group_reporting: false,

@@ -205,7 +205,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
     const NOTES: &[(&str, &str)] = &[
         ("direct", "direct=1 for block devices (buffered I/O is refused: no page cache is modelled); left unset for io_uring_cmd on /dev/ngXnY, whose char device fio cannot open with O_DIRECT"),
         ("directory", "as a prefix of filename= (directory=/dev, filename=nvme0n1); the files fio makes in a directory are not simulated"),
-        ("filename", "the machine's block devices (/dev/NAME), NVMe generic char devices (/dev/ngXnY) for io_uring_cmd"),
+        ("filename", "the machine's block devices (/dev/NAME), NVMe generic char devices (/dev/ngXnY) for io_uring_cmd; several (a:b) are served round robin as fio's get_next_file serves them, size= in bytes shared among them (fio's io_size per file), a file done when its offsets run out, opened at its first I/O"),
         ("size", "in bytes, or a percentage of the file's device (fio's size_percent: aligned down to the smallest block size, at most what lies past the offset); a number of zones is refused"),
         ("offset", "in bytes, or a percentage of the file's device (aligned up to the smallest block size, as fio's get_start_offset does); a number of zones is refused"),
         ("offset_increment", "in bytes or a percentage of the file's device: each clone's offset grows by it (fio's subjob number times it); a number of zones is refused"),
@@ -214,7 +214,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("random_distribution", "random, zipf, pareto, normal, zoned, zoned_abs; sequence is refused"),
         ("cmd_type", "nvme; bsg is refused"),
         ("randseed", "seeds the job's offsets, block sizes, read/write mix, random distributions, cmdprio draws and Poisson rate gaps as fio 3.42 seeds them (setup_random_seeds: from randseed and the job's number); the devices and the kernel draw from --seed"),
-        ("zonemode", "none and strided (fio's setup_strided_zone_mode: zonesize bytes in each zone of zonerange, then zonerange plus zoneskip further, back to the start past the file's end; with more than one file fio drops it, and so does blksim); zbd is refused (no zoned devices)"),
+        ("zonemode", "none and strided (fio's setup_strided_zone_mode: zonesize bytes in each zone of zonerange, then zonerange plus zoneskip further, back to the start past the file's end; with more than one file refused: fio moves each file's zone on its own); zbd is refused (no zoned devices)"),
         ("zonesize", "with zonemode=strided, which needs it; with zonemode=none refused as fio refuses it"),
         ("zonerange", "with zonemode=strided (zonesize when 0); random offsets and the random map span one zone's range"),
         ("zoneskip", "with zonemode=strided, in bytes; a percentage or a number of zones (zbd's) is refused"),

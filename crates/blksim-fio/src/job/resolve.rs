@@ -167,6 +167,32 @@ impl<'c> Builder<'c> {
                     config.null_file = Some((real, size));
                 }
             }
+            if config.filenames.len() > 1 && st.replay.file.is_none() {
+                if st.zone_mode == Some("strided") {
+                    let opt = if st.lines.contains_key("zonemode") { "zonemode" } else { "zonesize" };
+                    let at = st.lines.get(opt).map_or((section.file.clone(), section.line), |l| l.clone());
+                    let message = format!(
+                        "zonemode=strided with {} files is not modelled: fio moves each file's zone on its own \
+                         (its file_offset) by a zone byte count the job shares",
+                        config.filenames.len()
+                    );
+                    return Err(InputError {
+                        kind: ErrorKind::NotModelled,
+                        file: at.0,
+                        line: at.1,
+                        message,
+                        more: Vec::new(),
+                    });
+                }
+                let (regions, total) = file_regions(st, config.filenames.len() as u64, config.size, config.null_file)
+                    .map_err(|m| {
+                    let opt = if st.filesize.is_some() { "filesize" } else { "size" };
+                    let at = st.lines.get(opt).map_or((section.file.clone(), section.line), |l| l.clone());
+                    InputError { kind: ErrorKind::NotModelled, file: at.0, line: at.1, message: m, more: Vec::new() }
+                })?;
+                config.file_regions = regions;
+                config.size = total.or(config.size);
+            }
             let mut logs = st.logs.clone();
             if let Some(list) = &st.replay.file {
                 let at = st
@@ -626,9 +652,9 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.io_size = st.io_size;
     // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).
     c.num_range = st.num_range.max(1) as u32;
-    // fio's fixup_options: strided only with one file; zonerange defaults to zonesize.
+    // fio's fixup_options: zonerange defaults to zonesize (several files: refused in add_job).
     let strided = st.zone_mode == Some("strided");
-    c.strided = (strided && st.filenames.len() <= 1).then_some(blksim::workload::Strided {
+    c.strided = strided.then_some(blksim::workload::Strided {
         size: st.zone_size,
         range: if st.zone_range == 0 { st.zone_size } else { st.zone_range },
         skip: st.zone_skip,
@@ -825,6 +851,48 @@ fn later_start(st: &Settings, real: u64, clone: u64, first: u64) -> Option<u64> 
 /// (FIO_DISKLESSIO): `size=` in bytes over the files; unknown without it.
 fn null_real_file_size(st: &Settings, files: &[String]) -> Option<u64> {
     st.size.filter(|&s| s > 0).map(|s| s / files.len().max(1) as u64)
+}
+
+/// fio's setup_files for a job of `nr` files: each file's `io_size`, and
+/// the job's `size` when that changes. `size=` in bytes is shared (`size /
+/// nr`, the first files a block more while the remainder holds whole
+/// blocks); a percentage (`size`, already each file's share) is of each
+/// file, and `size` then counts them all (fio's `o->size = total_size`);
+/// without `size` each file is whole (none); the null engine's files of
+/// `filesize` each have the region one would (`null_file`), `size` in bytes
+/// at most all of them. Where the model does not follow fio, why.
+fn file_regions(
+    st: &Settings,
+    nr: u64,
+    size: Option<u64>,
+    null_file: Option<(u64, u64)>,
+) -> Result<(Vec<u64>, Option<u64>), String> {
+    if let Some((_, region)) = null_file.filter(|_| st.filesize.is_some()) {
+        // The null engine's files of `filesize` (setup_files' file_size_low): the job's region
+        // of each as of one, `size` in bytes at most all of them.
+        let all = region.saturating_mul(nr);
+        let total = match (st.size_pct, st.size) {
+            (None, Some(bytes)) if bytes > 0 => bytes.min(all),
+            _ => all,
+        };
+        return Ok((vec![region; nr as usize], Some(total)));
+    }
+    let min_bs = checks::td_min_bs(st);
+    match (st.size_pct, size) {
+        (Some(_), Some(each)) => Ok((vec![each; nr as usize], Some(each.saturating_mul(nr)))),
+        (None, Some(total)) if total > 0 => {
+            let share = total / nr;
+            if share < min_bs {
+                return Err(format!(
+                    "size={total} over {nr} files leaves each {share} bytes, less than a block ({min_bs}): fio \
+                     would take such a file whole, which is not modelled"
+                ));
+            }
+            let extra = (total - share * nr) / min_bs;
+            Ok(((0..nr).map(|i| share + if i < extra { min_bs } else { 0 }).collect(), None))
+        }
+        _ => Ok((Vec::new(), None)),
+    }
 }
 
 /// The clone's offset does not fit 64 bits.

@@ -378,27 +378,45 @@ struct JobLogs {
 }
 
 /// fio's `write_iolog` (iolog.c, version 3): the version line, each file's
-/// `add` and `open`, then every io_u as fio queues it (`td_io_queue`), each
-/// file's `close` at the job's end; times in µs since the job started.
-/// Appended to the file, as fio opens it ("a").
+/// `add`, then every io_u as fio queues it (`td_io_queue`), each file's
+/// `open` as fio's get_next_file opens it and `close` as fio closes it
+/// (found done, at a loop's end, at the job's end); times in µs since the
+/// job started. One file is opened as the job starts, and reopened at
+/// once at each loop. Appended to the file, as fio opens it ("a").
 struct IoTrace {
     path: PathBuf,
     out: Target,
     /// The job's files as fio names them.
     files: Vec<String>,
+    /// Which of them are open (a job of several files opens each at its first io_u).
+    open: Vec<bool>,
     line: String,
 }
 
 impl IoTrace {
     fn new(path: PathBuf, mut out: Target, files: Vec<String>) -> Result<IoTrace, LogError> {
         let mut head = String::from("fio version 3 iolog\n");
-        for act in ["add", "open"] {
+        let one = files.len() == 1;
+        for act in ["add", "open"].into_iter().take(1 + one as usize) {
             for f in &files {
                 let _ = writeln!(head, "0 {f} {act}");
             }
         }
         out.write_all(head.as_bytes()).map_err(|e| (path.clone(), e))?;
-        Ok(IoTrace { path, out, files, line: String::new() })
+        let open = vec![one; files.len()];
+        Ok(IoTrace { path, out, files, open, line: String::new() })
+    }
+
+    fn write_line(&mut self) -> Result<(), LogError> {
+        self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))
+    }
+
+    /// `file`'s open or close line, where its state changes, into `line`.
+    fn set_open(&mut self, file: usize, us: u64, open: bool) {
+        if let Some(o) = self.open.get_mut(file).filter(|o| **o != open) {
+            *o = open;
+            let _ = writeln!(self.line, "{us} {} {}", self.files[file], if open { "open" } else { "close" });
+        }
     }
 
     fn queued(
@@ -410,31 +428,39 @@ impl IoTrace {
         bytes: u64,
     ) -> Result<(), LogError> {
         self.line.clear();
+        let us = since_start_ns / 1000;
+        self.set_open(file, us, true);
         let name = self.files.get(file).map_or("", String::as_str);
         // fio's io_ddir_name.
         let ddir = ["read", "write", "trim", "sync", "datasync"][dir.min(4)];
-        let _ = writeln!(self.line, "{} {name} {ddir} {offset} {bytes}", since_start_ns / 1000);
-        self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))
+        let _ = writeln!(self.line, "{us} {name} {ddir} {offset} {bytes}");
+        self.write_line()
     }
 
-    /// The next loop: each file closed and opened again.
+    /// The next loop: each file closed, and one file opened again (several open as they are used).
     fn reopened(&mut self, since_start_ns: u64) -> Result<(), LogError> {
         self.line.clear();
         let us = since_start_ns / 1000;
-        for act in ["close", "open"] {
-            for f in &self.files {
-                let _ = writeln!(self.line, "{us} {f} {act}");
-            }
+        (0..self.files.len()).for_each(|f| self.set_open(f, us, false));
+        if self.files.len() == 1 {
+            self.set_open(0, us, true);
         }
-        self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))
+        self.write_line()
+    }
+
+    /// `file` found done: closed, opened first if no io_u had (get_next_file opened it).
+    fn file_done(&mut self, file: usize, since_start_ns: u64) -> Result<(), LogError> {
+        self.line.clear();
+        let us = since_start_ns / 1000;
+        self.set_open(file, us, true);
+        self.set_open(file, us, false);
+        self.write_line()
     }
 
     fn close(&mut self, end_us: u64) -> Result<(), LogError> {
         self.line.clear();
-        for f in &self.files {
-            let _ = writeln!(self.line, "{end_us} {f} close");
-        }
-        self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))?;
+        (0..self.files.len()).for_each(|f| self.set_open(f, end_us, false));
+        self.write_line()?;
         self.out.flush().map_err(|e| (self.path.clone(), e))
     }
 }
@@ -706,6 +732,10 @@ impl IoLog for LogWriter {
 
     fn reopened(&mut self, job: usize, since_start_ns: u64) {
         self.write_job(job, |j| j.iolog.as_mut().map_or(Ok(()), |t| t.reopened(since_start_ns)));
+    }
+
+    fn file_done(&mut self, job: usize, file: usize, since_start_ns: u64) {
+        self.write_job(job, |j| j.iolog.as_mut().map_or(Ok(()), |t| t.file_done(file, since_start_ns)));
     }
 }
 

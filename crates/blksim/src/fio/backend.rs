@@ -5,6 +5,7 @@
 //! syscall until woken; the task's steps are set and charged here for
 //! t/io_uring's loop too.
 
+use crate::fio::io_u::NoOffset;
 use crate::fio::job::{Chain, JobState, SyncTrim};
 use crate::hw::cpu::{Acct, Bill};
 use crate::ids::{CpuId, JobId};
@@ -84,7 +85,8 @@ impl Sim {
             return self.job_prep_shaped(j, n);
         }
         let now = self.q.now_ns();
-        for _ in 0..n {
+        let mut left = n;
+        while left > 0 {
             let job = &mut self.jobs[j];
             let stop = job.done_issuing || job.limit_reached() || job.sync_trim.is_some();
             if stop || !job.pass_check() {
@@ -93,10 +95,16 @@ impl Sim {
             let mut d = job.next_dir().index();
             let devs = &self.devs;
             let (di, dev, capacity, region) = job.next_file(job.cfg.bs[d], |d| devs[d].capacity_bytes);
-            let Some(rel) = job.next_offset(di, &mut d, region, capacity, true) else {
-                job.done_issuing = true;
-                break;
+            let rel = match job.next_offset(di, &mut d, region, capacity, true) {
+                Ok(rel) => rel,
+                // The file is done: the next one.
+                Err(NoOffset::Retry) => continue,
+                Err(NoOffset::Done) => {
+                    job.done_issuing = true;
+                    break;
+                }
             };
+            left -= 1;
             let dir = crate::workload::Direction::ALL[d];
             let bytes = job.io_placed(di, d, rel, job.cfg.bs[d]);
             let offset = job.cfg.offset + rel;
@@ -116,21 +124,9 @@ impl Sim {
         self.job_set_segs(j, JobState::Submit, [(Acct::User, user), (Acct::Sys, sys), (Acct::Sys, 0)], bill, tw);
     }
 
-    /// How many completions to wait for and take (fio's wait_for_completions).
-    pub(crate) fn reap_bounds(&self, j: JobId) -> (u32, u32) {
-        let job = &self.jobs[j];
-        let depth = job.cur_depth().max(1);
-        // A replay's delay reaps what is there (io_u_queued_complete(td, 0)).
-        let min =
-            if job.shaped && job.replay_waiting(self.q.now_ns()) { 1 } else { job.cfg.iodepth_batch_complete_min };
-        let min = min.min(depth).max(1);
-        let max = job.cfg.iodepth_batch_complete_max.max(min).min(depth);
-        (min, max)
-    }
-
     #[inline(always)]
     pub(crate) fn job_reap(&mut self, j: JobId) {
-        let (min, max) = self.reap_bounds(j);
+        let (min, max) = self.jobs[j].reap_bounds(self.q.now_ns());
         let sys = self.costs.syscall_ns;
         let job = &mut self.jobs[j];
         job.task.wait_for = min;
@@ -343,7 +339,7 @@ impl Sim {
         if self.jobs[j].engine.aio.is_some() {
             return self.aio_woken(j, head_ns, woke);
         }
-        let (_, max) = self.reap_bounds(j);
+        let (_, max) = self.jobs[j].reap_bounds(self.q.now_ns());
         let job = &self.jobs[j];
         let tw = job.engine.ring.tw_pending.len() as u32;
         let have = job.engine.ready.len() as u32 + tw;
@@ -429,7 +425,7 @@ impl Sim {
         } else if job.engine.aio.is_some() {
             self.aio_suspended(cpu, j);
         } else if job.engine.ready.len() as u32 >= min {
-            let k = self.reap_bounds(j).1.min(self.jobs[j].engine.ready.len() as u32);
+            let k = self.jobs[j].reap_bounds(self.q.now_ns()).1.min(self.jobs[j].engine.ready.len() as u32);
             let aio = matches!(self.jobs[j].cfg.ioengine, IoEngine::Libaio);
             let getevents = if aio { k as u64 * self.costs.aio_getevents_ns } else { 0 };
             self.job_chain(j, Bill::of(CpuStage::UringComplete, getevents), 0, 0, k);
@@ -445,7 +441,7 @@ impl Sim {
         if self.jobs[j].engine.ring.iopoll_min == 0 {
             return self.job_next(j);
         }
-        let k = self.reap_bounds(j).1.min(self.jobs[j].engine.ready.len() as u32);
+        let k = self.jobs[j].reap_bounds(self.q.now_ns()).1.min(self.jobs[j].engine.ready.len() as u32);
         if k > 0 {
             self.job_chain(j, Bill::default(), 0, 0, k);
         } else {

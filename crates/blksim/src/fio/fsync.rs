@@ -102,6 +102,9 @@ impl Sim {
         let stale = job.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()).map_or(0, |io_us| io_us.get(req, offset));
         let since = now.saturating_sub(job.start_ns);
         let mut log = log.0.lock().unwrap();
+        if let Some(files) = job.files.as_deref_mut() {
+            files.log_done(&mut *log, j.idx(), since);
+        }
         if std::mem::take(&mut job.reopened) {
             log.reopened(j.idx(), since);
         }
@@ -117,8 +120,13 @@ impl Sim {
     pub(crate) fn log_reopened(&mut self, j: JobId, now: u64) {
         let Some(log) = &self.run.io_log else { return };
         let job = &mut self.jobs[j];
+        let since = now.saturating_sub(job.start_ns);
+        let mut log = log.0.lock().unwrap();
+        if let Some(files) = job.files.as_deref_mut() {
+            files.log_done(&mut *log, j.idx(), since);
+        }
         if std::mem::take(&mut job.reopened) && job.cfg.log_queued {
-            log.0.lock().unwrap().reopened(j.idx(), now.saturating_sub(job.start_ns));
+            log.reopened(j.idx(), since);
         }
     }
 
@@ -127,7 +135,7 @@ impl Sim {
     /// whether it queued one; false once every file is done, or when there is none to do.
     pub(crate) fn end_fsync_next(&mut self, j: JobId) -> bool {
         let job = &mut self.jobs[j];
-        let files = job.devs.len().max(1) as u16;
+        let files = job.files.as_deref().map_or(job.devs.len().max(1), |f| f.len()) as u16;
         let end = job.cfg.end_fsync;
         let Some(f) = job.fsync.as_deref_mut() else { return false };
         let left = match f.end_left {

@@ -68,6 +68,10 @@ impl Sim {
             || (cfg.num_range > 1 && cfg.rw_has_trim())
             || cfg.strided.is_some();
         job.dist = self.job_distribution(i, cfg, devs, job.rand.offset_seed())?.map(Box::new);
+        let files = self.job_files(cfg, devs);
+        if files.len() > 1 {
+            job.files = Some(Box::new(crate::fio::file_set::FileSet::new(files, cfg.log_queued)));
+        }
         Ok(())
     }
 
@@ -116,16 +120,24 @@ impl Sim {
 
 impl Sim {
     /// Each of the job's files: its size and the job's region of it (the null
-    /// engine's file: `filesize` bytes, or as long as the job's offset and size).
+    /// engine's file: `filesize` bytes, or as long as the job's offset and
+    /// size; several share `size`, `JobConfig::file_regions`).
     fn job_files(&self, cfg: &JobConfig, devs: &[DevId]) -> Vec<(u64, u64)> {
-        if devs.is_empty() {
+        let region = |i: usize, whole: u64| cfg.file_regions.get(i).copied().unwrap_or(cfg.size.unwrap_or(whole));
+        if devs.is_empty() && !cfg.file_regions.is_empty() {
+            // The null engine's files, each of `filesize` or grown to its region past the offset
+            // (setup_files).
+            let real = |i: usize| cfg.null_file.map_or(cfg.offset + region(i, 0), |(real, _)| real);
+            (0..cfg.file_regions.len()).map(|i| (real(i), region(i, 0))).collect()
+        } else if devs.is_empty() {
             let size = cfg.size.unwrap_or(cfg.bs[0]);
             vec![cfg.null_file.unwrap_or((cfg.offset + size, size))]
         } else {
             devs.iter()
-                .map(|&d| {
+                .enumerate()
+                .map(|(i, &d)| {
                     let real = self.devs[d].capacity_bytes;
-                    (real, cfg.size.unwrap_or(real))
+                    (real, region(i, real))
                 })
                 .collect()
         }

@@ -32,6 +32,14 @@ use crate::workload::Program;
 /// at once, and after this many draws otherwise.
 const BUFLEN_TRIES: u32 = 1 << 20;
 
+/// Why `Job::next_offset` gave no offset.
+pub(crate) enum NoOffset {
+    /// Another file, or the next pass, may have one: get_io_u tries again.
+    Retry,
+    /// None is left: the job's I/O is done.
+    Done,
+}
+
 impl Job {
     /// The file the next I/O of at least `bs` bytes goes to (fio's
     /// get_next_file: round robin, t/io_uring's by pending depth): its index,
@@ -40,6 +48,12 @@ impl Job {
     /// device's size.
     #[inline(always)]
     pub(crate) fn next_file(&mut self, bs: u64, capacity: impl Fn(DevId) -> u64) -> (usize, Option<DevId>, u64, u64) {
+        if let Some(files) = self.files.as_deref_mut() {
+            // Several files: the next not done, its region its share of `size`.
+            let di = files.next();
+            let (real, region) = files.sizes[di];
+            return (di, self.devs.get(di).copied(), real, region.max(bs));
+        }
         let (di, dev, real) = if self.devs.is_empty() {
             if let Some((real, region)) = self.cfg.null_file {
                 return (0, None, real, region.max(bs));
@@ -69,8 +83,10 @@ impl Job {
     /// pass does, as fio's thread_main goes round again while keep_running
     /// (its files closed and opened, its generators seeded again with
     /// `randrepeat`), and with `redraw` a mixed job draws the pass's first
-    /// direction again into `d` (fio's new get_io_u); `None` when it was the
-    /// last loop (the job is done).
+    /// direction again into `d` (fio's new get_io_u); `NoOffset::Done` when
+    /// it was the last loop (the job is done). A job of several files
+    /// instead finds the file done and tries the next (`NoOffset::Retry`),
+    /// the next pass once every file is done.
     #[inline(always)]
     pub(crate) fn next_offset(
         &mut self,
@@ -79,16 +95,33 @@ impl Job {
         region: u64,
         real: u64,
         redraw: bool,
-    ) -> Option<u64> {
-        self.draw_offset(di, *d, self.cfg.bs[*d], region, real).or_else(|| {
-            if !self.pass_failed() {
-                return None;
-            }
-            if redraw && self.cfg.rw.is_mixed() {
-                *d = self.next_dir().index();
-            }
-            self.draw_offset(di, *d, self.cfg.bs[*d], region, real)
-        })
+    ) -> Result<u64, NoOffset> {
+        if let Some(o) = self.draw_offset(di, *d, self.cfg.bs[*d], region, real) {
+            return Ok(o);
+        }
+        if self.files.is_some() {
+            return if self.fill_failed(di) { Err(NoOffset::Retry) } else { Err(NoOffset::Done) };
+        }
+        if !self.pass_failed() {
+            return Err(NoOffset::Done);
+        }
+        if redraw && self.cfg.rw.is_mixed() {
+            *d = self.next_dir().index();
+        }
+        self.draw_offset(di, *d, self.cfg.bs[*d], region, real).ok_or(NoOffset::Done)
+    }
+
+    /// fill_io_u failed on file `di` (no offset left, or the I/O does not
+    /// fit): with several files, that one is done and get_io_u tries the
+    /// next; with one, or once every file is done, the pass is over
+    /// (`pass_failed`). Whether get_io_u goes on.
+    pub(crate) fn fill_failed(&mut self, di: usize) -> bool {
+        if self.files.as_deref_mut().is_some_and(|f| f.file_done(di)) {
+            self.busy_ok_carried |= self.drew_seq;
+            return true;
+        }
+        self.busy_ok_carried = false;
+        self.pass_failed()
     }
 
     /// get_io_u failed (no offset left, or fill_io_u refused the I/O):
@@ -182,10 +215,11 @@ impl Job {
             let perc = self.cfg.perc_rand[d];
             perc == 100 || self.rand.seq_rand[d].between(1, 100) <= perc as u64
         };
+        self.drew_seq = !random;
         let pos = if random {
             let pos = self.random_offset(di, d, bs, region, real);
             if let Some(maps) = self.random_maps.as_deref_mut() {
-                maps.mark = pos.is_some();
+                maps.mark = pos.is_some() && !self.busy_ok_carried;
             }
             pos
         } else if let Some(ls) = self.last_start.as_deref().filter(|_| !hit) {
@@ -313,6 +347,7 @@ impl Job {
             Some(maps) => maps.placed(di, rel, bytes, self.cfg.bs[d]),
             None => bytes,
         };
+        self.busy_ok_carried = false;
         self.last_pos[di * 3 + d] = self.cfg.offset + rel + bytes;
         if let Some(ls) = self.last_start.as_deref_mut() {
             ls[di * 3 + d] = self.cfg.offset + rel;
@@ -350,6 +385,9 @@ impl Job {
         self.rwmix.issues = 0;
         if let Some(maps) = self.random_maps.as_deref_mut() {
             maps.reset();
+        }
+        if let Some(files) = self.files.as_deref_mut() {
+            files.reset();
         }
         self.reopened = true;
         self.loop_end = LoopEnd::Running;
@@ -476,7 +514,11 @@ impl Job {
     #[inline(never)]
     pub(crate) fn trimwrite_dir(&self) -> Direction {
         let Some(tw) = self.trimwrite.as_deref() else { return Direction::Write };
-        let f = if self.devs.is_empty() { 0 } else { self.next_dev };
+        let f = match self.files.as_deref() {
+            Some(files) => files.peek(),
+            None if self.devs.is_empty() => 0,
+            None => self.next_dev,
+        };
         if tw.last_start[f * 3 + 1] == tw.last_start[f * 3 + 2] {
             Direction::Trim
         } else {

@@ -467,6 +467,8 @@ pub(crate) struct Job {
     pub blocks_memo: (u64, u64, u64),
     /// Devices it does I/O to, round-robin.
     pub devs: Vec<DevId>,
+    /// A job of several files: which are done this pass, round robin over the others.
+    pub files: Option<Box<crate::fio::file_set::FileSet>>,
     /// fio's generators: offsets, block sizes, the read/write mix.
     pub rand: RandStates,
     pub cfg: JobConfig,
@@ -493,6 +495,13 @@ pub(crate) struct Job {
     /// `ddir`): its own, or with `bs_is_seq_rand` a write's after a random draw and a
     /// read's after a sequential one.
     pub size_dir: usize,
+    /// A job of several files: the io_u get_io_u fills again after a file
+    /// was found done carries IO_U_F_BUSY_OK from a sequential draw there
+    /// (fio clears it only when the io_u completes): its random draw marks
+    /// no block. Cleared once an io_u is placed.
+    pub busy_ok_carried: bool,
+    /// The last offset drawn was not drawn at random (fio sets IO_U_F_BUSY_OK).
+    pub drew_seq: bool,
     /// Loops of the job left, this one included (`loops`).
     pub loops_left: u32,
     /// Between loops: drained and synced first (`LoopEnd`).
@@ -607,6 +616,16 @@ impl Job {
         if let Some(io_us) = self.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) {
             io_us.unreserve();
         }
+    }
+
+    /// How many completions to wait for and take at `now` (fio's wait_for_completions).
+    pub(crate) fn reap_bounds(&self, now: u64) -> (u32, u32) {
+        let depth = self.cur_depth().max(1);
+        // A replay's delay reaps what is there (io_u_queued_complete(td, 0)).
+        let min = if self.shaped && self.replay_waiting(now) { 1 } else { self.cfg.iodepth_batch_complete_min };
+        let min = min.min(depth).max(1);
+        let max = self.cfg.iodepth_batch_complete_max.max(min).min(depth);
+        (min, max)
     }
 
     /// fio stops issuing at the end of its runtime, size or number_ios.
@@ -746,7 +765,8 @@ impl Job {
     }
 
     pub(crate) fn new(index: JobId, cfg: JobConfig, cpu: CpuId, devs: Vec<DevId>, rng: Rng) -> Job {
-        let n = devs.len();
+        // Its files: the devices, or the null engine's (several when `size` is shared among them).
+        let n = devs.len().max(cfg.file_regions.len());
         let (start, loops) = (cfg.offset, cfg.loops.max(1));
         // fio's setup_random_seeds for job `index` (thread_number index + 1), from randseed,
         // or where fio takes the system's random numbers from the run's seed.
@@ -827,6 +847,7 @@ impl Job {
             cfg,
             devs,
             next_dev: 0,
+            files: None,
             blocks_memo: (0, 0, 0),
             rand,
             queued: Vec::new(),
@@ -858,6 +879,8 @@ impl Job {
             last_pos: vec![start; n.max(1) * 3],
             seq_left: 1,
             size_dir: 0,
+            busy_ok_carried: false,
+            drew_seq: false,
             loops_left: loops,
             loop_end: LoopEnd::Running,
             drew_out: false,

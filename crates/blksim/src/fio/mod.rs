@@ -1,6 +1,6 @@
 //! fio, the user-space program: a job's thread state (`job.rs`), its I/O
 //! loop (`backend.rs`: `do_io`'s queue, commit and reap), where each io_u
-//! goes (`io_u.rs`, `distribution.rs`, `random_map.rs`, `lfsr.rs`; a replayed log: `iolog.rs`), its pacing (`pace.rs`,
+//! goes (`io_u.rs`, a job's several files `file_set.rs`, `distribution.rs`, `random_map.rs`, `lfsr.rs`; a replayed log: `iolog.rs`), its pacing (`pace.rs`,
 //! `pace_loop.rs`), its stonewall phases (`phases.rs`), `io_completed` (`io_completed.rs`), the user time of its program (`user.rs`), the posixaio engine on
 //! glibc's AIO (`posixaio.rs`, `aio.rs`), a trim in an engine's queue hook (`sync_trim.rs`), fsync io_us and `end_fsync` (`fsync.rs`), `io_submit_mode=offload`'s submit workers
 //! (`rate_submit.rs`, `workqueue.rs`), verify (`verify.rs`, `verify_log.rs`; `verify_async`'s threads:
@@ -12,6 +12,7 @@ pub(crate) mod aio;
 pub(crate) mod backend;
 pub(crate) mod cmdprio;
 pub(crate) mod distribution;
+pub(crate) mod file_set;
 pub(crate) mod flow;
 pub(crate) mod flow_loop;
 pub(crate) mod fsync;

@@ -9,6 +9,7 @@
 //! path (their offsets and sizes from `io_u.rs`).
 
 use crate::block::Fsync;
+use crate::fio::io_u::NoOffset;
 use crate::fio::job::JobState;
 use crate::fio::pace::{Action, Phase, Pick, TIMER_SLACK_NS};
 use crate::fio::replay::ReplayWait;
@@ -106,7 +107,7 @@ impl Sim {
                 self.job_set(j, JobState::SleepEnter, cost, Acct::Sys, CpuStage::Syscall, 0);
             }
             Action::Think { .. } => {
-                let left = self.runtime_cap_us(j, p_spin_us(&self.jobs[j]));
+                let left = self.runtime_cap_us(j, self.jobs[j].pace.as_deref().map_or(0, |p| p.think.spin_us));
                 if left > 0 {
                     self.pace_mut(j).phase = Phase::ThinkSpin { us: left };
                     self.job_set(j, JobState::PaceSpin, left.saturating_mul(1000), Acct::User, CpuStage::UserLoop, 0);
@@ -245,7 +246,11 @@ impl Sim {
     #[inline(never)]
     pub(crate) fn job_prep_shaped(&mut self, j: JobId, n: u32) {
         let now = self.q.now_ns();
-        for i in 0..n {
+        let mut k = 0;
+        while k < n {
+            // (A file found done takes no io_u: get_io_u tries the next, `NoOffset::Retry`.)
+            let i = k;
+            k += 1;
             let job = &mut self.jobs[j];
             if job.done_issuing || job.limit_reached() || job.sync_trim.is_some() {
                 break;
@@ -338,7 +343,8 @@ impl Sim {
                 // fill_io_u none past the file: get_io_u fails and the pass ends.
                 if job.io_u_refused(o, bytes, region, capacity) {
                     job.pace = pace;
-                    if job.pass_failed() {
+                    if job.fill_failed(di) {
+                        k -= job.files.is_some() as u32;
                         continue;
                     }
                     job.done_issuing = true;
@@ -352,17 +358,25 @@ impl Sim {
                     p.issued(dir, bytes);
                 }
                 job.pace = pace;
-                self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], o), dev, di, now);
+                self.prep_request(j, dir, bytes, self.jobs[j].cfg.offset + o, dev, di, now);
                 continue;
             }
             // get_next_offset for the direction's smallest size, then get_next_buflen (a new
             // pass's direction drawn again unless a rate chose it).
             let mut d = d;
             let redraw = pace.as_deref().is_none_or(|p| !p.rated);
-            let Some(o) = job.next_offset(di, &mut d, region, capacity, redraw) else {
-                job.pace = pace;
-                job.done_issuing = true;
-                break;
+            let o = match job.next_offset(di, &mut d, region, capacity, redraw) {
+                Ok(o) => o,
+                Err(NoOffset::Retry) => {
+                    job.pace = pace;
+                    k = i;
+                    continue;
+                }
+                Err(NoOffset::Done) => {
+                    job.pace = pace;
+                    job.done_issuing = true;
+                    break;
+                }
             };
             let (dir, min_bs) = (Direction::ALL[d], job.cfg.bs[d]);
             if d == 2 && job.cfg.num_range > 1 {
@@ -373,7 +387,7 @@ impl Sim {
                     p.issued(dir, bytes);
                 }
                 job.pace = pace;
-                let req = self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], offset), dev, di, now);
+                let req = self.prep_request(j, dir, bytes, self.jobs[j].cfg.offset + offset, dev, di, now);
                 self.reqs.reqs[req].ranges = ranges;
                 continue;
             }
@@ -382,7 +396,8 @@ impl Sim {
             // a later start than the null engine's file grew by): the pass ends.
             if job.io_u_refused(offset, bytes, u64::MAX, capacity) {
                 job.pace = pace;
-                if job.pass_failed() {
+                if job.fill_failed(di) {
+                    k -= job.files.is_some() as u32;
                     continue;
                 }
                 job.done_issuing = true;
@@ -399,7 +414,7 @@ impl Sim {
             if let Some(f) = job.fsync.as_deref_mut() {
                 f.issued(dir);
             }
-            self.prep_request(j, dir, bytes, job_offset(&self.jobs[j], offset), dev, di, now);
+            self.prep_request(j, dir, bytes, self.jobs[j].cfg.offset + offset, dev, di, now);
         }
     }
 
@@ -474,14 +489,4 @@ impl Sim {
         }
         req
     }
-}
-
-/// `thinktime_spin` of a paced job.
-fn p_spin_us(job: &crate::fio::job::Job) -> u64 {
-    job.pace.as_deref().map_or(0, |p| p.think.spin_us)
-}
-
-/// An offset in the job's region: after its `offset`.
-fn job_offset(job: &crate::fio::job::Job, o: u64) -> u64 {
-    job.cfg.offset + o
 }

@@ -158,7 +158,7 @@ impl Sim {
     /// `aio_suspend` on the first eight in progress (its wait list, a futex
     /// wait). `head` and `user_ns` come before (a wake-up's).
     pub(crate) fn aio_getevents(&mut self, j: JobId, head: Bill, user_ns: u64) {
-        let (min, _) = self.reap_bounds(j);
+        let (min, _) = self.jobs[j].reap_bounds(self.q.now_ns());
         let walk = self.jobs[j].engine.depth as u64 * self.costs.glibc_aio_error_ns;
         let job = &mut self.jobs[j];
         let aio = job.engine.aio.as_deref_mut().expect("posixaio");

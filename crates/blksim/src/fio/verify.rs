@@ -54,7 +54,12 @@ impl Sim {
         let empty = v.len() == 0;
         if job.cfg.log_queued {
             if let Some(log) = &self.run.io_log {
-                log.0.lock().expect("io log").reopened(j.idx(), now.saturating_sub(job.start_ns));
+                let since = now.saturating_sub(job.start_ns);
+                let mut log = log.0.lock().expect("io log");
+                if let Some(files) = job.files.as_deref_mut() {
+                    files.log_done(&mut *log, j.idx(), since);
+                }
+                log.reopened(j.idx(), since);
             }
         }
         if empty {

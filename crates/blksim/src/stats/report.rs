@@ -161,6 +161,13 @@ pub trait IoLog: Send {
     fn reopened(&mut self, job: usize, since_start_ns: u64) {
         let _ = (job, since_start_ns);
     }
+    /// A job of several files with `JobConfig::log_queued` found its file
+    /// number `file` done (get_io_u's fill_io_u failed on it): fio closed
+    /// it, having opened it first if no io_u had, `since_start_ns` after
+    /// the job started.
+    fn file_done(&mut self, job: usize, file: usize, since_start_ns: u64) {
+        let _ = (job, file, since_start_ns);
+    }
 }
 
 /// A shared [`IoLog`], for [`crate::RunOptions`].
