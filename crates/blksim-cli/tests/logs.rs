@@ -1127,3 +1127,25 @@ fn strided_zones_over_several_files_are_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("job.fio:6:") && err.contains("zonemode=strided with 2 files is not modelled"), "{err}");
 }
+
+/// fio's set_io_u_file fills the same io_u again on the next file when one
+/// is found done, and the IO_U_F_BUSY_OK a sequential draw set on it there
+/// stays (fio clears it when the io_u completes): the next file's random
+/// draw then marks no block, and a later one finds it free again. Found by
+/// the null sweep (seed 261130): after file c is done, fio 3.42 reads b's
+/// four blocks from 335872 twice (each io_u logged twice, the null engine's
+/// FIO_Q_BUSY); blksim read on past them.
+#[test]
+fn an_io_u_filled_again_on_the_next_file_keeps_its_busy_ok_flag() {
+    let trace = trace_text(
+        "files-busy-ok",
+        "rw=randread:4\nbs=4k,8k\nsize=1m\noffset=64k\nrandom_generator=tausworthe64\nloops=3\niodepth=4\n\
+         filename=a:b:c\n",
+    );
+    assert_eq!(trace.split('|').count(), 958, "fio 3.42's log has 958 lines after its version line");
+    let after_c: String = ["335872", "339968", "344064", "348160", "335872", "339968", "344064", "348160", "94208"]
+        .iter()
+        .map(|o| format!("|b read {o} 4096|b read {o} 4096"))
+        .collect();
+    assert!(trace.contains(&format!("c close{after_c}")), "{trace}");
+}
