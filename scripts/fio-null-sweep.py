@@ -95,6 +95,8 @@ def job(r):
     if r.random() < 0.2:
         # (Drawn after it, for the same reason.)
         o["filename"] = r.choice(["/dev/nvme0n1:/dev/nvme1n1", "a:b:c"])
+        if r.random() < 0.5:
+            o["file_service_type"] = r.choice(["roundrobin:2", "sequential", "random", "random:4"])
     return o
 
 

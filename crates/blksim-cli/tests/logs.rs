@@ -1149,3 +1149,45 @@ fn an_io_u_filled_again_on_the_next_file_keeps_its_busy_ok_flag() {
         .collect();
     assert!(trace.contains(&format!("c close{after_c}")), "{trace}");
 }
+
+/// `file_service_type` as fio 3.42's __get_next_file serves a job's files
+/// (its write_iolog, times cut): `roundrobin:2` two I/Os to each file in
+/// turn, `sequential` each file until it is done, `random` a file drawn
+/// from fio's `next_file_state` (seeded from the job's) among those not
+/// done (blksim refused all but plain `roundrobin`); zipf and the other
+/// distributions are refused at their line.
+#[test]
+fn file_service_type_picks_the_files_as_fio_does() {
+    let cases = [
+        (
+            "fst-rr2",
+            "rw=randread\nsize=48k\nbs=4k\nfilename=a:b:c\nfile_service_type=roundrobin:2\n",
+            "a add|b add|c add|a open|a read 12288 4096|a read 0 4096|b open|b read 8192 4096|b read 12288 4096|c open|\
+             c read 8192 4096|c read 12288 4096|a read 4096 4096|a read 8192 4096|b read 4096 4096|b read 0 4096|\
+             c read 0 4096|c read 4096 4096|a close|b close|c close",
+        ),
+        (
+            "fst-seq",
+            "rw=randwrite\nsize=48k\nbs=4k\nfilename=a:b:c\nfile_service_type=sequential\n",
+            "a add|b add|c add|a open|a write 12288 4096|a write 0 4096|a write 8192 4096|a write 4096 4096|a close|\
+             b open|b write 12288 4096|b write 0 4096|b write 4096 4096|b write 8192 4096|b close|c open|\
+             c write 8192 4096|c write 12288 4096|c write 0 4096|c write 4096 4096|c close",
+        ),
+        (
+            "fst-rand",
+            "rw=randread\nsize=64k\nbs=4k\nfilename=a:b:c:d\nfile_service_type=random\n",
+            "a add|b add|c add|d add|d open|d read 12288 4096|d read 0 4096|a open|a read 8192 4096|a read 12288 4096|\
+             c open|c read 8192 4096|a read 0 4096|c read 0 4096|d read 4096 4096|c read 4096 4096|d read 8192 4096|\
+             d close|b open|b read 8192 4096|b read 12288 4096|c read 12288 4096|a read 4096 4096|c close|\
+             b read 0 4096|a close|b read 4096 4096|b close",
+        ),
+    ];
+    for (name, job, fio) in cases {
+        assert_eq!(trace_text(name, job), fio, "{job}");
+    }
+    let d = dir("fst-zipf");
+    let (code, _, err) =
+        run_in(&d, "[j]\nioengine=null\nrw=read\nsize=64k\nfilename=a:b\nfile_service_type=zipf:1.1\n", &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("job.fio:6: file_service_type=zipf") && err.contains("not modelled"), "{err}");
+}

@@ -293,6 +293,8 @@ pub struct JobConfig {
     /// more for a remainder of whole blocks), or a percentage of each; empty
     /// for one file, or without `size` (each file whole).
     pub file_regions: Vec<u64>,
+    /// `file_service_type`, for a job of several files.
+    pub file_service: FileService,
     /// The null engine's start offset once fio's setup_files grew its file
     /// (a percentage `offset` of the grown real_file_size): where its later
     /// loops and passes start, and where io_u_fits and the sequential wrap
@@ -636,6 +638,31 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// fio's `file_service_type`: which of a job's several files its next I/O
+/// goes to (`get_next_file`), and for how many I/Os (`:N`, fio's
+/// `file_service_nr`) before it picks again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileService {
+    /// `roundrobin`: the next file not done, in turn.
+    RoundRobin {
+        /// I/Os to a file before the next (`:N`, 1 by default).
+        nr: u32,
+    },
+    /// `sequential`: each file until it is done, then the next.
+    Sequential,
+    /// `random`: a file drawn from fio's `next_file_state`.
+    Random {
+        /// I/Os to a file before the next draw (`:N`, 1 by default).
+        nr: u32,
+    },
+}
+
+impl Default for FileService {
+    fn default() -> FileService {
+        FileService::RoundRobin { nr: 1 }
+    }
+}
+
 /// fio's `random_distribution`: how a random job picks its blocks.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum RandomDistribution {
@@ -804,6 +831,7 @@ impl JobConfig {
             strided: None,
             null_file: None,
             file_regions: Vec::new(),
+            file_service: FileService::default(),
             later_start: None,
             loops: 1,
             group_reporting: false,

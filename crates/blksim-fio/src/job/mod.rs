@@ -205,6 +205,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
     const NOTES: &[(&str, &str)] = &[
         ("direct", "direct=1 for block devices (buffered I/O is refused: no page cache is modelled); left unset for io_uring_cmd on /dev/ngXnY, whose char device fio cannot open with O_DIRECT"),
         ("directory", "as a prefix of filename= (directory=/dev, filename=nvme0n1); the files fio makes in a directory are not simulated"),
+        ("file_service_type", "roundrobin (the default), sequential and random, with :N I/Os to a file before the next is picked, as fio's __get_next_file serves a job's several files (random draws fio's next_file_state); zipf, pareto, normal and gauss are refused"),
         ("filename", "the machine's block devices (/dev/NAME), NVMe generic char devices (/dev/ngXnY) for io_uring_cmd; several (a:b) are served round robin as fio's get_next_file serves them, size= in bytes shared among them (fio's io_size per file), a file done when its offsets run out, opened at its first I/O"),
         ("size", "in bytes, or a percentage of the file's device (fio's size_percent: aligned down to the smallest block size, at most what lies past the offset); a number of zones is refused"),
         ("offset", "in bytes, or a percentage of the file's device (aligned up to the smallest block size, as fio's get_start_offset does); a number of zones is refused"),

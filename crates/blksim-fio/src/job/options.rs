@@ -78,6 +78,7 @@ pub(crate) enum Field {
     RateIops,
     Rate,
     PercRand,
+    FileService,
     RwSequencer,
     RateProcess,
     RateIgnoreThinktime,
@@ -403,11 +404,10 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("allrandrepeat", Kind::Bool, RANDOM),
     reject_unless_a("nrfiles", "nr_files", INT, FILES, &["1"]),
     noop("openfiles", INT, COMPANION),
-    reject_unless(
+    model(
         "file_service_type",
         Kind::Choice(&["random", "zipf", "pareto", "normal", "gauss", "roundrobin", "sequential"]),
-        PATTERN,
-        &["roundrobin"],
+        Field::FileService,
     ),
     noop("fallocate", Kind::Choice(&["none", "native", "posix", "keep", "truncate", "0", "1"]), SETUP),
     noop("fadvise_hint", Kind::Choice(&["0", "1", "random", "sequential"]), COMPANION),

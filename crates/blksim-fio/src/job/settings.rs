@@ -1,7 +1,7 @@
 //! A job's settings while its sections are applied (fio's `thread_options`):
 //! values read by option kind, and the modelled options written into them.
 
-use blksim::workload::{BsSplit, RandomDistribution, RateProcess, RwKind, Thinktime, DEFAULT_PERCENTILES};
+use blksim::workload::{BsSplit, FileService, RandomDistribution, RateProcess, RwKind, Thinktime, DEFAULT_PERCENTILES};
 
 use super::engine::{classify, EngineName, OptionTable};
 use super::logs::{LogOptions, LogWindowValue};
@@ -143,6 +143,8 @@ pub(crate) struct Settings {
     pub ddir_seq_add: i64,
     /// `random_distribution`.
     pub random_distribution: RandomDistribution,
+    /// `file_service_type`.
+    pub file_service: FileService,
     /// `bsrange` overrides `bs` per direction: (min_bs, max_bs).
     pub bsrange: [Option<(u64, u64)>; 3],
     pub iodepth: u32,
@@ -278,6 +280,7 @@ impl Default for Settings {
             ddir_seq_nr: 1,
             ddir_seq_add: 0,
             random_distribution: RandomDistribution::Random,
+            file_service: FileService::default(),
             bsrange: [None; 3],
             iodepth: 1,
             batch_submit: 1,
@@ -444,6 +447,21 @@ impl Settings {
             (Field::RwMixWrite, P::Int(v)) => self.rwmixread = 100 - v as u32,
             (Field::Bs, P::Dirs(d)) => set_dirs(&mut self.bs, d),
             (Field::BlockAlign, P::Dirs(d)) => set_dirs(&mut self.ba, d),
+            (Field::FileService, P::Choice(name, post)) => {
+                // fio's str_fst_cb: `:N` I/Os to a file before the next is picked (atoi).
+                let nr = post.as_deref().map_or(1, |n| n.trim().parse::<u32>().unwrap_or(0));
+                self.file_service = match name {
+                    "roundrobin" => FileService::RoundRobin { nr },
+                    "sequential" => FileService::Sequential,
+                    "random" => FileService::Random { nr },
+                    _ => {
+                        return Err(Refusal::NotModelled(format!(
+                            "file_service_type={name} (a file drawn from a {name} distribution, and a file \
+                             that runs out starting over) is not modelled; roundrobin, sequential and random are"
+                        )))
+                    }
+                };
+            }
             (Field::RandomDistribution, P::Choice("sequence", _)) => {
                 return Err(Refusal::NotModelled(
                     "random_distribution=sequence (a fixed sequence of blocks) is not modelled".into(),

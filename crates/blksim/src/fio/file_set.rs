@@ -1,10 +1,15 @@
 //! fio: a job's several files as `get_next_file` serves them (`io_u.c`'s
-//! `get_next_file_rr`, the default `file_service_type=roundrobin`): the next
-//! file not done this pass, each with its size and the job's region of it
-//! (setup_files' `io_size`: `size=` shared among the files). A file whose
-//! offsets ran out is done (`set_io_u_file`: fio closes it and tries the
-//! next); the pass ends when every file is; the next pass starts none done
+//! `__get_next_file`): as `file_service_type` says (`roundrobin`, the
+//! default: the next file not done, `get_next_file_rr`; `random`: one drawn,
+//! `get_next_file_rand`; either kept for `:N` I/Os; `sequential`: each until
+//! it is done), each with its size and the job's region of it (setup_files'
+//! `io_size`: `size=` shared among the files). A file whose offsets ran out
+//! is done (`set_io_u_file`: fio closes it and tries the next); the pass
+//! ends when every file is; the next pass starts none done and none open
 //! (`clear_io_state`). A job of one file has none of this.
+
+use crate::fio::rand::FRand;
+use crate::workload::FileService;
 
 /// The files of a job that has more than one.
 pub(crate) struct FileSet {
@@ -15,20 +20,49 @@ pub(crate) struct FileSet {
     nr_done: usize,
     /// The file round robin tries next (`td->next_file`).
     next: usize,
+    /// `file_service_type`.
+    service: FileService,
+    /// The file served last while it is open (`td->file_service_file`), and
+    /// how many more I/Os it takes (`file_service_left`).
+    current: Option<usize>,
+    left: u32,
     /// With `write_iolog`: the files found done since the log last heard, in order.
     log: Option<Vec<u16>>,
 }
 
 impl FileSet {
     /// The files of `sizes`; `log` keeps the files found done for `write_iolog`.
-    pub(crate) fn new(sizes: Vec<(u64, u64)>, log: bool) -> FileSet {
+    pub(crate) fn new(sizes: Vec<(u64, u64)>, service: FileService, log: bool) -> FileSet {
         let n = sizes.len();
-        FileSet { sizes, done: vec![false; n], nr_done: 0, next: 0, log: log.then(Vec::new) }
+        let log = log.then(Vec::new);
+        FileSet { sizes, done: vec![false; n], nr_done: 0, next: 0, service, current: None, left: 0, log }
     }
 
-    /// get_next_file_rr: the next file not done, round robin (with every
-    /// file done, the next in turn: the pass is over and nothing is drawn).
-    pub(crate) fn next(&mut self) -> usize {
+    /// __get_next_file: the file the next I/O goes to; `rand` is fio's
+    /// `next_file_state` (with every file done, the next in turn: the pass
+    /// is over and nothing is drawn).
+    pub(crate) fn next(&mut self, rand: &mut FRand) -> usize {
+        if let Some(f) = self.current {
+            if self.service == FileService::Sequential {
+                return f;
+            }
+            if self.left > 0 {
+                self.left -= 1;
+                return f;
+            }
+        }
+        let (f, nr) = match self.service {
+            FileService::Random { nr } if self.nr_done < self.sizes.len() => (self.next_rand(rand), nr),
+            FileService::Random { nr } | FileService::RoundRobin { nr } => (self.next_rr(), nr),
+            FileService::Sequential => (self.next_rr(), 1),
+        };
+        // (`:0` leaves fio's unsigned count at its largest: the file is kept until it is done.)
+        (self.current, self.left) = (Some(f), nr.wrapping_sub(1));
+        f
+    }
+
+    /// get_next_file_rr: the next file not done, round robin.
+    fn next_rr(&mut self) -> usize {
         let n = self.sizes.len();
         loop {
             let f = self.next;
@@ -39,8 +73,24 @@ impl FileSet {
         }
     }
 
-    /// The file `next` gives next, without taking it.
+    /// get_next_file_rand: files drawn (`__get_next_fileno_rand`) until one is not done.
+    fn next_rand(&mut self, rand: &mut FRand) -> usize {
+        let n = self.sizes.len();
+        loop {
+            let r = rand.next() as f64 / (rand.max() as f64 + 1.0);
+            let f = ((n as f64 * r) as usize).min(n - 1);
+            if !self.done[f] {
+                return f;
+            }
+        }
+    }
+
+    /// The file `next` gives next, without taking it (round robin's; a
+    /// random service's draw is not foreseen: trimwrite refuses it).
     pub(crate) fn peek(&self) -> usize {
+        if let Some(f) = self.current.filter(|_| self.service == FileService::Sequential || self.left > 0) {
+            return f;
+        }
         let n = self.sizes.len();
         (0..n).map(|k| (self.next + k) % n).find(|&f| !self.done[f]).unwrap_or(self.next)
     }
@@ -52,6 +102,9 @@ impl FileSet {
 
     /// fill_io_u failed on file `f`: it is done. Whether a file is left this pass.
     pub(crate) fn file_done(&mut self, f: usize) -> bool {
+        if self.current == Some(f) {
+            self.current = None;
+        }
         if !self.done[f] {
             self.done[f] = true;
             self.nr_done += 1;
@@ -66,6 +119,7 @@ impl FileSet {
     pub(crate) fn reset(&mut self) {
         self.done.iter_mut().for_each(|d| *d = false);
         self.nr_done = 0;
+        self.current = None;
     }
 
     /// The files found done since the last call, for `write_iolog`.
@@ -88,18 +142,34 @@ mod tests {
 
     #[test]
     fn round_robin_skips_files_done_until_the_pass_starts_again() {
-        let mut fs = FileSet::new(vec![(8, 8); 3], true);
-        assert_eq!((fs.next(), fs.next(), fs.next(), fs.next()), (0, 1, 2, 0));
+        let r = &mut FRand::new(1, false);
+        let mut fs = FileSet::new(vec![(8, 8); 3], FileService::default(), true);
+        assert_eq!((fs.next(r), fs.next(r), fs.next(r), fs.next(r)), (0, 1, 2, 0));
         assert!(fs.file_done(1));
-        assert_eq!((fs.next(), fs.next(), fs.next()), (2, 0, 2));
+        assert_eq!((fs.next(r), fs.next(r), fs.next(r)), (2, 0, 2));
         assert!(fs.file_done(2));
         assert!(!fs.file_done(0));
         assert_eq!(fs.take_done_log(), vec![1, 2, 0]);
         // Every file done: the next in turn, nothing skipped (and no endless loop).
-        assert_eq!((fs.peek(), fs.next()), (0, 0));
+        assert_eq!((fs.peek(), fs.next(r)), (0, 0));
         fs.reset();
         assert_eq!(fs.peek(), 1);
-        assert_eq!((fs.next(), fs.next()), (1, 2));
+        assert_eq!((fs.next(r), fs.next(r)), (1, 2));
         assert!(fs.take_done_log().is_empty());
+    }
+    #[test]
+    fn a_file_is_kept_for_its_count_or_until_it_is_done() {
+        let r = &mut FRand::new(1, false);
+        let mut fs = FileSet::new(vec![(8, 8); 3], FileService::RoundRobin { nr: 2 }, false);
+        let order: Vec<usize> = (0..6).map(|_| fs.next(r)).collect();
+        assert_eq!(order, [0, 0, 1, 1, 2, 2]);
+        let mut fs = FileSet::new(vec![(8, 8); 3], FileService::Sequential, false);
+        assert_eq!((fs.next(r), fs.next(r), fs.peek()), (0, 0, 0));
+        assert!(fs.file_done(0));
+        assert_eq!((fs.next(r), fs.next(r)), (1, 1));
+        // Random: only files not done are drawn.
+        let mut fs = FileSet::new(vec![(8, 8); 3], FileService::Random { nr: 1 }, false);
+        assert!(fs.file_done(0) && fs.file_done(2));
+        assert!((0..20).all(|_| fs.next(r) == 1));
     }
 }

@@ -50,7 +50,7 @@ impl Job {
     pub(crate) fn next_file(&mut self, bs: u64, capacity: impl Fn(DevId) -> u64) -> (usize, Option<DevId>, u64, u64) {
         if let Some(files) = self.files.as_deref_mut() {
             // Several files: the next not done, its region its share of `size`.
-            let di = files.next();
+            let di = files.next(&mut self.rand.file);
             let (real, region) = files.sizes[di];
             return (di, self.devs.get(di).copied(), real, region.max(bs));
         }
@@ -102,7 +102,7 @@ impl Job {
         if self.files.is_some() {
             return if self.fill_failed(di) { Err(NoOffset::Retry) } else { Err(NoOffset::Done) };
         }
-        if !self.pass_failed() {
+        if !self.fill_failed(di) {
             return Err(NoOffset::Done);
         }
         if redraw && self.cfg.rw.is_mixed() {
@@ -116,11 +116,16 @@ impl Job {
     /// next; with one, or once every file is done, the pass is over
     /// (`pass_failed`). Whether get_io_u goes on.
     pub(crate) fn fill_failed(&mut self, di: usize) -> bool {
+        // The io_u keeps the IO_U_F_BUSY_OK a sequential draw set (fio clears it as the io_u
+        // completes): filled again on the next file, it is the same io_u.
+        self.busy_ok_carried |= self.drew_seq;
         if self.files.as_deref_mut().is_some_and(|f| f.file_done(di)) {
-            self.busy_ok_carried |= self.drew_seq;
             return true;
         }
-        self.busy_ok_carried = false;
+        // get_io_u puts it back on the free list (a stack): the next pass takes it again
+        // unless the pass's drain puts io_us that completed on top of it (none is in flight
+        // at a get_io_u of fio's at iodepth 1: it reaps as the queue fills).
+        self.busy_ok_carried &= self.cfg.iodepth == 1 || (self.inflight == 0 && self.queued.is_empty());
         self.pass_failed()
     }
 

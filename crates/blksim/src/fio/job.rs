@@ -495,10 +495,11 @@ pub(crate) struct Job {
     /// `ddir`): its own, or with `bs_is_seq_rand` a write's after a random draw and a
     /// read's after a sequential one.
     pub size_dir: usize,
-    /// A job of several files: the io_u get_io_u fills again after a file
-    /// was found done carries IO_U_F_BUSY_OK from a sequential draw there
-    /// (fio clears it only when the io_u completes): its random draw marks
-    /// no block. Cleared once an io_u is placed.
+    /// The io_u get_io_u fills next carries IO_U_F_BUSY_OK from a sequential
+    /// draw whose fill failed (fio clears it only when the io_u completes):
+    /// filled again on the next file, or taken again by the next pass off
+    /// the free list; its random draw marks no block. Cleared once an io_u
+    /// is placed.
     pub busy_ok_carried: bool,
     /// The last offset drawn was not drawn at random (fio sets IO_U_F_BUSY_OK).
     pub drew_seq: bool,

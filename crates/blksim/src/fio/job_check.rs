@@ -24,6 +24,18 @@ fn trim_what(cfg: &JobConfig) -> String {
 
 /// What a job asks for that the model rejects on its own terms.
 pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
+    let files = cfg.filenames.len().max(cfg.file_regions.len());
+    let trimwrite = matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite);
+    if files > 1 && trimwrite && matches!(cfg.file_service, crate::workload::FileService::Random { .. }) {
+        return Err(not_modelled(
+            i,
+            format!(
+                "rw={} with file_service_type=random over {files} files: which file's trim a write follows is not \
+                 modelled (roundrobin and sequential are)",
+                cfg.rw.fio_name()
+            ),
+        ));
+    }
     let is_null = matches!(cfg.ioengine, IoEngine::Null);
     // NVMe passthrough (io_uring_cmd on /dev/ngXnY) never goes through a page cache; fio opens
     // the char device with O_DIRECT only when told to, and a character device refuses that.

@@ -13,6 +13,8 @@ use crate::fio::job::fio_rand_seed;
 const FIO_RAND_BS_OFF: [u64; 3] = [0, 1, 2];
 /// fio's `FIO_RAND_MIX_OFF`: the read/write mix's seed.
 const FIO_RAND_MIX_OFF: u64 = 4;
+/// fio's `FIO_RAND_FILE_OFF`: `file_service_type=random`'s seed.
+const FIO_RAND_FILE_OFF: u64 = 5;
 /// fio's `FIO_RAND_ZONE_OFF`: the zoned distributions' zone seed.
 const FIO_RAND_ZONE_OFF: u64 = 16;
 /// fio's `FIO_RAND_POISSON_OFF`, `FIO_RAND_POISSON2_OFF`: `rate_process=poisson`'s seeds, reads' and writes'.
@@ -158,6 +160,8 @@ pub(crate) struct RandStates {
     /// `seq_rand_state` per direction (32 bits): whether a random job's draw
     /// is random (`should_do_random`, `percentage_random`).
     pub seq_rand: [FRand; 3],
+    /// `next_file_state`: `file_service_type=random`'s file.
+    pub file: FRand,
     /// The offsets' seed (`rand_seeds[FIO_RAND_BLOCK_OFF]`).
     offset_seed: u64,
     /// `rate_process=poisson`'s states (`poisson_state`, 32 bits), reads' and writes' as seeded.
@@ -184,6 +188,7 @@ impl RandStates {
             zone: FRand::new(seed(FIO_RAND_ZONE_OFF), false),
             prio: FRand::new(seed(FIO_RAND_PRIO_CMDS), false),
             seq_rand: [0; 3].map(|_| FRand::new(seed(FIO_RAND_SEQ_RAND_READ_OFF), false)),
+            file: FRand::new(seed(FIO_RAND_FILE_OFF), use64),
         }
     }
 }
