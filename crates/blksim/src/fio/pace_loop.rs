@@ -339,6 +339,8 @@ impl Sim {
             // randtrimwrite: a write goes where its trim went, as long (no draw, no random map).
             if let Some((o, bytes)) = job.randtrimwrite_write(di, d) {
                 job.seq_tick();
+                // (get_next_block sets IO_U_F_BUSY_OK on the write's io_u.)
+                (job.drew_seq, job.busy_ok_carried) = (true, false);
                 // get_next_offset: none past the region (a zone moved on after the trim), and
                 // fill_io_u none past the file: get_io_u fails and the pass ends.
                 if job.io_u_refused(o, bytes, region, capacity) {
