@@ -19,6 +19,7 @@ import collections
 import os
 import random
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -144,20 +145,26 @@ def run_case(seed, args, scratch):
         return "refused", o, (b.stderr.strip().splitlines() or [""])[-1]
     if b.returncode != 0:
         return "blksim failed", o, f"exit {b.returncode}: {b.stderr[-300:]}"
+    # fio runs its job in a process of its own: a session of its own, so that a hung fio is
+    # killed whole (seed 250128 hung fio 3.42, and its job process outlived the sweep).
+    f = subprocess.Popen(
+        [args.fio, f"{d}/fio.fio", "--output-format=json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=bounded,
+        start_new_session=True,
+        cwd=d,  # (fio writes verify's state files where it runs)
+    )
     try:
-        f = subprocess.run(
-            [args.fio, f"{d}/fio.fio", "--output-format=json"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            preexec_fn=bounded,
-            cwd=d,  # (fio writes verify's state files where it runs)
-        )
+        ferr = f.communicate(timeout=300)[1]
     except subprocess.TimeoutExpired:
-        return "fio failed", o, "no end within 300 s"
+        os.killpg(f.pid, signal.SIGKILL)
+        f.communicate()
+        return "fio failed", o, "no end within 300 s (its processes killed)"
 
     if f.returncode != 0:
-        return "fio failed", o, f.stderr[-200:]
+        return "fio failed", o, ferr[-200:]
     a, c = iolog(f"{d}/fio.log"), iolog(f"{d}/blksim.log")
     if a != c:
         n = next((i for i, (x, y) in enumerate(zip(a, c)) if x != y), min(len(a), len(c)))
