@@ -136,6 +136,16 @@ impl FileSet {
     }
 }
 
+impl crate::fio::job::Job {
+    /// `write_iolog`'s closes of the files this job (number `job`, of
+    /// several) found done since the log last heard, `since` its start.
+    pub(crate) fn log_files_done(&mut self, log: &mut dyn crate::stats::IoLog, job: usize, since: u64) {
+        if let Some(files) = self.files.as_deref_mut() {
+            files.log_done(log, job, since);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,9 +102,7 @@ impl Sim {
         let stale = job.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()).map_or(0, |io_us| io_us.get(req, offset));
         let since = now.saturating_sub(job.start_ns);
         let mut log = log.0.lock().unwrap();
-        if let Some(files) = job.files.as_deref_mut() {
-            files.log_done(&mut *log, j.idx(), since);
-        }
+        job.log_files_done(&mut *log, j.idx(), since);
         if std::mem::take(&mut job.reopened) {
             log.reopened(j.idx(), since);
         }
@@ -122,9 +120,7 @@ impl Sim {
         let job = &mut self.jobs[j];
         let since = now.saturating_sub(job.start_ns);
         let mut log = log.0.lock().unwrap();
-        if let Some(files) = job.files.as_deref_mut() {
-            files.log_done(&mut *log, j.idx(), since);
-        }
+        job.log_files_done(&mut *log, j.idx(), since);
         if std::mem::take(&mut job.reopened) && job.cfg.log_queued {
             log.reopened(j.idx(), since);
         }

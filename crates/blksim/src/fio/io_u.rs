@@ -99,11 +99,11 @@ impl Job {
         if let Some(o) = self.draw_offset(di, *d, self.cfg.bs[*d], region, real) {
             return Ok(o);
         }
-        if self.files.is_some() {
-            return if self.fill_failed(di) { Err(NoOffset::Retry) } else { Err(NoOffset::Done) };
-        }
         if !self.fill_failed(di) {
             return Err(NoOffset::Done);
+        }
+        if self.files.is_some() {
+            return Err(NoOffset::Retry);
         }
         if redraw && self.cfg.rw.is_mixed() {
             *d = self.next_dir().index();

@@ -56,6 +56,7 @@ impl Sim {
             if let Some(log) = &self.run.io_log {
                 let since = now.saturating_sub(job.start_ns);
                 let mut log = log.0.lock().expect("io log");
+                // (`v` holds the job's verify state: the files alone.)
                 if let Some(files) = job.files.as_deref_mut() {
                     files.log_done(&mut *log, j.idx(), since);
                 }
