@@ -215,7 +215,7 @@ pub fn modelled_note(name: &str) -> Option<&'static str> {
         ("random_distribution", "random, zipf, pareto, normal, zoned, zoned_abs; sequence is refused"),
         ("cmd_type", "nvme; bsg is refused"),
         ("randseed", "seeds the job's offsets, block sizes, read/write mix, random distributions, cmdprio draws and Poisson rate gaps as fio 3.42 seeds them (setup_random_seeds: from randseed and the job's number); the devices and the kernel draw from --seed"),
-        ("zonemode", "none and strided (fio's setup_strided_zone_mode: zonesize bytes in each zone of zonerange, then zonerange plus zoneskip further, back to the start past the file's end; with more than one file refused: fio moves each file's zone on its own); zbd is refused (no zoned devices)"),
+        ("zonemode", "none and strided (fio's setup_strided_zone_mode: zonesize bytes in each zone of zonerange, then zonerange plus zoneskip further, back to the start past the file's end; with several files each file's zone moves on its own, the zone bytes the job's); zbd is refused (no zoned devices)"),
         ("zonesize", "with zonemode=strided, which needs it; with zonemode=none refused as fio refuses it"),
         ("zonerange", "with zonemode=strided (zonesize when 0); random offsets and the random map span one zone's range"),
         ("zoneskip", "with zonemode=strided, in bytes; a percentage or a number of zones (zbd's) is refused"),

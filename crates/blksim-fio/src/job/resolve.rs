@@ -168,22 +168,6 @@ impl<'c> Builder<'c> {
                 }
             }
             if config.filenames.len() > 1 && st.replay.file.is_none() {
-                if st.zone_mode == Some("strided") {
-                    let opt = if st.lines.contains_key("zonemode") { "zonemode" } else { "zonesize" };
-                    let at = st.lines.get(opt).map_or((section.file.clone(), section.line), |l| l.clone());
-                    let message = format!(
-                        "zonemode=strided with {} files is not modelled: fio moves each file's zone on its own \
-                         (its file_offset) by a zone byte count the job shares",
-                        config.filenames.len()
-                    );
-                    return Err(InputError {
-                        kind: ErrorKind::NotModelled,
-                        file: at.0,
-                        line: at.1,
-                        message,
-                        more: Vec::new(),
-                    });
-                }
                 let (regions, total) = file_regions(st, config.filenames.len() as u64, config.size, config.null_file)
                     .map_err(|m| {
                     let opt = if st.filesize.is_some() { "filesize" } else { "size" };

@@ -375,6 +375,7 @@ impl Job {
         self.cfg.offset = start;
         if let Some(z) = self.strided.as_deref_mut() {
             z.bytes = 0;
+            z.offsets.iter_mut().for_each(|o| *o = start);
         }
         self.last_pos.iter_mut().for_each(|p| *p = start);
         if let Some(tw) = self.trimwrite.as_deref_mut() {
@@ -404,14 +405,21 @@ impl Job {
     /// past the file's end) and the direction's position to it; a position
     /// past the zone's range goes back to its start; at every `zonerange`
     /// bytes the file is reset (fio_file_reset: positions, random map or LFSR).
+    /// With several files each has its zone, and the zone bytes are the job's.
     pub(crate) fn strided_zone(&mut self, di: usize, d: usize, real: u64) {
         let start = self.start_offset();
         let Some(z) = self.strided.as_deref_mut() else { return };
+        if let Some(&fo) = z.offsets.get(di) {
+            self.cfg.offset = fo;
+        }
         let range = z.cfg.range;
         if z.bytes >= z.cfg.size {
             z.bytes = 0;
             let next = self.cfg.offset.saturating_add(range + z.cfg.skip);
             self.cfg.offset = if next >= real { start } else { next };
+            if let Some(fo) = z.offsets.get_mut(di) {
+                *fo = self.cfg.offset;
+            }
             self.last_pos[di * 3 + d] = self.cfg.offset;
         }
         let (fo, reset) = (self.cfg.offset, z.bytes.is_multiple_of(range));
@@ -427,7 +435,7 @@ impl Job {
                 ls[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
             }
             if let Some(maps) = self.random_maps.as_deref_mut() {
-                maps.reset();
+                maps.reset_file(di);
             }
         }
     }

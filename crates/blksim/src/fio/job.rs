@@ -134,14 +134,18 @@ pub(crate) struct Rwmix {
     pub issues: u64,
 }
 
-/// `zonemode=strided`'s state: the job's `offset` is fio's `f->file_offset`,
-/// the start of the zone it is in, which moves; `start` is where it began
-/// (fio's `get_start_offset`), `bytes` fio's `td->zone_bytes`.
+/// `zonemode=strided`'s state: the job's `offset` is fio's `f->file_offset`
+/// of the file it fills an io_u on, the start of the zone it is in, which
+/// moves; `start` is where it began (fio's `get_start_offset`), `bytes` fio's
+/// `td->zone_bytes`, one count for all the job's files. With several files,
+/// `offsets` keeps each file's zone (its `file_offset`) while another's is
+/// in `offset`.
 #[derive(Clone, Debug)]
 pub(crate) struct StridedZone {
     pub cfg: crate::workload::Strided,
     pub start: u64,
     pub bytes: u64,
+    pub offsets: Vec<u64>,
 }
 
 /// fio's `last_ddir_issued`, as an fsync job's next io_u depends on it.
@@ -694,9 +698,10 @@ impl Job {
         self.bytes_issued + self.trimmed_bytes + self.verify.as_deref().map_or(0, |v| v.read_back_bytes)
     }
 
-    /// fio's `td_max_bs`: the job's largest block (at least 1).
+    /// fio's `td_max_bs`: the job's largest block over its directions, a
+    /// `bsrange`'s or a `bssplit`'s largest (at least 1).
     pub(crate) fn max_bs(&self) -> u64 {
-        self.cfg.bs_max.iter().chain(&self.cfg.bs).copied().max().unwrap_or(1).max(1)
+        (0..3).map(|d| self.cfg.bs_range(d).1).max().unwrap_or(1).max(1)
     }
 
     /// fio's `ramp_period_over` at `at`: `reset_all_stats` (the rusage,
@@ -784,7 +789,9 @@ impl Job {
                 .then(|| fio_rand_seed(rand_seed, thread_number, crate::fio::rand::FIO_RAND_BLOCK_OFF));
             Box::new(RandomMaps::new(n, rw_min_bs, lfsr_seed))
         });
-        let strided = cfg.strided.map(|cfg| Box::new(StridedZone { cfg, start, bytes: 0 }));
+        let nfiles = if cfg.file_regions.len() > 1 { cfg.file_regions.len() } else { 0 };
+        let strided =
+            cfg.strided.map(|cfg| Box::new(StridedZone { cfg, start, bytes: 0, offsets: vec![start; nfiles] }));
         Job {
             task: Task {
                 cpu,

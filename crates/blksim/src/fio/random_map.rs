@@ -328,11 +328,17 @@ impl RandomMaps {
 
     /// Every file's pass starts again (a new loop of the job).
     pub(crate) fn reset(&mut self) {
-        for pass in self.files.iter_mut().flatten() {
-            match pass {
-                Pass::Map(m) => m.reset(),
-                Pass::Lfsr(l) => l.reset(),
-            }
+        for di in 0..self.files.len() {
+            self.reset_file(di);
+        }
+    }
+
+    /// File `di`'s pass begins again (fio_file_reset: its map cleared, its LFSR reseeded).
+    pub(crate) fn reset_file(&mut self, di: usize) {
+        match self.files.get_mut(di).and_then(|p| p.as_mut()) {
+            Some(Pass::Map(m)) => m.reset(),
+            Some(Pass::Lfsr(l)) => l.reset(),
+            None => {}
         }
     }
 
