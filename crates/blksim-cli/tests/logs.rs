@@ -1174,8 +1174,7 @@ fn an_io_u_filled_again_on_the_next_file_keeps_its_busy_ok_flag() {
 /// (its write_iolog, times cut): `roundrobin:2` two I/Os to each file in
 /// turn, `sequential` each file until it is done, `random` a file drawn
 /// from fio's `next_file_state` (seeded from the job's) among those not
-/// done (blksim refused all but plain `roundrobin`); zipf and the other
-/// distributions are refused at their line.
+/// done (blksim refused all but plain `roundrobin`).
 #[test]
 fn file_service_type_picks_the_files_as_fio_does() {
     let cases = [
@@ -1205,11 +1204,48 @@ fn file_service_type_picks_the_files_as_fio_does() {
     for (name, job, fio) in cases {
         assert_eq!(trace_text(name, job), fio, "{job}");
     }
-    let d = dir("fst-zipf");
-    let (code, _, err) =
-        run_in(&d, "[j]\nioengine=null\nrw=read\nsize=64k\nfilename=a:b\nfile_service_type=zipf:1.1\n", &[]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("job.fio:6: file_service_type=zipf") && err.contains("not modelled"), "{err}");
+}
+
+/// A skewed `file_service_type` (`zipf`, `pareto`, `normal`), as fio 3.42
+/// serves it (its write_iolog, times cut): each I/O's file drawn from fio's
+/// unhashed `next_file_zipf` over `nr_files << 10` ranges, one I/O each; a
+/// file whose offsets ran out is closed and starts over (fio_file_reset),
+/// none is done, and the job ends by its bytes (blksim refused these). A
+/// file closed while io_us still hold it is `closing`: draws that land on
+/// it are drawn again until the last is reaped. Here the null engine at
+/// depth 4 fills each io_u before it reaps the one before (FIO_Q_BUSY, each
+/// logged twice): when `a` runs out its last read is in flight, so the
+/// draws of `a` that follow are passed over and `b` is read before `a`
+/// opens again; at depth 1 `a` would open again at once.
+#[test]
+fn a_skewed_file_service_draws_its_files_and_starts_a_file_over_as_fio_does() {
+    let pareto = trace_text("fst-pareto", "rw=randread\nsize=64k\nbs=4k\nfilename=a:b:c:d\nfile_service_type=pareto\n");
+    assert_eq!(
+        pareto,
+        "a add|b add|c add|d add|a open|a read 12288 4096|d open|d read 12288 4096|d read 8192 4096|d read 0 4096|\
+         d read 4096 4096|d read 0 4096|b open|b read 0 4096|d read 4096 4096|b read 12288 4096|a read 8192 4096|\
+         d read 8192 4096|d read 12288 4096|d read 0 4096|b read 8192 4096|d read 12288 4096|d read 4096 4096|\
+         a close|b close|d close"
+    );
+    let closing = trace_text(
+        "fst-zipf-closing",
+        "rw=read\nsize=48k\nbs=4k\niodepth=4\nfilename=a:b:c\nfile_service_type=zipf:1.2\n",
+    );
+    let twice = |f: &str, offsets: &[u32]| -> String {
+        offsets.iter().map(|o| format!("{f} read {o} 4096|{f} read {o} 4096|")).collect()
+    };
+    let want = format!(
+        "a add|b add|c add|a open|a read 0 4096|{}a close|b open|{}a open|{}{}{}a close|c open|{}a open|{}\
+         a close|b close|c close",
+        twice("a", &[4096, 8192, 12288]),
+        twice("b", &[0]),
+        twice("a", &[0]),
+        twice("b", &[4096]),
+        twice("a", &[4096, 8192, 12288]),
+        twice("c", &[0]),
+        twice("a", &[0]),
+    );
+    assert_eq!(closing, want);
 }
 
 /// fio's keep_running ends a job whose `io_size` bytes left are fewer than

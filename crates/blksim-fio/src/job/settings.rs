@@ -1,7 +1,9 @@
 //! A job's settings while its sections are applied (fio's `thread_options`):
 //! values read by option kind, and the modelled options written into them.
 
-use blksim::workload::{BsSplit, FileService, RandomDistribution, RateProcess, RwKind, Thinktime, DEFAULT_PERCENTILES};
+use blksim::workload::{
+    BsSplit, FileService, RandomDistribution, RateProcess, RwKind, Skew, Thinktime, DEFAULT_PERCENTILES,
+};
 
 use super::engine::{classify, EngineName, OptionTable};
 use super::logs::{LogOptions, LogWindowValue};
@@ -454,11 +456,17 @@ impl Settings {
                     "roundrobin" => FileService::RoundRobin { nr },
                     "sequential" => FileService::Sequential,
                     "random" => FileService::Random { nr },
+                    // str_fst_cb: the distribution's value and center as random_distribution's.
                     _ => {
-                        return Err(Refusal::NotModelled(format!(
-                            "file_service_type={name} (a file drawn from a {name} distribution, and a file \
-                             that runs out starting over) is not modelled; roundrobin, sequential and random are"
-                        )))
+                        let skew = match value::parse_random_distribution(name, post.as_deref(), self.kb_base)
+                            .map_err(Refusal::Bad)?
+                        {
+                            RandomDistribution::Zipf { theta, center } => Skew::Zipf { theta, center },
+                            RandomDistribution::Pareto { h, center } => Skew::Pareto { h, center },
+                            RandomDistribution::Normal { dev, center } => Skew::Normal { dev, center },
+                            d => unreachable!("file_service_type={name} parsed as {d:?}"),
+                        };
+                        FileService::Skewed(skew)
                     }
                 };
             }

@@ -30,12 +30,17 @@ pub(crate) struct Distribution {
     absolute: bool,
 }
 
+/// One file's zipf, pareto or normal generator; also a skewed
+/// `file_service_type`'s (fio's `next_file_zipf`, `next_file_gauss`).
 #[derive(Clone, Debug)]
-struct FileDist {
+pub(crate) struct FileDist {
     nranges: u64,
     rand_off: u64,
     rng: FRand,
     kind: Kind,
+    /// Ranks scattered by `__hash_u64` (`random_distribution`'s; a file
+    /// service's is not: `zipf_disable_hash`, `gauss_disable_hash`).
+    hash: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -219,11 +224,18 @@ impl FileDist {
             }
             _ => unreachable!("random and zoned have no per-file state"),
         };
-        FileDist { nranges, rand_off, rng, kind }
+        FileDist { nranges, rand_off, rng, kind, hash: true }
+    }
+
+    /// A skewed `file_service_type`'s generator (fio's init_rand_file_service):
+    /// `dist` over `nranges` ranges (the files' number << FIO_FSERVICE_SHIFT),
+    /// seeded with `seed` (`rand_seeds[FIO_RAND_FILE_OFF]`), unhashed.
+    pub(crate) fn file_service(dist: &RandomDistribution, nranges: u64, seed: u32) -> FileDist {
+        FileDist { hash: false, ..FileDist::new(dist, nranges.max(1), seed) }
     }
 
     /// zipf_next, pareto_next, gauss_next.
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let n = self.nranges;
         let val = match self.kind {
             Kind::Zipf { theta, zeta2, zetan } => {
@@ -264,7 +276,8 @@ impl FileDist {
                 sum
             }
         };
-        val.wrapping_mul(GOLDEN_RATIO_64).wrapping_add(self.rand_off) % n
+        let val = if self.hash { val.wrapping_mul(GOLDEN_RATIO_64) } else { val };
+        val.wrapping_add(self.rand_off) % n
     }
 }
 

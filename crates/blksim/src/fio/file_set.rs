@@ -6,10 +6,20 @@
 //! `io_size`: `size=` shared among the files). A file whose offsets ran out
 //! is done (`set_io_u_file`: fio closes it and tries the next); the pass
 //! ends when every file is; the next pass starts none done and none open
-//! (`clear_io_state`). A job of one file has none of this.
+//! (`clear_io_state`). A skewed service (`zipf`, `pareto`, `normal`) draws
+//! each I/O's file from its generator, and a file that runs out is closed
+//! and starts over (fio_file_reset) instead of being done. A job of one file
+//! has none of this.
 
-use crate::fio::rand::FRand;
+use crate::fio::rand::{FRand, RandStates};
 use crate::workload::FileService;
+
+/// fio's `FIO_FSERVICE_SHIFT`: a skewed service draws among `nr_files << 10` ranges.
+pub(crate) const FIO_FSERVICE_SHIFT: u32 = 10;
+
+/// Files in a row a skewed service may find run out, with no I/O between,
+/// before blksim ends the pass (fio draws on for ever).
+const SKEWED_TRIES: u32 = 1 << 20;
 
 /// The files of a job that has more than one.
 pub(crate) struct FileSet {
@@ -26,8 +36,23 @@ pub(crate) struct FileSet {
     /// how many more I/Os it takes (`file_service_left`).
     current: Option<usize>,
     left: u32,
-    /// With `write_iolog`: the files found done since the log last heard, in order.
+    /// With `write_iolog`: the files found done (or, skewed, closed) since the log last heard, in order.
     log: Option<Vec<u16>>,
+    /// A skewed service: files that ran out in a row, each closed and
+    /// started over, with no I/O between them; `just_reset`: the last file
+    /// served was one of them.
+    streak: u32,
+    just_reset: bool,
+    /// A skewed service: the io_us holding each file (fio's `references`
+    /// less its open's: taken as the file is served, put back as the io_u is
+    /// reaped or its fill fails), and the files closed while io_us held them
+    /// (`FIO_FILE_closing`), which get_next_file_rand passes over until the
+    /// last is reaped.
+    refs: Vec<u32>,
+    closing: Vec<bool>,
+    /// The reaping io_us put their files as the chain step ends, after the
+    /// fill fio makes before it reaps (`Sim::io_us_put`).
+    pub(crate) deferred: bool,
 }
 
 impl FileSet {
@@ -35,13 +60,30 @@ impl FileSet {
     pub(crate) fn new(sizes: Vec<(u64, u64)>, service: FileService, log: bool) -> FileSet {
         let n = sizes.len();
         let log = log.then(Vec::new);
-        FileSet { sizes, done: vec![false; n], nr_done: 0, next: 0, service, current: None, left: 0, log }
+        FileSet {
+            sizes,
+            done: vec![false; n],
+            nr_done: 0,
+            next: 0,
+            service,
+            current: None,
+            left: 0,
+            log,
+            streak: 0,
+            just_reset: false,
+            refs: vec![0; n],
+            closing: vec![false; n],
+            deferred: false,
+        }
     }
 
-    /// __get_next_file: the file the next I/O goes to; `rand` is fio's
-    /// `next_file_state` (with every file done, the next in turn: the pass
-    /// is over and nothing is drawn).
-    pub(crate) fn next(&mut self, rand: &mut FRand) -> usize {
+    /// __get_next_file: the file the next I/O goes to; `rand` holds fio's
+    /// `next_file_state` and a skewed service's generator (with every file
+    /// done, the next in turn: the pass is over and nothing is drawn).
+    pub(crate) fn next(&mut self, rand: &mut RandStates) -> usize {
+        if !std::mem::take(&mut self.just_reset) {
+            self.streak = 0;
+        }
         if let Some(f) = self.current {
             if self.service == FileService::Sequential {
                 return f;
@@ -52,7 +94,9 @@ impl FileSet {
             }
         }
         let (f, nr) = match self.service {
-            FileService::Random { nr } if self.nr_done < self.sizes.len() => (self.next_rand(rand), nr),
+            FileService::Random { nr } if self.nr_done < self.sizes.len() => (self.next_rand(&mut rand.file), nr),
+            // (str_fst_cb: one I/O to each file drawn; none is ever done.)
+            FileService::Skewed(_) => (self.next_skewed(rand), 1),
             FileService::Random { nr } | FileService::RoundRobin { nr } => (self.next_rr(), nr),
             FileService::Sequential => (self.next_rr(), 1),
         };
@@ -69,6 +113,36 @@ impl FileSet {
             self.next = if f + 1 == n { 0 } else { f + 1 };
             if !self.done[f] || self.nr_done == n {
                 return f;
+            }
+        }
+    }
+
+    /// get_next_file_rand for a skewed service: files drawn from its
+    /// generator (`__get_next_fileno_rand`) until one is not closing (with
+    /// every file closing fio draws for ever; blksim takes the draw), and the
+    /// io_u takes it (get_file).
+    fn next_skewed(&mut self, rand: &mut RandStates) -> usize {
+        let n = self.sizes.len();
+        let gen = rand.file_skew.as_deref_mut().expect("a skewed file service has its generator");
+        let all_closing = self.closing.iter().all(|&c| c);
+        let f = loop {
+            let f = ((gen.next() >> FIO_FSERVICE_SHIFT) as usize).min(n - 1);
+            if !self.closing[f] || all_closing {
+                break f;
+            }
+        };
+        self.refs[f] += 1;
+        f
+    }
+
+    /// A skewed service's io_u on file `f` was reaped (put_io_u's
+    /// put_file_log): the file it closed while held is closed when the last goes.
+    #[inline(always)]
+    pub(crate) fn io_u_put(&mut self, f: usize) {
+        if let Some(r) = self.refs.get_mut(f).filter(|r| **r > 0) {
+            *r -= 1;
+            if *r == 0 {
+                self.closing[f] = false;
             }
         }
     }
@@ -115,9 +189,42 @@ impl FileSet {
         self.nr_done < self.sizes.len()
     }
 
+    /// A skewed service's file `f` ran out (set_io_u_file): fio closes it and
+    /// starts it over (fio_file_reset) rather than mark it done. Whether to
+    /// try the next file: not after `SKEWED_TRIES` files in a row ran out
+    /// with no I/O between (a job whose offsets never fit: fio would try for
+    /// ever; blksim ends the pass).
+    pub(crate) fn file_restarted(&mut self, f: usize) -> bool {
+        if self.current == Some(f) {
+            self.current = None;
+        }
+        if let Some(log) = &mut self.log {
+            log.push(f as u16);
+        }
+        self.just_reset = true;
+        self.streak += 1;
+        // The failing io_u puts the file back; io_us still holding it leave it closing.
+        self.io_u_put(f);
+        self.closing[f] = self.refs[f] > 0;
+        self.streak < SKEWED_TRIES
+    }
+
+    /// A skewed service gave up after `SKEWED_TRIES` files in a row ran out
+    /// (fio would draw them for ever).
+    pub(crate) fn never_ends(&self) -> bool {
+        self.streak >= SKEWED_TRIES
+    }
+
+    /// A skewed service: a file that runs out starts over instead of being done.
+    pub(crate) fn skewed(&self) -> bool {
+        matches!(self.service, FileService::Skewed(_))
+    }
+
     /// clear_io_state: a new pass, no file done.
     pub(crate) fn reset(&mut self) {
         self.done.iter_mut().for_each(|d| *d = false);
+        self.refs.iter_mut().for_each(|r| *r = 0);
+        self.closing.iter_mut().for_each(|c| *c = false);
         self.nr_done = 0;
         self.current = None;
     }
@@ -149,10 +256,11 @@ impl crate::fio::job::Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fio::distribution::FileDist;
 
     #[test]
     fn round_robin_skips_files_done_until_the_pass_starts_again() {
-        let r = &mut FRand::new(1, false);
+        let r = &mut RandStates::new(1, 1, false, false, false);
         let mut fs = FileSet::new(vec![(8, 8); 3], FileService::default(), true);
         assert_eq!((fs.next(r), fs.next(r), fs.next(r), fs.next(r)), (0, 1, 2, 0));
         assert!(fs.file_done(1));
@@ -169,7 +277,7 @@ mod tests {
     }
     #[test]
     fn a_file_is_kept_for_its_count_or_until_it_is_done() {
-        let r = &mut FRand::new(1, false);
+        let r = &mut RandStates::new(1, 1, false, false, false);
         let mut fs = FileSet::new(vec![(8, 8); 3], FileService::RoundRobin { nr: 2 }, false);
         let order: Vec<usize> = (0..6).map(|_| fs.next(r)).collect();
         assert_eq!(order, [0, 0, 1, 1, 2, 2]);
@@ -181,5 +289,23 @@ mod tests {
         let mut fs = FileSet::new(vec![(8, 8); 3], FileService::Random { nr: 1 }, false);
         assert!(fs.file_done(0) && fs.file_done(2));
         assert!((0..20).all(|_| fs.next(r) == 1));
+    }
+
+    #[test]
+    fn a_skewed_service_passes_over_a_file_closing_until_its_last_io_u_is_put() {
+        let mut r = RandStates::new(1, 1, false, false, false);
+        let zipf = crate::workload::RandomDistribution::Zipf { theta: 1.2, center: None };
+        r.file_skew = Some(Box::new(FileDist::file_service(&zipf, 3 << FIO_FSERVICE_SHIFT, 7)));
+        let skew = FileService::Skewed(crate::workload::Skew::Zipf { theta: 1.2, center: None });
+        let mut fs = FileSet::new(vec![(8, 8); 3], skew, true);
+        let drawn: Vec<usize> = (0..40).map(|_| fs.next(&mut r)).collect();
+        let hot = (0..3).max_by_key(|&f| drawn.iter().filter(|&&d| d == f).count()).unwrap();
+        let held = drawn.iter().filter(|&&d| d == hot).count();
+        // Its fill fails: the failing io_u puts it back, the others hold it.
+        assert!(fs.file_restarted(hot));
+        assert_eq!(fs.take_done_log(), vec![hot as u16], "closed, never done");
+        assert!((0..200).all(|_| fs.next(&mut r) != hot), "a closing file is not served");
+        (1..held).for_each(|_| fs.io_u_put(hot));
+        assert!((0..200).any(|_| fs.next(&mut r) == hot), "served again once its io_us are reaped");
     }
 }

@@ -70,11 +70,25 @@ impl Sim {
         req
     }
 
-    /// With `write_iolog`: the io_us of the `reap` completions the chain
-    /// step takes (after `tw` task_work items) go back on fio's free list
-    /// in that order (`ios_completed` → `put_io_u`), before the next are prepared.
+    /// The io_us of the `reap` completions the chain step takes (after `tw`
+    /// task_work items) are put (`ios_completed` → `put_io_u`), before the
+    /// next are prepared: with `write_iolog` back on fio's free list in that
+    /// order; with a skewed file service each puts its file (a file closed
+    /// while io_us held it is closed when the last goes), after the next
+    /// fill where fio fills it before it reaps (`Job::fills_before_reap`:
+    /// `files_put_deferred` when the step ends).
     pub(crate) fn io_us_put(&mut self, j: JobId, tw: u32, reap: u32) {
         let job = &mut self.jobs[j];
+        let later = job.fills_before_reap();
+        if let Some(files) = job.files.as_deref_mut().filter(|f| f.skewed()) {
+            if later {
+                files.deferred = true;
+            } else {
+                let e = &job.engine;
+                let taken = e.ready.iter().chain(e.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
+                taken.for_each(|&r| files.io_u_put(self.reqs.reqs[r].file as usize));
+            }
+        }
         let Some(io_us) = job.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) else { return };
         let e = &job.engine;
         e.ready

@@ -11,7 +11,7 @@ use crate::fio::pace::Pace;
 use crate::fio::verify_log::VerifyLog;
 use crate::ids::DevId;
 use crate::system::Sim;
-use crate::workload::{JobConfig, RandomGenerator};
+use crate::workload::{FileService, JobConfig, RandomGenerator};
 
 impl Sim {
     /// Job `i`'s fio state.
@@ -66,7 +66,8 @@ impl Sim {
             || (0..3).any(|d| cfg.bs_varies(d))
             || cfg.bs_is_seq_rand
             || (cfg.num_range > 1 && cfg.rw_has_trim())
-            || cfg.strided.is_some();
+            || cfg.strided.is_some()
+            || matches!(cfg.file_service, FileService::Skewed(_));
         job.dist = self.job_distribution(i, cfg, devs, job.rand.offset_seed())?.map(Box::new);
         let files = self.job_files(cfg, devs);
         if files.len() > 1 {

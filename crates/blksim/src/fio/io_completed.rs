@@ -118,6 +118,10 @@ impl Sim {
             job.ts.sample_ios = [0; 3];
             job.ts.next_sample_ns += interval;
         }
+        if let Some(files) = job.files.as_deref_mut().filter(|f| f.deferred) {
+            files.deferred = false;
+            reaping.iter().for_each(|&r| files.io_u_put(self.reqs.reqs[r].file as usize));
+        }
         let tio = job.cfg.program == crate::workload::Program::TIoUring;
         for &req in &reaping {
             let r = &self.reqs.reqs[req];

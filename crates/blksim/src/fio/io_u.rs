@@ -50,7 +50,7 @@ impl Job {
     pub(crate) fn next_file(&mut self, bs: u64, capacity: impl Fn(DevId) -> u64) -> (usize, Option<DevId>, u64, u64) {
         if let Some(files) = self.files.as_deref_mut() {
             // Several files: the next not done, its region its share of `size`.
-            let di = files.next(&mut self.rand.file);
+            let di = files.next(&mut self.rand);
             let (real, region) = files.sizes[di];
             return (di, self.devs.get(di).copied(), real, region.max(bs));
         }
@@ -119,8 +119,17 @@ impl Job {
         // The io_u keeps the IO_U_F_BUSY_OK a sequential draw set (fio clears it as the io_u
         // completes): filled again on the next file, it is the same io_u.
         self.busy_ok_carried |= self.drew_seq;
-        if self.files.as_deref_mut().is_some_and(|f| f.file_done(di)) {
-            return true;
+        if let Some(files) = self.files.as_deref_mut() {
+            if files.skewed() {
+                // set_io_u_file: a skewed service's file is closed and starts over (fio_file_reset).
+                if files.file_restarted(di) {
+                    let fo = self.cfg.offset;
+                    self.file_reset(di, fo);
+                    return true;
+                }
+            } else if files.file_done(di) {
+                return true;
+            }
         }
         // get_io_u puts it back on the free list (a stack): the next pass takes it again
         // unless the pass's drain puts io_us that completed on top of it (none is in flight
@@ -427,16 +436,23 @@ impl Job {
             self.last_pos[di * 3 + d] = fo;
         }
         if reset {
-            self.last_pos[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = fo);
-            if let Some(tw) = self.trimwrite.as_deref_mut() {
-                tw.last_start[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
-            }
-            if let Some(ls) = self.last_start.as_deref_mut() {
-                ls[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
-            }
-            if let Some(maps) = self.random_maps.as_deref_mut() {
-                maps.reset_file(di);
-            }
+            self.file_reset(di, fo);
+        }
+    }
+
+    /// fio_file_reset of file `di`, whose offset (`file_offset`) is `fo`:
+    /// its positions back at it, no last start, its random map cleared or
+    /// its LFSR reseeded.
+    pub(crate) fn file_reset(&mut self, di: usize, fo: u64) {
+        self.last_pos[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = fo);
+        if let Some(tw) = self.trimwrite.as_deref_mut() {
+            tw.last_start[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
+        }
+        if let Some(ls) = self.last_start.as_deref_mut() {
+            ls[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
+        }
+        if let Some(maps) = self.random_maps.as_deref_mut() {
+            maps.reset_file(di);
         }
     }
 
@@ -490,7 +506,7 @@ impl Job {
         };
         // (get_next_rand_block: a time-based job's pass starts again at once; io_size's makes a
         // new pass, `next_offset`.)
-        let again = self.cfg.time_based;
+        let again = self.cfg.time_based || self.files.as_deref().is_some_and(|f| f.skewed());
         let b = match pass {
             Pass::Lfsr(lfsr) => match lfsr.next() {
                 Some(b) => return Some(b * ba),

@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 
 use crate::block::elevator::SchedCtx;
+use crate::fio::distribution::FileDist;
+use crate::fio::file_set::FIO_FSERVICE_SHIFT;
 use crate::fio::pace::Pace;
 use crate::fio::rand::RandStates;
 use crate::fio::random_map::RandomMaps;
@@ -14,7 +16,7 @@ use crate::io_uring::ring::Ring;
 use crate::sim::Rng;
 use crate::stats::CpuStage;
 use crate::stats::DirStats;
-use crate::workload::{Direction, IoEngine, JobConfig, RandomGenerator, RwKind};
+use crate::workload::{Direction, FileService, IoEngine, JobConfig, RandomGenerator, RwKind};
 
 /// fio's FIO_ASYNCIO_SYNC_TRIM (libaio, posixaio; io_uring after
 /// `async_trim_fail`): the queue hook trims with a blocking BLKDISCARD
@@ -604,7 +606,7 @@ impl Job {
     /// are prepared.
     #[inline(always)]
     pub(crate) fn busy_begin(&mut self) -> bool {
-        if !self.cfg.log_queued || !self.engine.refuses || self.inflight >= self.cfg.iodepth || self.done_issuing {
+        if !self.cfg.log_queued || !self.fills_before_reap() {
             return false;
         }
         self.engine.busy = true;
@@ -612,6 +614,13 @@ impl Job {
             io_us.reserve();
         }
         true
+    }
+
+    /// fio fills its next io_u before it reaps: the null engine at a depth
+    /// above 1 refuses it with FIO_Q_BUSY while completions wait, and
+    /// do_io reaps, then queues it again.
+    pub(crate) fn fills_before_reap(&self) -> bool {
+        self.engine.refuses && self.inflight < self.cfg.iodepth && !self.done_issuing
     }
 
     /// After `busy_begin`'s reap, or at a pass's end before it: no io_u is
@@ -780,7 +789,13 @@ impl Job {
         let rand_seed = cfg.fio_seed.unwrap_or_else(|| rng.clone().next_u64());
         let trimwrite = matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite);
         let use64 = cfg.random_generator == RandomGenerator::Tausworthe64;
-        let rand = RandStates::new(rand_seed, thread_number, use64, cfg.verify.is_some(), trimwrite);
+        let mut rand = RandStates::new(rand_seed, thread_number, use64, cfg.verify.is_some(), trimwrite);
+        if let (FileService::Skewed(skew), true) = (cfg.file_service, n > 1) {
+            // init_rand_file_service: nr_files << FIO_FSERVICE_SHIFT ranges, the seed as an unsigned int.
+            let ranges = (n as u64) << FIO_FSERVICE_SHIFT;
+            let dist = FileDist::file_service(&skew.distribution(), ranges, rand.file_seed() as u32);
+            rand.file_skew = Some(Box::new(dist));
+        }
         let random_maps = (cfg.rw.is_random() && (cfg.random_generator.is_lfsr() || !cfg.norandommap)).then(|| {
             let rw_min_bs = cfg.bs.iter().copied().filter(|&b| b > 0).min().unwrap_or(4096);
             let lfsr_seed = cfg

@@ -2,7 +2,7 @@
 //! itself would fail, and what is not modelled yet), each at the job's line.
 
 use crate::error::Error;
-use crate::workload::{IoEngine, JobConfig, RwKind};
+use crate::workload::{FileService, IoEngine, JobConfig, RwKind};
 
 /// Bad input in job `job` (exit 2, at its line).
 pub(crate) fn bad_input(job: usize, message: String) -> Error {
@@ -26,12 +26,13 @@ fn trim_what(cfg: &JobConfig) -> String {
 pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     let files = cfg.filenames.len().max(cfg.file_regions.len());
     let trimwrite = matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite);
-    if files > 1 && trimwrite && matches!(cfg.file_service, crate::workload::FileService::Random { .. }) {
+    let drawn = matches!(cfg.file_service, FileService::Random { .. } | FileService::Skewed(_));
+    if files > 1 && trimwrite && drawn {
         return Err(not_modelled(
             i,
             format!(
-                "rw={} with file_service_type=random over {files} files: which file's trim a write follows is not \
-                 modelled (roundrobin and sequential are)",
+                "rw={} with a file_service_type that draws the files over {files} files: which file's trim a \
+                 write follows is not modelled (roundrobin and sequential are)",
                 cfg.rw.fio_name()
             ),
         ));

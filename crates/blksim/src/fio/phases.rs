@@ -29,8 +29,17 @@ impl Sim {
         }
     }
 
-    /// A job ended: when its whole phase has, the next phase starts.
+    /// A job ended: when its whole phase has, the next phase starts. One
+    /// whose skewed file service found no I/O that fits gave up, where fio
+    /// never ends: the run fails with why.
     pub(crate) fn job_finished(&mut self, j: JobId) {
+        if self.jobs[j].files.as_deref().is_some_and(|f| f.never_ends()) {
+            self.run.fail(crate::error::Error::not_modelled(format!(
+                "job {}: file_service_type draws its files, and none has an I/O that fits (each closed and \
+                 started over a million times in a row): fio draws and reopens them for ever and never ends",
+                self.jobs[j].cfg.name
+            )));
+        }
         self.flow_leave(j);
         self.aio_owner_done(j);
         self.offload_owner_done(j);

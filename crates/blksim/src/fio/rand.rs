@@ -162,6 +162,11 @@ pub(crate) struct RandStates {
     pub seq_rand: [FRand; 3],
     /// `next_file_state`: `file_service_type=random`'s file.
     pub file: FRand,
+    /// A skewed `file_service_type`'s generator (`next_file_zipf`,
+    /// `next_file_gauss`), set by the job when it has several files.
+    pub file_skew: Option<Box<crate::fio::distribution::FileDist>>,
+    /// `file_service_type`'s seed (`rand_seeds[FIO_RAND_FILE_OFF]`).
+    file_seed: u64,
     /// The offsets' seed (`rand_seeds[FIO_RAND_BLOCK_OFF]`).
     offset_seed: u64,
     /// `rate_process=poisson`'s states (`poisson_state`, 32 bits), reads' and writes' as seeded.
@@ -189,6 +194,8 @@ impl RandStates {
             prio: FRand::new(seed(FIO_RAND_PRIO_CMDS), false),
             seq_rand: [0; 3].map(|_| FRand::new(seed(FIO_RAND_SEQ_RAND_READ_OFF), false)),
             file: FRand::new(seed(FIO_RAND_FILE_OFF), use64),
+            file_skew: None,
+            file_seed: seed(FIO_RAND_FILE_OFF),
         }
     }
 }
@@ -197,6 +204,11 @@ impl RandStates {
     /// Direction `d`'s `poisson_state` as seeded.
     pub(crate) fn poisson(&self, d: usize) -> FRand {
         self.poisson[d].clone()
+    }
+
+    /// `file_service_type`'s seed (`rand_seeds[FIO_RAND_FILE_OFF]`).
+    pub(crate) fn file_seed(&self) -> u64 {
+        self.file_seed
     }
 
     /// The offsets' seed (`rand_seeds[FIO_RAND_BLOCK_OFF]`).
