@@ -1262,3 +1262,18 @@ fn a_job_ends_when_fewer_bytes_than_its_largest_bssplit_block_are_left() {
     let want = format!("f add|{}|{}", pass.join("|"), pass.join("|"));
     assert_eq!(trace_text("bssplit-max-bs", job), want);
 }
+
+/// A skewed file service whose files have no I/O that fits (this job, from
+/// the null sweep's seed 340165: fio 3.42 issues none, and closes, reopens
+/// and draws its files for ever, its log growing past 1 GiB): blksim
+/// gives up after a million files in a row and fails the run saying why,
+/// rather than hang or end the job as if it had done its I/O.
+#[test]
+fn a_skewed_file_service_with_no_io_that_fits_fails_saying_fio_never_ends() {
+    let d = dir("fst-never");
+    let job = "[j]\nioengine=null\nrw=randread\nbs=4k,8k\nblockalign=8k\nsize=10%\nfilesize=16m\n\
+               random_generator=lfsr\niodepth=4\nfilename=/dev/nvme0n1:/dev/nvme1n1\nfile_service_type=zipf\n";
+    let (code, _, err) = run_in(&d, job, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("file_service_type draws its files") && err.contains("never ends"), "{err}");
+}

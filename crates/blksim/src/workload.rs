@@ -641,7 +641,7 @@ pub enum RateProcess {
 /// fio's `file_service_type`: which of a job's several files its next I/O
 /// goes to (`get_next_file`), and for how many I/Os (`:N`, fio's
 /// `file_service_nr`) before it picks again.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum FileService {
     /// `roundrobin`: the next file not done, in turn.
     RoundRobin {
@@ -659,44 +659,8 @@ pub enum FileService {
     /// distribution over the job's files (fio's `next_file_zipf` or
     /// `next_file_gauss`, unhashed, over `nr_files << 10` ranges); a file
     /// whose offsets run out starts over (fio_file_reset), none is done.
-    Skewed(Skew),
-}
-
-/// The distribution of a skewed `file_service_type`, as `random_distribution`'s.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Skew {
-    /// `zipf[:THETA[:CENTER]]`.
-    Zipf {
-        /// The exponent (not 1; 1.1 by default).
-        theta: f64,
-        /// Where among the files (0 to 1) the most served lies; `None`: a random place.
-        center: Option<f64>,
-    },
-    /// `pareto[:H[:CENTER]]`.
-    Pareto {
-        /// The power (0 < h < 1; 0.2 by default).
-        h: f64,
-        /// As zipf's.
-        center: Option<f64>,
-    },
-    /// `normal[:DEV[:CENTER]]`, `gauss`.
-    Normal {
-        /// The deviation in percent of the files (0 by default).
-        dev: f64,
-        /// Where the mean lies, 0.5 being the middle; `None`: at the first file.
-        center: Option<f64>,
-    },
-}
-
-impl Skew {
-    /// As a `random_distribution` (the same generators draw it).
-    pub fn distribution(self) -> RandomDistribution {
-        match self {
-            Skew::Zipf { theta, center } => RandomDistribution::Zipf { theta, center },
-            Skew::Pareto { h, center } => RandomDistribution::Pareto { h, center },
-            Skew::Normal { dev, center } => RandomDistribution::Normal { dev, center },
-        }
-    }
+    /// Its distribution is a `random_distribution`'s zipf, pareto or normal.
+    Skewed(RandomDistribution),
 }
 
 impl Default for FileService {

@@ -628,7 +628,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.rw_identical = st.rw_identical;
     c.ddir_seq_add = st.ddir_seq_add;
     c.random_distribution = st.random_distribution.clone();
-    c.file_service = st.file_service;
+    c.file_service = st.file_service.clone();
     c.rate_iops = st.rate_iops;
     c.rate = st.rate;
     c.rate_process = st.rate_process;

@@ -1,9 +1,7 @@
 //! A job's settings while its sections are applied (fio's `thread_options`):
 //! values read by option kind, and the modelled options written into them.
 
-use blksim::workload::{
-    BsSplit, FileService, RandomDistribution, RateProcess, RwKind, Skew, Thinktime, DEFAULT_PERCENTILES,
-};
+use blksim::workload::{BsSplit, FileService, RandomDistribution, RateProcess, RwKind, Thinktime, DEFAULT_PERCENTILES};
 
 use super::engine::{classify, EngineName, OptionTable};
 use super::logs::{LogOptions, LogWindowValue};
@@ -457,17 +455,9 @@ impl Settings {
                     "sequential" => FileService::Sequential,
                     "random" => FileService::Random { nr },
                     // str_fst_cb: the distribution's value and center as random_distribution's.
-                    _ => {
-                        let skew = match value::parse_random_distribution(name, post.as_deref(), self.kb_base)
-                            .map_err(Refusal::Bad)?
-                        {
-                            RandomDistribution::Zipf { theta, center } => Skew::Zipf { theta, center },
-                            RandomDistribution::Pareto { h, center } => Skew::Pareto { h, center },
-                            RandomDistribution::Normal { dev, center } => Skew::Normal { dev, center },
-                            d => unreachable!("file_service_type={name} parsed as {d:?}"),
-                        };
-                        FileService::Skewed(skew)
-                    }
+                    _ => FileService::Skewed(
+                        value::parse_random_distribution(name, post.as_deref(), self.kb_base).map_err(Refusal::Bad)?,
+                    ),
                 };
             }
             (Field::RandomDistribution, P::Choice("sequence", _)) => {

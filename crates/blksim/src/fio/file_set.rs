@@ -18,7 +18,7 @@ use crate::workload::FileService;
 pub(crate) const FIO_FSERVICE_SHIFT: u32 = 10;
 
 /// Files in a row a skewed service may find run out, with no I/O between,
-/// before blksim ends the pass (fio draws on for ever).
+/// before blksim gives up (fio draws on for ever).
 const SKEWED_TRIES: u32 = 1 << 20;
 
 /// The files of a job that has more than one.
@@ -193,7 +193,7 @@ impl FileSet {
     /// starts it over (fio_file_reset) rather than mark it done. Whether to
     /// try the next file: not after `SKEWED_TRIES` files in a row ran out
     /// with no I/O between (a job whose offsets never fit: fio would try for
-    /// ever; blksim ends the pass).
+    /// ever; blksim gives up, `never_ends`, and the run fails with why).
     pub(crate) fn file_restarted(&mut self, f: usize) -> bool {
         if self.current == Some(f) {
             self.current = None;
@@ -296,7 +296,7 @@ mod tests {
         let mut r = RandStates::new(1, 1, false, false, false);
         let zipf = crate::workload::RandomDistribution::Zipf { theta: 1.2, center: None };
         r.file_skew = Some(Box::new(FileDist::file_service(&zipf, 3 << FIO_FSERVICE_SHIFT, 7)));
-        let skew = FileService::Skewed(crate::workload::Skew::Zipf { theta: 1.2, center: None });
+        let skew = FileService::Skewed(zipf);
         let mut fs = FileSet::new(vec![(8, 8); 3], skew, true);
         let drawn: Vec<usize> = (0..40).map(|_| fs.next(&mut r)).collect();
         let hot = (0..3).max_by_key(|&f| drawn.iter().filter(|&&d| d == f).count()).unwrap();

@@ -76,7 +76,7 @@ impl Sim {
     /// order; with a skewed file service each puts its file (a file closed
     /// while io_us held it is closed when the last goes), after the next
     /// fill where fio fills it before it reaps (`Job::fills_before_reap`:
-    /// `files_put_deferred` when the step ends).
+    /// `FileSet::deferred`, put by `job_accounted` as the step ends).
     pub(crate) fn io_us_put(&mut self, j: JobId, tw: u32, reap: u32) {
         let job = &mut self.jobs[j];
         let later = job.fills_before_reap();

@@ -71,7 +71,7 @@ impl Sim {
         job.dist = self.job_distribution(i, cfg, devs, job.rand.offset_seed())?.map(Box::new);
         let files = self.job_files(cfg, devs);
         if files.len() > 1 {
-            let service = cfg.file_service;
+            let service = cfg.file_service.clone();
             job.files = Some(Box::new(crate::fio::file_set::FileSet::new(files, service, cfg.log_queued)));
         }
         Ok(())

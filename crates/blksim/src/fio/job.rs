@@ -790,10 +790,10 @@ impl Job {
         let trimwrite = matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite);
         let use64 = cfg.random_generator == RandomGenerator::Tausworthe64;
         let mut rand = RandStates::new(rand_seed, thread_number, use64, cfg.verify.is_some(), trimwrite);
-        if let (FileService::Skewed(skew), true) = (cfg.file_service, n > 1) {
+        if let (FileService::Skewed(dist), true) = (&cfg.file_service, n > 1) {
             // init_rand_file_service: nr_files << FIO_FSERVICE_SHIFT ranges, the seed as an unsigned int.
             let ranges = (n as u64) << FIO_FSERVICE_SHIFT;
-            let dist = FileDist::file_service(&skew.distribution(), ranges, rand.file_seed() as u32);
+            let dist = FileDist::file_service(dist, ranges, rand.file_seed() as u32);
             rand.file_skew = Some(Box::new(dist));
         }
         let random_maps = (cfg.rw.is_random() && (cfg.random_generator.is_lfsr() || !cfg.norandommap)).then(|| {
