@@ -1277,3 +1277,23 @@ fn a_skewed_file_service_with_no_io_that_fits_fails_saying_fio_never_ends() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("file_service_type draws its files") && err.contains("never ends"), "{err}");
 }
+
+/// `rw=trimwrite:-4k` with 4 KiB trims: fio 3.42 trims one block for ever
+/// (each trim where the last began; trims are not the job's bytes) and
+/// never ends (null sweep seed 360358); blksim ran for ever too. It is
+/// refused with why; a hole that moves (`-2k`) runs.
+#[test]
+fn a_trimwrite_whose_hole_undoes_its_trim_is_refused_as_fio_never_ends() {
+    let d = dir("trimwrite-never");
+    let job = "[j]\nioengine=null\nfilename=/dev/nvme0n1\nrw=trimwrite:-4k\nbs=16k,4k\nsize=1m\n";
+    let (code, _, err) = run_in(&d, job, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("rw=trimwrite:-4096") && err.contains("never ends"), "{err}");
+    let ends = trace_text("trimwrite-moves", "filename=f\nrw=trimwrite:-2k\nbs=4k\nsize=16k\n");
+    assert_eq!(
+        ends,
+        "f add|f open|f trim 0 4096|f write 0 4096|f trim 2048 4096|f write 2048 4096|f trim 4096 4096|\
+         f write 4096 4096|f trim 6144 4096|f write 6144 4096|f close",
+        "fio 3.42's log"
+    );
+}

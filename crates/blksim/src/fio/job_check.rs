@@ -37,6 +37,19 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
             ),
         ));
     }
+    // fio's trimwrite whose hole is minus its trim size trims where the last trim began, for ever:
+    // its trims do not count towards the job's bytes (fio 3.42 on the null engine: millions of
+    // trims of one block and never an end; -2k or -8k with 4 KiB trims end).
+    let (trim_min, trim_max) = cfg.bs_range(2);
+    if cfg.rw == RwKind::TrimWrite && trim_min == trim_max && cfg.ddir_seq_add == -(trim_min as i64) {
+        return Err(bad_input(
+            i,
+            format!(
+                "rw=trimwrite:-{trim_min}: a hole of minus the trim size puts each trim where the last began, \
+                 and trims do not count towards the job's bytes: fio trims that block for ever and never ends"
+            ),
+        ));
+    }
     let is_null = matches!(cfg.ioengine, IoEngine::Null);
     // NVMe passthrough (io_uring_cmd on /dev/ngXnY) never goes through a page cache; fio opens
     // the char device with O_DIRECT only when told to, and a character device refuses that.
