@@ -1026,6 +1026,14 @@ fn a_rate_for_trims_is_refused_unless_they_go_with_their_writes() {
 /// `job` (a null-engine section's options, with `write_iolog=trace`) run in
 /// a scratch directory `name`: its trace's lines without fio's time column,
 /// after the version line, joined by `|`.
+/// Run `job` (a whole job file) in a directory of its own, named `name`:
+/// it must be refused (exit 2); its message.
+fn refused(name: &str, job: &str) -> String {
+    let (code, _, err) = run_in(&dir(name), job, &[]);
+    assert_eq!(code, 2, "{err}");
+    err
+}
+
 fn trace_text(name: &str, job: &str) -> String {
     let d = dir(name);
     let (code, _, err) = run_in(&d, &format!("[j]\nioengine=null\nwrite_iolog=trace\n{job}"), &[]);
@@ -1270,11 +1278,9 @@ fn a_job_ends_when_fewer_bytes_than_its_largest_bssplit_block_are_left() {
 /// rather than hang or end the job as if it had done its I/O.
 #[test]
 fn a_skewed_file_service_with_no_io_that_fits_fails_saying_fio_never_ends() {
-    let d = dir("fst-never");
     let job = "[j]\nioengine=null\nrw=randread\nbs=4k,8k\nblockalign=8k\nsize=10%\nfilesize=16m\n\
                random_generator=lfsr\niodepth=4\nfilename=/dev/nvme0n1:/dev/nvme1n1\nfile_service_type=zipf\n";
-    let (code, _, err) = run_in(&d, job, &[]);
-    assert_eq!(code, 2, "{err}");
+    let err = refused("fst-never", job);
     assert!(err.contains("file_service_type draws its files") && err.contains("never ends"), "{err}");
 }
 
@@ -1284,10 +1290,8 @@ fn a_skewed_file_service_with_no_io_that_fits_fails_saying_fio_never_ends() {
 /// refused with why; a hole that moves (`-2k`) runs.
 #[test]
 fn a_trimwrite_whose_hole_undoes_its_trim_is_refused_as_fio_never_ends() {
-    let d = dir("trimwrite-never");
     let job = "[j]\nioengine=null\nfilename=/dev/nvme0n1\nrw=trimwrite:-4k\nbs=16k,4k\nsize=1m\n";
-    let (code, _, err) = run_in(&d, job, &[]);
-    assert_eq!(code, 2, "{err}");
+    let err = refused("trimwrite-never", job);
     assert!(err.contains("rw=trimwrite:-4096") && err.contains("never ends"), "{err}");
     let ends = trace_text("trimwrite-moves", "filename=f\nrw=trimwrite:-2k\nbs=4k\nsize=16k\n");
     assert_eq!(

@@ -804,7 +804,8 @@ impl Job {
                 .then(|| fio_rand_seed(rand_seed, thread_number, crate::fio::rand::FIO_RAND_BLOCK_OFF));
             Box::new(RandomMaps::new(n, rw_min_bs, lfsr_seed))
         });
-        let nfiles = if cfg.file_regions.len() > 1 { cfg.file_regions.len() } else { 0 };
+        // (Several files: each one's zone; a job of one file keeps its zone in `offset` alone.)
+        let nfiles = if n > 1 { n } else { 0 };
         let strided =
             cfg.strided.map(|cfg| Box::new(StridedZone { cfg, start, bytes: 0, offsets: vec![start; nfiles] }));
         Job {
