@@ -502,6 +502,32 @@ fn rw_sequencer_identical_repeats_the_last_offset_between_random_draws() {
     assert_ne!(reads[0], reads[4]);
 }
 
+/// A time-based job whose random map is full starts its file again with
+/// fio_file_reset, which also forgets each direction's last start: the next
+/// I/O of `rw_sequencer=identical` that repeats one goes to the file's start.
+/// fio 3.42's write_iolog of this job (times cut), as direction and block;
+/// blksim kept the last starts and sent the 34th I/O to block 6, not 0.
+#[test]
+fn a_random_maps_reset_forgets_the_last_starts_as_fio_file_reset_does() {
+    let trace = trace_text(
+        "identical-reset",
+        "rw=randrw:2\nrw_sequencer=identical\nbs=4k\nsize=64k\ntime_based\nruntime=100us\nrandseed=7\n",
+    );
+    let got: Vec<String> = trace
+        .split('|')
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            matches!(f.get(1), Some(&"read" | &"write"))
+                .then(|| format!("{}{}", &f[1][..1], f[2].parse::<u64>().unwrap() / 4096))
+        })
+        .take(72)
+        .collect();
+    let fio = "w8 w8 r9 r9 r12 w8 w15 w15 r0 w15 r7 w15 r1 r1 r13 w15 r2 w15 w10 r2 w11 r2 w14 w14 w3 r2 r4 w3 r5 w3 \
+               r6 w3 w4 r0 r6 w4 r0 w4 r9 r9 w7 w7 w12 r9 r10 w12 w11 r10 r13 w11 r14 w11 w15 r14 r8 w15 r1 w15 w2 \
+               w2 w3 w3 w5 w5 r15 w0 w7 w7 w8 w8 w11 r15";
+    assert_eq!(got.join(" "), fio);
+}
+
 #[test]
 fn a_size_that_is_not_a_multiple_of_bs_ends_where_fio_ends_it() {
     // size=10001, bs=4k on the null engine (a file of 10,001 bytes): a sequential stream stops

@@ -444,15 +444,21 @@ impl Job {
     /// its positions back at it, no last start, its random map cleared or
     /// its LFSR reseeded.
     pub(crate) fn file_reset(&mut self, di: usize, fo: u64) {
+        self.file_positions_reset(di, fo);
+        if let Some(maps) = self.random_maps.as_deref_mut() {
+            maps.reset_file(di);
+        }
+    }
+
+    /// fio_file_reset's positions of file `di`: every direction's back at
+    /// `fo`, no last start (trimwrite's pairs, `rw_sequencer=identical`).
+    fn file_positions_reset(&mut self, di: usize, fo: u64) {
         self.last_pos[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = fo);
         if let Some(tw) = self.trimwrite.as_deref_mut() {
             tw.last_start[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
         }
         if let Some(ls) = self.last_start.as_deref_mut() {
             ls[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
-        }
-        if let Some(maps) = self.random_maps.as_deref_mut() {
-            maps.reset_file(di);
         }
     }
 
@@ -531,11 +537,8 @@ impl Job {
                 self.rand.offset.scaled(blocks)
             }
         };
-        let start = self.cfg.offset;
-        self.last_pos[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = start);
-        if let Some(tw) = self.trimwrite.as_deref_mut() {
-            tw.last_start[di * 3..di * 3 + 3].iter_mut().for_each(|p| *p = u64::MAX);
-        }
+        // fio_file_reset: the map or LFSR is reset above (before the draw).
+        self.file_positions_reset(di, self.cfg.offset);
         Some(b * ba)
     }
 
