@@ -783,9 +783,12 @@ fn a_loaded_state_stops_verification_where_the_saved_writes_stopped() {
 }
 
 #[test]
-fn t0026_verify_after_each_loop_and_within_the_runtime() {
+fn t0026_verify_after_each_loop_and_none_in_a_time_based_sync_job() {
     // fio's criterion: exit 0. job1 writes 1 MiB eight times, reading each pass back (experimental
-    // verify); job2 (time-based, 5 s) writes and reads back 1 MiB at a time until its runtime ends.
+    // verify); job2 (time-based, 5 s, psync) mixes reads and writes until its runtime ends and
+    // never reads back: do_io ends a time-based verifying pass at `size` bytes queued, and a sync
+    // engine's io_us complete in its queue hook (FIO_Q_COMPLETED), adding none (fio 3.42 on a
+    // file: 18,212 KiB read, 18,652 KiB written in 300 ms, no read-back).
     let job = "[global]\ndirect=1\n[job1]\nfilename=/dev/nvme0n1\nsize=1M\nreadwrite=randwrite\nloops=8\n\
                do_verify=1\nverify=md5\nexperimental_verify=1\n\
                [job2]\nstonewall=1\nfilename=/dev/nvme0n1\nsize=1M\nreadwrite=randrw\ntime_based\nruntime=5\n\
@@ -794,12 +797,11 @@ fn t0026_verify_after_each_loop_and_within_the_runtime() {
     let out: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
     let (j1, j2) = (&out["jobs"][0], &out["jobs"][1]);
     assert_eq!((j1["write"]["io_kbytes"].as_u64(), j1["read"]["io_kbytes"].as_u64()), (Some(8192), Some(8192)));
-    // job2 ends at its runtime, read-backs included (fio's do_verify stops there too).
     let ms = j2["job_runtime"].as_u64().unwrap();
     assert!((5000..5010).contains(&ms), "job2 ran {ms} ms");
     let (r, w) = (j2["read"]["io_kbytes"].as_u64().unwrap(), j2["write"]["io_kbytes"].as_u64().unwrap());
-    // Its reads: half of each loop's I/O, and each loop's writes read back.
-    assert!(r > w && r < 3 * w, "read {r} KiB, wrote {w} KiB");
+    // Its reads: half of its I/O (rwmixread=50), no read-back on top.
+    assert!(r * 10 > w * 9 && r * 10 < w * 11, "read {r} KiB, wrote {w} KiB");
 }
 
 #[test]

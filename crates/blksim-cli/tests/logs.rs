@@ -890,6 +890,26 @@ fn a_verifying_job_passes_on_until_its_size_is_done() {
     assert_eq!(reads_writes_opens(&d, job), ((28, 12), 4), "two passes, each read back");
 }
 
+/// A time-based verifying job's do_io ends its pass at `size` bytes queued
+/// (io_queue_event's FIO_Q_QUEUED) to read them back. The null engine at
+/// depth 1 (FIO_SYNCIO, like psync) completes each io_u in its queue hook
+/// and adds nothing: the job writes, wrapping at the region's end, until
+/// its runtime ends. Expected: fio 3.42's write_iolog (at depth 1 no read;
+/// at depth 4 the first read-back after 64 writes, all but the first logged
+/// twice, and the file reopened); blksim read back at depth 1 too.
+#[test]
+fn a_time_based_verifying_job_reads_back_only_what_its_engine_queued() {
+    let job = "rw=write\nbs=16k\nsize=1m\nverify=crc32c\ntime_based\nruntime=2ms\n";
+    let sync = trace_text("verify-time-sync", &format!("{job}iodepth=1\n"));
+    assert!(!sync.contains(" read "), "{sync}");
+    assert_eq!(sync.matches(" open").count(), 1, "{sync}");
+    assert!(sync.contains("|j.0.0 write 1032192 16384|j.0.0 write 0 16384|"), "{sync}");
+    let queued = trace_text("verify-time-queued", &format!("{job}iodepth=4\n"));
+    let first = queued.split('|').position(|l| l.contains(" read ")).expect("a read-back");
+    assert_eq!(first, 131, "{queued}");
+    assert_eq!(queued.split('|').nth(129), Some("j.0.0 close"));
+}
+
 /// A verifying job whose `number_ios` is spent stops after its read-back:
 /// keep_running's exceeds_number_ios comes before its size, and a pass
 /// without I/O ends the job. Expected: fio 3.42's JSON and `write_iolog`.

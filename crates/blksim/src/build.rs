@@ -326,9 +326,13 @@ impl Sim {
             }
             // fio's thread_main reads back each pass's writes before the next pass (do_io,
             // do_verify): a time-based job's do_io ends its pass at `size` bytes for that; any
-            // other's pass ends as it would without verify (`next_pass`).
+            // other's pass ends as it would without verify (`next_pass`). do_io's bytes are
+            // those its engine queued (io_queue_event's FIO_Q_QUEUED): an io_u a sync engine
+            // completed in its queue hook (FIO_Q_COMPLETED) adds none, so such a job writes
+            // until its runtime ends and never reads back.
+            let queues = cfg.offload || !(job.null_sync() || cfg.ioengine.is_sync());
             if let Some(v) = job.verify.as_deref_mut().filter(|v| v.cfg.do_verify && cfg.rw.writes()) {
-                if time_based {
+                if time_based && queues {
                     v.loop_bytes = all / cfg.loops.max(1) as u64;
                     job.bytes_limit = v.loop_bytes;
                 }
