@@ -890,6 +890,50 @@ fn a_verifying_job_passes_on_until_its_size_is_done() {
     assert_eq!(reads_writes_opens(&d, job), ((28, 12), 4), "two passes, each read back");
 }
 
+/// A time-based job goes on while its runtime lasts (fio's keep_running):
+/// a pass whose next I/O does not fit (a hole) ends, its file closed, and
+/// the next starts with the generators seeded again (blksim ended the job
+/// after its first pass); one of several files does not go round its region
+/// (get_next_seq_offset wraps a time-based job of one file only): each file
+/// is done at its end and the pass starts again (blksim wrapped each file).
+/// And a strided job's LFSR spans its zone's range (init_random_map), past
+/// a smaller region: fio's first draw falls past it and the job does no I/O
+/// (blksim sized the LFSR by the region and wrote its 16 blocks). Expected:
+/// fio 3.42's write_iolog (the time-based ones up to where each stopped).
+#[test]
+fn a_time_based_job_starts_its_passes_again_as_fios_keep_running_does() {
+    let cases = [
+        (
+            "time-hole",
+            "rw=rw:4k\nbs=64k\nsize=256k\ntime_based\nruntime=2ms\n",
+            "j.0.0 add|j.0.0 open|j.0.0 read 0 65536|j.0.0 read 69632 65536|j.0.0 read 139264 65536|\
+             j.0.0 write 0 65536|j.0.0 close|j.0.0 open|j.0.0 read 0 65536|j.0.0 read 69632 65536|\
+             j.0.0 read 139264 65536|j.0.0 write 0 65536|j.0.0 write 69632 65536|j.0.0 close|j.0.0 open|\
+             j.0.0 read 0 65536|j.0.0 read 69632 65536|j.0.0 read 139264 65536|j.0.0 write 0 65536|j.0.0 close|\
+             j.0.0 open|j.0.0 read 0 65536|j.0.0 read 69632 65536|j.0.0 read 139264 65536|j.0.0 write 0 65536|\
+             j.0.0 write 69632 65536|j.0.0 close|j.0.0 open|j.0.0 read 0 65536",
+        ),
+        (
+            "time-files",
+            "filename=a:b\nrw=write\nbs=16k\nsize=64k\ntime_based\nruntime=2ms\n",
+            "a add|b add|a open|a write 0 16384|b open|b write 0 16384|a write 16384 16384|b write 16384 16384|\
+             a close|b close|a open|a write 0 16384|b open|b write 0 16384|a write 16384 16384|b write 16384 16384|\
+             a close|b close|a open",
+        ),
+        (
+            "strided-lfsr-range",
+            "rw=randwrite\nbs=4k\nsize=64k\nrandom_generator=lfsr\nzonemode=strided\nzonesize=256k\nzoneskip=1m\n",
+            "j.0.0 add|j.0.0 open|j.0.0 close",
+        ),
+    ];
+    for (name, job, fio) in cases {
+        let got = trace_text(name, job);
+        let n = fio.split('|').count();
+        let head: Vec<&str> = got.split('|').take(n).collect();
+        assert_eq!(head.join("|"), fio, "{name}");
+    }
+}
+
 /// A time-based verifying job's do_io ends its pass at `size` bytes queued
 /// (io_queue_event's FIO_Q_QUEUED) to read them back. The null engine at
 /// depth 1 (FIO_SYNCIO, like psync) completes each io_u in its queue hook

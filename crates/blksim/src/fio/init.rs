@@ -30,8 +30,10 @@ impl Sim {
             job.rand.offsets_64();
         }
         // (A pass that `number_ios` ends short, a sync in flight, may be followed by another:
-        // `Job::number_ios_left`; so may one after do_verify's read-back: `Sim::verify_next_loop`.)
-        let passes = cfg.loops > 1 || cfg.io_size.is_some() || cfg.number_ios > 0 || cfg.verify.is_some();
+        // `Job::number_ios_left`; so may one after do_verify's read-back: `Sim::verify_next_loop`;
+        // and a time-based job's pass that ran out of offsets.)
+        let passes =
+            cfg.loops > 1 || cfg.io_size.is_some() || cfg.number_ios > 0 || cfg.verify.is_some() || cfg.time_based;
         if passes && cfg.randrepeat {
             job.loop_seeds = Some(Box::new(job.rand.clone()));
         }

@@ -168,12 +168,14 @@ impl Job {
         if self.verify.as_deref().is_some_and(|v| v.cfg.do_verify && !v.phase && self.cfg.rw.writes()) {
             return false;
         }
-        // do_io's end stops a job whose pass did no I/O (td->done), whatever is left of it.
-        let more = self.pass_ios > 0 && (self.loops_left > 1 || self.io_size_left() || self.number_ios_left());
+        // do_io's end stops a job whose pass did no I/O (td->done), whatever is left of it;
+        // keep_running goes on with a time-based job until its runtime ends.
+        let more = self.pass_ios > 0
+            && (self.cfg.time_based || self.loops_left > 1 || self.io_size_left() || self.number_ios_left());
         // fio's do_io returns at a loop's end: what is queued or in flight drains, end_fsync's
         // fsyncs run (`Sim::end_fsync_next`); then the next loop (`Sim::next_loop`).
         let busy = self.inflight > 0 || !self.queued.is_empty() || self.end_fsync_due();
-        if more && !self.cfg.time_based && busy && self.loop_end == LoopEnd::Running {
+        if more && busy && self.loop_end == LoopEnd::Running {
             self.loop_end = LoopEnd::Deferred;
             return false;
         }
@@ -491,6 +493,9 @@ impl Job {
         // (fio's last_block and random map: a strided job draws within its zone's range, even
         // one larger than the job's region, whose offsets past the region then end the pass.)
         let region = self.strided.as_deref().map_or(region, |z| z.cfg.range);
+        // (init_random_map sizes a strided job's map or LFSR by its zone's range alone, past the
+        // file's end too; any other's by the region within the file.)
+        let real = if self.strided.is_some() { u64::MAX } else { real };
         let ba = match self.cfg.ba[d] {
             0 => bs,
             ba => ba,
@@ -590,11 +595,12 @@ impl Job {
     fn seq_offset(&mut self, di: usize, d: usize, region: u64, real: u64) -> Option<u64> {
         let (start, first) = (self.cfg.offset, self.start_offset());
         let add = self.cfg.ddir_seq_add;
-        // A time-based job, or a mixed one whose io_size goes past its size (td_rw), goes round
-        // its region again; another's io_size makes a new pass (`next_offset`).
+        // A time-based job of one file, or a mixed one whose io_size goes past its size (td_rw),
+        // goes round its region again; another's io_size makes a new pass (`next_offset`), and
+        // so does a time-based job's of several files once each is done (keep_running).
         let mixed = matches!(self.cfg.rw, RwKind::ReadWrite | RwKind::RandRw);
         let past = self.cfg.io_size.is_some_and(|io| io > self.cfg.size.unwrap_or(real));
-        let wrap = self.cfg.time_based || (mixed && past);
+        let wrap = (self.cfg.time_based && self.files.is_none()) || (mixed && past);
         let last = &mut self.last_pos[di * 3 + d];
         // (fio measures the region's end from get_start_offset, the position goes back to the file offset.)
         if wrap && *last >= first.saturating_add(region) {
