@@ -934,6 +934,25 @@ fn a_time_based_job_starts_its_passes_again_as_fios_keep_running_does() {
     }
 }
 
+/// A verifying pass that wrote nothing has nothing to read back: do_verify's
+/// clear_io_state closes the file and the next pass opens it, one close and
+/// one open (blksim logged a reopen for the empty read-back and another for
+/// the pass). The job is the null sweep's seed 430016 (time-based); expected:
+/// fio 3.42's write_iolog around its first read-only pass.
+#[test]
+fn a_read_back_with_nothing_to_read_reopens_the_file_once() {
+    let trace = trace_text(
+        "verify-nothing",
+        "rw=readwrite\nbs=16k\nsize=64k\nrandseed=463852\nverify=crc32c\niodepth=16\ntime_based\nruntime=2ms\n",
+    )
+    .replace("j.0.0 ", "");
+    assert!(!trace.contains("close|open|close"), "{trace}");
+    let fio = "read 16384 16384|read 32768 16384|read 32768 16384|read 49152 16384|read 49152 16384|close|open|\
+               write 0 16384|write 16384 16384|write 16384 16384|read 0 16384|read 0 16384|write 32768 16384|\
+               write 32768 16384|close|";
+    assert!(trace.contains(fio), "{trace}");
+}
+
 /// A time-based verifying job's do_io ends its pass at `size` bytes queued
 /// (io_queue_event's FIO_Q_QUEUED) to read them back. The null engine at
 /// depth 1 (FIO_SYNCIO, like psync) completes each io_u in its queue hook

@@ -52,7 +52,9 @@ impl Sim {
         }
         v.phase = true;
         let empty = v.len() == 0;
-        if job.cfg.log_queued {
+        // clear_io_state closes the files and do_verify's first read opens them again; with
+        // nothing to read back they stay closed until the next pass opens them (its reopen).
+        if job.cfg.log_queued && !empty {
             if let Some(log) = &self.run.io_log {
                 let since = now.saturating_sub(job.start_ns);
                 let mut log = log.0.lock().expect("io log");
