@@ -174,12 +174,15 @@ def run_case(seed, args, scratch):
         start_new_session=True,
         cwd=d,  # (fio writes verify's state files where it runs)
     )
+    limit = 60 if args.time_based else 300
     try:
-        ferr = f.communicate(timeout=300)[1]
+        ferr = f.communicate(timeout=limit)[1]
     except subprocess.TimeoutExpired:
         os.killpg(f.pid, signal.SIGKILL)
+        # (fio's job process leaves the group: killed by its job file's name.)
+        subprocess.run(["pkill", "-9", "-f", f"{d}/fio.fio"])
         f.communicate()
-        return "fio failed", o, "no end within 300 s (its processes killed)"
+        return "fio failed", o, f"no end within {limit} s (its processes killed)"
 
     if f.returncode != 0:
         return "fio failed", o, ferr[-200:]
