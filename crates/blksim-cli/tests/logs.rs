@@ -934,6 +934,39 @@ fn a_time_based_job_starts_its_passes_again_as_fios_keep_running_does() {
     }
 }
 
+/// A random draw whose I/O does not fit marks nothing in the random map,
+/// and neither does the io_u filled after it: a sequential one, IO_U_F_BUSY_OK
+/// (blksim kept the refused draw's mark for the next I/O placed). Here the
+/// last draw of a time-based pass falls past the file, and the next pass's
+/// first read, sequential, marked block 0, which a later draw then found
+/// done (null sweep --time-based seed 430113). Expected: fio 3.42's
+/// write_iolog, up to the second pass's reads of file 0 again.
+#[test]
+fn a_refused_random_draw_leaves_the_next_io_unmarked() {
+    let trace = trace_text(
+        "refused-draw-mark",
+        "filename=/dev/nvme0n1:/dev/nvme1n1\nrw=randrw:2\nrwmixread=50\nbs=8k,4k\nsize=64k\niodepth=16\n\
+         time_based\nruntime=2ms\n",
+    )
+    .replace("/dev/nvme", "");
+    let fio = "0n1 add|1n1 add|0n1 open|0n1 read 24576 8192|1n1 open|1n1 read 0 8192|1n1 read 0 8192|0n1 close|\
+         1n1 write 0 4096|1n1 write 0 4096|1n1 read 16384 8192|1n1 read 16384 8192|1n1 read 24576 8192|\
+         1n1 read 24576 8192|1n1 write 16384 4096|1n1 write 16384 4096|1n1 write 20480 4096|\
+         1n1 write 20480 4096|1n1 write 20480 4096|1n1 write 20480 4096|1n1 read 24576 8192|\
+         1n1 read 24576 8192|1n1 write 0 4096|1n1 write 0 4096|1n1 read 8192 8192|1n1 read 8192 8192|\
+         1n1 write 12288 4096|1n1 write 12288 4096|1n1 read 16384 8192|1n1 read 16384 8192|1n1 close|\
+         0n1 open|0n1 read 0 8192|1n1 open|1n1 read 24576 8192|1n1 read 24576 8192|0n1 read 8192 8192|\
+         0n1 read 8192 8192|1n1 write 24576 4096|1n1 write 24576 4096|0n1 read 16384 8192|\
+         0n1 read 16384 8192|1n1 read 16384 8192|1n1 read 16384 8192|0n1 write 0 4096|0n1 write 0 4096|\
+         1n1 write 16384 4096|1n1 write 16384 4096|0n1 write 4096 4096|0n1 write 4096 4096|1n1 close|\
+         0n1 write 8192 4096|0n1 write 8192 4096|0n1 read 24576 8192|0n1 read 24576 8192|\
+         0n1 write 12288 4096|0n1 write 12288 4096|0n1 read 0 8192|0n1 read 0 8192|0n1 read 8192 8192|\
+         0n1 read 8192 8192";
+    let n = fio.split('|').count();
+    let head: Vec<&str> = trace.split('|').take(n).collect();
+    assert_eq!(head.join("|"), fio);
+}
+
 /// A verifying pass that wrote nothing has nothing to read back: do_verify's
 /// clear_io_state closes the file and the next pass opens it, one close and
 /// one open (blksim logged a reopen for the empty read-back and another for

@@ -262,7 +262,15 @@ impl Job {
         // fails, and do_io's pass ends).
         let (varies, bs) = (self.cfg.bs_varies(sd), if sd == d { bs } else { self.cfg.bs[sd] });
         let end = self.cfg.offset.saturating_add(pos).saturating_add(if varies { 1 } else { bs });
-        (pos < region && end <= real && (!varies || self.region_fits(pos, bs, region))).then_some(pos)
+        let fits = pos < region && end <= real && (!varies || self.region_fits(pos, bs, region));
+        if !fits {
+            // The refused draw marks nothing, and the io_u filled next is marked by its own draw
+            // (a sequential one sets IO_U_F_BUSY_OK), not by this one's.
+            if let Some(maps) = self.random_maps.as_deref_mut() {
+                maps.mark = false;
+            }
+        }
+        fits.then_some(pos)
     }
 
     /// get_next_offset's count of `ddir_seq_nr` (`rw=randread:N`): whether
