@@ -321,7 +321,9 @@ impl Sim {
             if !time_based {
                 job.bytes_limit = all;
             }
-            if !cfg.time_based && !job.null_sync() && !cfg.ioengine.is_sync() && !cfg.offload {
+            // The engine queues its io_us (FIO_Q_QUEUED) rather than complete them in its queue hook.
+            let engine_queues = !(job.null_sync() || cfg.ioengine.is_sync());
+            if !cfg.time_based && engine_queues && !cfg.offload {
                 job.pass_total = self.pass_total(cfg, &devs);
             }
             // fio's thread_main reads back each pass's writes before the next pass (do_io,
@@ -330,9 +332,8 @@ impl Sim {
             // those its engine queued (io_queue_event's FIO_Q_QUEUED): an io_u a sync engine
             // completed in its queue hook (FIO_Q_COMPLETED) adds none, so such a job writes
             // until its runtime ends and never reads back.
-            let queues = cfg.offload || !(job.null_sync() || cfg.ioengine.is_sync());
             if let Some(v) = job.verify.as_deref_mut().filter(|v| v.cfg.do_verify && cfg.rw.writes()) {
-                if time_based && queues {
+                if time_based && (engine_queues || cfg.offload) {
                     v.loop_bytes = all / cfg.loops.max(1) as u64;
                     job.bytes_limit = v.loop_bytes;
                 }

@@ -500,10 +500,12 @@ impl Job {
     fn random_offset(&mut self, di: usize, d: usize, bs: u64, region: u64, real: u64) -> Option<u64> {
         // (fio's last_block and random map: a strided job draws within its zone's range, even
         // one larger than the job's region, whose offsets past the region then end the pass.)
-        let region = self.strided.as_deref().map_or(region, |z| z.cfg.range);
         // (init_random_map sizes a strided job's map or LFSR by its zone's range alone, past the
         // file's end too; any other's by the region within the file.)
-        let real = if self.strided.is_some() { u64::MAX } else { real };
+        let (region, real) = match self.strided.as_deref() {
+            Some(z) => (z.cfg.range, u64::MAX),
+            None => (region, real),
+        };
         let ba = match self.cfg.ba[d] {
             0 => bs,
             ba => ba,
