@@ -8,12 +8,14 @@ have. Build one from fio's source (the fio-3.42 tag):
 
     ./configure --disable-native && make fio
 
-Usage: scripts/fio-null-sweep.py --fio PATH [--blksim PATH] [--seed S] [--count N] [--keep DIR] [--time-based]
+Usage: scripts/fio-null-sweep.py --fio PATH [--blksim PATH] [--seed S] [--count N] [--keep DIR] [--time-based] [--verify]
 
 With --time-based each job is `time_based` for 2 ms (wall time for fio, simulated
 for blksim) over a small region, so that random maps fill and files start
 again (fio_file_reset); the logs are compared over the lines both have, less
-the last few (where each run stopped).
+the last few (where each run stopped). With --verify each job is a writer with
+`verify` (half of them trimwrite), some without `do_verify`, some with
+`verify_backlog`.
 
 Prints each job that differs (its options, the line counts and the first
 differing lines), refused (blksim's exit 2 and message) or failed, then a
@@ -135,8 +137,28 @@ def time_based(o, r):
     return o
 
 
+def verifying(o, r):
+    """The job made a verifying writer (half of them trimwrite), some without
+    `do_verify`, some with `verify_backlog`; no strided zones."""
+    if r.random() < 0.5:
+        o["rw"] = r.choice(["trimwrite", "randtrimwrite"])
+    elif "write" not in o["rw"]:
+        o["rw"] = r.choice(["write", "randwrite", "rw", "randrw"])
+    o["verify"] = r.choice(["md5", "crc32c"])
+    if r.random() < 0.3:
+        o["do_verify"] = 0
+    if r.random() < 0.15:
+        o["verify_backlog"] = r.choice([4, 16])
+    for k in ("zonemode", "zonesize", "zoneskip", "zonerange"):
+        o.pop(k, None)
+    return o
+
+
 def run_case(seed, args, scratch):
-    o = job(random.Random(seed))
+    r = random.Random(seed)
+    o = job(r)
+    if args.verify:
+        o = verifying(o, random.Random(r.random()))
     if args.time_based:
         o = time_based(o, random.Random(seed ^ 0x7B))
     d = os.path.abspath(os.path.join(scratch, f"c{seed}"))
@@ -207,6 +229,7 @@ def main():
     p.add_argument("--count", type=int, default=100)
     p.add_argument("--keep", help="keep each case's files in this directory")
     p.add_argument("--time-based", action="store_true", help="time-based jobs over small regions")
+    p.add_argument("--verify", action="store_true", help="every job a verifying writer")
     args = p.parse_args()
     scratch = args.keep or tempfile.mkdtemp(prefix="fio-null-sweep-")
     counts = collections.Counter()

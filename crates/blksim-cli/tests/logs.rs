@@ -967,6 +967,94 @@ fn a_refused_random_draw_leaves_the_next_io_unmarked() {
     assert_eq!(head.join("|"), fio);
 }
 
+/// verify_backlog's read-backs as fio 3.42's do_io gets them (its write_iolog
+/// below, times cut). The null engine at a depth above 1 refuses an io_u
+/// with FIO_Q_BUSY while completions wait; get_io_u takes it back from the
+/// requeue list and check_get_verify counts it in the batch again, so a
+/// batch of 4 reads back 2 blocks (blksim read 4). At the end, do_verify
+/// reads the rest.
+#[test]
+fn a_verify_backlog_batch_counts_a_refused_io_u_again_as_fios_requeue_does() {
+    let trace = trace_text("backlog-busy", "rw=write\nbs=512\nsize=8k\niodepth=16\nverify=md5\nverify_backlog=4\n")
+        .replace("j.0.0 ", "");
+    let fio = "add|open|write 0 512|write 512 512|write 512 512|write 1024 512|write 1024 512|write 1536 512|\
+               write 1536 512|read 0 512|read 0 512|read 512 512|read 512 512|write 2048 512|write 2048 512|\
+               write 2560 512|write 2560 512|read 1024 512|read 1024 512|read 1536 512|read 1536 512|\
+               write 3072 512|write 3072 512|write 3584 512|write 3584 512|read 2048 512|read 2048 512|\
+               read 2560 512|read 2560 512|write 4096 512|write 4096 512|write 4608 512|write 4608 512|\
+               read 3072 512|read 3072 512|read 3584 512|read 3584 512|write 5120 512|write 5120 512|\
+               write 5632 512|write 5632 512|read 4096 512|read 4096 512|read 4608 512|read 4608 512|\
+               write 6144 512|write 6144 512|write 6656 512|write 6656 512|read 5120 512|read 5120 512|\
+               read 5632 512|read 5632 512|write 7168 512|write 7168 512|write 7680 512|write 7680 512|close|\
+               open|read 6144 512|read 6656 512|read 6656 512|read 7168 512|read 7168 512|read 7680 512|\
+               read 7680 512|close";
+    assert_eq!(trace, fio);
+}
+
+/// get_next_verify looks at the first logged block alone (offset order
+/// here: `norandommap`): while its write is in flight nothing is read back
+/// (blksim took the first completed one). And do_io reaps before its next
+/// get_io_u: a write the sync null engine (depth 1) completed can be read
+/// back by the next io_u (blksim still had it in flight). fio 3.42's
+/// write_iolog, times cut.
+#[test]
+fn a_verify_backlog_reads_back_the_first_logged_block_once_its_write_is_reaped() {
+    let trace = trace_text(
+        "backlog-first",
+        "rw=randwrite\nbs=4k\nsize=64k\nnorandommap=1\niodepth=1\nverify=crc32c\nverify_backlog=4\nrandseed=7\n",
+    )
+    .replace("j.0.0 ", "");
+    let fio = "add|open|write 32768 4096|write 32768 4096|write 49152 4096|write 61440 4096|write 0 4096|\
+               read 0 4096|read 32768 4096|read 49152 4096|read 61440 4096|write 28672 4096|write 4096 4096|\
+               write 49152 4096|write 61440 4096|read 4096 4096|read 28672 4096|read 49152 4096|\
+               read 61440 4096|write 40960 4096|write 36864 4096|write 45056 4096|write 61440 4096|\
+               read 36864 4096|read 40960 4096|read 45056 4096|read 61440 4096|write 57344 4096|\
+               write 53248 4096|write 0 4096|close|open|read 0 4096|read 53248 4096|read 57344 4096|close";
+    assert_eq!(trace, fio);
+}
+
+/// A time-based job with `verify` set ends do_io's pass at `size` bytes
+/// queued even without `do_verify`: thread_main then goes round again
+/// (clear_io_state: the file closed and opened), with nothing read back.
+/// blksim wrote on without a pass's end. fio 3.42's write_iolog, times cut,
+/// over its first two passes.
+#[test]
+fn a_time_based_job_with_verify_but_no_do_verify_ends_its_pass_at_size() {
+    let trace = trace_text(
+        "verify-no-do-verify",
+        "rw=write\nbs=8k\nsize=64k\niodepth=4\nverify=md5\ndo_verify=0\ntime_based\nruntime=2ms\n",
+    )
+    .replace("j.0.0 ", "");
+    let pass = "write 0 8192|write 8192 8192|write 8192 8192|write 16384 8192|write 16384 8192|write 24576 8192|\
+                write 24576 8192|write 32768 8192|write 32768 8192|write 40960 8192|write 40960 8192|\
+                write 49152 8192|write 49152 8192|write 57344 8192|write 57344 8192|close|open|";
+    assert!(trace.starts_with(&format!("add|open|{pass}{pass}")), "{trace}");
+}
+
+/// A time-based trimwrite job with verify: do_io counts the trims it queued
+/// too, against `size` plus the job's total I/O size (fio's `total_bytes`),
+/// so its pass can end between a trim and the write of its block. That
+/// write is never issued (clear_io_state forgets the pair) and its block is
+/// not read back; blksim ended the pass after the write (`size` bytes of
+/// writes). fio 3.42's write_iolog, times cut, over the first pass and its
+/// read-back.
+#[test]
+fn a_time_based_trimwrite_pass_with_verify_ends_where_do_io_counts_its_trims() {
+    let trace = trace_text(
+        "trimwrite-verify-pass",
+        "rw=randtrimwrite\nbsrange=4k-16k\nsize=64k\nnorandommap=1\nrandseed=3\nverify=crc32c\niodepth=4\n\
+         time_based\nruntime=2ms\n",
+    )
+    .replace("j.0.0 ", "");
+    let fio = "add|open|trim 32768 16384|write 32768 16384|write 32768 16384|trim 45056 16384|trim 45056 16384|\
+               write 45056 16384|write 45056 16384|trim 28672 8192|trim 28672 8192|write 28672 8192|\
+               write 28672 8192|trim 61440 4096|trim 61440 4096|write 61440 4096|write 61440 4096|\
+               trim 0 16384|trim 0 16384|write 0 16384|write 0 16384|trim 53248 8192|trim 53248 8192|close|\
+               open|read 0 16384|read 28672 8192|read 28672 8192|read 45056 16384|read 45056 16384|\
+               read 61440 4096|read 61440 4096|close|open|trim 8192 4096|";
+    assert!(trace.starts_with(fio), "{trace}");
+}
+
 /// A verifying pass that wrote nothing has nothing to read back: do_verify's
 /// clear_io_state closes the file and the next pass opens it, one close and
 /// one open (blksim logged a reopen for the empty read-back and another for

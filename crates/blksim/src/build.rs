@@ -317,26 +317,17 @@ impl Sim {
             self.check_replay(i, cfg, log, &devs)?;
         } else {
             let time_based = cfg.time_based && cfg.runtime_ns.is_some();
-            let all = self.bytes_limit(cfg, &devs);
             if !time_based {
-                job.bytes_limit = all;
+                job.bytes_limit = self.bytes_limit(cfg, &devs);
             }
-            // The engine queues its io_us (FIO_Q_QUEUED) rather than complete them in its queue hook.
+            // do_io's bytes are those its engine queued (io_queue_event's FIO_Q_QUEUED): an io_u
+            // a sync engine completed in its queue hook (FIO_Q_COMPLETED) adds none, nor does
+            // one handed to offload's workers. A time-based job's pass ends at them only with
+            // `verify` set (so that do_verify, if on, reads the pass back; without it thread_main
+            // goes round again): one with a sync engine writes until its runtime ends.
             let engine_queues = !(job.null_sync() || cfg.ioengine.is_sync());
-            if !cfg.time_based && engine_queues && !cfg.offload {
+            if (!time_based || cfg.verify.is_some()) && engine_queues && !cfg.offload {
                 job.pass_total = self.pass_total(cfg, &devs);
-            }
-            // fio's thread_main reads back each pass's writes before the next pass (do_io,
-            // do_verify): a time-based job's do_io ends its pass at `size` bytes for that; any
-            // other's pass ends as it would without verify (`next_pass`). do_io's bytes are
-            // those its engine queued (io_queue_event's FIO_Q_QUEUED): an io_u a sync engine
-            // completed in its queue hook (FIO_Q_COMPLETED) adds none, so such a job writes
-            // until its runtime ends and never reads back.
-            if let Some(v) = job.verify.as_deref_mut().filter(|v| v.cfg.do_verify && cfg.rw.writes()) {
-                if time_based && (engine_queues || cfg.offload) {
-                    v.loop_bytes = all / cfg.loops.max(1) as u64;
-                    job.bytes_limit = v.loop_bytes;
-                }
             }
         }
         if cfg.program == Program::TIoUring {

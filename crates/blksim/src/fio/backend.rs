@@ -1,9 +1,7 @@
-//! fio: `do_io` (`backend.c`: queue io_us, commit every
-//! `iodepth_batch_submit`, reap when the queue is full) as a state machine
-//! of the job's task on its CPU: each step a system call or a stretch of
-//! user code, sleeping in `io_getevents` / `io_cqring_wait` / the sync
-//! syscall until woken; the task's steps are set and charged here for
-//! t/io_uring's loop too.
+//! fio: `do_io` (`backend.c`: queue io_us, commit every `iodepth_batch_submit`, reap when the
+//! queue is full) as a state machine of the job's task on its CPU: each step a system call or a
+//! stretch of user code, sleeping in `io_getevents` / `io_cqring_wait` / the sync syscall until
+//! woken; the task's steps are set and charged here for t/io_uring's loop too.
 
 use crate::fio::io_u::NoOffset;
 use crate::fio::job::{Chain, JobState, SyncTrim};
@@ -226,8 +224,15 @@ impl Sim {
         if room && depth + queued < job.engine.depth && queued < job.batch_submit() {
             n = (job.batch_submit() - queued).min(job.engine.depth - depth - queued);
         }
+        let requeue = self.jobs[j].verify.is_some() && self.verify_reaped_first(j, busy && n > 0, tw, reap);
         if n > 0 {
-            self.job_prep(j, n);
+            if requeue {
+                self.job_prep(j, 1);
+                self.verify_requeued(j, queued as usize, tw, reap);
+            }
+            if n > requeue as u32 {
+                self.job_prep(j, n - requeue as u32);
+            }
             if self.jobs[j].shaped {
                 self.jobs[j].replay_reaped_before(reap);
             }
@@ -477,9 +482,8 @@ impl Sim {
         true
     }
 
-    /// The task sleeps in its syscall until enough completions are in.
-    /// `wait_for` counts what wakes it: ready events (libaio, sync), or task_work
-    /// items on top of the CQEs already posted (io_uring).
+    /// The task sleeps in its syscall until enough completions are in. `wait_for` counts what
+    /// wakes it: ready events (libaio, sync), or task_work items on top of the CQEs posted (io_uring).
     pub(crate) fn job_sleep(&mut self, cpu: CpuId, j: JobId) {
         let job = &mut self.jobs[j];
         if job.is_uring() {

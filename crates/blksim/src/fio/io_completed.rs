@@ -38,8 +38,8 @@ impl Sim {
             // The syncs first, out of the batch (they count in its size only); verify's read-backs.
             syncs = self.fsyncs_accounted(j);
             let reaping = std::mem::take(&mut self.jobs[j].reaping);
-            if self.jobs[j].verify.is_some() {
-                self.verify_completed(j, &reaping);
+            if self.jobs[j].vasync.is_some() {
+                self.verify_hand_over(j, &reaping);
             }
             reaping
         } else {

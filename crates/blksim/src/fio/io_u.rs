@@ -414,6 +414,9 @@ impl Job {
         if let Some(files) = self.files.as_deref_mut() {
             files.reset();
         }
+        if let Some(v) = self.verify.as_deref_mut() {
+            v.prune();
+        }
         self.reopened = true;
         self.loop_end = LoopEnd::Running;
     }

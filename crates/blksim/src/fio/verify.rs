@@ -21,12 +21,8 @@ impl Sim {
         if v.phase {
             return v.next();
         }
-        let backlog = v.cfg.backlog;
-        if backlog == 0 || v.len() == 0 || (v.batch == 0 && (v.len() % backlog != 0 || v.last_completed_read)) {
+        if v.cfg.backlog == 0 || v.len() == 0 || !v.batch_running(v.len()) {
             return None;
-        }
-        if v.batch == 0 {
-            v.batch = if v.cfg.backlog_batch > 0 { v.cfg.backlog_batch } else { backlog };
         }
         // None completed yet: the job's own I/O goes, the batch stays due.
         let p = v.next()?;
@@ -85,10 +81,10 @@ impl Sim {
         // A time-based job loops until its runtime ends (fio's keep_running), any other `loops`
         // times, then passes while io_size is not done.
         let time_based = job.cfg.time_based;
-        if !v.phase || (time_based && v.loop_bytes == 0) || job.error.is_some() {
+        if !v.phase || job.error.is_some() {
             return false;
         }
-        let limit = if time_based { job.bytes_issued + v.loop_bytes } else { v.resume.0 };
+        let limit = v.resume.0;
         let number_ios = v.resume.1;
         // (A pass with nothing left to issue does no I/O: fio_mark_td_terminate, no read-back.)
         // keep_running: do_verify's clear_io_state marked no file done, so a job whose pass ended
@@ -103,8 +99,8 @@ impl Sim {
             job.pass_ios > 0 && (job.loops_left > 1 || job.io_size_left() || size_left) && job.bytes_issued < limit
         };
         let Some(v) = job.verify.as_deref_mut().filter(|_| more) else { return false };
+        // (A backlog's batch left running goes on: fio never resets `td->verify_batch`.)
         v.phase = false;
-        v.batch = 0;
         job.cfg.number_ios = number_ios;
         job.bytes_limit = limit;
         job.loops_left = job.loops_left.saturating_sub(1).max(1);
@@ -140,18 +136,49 @@ impl Sim {
         (ns, handed)
     }
 
-    /// A verifying job accounted `reqs`: their writes may be read back now.
-    pub(crate) fn verify_completed(&mut self, j: JobId, reqs: &[crate::ids::ReqId]) {
-        let Some(v) = self.jobs[j].verify.as_deref_mut() else { return };
-        for &r in reqs {
+    /// do_io reaps before its next get_io_u (`verify_reaped`), but it got
+    /// the io_u the null engine refused (FIO_Q_BUSY, `refused`) before the
+    /// reap, and gets it again after (`verify_requeued`). Whether it did.
+    pub(crate) fn verify_reaped_first(&mut self, j: JobId, refused: bool, tw: u32, reap: u32) -> bool {
+        if !refused {
+            self.verify_reaped(j, tw, reap);
+        }
+        refused
+    }
+
+    /// The io_u the null engine refused, `queued[first]`, back from the
+    /// requeue list after do_io's reap of `reap` completions (after `tw`
+    /// task_work items): get_io_u's check_get_verify runs for it again.
+    /// get_next_verify keeps a requeued io_u as it is, yet the backlog's batch
+    /// counts it, or starts with it (a refused write is not in the log's
+    /// length: unlog_io_piece).
+    pub(crate) fn verify_requeued(&mut self, j: JobId, first: usize, tw: u32, reap: u32) {
+        self.verify_reaped(j, tw, reap);
+        let job = &mut self.jobs[j];
+        let Some(&req) = job.queued.get(first) else { return };
+        // (do_verify's loop takes its io_us with __get_io_u: no check_get_verify.)
+        let Some(v) = job.verify.as_deref_mut().filter(|v| v.cfg.backlog > 0 && !v.phase) else { return };
+        let unlogged = self.reqs.reqs[req].dir == Direction::Write && v.cfg.do_verify;
+        let len = v.len() - unlogged as u64;
+        if len > 0 && v.batch_running(len) {
+            v.batch -= 1;
+        }
+    }
+
+    /// fio's io_completed for the `reap` completions a chain takes (after `tw`
+    /// task_work items), as do_io's reap runs it before its next get_io_u:
+    /// their writes may be read back now, and the last says whether fio
+    /// completed a read last (`td->last_ddir_completed`).
+    pub(crate) fn verify_reaped(&mut self, j: JobId, tw: u32, reap: u32) {
+        let job = &mut self.jobs[j];
+        let Some(v) = job.verify.as_deref_mut() else { return };
+        let e = &job.engine;
+        for &r in e.ready.iter().chain(e.ring.tw_pending.iter().take(tw as usize)).take(reap as usize) {
             let r = &self.reqs.reqs[r];
             if r.dir == Direction::Write {
                 v.completed(r.file, r.offset);
             }
             v.last_completed_read = r.dir == Direction::Read;
-        }
-        if self.jobs[j].vasync.is_some() {
-            self.verify_hand_over(j, reqs);
         }
     }
 }

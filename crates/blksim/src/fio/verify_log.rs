@@ -43,9 +43,6 @@ pub(crate) struct VerifyLog {
     pub issues: [u64; 3],
     /// Why verification stopped at a loaded state (`verify_state_load`), as fio logs it.
     pub stopped: Option<String>,
-    /// A time-based job that writes: one pass's bytes, each pass's writes read back before
-    /// the next.
-    pub loop_bytes: u64,
     /// Bytes read back so far (in fio's `io_bytes`, for keep_running).
     pub read_back_bytes: u64,
     /// What `do_verify`'s pass lifted, for the loop after it: the bytes limit and `number_ios`.
@@ -79,10 +76,29 @@ impl VerifyLog {
             fill_ns_per_kib: fill,
             issues: [0; 3],
             stopped: None,
-            loop_bytes: 0,
             read_back_bytes: 0,
             resume: (0, 0),
         }
+    }
+
+    /// `prune_io_piece_log` at thread_main's loop top: what the last pass logged and did not
+    /// read back is forgotten (nothing is in flight: do_io drained).
+    pub(crate) fn prune(&mut self) {
+        self.pieces.clear();
+        self.keys.clear();
+    }
+
+    /// check_get_verify: a backlog's batch of read-backs is running, or starts now (of
+    /// `verify_batch`, else `verify_backlog` reads) where the log's length `len` is a multiple
+    /// of `verify_backlog` and fio did not complete a read last.
+    pub(crate) fn batch_running(&mut self, len: u64) -> bool {
+        if self.batch == 0 {
+            if !len.is_multiple_of(self.cfg.backlog) || self.last_completed_read {
+                return false;
+            }
+            self.batch = if self.cfg.backlog_batch > 0 { self.cfg.backlog_batch } else { self.cfg.backlog };
+        }
+        true
     }
 
     /// Blocks logged and not read back yet (`td->io_hist_len`).
@@ -134,9 +150,13 @@ impl VerifyLog {
         }
     }
 
-    /// `get_next_verify`: the first logged block whose write has completed, taken off the log.
+    /// `get_next_verify`: the first logged block taken off the log, if its write has
+    /// completed; while it is in flight, none (fio looks at the first alone).
     pub(crate) fn next(&mut self) -> Option<Piece> {
-        let key = *self.pieces.iter().find(|(_, p)| !p.in_flight)?.0;
+        let (&key, p) = self.pieces.iter().next()?;
+        if p.in_flight {
+            return None;
+        }
         self.pieces.remove(&key)
     }
 
@@ -164,7 +184,7 @@ mod tests {
     }
 
     #[test]
-    fn offset_order_drops_overwritten_blocks_and_waits_for_completion() {
+    fn offset_order_drops_overwritten_blocks_and_waits_for_the_first_blocks_write() {
         let mut v = VerifyLog::new(cfg(), false, 1000, 300);
         v.logged(0, 8192, 4096, 0);
         v.logged(0, 0, 4096, 1);
@@ -172,9 +192,10 @@ mod tests {
         assert_eq!(v.len(), 2);
         assert_eq!(v.next(), None, "nothing completed");
         v.completed(0, 6144);
-        assert_eq!(v.next().map(|p| p.offset), Some(6144));
+        assert_eq!(v.next(), None, "the first block's write (at 0) is still in flight");
         v.completed(0, 0);
         assert_eq!(v.next().map(|p| p.offset), Some(0));
+        assert_eq!(v.next().map(|p| p.offset), Some(6144));
         assert_eq!(v.next(), None);
     }
 
