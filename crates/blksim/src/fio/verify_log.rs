@@ -28,6 +28,10 @@ pub(crate) struct VerifyLog {
     pieces: BTreeMap<(u16, u64), Piece>,
     /// (file, offset) → keys of its writes in flight, oldest first (issue order only).
     keys: BTreeMap<(u16, u64), std::collections::VecDeque<(u16, u64)>>,
+    /// (file, offset) → writes in flight that a later write took off the tree (offset order
+    /// only): fio's log_io_piece unlinks such a piece without freeing it, so its completion
+    /// marks nothing on the tree.
+    unlinked: BTreeMap<(u16, u64), u32>,
     seq: u64,
     /// In `do_verify`, reading everything back.
     pub phase: bool,
@@ -68,6 +72,7 @@ impl VerifyLog {
             by_issue: by_issue || cfg.experimental,
             pieces: BTreeMap::new(),
             keys: BTreeMap::new(),
+            unlinked: BTreeMap::new(),
             seq: 0,
             phase: false,
             batch: 0,
@@ -86,6 +91,7 @@ impl VerifyLog {
     pub(crate) fn prune(&mut self) {
         self.pieces.clear();
         self.keys.clear();
+        self.unlinked.clear();
     }
 
     /// check_get_verify: a backlog's batch of read-backs is running, or starts now (of
@@ -128,7 +134,9 @@ impl VerifyLog {
             .map(|(k, _)| *k)
             .collect();
         for k in overlapping {
-            self.pieces.remove(&k);
+            if self.pieces.remove(&k).is_some_and(|p| p.in_flight) {
+                *self.unlinked.entry(k).or_default() += 1;
+            }
         }
         self.pieces.insert((file, offset), piece);
     }
@@ -142,6 +150,13 @@ impl VerifyLog {
                 self.keys.remove(&(file, offset));
             }
             key
+        } else if let Some(n) = self.unlinked.get_mut(&(file, offset)) {
+            // The oldest write there completes first: one a later write unlinked.
+            *n -= 1;
+            if *n == 0 {
+                self.unlinked.remove(&(file, offset));
+            }
+            None
         } else {
             Some((file, offset))
         };
@@ -197,6 +212,17 @@ mod tests {
         assert_eq!(v.next().map(|p| p.offset), Some(0));
         assert_eq!(v.next().map(|p| p.offset), Some(6144));
         assert_eq!(v.next(), None);
+    }
+
+    #[test]
+    fn a_write_in_flight_that_a_later_one_replaced_completes_without_marking_the_later_one() {
+        let mut v = VerifyLog::new(cfg(), false, 1000, 300);
+        v.logged(0, 0, 4096, 0);
+        v.logged(0, 0, 4096, 1); // the first write is still in flight: unlinked, not freed
+        v.completed(0, 0); // the first write's completion
+        assert_eq!(v.next(), None, "the second write is still in flight");
+        v.completed(0, 0);
+        assert_eq!(v.next().map(|p| p.numberio), Some(1));
     }
 
     #[test]
