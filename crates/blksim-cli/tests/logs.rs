@@ -1044,6 +1044,21 @@ fn a_write_over_one_in_flight_is_read_back_after_its_own_completion() {
     assert_eq!(trace, fio);
 }
 
+/// fio's reset_io_counters forgets the files done between passes only for a
+/// time-based job, one of several `loops`, or one with `do_verify` (on by
+/// default): with `do_verify=0`, the pass after one whose file ran out gets
+/// no file, and the job ends short of its `io_size` (blksim wrote it
+/// twice). fio 3.42's write_iolog, times cut.
+#[test]
+fn do_verify_off_keeps_a_file_done_so_the_next_pass_does_nothing() {
+    let off =
+        trace_text("do-verify-off", "rw=write\nbs=16k\nsize=64k\nio_size=128k\ndo_verify=0\n").replace("j.0.0 ", "");
+    let on = trace_text("do-verify-on", "rw=write\nbs=16k\nsize=64k\nio_size=128k\n").replace("j.0.0 ", "");
+    let pass = "write 0 16384|write 16384 16384|write 32768 16384|write 49152 16384|close";
+    assert_eq!(off, format!("add|open|{pass}"));
+    assert_eq!(on, format!("add|open|{pass}|open|{pass}"));
+}
+
 /// A time-based job with `verify` set ends do_io's pass at `size` bytes
 /// queued even without `do_verify`: thread_main then goes round again
 /// (clear_io_state: the file closed and opened), with nothing read back.

@@ -346,13 +346,17 @@ pub struct JobConfig {
     /// turns the map off itself (a `random_distribution`, `blockalign`
     /// other than the block size).
     pub norandommap: bool,
-    /// fio's `o->norandommap`: given, or set by a random job's `blockalign`
-    /// (the map's other causes, LFSR and distributions, leave it unset).
+    /// fio's `o->norandommap`: given, or set by a random job's `blockalign` or a
+    /// `random_distribution` other than `random` (fixup_options; LFSR leaves it unset).
     pub fio_norandommap: bool,
     /// fio's fio_offset_overlap_risk: `norandommap` or `softrandommap` given, `rw=...:N` or a
     /// `ddir_seq_add`; verify then reads the writes back sorted by offset,
     /// else in the order they were issued (fio 3.42's log_io_piece).
     pub offset_overlap_risk: bool,
+    /// fio's reset_io_counters keeps the count of files done across passes: neither
+    /// time-based, nor over several `loops`, nor `do_verify` (on by default). A pass that
+    /// follows one whose files all ran out gets no file, and the job ends.
+    pub keeps_done_files: bool,
     /// `io_submit_mode=offload`: fio's `iodepth` submit workers (`rate-submit.c`)
     /// queue the io_us its thread prepares, each at iodepth 1 (`fio/rate_submit.rs`).
     pub offload: bool,
@@ -823,6 +827,7 @@ impl JobConfig {
             norandommap: false,
             fio_norandommap: false,
             offset_overlap_risk: false,
+            keeps_done_files: false,
             offload: false,
             serialize_overlap: false,
             random_generator: RandomGenerator::Default,

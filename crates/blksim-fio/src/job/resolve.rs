@@ -615,6 +615,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.norandommap = st.no_random_map();
     c.fio_norandommap = st.norandommap_set();
     c.offset_overlap_risk = c.fio_norandommap || st.softrandommap || st.ddir_seq_add != 0 || st.ddir_seq_nr > 1;
+    c.keeps_done_files = !c.time_based && st.loops <= 1 && !st.verify.do_verify;
     c.offload = st.offload;
     c.serialize_overlap = st.serialize_overlap;
     // fio's fixup_options: a randseed given overrides randrepeat (no reseeding between loops).

@@ -171,6 +171,7 @@ impl Job {
         // do_io's end stops a job whose pass did no I/O (td->done), whatever is left of it;
         // keep_running goes on with a time-based job until its runtime ends.
         let more = self.pass_ios > 0
+            && !(self.cfg.keeps_done_files && self.drew_out)
             && (self.cfg.time_based || self.loops_left > 1 || self.io_size_left() || self.number_ios_left());
         // fio's do_io returns at a loop's end: what is queued or in flight drains, end_fsync's
         // fsyncs run (`Sim::end_fsync_next`); then the next loop (`Sim::next_loop`).
