@@ -406,6 +406,9 @@ pub struct JobConfig {
     pub rate_ignore_thinktime: bool,
     /// `thinktime` and its companions.
     pub thinktime: Thinktime,
+    /// `thinkcycles`: iterations of fio's `cycles_spin` (one PAUSE each on x86) after each
+    /// read, write or trim io_u of its main loop.
+    pub thinkcycles: u64,
     /// `bssplit` per direction, as fio keeps it after parsing: (block size,
     /// percentage) sorted by percentage; empty = every I/O is `bs`. With a
     /// split, `bs` holds the direction's smallest size (fio's `min_bs`).
@@ -865,6 +868,7 @@ impl JobConfig {
             rate_process: RateProcess::Linear,
             rate_ignore_thinktime: false,
             thinktime: Thinktime::default(),
+            thinkcycles: 0,
             bssplit: Default::default(),
             io_size: None,
             ba: [0; 3],

@@ -1,11 +1,13 @@
 //! fio's workload shaping in the job loop: `rate`/`rate_iops` (linear and
-//! poisson), `thinktime` (sleeping or spinning), `bssplit`'s size mix and
+//! poisson), `thinktime` (sleeping or spinning), `thinkcycles`, `bssplit`'s size mix and
 //! `io_size`'s I/O count, each run through the whole model.
 
 mod common;
 
 use blksim::stats::RunReport;
-use blksim::workload::{BsSplit, Direction, IoEngine, JobConfig, RateProcess, RwKind, Thinktime};
+use blksim::workload::{
+    BsSplit, Direction, IoEngine, JobConfig, RateProcess, RwKind, Thinktime, VerifyAlgo, VerifyConfig,
+};
 use common::{job, run_checked, small_machine, uring};
 
 fn ios(r: &RunReport, d: Direction) -> u64 {
@@ -133,6 +135,55 @@ fn thinktime_iotime_thinks_after_that_long_of_io() {
     let n = ios(&r, Direction::Read);
     // Half the time thinking: about half the I/O.
     assert!(n > free * 4 / 10 && n < free * 6 / 10, "{n} of {free}");
+}
+
+/// A psync job of `n` 4 KiB I/Os (`rw`), with `thinkcycles` set to `cycles`: its user time, ns.
+fn user_ns_of(rw: RwKind, n: u64, cycles: u64, edit: impl Fn(&mut JobConfig)) -> u64 {
+    let mut j = job("spin", IoEngine::Psync, rw, 4096, 1, "nvme0n1", 0);
+    (j.runtime_ns, j.time_based, j.size) = (None, false, Some(n * 4096));
+    j.thinkcycles = cycles;
+    edit(&mut j);
+    let r = run(j);
+    r.jobs[0].usr_ns
+}
+
+#[test]
+fn thinkcycles_spins_one_pause_a_cycle_after_each_io() {
+    // fio's cycles_spin: `thinkcycles` iterations of its `nop` (PAUSE on x86) after each io_u,
+    // user time, whatever else the loop does.
+    let pause = small_machine(2).costs.pause_ns;
+    let spun = user_ns_of(RwKind::Read, 200, 1000, |_| {}) - user_ns_of(RwKind::Read, 200, 0, |_| {});
+    assert_eq!(spun, 200 * 1000 * pause);
+    // The I/O rate drops by as much: the spin is in fio's loop, between one I/O and the next.
+    let (mut fast, mut slow) = (randread(50, 1), randread(50, 1));
+    (fast.ioengine, slow.ioengine, slow.thinkcycles) = (IoEngine::Psync, IoEngine::Psync, 1000);
+    let (n0, n) = (ios(&run(fast), Direction::Read), ios(&run(slow), Direction::Read));
+    let per_io = |n: u64| 50_000_000 / n;
+    let added = per_io(n) - per_io(n0);
+    assert!(added.abs_diff(1000 * pause) < 1000 * pause / 20, "{added} ns more an I/O ({n0} -> {n})");
+}
+
+#[test]
+fn thinkcycles_skips_fsyncs_and_do_verifys_read_back() {
+    let pause = small_machine(2).costs.pause_ns;
+    // do_io spins only after a read, write or trim (`ddir_rw`): not after fsync=4's fsyncs.
+    let fsync = |j: &mut JobConfig| j.sync_every = [4, 0];
+    let spun = user_ns_of(RwKind::Write, 100, 10, fsync) - user_ns_of(RwKind::Write, 100, 0, fsync);
+    assert_eq!(spun, 100 * 10 * pause);
+    // do_verify's loop has no spin: the 100 writes spin, their 100 read-backs do not.
+    let verify = |j: &mut JobConfig| {
+        j.verify = Some(VerifyConfig {
+            algo: VerifyAlgo::Crc32c,
+            do_verify: true,
+            backlog: 0,
+            backlog_batch: 0,
+            experimental: false,
+            pattern: false,
+            save_state: false,
+        })
+    };
+    let spun = user_ns_of(RwKind::Write, 100, 10, verify) - user_ns_of(RwKind::Write, 100, 0, verify);
+    assert_eq!(spun, 100 * 10 * pause);
 }
 
 #[test]

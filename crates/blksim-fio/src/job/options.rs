@@ -85,6 +85,7 @@ pub(crate) enum Field {
     Thinktime,
     ThinktimeSpin,
     ThinktimeBlocks,
+    Thinkcycles,
     ThinktimeBlocksType,
     ThinktimeIotime,
     BsSplit,
@@ -237,7 +238,6 @@ const DEPRECATED: &str = "is deprecated, and fio rejects it";
 const VERIFY: &str = "changes data verification in a way blksim does not model (verify, do_verify, verify_backlog, verify_async and experimental_verify are modelled)";
 const VERIFY_CPU: &str = "moves where in a block the checksum sits, which changes no I/O and no CPU time per byte";
 const PATTERN: &str = "changes which offsets or block sizes the job uses, which blksim does not model";
-const PACING: &str = "changes when the job issues I/O, which blksim does not model yet";
 const RATE_MIN: &str =
     "ends the job with an error when its rate falls below the minimum, which blksim does not model (rate and rate_iops are modelled)";
 const AMOUNT: &str = "changes how much I/O the job does in a way blksim does not model (size, io_size, number_ios, loops and runtime are modelled)";
@@ -505,7 +505,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("thinktime_blocks", INT, Field::ThinktimeBlocks),
     model("thinktime_blocks_type", Kind::Choice(&["complete", "issue"]), Field::ThinktimeBlocksType),
     model("thinktime_iotime", SECS, Field::ThinktimeIotime),
-    reject_unless("thinkcycles", INT, PACING, &["0"]),
+    model("thinkcycles", INT, Field::Thinkcycles),
     model("rate", Kind::IntDirs { min: 0 }, Field::Rate),
     reject_unless_a("rate_min", "ratemin", Kind::IntDirs { min: 0 }, RATE_MIN, &["0"]),
     model("rate_iops", Kind::IntDirs { min: 0 }, Field::RateIops),

@@ -634,6 +634,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.rate = st.rate;
     c.rate_process = st.rate_process;
     c.rate_ignore_thinktime = st.rate_ignore_thinktime;
+    c.thinkcycles = st.thinkcycles;
     c.thinktime = st.thinktime;
     c.io_size = st.io_size;
     // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).

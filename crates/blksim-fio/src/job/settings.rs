@@ -203,6 +203,7 @@ pub(crate) struct Settings {
     pub rate_process: RateProcess,
     pub rate_ignore_thinktime: bool,
     pub thinktime: Thinktime,
+    pub thinkcycles: u64,
     /// `bssplit` per direction as fio parsed it (entries in fio's order); `None`: not set.
     pub bssplit: [Option<Vec<BsSplit>>; 3],
     pub bs_unaligned: bool,
@@ -323,6 +324,7 @@ impl Default for Settings {
             rate_process: RateProcess::Linear,
             rate_ignore_thinktime: false,
             thinktime: Thinktime::default(),
+            thinkcycles: 0,
             bssplit: Default::default(),
             bs_unaligned: false,
             bs_is_seq_rand: false,
@@ -593,6 +595,7 @@ impl Settings {
             }
             (Field::ThinktimeBlocksType, P::Choice(c, _)) => self.thinktime.count_issued = c == "issue",
             (Field::ThinktimeIotime, P::Time(us)) => self.thinktime.iotime_us = us,
+            (Field::Thinkcycles, P::Int(v)) => self.thinkcycles = v,
             (Field::IoSize, P::Size(SizeVal::Bytes(b))) => self.io_size = (b > 0).then_some(b),
             // fio's io_size_percent: 0 and 100 leave the amount as it is.
             (Field::IoSize, P::Size(SizeVal::Percent(0 | 100))) => self.io_size = None,

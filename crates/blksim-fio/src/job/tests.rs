@@ -522,13 +522,22 @@ fn every_problem_of_a_file_is_reported_at_its_own_line() {
     assert!(shown.lines().all(|l| l.starts_with("t.fio:")), "{shown}");
     assert!(shown.contains("t.fio:7: unknown option 'foo'"), "{shown}");
     // The kind is bad input as soon as one problem is.
-    assert_eq!(error("[a]\nthinkcycles=10\n").kind, crate::ErrorKind::NotModelled);
-    let e = error("[a]\nthinkcycles=10\nbs=0\n");
-    assert!(e.message.contains("option 'thinkcycles'") && e.more.len() == 1, "{e}");
+    assert_eq!(error("[a]\nrandom_sequence_stride=4\n").kind, crate::ErrorKind::NotModelled);
+    let e = error("[a]\nrandom_sequence_stride=4\nbs=0\n");
+    assert!(e.message.contains("option 'random_sequence_stride'") && e.more.len() == 1, "{e}");
     assert_eq!(e.kind, crate::ErrorKind::BadInput, "{e}");
     // A refused ioengine does not also make each of its options unknown.
     let e = error("[a]\nioengine=io_urin\nhipri\nfixedbufs\n");
     assert!(e.more.is_empty(), "{e}");
+}
+
+#[test]
+fn thinkcycles_is_read_as_fio_reads_it() {
+    assert_eq!(configs("[a]\nthinkcycles=5000\n")[0].thinkcycles, 5000);
+    assert_eq!(configs("[a]\n")[0].thinkcycles, 0);
+    // An unsigned int, as fio's FIO_OPT_INT: no negative count, none past 2^32 - 1.
+    assert_eq!(error("[a]\nthinkcycles=-1\n").kind, crate::ErrorKind::BadInput);
+    assert_eq!(error("[a]\nthinkcycles=4294967296\n").kind, crate::ErrorKind::BadInput);
 }
 
 #[test]

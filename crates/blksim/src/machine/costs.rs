@@ -112,6 +112,8 @@ costs! {
     fio_md5_ns_per_kib,
     /// fio filling one KiB of a write buffer with random data for verify (`fill_random_buf`, user).
     fio_fill_random_ns_per_kib,
+    /// One x86 PAUSE (`rep; nop`, fio's `nop`): an iteration of fio's `cycles_spin` loop (`thinkcycles`, user).
+    pause_ns,
     /// t/io_uring filling one SQE (user).
     tio_prep_ns,
     /// t/io_uring reaping one CQE (user).
