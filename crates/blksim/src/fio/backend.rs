@@ -17,7 +17,7 @@ impl Sim {
     #[inline(always)]
     pub(crate) fn job_next(&mut self, j: JobId) {
         let now = self.q.now_ns();
-        let prep_ns = self.user_costs(j).prep_and_spin();
+        let prep_ns = self.user_costs(j).prep + self.spin_ns(j);
         self.jobs[j].check_done_issuing(self.q.now_ns());
         if self.jobs[j].sync_trim.is_some() {
             return self.sync_trim_next(j);
@@ -238,7 +238,7 @@ impl Sim {
             }
             // A paced job may prepare fewer (one ahead of its rate waits).
             let n = self.jobs[j].queued.len() as u32 - queued;
-            body += n as u64 * user.prep + self.spins_ns(j, queued, user.spin);
+            body += n as u64 * user.prep + self.spins_ns(j, queued);
             let t = now + head + body;
             // (An offload worker's io_us started when fio's thread got them.)
             if !self.jobs[j].shaped || self.jobs[j].offload.is_none() {

@@ -8,9 +8,26 @@ use crate::system::Sim;
 use crate::workload::{IoEngine, Program};
 
 impl Sim {
-    /// The `thinkcycles` spins (`spin` ns each) of the read, write and trim io_us queued on the
-    /// job from its `from`-th on (an fsync io_u has none: do_io spins only for `ddir_rw`).
-    pub(crate) fn spins_ns(&self, j: JobId, from: u32, spin: u64) -> u64 {
+    /// fio's `thinkcycles` spin (user), charged before each read, write or trim io_u is prepared:
+    /// the one after the io_u before it. do_io's `cycles_spin`: its thread's, not a submit
+    /// worker's; do_verify's loop has none.
+    #[inline(always)]
+    pub(crate) fn spin_ns(&self, j: JobId) -> u64 {
+        let job = &self.jobs[j];
+        if job.cfg.thinkcycles == 0 {
+            return 0;
+        }
+        if job.shaped && job.offload_worker().is_some() || job.verify.as_deref().is_some_and(|v| v.phase) {
+            return 0;
+        }
+        job.cfg.thinkcycles.saturating_mul(self.costs.pause_ns)
+    }
+
+    /// The `thinkcycles` spins of the read, write and trim io_us queued on the job from its
+    /// `from`-th on (an fsync io_u has none: do_io spins only for `ddir_rw`).
+    #[inline(always)]
+    pub(crate) fn spins_ns(&self, j: JobId, from: u32) -> u64 {
+        let spin = self.spin_ns(j);
         if spin == 0 {
             return 0;
         }
@@ -36,16 +53,6 @@ impl Sim {
                 } else {
                     c.fio_prep_ns + c.fio_clock_ns
                 },
-                // do_io's cycles_spin after each read, write or trim io_u (its thread's, not a submit
-                // worker's; do_verify's loop has none).
-                spin: if job.cfg.thinkcycles == 0
-                    || job.shaped && job.offload_worker().is_some()
-                    || job.verify.as_deref().is_some_and(|v| v.phase)
-                {
-                    0
-                } else {
-                    job.cfg.thinkcycles.saturating_mul(c.pause_ns)
-                },
                 reap: c.fio_reap_ns,
                 reap_call: c.fio_clock_ns + c.fio_reap_call_ns,
                 submit_call: if job.cfg.ioengine.is_sync()
@@ -61,7 +68,6 @@ impl Sim {
             // reap_events) per reap; no clock, no per-call accounting.
             Program::TIoUring => UserCosts {
                 prep: c.tio_prep_ns,
-                spin: 0,
                 reap: c.tio_reap_ns,
                 reap_call: c.tio_round_ns,
                 submit_call: 0,
@@ -69,7 +75,7 @@ impl Sim {
             },
             // A kernel thread has no user code; glibc's AIO helper's and a verify thread's are their own.
             Program::SqThread | Program::AioHelper | Program::VerifyThread => {
-                UserCosts { prep: 0, spin: 0, reap: 0, reap_call: 0, submit_call: 0, wake: 0 }
+                UserCosts { prep: 0, reap: 0, reap_call: 0, submit_call: 0, wake: 0 }
             }
         }
     }
@@ -80,9 +86,6 @@ impl Sim {
 pub(crate) struct UserCosts {
     /// Preparing one io_u.
     pub prep: u64,
-    /// fio's `thinkcycles` spin, charged before each read, write or trim io_u is prepared: the one
-    /// after the io_u before it (`Sim::spins_ns`).
-    pub spin: u64,
     /// Accounting one reaped io_u.
     pub reap: u64,
     /// Once per reaping call: the completion batch's bookkeeping.
@@ -91,11 +94,4 @@ pub(crate) struct UserCosts {
     pub submit_call: u64,
     /// Once after the task slept: the user working set refilled.
     pub wake: u64,
-}
-
-impl UserCosts {
-    /// Preparing one read, write or trim io_u, after the spin of the one before it.
-    pub(crate) fn prep_and_spin(&self) -> u64 {
-        self.prep + self.spin
-    }
 }
