@@ -1271,31 +1271,67 @@ fn a_randtrimwrite_jobs_writes_are_read_back() {
     assert_eq!(blocks("read"), written);
 }
 
-/// A rate for trims: fio paces trims as it paces reads and writes, blksim
-/// does not (it ran `rw=trim` with `rate_iops=1000` at 16,000 trims a
-/// second, exit 0, where fio 3.42 does 1,067); refused with why, unless a
-/// trimwrite job's trims go at their writes' rate.
+/// A rate for trims: fio paces trims as it paces reads and writes (`rate_ddir`; blksim refused
+/// it, and before that ran `rw=trim` with `rate_iops=1000` at 16,000 trims a second, exit 0).
+/// Expected: fio 3.42's, 16 trims at 1,067 a second (15 ms), and for `rate_process=poisson`
+/// the trims' own seed (FIO_RAND_POISSON3_OFF): 1,420 trims in 500 ms at 3,000 a second.
 #[test]
-fn a_rate_for_trims_is_refused_unless_they_go_with_their_writes() {
+fn a_rate_for_trims_paces_them_as_fio_does() {
     for rw in ["trim", "randtrim"] {
-        let (code, err) =
-            null_reads(&format!("trim-rate-{rw}"), &format!("rw={rw}\nbs=4k\nsize=64k\nrate_iops=1000\n")).unwrap_err();
-        assert_eq!(code, 2, "{err}");
-        assert!(err.contains("job.fio:") && err.contains("rate or rate_iops for trims") && err.contains(rw), "{err}");
+        let j = first_job(
+            &dir(&format!("trim-rate-{rw}")),
+            &format!("[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw={rw}\nbs=4k\nsize=64k\nrate_iops=1000\n"),
+        );
+        assert_eq!(j["trim"]["total_ios"], 16, "{rw}");
+        assert_eq!(j["trim"]["iops"].as_f64().unwrap().round(), 1067.0, "{rw}");
     }
-    let (code, err) =
-        null_reads("trim-rate-apart", "rw=trimwrite\nbs=4k\nsize=64k\nrate_iops=,1000,500\n").unwrap_err();
-    assert_eq!(code, 2, "{err}");
+    let j = first_job(
+        &dir("trim-rate-poisson"),
+        "[a]\nioengine=null\nsize=64m\nbs=4k\nrw=randtrim\nrate_iops=,,3000\nrate_process=poisson\ntime_based\nruntime=500ms\n",
+    );
+    assert_eq!(j["trim"]["total_ios"], 1420);
     // A randtrimwrite job's writes count towards the rate, as any write (blksim ran it unpaced:
     // 16,000 a second, 1 ms; fio 3.42: 1,000 a second, 16 ms; blksim now 1,067, 15 ms, as it and
-    // fio 3.42 run rw=trimwrite).
-    let j = first_job(
-        &dir("trim-rate-paired"),
-        "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=randtrimwrite\nbs=4k\nsize=64k\nrate_iops=1000\n",
-    );
-    for d in ["write", "trim"] {
-        let iops = j[d]["iops"].as_f64().unwrap();
-        assert!((1000.0..1100.0).contains(&iops), "{d}: {iops} a second");
+    // fio 3.42 run rw=trimwrite). A trimwrite job goes at its writes' rate whatever its trims'
+    // (fio 3.42 with rate_iops=,1000,500: 1,067 trims and writes a second).
+    for (name, rw, rate) in [("paired", "randtrimwrite", "1000"), ("apart", "trimwrite", ",1000,500")] {
+        let j = first_job(
+            &dir(&format!("trim-rate-{name}")),
+            &format!("[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw={rw}\nbs=4k\nsize=64k\nrate_iops={rate}\n"),
+        );
+        for d in ["write", "trim"] {
+            let iops = j[d]["iops"].as_f64().unwrap();
+            assert!((1000.0..1100.0).contains(&iops), "{name} {d}: {iops} a second");
+        }
+    }
+}
+
+/// fio's get_rw_ddir asks a trimwrite job's writes' rate before every io_u, a trim's too
+/// (set_rw_ddir makes it the trim after), and a trim does not move the writes' next time: each
+/// pair waits before its trim and its write follows at once. blksim held the write instead
+/// (trim at 1 µs, write at 1,001; fio 3.42's write_iolog: trim at 1,112, write at 1,115).
+#[test]
+fn a_trimwrite_pair_waits_for_the_writes_rate_before_its_trim() {
+    let d = dir("trim-rate-order");
+    let job =
+        "[a]\nioengine=null\nfilename=/dev/nvme0n1\nrw=trimwrite\nbs=4k\nsize=32k\nrate_iops=1000\nwrite_iolog=trace\n";
+    let (code, _, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    let ios: Vec<(u64, String)> = trace
+        .lines()
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .filter(|w| w.len() == 5)
+        .map(|w| (w[0].parse().unwrap(), w[2].to_string()))
+        .collect();
+    assert_eq!(ios.len(), 16, "{trace}");
+    for (k, pair) in ios.chunks(2).enumerate() {
+        assert_eq!((pair[0].1.as_str(), pair[1].1.as_str()), ("trim", "write"), "{trace}");
+        assert!(pair[1].0 - pair[0].0 <= 5, "pair {k}: the write waited\n{trace}");
+        if k > 0 {
+            let gap = pair[0].0 - ios[2 * k - 1].0;
+            assert!((900..=1100).contains(&gap), "pair {k}: its trim {gap} µs after the last write\n{trace}");
+        }
     }
 }
 

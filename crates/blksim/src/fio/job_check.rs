@@ -87,7 +87,6 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         ));
     }
     check_syncs(i, cfg)?;
-    check_trim_rate(i, cfg)?;
     if cfg.iodepth == 0 {
         return Err(bad_input(i, "iodepth must be at least 1".into()));
     }
@@ -96,29 +95,6 @@ pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         return Err(bad_input(
             i,
             "ioengine=null: you need to specify size= (the null engine has no file to size it)".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// `rate` and `rate_iops` for trims: fio paces them as it paces reads and
-/// writes (`rate_ddir` over all three directions); blksim paces reads and
-/// writes, so only a trimwrite pair whose trims ask the writes' rate (each
-/// trim goes with its write) is modelled.
-fn check_trim_rate(i: usize, cfg: &JobConfig) -> Result<(), Error> {
-    if cfg.rate[2] == 0 && cfg.rate_iops[2] == 0 {
-        return Ok(());
-    }
-    let paired = matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite);
-    let trims_only = matches!(cfg.rw, RwKind::Trim | RwKind::RandTrim);
-    if trims_only || paired && (cfg.rate[2], cfg.rate_iops[2]) != (cfg.rate[1], cfg.rate_iops[1]) {
-        return Err(not_modelled(
-            i,
-            format!(
-                "rate or rate_iops for trims with rw={} is not modelled yet (fio paces trims as it paces reads \
-                 and writes; blksim paces reads and writes, and a trimwrite job's trims with their writes)",
-                cfg.rw.fio_name()
-            ),
         ));
     }
     Ok(())

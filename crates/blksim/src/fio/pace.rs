@@ -55,25 +55,28 @@ pub(crate) enum Pick {
 pub(crate) struct Pace {
     /// Any direction rated.
     pub rated: bool,
-    /// `td->rate_bps`, per read and write.
-    pub rate_bps: [u64; 2],
+    /// `td->rate_bps`, per read, write and trim.
+    pub rate_bps: [u64; 3],
     /// `o.rate` was given (not `rate_iops`).
-    pub by_bytes: [bool; 2],
+    pub by_bytes: [bool; 3],
     /// The direction's smallest block size (`o.min_bs`) and whether it has a `bssplit`.
-    pub min_bs: [u64; 2],
-    pub split: [bool; 2],
+    pub min_bs: [u64; 3],
+    pub split: [bool; 3],
     pub poisson: bool,
-    pub poisson_rng: [FRand; 2],
+    pub poisson_rng: [FRand; 3],
     /// `td->rate_io_issue_bytes`, `td->rate_next_io_time` (µs since the epoch), `td->last_usec`.
-    pub issue_bytes: [u64; 2],
-    pub next_io_us: [u64; 2],
-    pub last_usec: [i64; 2],
+    pub issue_bytes: [u64; 3],
+    pub next_io_us: [u64; 3],
+    pub last_usec: [i64; 3],
     /// `td->epoch`: the job's start, then the end of its ramp (fio resets its rate state there).
     pub epoch_ns: u64,
     pub ramp_reset_done: bool,
     /// A mixed job may switch to the other direction when it is behind its rate
     /// (`td_rw(td) && td->o.rwmix[odir]`), per direction: may it switch away from it.
-    pub may_switch: [bool; 2],
+    pub may_switch: [bool; 3],
+    /// A trimwrite job (`rw=trimwrite` or `randtrimwrite`): fio's get_rw_ddir asks the rate of the
+    /// writes for each io_u, its trims' too (set_rw_ddir makes it a trim after).
+    pub trimwrite: bool,
     /// A direction drawn (rwmix) that waits for its turn.
     pub drawn: Option<Direction>,
     /// The direction `rate_ddir` chose (before a sleep, or checked already): issued next.
@@ -102,11 +105,11 @@ impl Pace {
         if !cfg.is_paced() && !cfg.flow_sleeps() {
             return None;
         }
-        let mut rate_bps = [0; 2];
-        let mut min_bs = [0; 2];
-        let mut by_bytes = [false; 2];
-        let mut split = [false; 2];
-        for d in 0..2 {
+        let mut rate_bps = [0; 3];
+        let mut min_bs = [0; 3];
+        let mut by_bytes = [false; 3];
+        let mut split = [false; 3];
+        for d in 0..3 {
             min_bs[d] = cfg.bs[d].max(1);
             split[d] = !cfg.bssplit[d].is_empty();
             by_bytes[d] = cfg.rate[d] > 0;
@@ -121,14 +124,15 @@ impl Pace {
             min_bs,
             split,
             poisson: cfg.rate_process == RateProcess::Poisson,
-            poisson_rng: [0, 1].map(|d| rand.poisson(d)),
-            issue_bytes: [0; 2],
-            next_io_us: [0; 2],
-            last_usec: [0; 2],
+            poisson_rng: [0, 1, 2].map(|d| rand.poisson(d)),
+            issue_bytes: [0; 3],
+            next_io_us: [0; 3],
+            last_usec: [0; 3],
             epoch_ns: 0,
             ramp_reset_done: cfg.ramp_time_ns == 0,
             // rwmix[odir]: the share of the other direction.
-            may_switch: [mixed && cfg.rwmixread < 100, mixed && cfg.rwmixread > 0],
+            may_switch: [mixed && cfg.rwmixread < 100, mixed && cfg.rwmixread > 0, false],
+            trimwrite: matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite),
             drawn: None,
             forced: None,
             think: cfg.thinktime,
@@ -147,9 +151,9 @@ impl Pace {
     pub(crate) fn ramp_reset(&mut self, now_ns: u64) {
         self.ramp_reset_done = true;
         self.epoch_ns = now_ns;
-        self.issue_bytes = [0; 2];
-        self.next_io_us = [0; 2];
-        self.last_usec = [0; 2];
+        self.issue_bytes = [0; 3];
+        self.next_io_us = [0; 3];
+        self.last_usec = [0; 3];
         self.last_think_ns = now_ns;
     }
 
@@ -157,8 +161,21 @@ impl Pace {
     /// (the caller quiesces and sleeps). `end_ns`: the end of the runtime
     /// (`u64::MAX` without one).
     pub(crate) fn rate_pick(&self, dir: Direction, now_ns: u64, end_ns: u64) -> Pick {
+        if self.trimwrite {
+            // The writes' rate, whichever of its pair the io_u is (nothing switches).
+            return match self.rate_pick_dir(Direction::Write, now_ns, end_ns) {
+                Pick::Go(_) => Pick::Go(dir),
+                Pick::Wait(usec, _) => Pick::Wait(usec, dir),
+                Pick::Timeout => Pick::Timeout,
+            };
+        }
+        self.rate_pick_dir(dir, now_ns, end_ns)
+    }
+
+    /// `rate_ddir(dir)`.
+    fn rate_pick_dir(&self, dir: Direction, now_ns: u64, end_ns: u64) -> Pick {
         let d = dir.index();
-        if !self.rated || d > 1 {
+        if !self.rated {
             return Pick::Go(dir);
         }
         let now_us = now_ns.saturating_sub(self.epoch_ns) / 1000;
@@ -193,7 +210,7 @@ impl Pace {
     pub(crate) fn issued(&mut self, dir: Direction, bytes: u64) {
         let d = dir.index();
         self.last_dir = dir;
-        if !self.rated || d > 1 {
+        if !self.rated {
             return;
         }
         self.issue_bytes[d] = self.issue_bytes[d].wrapping_add(bytes);
@@ -262,7 +279,7 @@ impl Pace {
     /// meanwhile, less one block so that the next I/O goes at once.
     pub(crate) fn thought(&mut self, blocks: u64, total_us: u64, now_ns: u64, issued: u64) {
         let d = self.last_dir.index();
-        if total_us > 0 && d < 2 && self.rate_bps[d] > 0 && self.rate_ignore_thinktime {
+        if total_us > 0 && self.rate_bps[d] > 0 && self.rate_ignore_thinktime {
             let bps = self.rate_bps[d];
             let missed = ((bps as u128 * total_us as u128) / 1_000_000) as u64;
             let bs = self.min_bs[d];

@@ -17,8 +17,9 @@ const FIO_RAND_MIX_OFF: u64 = 4;
 const FIO_RAND_FILE_OFF: u64 = 5;
 /// fio's `FIO_RAND_ZONE_OFF`: the zoned distributions' zone seed.
 const FIO_RAND_ZONE_OFF: u64 = 16;
-/// fio's `FIO_RAND_POISSON_OFF`, `FIO_RAND_POISSON2_OFF`: `rate_process=poisson`'s seeds, reads' and writes'.
-const FIO_RAND_POISSON_OFF: [u64; 2] = [15, 17];
+/// fio's `FIO_RAND_POISSON_OFF`, `FIO_RAND_POISSON2_OFF`, `FIO_RAND_POISSON3_OFF`: `rate_process=poisson`'s
+/// seeds, reads', writes' and trims'.
+const FIO_RAND_POISSON_OFF: [u64; 3] = [15, 17, 18];
 /// fio's `FIO_RAND_PRIO_CMDS`: cmdprio's seed.
 const FIO_RAND_PRIO_CMDS: u64 = 19;
 /// fio's `FIO_RAND_SEQ_RAND_READ_OFF`: `percentage_random`'s seed, every
@@ -169,8 +170,8 @@ pub(crate) struct RandStates {
     file_seed: u64,
     /// The offsets' seed (`rand_seeds[FIO_RAND_BLOCK_OFF]`).
     offset_seed: u64,
-    /// `rate_process=poisson`'s states (`poisson_state`, 32 bits), reads' and writes' as seeded.
-    poisson: [FRand; 2],
+    /// `rate_process=poisson`'s states (`poisson_state`, 32 bits), reads', writes' and trims' as seeded.
+    poisson: [FRand; 3],
 }
 
 impl RandStates {
