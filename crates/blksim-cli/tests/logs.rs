@@ -1013,6 +1013,26 @@ fn a_verify_backlog_reads_back_the_first_logged_block_once_its_write_is_reaped()
     assert_eq!(trace, fio);
 }
 
+/// After do_verify's read-back a time-based job passes again: clear_io_state
+/// closes every open file in order (a, b, c), then the pass's first
+/// get_next_file finds c done at once (opened and closed) and goes on with a.
+/// blksim logged c's close first, then a's and b's (null sweep seed 501097;
+/// the sequence is fio 3.42's write_iolog there, times cut).
+#[test]
+fn a_pass_after_the_read_back_closes_every_file_before_the_one_it_finds_done() {
+    let d = dir("verify-pass-closes");
+    let job = "[j]\nioengine=null\nfilename=a:b:c\nwrite_iolog=trace\nrw=randrw\nrwmixread=10\nbsrange=4k-16k\n\
+               blockalign=4k\nsize=256k\nrandom_distribution=zipf:1.2\niodepth=16\nverify=crc32c\n\
+               time_based=1\nruntime=2ms\n";
+    let (code, _, err) = run_in(&d, job, &["--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
+    let words: Vec<String> = trace.lines().map(|l| l.split_once(' ').map_or(l, |(_, w)| w).to_string()).collect();
+    let fio =
+        ["c read 81920 4096", "a close", "b close", "c close", "c open", "c close", "a open", "a read 77824 4096"];
+    assert!(words.windows(fio.len()).any(|w| w == fio), "{trace}");
+}
+
 /// A skewed distribution turns the random map off, so verify's log is the
 /// offset-ordered tree; a write over a block whose earlier write is still
 /// in flight takes that piece off the tree without freeing it

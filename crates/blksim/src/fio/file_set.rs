@@ -38,6 +38,9 @@ pub(crate) struct FileSet {
     left: u32,
     /// With `write_iolog`: the files found done (or, skewed, closed) since the log last heard, in order.
     log: Option<Vec<u16>>,
+    /// How many of `log`'s files were found done before the pass began (`reset`): the log
+    /// closes them before clear_io_state's closes, the others after.
+    before_reset: usize,
     /// A skewed service: files that ran out in a row, each closed and
     /// started over, with no I/O between them; `just_reset`: the last file
     /// served was one of them.
@@ -69,6 +72,7 @@ impl FileSet {
             current: None,
             left: 0,
             log,
+            before_reset: 0,
             streak: 0,
             just_reset: false,
             refs: vec![0; n],
@@ -227,6 +231,7 @@ impl FileSet {
         self.closing.iter_mut().for_each(|c| *c = false);
         self.nr_done = 0;
         self.current = None;
+        self.before_reset = self.log.as_ref().map_or(0, Vec::len);
     }
 
     /// The files found done since the last call, for `write_iolog`.
@@ -235,9 +240,19 @@ impl FileSet {
     }
 
     /// `write_iolog`'s closes of the files job `job` found done since the
-    /// log last heard, `since` its start (before whatever the log hears next).
-    pub(crate) fn log_done(&mut self, log: &mut dyn crate::stats::IoLog, job: usize, since: u64) {
-        for f in self.take_done_log() {
+    /// log last heard, `since` its start (before whatever the log hears next);
+    /// with `reopened`, clear_io_state's close of every file in between: after
+    /// the files found done before the pass began, before those found since.
+    pub(crate) fn log_done(&mut self, log: &mut dyn crate::stats::IoLog, job: usize, since: u64, reopened: bool) {
+        let done = self.take_done_log();
+        let before = if reopened { std::mem::take(&mut self.before_reset).min(done.len()) } else { done.len() };
+        for &f in &done[..before] {
+            log.file_done(job, f as usize, since);
+        }
+        if reopened {
+            log.reopened(job, since);
+        }
+        for &f in &done[before..] {
             log.file_done(job, f as usize, since);
         }
     }
@@ -245,10 +260,15 @@ impl FileSet {
 
 impl crate::fio::job::Job {
     /// `write_iolog`'s closes of the files this job (number `job`, of
-    /// several) found done since the log last heard, `since` its start.
+    /// several) found done since the log last heard, `since` its start, and
+    /// the close and reopen of a pass that began (`Job::reopened`) if the
+    /// log is to show it (`log_queued`).
     pub(crate) fn log_files_done(&mut self, log: &mut dyn crate::stats::IoLog, job: usize, since: u64) {
-        if let Some(files) = self.files.as_deref_mut() {
-            files.log_done(log, job, since);
+        let reopened = std::mem::take(&mut self.reopened) && self.cfg.log_queued;
+        match self.files.as_deref_mut() {
+            Some(files) => files.log_done(log, job, since, reopened),
+            None if reopened => log.reopened(job, since),
+            None => {}
         }
     }
 }

@@ -117,9 +117,6 @@ impl Sim {
         let since = now.saturating_sub(job.start_ns);
         let mut log = log.0.lock().unwrap();
         job.log_files_done(&mut *log, j.idx(), since);
-        if std::mem::take(&mut job.reopened) {
-            log.reopened(j.idx(), since);
-        }
         // An io_u the null engine refused with FIO_Q_BUSY was logged when it was refused too.
         for _ in 0..1 + std::mem::take(&mut job.engine.busy) as u8 {
             log.queued(j.idx(), di, ddir, since, offset.unwrap_or(stale), bytes.unwrap_or(0));
@@ -135,9 +132,6 @@ impl Sim {
         let since = now.saturating_sub(job.start_ns);
         let mut log = log.0.lock().unwrap();
         job.log_files_done(&mut *log, j.idx(), since);
-        if std::mem::take(&mut job.reopened) && job.cfg.log_queued {
-            log.reopened(j.idx(), since);
-        }
     }
 
     /// `end_fsync` once the job's I/O is done: the next file's fsync queued,

@@ -56,7 +56,7 @@ impl Sim {
                 let mut log = log.0.lock().expect("io log");
                 // (`v` holds the job's verify state: the files alone.)
                 if let Some(files) = job.files.as_deref_mut() {
-                    files.log_done(&mut *log, j.idx(), since);
+                    files.log_done(&mut *log, j.idx(), since, false);
                 }
                 log.reopened(j.idx(), since);
             }
