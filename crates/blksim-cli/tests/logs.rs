@@ -975,8 +975,7 @@ fn a_refused_random_draw_leaves_the_next_io_unmarked() {
 /// reads the rest.
 #[test]
 fn a_verify_backlog_batch_counts_a_refused_io_u_again_as_fios_requeue_does() {
-    let trace = trace_text("backlog-busy", "rw=write\nbs=512\nsize=8k\niodepth=16\nverify=md5\nverify_backlog=4\n")
-        .replace("j.0.0 ", "");
+    let trace = one_file_trace("backlog-busy", "rw=write\nbs=512\nsize=8k\niodepth=16\nverify=md5\nverify_backlog=4\n");
     let fio = "add|open|write 0 512|write 512 512|write 512 512|write 1024 512|write 1024 512|write 1536 512|\
                write 1536 512|read 0 512|read 0 512|read 512 512|read 512 512|write 2048 512|write 2048 512|\
                write 2560 512|write 2560 512|read 1024 512|read 1024 512|read 1536 512|read 1536 512|\
@@ -999,11 +998,10 @@ fn a_verify_backlog_batch_counts_a_refused_io_u_again_as_fios_requeue_does() {
 /// write_iolog, times cut.
 #[test]
 fn a_verify_backlog_reads_back_the_first_logged_block_once_its_write_is_reaped() {
-    let trace = trace_text(
+    let trace = one_file_trace(
         "backlog-first",
         "rw=randwrite\nbs=4k\nsize=64k\nnorandommap=1\niodepth=1\nverify=crc32c\nverify_backlog=4\nrandseed=7\n",
-    )
-    .replace("j.0.0 ", "");
+    );
     let fio = "add|open|write 32768 4096|write 32768 4096|write 49152 4096|write 61440 4096|write 0 4096|\
                read 0 4096|read 32768 4096|read 49152 4096|read 61440 4096|write 28672 4096|write 4096 4096|\
                write 49152 4096|write 61440 4096|read 4096 4096|read 28672 4096|read 49152 4096|\
@@ -1020,17 +1018,13 @@ fn a_verify_backlog_reads_back_the_first_logged_block_once_its_write_is_reaped()
 /// the sequence is fio 3.42's write_iolog there, times cut).
 #[test]
 fn a_pass_after_the_read_back_closes_every_file_before_the_one_it_finds_done() {
-    let d = dir("verify-pass-closes");
-    let job = "[j]\nioengine=null\nfilename=a:b:c\nwrite_iolog=trace\nrw=randrw\nrwmixread=10\nbsrange=4k-16k\n\
-               blockalign=4k\nsize=256k\nrandom_distribution=zipf:1.2\niodepth=16\nverify=crc32c\n\
-               time_based=1\nruntime=2ms\n";
-    let (code, _, err) = run_in(&d, job, &["--output-format", "json"]);
-    assert_eq!(code, 0, "{err}");
-    let trace = std::fs::read_to_string(d.join("trace")).unwrap();
-    let words: Vec<String> = trace.lines().map(|l| l.split_once(' ').map_or(l, |(_, w)| w).to_string()).collect();
-    let fio =
-        ["c read 81920 4096", "a close", "b close", "c close", "c open", "c close", "a open", "a read 77824 4096"];
-    assert!(words.windows(fio.len()).any(|w| w == fio), "{trace}");
+    let trace = trace_text(
+        "verify-pass-closes",
+        "filename=a:b:c\nrw=randrw\nrwmixread=10\nbsrange=4k-16k\nblockalign=4k\nsize=256k\n\
+         random_distribution=zipf:1.2\niodepth=16\nverify=crc32c\ntime_based=1\nruntime=2ms\n",
+    );
+    let fio = "c read 81920 4096|a close|b close|c close|c open|c close|a open|a read 77824 4096|";
+    assert!(trace.contains(fio), "{trace}");
 }
 
 /// A skewed distribution turns the random map off, so verify's log is the
@@ -1071,9 +1065,8 @@ fn a_write_over_one_in_flight_is_read_back_after_its_own_completion() {
 /// twice). fio 3.42's write_iolog, times cut.
 #[test]
 fn do_verify_off_keeps_a_file_done_so_the_next_pass_does_nothing() {
-    let off =
-        trace_text("do-verify-off", "rw=write\nbs=16k\nsize=64k\nio_size=128k\ndo_verify=0\n").replace("j.0.0 ", "");
-    let on = trace_text("do-verify-on", "rw=write\nbs=16k\nsize=64k\nio_size=128k\n").replace("j.0.0 ", "");
+    let off = one_file_trace("do-verify-off", "rw=write\nbs=16k\nsize=64k\nio_size=128k\ndo_verify=0\n");
+    let on = one_file_trace("do-verify-on", "rw=write\nbs=16k\nsize=64k\nio_size=128k\n");
     let pass = "write 0 16384|write 16384 16384|write 32768 16384|write 49152 16384|close";
     assert_eq!(off, format!("add|open|{pass}"));
     assert_eq!(on, format!("add|open|{pass}|open|{pass}"));
@@ -1086,11 +1079,10 @@ fn do_verify_off_keeps_a_file_done_so_the_next_pass_does_nothing() {
 /// over its first two passes.
 #[test]
 fn a_time_based_job_with_verify_but_no_do_verify_ends_its_pass_at_size() {
-    let trace = trace_text(
+    let trace = one_file_trace(
         "verify-no-do-verify",
         "rw=write\nbs=8k\nsize=64k\niodepth=4\nverify=md5\ndo_verify=0\ntime_based\nruntime=2ms\n",
-    )
-    .replace("j.0.0 ", "");
+    );
     let pass = "write 0 8192|write 8192 8192|write 8192 8192|write 16384 8192|write 16384 8192|write 24576 8192|\
                 write 24576 8192|write 32768 8192|write 32768 8192|write 40960 8192|write 40960 8192|\
                 write 49152 8192|write 49152 8192|write 57344 8192|write 57344 8192|close|open|";
@@ -1106,12 +1098,11 @@ fn a_time_based_job_with_verify_but_no_do_verify_ends_its_pass_at_size() {
 /// read-back.
 #[test]
 fn a_time_based_trimwrite_pass_with_verify_ends_where_do_io_counts_its_trims() {
-    let trace = trace_text(
+    let trace = one_file_trace(
         "trimwrite-verify-pass",
         "rw=randtrimwrite\nbsrange=4k-16k\nsize=64k\nnorandommap=1\nrandseed=3\nverify=crc32c\niodepth=4\n\
          time_based\nruntime=2ms\n",
-    )
-    .replace("j.0.0 ", "");
+    );
     let fio = "add|open|trim 32768 16384|write 32768 16384|write 32768 16384|trim 45056 16384|trim 45056 16384|\
                write 45056 16384|write 45056 16384|trim 28672 8192|trim 28672 8192|write 28672 8192|\
                write 28672 8192|trim 61440 4096|trim 61440 4096|write 61440 4096|write 61440 4096|\
@@ -1128,11 +1119,10 @@ fn a_time_based_trimwrite_pass_with_verify_ends_where_do_io_counts_its_trims() {
 /// fio 3.42's write_iolog around its first read-only pass.
 #[test]
 fn a_read_back_with_nothing_to_read_reopens_the_file_once() {
-    let trace = trace_text(
+    let trace = one_file_trace(
         "verify-nothing",
         "rw=readwrite\nbs=16k\nsize=64k\nrandseed=463852\nverify=crc32c\niodepth=16\ntime_based\nruntime=2ms\n",
-    )
-    .replace("j.0.0 ", "");
+    );
     assert!(!trace.contains("close|open|close"), "{trace}");
     let fio = "read 16384 16384|read 32768 16384|read 32768 16384|read 49152 16384|read 49152 16384|close|open|\
                write 0 16384|write 16384 16384|write 16384 16384|read 0 16384|read 0 16384|write 32768 16384|\
@@ -1374,6 +1364,11 @@ fn trace_text(name: &str, job: &str) -> String {
     let cut: Vec<String> =
         text.lines().skip(1).map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string()).collect();
     cut.join("|")
+}
+
+/// `trace_text` of a job of one file, fio's default name for it (`j.0.0`) cut from each line.
+fn one_file_trace(name: &str, job: &str) -> String {
+    trace_text(name, job).replace("j.0.0 ", "")
 }
 
 /// A job of several files, as fio 3.42's get_next_file and setup_files
