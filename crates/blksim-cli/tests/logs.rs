@@ -1505,6 +1505,28 @@ fn an_io_u_filled_again_on_the_next_file_keeps_its_busy_ok_flag() {
     assert!(trace.contains(&format!("c close{after_c}")), "{trace}");
 }
 
+/// A get_io_u that fails puts its io_u back on top of fio's free list (a
+/// stack) with the IO_U_F_BUSY_OK its sequential draw set; the io_us that
+/// complete in the loop's drain go on top of it, and the next loop's
+/// get_io_u takes them first: the carried io_u is the second filled here
+/// (one was in flight), and its random draw on c marks no block. fio 3.42
+/// then writes c's 32768 and 49152 twice in that loop (each io_u logged twice,
+/// the null engine's FIO_Q_BUSY); blksim dropped the flag when an io_u was
+/// in flight at the failure, and wrote c's 0 and 16384 there instead.
+#[test]
+fn a_failed_get_io_u_puts_its_busy_ok_io_u_under_the_ones_that_complete() {
+    let trace = trace_text(
+        "busy-ok-free-list",
+        "rw=randwrite\nbs=16k\nsize=256k\npercentage_random=90\niodepth=4\nfilename=a:b:c\nrandseed=8\nloops=20\n",
+    );
+    assert_eq!(trace.split('|').count(), 719, "fio 3.42's log has 719 lines after its version line");
+    let w = |f: &str, o: u32| format!("{f} write {o} 16384|{f} write {o} 16384");
+    let fio = [w("c", 65536), w("a", 0), w("b", 16384), w("c", 32768), w("a", 65536), w("b", 32768), w("c", 49152)];
+    assert!(trace.contains(&fio.join("|")), "{trace}");
+    let loop_start = "b close|c close|a close|b open|b write 49152 16384|c open|c write 32768 16384";
+    assert!(trace.contains(loop_start), "{trace}");
+}
+
 /// `file_service_type` as fio 3.42's __get_next_file serves a job's files
 /// (its write_iolog, times cut): `roundrobin:2` two I/Os to each file in
 /// turn, `sequential` each file until it is done, `random` a file drawn

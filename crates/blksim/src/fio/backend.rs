@@ -90,6 +90,7 @@ impl Sim {
             if stop || !job.pass_check() {
                 break;
             }
+            job.io_u_get();
             let mut d = job.next_dir().index();
             let devs = &self.devs;
             let (di, dev, capacity, region) = job.next_file(job.cfg.bs[d], |d| devs[d].capacity_bytes);
@@ -110,8 +111,7 @@ impl Sim {
         }
     }
 
-    /// Commit the queued io_us with the engine's submitting syscall, after
-    /// the user side of the commit.
+    /// Commit the queued io_us with the engine's submitting syscall, after the user side of the commit.
     pub(crate) fn job_submit(&mut self, j: JobId) {
         let (mut bill, tw) = self.submit_syscall_cost(j, true);
         bill.add(CpuStage::UserLoop, self.user_costs(j).submit_call);

@@ -105,6 +105,8 @@ impl Job {
         if self.files.is_some() {
             return Err(NoOffset::Retry);
         }
+        // The next pass's get_io_u.
+        self.io_u_get();
         if redraw && self.cfg.rw.is_mixed() {
             *d = self.next_dir().index();
         }
@@ -131,11 +133,53 @@ impl Job {
                 return true;
             }
         }
-        // get_io_u puts it back on the free list (a stack): the next pass takes it again
-        // unless the pass's drain puts io_us that completed on top of it (none is in flight
-        // at a get_io_u of fio's at iodepth 1: it reaps as the queue fills).
-        self.busy_ok_carried &= self.cfg.iodepth == 1 || (self.inflight == 0 && self.queued.is_empty());
+        self.io_u_put_back();
         self.pass_failed()
+    }
+
+    /// get_io_u takes an io_u off the free list (`__get_io_u`), once per io_u
+    /// filled: the one on top, which carries IO_U_F_BUSY_OK if a failed
+    /// get_io_u put it back with the flag and nothing was freed on top of it since.
+    #[inline(always)]
+    pub(crate) fn io_u_get(&mut self) {
+        if self.busy_ok_free.is_empty() || self.io_u_taken {
+            return;
+        }
+        self.io_u_taken = true;
+        let above = self.busy_ok_free.last_mut().expect("not empty");
+        if *above == 0 {
+            self.busy_ok_free.pop();
+            self.busy_ok_carried = true;
+        } else {
+            *above -= 1;
+        }
+    }
+
+    /// A failed get_io_u puts its io_u back on top of the free list, with its
+    /// IO_U_F_BUSY_OK if it has one.
+    fn io_u_put_back(&mut self) {
+        if std::mem::take(&mut self.busy_ok_carried) {
+            self.busy_ok_free.push(0);
+        } else {
+            self.io_us_freed(1);
+        }
+        self.io_u_taken = false;
+    }
+
+    /// `n` io_us completed (or were put back without the flag): on top of the free list.
+    #[inline(always)]
+    pub(crate) fn io_us_freed(&mut self, n: u32) {
+        if let Some(above) = self.busy_ok_free.last_mut() {
+            *above += n;
+        }
+    }
+
+    /// The io_u being filled is queued (placed, or a read-back's or an fsync's): its
+    /// IO_U_F_BUSY_OK is cleared as it completes.
+    #[inline(always)]
+    pub(crate) fn io_u_used(&mut self) {
+        self.busy_ok_carried = false;
+        self.io_u_taken = false;
     }
 
     /// get_io_u failed (no offset left, or fill_io_u refused the I/O):
@@ -372,7 +416,7 @@ impl Job {
             Some(maps) => maps.placed(di, rel, bytes, self.cfg.bs[d]),
             None => bytes,
         };
-        self.busy_ok_carried = false;
+        self.io_u_used();
         self.last_pos[di * 3 + d] = self.cfg.offset + rel + bytes;
         if let Some(ls) = self.last_start.as_deref_mut() {
             ls[di * 3 + d] = self.cfg.offset + rel;

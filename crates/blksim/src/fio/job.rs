@@ -501,12 +501,19 @@ pub(crate) struct Job {
     /// `ddir`): its own, or with `bs_is_seq_rand` a write's after a random draw and a
     /// read's after a sequential one.
     pub size_dir: usize,
-    /// The io_u get_io_u fills next carries IO_U_F_BUSY_OK from a sequential
-    /// draw whose fill failed (fio clears it only when the io_u completes):
-    /// filled again on the next file, or taken again by the next pass off
-    /// the free list; its random draw marks no block. Cleared once an io_u
-    /// is placed.
+    /// The io_u being filled carries IO_U_F_BUSY_OK from a sequential draw
+    /// whose fill failed (fio clears it only when the io_u completes):
+    /// filled again on the next file, or taken off the free list again
+    /// (`busy_ok_free`); its random draw marks no block. Cleared once the
+    /// io_u is placed or put back.
     pub busy_ok_carried: bool,
+    /// fio's io_u free list (a stack) as far as IO_U_F_BUSY_OK goes: each io_u
+    /// put back with the flag by a failed get_io_u, bottom first, with the
+    /// number of io_us freed on top of it since (completions clear theirs).
+    /// Empty in a run without such a failure.
+    pub busy_ok_free: Vec<u32>,
+    /// With `busy_ok_free` not empty: get_io_u has taken the io_u being filled off the free list.
+    pub io_u_taken: bool,
     /// The last offset drawn was not drawn at random (fio sets IO_U_F_BUSY_OK).
     pub drew_seq: bool,
     /// Loops of the job left, this one included (`loops`).
@@ -904,6 +911,8 @@ impl Job {
             seq_left: 1,
             size_dir: 0,
             busy_ok_carried: false,
+            busy_ok_free: Vec::new(),
+            io_u_taken: false,
             drew_seq: false,
             loops_left: loops,
             loop_end: LoopEnd::Running,

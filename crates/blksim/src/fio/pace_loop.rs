@@ -262,6 +262,7 @@ impl Sim {
             if !self.jobs[j].pass_check() {
                 break;
             }
+            self.jobs[j].io_u_get();
             if self.jobs[j].verify.is_some() {
                 match self.verify_take(j) {
                     Some(p) if verify_state_stops(&mut self.jobs[j], 0, Some(p.numberio)) => {
@@ -275,6 +276,7 @@ impl Sim {
                         // td_io_queue: a read-back (IO_U_F_VER_LIST) is not in io_issue_bytes nor
                         // io_issues, and get_rw_ddir did not choose it.
                         let job = &mut self.jobs[j];
+                        job.io_u_used();
                         (job.bytes_issued, job.io_issues[0], job.rwmix) =
                             (job.bytes_issued - p.bytes, job.io_issues[0] - 1, rwmix);
                         if let Some(v) = job.verify.as_deref_mut() {
@@ -291,6 +293,7 @@ impl Sim {
             }
             if self.jobs[j].fsync.as_deref().is_some_and(|f| f.due(self.jobs[j].cfg.sync_every)) {
                 self.prep_fsync(j, Fsync::Io, None, now);
+                self.jobs[j].io_u_used();
                 continue;
             }
             let job = &mut self.jobs[j];
@@ -352,6 +355,7 @@ impl Sim {
                     job.done_issuing = true;
                     break;
                 }
+                job.io_u_used();
                 job.last_pos[di * 3 + 1] = job.cfg.offset + o + bytes;
                 job.trimwrite_placed(di, d, job.cfg.offset + o);
                 job.strided_placed(bytes);
