@@ -263,12 +263,18 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     watch.check(report.sim_time_ns)?;
     interrupt::check(&signals, report.sim_time_ns)?;
     // A job that failed is exit 1, apart from input blksim could not take (2).
-    let errors = report.jobs.iter().filter(|j| j.error.is_some()).count();
-    if errors > 0 {
-        return Err(Failure::new(
-            Cause::JobErrors,
-            format!("{errors} of {} jobs ended on an I/O error", report.jobs.len()),
-        ));
+    let errors: Vec<_> = report.jobs.iter().filter_map(|j| j.error.as_ref()).collect();
+    if !errors.is_empty() {
+        let n = report.jobs.len();
+        let slow = errors.iter().filter(|e| e.min_rate.is_some()).count();
+        let mut why = Vec::new();
+        if errors.len() > slow {
+            why.push(format!("{} of {n} jobs ended on an I/O error", errors.len() - slow));
+        }
+        if slow > 0 {
+            why.push(format!("{slow} of {n} jobs ended below their minimum rate (rate_min, rate_iops_min)"));
+        }
+        return Err(Failure::new(Cause::JobErrors, why.join("; ")));
     }
     Ok(())
 }
@@ -299,10 +305,23 @@ pub(crate) fn verify_stop_lines(report: &blksim::stats::RunReport) -> String {
 /// fio's `io_u error` line on stderr for each job an I/O error ended, as
 /// the failed I/O completes. A synchronous engine's queue hook (libaio's
 /// and posixaio's for a trim) returns its I/O completed with the error, which fio takes in `td_io_queue` without
-/// that line (its thread's exit line says it: `job_error_lines`).
+/// that line (its thread's exit line says it: `job_error_lines`). A job
+/// below its minimum rate gets `check_min_rate`'s line instead.
 fn io_u_errors(report: &blksim::stats::RunReport) {
     for j in &report.jobs {
-        let Some(e) = j.error.as_ref().filter(|e| !j.config.ioengine.completes_in_queue(e.dir)) else { continue };
+        let Some(e) = j.error.as_ref() else { continue };
+        if let Some(m) = e.min_rate {
+            // check_min_rate's log_err.
+            let name = &j.config.name;
+            match m.iops {
+                true => eprintln!("{name}: rate_iops_min={} not met, got {} IOPS", m.min, m.got),
+                false => eprintln!("{name}: rate_min={}B/s not met, got {}B/s", m.min, m.got),
+            }
+            continue;
+        }
+        if j.config.ioengine.completes_in_queue(e.dir) {
+            continue;
+        }
         let dir = match e.dir {
             blksim::workload::Direction::Read => "read",
             blksim::workload::Direction::Write => "write",

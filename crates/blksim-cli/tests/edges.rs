@@ -110,6 +110,38 @@ fn jobs_that_fail_exit_1_not_2() {
     assert!(err.contains("blksim: 2 of 2 jobs ended on an I/O error"), "{err}");
 }
 
+/// fio's check_min_rate: a null job that thinks 20 ms after each read does 50 a second; with
+/// `rate_iops_min=100` the check 2 s in starts the cycle and the one 1 s later finds 50, and
+/// the job ends with EIO (fio 3.42: exit 1, "c: rate_iops_min=100 not met, got 49 IOPS",
+/// err=5 in its JSON, 150 reads in 3,011 ms). A job at its minimum runs to its end.
+#[test]
+fn a_job_below_its_minimum_rate_ends_with_eio_after_a_cycle() {
+    let job = "[c]\nioengine=null\nfilename=c\nsize=1g\nrw=randread\nbs=4k\nthinktime=20000\n\
+               rate_iops_min=100\nruntime=5s\ntime_based\n";
+    let path = tmp("min-rate.fio", job);
+    let (code, out, err) = blksim(&["run", &path, "--output-format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("c: rate_iops_min=100 not met, got 50 IOPS\n"), "{err}");
+    assert!(err.contains("fio: pid=1001, err=5/file:backend.c:1297, func=check_min_rate, error=Input/output error"));
+    assert!(err.contains("blksim: 1 of 1 jobs ended below their minimum rate"), "{err}");
+    let j = &json(&out)["jobs"][0];
+    assert_eq!(j["error"], 5);
+    assert_eq!(j["job_runtime"], 3000, "ended at the check 3 s in, not at runtime=5s");
+    assert_eq!(j["read"]["total_ios"], 151);
+    // Bytes: 4 KiB reads at 50 a second are 200 KiB/s, below 1 MiB/s.
+    let bytes = tmp("min-rate-bytes.fio", &job.replace("rate_iops_min=100", "rate_min=1m"));
+    let (code, _, err) = blksim(&["run", &bytes]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("c: rate_min=1048576B/s not met, got 204800B/s\n"), "{err}");
+    // 50 a second meets a minimum of 50, and a cycle of 10 s is never over before the end.
+    for ok in ["rate_iops_min=50", "rate_iops_min=100\nrate_cycle=10000"] {
+        let met = tmp("min-rate-met.fio", &job.replace("rate_iops_min=100", ok));
+        let (code, out, err) = blksim(&["run", &met, "--output-format", "json"]);
+        assert_eq!(code, 0, "{ok}: {err}");
+        assert_eq!(json(&out)["jobs"][0]["job_runtime"], 5000, "{ok}");
+    }
+}
+
 #[test]
 fn json_stays_json_with_the_tables() {
     let job = tmp("tables.fio", JOB);

@@ -342,6 +342,32 @@ fn write_iolog_is_fios_apart_from_the_times() {
 }
 
 #[test]
+fn a_job_below_its_minimum_rate_fails_as_the_real_fio_fails_it() {
+    // check_min_rate: 50 reads a second (a 20 ms think time each) against rate_iops_min=100.
+    // The check 2 s in starts the cycle, the one a second later ends the job with EIO: exit 1,
+    // err=5 and ~3 s of runtime from both, and fio's "not met" line on stderr.
+    let job = "[c]\nioengine=null\nfilename=c\nsize=1g\nrw=randread\nbs=4k\nthinktime=20000\n\
+               rate_iops_min=100\nruntime=5s\ntime_based\n";
+    let outcome = |mut cmd: Command, d: &Path| {
+        std::fs::write(d.join("job.fio"), job).unwrap();
+        let out = cmd.args(["--output-format=json", "job.fio"]).current_dir(d).output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        // fio prints its thread's exit line (`fio: pid=...`) on stdout, before the JSON.
+        let json: serde_json::Value = serde_json::from_str(&stdout[stdout.find('{').expect("JSON")..]).unwrap();
+        let j = &json["jobs"][0];
+        let got = stderr.lines().find(|l| l.starts_with("c: rate_iops_min=100 not met, got ")).map(str::to_string);
+        (out.status.code(), j["error"].as_i64(), j["job_runtime"].as_u64().unwrap(), got, stderr.into_owned())
+    };
+    let ours = outcome(blksim(), &dir("min-rate-blksim"));
+    let fio = outcome(crosscheck::fio_tool("fio"), &dir("min-rate-fio"));
+    for (who, o) in [("blksim", &ours), ("fio", &fio)] {
+        assert_eq!((o.0, o.1), (Some(1), Some(5)), "{who}: {}", o.4);
+        assert!((3000..3100).contains(&o.2), "{who}: runtime {} ms", o.2);
+        assert!(o.3.is_some(), "{who}: {}", o.4);
+    }
+}
+
+#[test]
 fn a_replayed_log_waits_as_the_real_fio_waits() {
     // fio's iolog_delay counts from its last issue: set when a synchronous
     // engine queues (the null engine at iodepth 1), never by the asynchronous

@@ -66,7 +66,8 @@ const PARSED: &[(&str, usize)] = &[
 
 /// Files rejected: the line of the first option blksim rejects, and that option.
 const REJECTED: &[(&str, usize, &str)] = &[
-    ("1mbs_clients", 7, "ratemin"),
+    // directory= without filename=: fio would make files in tmp (its ratemin is modelled).
+    ("1mbs_clients", 5, "directory"),
     // directory= without filename=: fio would make files in /data1.
     ("aio-read", 8, "directory"),
     ("atomic-verify", 32, "atomic"),

@@ -102,6 +102,7 @@ impl Sim {
                     dir: e.dir,
                     offset: e.offset,
                     bytes: e.bytes as u64,
+                    min_rate: e.min_rate,
                 }),
                 stuck: j.stuck.clone(),
                 hybrid_iopoll: j.engine.ring.hybrid.as_deref().map(|h| crate::stats::HybridIopollStats {

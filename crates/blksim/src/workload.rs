@@ -402,6 +402,13 @@ pub struct JobConfig {
     pub rate: [u64; 3],
     /// `rate_process`: when the next I/O of a rated direction may go.
     pub rate_process: RateProcess,
+    /// `rate_min` per direction, bytes per second (0 = none): fio's `check_min_rate` ends
+    /// the job with EIO when a `rate_cycle` falls below it (`fio/min_rate.rs`).
+    pub rate_min: [u64; 3],
+    /// `rate_iops_min` per direction, I/Os per second (0 = none), checked as `rate_min` is.
+    pub rate_iops_min: [u64; 3],
+    /// `rate_cycle` (alias `ratecycle`): the window over which the minimum rate is checked, ms.
+    pub rate_cycle_ms: u64,
     /// `rate_ignore_thinktime`: the rate catches up the I/O a think time missed.
     pub rate_ignore_thinktime: bool,
     /// `thinktime` and its companions.
@@ -866,6 +873,9 @@ impl JobConfig {
             program: Program::Fio,
             rate: [0; 3],
             rate_process: RateProcess::Linear,
+            rate_min: [0; 3],
+            rate_iops_min: [0; 3],
+            rate_cycle_ms: 1000,
             rate_ignore_thinktime: false,
             thinktime: Thinktime::default(),
             thinkcycles: 0,

@@ -57,6 +57,24 @@ pub fn check_pacing(st: &Settings) -> Result<(), SizeProblem> {
             "rate and rate_iops are both set (fio: rate and rate_iops are mutually exclusive)".into(),
         ));
     }
+    if rated(&st.rate_min) && rated(&st.rate_iops_min) {
+        return Err(SizeProblem::Bad(
+            "rate_min and rate_iops_min are both set (fio: rate and rate_iops are mutually exclusive)".into(),
+        ));
+    }
+    for d in 0..3 {
+        let (rate, min) = if st.rate_iops[d] > 0 && st.rate_iops[d] < st.rate_iops_min[d] {
+            ("rate_iops", "rate_iops_min")
+        } else if st.rate[d] > 0 && st.rate[d] < st.rate_min[d] {
+            ("rate", "rate_min")
+        } else {
+            continue;
+        };
+        let name = ["read", "write", "trim"][d];
+        return Err(SizeProblem::Bad(format!(
+            "the {name}s' {min} is above their {rate} (fio: minimum rate exceeds rate, ddir {d})"
+        )));
+    }
     if st.rate_process != blksim::workload::RateProcess::Poisson || !(rated(&st.rate) || rated(&st.rate_iops)) {
         return Ok(());
     }

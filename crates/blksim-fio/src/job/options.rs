@@ -77,6 +77,9 @@ pub(crate) enum Field {
     RandomGenerator,
     RateIops,
     Rate,
+    RateMin,
+    RateIopsMin,
+    RateCycle,
     PercRand,
     FileService,
     RwSequencer,
@@ -238,8 +241,6 @@ const DEPRECATED: &str = "is deprecated, and fio rejects it";
 const VERIFY: &str = "changes data verification in a way blksim does not model (verify, do_verify, verify_backlog, verify_async and experimental_verify are modelled)";
 const VERIFY_CPU: &str = "moves where in a block the checksum sits, which changes no I/O and no CPU time per byte";
 const PATTERN: &str = "changes which offsets or block sizes the job uses, which blksim does not model";
-const RATE_MIN: &str =
-    "ends the job with an error when its rate falls below the minimum, which blksim does not model (rate and rate_iops are modelled)";
 const AMOUNT: &str = "changes how much I/O the job does in a way blksim does not model (size, io_size, number_ios, loops and runtime are modelled)";
 const ZONED: &str = "needs a zoned block device, which blksim does not model";
 const FILES: &str = "works with files in a filesystem, which blksim does not model (it simulates block devices)";
@@ -507,11 +508,11 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("thinktime_iotime", SECS, Field::ThinktimeIotime),
     model("thinkcycles", INT, Field::Thinkcycles),
     model("rate", Kind::IntDirs { min: 0 }, Field::Rate),
-    reject_unless_a("rate_min", "ratemin", Kind::IntDirs { min: 0 }, RATE_MIN, &["0"]),
+    model_a("rate_min", "ratemin", Kind::IntDirs { min: 0 }, Field::RateMin),
     model("rate_iops", Kind::IntDirs { min: 0 }, Field::RateIops),
-    reject_unless("rate_iops_min", Kind::IntDirs { min: 0 }, RATE_MIN, &["0"]),
+    model("rate_iops_min", Kind::IntDirs { min: 0 }, Field::RateIopsMin),
     model("rate_process", Kind::Choice(&["linear", "poisson"]), Field::RateProcess),
-    noop_a("rate_cycle", "ratecycle", INT, COMPANION),
+    model_a("rate_cycle", "ratecycle", INT, Field::RateCycle),
     model("rate_ignore_thinktime", Kind::Bool, Field::RateIgnoreThinktime),
     reject_unless("max_latency", Kind::IntDirs { min: 0 }, LATENCY, &["0"]),
     reject_unless("latency_target", USECS, LATENCY, &["0"]),

@@ -632,6 +632,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.file_service = st.file_service.clone();
     c.rate_iops = st.rate_iops;
     c.rate = st.rate;
+    (c.rate_min, c.rate_iops_min, c.rate_cycle_ms) = (st.rate_min, st.rate_iops_min, st.rate_cycle_ms);
     c.rate_process = st.rate_process;
     c.rate_ignore_thinktime = st.rate_ignore_thinktime;
     c.thinkcycles = st.thinkcycles;

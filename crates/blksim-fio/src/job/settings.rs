@@ -197,6 +197,10 @@ pub(crate) struct Settings {
     pub random_generator: blksim::workload::RandomGenerator,
     pub rate_iops: [u64; 3],
     pub rate: [u64; 3],
+    /// `rate_min`, `rate_iops_min`, `rate_cycle` (ms).
+    pub rate_min: [u64; 3],
+    pub rate_iops_min: [u64; 3],
+    pub rate_cycle_ms: u64,
     pub perc_rand: [u64; 3],
     /// `prioclass`, `prio`, `priohint`: `Some` once set (fio then calls `ioprio_set`).
     pub ioprio: [Option<u32>; 3],
@@ -319,6 +323,9 @@ impl Default for Settings {
             random_generator: blksim::workload::RandomGenerator::Default,
             rate_iops: [0; 3],
             rate: [0; 3],
+            rate_min: [0; 3],
+            rate_iops_min: [0; 3],
+            rate_cycle_ms: 1000,
             perc_rand: [100; 3],
             ioprio: [None; 3],
             rate_process: RateProcess::Linear,
@@ -567,6 +574,9 @@ impl Settings {
             }
             (Field::RateIops, P::Dirs(d)) => set_dirs(&mut self.rate_iops, d),
             (Field::Rate, P::Dirs(d)) => set_dirs(&mut self.rate, d),
+            (Field::RateMin, P::Dirs(d)) => set_dirs(&mut self.rate_min, d),
+            (Field::RateIopsMin, P::Dirs(d)) => set_dirs(&mut self.rate_iops_min, d),
+            (Field::RateCycle, P::Int(v)) => self.rate_cycle_ms = v,
             (Field::PercRand, P::Dirs(d)) => {
                 if let Some(v) = d.iter().flatten().find(|&&v| v > 100) {
                     return Err(Refusal::Bad(format!(

@@ -340,7 +340,9 @@ fn rejections_name_line_option_and_reason() {
     assert_error("[a]\nstartdelay=1-5\n", 2, &["random start delay"]);
     assert_error("[a]\nzonemode=zbd\n", 2, &["zoned"]);
     assert_error("[a]\nrate=1m\nrate_iops=100\n", 2, &["mutually exclusive"]);
-    assert_error("[a]\nrate_min=1m\n", 2, &["option 'rate_min'", "ends the job", "rate and rate_iops are modelled"]);
+    assert_error("[a]\nrate_min=1m\nrate_iops_min=10\n", 2, &["rate_min and rate_iops_min", "mutually exclusive"]);
+    assert_error("[a]\nrate=1m\nrate_min=2m\n", 3, &["reads' rate_min is above their rate", "minimum rate exceeds"]);
+    assert_error("[a]\nrw=write\nrate_iops=,5\nrate_iops_min=,6\n", 4, &["writes' rate_iops_min", "ddir 1"]);
     assert_error("[a]\nrate_process=poisson\nrate=1k\nbs=4k\n", 2, &["rate_process=poisson", "divides"]);
     assert_error("[a]\nio_size=50%\n", 2, &["io_size=50%", "not modelled"]);
     assert_error("[a]\nio_size=101%\n", 2, &["io_size=101%", "greater than 100%"]);

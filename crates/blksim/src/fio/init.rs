@@ -59,7 +59,9 @@ impl Sim {
         for (d, p) in prios.into_iter().enumerate() {
             job.dirs[d].prios = p;
         }
+        job.min_rate = crate::fio::min_rate::MinRate::of(cfg);
         job.shaped = job.pace.is_some()
+            || job.min_rate.is_some()
             || cfg.syncs()
             || job.replay.is_some()
             || cfg.flow.is_some()

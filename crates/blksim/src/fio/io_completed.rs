@@ -218,6 +218,9 @@ impl Sim {
         self.jobs[j].reaping = reaping;
         if self.jobs[j].shaped {
             self.offload_freed(j, k);
+            if self.jobs[j].min_rate.is_some() {
+                self.jobs[j].min_rate_check(t_reap);
+            }
         }
     }
 }

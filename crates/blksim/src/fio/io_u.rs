@@ -429,6 +429,10 @@ impl Job {
     /// seeded (fio's clear_io_state): the loop draws what the first drew.
     pub(crate) fn rewind(&mut self) {
         (self.pass_bytes, self.pass_ios) = (0, 0);
+        // thread_main's loop: td->start again (after the drain, at the last reap).
+        if let Some(m) = self.min_rate.as_deref_mut() {
+            m.start_ns = self.ts.reap_ns;
+        }
         self.drew_out = false;
         if let Some(seeds) = self.loop_seeds.as_deref() {
             self.rand = seeds.clone();

@@ -302,7 +302,7 @@ pub(crate) struct ThreadStat {
     pub records: u64,
 }
 
-/// A failed I/O: its result (a negative errno) and what it was.
+/// A failed I/O: its result (a negative errno) and what it was; or a minimum rate missed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct IoError {
     pub errno: i32,
@@ -310,11 +310,12 @@ pub(crate) struct IoError {
     pub dir: crate::workload::Direction,
     pub offset: u64,
     pub bytes: u32,
+    pub min_rate: Option<crate::stats::MinRateMiss>,
 }
 
 impl IoError {
     pub(crate) fn of(r: &crate::block::Request) -> IoError {
-        IoError { errno: r.status, file: r.file, dir: r.dir, offset: r.offset, bytes: r.bytes }
+        IoError { errno: r.status, file: r.file, dir: r.dir, offset: r.offset, bytes: r.bytes, min_rate: None }
     }
 }
 
@@ -545,6 +546,8 @@ pub(crate) struct Job {
     pub cmdprio: Option<Box<crate::fio::cmdprio::CmdPrios>>,
     /// Rate and think time (fio's pacing), for a job that has any.
     pub pace: Option<Box<Pace>>,
+    /// `rate_min` / `rate_iops_min`: fio's `check_min_rate` after each reap.
+    pub min_rate: Option<Box<crate::fio::min_rate::MinRate>>,
     /// Its part in a flow group (`flow`), once it started.
     pub flow: Option<crate::fio::flow::FlowMember>,
     /// `verify`'s log of written blocks and its read-back state.
@@ -727,6 +730,9 @@ impl Job {
     pub(crate) fn ramp_over(&mut self, at: u64, io_stats: bool) {
         self.ts.epoch_ns = at;
         (self.task.usr_ns, self.task.sys_ns, self.task.ctx) = (0, 0, 0);
+        if let Some(m) = self.min_rate.as_deref_mut().filter(|_| io_stats) {
+            m.reset(at);
+        }
         if io_stats {
             self.ts.iodepth_level = [0; 7];
             self.ts.iodepth_submit = [0; 7];
@@ -840,6 +846,7 @@ impl Job {
             },
             shaped: false,
             pace: None,
+            min_rate: None,
             flow: None,
             verify: None,
             trimwrite: trimwrite

@@ -23,6 +23,7 @@ pub(crate) mod iolog;
 pub(crate) mod job;
 pub(crate) mod job_check;
 pub(crate) mod lfsr;
+pub(crate) mod min_rate;
 pub(crate) mod pace;
 pub(crate) mod pace_loop;
 pub(crate) mod phases;

@@ -78,6 +78,9 @@ impl Sim {
         let interval = self.run.sample_interval_ns;
         let job = &mut self.jobs[j];
         job.start_ns = now;
+        if let Some(m) = job.min_rate.as_deref_mut() {
+            m.start_ns = now;
+        }
         job.ts.ramp_end_ns = now + job.cfg.ramp_time_ns;
         job.ts.epoch_ns = now;
         job.ts.next_sample_ns = job.ts.ramp_end_ns + interval;

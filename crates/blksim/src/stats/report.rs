@@ -304,10 +304,11 @@ pub struct GsimStats {
     pub delay_ns: Vec<(u32, u64)>,
 }
 
-/// An I/O that failed: fio's `io_u error`, t/io_uring's `unexpected ret`.
+/// What ended a job: an I/O that failed (fio's `io_u error`, t/io_uring's
+/// `unexpected ret`), or a rate below its minimum (`min_rate`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobError {
-    /// The result, a negative errno (-95: EOPNOTSUPP).
+    /// The result, a negative errno (-95: EOPNOTSUPP; -5, EIO, for a rate missed).
     pub errno: i32,
     /// The file (`/dev/nvme0n1`).
     pub file: String,
@@ -317,6 +318,19 @@ pub struct JobError {
     pub offset: u64,
     /// Length in bytes.
     pub bytes: u64,
+    /// fio's `check_min_rate` failed, in direction `dir`: no I/O failed.
+    pub min_rate: Option<MinRateMiss>,
+}
+
+/// A `rate_min` or `rate_iops_min` not met over a `rate_cycle` (fio's `check_min_rate`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MinRateMiss {
+    /// `rate_iops_min` (I/Os per second), else `rate_min` (bytes per second).
+    pub iops: bool,
+    /// The minimum.
+    pub min: u64,
+    /// What the cycle did, in the same unit.
+    pub got: u64,
 }
 
 /// The stages of an I/O's latency, in order; their sums over I/Os are in
