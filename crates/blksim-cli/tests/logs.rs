@@ -1527,6 +1527,23 @@ fn a_failed_get_io_u_puts_its_busy_ok_io_u_under_the_ones_that_complete() {
     assert!(trace.contains(loop_start), "{trace}");
 }
 
+/// At iodepth 1 fio reaps each I/O before its next get_io_u (wait_for_completions as the queue
+/// fills), so the io_u a failed get_io_u puts back lies on top of the one it reaped, and the
+/// next get_io_u takes it with its IO_U_F_BUSY_OK: its random draw is marked nowhere and its
+/// length is not cut at a block already done. fio 3.42's write_iolog of this job (1,181 lines):
+/// a's 12288 bytes at 348160 at line 273 (blksim, once it put the reap on the free list after
+/// the fills, gave that get_io_u a clean io_u and read 8192 at 352256 there).
+#[test]
+fn at_depth_1_the_reap_goes_under_the_io_u_a_failed_get_io_u_puts_back() {
+    let trace = trace_text(
+        "busy-ok-depth-1",
+        "rw=randread:2\nbsrange=4k-16k\nsize=1m\noffset=64k\nfilename=a:b:c\niodepth=1\nrandseed=9\nloops=10\n",
+    );
+    assert_eq!(trace.split('|').count(), 1181, "fio 3.42's log has 1,181 lines after its version line");
+    let fio = "b read 118784 12288|c read 188416 4096|a read 348160 12288|b read 131072 16384|c read 290816 16384";
+    assert!(trace.contains(fio), "{trace}");
+}
+
 /// `file_service_type` as fio 3.42's __get_next_file serves a job's files
 /// (its write_iolog, times cut): `roundrobin:2` two I/Os to each file in
 /// turn, `sequential` each file until it is done, `random` a file drawn

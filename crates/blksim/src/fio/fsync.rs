@@ -80,6 +80,9 @@ impl Sim {
     pub(crate) fn io_us_put(&mut self, j: JobId, tw: u32, reap: u32) {
         let job = &mut self.jobs[j];
         let later = job.fills_before_reap();
+        if !later {
+            job.io_us_reaped(reap);
+        }
         if let Some(files) = job.files.as_deref_mut().filter(|f| f.skewed()) {
             if later {
                 files.deferred = true;

@@ -60,7 +60,11 @@ impl Sim {
             job.dirs[d].prios = p;
         }
         job.min_rate = crate::fio::min_rate::MinRate::of(cfg);
+        // A sequential draw of a random job with a random map sets IO_U_F_BUSY_OK, which a
+        // failed get_io_u leaves on its io_u: the chain puts its reaps on the free list first.
+        let busy_ok = job.random_maps.is_some() && (cfg.ddir_seq_nr > 1 || cfg.perc_rand.iter().any(|&p| p < 100));
         job.shaped = job.pace.is_some()
+            || busy_ok
             || job.min_rate.is_some()
             || cfg.syncs()
             || job.replay.is_some()

@@ -49,7 +49,7 @@ impl Sim {
         let job = &mut self.jobs[j];
         let k = reaping.len() as u32 + syncs;
         job.inflight -= k;
-        job.io_us_freed(k);
+        job.io_us_accounted(k);
         if job.shaped && !job.replay_accounts(reaping.len() as u32) {
             // The log ran out (td->done): fio never reaps these. Its issued count has them.
             let measured = job.ts.reap_ns >= job.ts.ramp_end_ns;

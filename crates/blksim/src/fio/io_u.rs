@@ -174,6 +174,20 @@ impl Job {
         }
     }
 
+    /// A chain reaped `n` io_us before its fills (fio reaps before its next get_io_u, unless
+    /// the null engine's FIO_Q_BUSY has it fill first): on the free list now.
+    pub(crate) fn io_us_reaped(&mut self, n: u32) {
+        self.io_us_freed(n);
+        self.io_us_freed_early += n;
+    }
+
+    /// `k` io_us accounted: those not put on the free list as they were reaped go now.
+    #[inline(always)]
+    pub(crate) fn io_us_accounted(&mut self, k: u32) {
+        let early = std::mem::take(&mut self.io_us_freed_early);
+        self.io_us_freed(k.saturating_sub(early));
+    }
+
     /// The io_u being filled is queued (placed, or a read-back's or an fsync's): its
     /// IO_U_F_BUSY_OK is cleared as it completes.
     #[inline(always)]

@@ -515,6 +515,9 @@ pub(crate) struct Job {
     pub busy_ok_free: Vec<u32>,
     /// With `busy_ok_free` not empty: get_io_u has taken the io_u being filled off the free list.
     pub io_u_taken: bool,
+    /// io_us a chain put on the free list as it reaped them, before its fills (fio's
+    /// wait_for_completions before its next get_io_u), not to be put again when accounted.
+    pub io_us_freed_early: u32,
     /// The last offset drawn was not drawn at random (fio sets IO_U_F_BUSY_OK).
     pub drew_seq: bool,
     /// Loops of the job left, this one included (`loops`).
@@ -920,6 +923,7 @@ impl Job {
             busy_ok_carried: false,
             busy_ok_free: Vec::new(),
             io_u_taken: false,
+            io_us_freed_early: 0,
             drew_seq: false,
             loops_left: loops,
             loop_end: LoopEnd::Running,
