@@ -142,6 +142,37 @@ fn a_job_below_its_minimum_rate_ends_with_eio_after_a_cycle() {
     }
 }
 
+/// An error under an option that changes what follows it is refused when it happens (exit 2,
+/// naming the option): fio goes on past an I/O error with continue_on_error or ignore_error,
+/// and ends the other jobs with exitall_on_error. Without another job, exitall_on_error
+/// changes nothing, and continue_on_error does not touch check_min_rate's error.
+#[test]
+fn an_error_under_an_error_handling_option_is_refused_when_it_happens() {
+    let job =
+        tmp("eop-continue.fio", &JOB.replace("ioengine=libaio", "ioengine=io_uring\nhipri=1\ncontinue_on_error=io"));
+    let cmdline = "nvme.poll_queues=0 blksim.polled_unsupported=eopnotsupp";
+    let (code, _, err) = blksim(&["run", &job, "--cmdline", cmdline]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("an I/O error (errno 95) on a read: with continue_on_error=io fio may go on past it"),
+        "{err}"
+    );
+    let slow = "[c]\nioengine=null\nfilename=c\nsize=1g\nrw=randread\nbs=4k\nthinktime=20000\n\
+                rate_iops_min=100\nruntime=5s\ntime_based\n";
+    let other = "[d]\nioengine=null\nfilename=d\nsize=1g\nrw=read\nruntime=5s\ntime_based\n";
+    for (name, text, want) in [
+        ("exitall-alone.fio", format!("{slow}exitall_on_error\n"), 1),
+        ("continue-rate.fio", format!("{slow}continue_on_error=all\n"), 1),
+        ("exitall-others.fio", format!("{slow}exitall_on_error\n{other}"), 2),
+    ] {
+        let (code, _, err) = blksim(&["run", &tmp(name, &text)]);
+        assert_eq!(code, want, "{name}: {err}");
+        if want == 2 {
+            assert!(err.contains("job 'c': a minimum rate not met: with exitall_on_error fio ends the other jobs"));
+        }
+    }
+}
+
 #[test]
 fn json_stays_json_with_the_tables() {
     let job = tmp("tables.fio", JOB);

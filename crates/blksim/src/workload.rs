@@ -416,6 +416,10 @@ pub struct JobConfig {
     /// `thinkcycles`: iterations of fio's `cycles_spin` (one PAUSE each on x86) after each
     /// read, write or trim io_u of its main loop.
     pub thinkcycles: u64,
+    /// fio's options that change what follows a job's error, as written (`continue_on_error`
+    /// other than none, `ignore_error`, `exitall_on_error`): an error under one is refused at
+    /// run time (fio would go on, or end the other jobs).
+    pub error_options: Vec<String>,
     /// `bssplit` per direction, as fio keeps it after parsing: (block size,
     /// percentage) sorted by percentage; empty = every I/O is `bs`. With a
     /// split, `bs` holds the direction's smallest size (fio's `min_bs`).
@@ -879,6 +883,7 @@ impl JobConfig {
             rate_ignore_thinktime: false,
             thinktime: Thinktime::default(),
             thinkcycles: 0,
+            error_options: Vec::new(),
             bssplit: Default::default(),
             io_size: None,
             ba: [0; 3],

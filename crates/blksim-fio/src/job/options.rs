@@ -121,6 +121,9 @@ pub(crate) enum Field {
     SignificantFigures,
     UnitBase,
     Stonewall,
+    ContinueOnError,
+    IgnoreError,
+    ExitallOnError,
     NewGroup,
     KbBase,
     Hipri,
@@ -227,7 +230,7 @@ const REPORT_TRIM_ERRORS: &str =
     "adds a histogram of trim errors to fio's report; blksim simulates no I/O errors and prints none";
 const DESCRIPTION: &str = "prints a Description line in fio's report, which blksim does not print";
 const DATA: &str = "only changes the data in the buffers, which does not change the simulated I/O";
-const ERRORS: &str = "only changes error handling, and blksim simulates no I/O errors";
+const ERRORS: &str = "only changes what fio prints about an error";
 const SETUP: &str = "only affects laying out or cleaning up files, outside the measured I/O";
 const OUTPUT: &str = "only changes how fio formats its report";
 const PROFILE_OPT: &str = "is an option of a built-in fio profile and has no effect without profile=";
@@ -543,7 +546,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     // Job control.
     reject("exitall", Kind::Flag, WAIT),
     noop("exit_what", Kind::Choice(&["group", "stonewall", "all"]), COMPANION),
-    noop("exitall_on_error", Kind::Flag, ERRORS),
+    model("exitall_on_error", Kind::Flag, Field::ExitallOnError),
     model_a("stonewall", "wait_for_previous", Kind::Flag, Field::Stonewall),
     model("new_group", Kind::Flag, Field::NewGroup),
     model("thread", Kind::Flag, Field::Thread),
@@ -602,8 +605,12 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model_a("disable_bw_measurement", "disable_bw", Kind::Bool, Field::DisableBw),
     noop("gtod_cpu", INT, OUTPUT),
     model("unified_rw_reporting", Kind::Choice(&["none", "mixed", "both", "0", "1", "2"]), Field::UnifiedRwReporting),
-    noop("continue_on_error", Kind::Choice(&["none", "read", "write", "io", "verify", "all", "0", "1"]), ERRORS),
-    noop("ignore_error", Kind::OptText, ERRORS),
+    model(
+        "continue_on_error",
+        Kind::Choice(&["none", "read", "write", "io", "verify", "all", "0", "1"]),
+        Field::ContinueOnError,
+    ),
+    model("ignore_error", Kind::OptText, Field::IgnoreError),
     noop("error_dump", Kind::Bool, ERRORS),
     reject("profile", Kind::Text, PROFILE),
     reject("cgroup", Kind::Text, CGROUP),

@@ -636,6 +636,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.rate_process = st.rate_process;
     c.rate_ignore_thinktime = st.rate_ignore_thinktime;
     c.thinkcycles = st.thinkcycles;
+    c.error_options = st.error_options.clone();
     c.thinktime = st.thinktime;
     c.io_size = st.io_size;
     // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).

@@ -124,6 +124,7 @@ impl Sim {
             reaping.iter().for_each(|&r| files.io_u_put(self.reqs.reqs[r].file as usize));
         }
         let tio = job.cfg.program == crate::workload::Program::TIoUring;
+        let mut new_error = false;
         for &req in &reaping {
             let r = &self.reqs.reqs[req];
             if tio {
@@ -145,6 +146,7 @@ impl Sim {
                     job.dirs[r.dir.index()].total_ios += 1;
                     job.dirs[r.dir.index()].failed_ios += 1;
                 }
+                new_error |= job.error.is_none();
                 job.error.get_or_insert(crate::fio::job::IoError::of(r));
                 job.failed = job.failed.saturating_sub(1);
                 job.done_issuing = true;
@@ -216,11 +218,51 @@ impl Sim {
         let mut reaping = reaping;
         reaping.clear();
         self.jobs[j].reaping = reaping;
+        if new_error && !self.jobs[j].cfg.error_options.is_empty() {
+            let e = self.jobs[j].error.expect("the error just taken");
+            let what = format!("an I/O error (errno {}) on a {}", -e.errno, ["read", "write", "trim"][e.dir.index()]);
+            self.error_options_check(j, &what, false);
+        }
         if self.jobs[j].shaped {
             self.offload_freed(j, k);
             if self.jobs[j].min_rate.is_some() {
                 self.jobs[j].min_rate_check(t_reap);
+                if self.jobs[j].error.is_some_and(|e| e.min_rate.is_some())
+                    && !self.jobs[j].cfg.error_options.is_empty()
+                {
+                    self.error_options_check(j, "a minimum rate not met", true);
+                }
             }
         }
+    }
+}
+
+impl Sim {
+    /// Job `j`'s new error (`what`; `rate`: check_min_rate's) under an option that changes
+    /// what follows it: `continue_on_error` or `ignore_error` (fio may go on past an I/O
+    /// error), `exitall_on_error` while another job runs (fio ends the others). Not modelled.
+    #[cold]
+    #[inline(never)]
+    fn error_options_check(&mut self, j: JobId, what: &str, rate: bool) {
+        let others = self.jobs.iter().enumerate().any(|(i, o)| i != j.idx() && o.running_fio_job());
+        let cfg = &self.jobs[j].cfg;
+        let why: Vec<String> = cfg
+            .error_options
+            .iter()
+            .filter(|o| if *o == "exitall_on_error" { others } else { !rate })
+            .map(|o| match o.as_str() {
+                "exitall_on_error" => "with exitall_on_error fio ends the other jobs".to_string(),
+                o => format!("with {o} fio may go on past it"),
+            })
+            .collect();
+        if why.is_empty() {
+            return;
+        }
+        let e = crate::error::Error::not_modelled(format!(
+            "job '{}': {what}: {}, which blksim does not model (it ends the job alone, as fio does without them)",
+            cfg.name,
+            why.join("; ")
+        ));
+        self.run.fail(e);
     }
 }

@@ -951,7 +951,11 @@ impl Job {
         n
     }
 
-    /// io_us fio holds: queued, in flight, completed but not reaped.
+    /// A job of fio's that has not ended (not an engine's thread).
+    pub(crate) fn running_fio_job(&self) -> bool {
+        self.task.state != JobState::Done && !self.is_engine_thread()
+    }
+
     /// A thread the model adds for a job's engine (an SQ thread, glibc's AIO
     /// helper), not a fio job: its time is in the CPUs', not in a job's.
     pub(crate) fn is_engine_thread(&self) -> bool {
