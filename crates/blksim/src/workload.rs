@@ -416,10 +416,9 @@ pub struct JobConfig {
     /// `thinkcycles`: iterations of fio's `cycles_spin` (one PAUSE each on x86) after each
     /// read, write or trim io_u of its main loop.
     pub thinkcycles: u64,
-    /// fio's options that change what follows a job's error, as written (`continue_on_error`
-    /// other than none, `ignore_error`, `exitall_on_error`): an error under one is refused at
-    /// run time (fio would go on, or end the other jobs).
-    pub error_options: Vec<String>,
+    /// fio's options that change what follows a job's error: an error under one is refused
+    /// at run time (fio would go on, or end the other jobs).
+    pub error_options: ErrorOptions,
     /// `bssplit` per direction, as fio keeps it after parsing: (block size,
     /// percentage) sorted by percentage; empty = every I/O is `bs`. With a
     /// split, `bs` holds the direction's smallest size (fio's `min_bs`).
@@ -775,6 +774,42 @@ pub struct BsSplit {
     pub perc: u32,
 }
 
+/// fio's options that change what follows a job's error (fio's defaults: none of them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorOptions {
+    /// `continue_on_error` other than `none`, its value: fio may go on past an I/O error.
+    pub continue_on_error: Option<String>,
+    /// `ignore_error`, its value: fio goes on past the errors it lists.
+    pub ignore_error: Option<String>,
+    /// `exitall_on_error`: a job's error ends the other jobs.
+    pub exitall: bool,
+}
+
+impl ErrorOptions {
+    /// Is any of them set?
+    pub fn any(&self) -> bool {
+        self.continue_on_error.is_some() || self.ignore_error.is_some() || self.exitall
+    }
+
+    /// What fio would do after an error under them that blksim does not (`rate`: check_min_rate's
+    /// error, which only `exitall_on_error` changes; `others`: another job is running).
+    pub fn unmodelled(&self, rate: bool, others: bool) -> Vec<String> {
+        let mut why = Vec::new();
+        if !rate {
+            if let Some(c) = &self.continue_on_error {
+                why.push(format!("with continue_on_error={c} fio may go on past it"));
+            }
+            if let Some(i) = &self.ignore_error {
+                why.push(format!("with ignore_error={i} fio may go on past it"));
+            }
+        }
+        if self.exitall && others {
+            why.push("with exitall_on_error fio ends the other jobs".into());
+        }
+        why
+    }
+}
+
 /// `thinktime`, `thinktime_spin`, `thinktime_blocks`, `thinktime_blocks_type`, `thinktime_iotime`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Thinktime {
@@ -883,7 +918,7 @@ impl JobConfig {
             rate_ignore_thinktime: false,
             thinktime: Thinktime::default(),
             thinkcycles: 0,
-            error_options: Vec::new(),
+            error_options: ErrorOptions::default(),
             bssplit: Default::default(),
             io_size: None,
             ba: [0; 3],

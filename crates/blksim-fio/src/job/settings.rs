@@ -242,8 +242,8 @@ pub(crate) struct Settings {
     pub sig_figs: u32,
     pub bit_based: bool,
     pub stonewall: bool,
-    /// `continue_on_error` other than none, `ignore_error`, `exitall_on_error` as written.
-    pub error_options: Vec<String>,
+    /// `continue_on_error` other than none, `ignore_error`, `exitall_on_error`.
+    pub error_options: blksim::workload::ErrorOptions,
     pub new_group: bool,
     pub kb_base: u64,
     /// The log files the job writes.
@@ -362,7 +362,7 @@ impl Default for Settings {
             sig_figs: 4,
             bit_based: false,
             stonewall: false,
-            error_options: Vec::new(),
+            error_options: Default::default(),
             new_group: false,
             lines: OptionLines::new(),
             kb_base: 1024,
@@ -685,23 +685,12 @@ impl Settings {
             }
             (Field::Stonewall, P::Flag(b)) => self.stonewall = b,
             (Field::ContinueOnError, P::Choice(c, _)) => {
-                self.error_options.retain(|o| !o.starts_with("continue_on_error="));
-                if !matches!(c, "none" | "0") {
-                    self.error_options.push(format!("continue_on_error={c}"));
-                }
+                self.error_options.continue_on_error = (!matches!(c, "none" | "0")).then(|| c.to_string());
             }
             (Field::IgnoreError, P::Text(s)) => {
-                self.error_options.retain(|o| !o.starts_with("ignore_error="));
-                if !s.trim().is_empty() {
-                    self.error_options.push(format!("ignore_error={}", s.trim()));
-                }
+                self.error_options.ignore_error = Some(s.trim().to_string()).filter(|s| !s.is_empty());
             }
-            (Field::ExitallOnError, P::Flag(b)) => {
-                self.error_options.retain(|o| o != "exitall_on_error");
-                if b {
-                    self.error_options.push("exitall_on_error".into());
-                }
-            }
+            (Field::ExitallOnError, P::Flag(b)) => self.error_options.exitall = b,
             (Field::NewGroup, P::Flag(b)) => self.new_group = b,
             (Field::KbBase, P::Choice(c, _)) => self.kb_base = if c == "1000" { 1000 } else { 1024 },
             (Field::Hipri, P::Flag(b)) => self.engine_opts().hipri = b,

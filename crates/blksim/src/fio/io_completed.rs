@@ -218,7 +218,7 @@ impl Sim {
         let mut reaping = reaping;
         reaping.clear();
         self.jobs[j].reaping = reaping;
-        if new_error && !self.jobs[j].cfg.error_options.is_empty() {
+        if new_error && self.jobs[j].cfg.error_options.any() {
             let e = self.jobs[j].error.expect("the error just taken");
             let what = format!("an I/O error (errno {}) on a {}", -e.errno, ["read", "write", "trim"][e.dir.index()]);
             self.error_options_check(j, &what, false);
@@ -227,9 +227,7 @@ impl Sim {
             self.offload_freed(j, k);
             if self.jobs[j].min_rate.is_some() {
                 self.jobs[j].min_rate_check(t_reap);
-                if self.jobs[j].error.is_some_and(|e| e.min_rate.is_some())
-                    && !self.jobs[j].cfg.error_options.is_empty()
-                {
+                if self.jobs[j].error.is_some_and(|e| e.min_rate.is_some()) && self.jobs[j].cfg.error_options.any() {
                     self.error_options_check(j, "a minimum rate not met", true);
                 }
             }
@@ -246,15 +244,7 @@ impl Sim {
     fn error_options_check(&mut self, j: JobId, what: &str, rate: bool) {
         let others = self.jobs.iter().enumerate().any(|(i, o)| i != j.idx() && o.running_fio_job());
         let cfg = &self.jobs[j].cfg;
-        let why: Vec<String> = cfg
-            .error_options
-            .iter()
-            .filter(|o| if *o == "exitall_on_error" { others } else { !rate })
-            .map(|o| match o.as_str() {
-                "exitall_on_error" => "with exitall_on_error fio ends the other jobs".to_string(),
-                o => format!("with {o} fio may go on past it"),
-            })
-            .collect();
+        let why = cfg.error_options.unmodelled(rate, others);
         if why.is_empty() {
             return;
         }
