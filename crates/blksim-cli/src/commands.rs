@@ -322,11 +322,7 @@ fn io_u_errors(report: &blksim::stats::RunReport) {
         if j.config.ioengine.completes_in_queue(e.dir) {
             continue;
         }
-        let dir = match e.dir {
-            blksim::workload::Direction::Read => "read",
-            blksim::workload::Direction::Write => "write",
-            blksim::workload::Direction::Trim => "trim",
-        };
+        let dir = e.dir.name();
         eprintln!(
             "fio: io_u error on file {}: {}: {dir} offset={}, buflen={}",
             e.file,

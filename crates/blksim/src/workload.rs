@@ -19,6 +19,11 @@ impl Direction {
     pub fn index(self) -> usize {
         self as usize
     }
+
+    /// Its name as fio prints it (`io_ddir_name`): read, write, trim.
+    pub fn name(self) -> &'static str {
+        ["read", "write", "trim"][self.index()]
+    }
 }
 
 /// `JobConfig::lat_off`: `disable_slat`.

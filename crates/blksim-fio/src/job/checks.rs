@@ -70,7 +70,7 @@ pub fn check_pacing(st: &Settings) -> Result<(), SizeProblem> {
         } else {
             continue;
         };
-        let name = ["read", "write", "trim"][d];
+        let name = blksim::workload::Direction::ALL[d].name();
         return Err(SizeProblem::Bad(format!(
             "the {name}s' {min} is above their {rate} (fio: minimum rate exceeds rate, ddir {d})"
         )));

@@ -90,7 +90,6 @@ impl Sim {
             if stop || !job.pass_check() {
                 break;
             }
-            job.io_u_get();
             let mut d = job.next_dir().index();
             let devs = &self.devs;
             let (di, dev, capacity, region) = job.next_file(job.cfg.bs[d], |d| devs[d].capacity_bytes);

@@ -119,7 +119,7 @@ impl Sim {
                     format!(
                         "random_distribution=zoned_abs: the {} zones end past the job's region of {region} bytes (fio: \
                          zoned_abs sizes exceed file size)",
-                        ["read", "write", "trim"][d]
+                        crate::workload::Direction::ALL[d].name()
                     ),
                 ));
             }

@@ -49,7 +49,6 @@ impl Sim {
         let job = &mut self.jobs[j];
         let k = reaping.len() as u32 + syncs;
         job.inflight -= k;
-        job.io_us_accounted(k);
         if job.shaped && !job.replay_accounts(reaping.len() as u32) {
             // The log ran out (td->done): fio never reaps these. Its issued count has them.
             let measured = job.ts.reap_ns >= job.ts.ramp_end_ns;
@@ -220,10 +219,12 @@ impl Sim {
         self.jobs[j].reaping = reaping;
         if new_error && self.jobs[j].cfg.error_options.any() {
             let e = self.jobs[j].error.expect("the error just taken");
-            let what = format!("an I/O error (errno {}) on a {}", -e.errno, ["read", "write", "trim"][e.dir.index()]);
+            let what = format!("an I/O error (errno {}) on a {}", -e.errno, e.dir.name());
             self.error_options_check(j, &what, false);
         }
         if self.jobs[j].shaped {
+            // (Only a shaped job's free list holds a flagged io_u.)
+            self.jobs[j].io_us_accounted(k);
             self.offload_freed(j, k);
             if self.jobs[j].min_rate.is_some() {
                 self.jobs[j].min_rate_check(t_reap);

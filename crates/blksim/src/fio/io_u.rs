@@ -156,9 +156,10 @@ impl Job {
     }
 
     /// A failed get_io_u puts its io_u back on top of the free list, with its
-    /// IO_U_F_BUSY_OK if it has one.
+    /// IO_U_F_BUSY_OK if it has one that matters (a random map to mark). Such a
+    /// job takes the shaped loop (`init.rs`): in the others the list stays empty.
     fn io_u_put_back(&mut self) {
-        if std::mem::take(&mut self.busy_ok_carried) {
+        if std::mem::take(&mut self.busy_ok_carried) && self.random_maps.is_some() {
             self.busy_ok_free.push(0);
         } else {
             self.io_us_freed(1);
