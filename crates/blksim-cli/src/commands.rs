@@ -266,7 +266,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let errors: Vec<_> = report.jobs.iter().filter_map(|j| j.error.as_ref()).collect();
     if !errors.is_empty() {
         let n = report.jobs.len();
-        let slow = errors.iter().filter(|e| e.min_rate.is_some()).count();
+        let slow = errors.iter().filter(|e| !e.min_rate.is_empty()).count();
         let mut why = Vec::new();
         if errors.len() > slow {
             why.push(format!("{} of {n} jobs ended on an I/O error", errors.len() - slow));
@@ -310,12 +310,14 @@ pub(crate) fn verify_stop_lines(report: &blksim::stats::RunReport) -> String {
 fn io_u_errors(report: &blksim::stats::RunReport) {
     for j in &report.jobs {
         let Some(e) = j.error.as_ref() else { continue };
-        if let Some(m) = e.min_rate {
-            // check_min_rate's log_err.
+        if !e.min_rate.is_empty() {
+            // check_min_rate's log_err, for each direction below its minimum.
             let name = &j.config.name;
-            match m.iops {
-                true => eprintln!("{name}: rate_iops_min={} not met, got {} IOPS", m.min, m.got),
-                false => eprintln!("{name}: rate_min={}B/s not met, got {}B/s", m.min, m.got),
+            for m in &e.min_rate {
+                match m.iops {
+                    true => eprintln!("{name}: rate_iops_min={} not met, got {} IOPS", m.min, m.got),
+                    false => eprintln!("{name}: rate_min={}B/s not met, got {}B/s", m.min, m.got),
+                }
             }
             continue;
         }

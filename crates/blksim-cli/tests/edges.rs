@@ -133,6 +133,15 @@ fn a_job_below_its_minimum_rate_ends_with_eio_after_a_cycle() {
     let (code, _, err) = blksim(&["run", &bytes]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("c: rate_min=1048576B/s not met, got 204800B/s\n"), "{err}");
+    // Both directions below the minimum: fio checks each and logs each (fio 3.42, randrw:
+    // "got 29 IOPS", then "got 19 IOPS", err=5 at 3,011 ms).
+    let mixed = tmp("min-rate-rw.fio", &job.replace("rw=randread", "rw=randrw"));
+    let (code, _, err) = blksim(&["run", &mixed]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("c: rate_iops_min=100 not met, got 31 IOPS\nc: rate_iops_min=100 not met, got 19 IOPS\n"),
+        "{err}"
+    );
     // 50 a second meets a minimum of 50, and a cycle of 10 s is never over before the end.
     for ok in ["rate_iops_min=50", "rate_iops_min=100\nrate_cycle=10000"] {
         let met = tmp("min-rate-met.fio", &job.replace("rate_iops_min=100", ok));

@@ -102,7 +102,7 @@ impl Sim {
                     dir: e.dir,
                     offset: e.offset,
                     bytes: e.bytes as u64,
-                    min_rate: e.min_rate,
+                    min_rate: e.min_rate.iter().flatten().copied().collect(),
                 }),
                 stuck: j.stuck.clone(),
                 hybrid_iopoll: j.engine.ring.hybrid.as_deref().map(|h| crate::stats::HybridIopollStats {

@@ -196,7 +196,7 @@ impl Block<'_> {
 /// completes (`__io_u_log_error`, io_u.c).
 pub fn verror(config: &blksim::workload::JobConfig, e: &blksim::stats::JobError) -> String {
     let error = strerror(-e.errno);
-    if e.min_rate.is_some() {
+    if !e.min_rate.is_empty() {
         format!("file:backend.c:1297, func=check_min_rate, error={error}")
     } else if config.ioengine.completes_in_queue(e.dir) {
         format!("file:ioengines.c:415, func=td_io_queue, error={error}")

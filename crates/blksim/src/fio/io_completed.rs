@@ -228,7 +228,7 @@ impl Sim {
             self.offload_freed(j, k);
             if self.jobs[j].min_rate.is_some() {
                 self.jobs[j].min_rate_check(t_reap);
-                if self.jobs[j].error.is_some_and(|e| e.min_rate.is_some()) && self.jobs[j].cfg.error_options.any() {
+                if self.jobs[j].error.is_some_and(|e| e.rate_missed()) && self.jobs[j].cfg.error_options.any() {
                     self.error_options_check(j, "a minimum rate not met", true);
                 }
             }

@@ -310,12 +310,18 @@ pub(crate) struct IoError {
     pub dir: crate::workload::Direction,
     pub offset: u64,
     pub bytes: u32,
-    pub min_rate: Option<crate::stats::MinRateMiss>,
+    /// check_min_rate's misses, by direction (fio checks each and logs each).
+    pub min_rate: [Option<crate::stats::MinRateMiss>; 3],
 }
 
 impl IoError {
     pub(crate) fn of(r: &crate::block::Request) -> IoError {
-        IoError { errno: r.status, file: r.file, dir: r.dir, offset: r.offset, bytes: r.bytes, min_rate: None }
+        IoError { errno: r.status, file: r.file, dir: r.dir, offset: r.offset, bytes: r.bytes, min_rate: [None; 3] }
+    }
+
+    /// The job's minimum rate was not met (no I/O failed).
+    pub(crate) fn rate_missed(&self) -> bool {
+        self.min_rate.iter().any(Option::is_some)
     }
 }
 

@@ -91,24 +91,23 @@ impl crate::fio::job::Job {
             return;
         }
         let Some(m) = self.min_rate.as_deref_mut() else { return };
+        // Every direction is checked (and logs its miss), as fio's loop does.
+        let mut misses = [None; 3];
         for (d, s) in self.dirs.iter().enumerate() {
-            if s.io_bytes == 0 {
-                continue;
-            }
-            let ios = s.total_ios - s.failed_ios - s.empty_ios;
-            if let Some(miss) = m.check(d, now, s.io_bytes, ios) {
-                self.error = Some(crate::fio::job::IoError {
-                    errno: -5,
-                    file: 0,
-                    dir: crate::workload::Direction::ALL[d],
-                    offset: 0,
-                    bytes: 0,
-                    min_rate: Some(miss),
-                });
-                self.done_issuing = true;
-                return;
+            if s.io_bytes > 0 {
+                misses[d] = m.check(d, now, s.io_bytes, s.total_ios - s.failed_ios - s.empty_ios);
             }
         }
+        let Some(d) = misses.iter().position(Option::is_some) else { return };
+        self.error = Some(crate::fio::job::IoError {
+            errno: -5,
+            file: 0,
+            dir: crate::workload::Direction::ALL[d],
+            offset: 0,
+            bytes: 0,
+            min_rate: misses,
+        });
+        self.done_issuing = true;
     }
 }
 

@@ -318,8 +318,9 @@ pub struct JobError {
     pub offset: u64,
     /// Length in bytes.
     pub bytes: u64,
-    /// fio's `check_min_rate` failed, in direction `dir`: no I/O failed.
-    pub min_rate: Option<MinRateMiss>,
+    /// fio's `check_min_rate` failed, in direction `dir` first (and in each
+    /// direction it lists, in fio's order): no I/O failed.
+    pub min_rate: Vec<MinRateMiss>,
 }
 
 /// A `rate_min` or `rate_iops_min` not met over a `rate_cycle` (fio's `check_min_rate`).
