@@ -1580,6 +1580,39 @@ fn file_service_type_picks_the_files_as_fio_does() {
     }
 }
 
+/// A trimwrite job's direction is its file's (set_rw_ddir after set_io_u_file: a trim where
+/// the file's last trim was written, else the write of its last trim), so its files drawn by a
+/// random or skewed `file_service_type` each trim then write in turn as fio 3.42's write_iolog
+/// shows (times cut; blksim refused a drawn service with trimwrite).
+#[test]
+fn a_trimwrite_job_of_drawn_files_trims_and_writes_each_file_as_fio_does() {
+    let cases = [
+        (
+            "tw-random",
+            "rw=randtrimwrite\nsize=48k\nbs=4k\nfilename=a:b:c\nfile_service_type=random\nrandseed=3\n",
+            "a add|b add|c add|b open|b trim 8192 4096|c open|c trim 8192 4096|b write 8192 4096|a open|\
+             a trim 4096 4096|c write 8192 4096|a write 4096 4096|c trim 12288 4096|c write 12288 4096|\
+             c trim 0 4096|c write 0 4096|a trim 12288 4096|a write 12288 4096|c trim 4096 4096|\
+             b trim 12288 4096|a trim 0 4096|b write 12288 4096|c write 4096 4096|c close|b trim 4096 4096|\
+             b write 4096 4096|b trim 0 4096|b write 0 4096|b close|a write 0 4096|a trim 8192 4096|\
+             a write 8192 4096|a close",
+        ),
+        (
+            "tw-zipf",
+            "rw=trimwrite\nsize=48k\nbs=4k\nfilename=a:b:c\nfile_service_type=zipf:1.2\nrandseed=3\n",
+            "a add|b add|c add|c open|c trim 0 4096|c write 0 4096|c trim 4096 4096|a open|a trim 0 4096|\
+             c write 4096 4096|c trim 8192 4096|a write 0 4096|c write 8192 4096|a trim 4096 4096|\
+             c trim 12288 4096|c write 12288 4096|c close|c open|c trim 0 4096|c write 0 4096|\
+             c trim 4096 4096|c write 4096 4096|c trim 8192 4096|c write 8192 4096|c trim 12288 4096|\
+             c write 12288 4096|c close|c open|c trim 0 4096|c write 0 4096|c trim 4096 4096|\
+             c write 4096 4096|c trim 8192 4096|c write 8192 4096|a close|c close",
+        ),
+    ];
+    for (name, job, fio) in cases {
+        assert_eq!(trace_text(name, job), fio, "{name}");
+    }
+}
+
 /// A skewed `file_service_type` (`zipf`, `pareto`, `normal`), as fio 3.42
 /// serves it (its write_iolog, times cut): each I/O's file drawn from fio's
 /// unhashed `next_file_zipf` over `nr_files << 10` ranges, one I/O each; a

@@ -56,6 +56,8 @@ pub(crate) struct FileSet {
     /// The reaping io_us put their files as the chain step ends, after the
     /// fill fio makes before it reaps (`Sim::io_us_put`).
     pub(crate) deferred: bool,
+    /// The next file, served ahead (`serve_ahead`) for a trimwrite job's direction.
+    ahead: Option<usize>,
 }
 
 impl FileSet {
@@ -78,6 +80,7 @@ impl FileSet {
             refs: vec![0; n],
             closing: vec![false; n],
             deferred: false,
+            ahead: None,
         }
     }
 
@@ -85,6 +88,9 @@ impl FileSet {
     /// `next_file_state` and a skewed service's generator (with every file
     /// done, the next in turn: the pass is over and nothing is drawn).
     pub(crate) fn next(&mut self, rand: &mut RandStates) -> usize {
+        if let Some(f) = self.ahead.take() {
+            return f;
+        }
         if !std::mem::take(&mut self.just_reset) {
             self.streak = 0;
         }
@@ -163,14 +169,13 @@ impl FileSet {
         }
     }
 
-    /// The file `next` gives next, without taking it (round robin's; a
-    /// random service's draw is not foreseen: trimwrite refuses it).
-    pub(crate) fn peek(&self) -> usize {
-        if let Some(f) = self.current.filter(|_| self.service == FileService::Sequential || self.left > 0) {
-            return f;
-        }
-        let n = self.sizes.len();
-        (0..n).map(|k| (self.next + k) % n).find(|&f| !self.done[f]).unwrap_or(self.next)
+    /// The file the next I/O goes to, served now and kept for `next`: fio's
+    /// get_io_u draws the file (set_io_u_file) before the direction
+    /// (set_rw_ddir), and a trimwrite job's direction is its file's.
+    pub(crate) fn serve_ahead(&mut self, rand: &mut RandStates) -> usize {
+        let f = self.next(rand);
+        self.ahead = Some(f);
+        f
     }
 
     /// The number of files.
@@ -289,9 +294,9 @@ mod tests {
         assert!(!fs.file_done(0));
         assert_eq!(fs.take_done_log(), vec![1, 2, 0]);
         // Every file done: the next in turn, nothing skipped (and no endless loop).
-        assert_eq!((fs.peek(), fs.next(r)), (0, 0));
+        assert_eq!((fs.serve_ahead(r), fs.next(r)), (0, 0));
         fs.reset();
-        assert_eq!(fs.peek(), 1);
+        assert_eq!(fs.serve_ahead(r), 1);
         assert_eq!((fs.next(r), fs.next(r)), (1, 2));
         assert!(fs.take_done_log().is_empty());
     }
@@ -302,13 +307,37 @@ mod tests {
         let order: Vec<usize> = (0..6).map(|_| fs.next(r)).collect();
         assert_eq!(order, [0, 0, 1, 1, 2, 2]);
         let mut fs = FileSet::new(vec![(8, 8); 3], FileService::Sequential, false);
-        assert_eq!((fs.next(r), fs.next(r), fs.peek()), (0, 0, 0));
+        assert_eq!((fs.next(r), fs.serve_ahead(r), fs.next(r)), (0, 0, 0));
         assert!(fs.file_done(0));
         assert_eq!((fs.next(r), fs.next(r)), (1, 1));
         // Random: only files not done are drawn.
         let mut fs = FileSet::new(vec![(8, 8); 3], FileService::Random { nr: 1 }, false);
         assert!(fs.file_done(0) && fs.file_done(2));
         assert!((0..20).all(|_| fs.next(r) == 1));
+    }
+
+    /// A file served ahead (a trimwrite job's direction is its file's) is the one `next`
+    /// gives, drawn once: the draws are fio's, whether or not a file was served ahead.
+    #[test]
+    fn a_file_served_ahead_is_the_next_one_and_is_drawn_once() {
+        let service = FileService::Random { nr: 1 };
+        let (r1, r2) =
+            (&mut RandStates::new(5, 1, false, false, false), &mut RandStates::new(5, 1, false, false, false));
+        let (mut plain, mut ahead) =
+            (FileSet::new(vec![(8, 8); 4], service.clone(), false), FileSet::new(vec![(8, 8); 4], service, false));
+        let want: Vec<usize> = (0..40).map(|_| plain.next(r1)).collect();
+        let got: Vec<usize> = (0..40)
+            .map(|i| match i % 3 {
+                0 => ahead.next(r2),
+                _ => {
+                    let f = ahead.serve_ahead(r2);
+                    assert_eq!(ahead.next(r2), f);
+                    f
+                }
+            })
+            .collect();
+        assert_eq!(got, want);
+        assert!(want.iter().any(|&f| f != want[0]), "{want:?}");
     }
 
     #[test]

@@ -626,10 +626,10 @@ impl Job {
 
     /// The direction of a trimwrite job's next I/O, on the file it goes to next.
     #[inline(never)]
-    pub(crate) fn trimwrite_dir(&self) -> Direction {
+    pub(crate) fn trimwrite_dir(&mut self) -> Direction {
         let Some(tw) = self.trimwrite.as_deref() else { return Direction::Write };
-        let f = match self.files.as_deref() {
-            Some(files) => files.peek(),
+        let f = match self.files.as_deref_mut() {
+            Some(files) => files.serve_ahead(&mut self.rand),
             None if self.devs.is_empty() => 0,
             None => self.next_dev,
         };

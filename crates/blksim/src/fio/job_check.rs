@@ -2,7 +2,7 @@
 //! itself would fail, and what is not modelled yet), each at the job's line.
 
 use crate::error::Error;
-use crate::workload::{FileService, IoEngine, JobConfig, RwKind};
+use crate::workload::{IoEngine, JobConfig, RwKind};
 
 /// Bad input in job `job` (exit 2, at its line).
 pub(crate) fn bad_input(job: usize, message: String) -> Error {
@@ -24,19 +24,6 @@ fn trim_what(cfg: &JobConfig) -> String {
 
 /// What a job asks for that the model rejects on its own terms.
 pub(crate) fn check_job(i: usize, cfg: &JobConfig) -> Result<(), Error> {
-    let files = cfg.filenames.len().max(cfg.file_regions.len());
-    let trimwrite = matches!(cfg.rw, RwKind::TrimWrite | RwKind::RandTrimWrite);
-    let drawn = matches!(cfg.file_service, FileService::Random { .. } | FileService::Skewed(_));
-    if files > 1 && trimwrite && drawn {
-        return Err(not_modelled(
-            i,
-            format!(
-                "rw={} with a file_service_type that draws the files over {files} files: which file's trim a \
-                 write follows is not modelled (roundrobin and sequential are)",
-                cfg.rw.fio_name()
-            ),
-        ));
-    }
     // fio's trimwrite whose hole is minus its trim size trims where the last trim began, for ever:
     // its trims do not count towards the job's bytes (fio 3.42 on the null engine: millions of
     // trims of one block and never an end; -2k or -8k with 4 KiB trims end).
