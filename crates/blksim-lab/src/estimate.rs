@@ -84,12 +84,22 @@ fn job_ios(machine: &Machine, j: &JobConfig, f: &Flow) -> f64 {
         return runtime_s.map_or(entries, |s| entries.min(running(s)));
     }
     let capacity: u64 = j.filenames.iter().filter_map(|f| machine.device_of_file(f)).map(|d| d.capacity_bytes()).sum();
-    // fio: `io_size` bytes if set, else the region (`size`, or the device past `offset`) `loops` times.
+    // fio: `io_size` bytes if set, else the region (`size`, or the device past `offset`), each of `loops`.
     let region = j.size.unwrap_or(capacity.saturating_sub(j.offset));
-    let bytes = j.io_size.map_or(region as f64 * j.loops.max(1) as f64, |b| b as f64);
+    let bytes = j.io_size.unwrap_or(region) as f64 * j.loops.max(1) as f64;
     let size_ios = bytes / block_size(j) as f64;
     let ios = if j.number_ios > 0 { size_ios.min(j.number_ios as f64) } else { size_ios };
+    // A verifying writer reads back what it wrote (after its writes, or as it goes with verify_backlog).
+    let ios = ios * (1.0 + verify_share(j));
     runtime_s.map_or(ios, |s| ios.min(running(s)))
+}
+
+/// The I/Os a job's verify reads back per I/O it does: its writes' share, if it verifies them.
+fn verify_share(j: &JobConfig) -> f64 {
+    match j.verify {
+        Some(v) if v.do_verify || v.backlog > 0 => mix(j)[1],
+        _ => 0.0,
+    }
 }
 
 /// The share of job `j`'s I/Os in each direction (trims count as writes).

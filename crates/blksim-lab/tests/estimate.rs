@@ -47,6 +47,13 @@ fn every_device_kind_and_engine_is_estimated_within_2x() {
         ("nvme libaio qd32", format!("{NVME}[a]\nioengine=libaio\niodepth=32\ntime_based\nruntime=2ms\n")),
         ("nvme psync", format!("{NVME}[a]\nioengine=psync\ntime_based\nruntime=2ms\n")),
         ("nvme sized", format!("{NVME}[a]\nioengine=libaio\niodepth=8\nsize=8m\n")),
+        ("nvme loops", format!("{NVME}[a]\nioengine=libaio\niodepth=8\nsize=2m\nloops=4\n")),
+        ("nvme io_size loops", format!("{NVME}[a]\nioengine=libaio\niodepth=8\nio_size=2m\nloops=4\n")),
+        ("nvme verify", format!("{NVME}[a]\nioengine=libaio\nrw=write\niodepth=8\nsize=4m\nverify=crc32c\n")),
+        (
+            "nvme verify_backlog loops",
+            format!("{NVME}[a]\nioengine=libaio\nrw=randwrite\niodepth=8\nio_size=2m\nloops=3\nverify=md5\nverify_backlog=4\n"),
+        ),
         ("nvme number_ios", format!("{NVME}[a]\nioengine=libaio\niodepth=8\nnumber_ios=3000\n")),
         ("nvme 4 jobs", format!("{NVME}[a]\nioengine=libaio\niodepth=16\nnumjobs=4\ntime_based\nruntime=2ms\n")),
         ("nvme write 128k", format!("{NVME}[a]\nioengine=libaio\nrw=write\nbs=128k\niodepth=16\ntime_based\nruntime=2ms\n")),
