@@ -1613,6 +1613,44 @@ fn a_trimwrite_job_of_drawn_files_trims_and_writes_each_file_as_fio_does() {
     }
 }
 
+/// A verifying job whose read-backs kept up with its writes (verify_backlog=1: nothing left in
+/// the log when its writes end) still goes on to its next loop, as fio 3.42's write_iolog shows
+/// (34 lines; blksim ended the job after its first loop: 11).
+#[test]
+fn a_verifying_job_with_nothing_left_to_read_back_goes_on_to_its_next_loop() {
+    let trace = trace_text(
+        "verify-empty-loops",
+        "filename=a\nrw=write\nverify=crc32c\nsize=32k\nbs=8k\nverify_backlog=1\nloops=3\n",
+    );
+    let pass = "a open|a write 0 8192|a read 0 8192|a write 8192 8192|a read 8192 8192|a write 16384 8192|\
+                a read 16384 8192|a write 24576 8192";
+    let fio = format!(
+        "a add|{pass}|a read 24576 8192|a close|{pass}|a read 24576 8192|a close|{pass}|a close|a open|a read 24576 8192|a close"
+    );
+    assert_eq!(trace, fio);
+}
+
+/// fsync (and end_fsync) with verify: a sync is due after a write only (a backlog's read-back
+/// issued last puts it off), it is neither logged for verify nor fio's last completed direction,
+/// and do_verify's pass ends with no end_fsync; fio 3.42's write_iolog, times cut (blksim refused
+/// fsync with verify).
+#[test]
+fn fsync_with_verify_syncs_where_fio_does() {
+    let trace = trace_text(
+        "fsync-verify",
+        "filename=a\nrw=write\nverify=crc32c\nsize=32k\nbs=4k\nfsync=3\nverify_backlog=2\nend_fsync=1\nloops=2\n",
+    );
+    let fio = "a add|a open|a write 0 4096|a write 4096 4096|a read 0 4096|a read 4096 4096|a write 8192 4096|\
+               a sync 8192 0|a write 12288 4096|a read 8192 4096|a read 12288 4096|a write 16384 4096|\
+               a write 20480 4096|a read 16384 4096|a read 20480 4096|a write 24576 4096|a write 28672 4096|\
+               a read 24576 4096|a read 28672 4096|a close|a open|a sync 28672 0|a close|a open|a write 0 4096|\
+               a sync 0 0|a write 4096 4096|a read 0 4096|a read 4096 4096|a write 8192 4096|a write 12288 4096|\
+               a read 8192 4096|a read 12288 4096|a write 16384 4096|a write 20480 4096|a read 16384 4096|\
+               a read 20480 4096|a write 24576 4096|a sync 24576 0|a write 28672 4096|a sync 28672 0|a close|\
+               a open|a read 24576 4096|a read 28672 4096|a close";
+    assert_eq!(trace, fio);
+}
+
 /// A skewed `file_service_type` (`zipf`, `pareto`, `normal`), as fio 3.42
 /// serves it (its write_iolog, times cut): each I/O's file drawn from fio's
 /// unhashed `next_file_zipf` over `nr_files << 10` ranges, one I/O each; a

@@ -144,6 +144,10 @@ impl Sim {
         let job = &mut self.jobs[j];
         let files = job.files.as_deref().map_or(job.devs.len().max(1), |f| f.len()) as u16;
         let end = job.cfg.end_fsync;
+        // do_io's end, not do_verify's: its read-backs end with no sync.
+        if job.verify.as_deref().is_some_and(|v| v.phase) {
+            return false;
+        }
         let Some(f) = job.fsync.as_deref_mut() else { return false };
         let left = match f.end_left {
             // fio's should_fsync: not right after a sync.

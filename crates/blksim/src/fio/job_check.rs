@@ -136,9 +136,7 @@ fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
             ),
         ));
     }
-    let other = if cfg.verify.is_some() {
-        Some("verify")
-    } else if cfg.log_queued && !options {
+    let other = if cfg.log_queued && !options {
         Some("write_iolog (a replayed log's syncs)")
     } else if cfg.offload {
         Some("io_submit_mode=offload")

@@ -282,6 +282,10 @@ impl Sim {
                         if let Some(v) = job.verify.as_deref_mut() {
                             v.read_back_bytes += p.bytes;
                         }
+                        // (A read is fio's last_ddir_issued: no fsync is due after it.)
+                        if let Some(f) = job.fsync.as_deref_mut() {
+                            f.issued(Direction::Read);
+                        }
                         continue;
                     }
                     None if self.jobs[j].verify.as_deref().is_some_and(|v| v.phase) => {

@@ -47,6 +47,8 @@ impl Sim {
             return false;
         }
         v.phase = true;
+        // What the next loop goes on with (`verify_next_loop`), whether or not anything is read back.
+        v.resume = (job.bytes_limit, job.cfg.number_ios);
         let empty = v.len() == 0;
         // clear_io_state closes the files and do_verify's first read opens them again; with
         // nothing to read back they stay closed until the next pass opens them (its reopen).
@@ -65,7 +67,6 @@ impl Sim {
             return false;
         }
         job.done_issuing = false;
-        v.resume = (job.bytes_limit, job.cfg.number_ios);
         job.bytes_limit = u64::MAX;
         job.cfg.number_ios = 0;
         true
@@ -124,6 +125,7 @@ impl Sim {
         let ns = next
             .map(|&r| {
                 let r = &self.reqs.reqs[r];
+                // (A sync's `bytes` are 0: no data to fill or sum.)
                 let write = r.dir == Direction::Write;
                 if write || reads {
                     v.cpu_ns(write, r.bytes as u64)
@@ -158,7 +160,8 @@ impl Sim {
         let Some(&req) = job.queued.get(first) else { return };
         // (do_verify's loop takes its io_us with __get_io_u: no check_get_verify.)
         let Some(v) = job.verify.as_deref_mut().filter(|v| v.cfg.backlog > 0 && !v.phase) else { return };
-        let unlogged = self.reqs.reqs[req].dir == Direction::Write && v.cfg.do_verify;
+        let r = &self.reqs.reqs[req];
+        let unlogged = r.dir == Direction::Write && r.fsync == crate::block::Fsync::No && v.cfg.do_verify;
         let len = v.len() - unlogged as u64;
         if len > 0 && v.batch_running(len) {
             v.batch -= 1;
@@ -175,6 +178,10 @@ impl Sim {
         let e = &job.engine;
         for &r in e.ready.iter().chain(e.ring.tw_pending.iter().take(tw as usize)).take(reap as usize) {
             let r = &self.reqs.reqs[r];
+            // io_completed: a sync is neither logged nor fio's last_ddir_completed.
+            if r.fsync != crate::block::Fsync::No {
+                continue;
+            }
             if r.dir == Direction::Write {
                 v.completed(r.file, r.offset);
             }
