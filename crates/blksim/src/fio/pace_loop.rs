@@ -273,19 +273,7 @@ impl Sim {
                         let dev = self.jobs[j].devs.get(p.file as usize).copied();
                         let rwmix = self.jobs[j].rwmix;
                         self.prep_request(j, Direction::Read, p.bytes, p.offset, dev, p.file as usize, now);
-                        // td_io_queue: a read-back (IO_U_F_VER_LIST) is not in io_issue_bytes nor
-                        // io_issues, and get_rw_ddir did not choose it.
-                        let job = &mut self.jobs[j];
-                        job.io_u_used();
-                        (job.bytes_issued, job.io_issues[0], job.rwmix) =
-                            (job.bytes_issued - p.bytes, job.io_issues[0] - 1, rwmix);
-                        if let Some(v) = job.verify.as_deref_mut() {
-                            v.read_back_bytes += p.bytes;
-                        }
-                        // (A read is fio's last_ddir_issued: no fsync is due after it.)
-                        if let Some(f) = job.fsync.as_deref_mut() {
-                            f.issued(Direction::Read);
-                        }
+                        self.jobs[j].read_back_issued(p.bytes, rwmix);
                         continue;
                     }
                     None if self.jobs[j].verify.as_deref().is_some_and(|v| v.phase) => {

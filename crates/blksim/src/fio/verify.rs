@@ -190,6 +190,22 @@ impl Sim {
     }
 }
 
+impl crate::fio::job::Job {
+    /// A read-back of `bytes` was prepared (as an I/O of the job's, whose mix was `rwmix`):
+    /// td_io_queue does not count a read-back (IO_U_F_VER_LIST) in io_issue_bytes nor io_issues,
+    /// and get_rw_ddir did not choose it; it is fio's last_ddir_issued (no fsync is due after it).
+    pub(crate) fn read_back_issued(&mut self, bytes: u64, rwmix: crate::fio::job::Rwmix) {
+        self.io_u_used();
+        (self.bytes_issued, self.io_issues[0], self.rwmix) = (self.bytes_issued - bytes, self.io_issues[0] - 1, rwmix);
+        if let Some(v) = self.verify.as_deref_mut() {
+            v.read_back_bytes += bytes;
+        }
+        if let Some(f) = self.fsync.as_deref_mut() {
+            f.issued(Direction::Read);
+        }
+    }
+}
+
 /// Counts the job's next I/O of direction `d` (fio's `io_issues`) and applies
 /// `verify_state_should_stop` where fio's `do_io` and `do_verify` do, with a
 /// loaded state (`verify_state_load`): a verifying read (a read-only job's
