@@ -151,18 +151,36 @@ impl<I, T> DerefMut for IdVec<I, T> {
     }
 }
 
+// Indexing by id is checked where it can be afforded and not where it
+// cannot. Every id the model holds is in range of its own collections by
+// construction: made from that collection's positions (`push`, `ids`), or
+// read from input and checked against the machine there (a CPU list, a
+// device name, an IRQ number are refused when they name nothing). Debug
+// builds, which `cargo test` and the swarm run (the dev profile keeps debug
+// assertions, and `architecture.rs` checks that it does), check every index
+// and panic on one out of range, as slice indexing would. Release builds do
+// not check: the bounds checks were a tenth of a run's instructions (about
+// 650 per simulated I/O of the bench job; docs/speed-history.md,
+// 2026-12-07), the largest single cost left in the event loop.
+
 impl<I: Id, T> Index<I> for IdVec<I, T> {
     type Output = T;
     #[inline(always)]
     fn index(&self, id: I) -> &T {
-        &self.v[id.idx()]
+        let i = id.idx();
+        debug_assert!(i < self.v.len(), "id {i} out of range of a collection of {}", self.v.len());
+        // SAFETY: ids are in range by construction (above); debug builds check it.
+        unsafe { self.v.get_unchecked(i) }
     }
 }
 
 impl<I: Id, T> IndexMut<I> for IdVec<I, T> {
     #[inline(always)]
     fn index_mut(&mut self, id: I) -> &mut T {
-        &mut self.v[id.idx()]
+        let i = id.idx();
+        debug_assert!(i < self.v.len(), "id {i} out of range of a collection of {}", self.v.len());
+        // SAFETY: ids are in range by construction (above); debug builds check it.
+        unsafe { self.v.get_unchecked_mut(i) }
     }
 }
 
@@ -179,5 +197,27 @@ impl<'a, I, T> IntoIterator for &'a mut IdVec<I, T> {
     type IntoIter = std::slice::IterMut<'a, T>;
     fn into_iter(self) -> Self::IntoIter {
         self.v.iter_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_indexes_what_its_collection_holds() {
+        let mut v: IdVec<CpuId, u32> = IdVec::new();
+        let a = v.push(7);
+        let b = v.push(9);
+        v[b] += 1;
+        assert_eq!((v[a], v[b]), (7, 10));
+        assert_eq!(v.ids().collect::<Vec<_>>(), vec![a, b]);
+    }
+
+    #[test]
+    #[should_panic(expected = "id 2 out of range of a collection of 2")]
+    fn an_id_out_of_range_panics_in_the_builds_tests_run() {
+        let v: IdVec<CpuId, u32> = IdVec::from(vec![1, 2]);
+        let _ = v[CpuId(2)];
     }
 }

@@ -475,3 +475,24 @@ fn flow_files_stay_small_and_their_mutual_calls_do_not_grow() {
         gone.join("\n  ")
     );
 }
+
+#[test]
+fn unchecked_indexing_is_only_the_typed_ids_and_tests_check_it() {
+    // Release builds index an `IdVec` without a bounds check (ids.rs says
+    // why); the tests are what check it, so they must run with debug
+    // assertions (the dev profile's default, which Cargo.toml keeps).
+    assert!(cfg!(debug_assertions), "the test profile must keep debug assertions: they check every id");
+    let unsafe_uses: Vec<String> = workspace_sources()
+        .iter()
+        .flat_map(|(path, code)| {
+            code.lines()
+                .filter(|l| l.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w == "unsafe"))
+                .map(move |l| format!("{path}: {}", l.trim()))
+        })
+        .collect();
+    assert!(
+        unsafe_uses.iter().all(|l| l.starts_with("blksim/src/ids.rs: unsafe { self.v.get_unchecked")),
+        "unsafe code outside the typed ids' indexing: {unsafe_uses:#?}"
+    );
+    assert_eq!(unsafe_uses.len(), 2, "{unsafe_uses:#?}");
+}

@@ -417,7 +417,7 @@ pub(crate) fn work_ns(wall: u64, slow_pm: u64) -> u64 {
 /// of the sibling), the SMT slow-down, and the hotplug masks. Indexed by
 /// `CpuId`.
 pub(crate) struct Cpus {
-    list: Vec<Cpu>,
+    list: IdVec<CpuId, Cpu>,
     /// Per CPU: is it busy (`Cpu::busy`)?
     pub busy: IdVec<CpuId, bool>,
     /// Slowdown of a thread whose SMT sibling is busy, permille.
@@ -429,7 +429,7 @@ pub(crate) struct Cpus {
 impl Cpus {
     pub(crate) fn new(list: Vec<Cpu>, smt_slow_pm: u64) -> Cpus {
         let n = list.len();
-        Cpus { list, busy: IdVec::from(vec![false; n]), smt_slow_pm, mask: CpuMasks::new(n) }
+        Cpus { list: IdVec::from(list), busy: IdVec::from(vec![false; n]), smt_slow_pm, mask: CpuMasks::new(n) }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -445,14 +445,14 @@ impl std::ops::Index<CpuId> for Cpus {
     type Output = Cpu;
     #[inline(always)]
     fn index(&self, id: CpuId) -> &Cpu {
-        &self.list[id.idx()]
+        &self.list[id]
     }
 }
 
 impl std::ops::IndexMut<CpuId> for Cpus {
     #[inline(always)]
     fn index_mut(&mut self, id: CpuId) -> &mut Cpu {
-        &mut self.list[id.idx()]
+        &mut self.list[id]
     }
 }
 

@@ -92,9 +92,10 @@ pub(crate) struct EventQueue<E> {
     /// The current bucket's number (time >> SHIFT).
     cur: u64,
     /// Buckets cur+1 .. cur+BUCKETS-1, unsorted, at index bucket % BUCKETS.
-    ring: Vec<Vec<Entry<E>>>,
+    /// A fixed array, so that indexing it by `bucket % BUCKETS` needs no bounds check.
+    ring: Box<[Vec<Entry<E>>; BUCKETS]>,
     /// One bit per non-empty ring bucket.
-    occupied: Vec<u64>,
+    occupied: [u64; BUCKETS / 64],
     /// Entries beyond the window.
     far: BinaryHeap<Far<E>>,
     /// Per timer slot: current generation and whether it is armed.
@@ -112,8 +113,8 @@ impl<E> EventQueue<E> {
         EventQueue {
             active: Vec::with_capacity(64),
             cur: 0,
-            ring: (0..BUCKETS).map(|_| Vec::new()).collect(),
-            occupied: vec![0; BUCKETS / 64],
+            ring: Box::new(std::array::from_fn(|_| Vec::new())),
+            occupied: [0; BUCKETS / 64],
             far: BinaryHeap::new(),
             timer_gen: vec![0; timer_slots],
             timer_armed: vec![false; timer_slots],
