@@ -39,6 +39,12 @@ fn bucket_key(time_ns: u64, seq: u64) -> u64 {
     (time_ns & ((1 << SHIFT) - 1)) << SEQ_BITS | (seq & SEQ_MASK)
 }
 
+/// A timer slot's word with its generation moved on (wrapping) and not armed.
+#[inline(always)]
+fn next_generation(word: u32) -> u32 {
+    (word & !1).wrapping_add(2)
+}
+
 /// Far entries, earliest first out of the (max-)heap: time << 64 | sequence.
 struct Far<E> {
     key: u128,
@@ -99,8 +105,8 @@ pub(crate) struct EventQueue<E> {
     /// Entries beyond the window.
     far: BinaryHeap<Far<E>>,
     /// Per timer slot: current generation and whether it is armed.
-    timer_gen: Vec<u32>,
-    timer_armed: Vec<bool>,
+    /// (generation << 1 | armed): one word, so a pop checks an entry with one load.
+    timers: Vec<u32>,
     seq: u64,
     now_ns: u64,
     /// Events and timers popped so far.
@@ -116,8 +122,7 @@ impl<E> EventQueue<E> {
             ring: Box::new(std::array::from_fn(|_| Vec::new())),
             occupied: [0; BUCKETS / 64],
             far: BinaryHeap::new(),
-            timer_gen: vec![0; timer_slots],
-            timer_armed: vec![false; timer_slots],
+            timers: vec![0; timer_slots],
             seq: 0,
             now_ns: 0,
             processed: 0,
@@ -144,16 +149,14 @@ impl<E> EventQueue<E> {
     #[inline(always)]
     pub(crate) fn set_timer(&mut self, slot: u32, time_ns: u64) {
         let s = slot as usize;
-        self.timer_gen[s] = self.timer_gen[s].wrapping_add(1);
-        self.timer_armed[s] = true;
-        let gen = self.timer_gen[s];
-        self.push(time_ns.max(self.now_ns), Item::Timer { slot, gen });
+        let word = next_generation(self.timers[s]) | 1;
+        self.timers[s] = word;
+        self.push(time_ns.max(self.now_ns), Item::Timer { slot, gen: word >> 1 });
     }
 
     pub(crate) fn clear_timer(&mut self, slot: u32) {
         let s = slot as usize;
-        self.timer_gen[s] = self.timer_gen[s].wrapping_add(1);
-        self.timer_armed[s] = false;
+        self.timers[s] = next_generation(self.timers[s]);
     }
 
     #[inline(always)]
@@ -240,7 +243,7 @@ impl<E> EventQueue<E> {
     fn live(&self, e: &Entry<E>) -> bool {
         match e.item {
             Item::Event(_) => true,
-            Item::Timer { slot, gen } => self.timer_armed[slot as usize] && self.timer_gen[slot as usize] == gen,
+            Item::Timer { slot, gen } => self.timers[slot as usize] == gen << 1 | 1,
         }
     }
 
@@ -277,10 +280,10 @@ impl<E> EventQueue<E> {
                 Item::Event(ev) => Popped::Event(ev),
                 Item::Timer { slot, gen } => {
                     let s = slot as usize;
-                    if !(self.timer_armed[s] && self.timer_gen[s] == gen) {
+                    if self.timers[s] != gen << 1 | 1 {
                         continue; // stale: the slot was re-armed or cleared since
                     }
-                    self.timer_armed[s] = false;
+                    self.timers[s] &= !1;
                     Popped::Timer(slot)
                 }
             };
