@@ -368,7 +368,7 @@ impl Sim {
         let below: u64 =
             [CpuStage::UringSubmit, CpuStage::Block, CpuStage::DriverSubmit, CpuStage::Doorbell, CpuStage::DmaMap]
                 .iter()
-                .map(|&s| bill.0[s as usize] as u64)
+                .map(|&s| bill.0[s as usize])
                 .sum();
         self.q.now_ns().saturating_sub(below / n.max(1) as u64)
     }

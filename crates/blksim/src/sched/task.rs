@@ -93,7 +93,7 @@ impl Sim {
             // A bill names the step's system work exactly (an open-ended spin's, only what was put in front of it).
             #[cfg(debug_assertions)]
             {
-                let named: u64 = job.task.bill.0[1..].iter().map(|&n| n as u64).sum();
+                let named: u64 = job.task.bill.0[1..].iter().sum();
                 debug_assert!(
                     named == total || total >= crate::sched::task::SPIN_NS,
                     "job {j:?}'s bill names {named} of {total} ns: {:?}",
