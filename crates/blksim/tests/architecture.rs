@@ -477,6 +477,7 @@ fn flow_files_stay_small_and_their_mutual_calls_do_not_grow() {
 }
 
 #[test]
+#[allow(clippy::assertions_on_constants)] // a test that fails, not a build that breaks, under `--release`
 fn unchecked_indexing_is_only_the_typed_ids_and_tests_check_it() {
     // Release builds index an `IdVec` without a bounds check (ids.rs says
     // why); the tests are what check it, so they must run with debug
