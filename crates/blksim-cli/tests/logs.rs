@@ -1651,6 +1651,30 @@ fn fsync_with_verify_syncs_where_fio_does() {
     assert_eq!(trace, fio);
 }
 
+/// fsync with trimwrite, as fio 3.42 issues it (its write_iolog, times
+/// cut; blksim refused it): set_rw_ddir keeps get_rw_ddir's sync over the
+/// trimwrite's own choice, so a sync is due after each `fsync`-th write, as
+/// in a write job; a random trimwrite's write (placed where its trim went)
+/// counts as a write issued. end_fsync syncs at the end.
+#[test]
+fn fsync_with_trimwrite_syncs_after_every_nth_write_as_fio_does() {
+    let job = |rw: &str| format!("filename=a\nrw={rw}\nsize=64k\nbs=8k\nfsync=3\nend_fsync=1\nrandseed=7\n");
+    assert_eq!(
+        trace_text("fsync-randtrimwrite", &job("randtrimwrite")),
+        "a add|a open|a trim 32768 8192|a write 32768 8192|a trim 40960 8192|a write 40960 8192|\
+         a trim 49152 8192|a write 49152 8192|a sync 49152 0|a trim 57344 8192|a write 57344 8192|\
+         a trim 0 8192|a write 0 8192|a trim 24576 8192|a write 24576 8192|a sync 24576 0|\
+         a trim 8192 8192|a write 8192 8192|a trim 16384 8192|a write 16384 8192|a sync 16384 0|a close"
+    );
+    assert_eq!(
+        trace_text("fsync-trimwrite", &job("trimwrite")),
+        "a add|a open|a trim 0 8192|a write 0 8192|a trim 8192 8192|a write 8192 8192|a trim 16384 8192|\
+         a write 16384 8192|a sync 16384 0|a trim 24576 8192|a write 24576 8192|a trim 32768 8192|\
+         a write 32768 8192|a trim 40960 8192|a write 40960 8192|a sync 40960 0|a trim 49152 8192|\
+         a write 49152 8192|a trim 57344 8192|a write 57344 8192|a sync 57344 0|a close"
+    );
+}
+
 /// A skewed `file_service_type` (`zipf`, `pareto`, `normal`), as fio 3.42
 /// serves it (its write_iolog, times cut): each I/O's file drawn from fio's
 /// unhashed `next_file_zipf` over `nr_files << 10` ranges, one I/O each; a

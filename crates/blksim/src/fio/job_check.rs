@@ -140,8 +140,6 @@ fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
         Some("write_iolog (a replayed log's syncs)")
     } else if cfg.offload {
         Some("io_submit_mode=offload")
-    } else if cfg.rw_has_trim() {
-        Some("rw=trimwrite or randtrimwrite")
     } else {
         None
     };

@@ -356,6 +356,9 @@ impl Sim {
                     p.issued(dir, bytes);
                 }
                 job.pace = pace;
+                if let Some(f) = job.fsync.as_deref_mut() {
+                    f.issued(dir);
+                }
                 self.prep_request(j, dir, bytes, self.jobs[j].cfg.offset + o, dev, di, now);
                 continue;
             }
