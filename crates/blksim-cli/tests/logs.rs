@@ -1675,6 +1675,31 @@ fn fsync_with_trimwrite_syncs_after_every_nth_write_as_fio_does() {
     );
 }
 
+/// A sync's io_u holds the file it was served, as a write's does, and puts
+/// it when reaped (fio 3.42's write_iolog, times cut): with a skewed service
+/// at depth 4 on the null engine (which fills before it reaps), `a` runs
+/// out and closes while io_us hold it; once the last is put, the next draw
+/// of `a` opens it again for a sync. blksim put only the data io_us' files
+/// on that path, so `a` stayed closing and its draws went elsewhere (42
+/// lines against fio's 46, from the 22nd on another file).
+#[test]
+fn a_sync_puts_its_file_so_a_closed_file_opens_again_as_fio_does() {
+    let trace = trace_text(
+        "fsync-zipf",
+        "filename=a:b:c\nrw=write\nbs=8k\nsize=96k\nfsync=2\niodepth=4\nfile_service_type=zipf:1.2\n",
+    );
+    assert_eq!(
+        trace,
+        "a add|b add|c add|a open|a write 0 8192|a write 8192 8192|a write 8192 8192|a sync 0 0|a sync 0 0|\
+         a write 16384 8192|a write 16384 8192|a write 24576 8192|a write 24576 8192|a sync 16384 0|\
+         a sync 16384 0|b open|b write 0 8192|b write 0 8192|a close|b write 8192 8192|b write 8192 8192|\
+         a open|a sync 0 0|a sync 0 0|a write 0 8192|a write 0 8192|a write 8192 8192|a write 8192 8192|\
+         a sync 0 0|a sync 0 0|a write 16384 8192|a write 16384 8192|a write 24576 8192|a write 24576 8192|\
+         a sync 16384 0|a sync 16384 0|a close|c open|c write 0 8192|c write 0 8192|a open|a write 0 8192|\
+         a write 0 8192|a close|b close|c close"
+    );
+}
+
 /// A skewed `file_service_type` (`zipf`, `pareto`, `normal`), as fio 3.42
 /// serves it (its write_iolog, times cut): each I/O's file drawn from fio's
 /// unhashed `next_file_zipf` over `nr_files << 10` ranges, one I/O each; a

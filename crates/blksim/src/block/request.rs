@@ -180,6 +180,12 @@ impl Request {
         self.offset - self.front_bytes as u64
     }
 
+    /// fio's io_u puts its file back when it completes (`put_file_log`): all
+    /// but `end_fsync`'s (`fio_io_sync` flags it IO_U_F_NO_FILE_PUT).
+    pub(crate) fn puts_file(&self) -> bool {
+        self.fsync != Fsync::End
+    }
+
     /// The device of a block request (every engine's but fio's null one).
     #[inline(always)]
     pub(crate) fn dev(&self) -> DevId {

@@ -34,6 +34,14 @@ impl Sim {
     pub(crate) fn job_accounted(&mut self, j: JobId) {
         let interval = self.run.sample_interval_ns;
         let mut syncs = 0;
+        let job = &mut self.jobs[j];
+        if let Some(files) = job.files.as_deref_mut().filter(|f| f.deferred) {
+            // The batch's io_us put their files, a sync's too (before it leaves the batch
+            // below); end_fsync's io_u is IO_U_F_NO_FILE_PUT.
+            files.deferred = false;
+            let reqs = &self.reqs.reqs;
+            job.reaping.iter().filter(|&&r| reqs[r].puts_file()).for_each(|&r| files.io_u_put(reqs[r].file as usize));
+        }
         let reaping = if self.jobs[j].shaped {
             // The syncs first, out of the batch (they count in its size only); verify's read-backs.
             syncs = self.fsyncs_accounted(j);
@@ -117,10 +125,6 @@ impl Sim {
             job.ts.sample_bytes = [0; 3];
             job.ts.sample_ios = [0; 3];
             job.ts.next_sample_ns += interval;
-        }
-        if let Some(files) = job.files.as_deref_mut().filter(|f| f.deferred) {
-            files.deferred = false;
-            reaping.iter().for_each(|&r| files.io_u_put(self.reqs.reqs[r].file as usize));
         }
         let tio = job.cfg.program == crate::workload::Program::TIoUring;
         let mut new_error = false;
