@@ -1675,6 +1675,25 @@ fn fsync_with_trimwrite_syncs_after_every_nth_write_as_fio_does() {
     );
 }
 
+/// end_fsync over several files as fio 3.42's `fio_file_fsync` logs it
+/// (its write_iolog, times cut): an open file is synced; a file closed
+/// before (here `a`, done before `b` began) is opened, synced and closed
+/// again before the next file's sync. blksim closed it only at the job's
+/// end, after `b`'s sync.
+#[test]
+fn end_fsync_opens_syncs_and_closes_a_closed_file_in_turn_as_fio_does() {
+    let trace = trace_text(
+        "end-fsync-files",
+        "filename=a:b\nrw=write\nbs=8k\nsize=64k\nend_fsync=1\nfile_service_type=sequential\n",
+    );
+    assert_eq!(
+        trace,
+        "a add|b add|a open|a write 0 8192|a write 8192 8192|a write 16384 8192|a write 24576 8192|a close|\
+         b open|b write 0 8192|b write 8192 8192|b write 16384 8192|b write 24576 8192|a open|a sync 24576 0|\
+         a close|b sync 24576 0|b close"
+    );
+}
+
 /// A sync's io_u holds the file it was served, as a write's does, and puts
 /// it when reaped (fio 3.42's write_iolog, times cut): with a skewed service
 /// at depth 4 on the null engine (which fills before it reaps), `a` runs

@@ -390,6 +390,8 @@ struct IoTrace {
     files: Vec<String>,
     /// Which of them are open (a job of several files opens each at its first io_u).
     open: Vec<bool>,
+    /// Which of them the last io_u queued on them opened (end_fsync's sync of a closed file).
+    opened_by_last: Vec<bool>,
     line: String,
 }
 
@@ -404,7 +406,8 @@ impl IoTrace {
         }
         out.write_all(head.as_bytes()).map_err(|e| (path.clone(), e))?;
         let open = vec![one; files.len()];
-        Ok(IoTrace { path, out, files, open, line: String::new() })
+        let opened_by_last = vec![false; files.len()];
+        Ok(IoTrace { path, out, files, open, opened_by_last, line: String::new() })
     }
 
     fn write_line(&mut self) -> Result<(), LogError> {
@@ -429,6 +432,9 @@ impl IoTrace {
     ) -> Result<(), LogError> {
         self.line.clear();
         let us = since_start_ns / 1000;
+        if let Some(o) = self.opened_by_last.get_mut(file) {
+            *o = !self.open[file];
+        }
         self.set_open(file, us, true);
         let name = self.files.get(file).map_or("", String::as_str);
         // fio's io_ddir_name.
@@ -445,6 +451,17 @@ impl IoTrace {
         if self.files.len() == 1 {
             self.set_open(0, us, true);
         }
+        self.write_line()
+    }
+
+    /// end_fsync's sync of `file` is done: fio_file_fsync closes the file
+    /// when it had to open it for the sync (an open file stays open).
+    fn end_fsync_done(&mut self, file: usize, since_start_ns: u64) -> Result<(), LogError> {
+        if !self.opened_by_last.get(file).is_some_and(|&o| o) {
+            return Ok(());
+        }
+        self.line.clear();
+        self.set_open(file, since_start_ns / 1000, false);
         self.write_line()
     }
 
@@ -736,6 +753,10 @@ impl IoLog for LogWriter {
 
     fn file_done(&mut self, job: usize, file: usize, since_start_ns: u64) {
         self.write_job(job, |j| j.iolog.as_mut().map_or(Ok(()), |t| t.file_done(file, since_start_ns)));
+    }
+
+    fn end_fsync_done(&mut self, job: usize, file: usize, since_start_ns: u64) {
+        self.write_job(job, |j| j.iolog.as_mut().map_or(Ok(()), |t| t.end_fsync_done(file, since_start_ns)));
     }
 }
 

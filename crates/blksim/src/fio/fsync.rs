@@ -182,10 +182,15 @@ impl Sim {
         let measured = t_reap >= job.ts.ramp_end_ns;
         let sync = job.cfg.ioengine.is_sync() || job.null_sync();
         let record = job.cfg.lat_off & LAT_OFF_CLAT == 0;
+        let since = t_reap.saturating_sub(job.start_ns);
+        let log = self.run.io_log.as_ref().filter(|_| job.cfg.log_queued);
         let (Some(f), ts, reaping) = (job.fsync.as_deref_mut(), &mut job.ts, &mut job.reaping) else { return 0 };
         let before = reaping.len();
         reaping.retain(|&req| {
             let (kind, issued) = (reqs.reqs[req].fsync, reqs.reqs[req].t_issue_ns);
+            if let (Fsync::End, Some(log)) = (kind, log) {
+                log.0.lock().unwrap().end_fsync_done(j.idx(), reqs.reqs[req].file as usize, since);
+            }
             match kind {
                 Fsync::No => return true,
                 Fsync::Io if measured => {

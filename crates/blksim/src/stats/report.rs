@@ -168,6 +168,12 @@ pub trait IoLog: Send {
     fn file_done(&mut self, job: usize, file: usize, since_start_ns: u64) {
         let _ = (job, file, since_start_ns);
     }
+    /// `end_fsync`'s sync of the job's file number `file` is done,
+    /// `since_start_ns` after the job started: fio's `fio_file_fsync`
+    /// closes the file if it opened it for the sync.
+    fn end_fsync_done(&mut self, job: usize, file: usize, since_start_ns: u64) {
+        let _ = (job, file, since_start_ns);
+    }
 }
 
 /// A shared [`IoLog`], for [`crate::RunOptions`].
