@@ -11,7 +11,9 @@
 //! and starts over (fio_file_reset) instead of being done. A job of one file
 //! has none of this.
 
+use crate::block::request::Request;
 use crate::fio::rand::{FRand, RandStates};
+use crate::ids::{IdVec, ReqId};
 use crate::workload::FileService;
 
 /// fio's `FIO_FSERVICE_SHIFT`: a skewed service draws among `nr_files << 10` ranges.
@@ -155,6 +157,12 @@ impl FileSet {
                 self.closing[f] = false;
             }
         }
+    }
+
+    /// The io_us of `reaped` are put (put_io_u): each puts its file but
+    /// end_fsync's (IO_U_F_NO_FILE_PUT).
+    pub(crate) fn io_us_put<'a>(&mut self, reqs: &IdVec<ReqId, Request>, reaped: impl Iterator<Item = &'a ReqId>) {
+        reaped.filter(|&&r| reqs[r].puts_file()).for_each(|&r| self.io_u_put(reqs[r].file as usize));
     }
 
     /// get_next_file_rand: files drawn (`__get_next_fileno_rand`) until one is not done.

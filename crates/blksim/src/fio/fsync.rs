@@ -89,8 +89,7 @@ impl Sim {
             } else {
                 let e = &job.engine;
                 let taken = e.ready.iter().chain(e.ring.tw_pending.iter().take(tw as usize)).take(reap as usize);
-                let reqs = &self.reqs.reqs;
-                taken.filter(|&&r| reqs[r].puts_file()).for_each(|&r| files.io_u_put(reqs[r].file as usize));
+                files.io_us_put(&self.reqs.reqs, taken);
             }
         }
         let Some(io_us) = job.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) else { return };

@@ -39,8 +39,7 @@ impl Sim {
             // The batch's io_us put their files, a sync's too (before it leaves the batch
             // below); end_fsync's io_u is IO_U_F_NO_FILE_PUT.
             files.deferred = false;
-            let reqs = &self.reqs.reqs;
-            job.reaping.iter().filter(|&&r| reqs[r].puts_file()).for_each(|&r| files.io_u_put(reqs[r].file as usize));
+            files.io_us_put(&self.reqs.reqs, job.reaping.iter());
         }
         let reaping = if self.jobs[j].shaped {
             // The syncs first, out of the batch (they count in its size only); verify's read-backs.

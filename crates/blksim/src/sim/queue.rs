@@ -104,8 +104,8 @@ pub(crate) struct EventQueue<E> {
     occupied: [u64; BUCKETS / 64],
     /// Entries beyond the window.
     far: BinaryHeap<Far<E>>,
-    /// Per timer slot: current generation and whether it is armed.
-    /// (generation << 1 | armed): one word, so a pop checks an entry with one load.
+    /// Per timer slot: its current generation and whether it is armed, as
+    /// one word (generation << 1 | armed), so a pop checks an entry with one load.
     timers: Vec<u32>,
     seq: u64,
     now_ns: u64,
@@ -152,6 +152,12 @@ impl<E> EventQueue<E> {
         let word = next_generation(self.timers[s]) | 1;
         self.timers[s] = word;
         self.push(time_ns.max(self.now_ns), Item::Timer { slot, gen: word >> 1 });
+    }
+
+    /// Is a timer entry of `slot` and generation `gen` the slot's armed one (not stale)?
+    #[inline(always)]
+    fn timer_live(&self, slot: u32, gen: u32) -> bool {
+        self.timers[slot as usize] == gen << 1 | 1
     }
 
     pub(crate) fn clear_timer(&mut self, slot: u32) {
@@ -243,7 +249,7 @@ impl<E> EventQueue<E> {
     fn live(&self, e: &Entry<E>) -> bool {
         match e.item {
             Item::Event(_) => true,
-            Item::Timer { slot, gen } => self.timers[slot as usize] == gen << 1 | 1,
+            Item::Timer { slot, gen } => self.timer_live(slot, gen),
         }
     }
 
@@ -280,7 +286,7 @@ impl<E> EventQueue<E> {
                 Item::Event(ev) => Popped::Event(ev),
                 Item::Timer { slot, gen } => {
                     let s = slot as usize;
-                    if self.timers[s] != gen << 1 | 1 {
+                    if !self.timer_live(slot, gen) {
                         continue; // stale: the slot was re-armed or cleared since
                     }
                     self.timers[s] &= !1;
