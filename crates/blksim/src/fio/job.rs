@@ -444,6 +444,8 @@ pub(crate) struct Job {
     pub done_issuing: bool,
     /// The job's io_us are prepared by `job_prep_shaped` (pacing, or sizes drawn: `bssplit`, `bsrange`).
     pub shaped: bool,
+    /// What its ioengine is, asked on every I/O's path: read once from the job's `cfg`.
+    engine_is: EngineIs,
     pub index: JobId,
     /// What accounting a reaped batch touches, on adjacent lines.
     pub ts: ThreadStat,
@@ -612,6 +614,27 @@ impl ThreadStat {
     /// the epoch moved to the ramp's end or later.
     pub(crate) fn ramp_done(&self) -> bool {
         self.epoch_ns >= self.ramp_end_ns
+    }
+}
+
+/// A job's ioengine as its I/O path asks about it (a job's `cfg.ioengine`
+/// does not change once the job is made).
+#[derive(Clone, Copy, Debug)]
+struct EngineIs {
+    /// io_uring or io_uring_cmd.
+    uring: bool,
+    /// io_uring_cmd: NVMe passthrough.
+    passthru: bool,
+    /// A ring with IORING_SETUP_IOPOLL.
+    iopoll: bool,
+}
+
+impl EngineIs {
+    fn of(e: &IoEngine) -> EngineIs {
+        let (uring, passthru) =
+            (matches!(e, IoEngine::IoUring(_) | IoEngine::IoUringCmd(_)), matches!(e, IoEngine::IoUringCmd(_)));
+        let iopoll = matches!(e, IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) if o.hipri);
+        EngineIs { uring, passthru, iopoll }
     }
 }
 
@@ -854,6 +877,7 @@ impl Job {
                 ctx: 0,
             },
             shaped: false,
+            engine_is: EngineIs::of(&cfg.ioengine),
             pace: None,
             min_rate: None,
             flow: None,
@@ -999,7 +1023,7 @@ impl Job {
     }
 
     pub(crate) fn is_uring(&self) -> bool {
-        matches!(self.cfg.ioengine, IoEngine::IoUring(_) | IoEngine::IoUringCmd(_))
+        self.engine_is.uring
     }
 
     /// The queue hook trims with BLKDISCARD: libaio's and posixaio's always,
@@ -1027,7 +1051,7 @@ impl Job {
 
     /// NVMe passthrough: `io_uring_cmd` on the generic char device.
     pub(crate) fn passthru(&self) -> bool {
-        matches!(self.cfg.ioengine, IoEngine::IoUringCmd(_))
+        self.engine_is.passthru
     }
 
     /// An io_uring ring set up with IORING_SETUP_IOPOLL (fio's `hipri`,
@@ -1035,10 +1059,7 @@ impl Job {
     /// 5.16 `__blkdev_direct_IO_simple` submits a plain bio and sleeps in
     /// `submit_bio_wait`.)
     pub(crate) fn iopoll(&self) -> bool {
-        match &self.cfg.ioengine {
-            IoEngine::IoUring(o) | IoEngine::IoUringCmd(o) => o.hipri,
-            _ => false,
-        }
+        self.engine_is.iopoll
     }
 
     /// t/io_uring's `get_next_file`: the submitter's current file until it
