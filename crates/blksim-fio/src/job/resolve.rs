@@ -327,25 +327,26 @@ fn apply_section(
     }
     general.sort_by_key(|(_, spec, _)| -spec.prio);
     let mut recorded = Vec::new();
-    let mut engine_failed = false;
     for (i, spec, line) in &general {
-        match apply_option(st, spec, line, ctx) {
+        let applied = apply_option(st, spec, line, ctx);
+        if spec.name == "ioengine" {
+            st.engine_refused = applied.is_err();
+        }
+        match applied {
             Ok(()) => {
                 warn_once(spec, line, warnings);
                 st.lines.insert(spec.name.to_string(), (line.raw.file.clone(), line.raw.line));
                 recorded.push((*i, spec.name, line.value.clone().unwrap_or_default()));
             }
-            Err(e) => {
-                engine_failed |= spec.name == "ioengine";
-                problems.push(e);
-            }
+            Err(e) => problems.push(e),
         }
     }
     let table = st.engine.option_table();
     for (i, line) in &engine {
         let Some(spec) = options::find(table.specs(), &line.name) else {
-            // With the engine refused, its options cannot be checked.
-            if !engine_failed {
+            // With the engine refused (here or in the section this one inherits
+            // from), its options cannot be checked.
+            if !st.engine_refused {
                 problems.push(unknown_option(line, st.engine, table));
             }
             continue;

@@ -153,6 +153,9 @@ pub(crate) struct Settings {
     pub complete_max: u32,
     pub iodepth_low: u32,
     pub engine: EngineName,
+    /// `ioengine=` here or in the section it inherits from named an engine blksim
+    /// refuses: its options cannot be checked (fio knows them as that engine's).
+    pub engine_refused: bool,
     pub eng: EngineOpts,
     pub direct: bool,
     pub cpus: Option<Vec<u32>>,
@@ -295,6 +298,7 @@ impl Default for Settings {
             complete_max: 0,
             iodepth_low: 0,
             engine: EngineName::Psync,
+            engine_refused: false,
             eng: EngineOpts::defaults(OptionTable::None),
             direct: false,
             cpus: None,
@@ -635,9 +639,11 @@ impl Settings {
             (Field::SyncIo, P::Choice(c, _)) => self.sync_io = !matches!(c, "none" | "0"),
             (Field::NumRange, P::Int(v)) => self.num_range = v,
             (Field::ZoneMode, P::Choice("zbd", _)) => {
+                // Kept, so that zbd's zonesize is not also taken for zonemode=none's.
+                self.zone_mode = Some("zbd");
                 return Err(Refusal::NotModelled(
                     "zonemode=zbd: zoned block devices are not modelled (zonemode=strided is)".into(),
-                ))
+                ));
             }
             (Field::ZoneMode, P::Choice(c, _)) => self.zone_mode = Some(c),
             (Field::FileSize, P::Int(v)) => self.filesize = Some(v),

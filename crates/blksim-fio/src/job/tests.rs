@@ -258,6 +258,13 @@ fn engines_and_their_options() {
     assert_error("[global]\nhipri\n[a]\nioengine=io_uring\n", 2, &["hipri"]);
     assert_error("[a]\nioengine=io_uring_cmd\ncmd_type=bsg\n", 3, &["cmd_type=bsg", "not modelled"]);
     assert_error("[a]\nioengine=cpuio\ncpuload=50\n", 2, &["ioengine=cpuio is not block I/O; blksim simulates psync"]);
+    // A refused engine's options are that engine's (fio knows them), in the sections that
+    // inherit it too: the refusal alone, not an "unknown option" for each of them.
+    let e = error("[global]\nioengine=cpuio\n[a]\ncpuload=50\n[b]\ncpumode=qsort\n");
+    assert_eq!((e.line, e.more.len()), (2, 0), "{e}");
+    // A section that names an engine of its own again checks its options against it.
+    let e = error("[global]\nioengine=cpuio\n[a]\nioengine=libaio\ncpuload=50\n");
+    assert_eq!(e.more.iter().map(|m| m.line).collect::<Vec<_>>(), [5], "{e}");
     assert_error("[a]\nioengine=vsync\n", 2, &["ioengine=vsync is not modelled"]);
     assert!(error("[a]\nioengine=net\n").message.starts_with("ioengine=net is not block I/O;"));
     assert_error("[a]\nioengine=libaio\nuserspace_reap\n", 3, &["userspace_reap"]);
@@ -339,6 +346,9 @@ fn rejections_name_line_option_and_reason() {
     assert_error("[a]\nsize=8z\n", 2, &["zones"]);
     assert_error("[a]\nstartdelay=1-5\n", 2, &["random start delay"]);
     assert_error("[a]\nzonemode=zbd\n", 2, &["zoned"]);
+    // zbd's zonesize is zbd's: the refusal alone, not also zonemode=none's incompatibility.
+    let e = error("[a]\nzonemode=zbd\nzonesize=256M\n");
+    assert_eq!((e.line, e.more.len()), (2, 0), "{e}");
     assert_error("[a]\nrate=1m\nrate_iops=100\n", 2, &["mutually exclusive"]);
     assert_error("[a]\nrate_min=1m\nrate_iops_min=10\n", 2, &["rate_min and rate_iops_min", "mutually exclusive"]);
     assert_error("[a]\nrate=1m\nrate_min=2m\n", 3, &["reads' rate_min is above their rate", "minimum rate exceeds"]);
