@@ -1694,6 +1694,27 @@ fn end_fsync_opens_syncs_and_closes_a_closed_file_in_turn_as_fio_does() {
     );
 }
 
+/// A sync's line shows the offset its io_u was left with by a fill that failed
+/// (fio 3.42's write_iolog, times cut): the region's last 8 KiB write does not
+/// fit the 4 KiB left, so fill_io_u refuses the io_u get_next_offset had
+/// placed at 20480 (the file offset added), get_io_u puts it back on top, and
+/// end_fsync's sync takes it. blksim showed the offset of the io_u's last write
+/// (12288, and 8192 below). With several files, each file found done is
+/// closed once, as fio closes it; blksim also logged a close of every file and
+/// an open and close of each before end_fsync's (`a close|b close|a open|a
+/// close|b open|b close|a open|a sync ...`).
+#[test]
+fn a_sync_shows_the_offset_a_failed_fill_left_in_its_io_u_as_fio_does() {
+    let one = trace_text("stale-fill-one", "filename=a\nrw=write\nbs=8k\nsize=20k\noffset=4k\nend_fsync=1\n");
+    assert_eq!(one, "a add|a open|a write 4096 8192|a write 12288 8192|a close|a open|a sync 20480 0|a close");
+    let two = trace_text("stale-fill-two", "filename=a:b\nrw=write\nbs=8k\nsize=40k\nend_fsync=1\n");
+    assert_eq!(
+        two,
+        "a add|b add|a open|a write 0 8192|b open|b write 0 8192|a write 8192 8192|b write 8192 8192|a close|\
+         b close|a open|a sync 16384 0|a close|b open|b sync 16384 0|b close"
+    );
+}
+
 /// A sync's io_u holds the file it was served, as a write's does, and puts
 /// it when reaped (fio 3.42's write_iolog, times cut): with a skewed service
 /// at depth 4 on the null engine (which fills before it reaps), `a` runs

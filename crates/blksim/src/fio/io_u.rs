@@ -203,8 +203,9 @@ impl Job {
     pub(crate) fn pass_failed(&mut self) -> bool {
         self.drew_out = true;
         if !self.next_pass() {
-            // get_io_u closed the file it found done; end_fsync's fsync opens it again.
-            self.reopened |= self.end_fsync_due();
+            // get_io_u closed the file it found done; end_fsync's fsync opens it again. (A job
+            // of several files logs each file it found done as it closed it: `FileSet::log_done`.)
+            self.reopened |= self.files.is_none() && self.end_fsync_due();
             return false;
         }
         true
@@ -329,8 +330,26 @@ impl Job {
             if let Some(maps) = self.random_maps.as_deref_mut() {
                 maps.mark = false;
             }
+            self.fill_refused(pos, region);
         }
         fits.then_some(pos)
+    }
+
+    /// fill_io_u refused the io_u it had placed at `rel` (relative to the job's offset) in a
+    /// region of `region` bytes: fio's get_next_offset left that offset in `io_u->offset` as
+    /// it was when the check failed (relative past the region, `offset >= io_size`; with the
+    /// file's offset added past that check), and get_io_u put the io_u back on top of the free
+    /// list, where a sync filled next finds it (its `write_iolog` line shows that offset).
+    pub(crate) fn fill_refused(&mut self, rel: u64, region: u64) {
+        // (A strided job's file offset is its zone's: its relative offsets are not modelled.)
+        let stored = match rel >= region {
+            true if self.strided.is_some() => return,
+            true => rel,
+            false => self.cfg.offset.saturating_add(rel),
+        };
+        if let Some(io_us) = self.fsync.as_deref_mut().and_then(|f| f.io_us.as_mut()) {
+            io_us.refused(stored);
+        }
     }
 
     /// get_next_offset's count of `ddir_seq_nr` (`rw=randread:N`): whether

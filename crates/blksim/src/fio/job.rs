@@ -249,6 +249,14 @@ impl IoUPool {
         stale
     }
 
+    /// fill_io_u refused the io_u get_io_u took, which it had placed at `offset`: the io_u
+    /// goes back on top of the free list with that offset (the next `get` takes it).
+    pub(crate) fn refused(&mut self, offset: u64) {
+        if let Some(i) = self.reserved.map(|(i, _)| i).or_else(|| self.free.last().copied()) {
+            self.offsets[i as usize] = offset;
+        }
+    }
+
     /// `put_io_u` of `req`'s io_u.
     pub(crate) fn put(&mut self, req: ReqId) {
         if let Some(at) = self.inflight.iter().position(|e| e.0 == req) {
