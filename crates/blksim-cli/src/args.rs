@@ -286,6 +286,14 @@ pub struct RunArgs {
     /// fio's --max-jobs: accepted and ignored, as fio 3.42 ignores it ("we don't track/need this anymore")
     #[arg(long, value_name = "N")]
     pub max_jobs: Option<u32>,
+    /// fio's --alloc-size (KiB of fio's shared memory pool): accepted with a warning; a simulated
+    /// run has no fio memory pool to run out of
+    #[arg(long, value_name = "KIB")]
+    pub alloc_size: Option<u64>,
+    /// fio's --warnings-fatal: a warning about the jobs (an option with no effect on a simulated
+    /// run, say) is an error instead (exit 2)
+    #[arg(long)]
+    pub warnings_fatal: bool,
     /// Write a Chrome/Perfetto trace (JSON) of --trace-window to FILE
     #[arg(long, value_name = "FILE")]
     pub trace: Option<String>,

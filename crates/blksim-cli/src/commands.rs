@@ -182,8 +182,14 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let trace_window_ns = args.trace_window.as_deref().map(parse_trace_window).transpose()?;
     let (machine, settings) = args.knobs.with_patches(DEFAULT_MACHINE, &args.patches)?;
     let jobs = parse_jobs(&args, &machine)?;
+    if let (true, Some(w)) = (args.warnings_fatal, jobs.warnings.first()) {
+        return Err(Failure::from(format!("{w} (an error with --warnings-fatal)")));
+    }
     for w in &jobs.warnings {
         eprintln!("blksim: warning: {w}");
+    }
+    if let Some(kib) = args.alloc_size {
+        eprintln!("blksim: warning: --alloc-size={kib}: sizes fio's shared memory pool, which a simulated run does not have; ignored");
     }
     if args.readonly {
         readonly_check(&jobs)?;

@@ -87,6 +87,11 @@ fn bad_input_exits_2_with_one_message_naming_file_and_line() {
         // `run`'s arguments that are neither blksim's nor fio's options get fio's message.
         (vec!["run", &job, "--frobnicate"], "unknown option '--frobnicate' (fio: Bad option)"),
         (vec!["run", &job, "--intrerupts"], "did you mean '--interrupts'?"),
+        // fio's program options that run no job, or run one on the host: why, not "Bad option".
+        (vec!["run", &job, "--version"], "--version: fio's version: `blksim --version`"),
+        (vec!["run", &job, "--latency-log=x"], "--latency-log: deprecated in fio"),
+        (vec!["run", &job, "--idle-prof=system"], "--idle-prof: fio's profile of the host's idle CPUs"),
+        (vec!["run", &job, "--trigger-file=f"], "--trigger-file: fio's trigger"),
         (vec!["machines", "--frobnicate"], "unexpected argument '--frobnicate'"),
         (vec!["machine", "spr-gen5"], "a similar subcommand exists: 'machines'"),
         (vec!["run", "/nonexistent/job.fio"], "/nonexistent/job.fio"),
@@ -97,6 +102,20 @@ fn bad_input_exits_2_with_one_message_naming_file_and_line() {
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+/// fio's --warnings-fatal makes a warning about the jobs an error (exit 2, the warning the
+/// message), and --alloc-size is taken with a warning (fio's memory pool is not simulated).
+#[test]
+fn warnings_fatal_fails_on_a_warning_and_alloc_size_warns() {
+    let job = tmp_job("described.fio", &format!("{SMALL_JOB}description=a job\n"));
+    let (code, _, err) = blksim(&["run", &job, "--warnings-fatal"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("option 'description'") && err.contains("an error with --warnings-fatal"), "{err}");
+    let (code, _, err) = blksim(&["run", &job, "--alloc-size=1024"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("blksim: warning: ") && err.contains("described.fio:11: option 'description'"), "{err}");
+    assert!(err.contains("blksim: warning: --alloc-size=1024"), "{err}");
 }
 
 #[test]

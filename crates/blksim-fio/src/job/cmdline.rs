@@ -19,8 +19,31 @@ const FIO_PROGRAM_OPTIONS: &[(&str, &str)] = &[
     ("enghelp", "fio's engine help: `blksim options` lists every option and what blksim does with it"),
     ("debug", "fio's debug output"),
     ("server", "fio's client/server mode"),
+    ("server-internal", "fio's client/server mode"),
     ("client", "fio's client/server mode"),
+    ("remote-config", "fio's client/server mode"),
     ("daemonize", "fio's client/server mode"),
+    ("version", "fio's version: `blksim --version` gives blksim's (it follows fio 3.42)"),
+    (
+        "latency-log",
+        "deprecated in fio, which fails with \"--latency-log is deprecated. Use per-job latency log options.\"; \
+         give write_lat_log in the job",
+    ),
+    ("cpuclock-test", "fio's test of the host's clock, which runs no job"),
+    ("crctest", "fio's test of its checksums on the host, which runs no job"),
+    ("memcpytest", "fio's test of the host's memcpy, which runs no job"),
+    ("inflate-log", "fio's decompression of a compressed log file, which runs no job"),
+    (
+        "idle-prof",
+        "fio's profile of the host's idle CPUs (threads of its own on the host); a simulated run's idle time \
+         is in its report (--mpstat, the JSON's cpu_time)",
+    ),
+    ("trigger-file", "fio's trigger (a command run on the host, for crash tests)"),
+    ("trigger-timeout", "fio's trigger (a command run on the host, for crash tests)"),
+    ("trigger", "fio's trigger (a command run on the host, for crash tests)"),
+    ("trigger-remote", "fio's trigger (a command run on the host, for crash tests)"),
+    ("aux-path", "where fio writes its state files: blksim writes verify state files where it runs"),
+    ("eta-interval", "how often fio redraws its ETA: blksim's progress takes --eta and --eta-newline"),
 ];
 
 /// The message for `--NAME`, an argument of `blksim run` that is neither
