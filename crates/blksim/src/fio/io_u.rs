@@ -211,11 +211,16 @@ impl Job {
         true
     }
 
-    /// fill_io_u refused an io_u it had placed at `o` (relative to the
-    /// job's offset) of `bytes` on a file of `real` bytes: past the
-    /// region, or past the file's end.
-    pub(crate) fn io_u_refused(&self, o: u64, bytes: u64, region: u64, real: u64) -> bool {
-        o >= region || self.cfg.offset.saturating_add(o).saturating_add(bytes) > real
+    /// Does fill_io_u refuse an io_u placed at `o` (relative to the job's
+    /// offset) of `bytes` in a region of `region` bytes of a file of `real`
+    /// bytes (past the region, or past the file's end)? If so, the io_u
+    /// keeps that offset (`fill_refused`).
+    pub(crate) fn io_u_refused(&mut self, o: u64, bytes: u64, region: u64, real: u64) -> bool {
+        let refused = o >= region || self.cfg.offset.saturating_add(o).saturating_add(bytes) > real;
+        if refused {
+            self.fill_refused(o, region);
+        }
+        refused
     }
 
     /// The job's next loop, or with `io_size` bytes left its next pass
@@ -322,15 +327,18 @@ impl Job {
         // region from there at its smallest (get_next_buflen's io_u_fits: else fill_io_u
         // fails, and do_io's pass ends).
         let (varies, bs) = (self.cfg.bs_varies(sd), if sd == d { bs } else { self.cfg.bs[sd] });
-        let end = self.cfg.offset.saturating_add(pos).saturating_add(if varies { 1 } else { bs });
-        let fits = pos < region && end <= real && (!varies || self.region_fits(pos, bs, region));
+        let refused = self.io_u_refused(pos, if varies { 1 } else { bs }, region, real);
+        let fits = !refused && (!varies || self.region_fits(pos, bs, region));
         if !fits {
             // The refused draw marks nothing, and the io_u filled next is marked by its own draw
             // (a sequential one sets IO_U_F_BUSY_OK), not by this one's.
             if let Some(maps) = self.random_maps.as_deref_mut() {
                 maps.mark = false;
             }
-            self.fill_refused(pos, region);
+            if !refused {
+                // No size fits (get_next_buflen): the offset was the io_u's already.
+                self.fill_refused(pos, region);
+            }
         }
         fits.then_some(pos)
     }
@@ -340,7 +348,7 @@ impl Job {
     /// it was when the check failed (relative past the region, `offset >= io_size`; with the
     /// file's offset added past that check), and get_io_u put the io_u back on top of the free
     /// list, where a sync filled next finds it (its `write_iolog` line shows that offset).
-    pub(crate) fn fill_refused(&mut self, rel: u64, region: u64) {
+    fn fill_refused(&mut self, rel: u64, region: u64) {
         // (A strided job's file offset is its zone's: its relative offsets are not modelled.)
         let stored = match rel >= region {
             true if self.strided.is_some() => return,

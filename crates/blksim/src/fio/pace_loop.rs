@@ -339,7 +339,6 @@ impl Sim {
                 // get_next_offset: none past the region (a zone moved on after the trim), and
                 // fill_io_u none past the file: get_io_u fails and the pass ends.
                 if job.io_u_refused(o, bytes, region, capacity) {
-                    job.fill_refused(o, region);
                     job.pace = pace;
                     if job.fill_failed(di) {
                         k -= job.files.is_some() as u32;
@@ -397,7 +396,6 @@ impl Sim {
             // fill_io_u: an I/O past the file's real size is not issued (io_u_fits measured from
             // a later start than the null engine's file grew by): the pass ends.
             if job.io_u_refused(offset, bytes, u64::MAX, capacity) {
-                job.fill_refused(offset, u64::MAX);
                 job.pace = pace;
                 if job.fill_failed(di) {
                     k -= job.files.is_some() as u32;
