@@ -1702,7 +1702,8 @@ fn end_fsync_opens_syncs_and_closes_a_closed_file_in_turn_as_fio_does() {
 /// (12288, and 8192 below). With several files, each file found done is
 /// closed once, as fio closes it; blksim also logged a close of every file and
 /// an open and close of each before end_fsync's (`a close|b close|a open|a
-/// close|b open|b close|a open|a sync ...`).
+/// close|b open|b close|a open|a sync ...`). A strided zone's file offset
+/// is the zone's, and the offset left is relative to it (below).
 #[test]
 fn a_sync_shows_the_offset_a_failed_fill_left_in_its_io_u_as_fio_does() {
     let one = trace_text("stale-fill-one", "filename=a\nrw=write\nbs=8k\nsize=20k\noffset=4k\nend_fsync=1\n");
@@ -1712,6 +1713,59 @@ fn a_sync_shows_the_offset_a_failed_fill_left_in_its_io_u_as_fio_does() {
         two,
         "a add|b add|a open|a write 0 8192|b open|b write 0 8192|a write 8192 8192|b write 8192 8192|a close|\
          b close|a open|a sync 16384 0|a close|b open|b sync 16384 0|b close"
+    );
+    // A strided zone: after its trim the zone moves 1 MiB on and resets the
+    // file (fio_file_reset: no last start, -1), so the trim's write is placed
+    // at -1 less the zone's file offset, past the region: the io_u keeps that
+    // relative offset (blksim showed the trim's 524288).
+    let strided = trace_text(
+        "stale-fill-strided",
+        "filename=a\nrw=randtrimwrite\nbs=64k\nsize=512k\nfilesize=16m\nzonemode=strided\nzonesize=64k\n\
+         zonerange=1m\nend_fsync=1\nrandseed=3\n",
+    );
+    assert_eq!(strided, "a add|a open|a trim 524288 65536|a close|a open|a sync 18446744073708503039 0|a close");
+    // Two files: `a`'s write, after the zone moved 1 MiB + 64 KiB on, is
+    // refused at -1 less that; `b`'s zone, still at 0, resets its file too,
+    // so its write comes out at -1 itself, which fio's get_next_block takes
+    // for no offset ("fio: bug in offset generation"): it fails before it
+    // stores it, and the io_u keeps `a`'s (blksim showed -1).
+    let minus_one = trace_text(
+        "stale-fill-minus-one",
+        "filename=a:b\nrw=randtrimwrite\nbs=32k\nsize=256k\nfilesize=16m\nzonemode=strided\nzonesize=64k\n\
+         zoneskip=1m\nend_fsync=1\nrandseed=5\n",
+    );
+    assert_eq!(
+        minus_one,
+        "a add|b add|a open|a trim 0 32768|b open|b trim 32768 32768|a close|b close|a open|\
+         a sync 18446744073708437503 0|a close|b open|b sync 18446744073708437503 0|b close"
+    );
+}
+
+/// A verifying writer whose first pass issued the bytes of all its loops
+/// (random writes with `norandommap` go on to `size` x `loops`), with
+/// `end_fsync`: after do_verify's read-backs fio's keep_running starts the
+/// next loop (loops are left), its do_io finds its bytes issued and issues
+/// nothing, and its end still runs end_fsync (the last io_u issued was a
+/// read): each file opened for its sync and closed again, then the job ends
+/// (fio 3.42's write_iolog, times cut). blksim ended the job after the
+/// read-backs, without those syncs.
+#[test]
+fn a_pass_with_no_io_left_after_a_read_back_still_runs_end_fsync_as_fio_does() {
+    let job = "rw=randwrite\nbs=4k\nsize=16k\nnorandommap=1\nrandseed=7\nloops=2\nverify=crc32c\nend_fsync=1\n";
+    let one = trace_text("verify-end-fsync-one", &format!("filename=a\n{job}"));
+    assert_eq!(
+        one,
+        "a add|a open|a write 8192 4096|a write 8192 4096|a write 12288 4096|a write 12288 4096|a write 0 4096|\
+         a write 4096 4096|a write 0 4096|a write 12288 4096|a sync 12288 0|a close|a open|a read 0 4096|\
+         a read 4096 4096|a read 8192 4096|a read 12288 4096|a close|a open|a sync 12288 0|a close"
+    );
+    let two = trace_text("verify-end-fsync-two", &format!("filename=a:b\n{job}"));
+    assert_eq!(
+        two,
+        "a add|b add|a open|a write 4096 4096|b open|b write 4096 4096|a write 4096 4096|b write 4096 4096|\
+         a write 0 4096|b write 0 4096|a write 0 4096|b write 4096 4096|a sync 4096 0|b sync 4096 0|a close|\
+         b close|a open|a read 0 4096|a read 4096 4096|b open|b read 0 4096|b read 4096 4096|a close|b close|\
+         a open|a sync 4096 0|a close|b open|b sync 4096 0|b close"
     );
 }
 

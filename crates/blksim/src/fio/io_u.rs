@@ -349,9 +349,14 @@ impl Job {
     /// file's offset added past that check), and get_io_u put the io_u back on top of the free
     /// list, where a sync filled next finds it (its `write_iolog` line shows that offset).
     fn fill_refused(&mut self, rel: u64, region: u64) {
-        // (A strided job's file offset is its zone's: its relative offsets are not modelled.)
+        // get_next_block takes an offset of -1 for none ("bug in offset generation", a
+        // randtrimwrite's write after its zone reset the file at offset 0): it fails before
+        // it stores it, and the io_u keeps the offset it had.
+        if rel == u64::MAX {
+            return;
+        }
+        // (A strided job's `cfg.offset` is its zone's, fio's `f->file_offset`.)
         let stored = match rel >= region {
-            true if self.strided.is_some() => return,
             true => rel,
             false => self.cfg.offset.saturating_add(rel),
         };

@@ -94,12 +94,13 @@ impl Sim {
         // (Its exceeds_number_ios comes first; and a pass that did no I/O ended the job: td->done.)
         let ios_left = number_ios == 0 || job.ios_issued < number_ios;
         let size_left = job.cfg.io_size.is_none() && ios_left && job.size_left(limit);
-        let more = if time_based {
-            now < job.end_ns
-        } else {
-            job.pass_ios > 0 && (job.loops_left > 1 || job.io_size_left() || size_left) && job.bytes_issued < limit
-        };
-        let Some(v) = job.verify.as_deref_mut().filter(|_| more) else { return false };
+        let keep = job.pass_ios > 0 && (job.loops_left > 1 || job.io_size_left() || size_left);
+        let more = if time_based { now < job.end_ns } else { keep && job.bytes_issued < limit };
+        // keep_running goes on, but do_io's loop finds its bytes issued (io_issue_bytes_exceeded):
+        // a pass of no I/O whose end still runs end_fsync (the read-backs were the last issued),
+        // each file opened for its sync and closed again; then the job ends (no bytes done).
+        let empty = !time_based && keep && !more && job.end_fsync_due();
+        let Some(v) = job.verify.as_deref_mut().filter(|_| more || empty) else { return false };
         // (A backlog's batch left running goes on: fio never resets `td->verify_batch`.)
         v.phase = false;
         job.cfg.number_ios = number_ios;
@@ -107,7 +108,7 @@ impl Sim {
         job.loops_left = job.loops_left.saturating_sub(1).max(1);
         // (Its iolog shows the files reopened at the loop's first I/O.)
         job.rewind();
-        job.done_issuing = false;
+        job.done_issuing = empty;
         true
     }
 
