@@ -152,9 +152,10 @@ fn a_job_below_its_minimum_rate_ends_with_eio_after_a_cycle() {
 }
 
 /// An error under an option that changes what follows it is refused when it happens (exit 2,
-/// naming the option): fio goes on past an I/O error with continue_on_error or ignore_error,
-/// and ends the other jobs with exitall_on_error. Without another job, exitall_on_error
-/// changes nothing, and continue_on_error does not touch check_min_rate's error.
+/// naming the option): fio goes on past an I/O error with continue_on_error or ignore_error.
+/// continue_on_error does not touch check_min_rate's error; exitall_on_error is modelled: the
+/// failed job's end ends the others of its group (fio's fio_terminate_threads), and the run
+/// exits 1 for the failed job.
 #[test]
 fn an_error_under_an_error_handling_option_is_refused_when_it_happens() {
     let job =
@@ -169,16 +170,46 @@ fn an_error_under_an_error_handling_option_is_refused_when_it_happens() {
     let slow = "[c]\nioengine=null\nfilename=c\nsize=1g\nrw=randread\nbs=4k\nthinktime=20000\n\
                 rate_iops_min=100\nruntime=5s\ntime_based\n";
     let other = "[d]\nioengine=null\nfilename=d\nsize=1g\nrw=read\nruntime=5s\ntime_based\n";
-    for (name, text, want) in [
-        ("exitall-alone.fio", format!("{slow}exitall_on_error\n"), 1),
-        ("continue-rate.fio", format!("{slow}continue_on_error=all\n"), 1),
-        ("exitall-others.fio", format!("{slow}exitall_on_error\n{other}"), 2),
+    for (name, text) in [
+        ("exitall-alone.fio", format!("{slow}exitall_on_error\n")),
+        ("continue-rate.fio", format!("{slow}continue_on_error=all\n")),
     ] {
         let (code, _, err) = blksim(&["run", &tmp(name, &text)]);
-        assert_eq!(code, want, "{name}: {err}");
-        if want == 2 {
-            assert!(err.contains("job 'c': a minimum rate not met: with exitall_on_error fio ends the other jobs"));
-        }
+        assert_eq!(code, 1, "{name}: {err}");
+    }
+    let text = format!("{slow}exitall_on_error\n{other}");
+    let (code, out, err) = blksim(&["run", &tmp("exitall-others.fio", &text), "--output-format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    let v = json(&out);
+    let runtime = |i: usize| v["jobs"][i]["job_runtime"].as_u64().unwrap();
+    // d, time-based for 5 s, ends when c fails (within the I/O it had in flight).
+    assert!(runtime(0) < 5000 && runtime(1).abs_diff(runtime(0)) <= 1, "{} {}", runtime(0), runtime(1));
+}
+
+/// `exitall` as fio's `fio_terminate_threads` does it, with each `exit_what` (the jobs' ends
+/// checked against fio 3.42 on the null engine): when `short` ends, `group` ends the jobs of
+/// its group (`long`), `stonewall` the jobs running (`long` and `other`, of a group of its
+/// own), `all` every job, so the next stonewall group's `later` starts and ends with no I/O.
+/// `exitall=0` turns it on too, as in fio.
+#[test]
+fn exitall_ends_the_jobs_exit_what_names() {
+    for (what, other_ends, later_ios) in [("group", false, 500), ("stonewall", true, 500), ("all", true, 0)] {
+        let text = format!(
+            "[global]\nioengine=null\nbs=4k\nsize=1g\nrw=randread\nexit_what={what}\n\
+             [short]\nfilename=a\nnumber_ios=2000\nthinktime=10\nexitall=0\n\
+             [long]\nfilename=b\ntime_based\nruntime=1s\n\
+             [other]\nnew_group\nfilename=c\ntime_based\nruntime=1s\n\
+             [later]\nstonewall\nfilename=d\nnumber_ios=500\n"
+        );
+        let (code, out, err) = blksim(&["run", &tmp(&format!("exitall-{what}.fio"), &text), "--output-format", "json"]);
+        assert_eq!(code, 0, "{what}: {err}");
+        let v = json(&out);
+        let runtime = |i: usize| v["jobs"][i]["job_runtime"].as_u64().unwrap();
+        let ios = |i: usize| v["jobs"][i]["read"]["total_ios"].as_u64().unwrap();
+        assert_eq!(ios(0), 2000, "{what}");
+        assert!(runtime(0) < 1000 && runtime(1).abs_diff(runtime(0)) <= 1, "{what}: long {}", runtime(1));
+        assert_eq!(runtime(2).abs_diff(runtime(0)) <= 1, other_ends, "{what}: other {}", runtime(2));
+        assert_eq!(ios(3), later_ios, "{what}");
     }
 }
 

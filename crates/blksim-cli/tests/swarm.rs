@@ -86,6 +86,10 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     if i > 0 && g.chance(30) {
         text.push_str(if g.chance(50) { "stonewall\n" } else { "new_group\n" });
     }
+    // A job's end ends others (fio's fio_terminate_threads; exitall in one job is every job's).
+    if g.chance(4) {
+        let _ = writeln!(text, "exitall\nexit_what={}", g.pick(&["group", "stonewall", "all"]));
+    }
     let engine =
         g.pick(&["libaio", "io_uring", "psync", "pvsync2", "null", "libaio", "io_uring", "io_uring_cmd", "posixaio"]);
     let _ = writeln!(text, "ioengine={engine}");

@@ -331,6 +331,11 @@ pub struct JobConfig {
     pub subjob: u32,
     /// Reporting group (fio's `groupid`).
     pub group_id: u32,
+    /// `exitall` (in any job of the file: fio's flag is the program's): when this job ends,
+    /// the jobs `exit_what` names are told to end (`fio_terminate_threads`).
+    pub exitall: bool,
+    /// `exit_what`: which jobs `exitall` and `exitall_on_error` end.
+    pub exit_what: ExitWhat,
     /// O_DIRECT.
     pub direct: bool,
     /// CPUs the job may run on (already split per job for `cpus_allowed_policy=split`);
@@ -779,6 +784,18 @@ pub struct BsSplit {
     pub perc: u32,
 }
 
+/// `exit_what`: the jobs a job's end tells to end under `exitall` (fio's `fio_terminate_threads`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// `group` (fio's default): the jobs of its reporting group, started or not.
+    #[default]
+    Group,
+    /// `stonewall`: the jobs running now (past their ramp); the next stonewall's start as they would.
+    Stonewall,
+    /// `all`: every job, those of the stonewall groups to come too (they start and end at once).
+    All,
+}
+
 /// fio's options that change what follows a job's error (fio's defaults: none of them).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ErrorOptions {
@@ -791,25 +808,21 @@ pub struct ErrorOptions {
 }
 
 impl ErrorOptions {
-    /// Is any of them set?
+    /// Is one set that blksim does not model (`continue_on_error`, `ignore_error`)?
     pub fn any(&self) -> bool {
-        self.continue_on_error.is_some() || self.ignore_error.is_some() || self.exitall
+        self.continue_on_error.is_some() || self.ignore_error.is_some()
     }
 
-    /// What fio would do after an error under them that blksim does not (`rate`: check_min_rate's
-    /// error, which only `exitall_on_error` changes; `others`: another job is running).
-    pub fn unmodelled(&self, rate: bool, others: bool) -> Vec<String> {
+    /// What fio would do after an I/O error under them that blksim does not. (A minimum rate
+    /// not met ends the job under any of them; `exitall_on_error` is modelled: the job's end
+    /// ends the others, `Sim::exitall`.)
+    pub fn unmodelled(&self) -> Vec<String> {
         let mut why = Vec::new();
-        if !rate {
-            if let Some(c) = &self.continue_on_error {
-                why.push(format!("with continue_on_error={c} fio may go on past it"));
-            }
-            if let Some(i) = &self.ignore_error {
-                why.push(format!("with ignore_error={i} fio may go on past it"));
-            }
+        if let Some(c) = &self.continue_on_error {
+            why.push(format!("with continue_on_error={c} fio may go on past it"));
         }
-        if self.exitall && others {
-            why.push("with exitall_on_error fio ends the other jobs".into());
+        if let Some(i) = &self.ignore_error {
+            why.push(format!("with ignore_error={i} fio may go on past it"));
         }
         why
     }
@@ -855,6 +868,8 @@ impl JobConfig {
             name: name.to_string(),
             subjob: 0,
             group_id: 0,
+            exitall: false,
+            exit_what: ExitWhat::Group,
             phase: 0,
             rw: RwKind::Read,
             rwmixread: 50,

@@ -101,7 +101,12 @@ impl<'c> Builder<'c> {
         if self.out.jobs.is_empty() {
             return Err(ini::error(file, 0, "no jobs defined (no section other than [global])"));
         }
-        Ok(self.out)
+        let mut out = self.out;
+        // fio's `exitall` sets a flag of the program (`exitall_on_terminate`), whichever job names it.
+        if out.jobs.iter().any(|j| j.config.exitall) {
+            out.jobs.iter_mut().for_each(|j| j.config.exitall = true);
+        }
+        Ok(out)
     }
 
     /// fio's `add_job`: the job, then its clones (same group, no stonewall
@@ -638,6 +643,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.rate_ignore_thinktime = st.rate_ignore_thinktime;
     c.thinkcycles = st.thinkcycles;
     c.error_options = st.error_options.clone();
+    (c.exitall, c.exit_what) = (st.exitall, st.exit_what);
     c.thinktime = st.thinktime;
     c.io_size = st.io_size;
     // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).

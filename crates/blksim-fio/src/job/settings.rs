@@ -247,6 +247,10 @@ pub(crate) struct Settings {
     pub stonewall: bool,
     /// `continue_on_error` other than none, `ignore_error`, `exitall_on_error`.
     pub error_options: blksim::workload::ErrorOptions,
+    /// `exitall`, in any form (`exitall=0` too: fio's option only calls its callback, which
+    /// sets the program's flag).
+    pub exitall: bool,
+    pub exit_what: blksim::workload::ExitWhat,
     pub new_group: bool,
     pub kb_base: u64,
     /// The log files the job writes.
@@ -367,6 +371,8 @@ impl Default for Settings {
             bit_based: false,
             stonewall: false,
             error_options: Default::default(),
+            exitall: false,
+            exit_what: Default::default(),
             new_group: false,
             lines: OptionLines::new(),
             kb_base: 1024,
@@ -697,6 +703,15 @@ impl Settings {
                 self.error_options.ignore_error = Some(s.trim().to_string()).filter(|s| !s.is_empty());
             }
             (Field::ExitallOnError, P::Flag(b)) => self.error_options.exitall = b,
+            (Field::Exitall, P::Flag(_)) => self.exitall = true,
+            (Field::ExitWhat, P::Choice(c, _)) => {
+                use blksim::workload::ExitWhat;
+                self.exit_what = match c {
+                    "stonewall" => ExitWhat::Stonewall,
+                    "all" => ExitWhat::All,
+                    _ => ExitWhat::Group,
+                }
+            }
             (Field::NewGroup, P::Flag(b)) => self.new_group = b,
             (Field::KbBase, P::Choice(c, _)) => self.kb_base = if c == "1000" { 1000 } else { 1024 },
             (Field::Hipri, P::Flag(b)) => self.engine_opts().hipri = b,

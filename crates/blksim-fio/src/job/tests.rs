@@ -88,6 +88,19 @@ fn numjobs_clones_share_name_group_and_options() {
     assert_error("[a]\nnumjobs=4000\n[b]\nnumjobs=100\n", 3, &["more than 4096 jobs"]);
 }
 
+/// fio's `exitall` sets a flag of the program: named in any job (as `exitall=0` too: the
+/// option only calls its callback), every job has it; `exit_what` is each job's.
+#[test]
+fn exitall_in_any_job_is_every_job_s_and_exit_what_is_its_own() {
+    use blksim::workload::ExitWhat;
+    let c = configs("[a]\n[b]\nexit_what=all\n[c]\nexitall=0\nexit_what=stonewall\n");
+    let got: Vec<_> = c.iter().map(|c| (c.exitall, c.exit_what)).collect();
+    assert_eq!(got, [(true, ExitWhat::Group), (true, ExitWhat::All), (true, ExitWhat::Stonewall)]);
+    let c = configs("[a]\nexit_what=all\n[b]\n");
+    assert!(c.iter().all(|c| !c.exitall));
+    assert_error("[a]\nexit_what=some\n", 2, &["exit_what"]);
+}
+
 #[test]
 fn stonewall_and_new_group_number_groups_and_phases() {
     let text = "[global]\nsize=1m\n[a]\nnumjobs=2\n[b]\nnew_group\n[c]\nstonewall\nnumjobs=2\n[d]\n[e]\nwait_for_previous\n[f]\nnew_group=0\n";

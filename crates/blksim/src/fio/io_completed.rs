@@ -223,7 +223,7 @@ impl Sim {
         if new_error && self.jobs[j].cfg.error_options.any() {
             let e = self.jobs[j].error.expect("the error just taken");
             let what = format!("an I/O error (errno {}) on a {}", -e.errno, e.dir.name());
-            self.error_options_check(j, &what, false);
+            self.error_options_check(j, &what);
         }
         if self.jobs[j].shaped {
             // (Only a shaped job's free list holds a flagged io_u.)
@@ -231,24 +231,19 @@ impl Sim {
             self.offload_freed(j, k);
             if self.jobs[j].min_rate.is_some() {
                 self.jobs[j].min_rate_check(t_reap);
-                if self.jobs[j].error.is_some_and(|e| e.rate_missed()) && self.jobs[j].cfg.error_options.any() {
-                    self.error_options_check(j, "a minimum rate not met", true);
-                }
             }
         }
     }
 }
 
 impl Sim {
-    /// Job `j`'s new error (`what`; `rate`: check_min_rate's) under an option that changes
-    /// what follows it: `continue_on_error` or `ignore_error` (fio may go on past an I/O
-    /// error), `exitall_on_error` while another job runs (fio ends the others). Not modelled.
+    /// Job `j`'s new I/O error (`what`) under an option that changes what follows it:
+    /// `continue_on_error` or `ignore_error` (fio may go on past it). Not modelled.
     #[cold]
     #[inline(never)]
-    fn error_options_check(&mut self, j: JobId, what: &str, rate: bool) {
-        let others = self.jobs.iter().enumerate().any(|(i, o)| i != j.idx() && o.running_fio_job());
+    fn error_options_check(&mut self, j: JobId, what: &str) {
         let cfg = &self.jobs[j].cfg;
-        let why = cfg.error_options.unmodelled(rate, others);
+        let why = cfg.error_options.unmodelled();
         if why.is_empty() {
             return;
         }

@@ -326,11 +326,6 @@ impl IoError {
     pub(crate) fn of(r: &crate::block::Request) -> IoError {
         IoError { errno: r.status, file: r.file, dir: r.dir, offset: r.offset, bytes: r.bytes, min_rate: [None; 3] }
     }
-
-    /// The job's minimum rate was not met (no I/O failed).
-    pub(crate) fn rate_missed(&self) -> bool {
-        self.min_rate.iter().any(Option::is_some)
-    }
 }
 
 /// t/io_uring's `struct submitter` as its loop uses it.
@@ -509,6 +504,9 @@ pub(crate) struct Job {
     pub sched: SchedCtx,
     pub start_ns: u64,
     pub finish_ns: u64,
+    /// Told to end by another job's end (`exitall`: fio's `td->terminate`) before its task first
+    /// ran: it ends as it starts.
+    pub terminate: bool,
     /// Where the last I/O of each direction ended, per file (`file * 3 + direction`):
     /// absolute, from the job's `offset` (fio's `f->last_pos[ddir]`; see `offset.rs`).
     pub last_pos: Vec<u64>,
@@ -946,6 +944,7 @@ impl Job {
             start_ns: 0,
             end_ns: u64::MAX,
             finish_ns: 0,
+            terminate: false,
             bytes_issued: 0,
             bytes_limit: u64::MAX,
             pass_bytes: 0,

@@ -22,6 +22,9 @@ impl Sim {
         match self.jobs[j].task.state {
             JobState::NotStarted => {
                 self.job_begin(j);
+                if self.jobs[j].terminate {
+                    return self.job_ended_unstarted(j);
+                }
                 match self.jobs[j].cfg.program {
                     Program::Fio => self.job_next(j),
                     Program::TIoUring => self.tio_start(j),
