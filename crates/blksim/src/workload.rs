@@ -426,8 +426,9 @@ pub struct JobConfig {
     /// `thinkcycles`: iterations of fio's `cycles_spin` (one PAUSE each on x86) after each
     /// read, write or trim io_u of its main loop.
     pub thinkcycles: u64,
-    /// fio's options that change what follows a job's error: an error under one is refused
-    /// at run time (fio would go on, or end the other jobs).
+    /// fio's options that change what follows a job's error: an I/O error under
+    /// `continue_on_error` or `ignore_error` is refused at run time (fio would go on);
+    /// `exitall_on_error` ends others as `exitall` does.
     pub error_options: ErrorOptions,
     /// `bssplit` per direction, as fio keeps it after parsing: (block size,
     /// percentage) sorted by percentage; empty = every I/O is `bs`. With a

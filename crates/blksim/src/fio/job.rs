@@ -504,8 +504,8 @@ pub(crate) struct Job {
     pub sched: SchedCtx,
     pub start_ns: u64,
     pub finish_ns: u64,
-    /// Told to end by another job's end (`exitall`: fio's `td->terminate`) before its task first
-    /// ran: it ends as it starts.
+    /// Told to end by another job's end (`exitall`: fio's `td->terminate`); one whose task had
+    /// not run yet ends as it starts.
     pub terminate: bool,
     /// Where the last I/O of each direction ended, per file (`file * 3 + direction`):
     /// absolute, from the job's `offset` (fio's `f->last_pos[ddir]`; see `offset.rs`).

@@ -61,7 +61,8 @@ impl Sim {
     /// running stops issuing at its loop's next look, as at its runtime's end (its I/O drains and
     /// `end_fsync` runs; no read-back and no next loop follow); a sleep it is in ends as it would
     /// (fio looks at the mark between sleeps of up to a second). One not started yet
-    /// (`exit_what=group` or `all`: a later stonewall group too) ends as it starts.
+    /// (`exit_what=group` or `all`: a later stonewall group too) ends as it starts (one waiting
+    /// out its `startdelay` when that is over, where fio's sets it to 0 and starts it at once).
     fn exitall(&mut self, j: JobId) {
         let job = &self.jobs[j];
         if !(job.cfg.exitall || job.cfg.error_options.exitall && job.error.is_some()) || job.is_engine_thread() {
