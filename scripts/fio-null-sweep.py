@@ -211,8 +211,13 @@ def run_case(seed, args, scratch):
     a, c = iolog(f"{d}/fio.log"), iolog(f"{d}/blksim.log")
     if args.time_based and a is not None and c is not None and a != c:
         # Each stopped at its own time (fio's wall clock, blksim's simulated one, each with its
-        # own CPU costs): the lines both have, less the last few; none left differs.
-        k = min(len(a), len(c)) - 4
+        # own CPU costs): the lines both have, less the last few and the shorter run's ending
+        # (its end_fsync's syncs, opens and closes); none left differs.
+        short = a if len(a) <= len(c) else c
+        k = len(short)
+        while k > 1 and short[k - 1].split()[1:2] in (["sync"], ["datasync"], ["open"], ["close"]):
+            k -= 1
+        k = min(k, len(short) - 4)
         if k > 0:
             a, c = a[:k], c[:k]
     if a != c:
