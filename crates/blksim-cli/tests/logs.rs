@@ -1741,6 +1741,23 @@ fn a_sync_shows_the_offset_a_failed_fill_left_in_its_io_u_as_fio_does() {
     );
 }
 
+/// A job that ends on an error runs no `end_fsync`: fio's do_io drains and syncs at its end
+/// only `if (!td->error)` (fio 3.42's write_iolog of this job ends `c write ...|c close`, its
+/// minimum rate missed at 3 s). blksim synced after the error.
+#[test]
+fn a_job_ended_by_an_error_runs_no_end_fsync_as_fio_does() {
+    let d = dir("min-rate-end-fsync");
+    let job = "[c]\nioengine=null\nfilename=c\nsize=1g\nrw=randwrite\nbs=4k\nthinktime=20000\n\
+               rate_iops_min=100\nruntime=5s\ntime_based\nend_fsync=1\nwrite_iolog=trace\n";
+    let (code, _, err) = run_in(&d, job, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("rate_iops_min=100 not met"), "{err}");
+    let text = std::fs::read_to_string(d.join("trace")).unwrap();
+    let last: Vec<&str> = text.lines().rev().take(2).map(|l| l.split_once(' ').unwrap().1).collect();
+    assert!(last[0] == "c close" && last[1].starts_with("c write "), "{last:?}");
+    assert!(!text.contains(" sync "), "{text}");
+}
+
 /// A verifying writer whose first pass issued the bytes of all its loops
 /// (random writes with `norandommap` go on to `size` x `loops`), with
 /// `end_fsync`: after do_verify's read-backs fio's keep_running starts the

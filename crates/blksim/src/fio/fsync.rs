@@ -144,8 +144,9 @@ impl Sim {
         let job = &mut self.jobs[j];
         let files = job.files.as_deref().map_or(job.devs.len().max(1), |f| f.len()) as u16;
         let end = job.cfg.end_fsync;
-        // do_io's end, not do_verify's: its read-backs end with no sync.
-        if job.verify.as_deref().is_some_and(|v| v.phase) {
+        // do_io's end, not do_verify's: its read-backs end with no sync. Nor after an error (an
+        // I/O's, a minimum rate missed): do_io's end drains and syncs only `if (!td->error)`.
+        if job.verify.as_deref().is_some_and(|v| v.phase) || job.error.is_some() {
             return false;
         }
         let Some(f) = job.fsync.as_deref_mut() else { return false };
