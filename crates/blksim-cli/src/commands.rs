@@ -273,12 +273,16 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     if !errors.is_empty() {
         let n = report.jobs.len();
         let slow = errors.iter().filter(|e| !e.min_rate.is_empty()).count();
+        let late = errors.iter().filter(|e| e.max_latency.is_some()).count();
         let mut why = Vec::new();
-        if errors.len() > slow {
-            why.push(format!("{} of {n} jobs ended on an I/O error", errors.len() - slow));
+        if errors.len() > slow + late {
+            why.push(format!("{} of {n} jobs ended on an I/O error", errors.len() - slow - late));
         }
         if slow > 0 {
             why.push(format!("{slow} of {n} jobs ended below their minimum rate (rate_min, rate_iops_min)"));
+        }
+        if late > 0 {
+            why.push(format!("{late} of {n} jobs ended on an I/O over their max_latency"));
         }
         return Err(Failure::new(Cause::JobErrors, why.join("; ")));
     }
@@ -312,7 +316,7 @@ pub(crate) fn verify_stop_lines(report: &blksim::stats::RunReport) -> String {
 /// the failed I/O completes. A synchronous engine's queue hook (libaio's
 /// and posixaio's for a trim) returns its I/O completed with the error, which fio takes in `td_io_queue` without
 /// that line (its thread's exit line says it: `job_error_lines`). A job
-/// below its minimum rate gets `check_min_rate`'s line instead.
+/// below its minimum rate gets `check_min_rate`'s line instead, one over `max_latency` `lat_fatal`'s.
 fn io_u_errors(report: &blksim::stats::RunReport) {
     for j in &report.jobs {
         let Some(e) = j.error.as_ref() else { continue };
@@ -325,6 +329,15 @@ fn io_u_errors(report: &blksim::stats::RunReport) {
                     false => eprintln!("{name}: rate_min={}B/s not met, got {}B/s", m.min, m.got),
                 }
             }
+            continue;
+        }
+        if let Some((lat, max)) = e.max_latency {
+            // lat_fatal's log_err (io_u.c), as the I/O completes.
+            let (dir, file) = (e.dir.name(), &e.file);
+            eprintln!(
+                "fio: latency of {lat} nsec exceeds specified max ({max} nsec): {file} {dir} {} {}",
+                e.offset, e.bytes
+            );
             continue;
         }
         if j.config.ioengine.completes_in_queue(e.dir) {

@@ -186,6 +186,36 @@ fn an_error_under_an_error_handling_option_is_refused_when_it_happens() {
     assert!(runtime(0) < 5000 && runtime(1).abs_diff(runtime(0)) <= 1, "{} {}", runtime(0), runtime(1));
 }
 
+/// `max_latency`: a measured I/O whose `lat` is over the direction's maximum ends its job
+/// with ETIMEDOUT, as fio's `lat_fatal` does (its log line as fio prints it, err=110 from
+/// io_u.c:1551, exit 1); the I/O itself completes and counts, and so do those in flight.
+/// A maximum no I/O reaches, or one for another direction, changes nothing.
+#[test]
+fn an_io_over_max_latency_ends_its_job_with_etimedout() {
+    let job = |max: &str| {
+        format!(
+            "[a]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=4\nfilename=/dev/nvme0n1\n\
+             number_ios=5000\nmax_latency={max}\n"
+        )
+    };
+    let (code, out, err) = blksim(&["run", &tmp("max-lat.fio", &job("20us")), "--output-format", "json"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("fio: latency of ")
+            && err.contains(" nsec exceeds specified max (20000 nsec): /dev/nvme0n1 read ")
+    );
+    assert!(err.contains("ended on an I/O over their max_latency"), "{err}");
+    let v = json(&out);
+    assert_eq!(v["jobs"][0]["error"], 110);
+    let ios = v["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!((1..=8).contains(&ios), "{ios}");
+    for (name, max) in [("max-lat-far.fio", "1s"), ("max-lat-write.fio", "0,10us")] {
+        let (code, out, err) = blksim(&["run", &tmp(name, &job(max)), "--output-format", "json"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_eq!(json(&out)["jobs"][0]["read"]["total_ios"], 5000, "{name}");
+    }
+}
+
 /// `exitall` as fio's `fio_terminate_threads` does it, with each `exit_what` (the jobs' ends
 /// checked against fio 3.42 on the null engine): when `short` ends, `group` ends the jobs of
 /// its group (`long`), `stonewall` the jobs running (`long` and `other`, of a group of its

@@ -90,6 +90,10 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     if g.chance(4) {
         let _ = writeln!(text, "exitall\nexit_what={}", g.pick(&["group", "stonewall", "all"]));
     }
+    // An I/O over it ends the job with ETIMEDOUT (exit 1).
+    if g.chance(3) {
+        let _ = writeln!(text, "max_latency={}", g.pick(&["50us", "2ms", "0,100us"]));
+    }
     let engine =
         g.pick(&["libaio", "io_uring", "psync", "pvsync2", "null", "libaio", "io_uring", "io_uring_cmd", "posixaio"]);
     let _ = writeln!(text, "ioengine={engine}");
@@ -610,8 +614,10 @@ fn check(case: &Case, dir: &Path, deterministic: bool) -> Result<u8, String> {
     let (code, out, err) = run(case, dir);
     // Jobs an I/O error ended (EOPNOTSUPP: polled I/O without poll queues
     // under blksim.polled_unsupported=eopnotsupp; a trim on a device without
-    // discards): exit 1, told apart from bad input by blksim's closing line.
-    let io_errors = err.lines().filter(|l| l.ends_with(" ended on an I/O error")).count() as i32;
+    // discards; an I/O over max_latency): exit 1, told apart from bad input by blksim's closing line.
+    let io_errors =
+        err.lines().filter(|l| l.ends_with(" ended on an I/O error") || l.ends_with(" over their max_latency")).count()
+            as i32;
     match code {
         0 => {}
         1 if io_errors > 0 => {}

@@ -98,11 +98,12 @@ impl Sim {
             .map(|j| JobStats {
                 error: j.error.map(|e| crate::stats::JobError {
                     errno: e.errno,
-                    file: j.cfg.filenames.get(e.file as usize).cloned().unwrap_or_default(),
+                    file: j.cfg.file_names().get(e.file as usize).cloned().unwrap_or_default(),
                     dir: e.dir,
                     offset: e.offset,
                     bytes: e.bytes as u64,
                     min_rate: e.min_rate.iter().flatten().copied().collect(),
+                    max_latency: e.max_latency,
                 }),
                 stuck: j.stuck.clone(),
                 hybrid_iopoll: j.engine.ring.hybrid.as_deref().map(|h| crate::stats::HybridIopollStats {

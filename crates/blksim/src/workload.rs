@@ -336,6 +336,9 @@ pub struct JobConfig {
     pub exitall: bool,
     /// `exit_what`: which jobs `exitall` and `exitall_on_error` end.
     pub exit_what: ExitWhat,
+    /// `max_latency` per direction, ns (0: none): a measured I/O whose `lat` is longer ends the
+    /// job with ETIMEDOUT (fio's `lat_fatal`).
+    pub max_latency_ns: [u64; 3],
     /// O_DIRECT.
     pub direct: bool,
     /// CPUs the job may run on (already split per job for `cpus_allowed_policy=split`);
@@ -871,6 +874,7 @@ impl JobConfig {
             group_id: 0,
             exitall: false,
             exit_what: ExitWhat::Group,
+            max_latency_ns: [0; 3],
             phase: 0,
             rw: RwKind::Read,
             rwmixread: 50,

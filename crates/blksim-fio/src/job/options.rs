@@ -20,6 +20,8 @@ pub(crate) enum Kind {
     Time { seconds: bool },
     /// A time, or a `lo-hi` range of times (`startdelay`).
     TimeRange,
+    /// A time per direction (`max_latency=10ms,20ms`; microseconds without a suffix).
+    TimeDirs,
     /// `FIO_OPT_STR` with valid values.
     Choice(&'static [&'static str]),
     /// `FIO_OPT_STR_STORE`: any text, the `=` required.
@@ -124,6 +126,7 @@ pub(crate) enum Field {
     ContinueOnError,
     IgnoreError,
     ExitallOnError,
+    MaxLatency,
     Exitall,
     ExitWhat,
     NewGroup,
@@ -519,7 +522,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("rate_process", Kind::Choice(&["linear", "poisson"]), Field::RateProcess),
     model_a("rate_cycle", "ratecycle", INT, Field::RateCycle),
     model("rate_ignore_thinktime", Kind::Bool, Field::RateIgnoreThinktime),
-    reject_unless("max_latency", Kind::IntDirs { min: 0 }, LATENCY, &["0"]),
+    model("max_latency", Kind::TimeDirs, Field::MaxLatency),
     reject_unless("latency_target", USECS, LATENCY, &["0"]),
     noop("latency_window", USECS, COMPANION),
     noop("latency_percentile", Kind::Floats { max_len: 1, min: 0.0, max: 100.0 }, COMPANION),
@@ -722,6 +725,7 @@ pub(crate) fn syntax(kind: Kind) -> String {
         Kind::IntDirs { .. } => "int[,int][,int]",
         Kind::Size => "size",
         Kind::Time { .. } => "time",
+        Kind::TimeDirs => "time[,time][,time]",
         Kind::TimeRange => "time[-time]",
         Kind::Choice(values) => return values.join("|"),
         Kind::Text => "str",

@@ -644,6 +644,8 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.thinkcycles = st.thinkcycles;
     c.error_options = st.error_options.clone();
     (c.exitall, c.exit_what) = (st.exitall, st.exit_what);
+    // fio's fixup_options: microseconds to nanoseconds.
+    c.max_latency_ns = st.max_latency_us.map(|us| us.saturating_mul(1000));
     c.thinktime = st.thinktime;
     c.io_size = st.io_size;
     // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).

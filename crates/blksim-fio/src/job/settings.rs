@@ -66,6 +66,10 @@ pub(crate) fn parse_kind(kind: Kind, value: Option<&str>, kb_base: u64) -> Resul
             }
         }
         Kind::Time { seconds } => Parsed::Time(value::parse_time_us(&first_field(required(value)?), seconds)?),
+        Kind::TimeDirs => {
+            let fields = value::dir_fields(required(value)?, false);
+            Parsed::Dirs(value::assign_dirs(&fields, |f| value::parse_time_us(f, false))?)
+        }
         Kind::TimeRange => {
             let fields = value::dir_fields(required(value)?, false);
             let lo = value::parse_time_us(fields[0], true)?;
@@ -251,6 +255,8 @@ pub(crate) struct Settings {
     /// sets the program's flag).
     pub exitall: bool,
     pub exit_what: blksim::workload::ExitWhat,
+    /// `max_latency` per direction, microseconds (0: none).
+    pub max_latency_us: [u64; 3],
     pub new_group: bool,
     pub kb_base: u64,
     /// The log files the job writes.
@@ -373,6 +379,7 @@ impl Default for Settings {
             error_options: Default::default(),
             exitall: false,
             exit_what: Default::default(),
+            max_latency_us: [0; 3],
             new_group: false,
             lines: OptionLines::new(),
             kb_base: 1024,
@@ -704,6 +711,7 @@ impl Settings {
             }
             (Field::ExitallOnError, P::Flag(b)) => self.error_options.exitall = b,
             (Field::Exitall, P::Flag(_)) => self.exitall = true,
+            (Field::MaxLatency, P::Dirs(d)) => set_dirs(&mut self.max_latency_us, d),
             (Field::ExitWhat, P::Choice(c, _)) => {
                 use blksim::workload::ExitWhat;
                 self.exit_what = match c {

@@ -88,6 +88,17 @@ fn numjobs_clones_share_name_group_and_options() {
     assert_error("[a]\nnumjobs=4000\n[b]\nnumjobs=100\n", 3, &["more than 4096 jobs"]);
 }
 
+/// `max_latency`: a time per direction, microseconds without a suffix, nanoseconds in the
+/// model (fio's fixup_options); the last value also sets the directions after it.
+#[test]
+fn max_latency_is_a_time_per_direction() {
+    let c = configs("[a]\nmax_latency=10ms,50\n[b]\nmax_latency=2s\n[c]\n");
+    assert_eq!(c[0].max_latency_ns, [10_000_000, 50_000, 50_000]);
+    assert_eq!(c[1].max_latency_ns, [2_000_000_000; 3]);
+    assert_eq!(c[2].max_latency_ns, [0; 3]);
+    assert_error("[a]\nmax_latency=soon\n", 2, &["max_latency"]);
+}
+
 /// fio's `exitall` sets a flag of the program: named in any job (as `exitall=0` too: the
 /// option only calls its callback), every job has it; `exit_what` is each job's.
 #[test]
@@ -431,7 +442,7 @@ fn sample(kind: Kind) -> Option<&'static str> {
         Kind::Flag => return None,
         Kind::Bool => "1",
         Kind::Int { .. } | Kind::IntDirs { .. } | Kind::Size => "1",
-        Kind::Time { .. } | Kind::TimeRange => "1",
+        Kind::Time { .. } | Kind::TimeRange | Kind::TimeDirs => "1",
         Kind::Choice(values) => values[0],
         Kind::Text | Kind::OptText => "1",
         Kind::Floats { .. } => "1",

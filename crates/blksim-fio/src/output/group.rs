@@ -198,6 +198,8 @@ pub fn verror(config: &blksim::workload::JobConfig, e: &blksim::stats::JobError)
     let error = strerror(-e.errno);
     if !e.min_rate.is_empty() {
         format!("file:backend.c:1297, func=check_min_rate, error={error}")
+    } else if e.max_latency.is_some() {
+        format!("file:io_u.c:1551, func=max latency exceeded, error={error}")
     } else if config.ioengine.completes_in_queue(e.dir) {
         format!("file:ioengines.c:415, func=td_io_queue, error={error}")
     } else {
@@ -272,6 +274,7 @@ pub fn strerror(errno: i32) -> &'static str {
         14 => "Bad address",
         5 => "Input/output error",
         22 => "Invalid argument",
+        110 => "Connection timed out",
         _ => "Unknown error",
     }
 }

@@ -7,7 +7,10 @@ use crate::fio::job::batch_bucket;
 use crate::ids::JobId;
 use crate::stats::IoRecord;
 use crate::system::Sim;
-use crate::workload::IoEngine;
+use crate::workload::{IoEngine, LAT_OFF_LAT};
+
+/// Linux's ETIMEDOUT: fio's `lat_fatal`.
+const ETIMEDOUT: i32 = 110;
 
 /// The most bandwidth/IOPS samples one reap may add (500 ms each: 15 years).
 const MAX_SAMPLES: u64 = 1_000_000_000;
@@ -181,6 +184,17 @@ impl Sim {
                 }
                 if !s.prios.is_empty() {
                     s.record_prio(&job.cfg, r.prio_index, r.t_start_ns, r.t_issue_ns, t_reap);
+                }
+                // lat_fatal: an I/O longer than max_latency ends the job (ETIMEDOUT) once its batch is taken.
+                let max = job.cfg.max_latency_ns[d];
+                if max > 0 && job.cfg.lat_off & LAT_OFF_LAT == 0 && t_reap - r.t_start_ns > max {
+                    if job.error.is_none() {
+                        new_error = true;
+                        let mut e = crate::fio::job::IoError::of(r);
+                        (e.errno, e.max_latency) = (-ETIMEDOUT, Some((t_reap - r.t_start_ns, max)));
+                        job.error = Some(e);
+                    }
+                    job.done_issuing = true;
                 }
                 if job.cfg.record_ios {
                     let rec = IoRecord {

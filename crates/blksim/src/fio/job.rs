@@ -320,11 +320,21 @@ pub(crate) struct IoError {
     pub bytes: u32,
     /// check_min_rate's misses, by direction (fio checks each and logs each).
     pub min_rate: [Option<crate::stats::MinRateMiss>; 3],
+    /// lat_fatal: the I/O's `lat` and the `max_latency` it passed, ns.
+    pub max_latency: Option<(u64, u64)>,
 }
 
 impl IoError {
     pub(crate) fn of(r: &crate::block::Request) -> IoError {
-        IoError { errno: r.status, file: r.file, dir: r.dir, offset: r.offset, bytes: r.bytes, min_rate: [None; 3] }
+        IoError {
+            errno: r.status,
+            file: r.file,
+            dir: r.dir,
+            offset: r.offset,
+            bytes: r.bytes,
+            min_rate: [None; 3],
+            max_latency: None,
+        }
     }
 }
 

@@ -106,6 +106,7 @@ impl crate::fio::job::Job {
             offset: 0,
             bytes: 0,
             min_rate: misses,
+            max_latency: None,
         });
         self.done_issuing = true;
     }

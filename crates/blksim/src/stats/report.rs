@@ -327,6 +327,9 @@ pub struct JobError {
     /// fio's `check_min_rate` failed, in direction `dir` first (and in each
     /// direction it lists, in fio's order): no I/O failed.
     pub min_rate: Vec<MinRateMiss>,
+    /// fio's `lat_fatal`: the I/O (`dir`, `offset`, `bytes`) took this long, ns, over
+    /// `max_latency` (the second, ns); it completed, and ended its job (ETIMEDOUT).
+    pub max_latency: Option<(u64, u64)>,
 }
 
 /// A `rate_min` or `rate_iops_min` not met over a `rate_cycle` (fio's `check_min_rate`).
