@@ -1,7 +1,8 @@
 //! fio: `io_completed` (`io_u.c`) for a reaped batch — each io_u's
 //! latencies (slat, clat, lat and the model's stages), bytes and the
 //! bandwidth/IOPS samples, a log record when the job writes fio logs, an
-//! io_u error ending the job — then the io_us freed.
+//! io_u error or an I/O over `max_latency` (`lat_fatal`) ending the job —
+//! then the io_us freed.
 
 use crate::fio::job::batch_bucket;
 use crate::ids::JobId;
