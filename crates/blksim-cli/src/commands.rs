@@ -274,12 +274,25 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         let n = report.jobs.len();
         let slow = errors.iter().filter(|e| !e.min_rate.is_empty()).count();
         let late = errors.iter().filter(|e| e.max_latency.is_some()).count();
+        // Of those, the ones whose latency_target failed at depth 1 (not a max_latency).
+        let target = report
+            .jobs
+            .iter()
+            .filter(|j| {
+                let (Some(e), Some(t)) = (j.error.as_ref(), j.config.latency_target) else { return false };
+                e.max_latency.is_some_and(|(_, max)| max == t.target_ns && !j.config.max_latency_ns.contains(&max))
+            })
+            .count();
+        let late = late - target;
         let mut why = Vec::new();
-        if errors.len() > slow + late {
-            why.push(format!("{} of {n} jobs ended on an I/O error", errors.len() - slow - late));
+        if errors.len() > slow + late + target {
+            why.push(format!("{} of {n} jobs ended on an I/O error", errors.len() - slow - late - target));
         }
         if slow > 0 {
             why.push(format!("{slow} of {n} jobs ended below their minimum rate (rate_min, rate_iops_min)"));
+        }
+        if target > 0 {
+            why.push(format!("{target} of {n} jobs ended on an I/O over their latency_target at depth 1"));
         }
         if late > 0 {
             why.push(format!("{late} of {n} jobs ended on an I/O over their max_latency"));

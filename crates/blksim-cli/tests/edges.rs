@@ -515,3 +515,142 @@ fn passthrough_is_not_in_the_disk_statistics_and_fio_lists_no_disk_for_a_char_de
     let v = json(&out);
     assert_eq!(v["disk_util"][0]["read_ios"].as_u64(), Some(256), "{}", v["disk_util"]);
 }
+
+#[test]
+fn ioscheduler_switches_the_jobs_devices_as_a_sysfs_write_before_the_run_does() {
+    // fio writes `ioscheduler` to queue/scheduler as the job sets up, before its I/O: the run is
+    // the one with that scheduler set beforehand, byte for byte.
+    let with = |extra: &str| format!("{JOB}iodepth=32\n{extra}");
+    let set = "/sys/block/nvme0n1/queue/scheduler=kyber";
+    let (code, by_set, err) = blksim(&["run", &tmp("set.fio", &with("")), "--output-format", "json", "--set", set]);
+    assert_eq!(code, 0, "{err}");
+    let (code, by_job, err) =
+        blksim(&["run", &tmp("job.fio", &with("ioscheduler=kyber\n")), "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let (set_v, job) = (json(&by_set), json(&by_job));
+    assert_eq!(job["blksim"]["schedulers"][0]["scheduler"], "kyber", "{}", job["blksim"]["schedulers"]);
+    assert_eq!(job["jobs"][0]["read"], set_v["jobs"][0]["read"]);
+    let (code, plain, err) = blksim(&["run", &tmp("plain.fio", &with("")), "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(json(&plain)["jobs"][0]["read"], job["jobs"][0]["read"], "kyber changes the run");
+    // The null engine is diskless: fio switches nothing, whatever the name.
+    let null = tmp("null.fio", "[n]\nioengine=null\nsize=1m\nioscheduler=cfq\n");
+    let (code, _, err) = blksim(&["run", &null]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn ioscheduler_names_the_kernel_or_fio_refuses_are_refused_at_the_line() {
+    for (name, code, says) in [
+        ("cfq", 2, "the kernel has no scheduler 'cfq'"),
+        ("deadline", 2, "shows [mq-deadline], not [deadline]"),
+        ("bfq", 2, "the bfq scheduler is not modelled yet"),
+    ] {
+        let f = tmp(&format!("sched-{name}.fio"), &format!("{JOB}ioscheduler={name}\n"));
+        let (got, _, err) = blksim(&["run", &f]);
+        assert_eq!(got, code, "{name}: {err}");
+        assert!(err.contains(":10: job 'r': ioscheduler=") && err.contains(says), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+    }
+}
+
+#[test]
+fn ioscheduler_may_not_switch_a_device_under_earlier_io() {
+    // A later stonewall group switching a device an earlier group used: the model keeps one
+    // scheduler per device for the run.
+    let two = |second: &str| {
+        format!(
+            "[global]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\ntime_based\nruntime=1ms\n\
+             [first]\nfilename=/dev/nvme0n1\n[second]\nstonewall\nfilename={second}\nioscheduler=mq-deadline\n"
+        )
+    };
+    let (code, _, err) = blksim(&["run", &tmp("later.fio", &two("/dev/nvme0n1"))]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("switches /dev/nvme0n1 from none to mq-deadline after I/O already ran on it"), "{err}");
+    // Another device, or the scheduler already in use: nothing to refuse.
+    let (code, _, err) = blksim(&["run", &tmp("other.fio", &two("/dev/nvme1n1"))]);
+    assert_eq!(code, 0, "{err}");
+    let set = "/sys/block/nvme0n1/queue/scheduler=mq-deadline";
+    let (code, _, err) = blksim(&["run", &tmp("same.fio", &two("/dev/nvme0n1")), "--set", set]);
+    assert_eq!(code, 0, "{err}");
+    // A job started late by startdelay switches under the I/O of its group's others.
+    let late = "[global]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\ntime_based\nruntime=1ms\n\
+                filename=/dev/nvme0n1\n[a]\n[b]\nstartdelay=500us\nioscheduler=kyber\n";
+    let (code, _, err) = blksim(&["run", &tmp("late.fio", late)]);
+    assert_eq!(code, 2, "{err}");
+    // Jobs set up together: the last one's write is what the group's I/O meets.
+    let both = "[global]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\ntime_based\nruntime=1ms\n\
+                filename=/dev/nvme0n1\n[a]\nioscheduler=mq-deadline\n[b]\nioscheduler=kyber\n";
+    let (code, out, err) = blksim(&["run", &tmp("both.fio", both), "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["blksim"]["schedulers"][0]["scheduler"], "kyber");
+}
+
+/// A `latency_target` job's JSON and exit status.
+fn latency_target_run(name: &str, extra: &str) -> (i32, serde_json::Value, String) {
+    let text = format!(
+        "[t]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=64\ntime_based\nruntime=40ms\n\
+         filename=/dev/nvme0n1\nlatency_window=2ms\n{extra}"
+    );
+    let (code, out, err) = blksim(&["run", &tmp(name, &text), "--output-format", "json"]);
+    let v = if code == 0 || code == 1 { json(&out) } else { serde_json::Value::Null };
+    (code, v, err)
+}
+
+#[test]
+fn latency_target_searches_the_depth_and_measures_only_its_final_run() {
+    // The null engine's I/Os are all under 1 ms: the depth doubles each 2 ms window to the
+    // iodepth, which does not move, so the final run starts (statistics and runtime from
+    // there) and the window after it ends the job (td->done): 6 windows, a 2 ms job_runtime
+    // and latency_depth 16, as fio 3.42 reports the same job with 100 ms windows (100 ms).
+    let text = "[n]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\niodepth=16\nlatency_target=1000\n\
+                latency_window=2000\nlatency_percentile=99\ntime_based\nruntime=10s\n";
+    let (code, out, err) = blksim(&["run", &tmp("lt-null.fio", text), "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    let j = &v["jobs"][0];
+    assert_eq!(j["latency_depth"], 16);
+    assert_eq!((j["latency_target"].as_u64(), j["latency_window"].as_u64()), (Some(1_000_000), Some(2000)));
+    assert_eq!(j["latency_percentile"].as_f64(), Some(99.0));
+    assert_eq!(j["job_runtime"], 2, "{j}");
+    let sim = v["blksim"]["sim_time_ns"].as_u64().unwrap();
+    assert!((12_000_000..12_100_000).contains(&sim), "six windows: {sim}");
+    // A target the drive meets at any depth: the search reaches iodepth; one it meets at
+    // none (with a percentile under 100) keeps depth 1 for the whole runtime.
+    let (code, lax, err) = latency_target_run("lt-lax.fio", "latency_target=5ms\n");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(lax["jobs"][0]["latency_depth"], 64);
+    assert!(lax["jobs"][0]["job_runtime"].as_u64().unwrap() <= 3, "{}", lax["jobs"][0]["job_runtime"]);
+    let (code, tight, err) = latency_target_run("lt-tight.fio", "latency_target=10us\nlatency_percentile=99\n");
+    assert_eq!(code, 0, "{err}");
+    let t = &tight["jobs"][0];
+    assert_eq!((t["latency_depth"].as_u64(), t["job_runtime"].as_u64()), (Some(1), Some(40)));
+    // Between them: a depth whose final run keeps its p99 near the target, and a deeper
+    // queue than the tight one's, a shallower one than the lax one's.
+    let (code, mid, err) = latency_target_run("lt-mid.fio", "latency_target=150us\nlatency_percentile=99\n");
+    assert_eq!(code, 0, "{err}");
+    let m = &mid["jobs"][0];
+    let depth = m["latency_depth"].as_u64().unwrap();
+    assert!((2..64).contains(&depth), "{depth}");
+    assert!(m["read"]["iops"].as_f64() > t["read"]["iops"].as_f64(), "a deeper queue, more IOPS");
+    assert!(m["read"]["lat_ns"]["mean"].as_f64() < lax["jobs"][0]["read"]["lat_ns"]["mean"].as_f64());
+}
+
+#[test]
+fn latency_target_at_percentile_100_ends_the_job_over_it_at_depth_1() {
+    let (code, v, err) = latency_target_run("lt-fatal.fio", "latency_target=10us\n");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("exceeds specified max (10000 nsec): /dev/nvme0n1 read"), "{err}");
+    assert!(err.contains("1 of 1 jobs ended on an I/O over their latency_target at depth 1"), "{err}");
+    assert_eq!(v["jobs"][0]["error"], 110);
+    // The normal output's latency line shows the target and the depth.
+    let text = "[t]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\niodepth=8\ntime_based\nruntime=5ms\n\
+                filename=/dev/nvme0n1\nlatency_target=5ms\nlatency_window=500us\n";
+    let (code, out, err) = blksim(&["run", &tmp("lt-normal.fio", text)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("latency   : target=5.00ms, window=500.00us, percentile=100.00%, depth=8"), "{out}");
+    // What it does not combine with is refused at its line.
+    let (code, _, err) = latency_target_run("lt-rate.fio", "latency_target=5ms\nrate_iops=1000\n");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("latency_target with rate, rate_iops or thinktime is not modelled yet"), "{err}");
+}

@@ -94,6 +94,21 @@ fn job(g: &mut Gen, i: usize, ncpus: u32, next_cpu: &mut u32, text: &mut String)
     if g.chance(3) {
         let _ = writeln!(text, "max_latency={}", g.pick(&["50us", "2ms", "0,100us"]));
     }
+    // The deepest queue under a latency target (fio's latency_target search).
+    if g.chance(3) {
+        let _ = writeln!(
+            text,
+            "latency_target={}\nlatency_window={}\nlatency_percentile={}\nlatency_run={}",
+            g.pick(&["20us", "300us", "5ms"]),
+            g.pick(&["0", "200us", "2ms"]),
+            g.pick(&["100", "99.9", "50"]),
+            g.pick(&["0", "0", "1"])
+        );
+    }
+    // The scheduler written to the job's devices as it sets up.
+    if g.chance(3) {
+        let _ = writeln!(text, "ioscheduler={}", g.pick(&["none", "mq-deadline", "kyber"]));
+    }
     let engine =
         g.pick(&["libaio", "io_uring", "psync", "pvsync2", "null", "libaio", "io_uring", "io_uring_cmd", "posixaio"]);
     let _ = writeln!(text, "ioengine={engine}");
@@ -615,9 +630,14 @@ fn check(case: &Case, dir: &Path, deterministic: bool) -> Result<u8, String> {
     // Jobs an I/O error ended (EOPNOTSUPP: polled I/O without poll queues
     // under blksim.polled_unsupported=eopnotsupp; a trim on a device without
     // discards; an I/O over max_latency): exit 1, told apart from bad input by blksim's closing line.
-    let io_errors =
-        err.lines().filter(|l| l.ends_with(" ended on an I/O error") || l.ends_with(" over their max_latency")).count()
-            as i32;
+    let io_errors = err
+        .lines()
+        .filter(|l| {
+            l.ends_with(" ended on an I/O error")
+                || l.ends_with(" over their max_latency")
+                || l.ends_with(" over their latency_target at depth 1")
+        })
+        .count() as i32;
     match code {
         0 => {}
         1 if io_errors > 0 => {}

@@ -53,6 +53,7 @@ const PARSED: &[(&str, usize)] = &[
     ("fsx", 1),
     ("iometer-file-access-server", 1),
     ("jesd219", 4),
+    ("latency-profile", 1),
     ("rand-zones", 1),
     ("zipf", 1),
     ("null", 1),
@@ -98,7 +99,6 @@ const REJECTED: &[(&str, usize, &str)] = &[
     ("http-swift", 2, "ioengine"),
     ("http-webdav", 2, "ioengine"),
     ("ime", 26, "ioengine"),
-    ("latency-profile", 14, "latency_target"),
     ("libblkio-io_uring", 13, "ioengine"),
     ("libblkio-virtio-blk-vfio-pci", 14, "ioengine"),
     ("libcufile-cufile", 10, "ioengine"),
@@ -233,6 +233,10 @@ fn simulable_files_resolve_to_the_jobs_fio_would_run() {
     let f = parse("null");
     let c = &f.jobs[0].config;
     assert!(c.gtod_reduce && c.norandommap && !c.clat_percentiles && c.ioengine == IoEngine::Null);
+
+    let f = parse("latency-profile");
+    let t = f.jobs[0].config.latency_target.expect("latency_target");
+    assert_eq!((t.target_ns, t.window_us, t.percentile, t.run), (500_000_000, 5_000_000, 99.9, false));
 
     let f = parse("ssd-steadystate");
     assert!(f.jobs.iter().all(|j| j.config.group_reporting));

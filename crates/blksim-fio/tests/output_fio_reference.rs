@@ -120,6 +120,7 @@ fn rebuild(fixture: &Fixture) -> (RunReport, JobFile) {
         hybrid_iopoll: None,
         verify_state: None,
         verify_stopped: None,
+        latency_depth: None,
         dirs,
         sync: Default::default(),
     };

@@ -32,6 +32,9 @@ impl Sim {
     /// and place the jobs' tasks.
     pub(crate) fn build(machine: &Machine, settings: &Settings, jobs: &[JobConfig], seed: u64) -> Result<Sim, Error> {
         check_settings(machine, settings)?;
+        // The jobs' `ioscheduler` writes, made as their threads set up.
+        let devices: Vec<String> = machine.devices.iter().filter(|d| d.is_block()).map(|d| d.name.clone()).collect();
+        let settings = &*crate::fio::ioscheduler::switched(settings, jobs, &devices)?;
         let mut sim = Sim::boot(machine, settings, seed);
         let ctx = ProbeCtx::new(machine, settings, seed);
         let mut instances = [0u32; 2];

@@ -119,6 +119,7 @@ impl Sim {
                     }
                 }),
                 verify_stopped: j.verify.as_deref().and_then(|v| v.stopped.clone()),
+                latency_depth: j.lat_target.as_deref().map(|t| t.qd),
                 config: j.cfg.clone(),
                 dirs: std::mem::take(&mut j.dirs),
                 sync: j.fsync.take().map(|f| f.stats).unwrap_or_default(),

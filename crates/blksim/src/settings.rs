@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::block::elevator::{elevator_type, ELEVATORS, NOT_MODELLED};
+use crate::block::elevator::{elevator_match, elevator_type, ELEVATORS, NOT_MODELLED};
 use crate::error::Error;
 
 /// `/sys/block/DEV/queue/*` of one device.
@@ -610,7 +610,7 @@ impl Settings {
                             let names: Vec<&str> = ELEVATORS.iter().map(|e| e.name).collect();
                             format!("none or {}", names.join(", "))
                         };
-                        q.scheduler = match elevator_type(v) {
+                        let to = match elevator_match(v) {
                             Some(e) => e.name,
                             None if v == "none" => "none",
                             None if NOT_MODELLED.contains(&v) => {
@@ -626,7 +626,12 @@ impl Settings {
                                 )))
                             }
                         };
-                        q.iosched.clear();
+                        // elevator_change: the scheduler in use is left as it is (its
+                        // attributes too); a switch starts the new one from its defaults.
+                        if to != q.scheduler {
+                            q.scheduler = to;
+                            q.iosched.clear();
+                        }
                     }
                     a => {
                         return Err(Error::bad_input(format!(
@@ -792,7 +797,14 @@ mod tests {
         );
         let e = s.apply_write("/sys/block/nvme0n1/queue/iosched/write_lat_nsec=x", &dev).unwrap_err();
         assert!(e.message.contains("expected an integer"), "{e}");
+        // The scheduler in use written again: elevator_change leaves it (and its attributes).
+        s.apply_write("/sys/block/nvme0n1/queue/scheduler=kyber", &dev).unwrap();
+        assert_eq!(s.queue("nvme0n1").iosched.len(), 1);
         s.apply_write("/sys/block/nvme0n1/queue/scheduler=mq-deadline", &dev).unwrap();
         assert!(s.queue("nvme0n1").iosched.is_empty(), "the new elevator starts from its defaults");
+        // The kernel's alias for mq-deadline.
+        s.apply_write("/sys/block/nvme0n1/queue/scheduler=none", &dev).unwrap();
+        s.apply_write("/sys/block/nvme0n1/queue/scheduler=deadline", &dev).unwrap();
+        assert_eq!(s.queue("nvme0n1").scheduler, "mq-deadline");
     }
 }

@@ -354,6 +354,11 @@ pub struct JobConfig {
     pub ramp_time_ns: u64,
     /// `startdelay` in ns.
     pub startdelay_ns: u64,
+    /// `latency_target` (with `latency_window`, `latency_percentile`, `latency_run`).
+    pub latency_target: Option<LatencyTarget>,
+    /// `ioscheduler`: the scheduler fio writes to `queue/scheduler` of each of
+    /// the job's block devices as it sets up (`fio::ioscheduler`).
+    pub ioscheduler: Option<String>,
     /// `norandommap`: a random job draws blocks without fio's random map
     /// (blocks may repeat before every one was done). Also set where fio
     /// turns the map off itself (a `random_distribution`, `blockalign`
@@ -832,6 +837,20 @@ impl ErrorOptions {
     }
 }
 
+/// `latency_target` and its companions: the deepest queue that keeps
+/// `percentile` of the I/Os' latencies under `target_ns` over each window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    /// `latency_target`, ns (fio's fixup_options makes the microseconds ns).
+    pub target_ns: u64,
+    /// `latency_window`, µs (fio compares microseconds since the window began).
+    pub window_us: u64,
+    /// `latency_percentile` (default 100).
+    pub percentile: f64,
+    /// `latency_run`: keep adjusting the depth after it settles.
+    pub run: bool,
+}
+
 /// `thinktime`, `thinktime_spin`, `thinktime_blocks`, `thinktime_blocks_type`, `thinktime_iotime`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Thinktime {
@@ -898,6 +917,8 @@ impl JobConfig {
             time_based: false,
             ramp_time_ns: 0,
             startdelay_ns: 0,
+            ioscheduler: None,
+            latency_target: None,
             norandommap: false,
             fio_norandommap: false,
             offset_overlap_risk: false,
@@ -1065,6 +1086,13 @@ impl JobConfig {
     /// Does the job pace its I/O (`rate`, `rate_iops`) or think between I/Os (`thinktime`)?
     pub fn is_paced(&self) -> bool {
         self.rate.iter().chain(&self.rate_iops).any(|&r| r > 0) || self.thinktime.think_us > 0
+    }
+
+    /// Max latencies to look at per direction: `max_latency`'s and `latency_target`'s,
+    /// the smaller (`u64::MAX`: none), so that an I/O under both costs one comparison.
+    pub fn lat_watch_ns(&self) -> [u64; 3] {
+        let target = self.latency_target.map_or(u64::MAX, |t| t.target_ns);
+        self.max_latency_ns.map(|m| if m == 0 { target } else { m.min(target) })
     }
 
     /// Does a held flow job sleep (`flow_sleep`), which takes fio's pause machinery?

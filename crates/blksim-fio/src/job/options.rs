@@ -127,8 +127,13 @@ pub(crate) enum Field {
     IgnoreError,
     ExitallOnError,
     MaxLatency,
+    LatencyTarget,
+    LatencyWindow,
+    LatencyPercentile,
+    LatencyRun,
     Exitall,
     ExitWhat,
+    IoScheduler,
     NewGroup,
     KbBase,
     Hipri,
@@ -262,14 +267,12 @@ const LOG_COMPRESSED: &str = "stores the log files compressed (.fz), which blksi
 const EXEC: &str = "runs an external command, which blksim does not do";
 const ENGINE_PATH: &str = "changes how the ioengine submits or reaps I/O in a way blksim does not model";
 const WAIT: &str = "makes jobs wait for or stop other jobs, which blksim does not model (stonewall is modelled)";
-const SCHED: &str = "switches the device's I/O scheduler, which blksim does not model here (the simulated machine's settings choose it)";
 const REPORT: &str = "changes what fio measures or reports in a way blksim's output does not support";
 const CGROUP: &str = "runs the job in a cgroup, which blksim does not model";
 const PROFILE: &str = "runs a built-in fio profile, which blksim does not support";
 const GPU: &str = "uses GPU memory, which blksim does not model";
 const CACHE: &str = "depends on page-cache state, which blksim does not model";
 const ATOMIC: &str = "issues atomic writes, which blksim does not model";
-const LATENCY: &str = "stops or throttles the job on latency targets, which blksim does not model";
 const STEADY: &str = "stops the job when a steady state is detected, which blksim does not model";
 const DATAPLACE: &str = "uses NVMe flexible data placement, which blksim does not model";
 
@@ -481,7 +484,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("merge_blktrace_iters", Kind::Floats { max_len: 20, min: 0.0, max: f64::MAX }, Field::MergeBlktraceIters),
     reject("exec_prerun", Kind::Text, EXEC),
     reject("exec_postrun", Kind::Text, EXEC),
-    reject("ioscheduler", Kind::Text, SCHED),
+    model("ioscheduler", Kind::Text, Field::IoScheduler),
     // Zoned devices and data placement.
     model("zonemode", Kind::Choice(&["none", "strided", "zbd"]), Field::ZoneMode),
     model("zonesize", SIZE, Field::ZoneSize),
@@ -523,10 +526,10 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model_a("rate_cycle", "ratecycle", INT, Field::RateCycle),
     model("rate_ignore_thinktime", Kind::Bool, Field::RateIgnoreThinktime),
     model("max_latency", Kind::TimeDirs, Field::MaxLatency),
-    reject_unless("latency_target", USECS, LATENCY, &["0"]),
-    noop("latency_window", USECS, COMPANION),
-    noop("latency_percentile", Kind::Floats { max_len: 1, min: 0.0, max: 100.0 }, COMPANION),
-    noop("latency_run", Kind::Bool, COMPANION),
+    model("latency_target", USECS, Field::LatencyTarget),
+    model("latency_window", USECS, Field::LatencyWindow),
+    model("latency_percentile", Kind::Floats { max_len: 1, min: 0.0, max: 100.0 }, Field::LatencyPercentile),
+    model("latency_run", Kind::Bool, Field::LatencyRun),
     noop("invalidate", Kind::Bool, SETUP),
     model("sync", Kind::Choice(&["none", "0", "sync", "1", "dsync"]), Field::SyncIo),
     noop("write_hint", Kind::Choice(&["none", "short", "medium", "long", "extreme"]), PATH_DETAIL),

@@ -644,8 +644,15 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.thinkcycles = st.thinkcycles;
     c.error_options = st.error_options.clone();
     (c.exitall, c.exit_what) = (st.exitall, st.exit_what);
+    c.ioscheduler = st.ioscheduler.clone();
     // fio's fixup_options: microseconds to nanoseconds.
     c.max_latency_ns = st.max_latency_us.map(|us| us.saturating_mul(1000));
+    c.latency_target = (st.latency_target_us > 0).then(|| blksim::workload::LatencyTarget {
+        target_ns: st.latency_target_us.saturating_mul(1000),
+        window_us: st.latency_window_us,
+        percentile: st.latency_percentile,
+        run: st.latency_run,
+    });
     c.thinktime = st.thinktime;
     c.io_size = st.io_size;
     // 0 is 1 where fio lets it through (jobs that do not trim; `check_sizes` refuses the rest).

@@ -255,8 +255,15 @@ pub(crate) struct Settings {
     /// sets the program's flag).
     pub exitall: bool,
     pub exit_what: blksim::workload::ExitWhat,
+    /// `ioscheduler`, as written.
+    pub ioscheduler: Option<String>,
     /// `max_latency` per direction, microseconds (0: none).
     pub max_latency_us: [u64; 3],
+    /// `latency_target`, `latency_window` (microseconds; 0: none), `latency_percentile`, `latency_run`.
+    pub latency_target_us: u64,
+    pub latency_window_us: u64,
+    pub latency_percentile: f64,
+    pub latency_run: bool,
     pub new_group: bool,
     pub kb_base: u64,
     /// The log files the job writes.
@@ -379,7 +386,12 @@ impl Default for Settings {
             error_options: Default::default(),
             exitall: false,
             exit_what: Default::default(),
+            ioscheduler: None,
             max_latency_us: [0; 3],
+            latency_target_us: 0,
+            latency_window_us: 0,
+            latency_percentile: 100.0,
+            latency_run: false,
             new_group: false,
             lines: OptionLines::new(),
             kb_base: 1024,
@@ -712,6 +724,10 @@ impl Settings {
             (Field::ExitallOnError, P::Flag(b)) => self.error_options.exitall = b,
             (Field::Exitall, P::Flag(_)) => self.exitall = true,
             (Field::MaxLatency, P::Dirs(d)) => set_dirs(&mut self.max_latency_us, d),
+            (Field::LatencyTarget, P::Time(us)) => self.latency_target_us = us,
+            (Field::LatencyWindow, P::Time(us)) => self.latency_window_us = us,
+            (Field::LatencyPercentile, P::Floats(v)) => self.latency_percentile = v.first().copied().unwrap_or(100.0),
+            (Field::LatencyRun, P::Bool(b)) => self.latency_run = b,
             (Field::ExitWhat, P::Choice(c, _)) => {
                 use blksim::workload::ExitWhat;
                 self.exit_what = match c {
@@ -745,6 +761,7 @@ impl Settings {
             (Field::WriteIopsLog, P::Text(s)) => self.logs.iops = Some(s),
             (Field::WriteHistLog, P::Text(s)) => self.logs.hist = Some(s),
             (Field::WriteIolog, P::Text(s)) => self.logs.iolog = Some(s),
+            (Field::IoScheduler, P::Text(s)) => self.ioscheduler = Some(s),
             (Field::ReadIolog, P::Text(s)) => self.replay.file = Some(s),
             (Field::Verify, P::Choice(name, _)) => self.verify.algo = blksim::workload::VerifyAlgo::from_fio(name),
             (Field::DoVerify, P::Bool(b)) => self.verify.do_verify = b,

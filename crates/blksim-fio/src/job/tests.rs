@@ -113,6 +113,14 @@ fn exitall_in_any_job_is_every_job_s_and_exit_what_is_its_own() {
 }
 
 #[test]
+fn ioscheduler_is_the_job_s_text_as_written() {
+    let c = configs("[global]\nioscheduler=kyber\n[a]\n[b]\nioscheduler=none\n[c]\nioscheduler=\n");
+    let got: Vec<_> = c.iter().map(|c| c.ioscheduler.as_deref()).collect();
+    assert_eq!(got, [Some("kyber"), Some("none"), Some("")]);
+    assert!(configs("[a]\n")[0].ioscheduler.is_none());
+}
+
+#[test]
 fn stonewall_and_new_group_number_groups_and_phases() {
     let text = "[global]\nsize=1m\n[a]\nnumjobs=2\n[b]\nnew_group\n[c]\nstonewall\nnumjobs=2\n[d]\n[e]\nwait_for_previous\n[f]\nnew_group=0\n";
     let got: Vec<_> = configs(text).iter().map(|c| (c.name.clone(), c.group_id, c.phase)).collect();

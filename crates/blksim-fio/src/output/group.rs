@@ -94,6 +94,9 @@ pub struct Block<'a> {
     pub config: &'a JobConfig,
     /// The last member's own options (fio's `opt_lists[j]`).
     pub options: &'a [(String, String)],
+    /// The last member's `td->latency_qd`: where its `latency_target` search
+    /// ended, or its `iodepth` without one.
+    pub latency_depth: u32,
     /// Read, write, trim; with `unified_rw_reporting=mixed` all in the first (fio's ddir 0).
     pub dirs: [DirBlock; 3],
     /// fsyncs and fdatasyncs (fio's `total_io_u[DDIR_SYNC]`, `sync_stat`).
@@ -244,6 +247,7 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         members: 0,
         config: &job.config,
         options,
+        latency_depth: job.config.iodepth,
         dirs: Default::default(),
         sync_ios: 0,
         end_syncs_in_depth: 0,
@@ -319,6 +323,7 @@ fn add_member<'a>(block: &mut Block<'a>, job: &'a JobStats, options: &'a [(Strin
     }
     block.config = config;
     block.options = options;
+    block.latency_depth = job.latency_depth.unwrap_or(config.iodepth);
     block.members += 1;
     if block.error.is_none() {
         block.error = job.error.as_ref();

@@ -98,13 +98,19 @@ fn job_object(block: &Block, group: &GroupStats, elapsed_s: u64, plus: bool) -> 
     job.insert("latency_us".into(), percent_map(&LAT_KEYS[..10], &lat_percentages(&buckets.usec, total)));
     job.insert("latency_ms".into(), percent_map(&LAT_KEYS, &lat_percentages(&buckets.msec, total)));
 
-    // fio's latency_target fields; blksim has no latency_target, so the depth is iodepth.
-    job.insert("latency_depth".into(), json!(block.config.iodepth));
-    job.insert("latency_target".into(), json!(0));
-    job.insert("latency_target_ns".into(), json!(0));
-    job.insert("latency_percentile".into(), float(100.0));
-    job.insert("latency_window".into(), json!(0));
-    job.insert("latency_window_us".into(), json!(0));
+    // fio's latency_target fields (the last member's): without one, the depth is iodepth.
+    let target = block.config.latency_target.unwrap_or(blksim::workload::LatencyTarget {
+        target_ns: 0,
+        window_us: 0,
+        percentile: 100.0,
+        run: false,
+    });
+    job.insert("latency_depth".into(), json!(block.latency_depth));
+    job.insert("latency_target".into(), json!(target.target_ns));
+    job.insert("latency_target_ns".into(), json!(target.target_ns));
+    job.insert("latency_percentile".into(), float(target.percentile));
+    job.insert("latency_window".into(), json!(target.window_us));
+    job.insert("latency_window_us".into(), json!(target.window_us));
     job
 }
 

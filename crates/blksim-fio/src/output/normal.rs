@@ -175,13 +175,15 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
         "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0",
         ios[0], ios[1], ios[2], block.sync_ios
     );
-    // blksim has no latency_target: target and window are 0, the percentile 100.
-    let (target, target_unit) = scale_down_ns(0);
-    let (window, window_unit) = scale_down_ns(0);
+    // latency_target (the last member's): without one target and window are 0, the percentile 100.
+    let (target_ns, window_us, percentile) =
+        block.config.latency_target.map_or((0, 0, 100.0), |t| (t.target_ns, t.window_us, t.percentile));
+    let (target, target_unit) = scale_down_ns(target_ns);
+    let (window, window_unit) = scale_down_ns(window_us.saturating_mul(1000));
     let _ = writeln!(
         out,
-        "     latency   : target={target:.2}{target_unit}, window={window:.2}{window_unit}, percentile={:.2}%, depth={}",
-        100.0, block.config.iodepth
+        "     latency   : target={target:.2}{target_unit}, window={window:.2}{window_unit}, percentile={percentile:.2}%, depth={}",
+        block.latency_depth
     );
 }
 

@@ -96,6 +96,7 @@ pub fn job(config: JobConfig, dirs: [DirStats; 3], runtime_ns: u64) -> JobStats 
         hybrid_iopoll: None,
         verify_state: None,
         verify_stopped: None,
+        latency_depth: None,
     }
 }
 

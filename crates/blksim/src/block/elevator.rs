@@ -28,14 +28,21 @@ pub(crate) const BLK_MQ_BUDGET_DELAY_NS: u64 = 3_000_000;
 /// directory and its `init_sched`.
 pub(crate) struct ElevatorType {
     pub(crate) name: &'static str,
+    /// `elevator_alias`: another name a write to `queue/scheduler` may use.
+    pub(crate) alias: Option<&'static str>,
     pub(crate) attrs: &'static [&'static str],
     pub(crate) init: fn(&ElevatorInit) -> Result<Sched, Error>,
 }
 
 /// The schedulers the model has (`elv_list`).
 pub(crate) const ELEVATORS: &[ElevatorType] = &[
-    ElevatorType { name: "mq-deadline", attrs: &[], init: |i| Ok(Sched::MqDeadline(Deadline::init(i)?)) },
-    ElevatorType { name: "kyber", attrs: kyber::ATTRS, init: |i| Ok(Sched::Kyber(Kyber::init(i)?)) },
+    ElevatorType {
+        name: "mq-deadline",
+        alias: Some("deadline"),
+        attrs: &[],
+        init: |i| Ok(Sched::MqDeadline(Deadline::init(i)?)),
+    },
+    ElevatorType { name: "kyber", alias: None, attrs: kyber::ATTRS, init: |i| Ok(Sched::Kyber(Kyber::init(i)?)) },
 ];
 
 /// Schedulers the kernel has that the model does not.
@@ -364,4 +371,10 @@ pub(crate) enum SchedStep {
 /// The elevator type named `name`, if the model has it.
 pub(crate) fn elevator_type(name: &str) -> Option<&'static ElevatorType> {
     ELEVATORS.iter().find(|e| e.name == name)
+}
+
+/// The elevator type a write of `name` to `queue/scheduler` selects: its
+/// name or its alias (`elevator_match`).
+pub(crate) fn elevator_match(name: &str) -> Option<&'static ElevatorType> {
+    ELEVATORS.iter().find(|e| e.name == name || e.alias == Some(name))
 }

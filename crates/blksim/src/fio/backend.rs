@@ -61,6 +61,7 @@ impl Sim {
         }
         // fio's do_verify: the logged writes read back; then the job's next loop, if it has one.
         if self.verify_phase_start(j) || self.verify_next_loop(j) || self.jobs[j].next_loop() {
+            self.lat_target_restart(j);
             return self.job_next(j);
         }
         self.log_reopened(j, now);

@@ -18,6 +18,11 @@ impl Sim {
     pub(crate) fn fio_job_init(&self, i: usize, cfg: &JobConfig, devs: &[DevId], job: &mut Job) -> Result<(), Error> {
         let granularity = self.nanosleep_granularity_us();
         job.pace = Pace::of(cfg, &job.rand, granularity).map(Box::new);
+        job.lat_watch_ns = cfg.lat_watch_ns();
+        let depth = job.engine.depth;
+        job.lat_target =
+            cfg.latency_target.map(|t| Box::new(crate::fio::lat_target::LatTarget::new(t, cfg.iodepth, depth, 0)));
+        job.lat_depth();
         if let Some(nums) = self.lfsr_refused(cfg, devs, job.rand.offset_seed()) {
             return Err(Error::not_modelled(format!(
                 "random_generator=lfsr: fio's LFSR for {nums} blocks cannot start from this job's seed (its low \

@@ -10,9 +10,6 @@ use crate::stats::IoRecord;
 use crate::system::Sim;
 use crate::workload::{IoEngine, LAT_OFF_LAT};
 
-/// Linux's ETIMEDOUT: fio's `lat_fatal`.
-const ETIMEDOUT: i32 = 110;
-
 /// The most bandwidth/IOPS samples one reap may add (500 ms each: 15 years).
 const MAX_SAMPLES: u64 = 1_000_000_000;
 
@@ -186,17 +183,6 @@ impl Sim {
                 if !s.prios.is_empty() {
                     s.record_prio(&job.cfg, r.prio_index, r.t_start_ns, r.t_issue_ns, t_reap);
                 }
-                // lat_fatal: an I/O longer than max_latency ends the job (ETIMEDOUT) once its batch is taken.
-                let max = job.cfg.max_latency_ns[d];
-                if max > 0 && job.cfg.lat_off & LAT_OFF_LAT == 0 && t_reap - r.t_start_ns > max {
-                    if job.error.is_none() {
-                        new_error = true;
-                        let mut e = crate::fio::job::IoError::of(r);
-                        (e.errno, e.max_latency) = (-ETIMEDOUT, Some((t_reap - r.t_start_ns, max)));
-                        job.error = Some(e);
-                    }
-                    job.done_issuing = true;
-                }
                 if job.cfg.record_ios {
                     let rec = IoRecord {
                         start_ns: r.t_start_ns,
@@ -229,6 +215,10 @@ impl Sim {
                     }
                 }
                 job.ts.sample_ios[d] += 1;
+                // max_latency's lat_fatal, latency_target's failed I/O.
+                if t_reap - r.t_start_ns > job.lat_watch_ns[d] && job.cfg.lat_off & LAT_OFF_LAT == 0 {
+                    new_error |= job.lat_over(r, t_reap - r.t_start_ns, d);
+                }
             }
             self.reqs.free(req);
         }
@@ -246,6 +236,9 @@ impl Sim {
             self.offload_freed(j, k);
             if self.jobs[j].min_rate.is_some() {
                 self.jobs[j].min_rate_check(t_reap);
+            }
+            if self.jobs[j].lat_target.is_some() {
+                self.lat_target_check(j);
             }
         }
     }

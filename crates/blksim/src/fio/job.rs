@@ -575,6 +575,10 @@ pub(crate) struct Job {
     pub pace: Option<Box<Pace>>,
     /// `rate_min` / `rate_iops_min`: fio's `check_min_rate` after each reap.
     pub min_rate: Option<Box<crate::fio::min_rate::MinRate>>,
+    /// `latency_target`'s search for a depth (`lat_target_loop.rs`).
+    pub lat_target: Option<Box<crate::fio::lat_target::LatTarget>>,
+    /// `JobConfig::lat_watch_ns`: an I/O's `lat` over it is looked at (`lat_over`).
+    pub lat_watch_ns: [u64; 3],
     /// Its part in a flow group (`flow`), once it started.
     pub flow: Option<crate::fio::flow::FlowMember>,
     /// `verify`'s log of written blocks and its read-back state.
@@ -781,6 +785,11 @@ impl Job {
         if let Some(m) = self.min_rate.as_deref_mut().filter(|_| io_stats) {
             m.reset(at);
         }
+        if let Some(t) = self.lat_target.as_deref_mut().filter(|_| io_stats) {
+            // lat_target_reset: the search starts again, unless this is its final run.
+            t.stats_reset(at);
+            self.lat_depth();
+        }
         if io_stats {
             self.ts.iodepth_level = [0; 7];
             self.ts.iodepth_submit = [0; 7];
@@ -896,6 +905,8 @@ impl Job {
             engine_is: EngineIs::of(&cfg.ioengine),
             pace: None,
             min_rate: None,
+            lat_target: None,
+            lat_watch_ns: [u64::MAX; 3],
             flow: None,
             verify: None,
             trimwrite: trimwrite

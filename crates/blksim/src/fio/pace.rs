@@ -23,6 +23,9 @@ pub(crate) enum Action {
     Think { blocks: u64 },
     /// `flow_threshold_exceeded` with `flow_sleep`: quiesced, sleep `usec`, then check again.
     Flow { usec: u64 },
+    /// `latency_target`'s `io_u_quiesce` after its depth moved; with `reset`, the statistics
+    /// start again (its final run); then a new window (`lat_target_loop.rs`).
+    LatQuiesce { reset: bool },
 }
 
 /// Where the action is.
@@ -102,7 +105,7 @@ impl Pace {
     /// The pacing of `cfg`'s job, if it has any. `granularity_us`: what a 1 µs
     /// nanosleep takes on the simulated machine.
     pub(crate) fn of(cfg: &JobConfig, rand: &RandStates, granularity_us: u64) -> Option<Pace> {
-        if !cfg.is_paced() && !cfg.flow_sleeps() {
+        if !cfg.is_paced() && !cfg.flow_sleeps() && cfg.latency_target.is_none() {
             return None;
         }
         let mut rate_bps = [0; 3];

@@ -106,6 +106,10 @@ impl Sim {
                 let cost = self.costs.syscall_ns + self.costs.context_switch_ns;
                 self.job_set(j, JobState::SleepEnter, cost, Acct::Sys, CpuStage::Syscall, 0);
             }
+            Action::LatQuiesce { reset } => {
+                self.lat_quiesced(j, reset);
+                self.pace_done(j, 0);
+            }
             Action::Think { .. } => {
                 let left = self.runtime_cap_us(j, self.jobs[j].pace.as_deref().map_or(0, |p| p.think.spin_us));
                 if left > 0 {
@@ -230,7 +234,7 @@ impl Sim {
         match p.action.take() {
             Some(Action::Rate { dir, .. }) => p.forced = Some(dir),
             Some(Action::Think { blocks }) => p.thought(blocks, total_us, now, issued),
-            Some(Action::Flow { .. }) => {}
+            Some(Action::Flow { .. } | Action::LatQuiesce { .. }) => {}
             None => {}
         }
         if job.error.is_none() {

@@ -86,6 +86,10 @@ impl Sim {
         }
         job.ts.ramp_end_ns = now + job.cfg.ramp_time_ns;
         job.ts.epoch_ns = now;
+        if let Some(t) = job.lat_target.as_deref_mut() {
+            // lat_target_init as do_io starts: the first window from now.
+            t.init(now, 0);
+        }
         job.ts.next_sample_ns = job.ts.ramp_end_ns + interval;
         if let Some(rt) = job.cfg.runtime_ns {
             job.end_ns = job.ts.ramp_end_ns + rt;

@@ -57,6 +57,15 @@ impl PrioStat {
 }
 
 impl DirStats {
+    /// fio's `reset_io_stats` (a latency target's final run): counts, bytes,
+    /// latencies and samples start again; the I/Os kept for the log files stay
+    /// (fio's logs are not reset), as do the priorities being tracked.
+    pub(crate) fn reset_measured(&mut self) {
+        let ios = std::mem::take(&mut self.ios);
+        let prios = self.prios.iter().map(|p| PrioStat::of(p.ioprio)).collect();
+        *self = DirStats { ios, prios, ..Default::default() };
+    }
+
     /// An I/O's latencies, but those `off` (`JobConfig::lat_off`'s bits):
     /// slat (when it has one), clat, lat.
     #[inline(never)]
@@ -263,6 +272,8 @@ pub struct JobStats {
     pub verify_state: Option<crate::workload::VerifyState>,
     /// Why its verification stopped at a loaded state (`verify_state_load`), as fio logs it.
     pub verify_stopped: Option<String>,
+    /// A job with `latency_target`: the depth its search ended at (fio's `td->latency_qd`).
+    pub latency_depth: Option<u32>,
 }
 
 /// What a hybrid IOPOLL ring did (io_uring/rw.c's `io_hybrid_iopoll_delay`).
