@@ -552,6 +552,11 @@ fn ioscheduler_names_the_kernel_or_fio_refuses_are_refused_at_the_line() {
         assert!(err.contains(":10: job 'r': ioscheduler=") && err.contains(says), "{name}: {err}");
         assert_eq!(err.lines().count(), 1, "{name}: {err}");
     }
+    // mq-deadline in use already: the alias still fails fio's read-back.
+    let f = tmp("sched-alias.fio", &format!("{JOB}ioscheduler=deadline\n"));
+    let (got, _, err) = blksim(&["run", &f, "--set", "/sys/block/nvme0n1/queue/scheduler=mq-deadline"]);
+    assert_eq!(got, 2, "{err}");
+    assert!(err.contains("shows [mq-deadline], not [deadline]"), "{err}");
 }
 
 #[test]

@@ -53,6 +53,18 @@ pub(crate) fn switched<'a>(
         let name = name.trim();
         for dev in block_devices(cfg, devices) {
             let to = scheduler(i, name)?;
+            if name != to {
+                // The kernel takes the alias (and switches, or has it already); fio's read-back
+                // looks for `[NAME]`.
+                return Err(bad_input(
+                    i,
+                    format!(
+                        "ioscheduler={name}: the kernel takes it as {to} (its alias), and fio's read-back of \
+                         queue/scheduler shows [{to}], not [{name}]: fio fails the job (unable to set io \
+                         scheduler to {name}, EINVAL); write ioscheduler={to}"
+                    ),
+                ));
+            }
             let now = out.queue(dev).scheduler;
             if now == to {
                 continue;
@@ -68,17 +80,6 @@ pub(crate) fn switched<'a>(
                 ));
             }
             out.apply_write(&format!("/sys/block/{dev}/queue/scheduler={to}"), devices)?;
-            if name != to {
-                // The kernel switched, and fio's read-back looks for `[NAME]`.
-                return Err(bad_input(
-                    i,
-                    format!(
-                        "ioscheduler={name}: the kernel takes it as {to} (its alias), and fio's read-back of \
-                         queue/scheduler shows [{to}], not [{name}]: fio fails the job (unable to set io \
-                         scheduler to {name}, EINVAL); write ioscheduler={to}"
-                    ),
-                ));
-            }
         }
     }
     Ok(Cow::Owned(out))
