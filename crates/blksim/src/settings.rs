@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::block::elevator::{elevator_match, elevator_type, ELEVATORS, NOT_MODELLED};
+use crate::block::elevator::{elevator_type, scheduler_names, scheduler_write, SchedulerWrite};
 use crate::error::Error;
 
 /// `/sys/block/DEV/queue/*` of one device.
@@ -606,23 +606,18 @@ impl Settings {
                     "queue_affinity" => q.queue_affinity = Some(parse_num(path, value, 0, 65535)? as u32),
                     "scheduler" => {
                         let v = value.trim();
-                        let known = || {
-                            let names: Vec<&str> = ELEVATORS.iter().map(|e| e.name).collect();
-                            format!("none or {}", names.join(", "))
-                        };
-                        let to = match elevator_match(v) {
-                            Some(e) => e.name,
-                            None if v == "none" => "none",
-                            None if NOT_MODELLED.contains(&v) => {
+                        let to = match scheduler_write(v) {
+                            SchedulerWrite::Known(to) => to,
+                            SchedulerWrite::NotModelled => {
                                 return Err(Error::not_modelled(format!(
-                                    "{path}={value}: the {v} scheduler is not modelled yet (only {})",
-                                    known()
+                                    "{path}={value}: the {v} scheduler is not modelled yet (only none or {})",
+                                    scheduler_names()
                                 )))
                             }
-                            None => {
+                            SchedulerWrite::Unknown => {
                                 return Err(Error::bad_input(format!(
-                                    "{path}: unknown scheduler '{v}' (expected {})",
-                                    known()
+                                    "{path}: unknown scheduler '{v}' (expected none or {})",
+                                    scheduler_names()
                                 )))
                             }
                         };

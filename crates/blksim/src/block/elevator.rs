@@ -373,8 +373,29 @@ pub(crate) fn elevator_type(name: &str) -> Option<&'static ElevatorType> {
     ELEVATORS.iter().find(|e| e.name == name)
 }
 
-/// The elevator type a write of `name` to `queue/scheduler` selects: its
-/// name or its alias (`elevator_match`).
-pub(crate) fn elevator_match(name: &str) -> Option<&'static ElevatorType> {
-    ELEVATORS.iter().find(|e| e.name == name || e.alias == Some(name))
+/// What a write of `name` to `queue/scheduler` selects (`elevator_change`).
+pub(crate) enum SchedulerWrite {
+    /// `none`, or a scheduler the model has, by its name or its alias (`elevator_match`).
+    Known(&'static str),
+    /// A scheduler the kernel has that the model does not.
+    NotModelled,
+    /// No scheduler of that name: the write fails with EINVAL.
+    Unknown,
+}
+
+/// The scheduler a write of `name` to `queue/scheduler` selects.
+pub(crate) fn scheduler_write(name: &str) -> SchedulerWrite {
+    if name == "none" {
+        return SchedulerWrite::Known("none");
+    }
+    match ELEVATORS.iter().find(|e| e.name == name || e.alias == Some(name)) {
+        Some(e) => SchedulerWrite::Known(e.name),
+        None if NOT_MODELLED.contains(&name) => SchedulerWrite::NotModelled,
+        None => SchedulerWrite::Unknown,
+    }
+}
+
+/// The schedulers the model has, by name, `, `-separated.
+pub(crate) fn scheduler_names() -> String {
+    ELEVATORS.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
 }

@@ -21,7 +21,7 @@ impl Sim {
         job.lat_watch_ns = cfg.lat_watch_ns();
         let depth = job.engine.depth;
         job.lat_target =
-            cfg.latency_target.map(|t| Box::new(crate::fio::lat_target::LatTarget::new(t, cfg.iodepth, depth, 0)));
+            cfg.latency_target.map(|t| Box::new(crate::fio::lat_target::LatTarget::new(t, cfg.iodepth, depth)));
         job.lat_depth();
         if let Some(nums) = self.lfsr_refused(cfg, devs, job.rand.offset_seed()) {
             return Err(Error::not_modelled(format!(

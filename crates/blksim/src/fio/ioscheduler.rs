@@ -19,7 +19,7 @@
 
 use std::borrow::Cow;
 
-use crate::block::elevator::{elevator_match, ELEVATORS, NOT_MODELLED};
+use crate::block::elevator::{scheduler_names, scheduler_write, SchedulerWrite};
 use crate::error::Error;
 use crate::fio::job_check::{bad_input, not_modelled};
 use crate::settings::Settings;
@@ -87,27 +87,21 @@ pub(crate) fn switched<'a>(
 
 /// The scheduler the kernel switches to for `name`, or why job `i` fails.
 fn scheduler(i: usize, name: &str) -> Result<&'static str, Error> {
-    if name == "none" {
-        return Ok("none");
-    }
-    if let Some(e) = elevator_match(name) {
-        return Ok(e.name);
-    }
-    let known = || ELEVATORS.iter().map(|e| e.name).collect::<Vec<_>>().join(", ");
-    if NOT_MODELLED.contains(&name) {
-        return Err(not_modelled(
+    match scheduler_write(name) {
+        SchedulerWrite::Known(to) => Ok(to),
+        SchedulerWrite::NotModelled => Err(not_modelled(
             i,
-            format!("ioscheduler={name}: the {name} scheduler is not modelled yet (only none, {})", known()),
-        ));
+            format!("ioscheduler={name}: the {name} scheduler is not modelled yet (only none, {})", scheduler_names()),
+        )),
+        SchedulerWrite::Unknown => Err(bad_input(
+            i,
+            format!(
+                "ioscheduler={name}: the kernel has no scheduler '{name}' (the write fails with EINVAL and fio \
+                 fails the job: unable to set io scheduler); expected none, {}",
+                scheduler_names()
+            ),
+        )),
     }
-    Err(bad_input(
-        i,
-        format!(
-            "ioscheduler={name}: the kernel has no scheduler '{name}' (the write fails with EINVAL and fio fails \
-             the job: unable to set io scheduler); expected none, {}",
-            known()
-        ),
-    ))
 }
 
 /// The block devices of `cfg` whose scheduler fio writes: its files that are

@@ -56,23 +56,22 @@ pub(crate) struct LatTarget {
 // error since the job's statistics were last reset.
 
 impl LatTarget {
-    /// `lat_target_init` at the job's start (`do_io`).
-    pub(crate) fn new(cfg: LatencyTarget, iodepth: u32, base_depth: u32, now: u64) -> LatTarget {
-        let mut t = LatTarget {
+    /// `lat_target_init`'s state (the job's start sets its window, `init`).
+    pub(crate) fn new(cfg: LatencyTarget, iodepth: u32, base_depth: u32) -> LatTarget {
+        let iodepth = iodepth.max(1);
+        LatTarget {
             cfg,
-            iodepth: iodepth.max(1),
+            iodepth,
             base_depth,
             qd: 1,
-            qd_high: 1,
+            qd_high: iodepth,
             qd_low: 1,
             stable: 0,
-            window_ns: now,
+            window_ns: 0,
             window_ios: 0,
             failed: 0,
             end_run: false,
-        };
-        t.init(now, 0);
-        t
+        }
     }
 
     /// `lat_target_init`: depth 1, the search between 1 and `iodepth`, a new window.
@@ -126,12 +125,11 @@ impl LatTarget {
         if (now - self.window_ns) / 1000 < self.cfg.window_us {
             return Verdict::Go;
         }
-        let done = ios;
-        let ios = ios.wrapping_sub(self.window_ios);
+        let in_window = ios.wrapping_sub(self.window_ios);
         // (No I/O in the window: 0/0, which passes no percentile.)
-        let success = (ios.wrapping_sub(self.failed)) as f64 / ios as f64 * 100.0;
+        let success = (in_window.wrapping_sub(self.failed)) as f64 / in_window as f64 * 100.0;
         if success >= self.cfg.percentile {
-            self.ramp_up(now, done)
+            self.ramp_up(now, ios)
         } else {
             match self.ramp_down() {
                 // At depth 1 fio's check ignores the failure: the window goes on.
@@ -236,7 +234,7 @@ mod tests {
     use super::*;
 
     fn target(percentile: f64) -> LatTarget {
-        LatTarget::new(LatencyTarget { target_ns: 1000, window_us: 10, percentile, run: false }, 16, 16, 0)
+        LatTarget::new(LatencyTarget { target_ns: 1000, window_us: 10, percentile, run: false }, 16, 16)
     }
 
     #[test]

@@ -22,7 +22,7 @@ impl Sim {
         let job = &mut self.jobs[j];
         // (fio's io_u_quiesce reaps without looking: a quiesce under way holds the check.)
         let quiescing = job.pace.as_deref().is_some_and(|p| p.action.is_some());
-        if now < job.ts.ramp_end_ns || !job.ts.ramp_done() || quiescing {
+        if !job.ts.ramp_done() || quiescing {
             return;
         }
         let ios = job.ios_done();
