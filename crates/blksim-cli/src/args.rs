@@ -250,7 +250,7 @@ pub struct RunArgs {
     /// fio's --minimal: the terse output alone (as --output-format=terse)
     #[arg(long)]
     pub minimal: bool,
-    /// The terse output's version: 3 (fio's default), 4 (with trim) or 5 (with bandwidth samples and IOPS)
+    /// The terse output's version: 3 (fio's default), 2 (no version string or disk statistics), 4 (with trim) or 5 (with bandwidth samples and IOPS)
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = terse_version)]
     pub terse_version: u32,
     /// Write the report to FILE instead of stdout
@@ -527,7 +527,7 @@ pub struct LabArgs {
     pub budget: BudgetArgs,
 }
 
-/// A terse version blksim writes (fio's 2 is not: it has no disk statistics and another header).
+/// A terse version fio writes (`--terse-version`: 2 to 5).
 fn terse_version(v: &str) -> Result<u32, String> {
     let versions = blksim_fio::output::TERSE_VERSIONS;
     v.parse().ok().filter(|n| versions.contains(n)).ok_or_else(|| format!("expected one of {versions:?}"))

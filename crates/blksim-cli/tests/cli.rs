@@ -495,6 +495,10 @@ fn terse_lines_say_the_jsons_numbers_in_fios_order() {
     assert!((mean - r["clat_ns"]["mean"].as_f64().unwrap() / 1000.0).abs() < 1e-5);
     assert_eq!(f[23], format!("50.000000%={}", r["clat_ns"]["percentile"]["50.000000"].as_u64().unwrap() / 1000));
     assert_eq!(&f[34..37], ["0%=0"; 3]);
+    // The write direction has no samples: fio lists its percentiles with zeros all the same.
+    assert_eq!(f[46], "0");
+    assert_eq!((f[58], f[74]), ("1.000000%=0", "99.990000%=0"));
+    assert_eq!(&f[75..78], ["0%=0"; 3]);
     assert_eq!(&f[121..123], ["nvme0n1", &j["disk_util"][0]["read_ios"].to_string()]);
     // With the other formats: the normal report's header, the terse line, the JSON, the report.
     let (_, all, _) = blksim(&["run", &job, "--output-format=normal,json,terse"]);
@@ -502,9 +506,40 @@ fn terse_lines_say_the_jsons_numbers_in_fios_order() {
     let at = all.find("\n3;").unwrap() + 1;
     assert!(normal.starts_with(&all[..at]) && all[at..].starts_with(terse.trim_end()), "{all}");
     assert_eq!(all.find("\n{").unwrap(), at + terse.trim_end().len());
-    let (code, _, err) = blksim(&["run", &job, "--minimal", "--terse-version=2"]);
+    // Version 2: no version string, the trim direction, no disk statistics.
+    let (code, v2, err) = blksim(&["run", &job, "--minimal", "--terse-version=2"]);
+    assert_eq!(code, 0, "{err}");
+    let f2: Vec<&str> = v2.trim_end().split(';').collect();
+    assert_eq!(f2.len(), 4 + 3 * 41 + 5 + 7 + 10 + 12, "{v2}");
+    assert_eq!((f2[0], f2[1]), ("2", "r"));
+    assert_eq!(&f2[4..86], &f[5..87], "read and write as in version 3");
+    let (code, _, err) = blksim(&["run", &job, "--minimal", "--terse-version=6"]);
     assert_eq!(code, 2);
-    assert!(err.contains("expected one of [3, 4, 5]"), "{err}");
+    assert!(err.contains("expected one of [2, 3, 4, 5]"), "{err}");
+}
+
+#[test]
+fn continue_on_error_shows_fios_error_counts_in_every_format() {
+    // fio prints total_err and first_error wherever a job sets continue_on_error (0 and 0 here:
+    // an I/O error under it is refused, as fio would go on past it).
+    let job = tmp_job("coe.fio", &format!("{SMALL_JOB}continue_on_error=all\n"));
+    let (code, normal, err) = blksim(&["run", &job]);
+    assert_eq!(code, 0, "{err}");
+    let issued = normal.find("issued rwts").unwrap();
+    assert!(
+        normal[issued..].lines().nth(1).unwrap() == "     errors    : total=0, first_error=0/<Success>",
+        "{normal}"
+    );
+    let (_, json, _) = blksim(&["run", &job, "--output-format=json"]);
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let keys: Vec<&String> = j["jobs"][0].as_object().unwrap().keys().collect();
+    let at = keys.iter().position(|k| *k == "total_err").expect("total_err");
+    assert_eq!(keys[at - 1..at + 3], ["latency_ms", "total_err", "first_error", "latency_depth"]);
+    let (_, terse, _) = blksim(&["run", &job, "--minimal", "--terse-version=2"]);
+    assert!(terse.trim_end().ends_with(";0;0"), "{terse}");
+    // Without it, none of them.
+    let (_, plain, _) = blksim(&["run", &tmp_job("no-coe.fio", SMALL_JOB), "--output-format=normal,json"]);
+    assert!(!plain.contains("errors    :") && !plain.contains("total_err"), "{plain}");
 }
 
 #[test]

@@ -214,8 +214,11 @@ def test_terse_and_sections_are_the_commands(tmp_path):
     # The lines agree but for nothing (the wall clock is not in them).
     assert r.terse() == cmd
     assert r.terse(5).startswith("5;") and len(r.terse(5).split(";")) > len(cmd.split(";"))
+    cmd2 = subprocess.run([cli(), "run", job, "--section", "writer", "--minimal", "--seed", "3",
+                           "--terse-version", "2"], capture_output=True, text=True, check=True).stdout
+    assert r.terse(2) == cmd2 and cmd2.startswith("2;writer;")
     with pytest.raises(blksim.BadInput, match="expected one of"):
-        r.terse(2)
+        r.terse(6)
 
 
 def test_bad_input_names_the_file_and_line():

@@ -138,6 +138,15 @@ impl Block<'_> {
         self.error.map_or(0, |e| -e.errno)
     }
 
+    /// fio's `total_err_count` and `first_error`, shown when the last member
+    /// sets `continue_on_error` (fio's `ts->continue_on_error`). Both are 0 in
+    /// every report blksim writes: an I/O error under `continue_on_error` ends
+    /// the run as not modelled (`ErrorOptions::unmodelled`), and the errors
+    /// blksim does model (a minimum rate missed) are not counted there by fio.
+    pub fn error_counts(&self) -> Option<(u64, i32)> {
+        self.config.error_options.continue_on_error.as_ref().map(|_| (0, 0))
+    }
+
     /// fio's `td->verror` for an io_u error.
     pub fn verror(&self) -> Option<String> {
         self.error.map(|e| verror(self.config, e))

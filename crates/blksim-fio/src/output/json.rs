@@ -33,8 +33,29 @@ pub fn write(report: &RunReport, jobs: &JobFile, plus: bool, extra: Value) -> St
     if report.disks.iter().any(|d| d.fio_shows) {
         root.insert("disk_util".into(), disk_util(report));
     }
-    root.insert("blksim".into(), Value::Object(blksim_json::object(report, extra)));
+    let mut blksim = blksim_json::object(report, extra);
+    blksim.insert("terse".into(), Value::Array(blocks.iter().map(terse_object).collect()));
+    root.insert("blksim".into(), Value::Object(blksim));
     print(&root)
+}
+
+/// What fio's terse line of `block` prints that fio's JSON does not carry (`output::terse`
+/// reads it): `percentile_list`, the percentiles a direction without samples lists (with
+/// zeros; the JSON leaves that direction's out), null with clat_percentiles and
+/// lat_percentiles off; `lat_under_1us`, the share of I/Os in the nanosecond latency
+/// buckets (%), which terse adds to its first microsecond bucket (fio's `stat_calc_lat_nu`,
+/// from the counts: the JSON's `latency_ns` are each at least 0.01 when not zero).
+fn terse_object(block: &Block) -> Value {
+    let c = block.config;
+    let list = (c.clat_percentiles || c.lat_percentiles).then(|| {
+        let mut list = c.percentile_list.clone();
+        list.sort_by(f64::total_cmp);
+        Value::Array(list.into_iter().map(float).collect())
+    });
+    let total = block.total_ios();
+    let ns: u64 = block.lat_buckets.nsec.iter().sum();
+    let under_1us = if total > 0 { 100.0 * ns as f64 / total as f64 } else { 0.0 };
+    json!({"percentile_list": list.unwrap_or(Value::Null), "lat_under_1us": float(under_1us)})
 }
 
 /// fio's `json_add_job_opts`: options as written; fio drops empty values (bare
@@ -97,6 +118,10 @@ fn job_object(block: &Block, group: &GroupStats, elapsed_s: u64, plus: bool) -> 
     job.insert("latency_ns".into(), percent_map(&LAT_KEYS[..10], &lat_percentages(&buckets.nsec, total)));
     job.insert("latency_us".into(), percent_map(&LAT_KEYS[..10], &lat_percentages(&buckets.usec, total)));
     job.insert("latency_ms".into(), percent_map(&LAT_KEYS, &lat_percentages(&buckets.msec, total)));
+    if let Some((total_err, first_error)) = block.error_counts() {
+        job.insert("total_err".into(), json!(total_err));
+        job.insert("first_error".into(), json!(first_error));
+    }
 
     // fio's latency_target fields (the last member's): without one, the depth is iodepth.
     let target = block.config.latency_target.unwrap_or(blksim::workload::LatencyTarget {

@@ -175,6 +175,11 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
         "     issued rwts: total={},{},{},{} short=0,0,0,0 dropped=0,0,0,0",
         ios[0], ios[1], ios[2], block.sync_ios
     );
+    if let Some((total, first)) = block.error_counts() {
+        // (first_error is 0 in every report blksim writes: strerror(0) is "Success".)
+        debug_assert_eq!(first, 0);
+        let _ = writeln!(out, "     errors    : total={total}, first_error={first}/<Success>");
+    }
     // latency_target (the last member's): without one target and window are 0, the percentile 100.
     let (target_ns, window_us, percentile) =
         block.config.latency_target.map_or((0, 0, 100.0), |t| (t.target_ns, t.window_us, t.percentile));

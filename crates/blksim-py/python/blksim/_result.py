@@ -62,7 +62,7 @@ class Result:
 
     def terse(self, version: int = 3) -> str:
         """fio's terse lines (``blksim run --output-format terse --terse-version N``): one
-        ``;``-separated line per job, version 3 (fio's default), 4 or 5."""
+        ``;``-separated line per job, version 3 (fio's default), 2, 4 or 5."""
         from . import _blksim
 
         return _blksim.terse(self.json, int(version))
