@@ -108,13 +108,13 @@ fn bad_input_exits_2_with_one_message_naming_file_and_line() {
 /// message), and --alloc-size is taken with a warning (fio's memory pool is not simulated).
 #[test]
 fn warnings_fatal_fails_on_a_warning_and_alloc_size_warns() {
-    let job = tmp_job("described.fio", &format!("{SMALL_JOB}description=a job\n"));
+    let job = tmp_job("epoch.fio", &format!("{SMALL_JOB}log_unix_epoch=1\n"));
     let (code, _, err) = blksim(&["run", &job, "--warnings-fatal"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("option 'description'") && err.contains("an error with --warnings-fatal"), "{err}");
+    assert!(err.contains("option 'log_unix_epoch'") && err.contains("an error with --warnings-fatal"), "{err}");
     let (code, _, err) = blksim(&["run", &job, "--alloc-size=1024"]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("blksim: warning: ") && err.contains("described.fio:11: option 'description'"), "{err}");
+    assert!(err.contains("blksim: warning: ") && err.contains("epoch.fio:11: option 'log_unix_epoch'"), "{err}");
     assert!(err.contains("blksim: warning: --alloc-size=1024"), "{err}");
 }
 
@@ -516,6 +516,37 @@ fn terse_lines_say_the_jsons_numbers_in_fios_order() {
     let (code, _, err) = blksim(&["run", &job, "--minimal", "--terse-version=6"]);
     assert_eq!(code, 2);
     assert!(err.contains("expected one of [2, 3, 4, 5]"), "{err}");
+}
+
+#[test]
+fn a_description_is_printed_where_fio_prints_it() {
+    // Inherited from [global] as written (quotes kept), or the job's own; a group shows its
+    // first member's: the normal report's line under the job's, the JSON's desc, terse's last field.
+    let job = tmp_job(
+        "described.fio",
+        &format!(
+            "[global]\ndescription=\"all of them\"\n{SMALL_JOB}{}description=mine\n",
+            SMALL_JOB.replace("[r]", "[own]")
+        ),
+    );
+    let (code, normal, err) = blksim(&["run", &job]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    for (name, desc) in [("r", "\"all of them\""), ("own", "mine")] {
+        let at = normal.find(&format!("\n{name}: (groupid=")).unwrap() + 1;
+        assert_eq!(normal[at..].lines().nth(1), Some(format!("  Description  : [{desc}]").as_str()), "{normal}");
+    }
+    let (_, json, _) = blksim(&["run", &job, "--output-format=json"]);
+    let j: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let keys: Vec<&String> = j["jobs"][1].as_object().unwrap().keys().collect();
+    assert_eq!(keys[keys.len() - 2..], ["latency_window_us", "desc"]);
+    assert_eq!((j["jobs"][0]["desc"].as_str(), j["jobs"][1]["desc"].as_str()), (Some("\"all of them\""), Some("mine")));
+    let (_, terse, _) = blksim(&["run", &job, "--minimal"]);
+    let last: Vec<&str> = terse.lines().map(|l| l.rsplit(';').next().unwrap()).collect();
+    assert_eq!(last, ["\"all of them\"", "mine"]);
+    // Without one, none of them.
+    let (_, plain, _) = blksim(&["run", &tmp_job("undescribed.fio", SMALL_JOB), "--output-format=normal,json"]);
+    assert!(!plain.contains("Description") && !plain.contains("\"desc\""), "{plain}");
 }
 
 #[test]

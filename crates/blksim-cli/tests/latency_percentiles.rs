@@ -454,6 +454,13 @@ fn a_mixed_report_sums_the_directions_and_both_adds_it_after_them() {
     ] {
         assert!(text.contains(label), "{label:?} in {text}");
     }
+    // both's mixed line comes from a thread_stat whose unit_base fio leaves 0: no unit on its
+    // bandwidth (`BW=1000Mi (1049M)`), where each direction's has one (and mixed=1's line too).
+    let line = |t: &str, label: &str| t.lines().find(|l| l.starts_with(label)).unwrap().to_string();
+    assert!(line(&text, "  read: IOPS=").contains("B/s ("), "{text}");
+    let mixed = line(&text, "  mixed: IOPS=");
+    assert!(!mixed.contains("B/s") && mixed.contains("i ("), "{mixed}");
+    assert!(line(&run("mixed", "normal"), "  mixed: IOPS=").contains("B/s ("));
     // Terse v3: mixed in read's place and no write section; both: read, write, then mixed.
     let fields = |t: String| t.lines().next().unwrap().split(';').count();
     let (split_n, mixed_n, both_n) =

@@ -219,7 +219,7 @@ fn log_options_are_checked_as_fio_checks_them() {
 fn ignored_options_a_real_run_would_show_are_warned_about_once() {
     let d = dir("warn");
     let job = format!(
-        "{BASE}description=x\ndisk_util=1\n[a]\nrw=read\nsize=64k\nblock_error_percentiles=1\n[b]\nrw=read\nsize=64k\nblock_error_percentiles=1\n"
+        "{BASE}log_unix_epoch=1\ndisk_util=1\n[a]\nrw=read\nsize=64k\nblock_error_percentiles=1\n[b]\nrw=read\nsize=64k\nblock_error_percentiles=1\n"
     );
     let (code, _, err) = run_in(&d, &job, &[]);
     assert_eq!(code, 0, "{err}");
@@ -227,9 +227,9 @@ fn ignored_options_a_real_run_would_show_are_warned_about_once() {
     assert_eq!(
         warnings.len(),
         2,
-        "description and block_error_percentiles once each; disk_util=1 is fio's default: {err}"
+        "log_unix_epoch and block_error_percentiles once each; disk_util=1 is fio's default: {err}"
     );
-    assert!(warnings[0].contains("job.fio:8: option 'description'"), "{err}");
+    assert!(warnings[0].contains("job.fio:8: option 'log_unix_epoch'"), "{err}");
     assert!(warnings[1].contains("job.fio:13: option 'block_error_percentiles'"), "{err}");
     // log_compression: fio writes the same logs by its documentation, but a real run was seen
     // to add bw and iops samples with it; 0 (fio's default) is not warned about.
@@ -254,7 +254,8 @@ fn options_lists_every_option_with_its_status() {
         ("randrepeat", "modelled"),
         ("randseed", "modelled"),
         ("allrandrepeat", "no effect"),
-        ("description", "no effect, warns"),
+        ("description", "modelled"),
+        ("log_unix_epoch", "no effect, warns"),
         ("verify", "modelled"),
         ("verify_async", "modelled"),
         ("verify_only", "rejected"),

@@ -248,6 +248,7 @@ mod json_output {
                 "sim_time_ns",
                 "events",
                 "seed",
+                "terse",
                 "machine",
                 "settings",
                 "wall_time_s"

@@ -406,6 +406,8 @@ pub struct JobConfig {
     pub slat_percentiles: bool,
     /// `percentile_list`, in percent.
     pub percentile_list: Vec<f64>,
+    /// `description`: printed in the report (fio's `ts->description`), nothing else.
+    pub description: Option<String>,
     /// `unified_rw_reporting`: how the report shows reads, writes and trims.
     pub unified_rw_reporting: UnifiedRw,
     /// `kb_base` (1024 or 1000): which units the report prints first, binary or decimal.
@@ -950,6 +952,7 @@ impl JobConfig {
             lat_percentiles: false,
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            description: None,
             unified_rw_reporting: UnifiedRw::Split,
             kb_base: 1024,
             sig_figs: 4,

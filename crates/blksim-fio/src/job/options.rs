@@ -119,6 +119,7 @@ pub(crate) enum Field {
     LatPercentiles,
     SlatPercentiles,
     PercentileList,
+    Description,
     UnifiedRwReporting,
     SignificantFigures,
     UnitBase,
@@ -238,7 +239,6 @@ const LOG_EPOCH: &str =
 const REPORT_DISK_UTIL: &str = "turns off fio's disk utilization statistics, which blksim prints regardless";
 const REPORT_TRIM_ERRORS: &str =
     "adds a histogram of trim errors to fio's report; blksim simulates no I/O errors and prints none";
-const DESCRIPTION: &str = "prints a Description line in fio's report, which blksim does not print";
 const DATA: &str = "only changes the data in the buffers, which does not change the simulated I/O";
 const ERRORS: &str = "only changes what fio prints about an error";
 const SETUP: &str = "only affects laying out or cleaning up files, outside the measured I/O";
@@ -364,7 +364,7 @@ const fn prio(mut o: OptSpec, prio: i8) -> OptSpec {
 /// fio's general options (`fio_options[]`), in fio's order.
 pub(crate) static GENERAL: &[OptSpec] = &[
     // Job description and files.
-    noop("description", Kind::Text, DESCRIPTION),
+    model("description", Kind::Text, Field::Description),
     model("name", Kind::Text, Field::Name),
     reject("wait_for", Kind::Text, WAIT),
     prio(model("filename", Kind::Text, Field::Filename), -1),
@@ -703,7 +703,7 @@ pub(crate) static PVSYNC2: &[OptSpec] = &[
 
 /// Reasons of no-op options that would change a real fio run's output (its report or the files it
 /// writes) although they change nothing in a simulated one: blksim warns once per run about each.
-const CHANGES_REAL_OUTPUT: &[&str] = &[LOG_EPOCH, LOG_COMPRESSION, REPORT_DISK_UTIL, REPORT_TRIM_ERRORS, DESCRIPTION];
+const CHANGES_REAL_OUTPUT: &[&str] = &[LOG_EPOCH, LOG_COMPRESSION, REPORT_DISK_UTIL, REPORT_TRIM_ERRORS];
 
 /// The values of warned options that leave fio's output as it is by default (no warning for them).
 pub(crate) fn default_values(name: &str) -> &'static [&'static str] {

@@ -245,6 +245,8 @@ pub(crate) struct Settings {
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
     pub percentile_list: Vec<f64>,
+    /// `description` (fio's report prints it; empty is none).
+    pub description: Option<String>,
     pub unified_rw_reporting: blksim::workload::UnifiedRw,
     pub sig_figs: u32,
     pub bit_based: bool,
@@ -379,6 +381,7 @@ impl Default for Settings {
             lat_percentiles: false,
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            description: None,
             unified_rw_reporting: blksim::workload::UnifiedRw::Split,
             sig_figs: 4,
             bit_based: false,
@@ -704,6 +707,7 @@ impl Settings {
             (Field::LatPercentiles, P::Bool(b)) => self.lat_percentiles = b,
             (Field::SlatPercentiles, P::Bool(b)) => self.slat_percentiles = b,
             (Field::PercentileList, P::Floats(list)) => self.percentile_list = list,
+            (Field::Description, P::Text(s)) => self.description = Some(s).filter(|s| !s.is_empty()),
             (Field::SignificantFigures, P::Int(v)) => self.sig_figs = v as u32,
             (Field::UnitBase, P::Choice(c, _)) => self.bit_based = c == "1",
             (Field::UnifiedRwReporting, P::Choice(c, _)) => {

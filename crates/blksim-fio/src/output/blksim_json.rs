@@ -1,5 +1,6 @@
 //! The extra top-level `blksim` object of the JSON output: what fio cannot
-//! see (CPU time by context, interrupts, IPIs, devices, simulation counters),
+//! see (CPU time by context, interrupts, IPIs, devices, simulation counters, what fio's terse
+//! line prints that its JSON does not carry),
 //! then the caller's `extra` keys (resolved machine, settings, wall time).
 
 use blksim::stats::{CpuTime, RunReport};
@@ -7,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::json_print::float;
 
-pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
+pub fn object(report: &RunReport, terse: Value, extra: Value) -> Map<String, Value> {
     let mut obj = Map::new();
     // The CPUs that did something (a CPU left out was idle for the whole
     // `sim_time_ns`): the table costs the CPUs the run used, not the machine's.
@@ -151,6 +152,8 @@ pub fn object(report: &RunReport, extra: Value) -> Map<String, Value> {
     obj.insert("sim_time_ns".into(), json!(report.sim_time_ns));
     obj.insert("events".into(), json!(report.events));
     obj.insert("seed".into(), json!(report.seed));
+    // Per entry of `jobs`: what fio's terse line prints that its JSON does not carry.
+    obj.insert("terse".into(), terse);
     merge_extra(&mut obj, extra);
     obj
 }

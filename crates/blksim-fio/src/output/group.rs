@@ -89,6 +89,8 @@ pub struct Block<'a> {
     pub pid: u32,
     pub job_start_ms: u64,
     pub members: u32,
+    /// The first member's `description` (fio copies it with the name).
+    pub description: Option<&'a str>,
     /// The last member's configuration: fio copies percentile settings and the
     /// latency depth from each member in turn, so the last one wins.
     pub config: &'a JobConfig,
@@ -254,6 +256,7 @@ fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)
         pid: job_pid(index + 1),
         job_start_ms: job.start_ns / 1_000_000,
         members: 0,
+        description: job.config.description.as_deref(),
         config: &job.config,
         options,
         latency_depth: job.config.iodepth,

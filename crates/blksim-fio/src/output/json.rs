@@ -33,9 +33,8 @@ pub fn write(report: &RunReport, jobs: &JobFile, plus: bool, extra: Value) -> St
     if report.disks.iter().any(|d| d.fio_shows) {
         root.insert("disk_util".into(), disk_util(report));
     }
-    let mut blksim = blksim_json::object(report, extra);
-    blksim.insert("terse".into(), Value::Array(blocks.iter().map(terse_object).collect()));
-    root.insert("blksim".into(), Value::Object(blksim));
+    let terse = Value::Array(blocks.iter().map(terse_object).collect());
+    root.insert("blksim".into(), Value::Object(blksim_json::object(report, terse, extra)));
     print(&root)
 }
 
@@ -136,6 +135,9 @@ fn job_object(block: &Block, group: &GroupStats, elapsed_s: u64, plus: bool) -> 
     job.insert("latency_percentile".into(), float(target.percentile));
     job.insert("latency_window".into(), json!(target.window_us));
     job.insert("latency_window_us".into(), json!(target.window_us));
+    if let Some(description) = block.description {
+        job.insert("desc".into(), json!(description));
+    }
     job
 }
 

@@ -136,14 +136,18 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
             );
         }
     }
+    if let Some(description) = block.description {
+        let _ = writeln!(out, "  Description  : [{description}]");
+    }
     for d in 0..3 {
         if block.dirs[d].io_bytes > 0 {
-            write_dir(out, block, &block.dirs[d], block.dir_name(d), group, d);
+            write_dir(out, block, &block.dirs[d], block.dir_name(d), group, d, block.rate_unit);
         }
     }
     if block.unified == UnifiedRw::Both {
-        // show_mixed_ddir_status: the sum, as fio's ddir 0.
-        write_dir(out, block, &block.mixed(), "mixed", group, 0);
+        // show_mixed_ddir_status: the sum, as fio's ddir 0, in a thread_stat of its own whose
+        // unit_base gen_mixed_ddir_stats_from_ts leaves 0 (N2S_NONE): its bandwidth has no unit.
+        write_dir(out, block, &block.mixed(), "mixed", group, 0, N2sUnit::None);
     }
     write_lat_buckets(out, block);
     // show_ddir_status(DDIR_SYNC), when there were any.
@@ -192,8 +196,17 @@ fn write_block(out: &mut String, block: &Block, group: &GroupStats, time: &str) 
     );
 }
 
-/// fio's `show_ddir_status` for `dir`, named `name`, direction `d` (read, write, trim; 0 for mixed).
-fn write_dir(out: &mut String, block: &Block, dir: &DirBlock, name: &str, group: &GroupStats, d: usize) {
+/// fio's `show_ddir_status` for `dir`, named `name`, direction `d` (read, write, trim; 0 for
+/// mixed), its bandwidth in `rate_unit` (`ts->unit_base`).
+fn write_dir(
+    out: &mut String,
+    block: &Block,
+    dir: &DirBlock,
+    name: &str,
+    group: &GroupStats,
+    d: usize,
+    rate_unit: N2sUnit,
+) {
     let runtime = dir.runtime_ms;
     if runtime == 0 {
         return;
@@ -207,8 +220,8 @@ fn write_dir(out: &mut String, block: &Block, dir: &DirBlock, name: &str, group:
         "  {}: IOPS={}, BW={} ({})({}/{}msec)",
         name,
         num2str(iops, block.sig_figs, 1, false, N2sUnit::None),
-        num2str(bw, block.sig_figs, 1, i2p, block.rate_unit),
-        num2str(bw, block.sig_figs, 1, !i2p, block.rate_unit),
+        num2str(bw, block.sig_figs, 1, i2p, rate_unit),
+        num2str(bw, block.sig_figs, 1, !i2p, rate_unit),
         num2str(dir.io_bytes, block.sig_figs, 1, i2p, N2sUnit::Byte),
         runtime
     );

@@ -26,7 +26,6 @@ const PERCENTILE_FIELDS: usize = 20;
 pub fn write(json: &str, version: u32) -> String {
     let doc: Value = serde_json::from_str(json).expect("the run's own JSON");
     let fio_version = doc["fio version"].as_str().unwrap_or_default();
-    let global_description = doc["global options"]["description"].as_str();
     let extra = doc["blksim"]["terse"].as_array();
     let mut out = String::new();
     for (i, job) in doc["jobs"].as_array().into_iter().flatten().enumerate() {
@@ -90,8 +89,7 @@ pub fn write(json: &str, version: u32) -> String {
         if job.get("total_err").is_some() {
             let _ = write!(out, ";{};{}", int(&job["total_err"]), int(&job["first_error"]));
         }
-        if let Some(text) = job["job options"]["description"].as_str().or(global_description).filter(|d| !d.is_empty())
-        {
+        if let Some(text) = job["desc"].as_str() {
             if version == 2 {
                 out.push('\n');
             }
