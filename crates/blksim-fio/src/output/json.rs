@@ -46,10 +46,10 @@ pub fn write(report: &RunReport, jobs: &JobFile, plus: bool, extra: Value) -> St
 /// from the counts: the JSON's `latency_ns` are each at least 0.01 when not zero).
 fn terse_object(block: &Block) -> Value {
     let c = block.config;
+    // fio's calc_clat_percentiles over no samples: the sorted list, each at zero.
     let list = (c.clat_percentiles || c.lat_percentiles).then(|| {
-        let mut list = c.percentile_list.clone();
-        list.sort_by(f64::total_cmp);
-        Value::Array(list.into_iter().map(float).collect())
+        let empty = LatencyStat::default().percentiles(&c.percentile_list);
+        Value::Array(empty.into_iter().map(|(p, _)| float(p)).collect())
     });
     let total = block.total_ios();
     let ns: u64 = block.lat_buckets.nsec.iter().sum();
