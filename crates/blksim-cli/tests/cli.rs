@@ -108,13 +108,19 @@ fn bad_input_exits_2_with_one_message_naming_file_and_line() {
 /// message), and --alloc-size is taken with a warning (fio's memory pool is not simulated).
 #[test]
 fn warnings_fatal_fails_on_a_warning_and_alloc_size_warns() {
-    let job = tmp_job("epoch.fio", &format!("{SMALL_JOB}log_unix_epoch=1\n"));
+    let job = tmp_job("trim-errors.fio", &format!("{SMALL_JOB}block_error_percentiles=1\n"));
     let (code, _, err) = blksim(&["run", &job, "--warnings-fatal"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("option 'log_unix_epoch'") && err.contains("an error with --warnings-fatal"), "{err}");
+    assert!(
+        err.contains("option 'block_error_percentiles'") && err.contains("an error with --warnings-fatal"),
+        "{err}"
+    );
     let (code, _, err) = blksim(&["run", &job, "--alloc-size=1024"]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("blksim: warning: ") && err.contains("epoch.fio:11: option 'log_unix_epoch'"), "{err}");
+    assert!(
+        err.contains("blksim: warning: ") && err.contains("trim-errors.fio:11: option 'block_error_percentiles'"),
+        "{err}"
+    );
     assert!(err.contains("blksim: warning: --alloc-size=1024"), "{err}");
 }
 
@@ -571,6 +577,44 @@ fn continue_on_error_shows_fios_error_counts_in_every_format() {
     // Without it, none of them.
     let (_, plain, _) = blksim(&["run", &tmp_job("no-coe.fio", SMALL_JOB), "--output-format=normal,json"]);
     assert!(!plain.contains("errors    :") && !plain.contains("total_err"), "{plain}");
+}
+
+/// fio's `disk_util=0`: `init_disk_util` registers none of the job's files, so fio's disk statistics
+/// (the normal report's "Disk stats", the JSON's `disk_util`, terse version 3's disk fields) leave
+/// out the devices only such jobs used, and are not printed at all when no job has it on (fio 3.42 on a
+/// loop device: no `disk_util` key, a terse line of 121 fields against 130).
+#[test]
+fn disk_util_0_leaves_a_jobs_devices_out_of_fios_disk_statistics() {
+    let two = "[global]\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nsize=64k\n\
+               [a]\nfilename=/dev/nvme0n1\ndisk_util=0\n[b]\nfilename=/dev/nvme1n1\n";
+    let job = tmp_job("du-one.fio", two);
+    let (code, out, err) = blksim(&["run", &job]);
+    assert_eq!(code, 0, "{err}");
+    let disks = &out[out.find("Disk stats (read/write):").expect(&out)..];
+    assert!(disks.contains("nvme1n1: ios=") && !disks.contains("nvme0n1"), "{disks}");
+    let (_, out, _) = blksim(&["run", &job, "--output-format=json"]);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = j["disk_util"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["nvme1n1"]);
+    // The same device used by a job with it on is listed.
+    let (_, shared, _) =
+        blksim(&["run", &tmp_job("du-shared.fio", &two.replace("nvme1n1", "nvme0n1")), "--output-format=json"]);
+    let j: serde_json::Value = serde_json::from_str(&shared).unwrap();
+    assert_eq!(j["disk_util"][0]["name"], "nvme0n1");
+    assert_eq!(j["disk_util"][0]["read_ios"], 32, "both jobs' reads: {}", j["disk_util"]);
+    // Off for every job: no disk statistics in any format.
+    let off = tmp_job("du-none.fio", &format!("{two}disk_util=0\n"));
+    let (code, out, err) = blksim(&["run", &off]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("Disk stats"), "{out}");
+    let (_, out, _) = blksim(&["run", &off, "--output-format=json"]);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(j.get("disk_util").is_none(), "{}", j["disk_util"]);
+    assert_eq!(j["jobs"][0]["job options"]["disk_util"], "0", "the option is echoed as fio echoes it");
+    let (_, on, _) = blksim(&["run", &job, "--minimal"]);
+    let (_, none, _) = blksim(&["run", &off, "--minimal"]);
+    let fields = |t: &str| t.lines().next().unwrap().split(';').count();
+    assert_eq!(fields(&on), fields(&none) + 9, "{on}\n{none}");
 }
 
 #[test]

@@ -219,7 +219,7 @@ fn log_options_are_checked_as_fio_checks_them() {
 fn ignored_options_a_real_run_would_show_are_warned_about_once() {
     let d = dir("warn");
     let job = format!(
-        "{BASE}log_unix_epoch=1\ndisk_util=1\n[a]\nrw=read\nsize=64k\nblock_error_percentiles=1\n[b]\nrw=read\nsize=64k\nblock_error_percentiles=1\n"
+        "{BASE}log_compression=64k\nlog_unix_epoch=1\n[a]\nrw=read\nsize=64k\nblock_error_percentiles=1\n[b]\nrw=read\nsize=64k\nblock_error_percentiles=1\n"
     );
     let (code, _, err) = run_in(&d, &job, &[]);
     assert_eq!(code, 0, "{err}");
@@ -227,9 +227,9 @@ fn ignored_options_a_real_run_would_show_are_warned_about_once() {
     assert_eq!(
         warnings.len(),
         2,
-        "log_unix_epoch and block_error_percentiles once each; disk_util=1 is fio's default: {err}"
+        "log_compression and block_error_percentiles once each; log_unix_epoch is modelled: {err}"
     );
-    assert!(warnings[0].contains("job.fio:8: option 'log_unix_epoch'"), "{err}");
+    assert!(warnings[0].contains("job.fio:8: option 'log_compression'"), "{err}");
     assert!(warnings[1].contains("job.fio:13: option 'block_error_percentiles'"), "{err}");
     // log_compression: fio writes the same logs by its documentation, but a real run was seen
     // to add bw and iops samples with it; 0 (fio's default) is not warned about.
@@ -255,7 +255,9 @@ fn options_lists_every_option_with_its_status() {
         ("randseed", "modelled"),
         ("allrandrepeat", "no effect"),
         ("description", "modelled"),
-        ("log_unix_epoch", "no effect, warns"),
+        ("log_unix_epoch", "modelled"),
+        ("disk_util", "modelled"),
+        ("block_error_percentiles", "no effect, warns"),
         ("verify", "modelled"),
         ("verify_async", "modelled"),
         ("verify_only", "rejected"),
@@ -1898,4 +1900,42 @@ fn a_trimwrite_whose_hole_undoes_its_trim_is_refused_as_fio_never_ends() {
          f write 4096 4096|f trim 6144 4096|f write 6144 4096|f close",
         "fio 3.42's log"
     );
+}
+
+/// fio's `log_alternate_epoch` (`log_unix_epoch`): `__add_log_sample` adds `td->alternate_epoch`, the
+/// clock's ms when the job's epoch was set (`set_epoch_time`: at its start, again after `ramp_time`), to
+/// every log line's time (not to `write_iolog`'s). blksim's clocks are its virtual clock, whose epoch is
+/// the run's start: the job below starts at 3 ms and ramps for 2 ms, so every line moves by 5 ms.
+#[test]
+fn log_unix_epoch_stamps_every_log_line_with_the_virtual_clocks_time() {
+    let d = dir("epoch");
+    let job = format!(
+        "{BASE}[a]\nrw=randread\nsize=1m\nstartdelay=3ms\nramp_time=2ms\ntime_based\nruntime=6ms\n\
+         write_lat_log=e\nwrite_bw_log=e\nwrite_hist_log=e\nlog_hist_msec=1\nlog_avg_msec=1\n"
+    );
+    assert_eq!(run_in(&d, &job, &[]).0, 0);
+    let kinds = ["lat", "clat", "slat", "bw", "clat_hist"];
+    let plain: Vec<_> = kinds.iter().map(|k| lines(&d.join(format!("e_{k}.1.log")))).collect();
+    for k in kinds {
+        std::fs::remove_file(d.join(format!("e_{k}.1.log"))).unwrap();
+    }
+    for option in ["log_unix_epoch=1", "log_alternate_epoch=1\nlog_alternate_epoch_clock_id=1"] {
+        let (code, out, err) = run_in(&d, &format!("{job}{option}\n"), &["--output-format=json"]);
+        assert_eq!(code, 0, "{err}");
+        // fio's JSON job_start is the same clock's time (set with it, again after the ramp).
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["jobs"][0]["job_start"], 5, "{option}");
+        assert!(!err.contains("warning"), "{option}: {err}");
+        for (k, before) in kinds.iter().zip(&plain) {
+            let after = lines(&d.join(format!("e_{k}.1.log")));
+            assert!(before.len() > 2, "{k}: {before:?}");
+            assert_eq!(after.len(), before.len(), "{k}");
+            for (a, b) in after.iter().zip(before) {
+                let t = |l: &Vec<String>| l[0].parse::<u64>().unwrap();
+                assert_eq!(t(a), t(b) + 5, "{option} {k}: {a:?} against {b:?}");
+                assert_eq!(a[1..], b[1..], "{k}");
+            }
+            std::fs::remove_file(d.join(format!("e_{k}.1.log"))).unwrap();
+        }
+    }
 }

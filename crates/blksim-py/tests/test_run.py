@@ -241,9 +241,9 @@ def test_not_modelled_is_its_own_kind():
 
 
 def test_an_option_without_effect_warns():
-    with pytest.warns(UserWarning, match="log_unix_epoch"):
+    with pytest.warns(UserWarning, match="block_error_percentiles"):
         blksim.run({"filename": "/dev/nvme0n1", "ioengine": "libaio", "direct": 1, "rw": "read",
-                    "number_ios": 10, "log_unix_epoch": 1})
+                    "number_ios": 10, "block_error_percentiles": 1})
 
 
 def test_the_gil_is_released_while_the_model_runs():

@@ -147,12 +147,14 @@ impl Sim {
         for irq in self.intr.irqs.iter() {
             runs[irq.dev.idx()] += irq.count.iter().map(|&(_, n)| n).sum::<u64>();
         }
-        // Used by a job: as a block device (fio's disk util finds it), or only
-        // through its NVMe generic char device (fio finds no disk for one).
+        // Used by a job: as a block device by a job with `disk_util` on (fio's
+        // disk util finds it), or otherwise: only through its NVMe generic char
+        // device (fio finds no disk for one), or by jobs with `disk_util=0`
+        // (fio's `init_disk_util` registers none of their files).
         let mut used = vec![None; self.devs.len()];
         for j in self.jobs.iter() {
             for d in &j.devs {
-                let block = used[d.idx()].unwrap_or(false) || !j.passthru();
+                let block = used[d.idx()].unwrap_or(false) || !j.passthru() && j.cfg.disk_util;
                 used[d.idx()] = Some(block);
             }
         }
@@ -160,7 +162,10 @@ impl Sim {
             .iter()
             .enumerate()
             .filter(|&(i, d)| d.disk.ios.iter().sum::<u64>() > 0 || used[i].is_some())
-            .map(|(i, d)| disk_stats(d, end, runs[i], d.disk.ios.iter().sum::<u64>() > 0 || used[i] == Some(true)))
+            .map(|(i, d)| {
+                let ios = d.disk.ios.iter().sum::<u64>();
+                disk_stats(d, end, runs[i], ios > 0 && used[i].is_none() || used[i] == Some(true))
+            })
             .collect()
     }
 

@@ -408,6 +408,8 @@ pub struct JobConfig {
     pub percentile_list: Vec<f64>,
     /// `description`: printed in the report (fio's `ts->description`), nothing else.
     pub description: Option<String>,
+    /// `disk_util`: fio's disk statistics list the job's devices (fio's `init_disk_util`).
+    pub disk_util: bool,
     /// `unified_rw_reporting`: how the report shows reads, writes and trims.
     pub unified_rw_reporting: UnifiedRw,
     /// `kb_base` (1024 or 1000): which units the report prints first, binary or decimal.
@@ -953,6 +955,7 @@ impl JobConfig {
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             description: None,
+            disk_util: true,
             unified_rw_reporting: UnifiedRw::Split,
             kb_base: 1024,
             sig_figs: 4,

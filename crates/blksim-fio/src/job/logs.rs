@@ -42,6 +42,9 @@ pub struct LogOptions {
     pub prio: bool,
     /// `log_issue_time`: an issue-time column (ns since the job's start; with `write_lat_log` and `log_offset`).
     pub issue_time: bool,
+    /// `log_alternate_epoch` (`log_unix_epoch`): times in ms since the clock's epoch, not the job's
+    /// start (fio adds `td->alternate_epoch`, the clock's ms at the job's start after its ramp).
+    pub alternate_epoch: bool,
     /// `per_job_logs`: the job's number in the file name (`PREFIX_bw.N.log`); off: `PREFIX_bw.log`, appended to.
     pub per_job: bool,
     /// `bwavgtime` when it is written (the bw log's window is then the smaller of it and `log_avg_msec`).
@@ -73,6 +76,7 @@ impl Default for LogOptions {
             offset: false,
             prio: false,
             issue_time: false,
+            alternate_epoch: false,
             per_job: true,
             bw_avg_msec: None,
             iops_avg_msec: None,

@@ -177,6 +177,8 @@ pub(crate) enum Field {
     LogHistCoarseness,
     LogWindowValue,
     LogOffset,
+    LogAlternateEpoch,
+    DiskUtil,
     LogPrio,
     LogIssueTime,
     Prio,
@@ -234,9 +236,8 @@ const LOG_MEMORY: &str = "only changes how fio keeps its logs in memory while it
 const LOG_COMPRESSION: &str =
     "makes fio keep its logs compressed in memory; blksim writes the logs fio writes without it \
      (fio 3.33 was seen to add bw and iops samples with it, at the wall-clock times its helper thread wakes)";
-const LOG_EPOCH: &str =
-    "stamps log entries with the wall clock's epoch; blksim's logs count from the job's start, in virtual time";
-const REPORT_DISK_UTIL: &str = "turns off fio's disk utilization statistics, which blksim prints regardless";
+const LOG_CLOCK: &str = "every clock reads blksim's virtual clock, which starts at 0 (the report's date is the Unix \
+     epoch plus the simulated time)";
 const REPORT_TRIM_ERRORS: &str =
     "adds a histogram of trim errors to fio's report; blksim simulates no I/O errors and prints none";
 const DATA: &str = "only changes the data in the buffers, which does not change the simulated I/O";
@@ -581,9 +582,9 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("log_compression", SIZE, LOG_COMPRESSION),
     noop("log_compression_cpus", Kind::OptText, LOG_MEMORY),
     reject_unless("log_store_compressed", Kind::Bool, LOG_COMPRESSED, &["0"]),
-    noop("log_unix_epoch", Kind::Bool, LOG_EPOCH),
-    noop("log_alternate_epoch", Kind::Bool, LOG_EPOCH),
-    noop("log_alternate_epoch_clock_id", INT, COMPANION),
+    model("log_unix_epoch", Kind::Bool, Field::LogAlternateEpoch),
+    model("log_alternate_epoch", Kind::Bool, Field::LogAlternateEpoch),
+    noop("log_alternate_epoch_clock_id", INT, LOG_CLOCK),
     noop("block_error_percentiles", Kind::Bool, REPORT_TRIM_ERRORS),
     model("bwavgtime", INT, Field::BwAvgTime),
     model("iopsavgtime", INT, Field::IopsAvgTime),
@@ -605,13 +606,14 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("slat_percentiles", Kind::Bool, Field::SlatPercentiles),
     model("percentile_list", Kind::Floats { max_len: 20, min: 0.0, max: 100.0 }, Field::PercentileList),
     model("significant_figures", Kind::Int { min: 1, max: 10 }, Field::SignificantFigures),
-    noop("disk_util", Kind::Bool, REPORT_DISK_UTIL),
+    model("disk_util", Kind::Bool, Field::DiskUtil),
     model("gtod_reduce", Kind::Bool, Field::GtodReduce),
     model("disable_lat", Kind::Bool, Field::DisableLat),
     model("disable_clat", Kind::Bool, Field::DisableClat),
     model("disable_slat", Kind::Bool, Field::DisableSlat),
     model_a("disable_bw_measurement", "disable_bw", Kind::Bool, Field::DisableBw),
     noop("gtod_cpu", INT, OUTPUT),
+    noop("job_start_clock_id", INT, LOG_CLOCK),
     model("unified_rw_reporting", Kind::Choice(&["none", "mixed", "both", "0", "1", "2"]), Field::UnifiedRwReporting),
     model(
         "continue_on_error",
@@ -703,13 +705,12 @@ pub(crate) static PVSYNC2: &[OptSpec] = &[
 
 /// Reasons of no-op options that would change a real fio run's output (its report or the files it
 /// writes) although they change nothing in a simulated one: blksim warns once per run about each.
-const CHANGES_REAL_OUTPUT: &[&str] = &[LOG_EPOCH, LOG_COMPRESSION, REPORT_DISK_UTIL, REPORT_TRIM_ERRORS];
+const CHANGES_REAL_OUTPUT: &[&str] = &[LOG_COMPRESSION, REPORT_TRIM_ERRORS];
 
 /// The values of warned options that leave fio's output as it is by default (no warning for them).
 pub(crate) fn default_values(name: &str) -> &'static [&'static str] {
     match name {
-        "disk_util" => &["1"],
-        "log_unix_epoch" | "log_alternate_epoch" | "block_error_percentiles" | "log_compression" => &["0"],
+        "block_error_percentiles" | "log_compression" => &["0"],
         _ => &[],
     }
 }

@@ -678,6 +678,7 @@ fn to_config(st: &Settings, name: &str, thread_number: usize) -> JobConfig {
     c.slat_percentiles = st.slat_percentiles;
     c.percentile_list = st.percentile_list.clone();
     c.description = st.description.clone();
+    c.disk_util = st.disk_util;
     c.unified_rw_reporting = st.unified_rw_reporting;
     c.kb_base = st.kb_base;
     c.sig_figs = st.sig_figs;

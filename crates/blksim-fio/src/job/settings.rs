@@ -245,6 +245,8 @@ pub(crate) struct Settings {
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
     pub percentile_list: Vec<f64>,
+    /// `disk_util`: fio's disk statistics list this job's devices.
+    pub disk_util: bool,
     /// `description` (fio's report prints it; empty is none).
     pub description: Option<String>,
     pub unified_rw_reporting: blksim::workload::UnifiedRw,
@@ -382,6 +384,7 @@ impl Default for Settings {
             slat_percentiles: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             description: None,
+            disk_util: true,
             unified_rw_reporting: blksim::workload::UnifiedRw::Split,
             sig_figs: 4,
             bit_based: false,
@@ -806,6 +809,8 @@ impl Settings {
                 }
             }
             (Field::LogOffset, P::Bool(b)) => self.logs.offset = b,
+            (Field::LogAlternateEpoch, P::Bool(b)) => self.logs.alternate_epoch = b,
+            (Field::DiskUtil, P::Bool(b)) => self.disk_util = b,
             (Field::LogPrio, P::Bool(b)) => self.logs.prio = b,
             (Field::Prio, P::Int(v)) => self.ioprio[1] = Some(v as u32),
             (Field::PrioClass, P::Int(v)) => self.ioprio[0] = Some(v as u32),

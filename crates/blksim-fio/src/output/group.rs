@@ -249,12 +249,22 @@ fn dir_runtime_ms(job: &JobStats, io_bytes: u64) -> u64 {
     }
 }
 
+/// fio's `td->job_start`: the clock when the job's epoch was set (`set_epoch_time`), at its start and
+/// again when its `ramp_time` ended (`reset_all_stats`).
+fn job_epoch_ns(job: &JobStats) -> u64 {
+    if job.runtime_ns > 0 {
+        job.end_ns.saturating_sub(job.runtime_ns)
+    } else {
+        job.start_ns
+    }
+}
+
 fn new_block<'a>(job: &'a JobStats, index: usize, options: &'a [(String, String)]) -> Block<'a> {
     Block {
         name: job.config.name.clone(),
         group_id: job.config.group_id,
         pid: job_pid(index + 1),
-        job_start_ms: job.start_ns / 1_000_000,
+        job_start_ms: job_epoch_ns(job) / 1_000_000,
         members: 0,
         description: job.config.description.as_deref(),
         config: &job.config,

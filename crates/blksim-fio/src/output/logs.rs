@@ -258,6 +258,8 @@ struct Stream {
     path: PathBuf,
     out: Target,
     cols: Columns,
+    /// Added to each line's time (`log_alternate_epoch`'s epoch, ms; else 0).
+    epoch_ms: u64,
     windowing: Windowing,
     line: String,
 }
@@ -272,7 +274,8 @@ impl Stream {
 
     fn write(&mut self, s: &Sample) -> Result<(), LogError> {
         self.line.clear();
-        format_sample(&mut self.line, s, self.cols);
+        let s = Sample { time_ms: s.time_ms + self.epoch_ms, ..*s };
+        format_sample(&mut self.line, &s, self.cols);
         self.out.write_all(self.line.as_bytes()).map_err(|e| (self.path.clone(), e))
     }
 
@@ -325,6 +328,8 @@ struct Hist {
     out: Target,
     stride: usize,
     msec: u64,
+    /// Added to each line's time, as a stream's.
+    epoch_ms: u64,
     clat_percentiles: bool,
     /// Cumulative clat bins per direction, and the bins at each direction's previous line.
     bins: Vec<Vec<u64>>,
@@ -344,7 +349,7 @@ impl Hist {
         if this_window < self.msec {
             return Ok(());
         }
-        let mut line = format!("{}, {}, {}, ", elapsed_ms, d, r.bytes);
+        let mut line = format!("{}, {}, {}, ", elapsed_ms + self.epoch_ms, d, r.bytes);
         let (bins, before) = (&self.bins[d], &self.before[d]);
         let sums: Vec<String> = (0..PLAT_NR)
             .step_by(self.stride)
@@ -371,6 +376,9 @@ struct JobLogs {
     gtod_reduce: bool,
     disable_bw: bool,
     epoch_ns: u64,
+    /// `log_alternate_epoch`: lines stamped with the clock's time (the virtual clock's, whose epoch is the
+    /// run's start), not the job's.
+    alternate_epoch: bool,
     /// `per_job_logs`: its own files (else shared with the jobs of its name, appended to).
     per_job: bool,
     /// `write_iolog`'s trace.
@@ -487,6 +495,21 @@ impl JobLogs {
         let (a, b, c) = (self.lat.as_mut(), self.slat.as_mut(), self.clat.as_mut());
         let (d, e) = (self.bw.as_mut().map(|x| &mut x.0), self.iops.as_mut().map(|x| &mut x.0));
         a.into_iter().chain(b).chain(c).chain(d).chain(e)
+    }
+
+    /// The job's epoch (its start after `ramp_time`); with `log_alternate_epoch` its ms are added to
+    /// every line's time (fio's `td->alternate_epoch`, `set_epoch_time`).
+    fn set_epoch(&mut self, epoch_ns: u64) {
+        self.epoch_ns = epoch_ns;
+        if self.alternate_epoch {
+            let ms = epoch_ns / 1_000_000;
+            for s in self.streams() {
+                s.epoch_ms = ms;
+            }
+            if let Some(h) = &mut self.hist {
+                h.epoch_ms = ms;
+            }
+        }
     }
 
     fn ms(&self, ns: u64) -> u64 {
@@ -690,6 +713,7 @@ impl LogWriter {
         }
         for (job, stats) in self.jobs.iter_mut().zip(&report.jobs) {
             let Some(job) = job else { continue };
+            job.set_epoch(stats.end_ns.saturating_sub(stats.runtime_ns));
             job.finish(stats.runtime_ns / 1_000_000)?;
             if let Some(t) = &mut job.iolog {
                 t.close(stats.end_ns.saturating_sub(stats.start_ns) / 1000)?;
@@ -729,14 +753,14 @@ impl LogWriter {
 impl IoLog for LogWriter {
     fn issued(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord) {
         self.write_job(job, |j| {
-            j.epoch_ns = epoch_ns;
+            j.set_epoch(epoch_ns);
             j.issued(dir, r)
         });
     }
 
     fn completed(&mut self, job: usize, dir: usize, epoch_ns: u64, r: &IoRecord) {
         self.write_job(job, |j| {
-            j.epoch_ns = epoch_ns;
+            j.set_epoch(epoch_ns);
             j.completed(dir, r)
         });
     }
@@ -786,6 +810,7 @@ fn job_logs(
         path,
         out,
         cols,
+        epoch_ms: 0,
         windowing: Windowing::new(avg_msec, o.window),
         line: String::new(),
     };
@@ -799,6 +824,7 @@ fn job_logs(
         gtod_reduce: cfg.gtod_reduce,
         disable_bw: o.disable_bw,
         epoch_ns: 0,
+        alternate_epoch: o.alternate_epoch,
         per_job: o.per_job,
         iolog,
     };
@@ -823,6 +849,7 @@ fn job_logs(
             out,
             stride: 1usize << o.hist_coarseness,
             msec,
+            epoch_ms: 0,
             clat_percentiles: cfg.clat_percentiles,
             bins: vec![vec![0; PLAT_NR]; 3],
             before: vec![vec![0; PLAT_NR]; 3],

@@ -4,7 +4,9 @@
 //! Times: the simulated run starts at the Unix epoch, so dates are virtual and
 //! deterministic. A report is dated at the end of the simulated run
 //! (`sim_time_ns` after 1970-01-01 00:00:00 UTC), as fio dates its report when
-//! the run ends; a job's `job_start` is its start in ms after the epoch.
+//! the run ends; a job's `job_start` is its start in ms after the epoch (after
+//! its `ramp_time`, as fio sets it again then), and `log_unix_epoch` adds that
+//! to its log lines' times.
 
 mod blksim_json;
 mod breakdown;
