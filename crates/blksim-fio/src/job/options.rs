@@ -276,6 +276,8 @@ const CACHE: &str = "depends on page-cache state, which blksim does not model";
 const ATOMIC: &str = "issues atomic writes, which blksim does not model";
 const STEADY: &str = "stops the job when a steady state is detected, which blksim does not model";
 const DATAPLACE: &str = "uses NVMe flexible data placement, which blksim does not model";
+const RAMP_SIZE: &str = "ends the ramp after an amount of I/O, as fio's helper thread checks it now and then; \
+     blksim models ramp_time";
 
 const U32: u64 = u32::MAX as u64;
 /// fio's limit on the number of jobs (`REAL_MAX_JOBS`).
@@ -373,6 +375,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("directory", Kind::Text, Field::Directory),
     prio(noop("filename_format", Kind::Text, SETUP), -1),
     noop("unique_filename", Kind::Bool, SETUP),
+    noop("filetype", Kind::Choice(&["none", "file", "block", "char"]), SETUP),
     reject("opendir", Kind::Text, FILES),
     model_a("rw", "readwrite", Kind::Choice(RW_VALUES), Field::Rw),
     model("rw_sequencer", Kind::Choice(&["sequential", "identical"]), Field::RwSequencer),
@@ -439,6 +442,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("time_based", Kind::Flag, Field::TimeBased),
     reject("verify_only", Kind::Flag, VERIFY),
     model("ramp_time", SECS, Field::RampTime),
+    reject_unless("ramp_size", SIZE, RAMP_SIZE, &["0"]),
     noop("clocksource", Kind::Choice(&["gettimeofday", "clock_gettime", "cpu"]), OUTPUT),
     noop_a(
         "mem",
@@ -455,6 +459,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("verify_interval", INT, VERIFY_CPU),
     noop("verify_offset", INT, VERIFY_CPU),
     model("verify_pattern", Kind::OptText, Field::VerifyPattern),
+    noop("verify_pattern_interval", INT, DATA),
     noop("verify_fatal", Kind::Bool, COMPANION),
     noop("verify_dump", Kind::Bool, COMPANION),
     model("verify_async", INT, Field::VerifyAsync),
@@ -498,8 +503,10 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     noop("ignore_zone_limits", Kind::Bool, COMPANION),
     reject("zone_reset_threshold", Kind::Floats { max_len: 1, min: 0.0, max: 1.0 }, ZONED),
     reject("zone_reset_frequency", Kind::Floats { max_len: 1, min: 0.0, max: 1.0 }, ZONED),
-    reject_unless_a("fdp", "dataplacement", Kind::Bool, DATAPLACE, &["0"]),
-    reject_unless("dp_type", Kind::Choice(&["none", "fdp", "streams"]), DATAPLACE, &["none"]),
+    noop("recover_zbd_write_error", Kind::Bool, COMPANION),
+    noop("write_zone_remainder", Kind::Bool, COMPANION),
+    reject_unless("fdp", Kind::Bool, DATAPLACE, &["0"]),
+    reject_unless_a("dataplacement", "data_placement", Kind::Choice(&["none", "fdp", "streams"]), DATAPLACE, &["none"]),
     reject_a("fdp_pli_select", "plid_select", Kind::Choice(&["random", "roundrobin", "scheme"]), DATAPLACE),
     reject_a("fdp_pli", "plids", Kind::OptText, DATAPLACE),
     reject("dp_scheme", Kind::Text, DATAPLACE),
@@ -509,6 +516,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     model("rwmixread", PCT, Field::RwMixRead),
     model("rwmixwrite", PCT, Field::RwMixWrite),
     noop("rwmixcycle", Kind::Deprecated, DEPRECATED),
+    noop("comm", Kind::Text, PROCESS),
     reject_unless("nice", Kind::Int { min: 0, max: U32 }, PRIO, &["0"]),
     model("prio", Kind::Int { min: 0, max: 7 }, Field::Prio),
     model("prioclass", Kind::Int { min: 0, max: 3 }, Field::PrioClass),
@@ -549,6 +557,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     reject_unless("numa_mem_policy", Kind::OptText, NUMA_MEM, &["default", "local"]),
     reject("gpu_dev_id", INT, GPU),
     model("end_fsync", Kind::Bool, Field::EndFsync),
+    reject_unless("end_syncfs", Kind::Bool, FILES, &["0"]),
     model("fsync_on_close", Kind::Bool, Field::FsyncOnClose),
     noop("unlink", Kind::Bool, SETUP),
     noop("unlink_each_loop", Kind::Bool, SETUP),
@@ -638,7 +647,7 @@ pub(crate) static GENERAL: &[OptSpec] = &[
     reject_a("steadystate", "ss", Kind::OptText, STEADY),
     reject_unless_a("steadystate_duration", "ss_dur", SECS, STEADY, &["0"]),
     noop_a("steadystate_ramp_time", "ss_ramp", SECS, COMPANION),
-    noop("steadystate_check_interval", SECS, COMPANION),
+    noop_a("steadystate_check_interval", "ss_interval", SECS, COMPANION),
     reject_unless("sprandom", Kind::Bool, PATTERN, &["0"]),
     noop("spr_op", Kind::Floats { max_len: 1, min: 0.0, max: 1.0 }, COMPANION),
     noop("spr_num_regions", INT, COMPANION),
@@ -682,11 +691,14 @@ pub(crate) static IO_URING: &[OptSpec] = &[
     reject("pi_chk", Kind::Text, NVME),
     reject("apptag", INT, NVME),
     reject("apptag_mask", INT, NVME),
+    reject_unless("verify_mode", Kind::Choice(&["read", "compare"]), NVME, &["read"]),
+    reject_unless("deac", Kind::Bool, NVME, &["0"]),
 ];
 
 /// Options of the libaio engine.
 pub(crate) static LIBAIO: &[OptSpec] = &[
     reject_unless("userspace_reap", Kind::Flag, ENGINE_PATH, &["0"]),
+    noop("libaio_vectored", Kind::Bool, PATH_DETAIL),
     model("cmdprio_percentage", Kind::IntDirs { min: 0 }, Field::CmdprioPercentage),
     model("cmdprio_class", Kind::IntDirs { min: 1 }, Field::CmdprioClass),
     model("cmdprio", Kind::IntDirs { min: 0 }, Field::Cmdprio),

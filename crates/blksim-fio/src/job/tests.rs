@@ -755,3 +755,27 @@ fn percentages_of_the_device_as_fios_get_start_offset_and_size_percent_take_them
     let e = parse_with(&format!("{dev}offset=100%\nsize=10%\n")).unwrap_err();
     assert!(e.line == 7 && e.message.contains("no block past"), "{e}");
 }
+
+/// Every option fio 3.42 has (its source's option tables, listed in `tests/data/fio-3.42-options.txt`)
+/// is known to blksim: modelled, a no-op or refused with a reason, never "unknown option" for a job
+/// fio runs. (The cross-check does the same against the installed fio's `--cmdhelp=all`.)
+#[test]
+fn every_option_of_fio_3_42_is_known() {
+    let list = include_str!("../../tests/data/fio-3.42-options.txt");
+    let mut table = "";
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for line in list.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        if let Some(t) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            table = t;
+            continue;
+        }
+        seen += 1;
+        let engine = (table != "general").then_some(table);
+        if option_status(line, engine).is_none() {
+            missing.push(format!("{table}: {line}"));
+        }
+    }
+    assert!(seen > 300, "{seen} options listed");
+    assert!(missing.is_empty(), "fio 3.42 options blksim does not know: {missing:?}");
+}
