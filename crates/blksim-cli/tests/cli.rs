@@ -579,6 +579,41 @@ fn continue_on_error_shows_fios_error_counts_in_every_format() {
     assert!(!plain.contains("errors    :") && !plain.contains("total_err"), "{plain}");
 }
 
+/// fio's sync engine reads at the file's position: `fio_syncio_prep` calls lseek(2) before an
+/// io_u that does not start where the file's last one ended (`engine_pos`, 0 at open), and takes
+/// the io_u's start time after it. So a random sync reader pays one more syscall per I/O than
+/// psync's pread (the lseek: syscall, fdget_pos and blkdev_llseek, 175 ns on spr-gen5) outside its
+/// latency, and a sequential one pays none (its first I/O is at 0, where the file opened).
+#[test]
+fn the_sync_engine_seeks_before_an_io_off_the_files_position() {
+    let run = |engine: &str, rw: &str, extra: &str| {
+        let job = format!(
+            "[a]\nioengine={engine}\ndirect=1\nrw={rw}\nbs=4k\ntime_based\nruntime=20ms\n\
+             filename=/dev/nullb0\ncpus_allowed=0\n{extra}"
+        );
+        let (code, out, err) = blksim(&["run", &tmp_job(&format!("{engine}-{rw}.fio"), &job), "--output-format=json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let r = &v["jobs"][0]["read"];
+        (
+            r["total_ios"].as_u64().unwrap(),
+            r["lat_ns"]["mean"].as_f64().unwrap(),
+            r["clat_ns"]["mean"].as_f64().unwrap(),
+        )
+    };
+    let (psync, sync) = (run("psync", "randread", ""), run("sync", "randread", ""));
+    let per_io = |ios: u64| 20e6 / ios as f64;
+    let seek = per_io(sync.0) - per_io(psync.0);
+    assert!((150.0..200.0).contains(&seek), "an lseek per random read: {seek:.0} ns ({psync:?} {sync:?})");
+    // Outside fio's lat and clat: the lseek comes before the io_u's start time.
+    assert!((sync.1 - psync.1).abs() < 5.0 && (sync.2 - psync.2).abs() < 5.0, "{psync:?} {sync:?}");
+    // Sequential: no seek at all, the same run as psync's.
+    assert_eq!(run("sync", "read", ""), run("psync", "read", ""));
+    // Started away from the file's position (offset=): one seek, then none.
+    let (a, b) = (run("sync", "read", "offset=1m\n"), run("psync", "read", "offset=1m\n"));
+    assert!(a.0 == b.0 || a.0 + 1 == b.0, "{a:?} {b:?}");
+}
+
 /// fio's `disk_util=0`: `init_disk_util` registers none of the job's files, so fio's disk statistics
 /// (the normal report's "Disk stats", the JSON's `disk_util`, terse version 3's disk fields) leave
 /// out the devices only such jobs used, and are not printed at all when no job has it on (fio 3.42 on a

@@ -476,6 +476,8 @@ impl Job {
     /// seeded (fio's clear_io_state): the loop draws what the first drew.
     pub(crate) fn rewind(&mut self) {
         (self.pass_bytes, self.pass_ios) = (0, 0);
+        // Its files closed and opened again: the sync engine's positions at 0.
+        self.sync_pos.fill(0);
         // thread_main's loop: td->start again (after the drain, at the last reap).
         if let Some(m) = self.min_rate.as_deref_mut() {
             m.start_ns = self.ts.reap_ns;

@@ -495,6 +495,9 @@ pub(crate) struct Job {
     pub blocks_memo: (u64, u64, u64),
     /// Devices it does I/O to, round-robin.
     pub devs: Vec<DevId>,
+    /// The sync engine's file positions (fio's `engine_pos`), per file: where its last read or
+    /// write ended, 0 when fio opens it; an io_u elsewhere is an lseek first (`fs/rw.rs`).
+    pub sync_pos: Vec<u64>,
     /// A job of several files: which are done this pass, round robin over the others.
     pub files: Option<Box<crate::fio::file_set::FileSet>>,
     /// fio's generators: offsets, block sizes, the read/write mix.
@@ -943,6 +946,7 @@ impl Job {
             },
             index,
             cfg,
+            sync_pos: vec![0; n],
             devs,
             next_dev: 0,
             files: None,

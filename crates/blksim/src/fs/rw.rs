@@ -8,13 +8,14 @@
 //! result → the waiting task woken when it has what it waits for
 //! (`posixaio`'s, glibc's helper thread: `fio/posixaio.rs`).
 
+use crate::block::Fsync;
 use crate::fio::job::{JobState, SyncTrim};
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, JobId, ReqId};
 use crate::io_uring::ring::tw_run_ns;
 use crate::stats::CpuStage;
 use crate::system::Sim;
-use crate::workload::IoEngine;
+use crate::workload::{Direction, IoEngine};
 
 impl Sim {
     /// Cost, in the completing context, of handing `req` to its engine.
@@ -74,7 +75,42 @@ impl Sim {
             let h = crate::fio::aio::runner(&self.jobs, j, req).expect("a helper runs each posixaio request");
             return self.engine_ready(cpu, h, req);
         }
+        if matches!(job.cfg.ioengine, IoEngine::Sync) {
+            self.sync_io_end(j, req);
+        }
         self.engine_ready(cpu, j, req)
+    }
+
+    /// fio's sync engine (`engines/sync.c`, read(2)/write(2) at the file's position):
+    /// `fio_syncio_prep` seeks with lseek(2) before a read or write that does not start where
+    /// its file's last one ended (`engine_pos`). An lseek's cost, ns.
+    fn lseek_ns(&self) -> u64 {
+        self.costs.syscall_ns + self.costs.fget_fput_ns + self.costs.llseek_ns
+    }
+
+    /// Whether the sync engine's io_u `req` needs an lseek first (a read or write off its file's position).
+    fn sync_seeks(&self, j: JobId, req: ReqId) -> bool {
+        let r = &self.reqs.reqs[req];
+        let data = r.dir != Direction::Trim && r.fsync == Fsync::No;
+        data && self.jobs[j].sync_pos.get(r.file as usize).is_some_and(|&pos| pos != r.offset)
+    }
+
+    /// `fio_io_end`: the file's position after `req`. fio takes an io_u's start and issue times
+    /// after its prep, so an io_u that sought starts after its lseek (which its commit's step ran
+    /// first).
+    fn sync_io_end(&mut self, j: JobId, req: ReqId) {
+        if self.sync_seeks(j, req) {
+            let seek = self.lseek_ns();
+            let r = &mut self.reqs.reqs[req];
+            r.t_start_ns += seek;
+            r.t_issue_ns = r.t_issue_ns.max(r.t_start_ns);
+        }
+        let r = &self.reqs.reqs[req];
+        if r.dir != Direction::Trim && r.fsync == Fsync::No {
+            if let Some(pos) = self.jobs[j].sync_pos.get_mut(r.file as usize) {
+                *pos = r.offset + r.bytes as u64;
+            }
+        }
     }
 
     /// `req` is done for job `j`'s task: on its CQ (task_work to run), its
@@ -150,6 +186,10 @@ impl Sim {
                     CpuStage::Syscall,
                     c.syscall_ns + c.io_uring_enter_ns + if o.register_ring { 0 } else { c.fget_fput_ns },
                 );
+            }
+            IoEngine::Sync => {
+                let seeks = job.queued.iter().filter(|&&r| self.sync_seeks(j, r)).count() as u64;
+                bill.add(CpuStage::Syscall, c.syscall_ns + seeks * self.lseek_ns());
             }
             _ => {
                 bill.add(CpuStage::Syscall, c.syscall_ns);

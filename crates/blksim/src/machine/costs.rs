@@ -165,6 +165,8 @@ costs! {
     sqpoll_iter_ns,
     /// fget/fput per I/O without registered files.
     fget_fput_ns,
+    /// lseek(2) on a block device besides the syscall and its fd lookup: blkdev_llseek's inode lock and fixed_size_llseek.
+    llseek_ns,
     /// Pinning + unpinning one user page per I/O without fixed buffers.
     page_pin_ns,
     /// The unplugged submit_bio path of sync and libaio direct I/O: bio from the bioset, blk_mq_submit_bio, one tag, issue.
