@@ -223,7 +223,7 @@ fn pace_iops(j: &JobConfig, mix: &[f64; 2]) -> f64 {
 /// (and for posixaio, whose helper thread does one request of a file at a time).
 fn in_flight(j: &JobConfig) -> f64 {
     match j.ioengine {
-        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } | IoEngine::Posixaio => 1.0,
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync | IoEngine::Pvsync2 { .. } | IoEngine::Posixaio => 1.0,
         _ => j.iodepth.max(1) as f64,
     }
 }
@@ -241,7 +241,7 @@ fn polled(j: &JobConfig) -> bool {
 /// ring for an SQPOLL thread): one for a synchronous engine, else `iodepth_batch_submit`.
 fn batch(j: &JobConfig) -> u64 {
     match &j.ioengine {
-        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } | IoEngine::Null => 1,
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync | IoEngine::Pvsync2 { .. } | IoEngine::Null => 1,
         _ => j.iodepth_batch_submit.clamp(1, j.iodepth.max(1)) as u64,
     }
 }
@@ -278,7 +278,7 @@ fn cpu_ns(machine: &Machine, j: &JobConfig, driver_ns: f64, latency_ns: f64, blo
     let reap_call = c.fio_reap_call_ns as f64 / depth;
     let (user, submit) = match &j.ioengine {
         IoEngine::Null => (0.0, 0.0),
-        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { hipri: false } => {
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync | IoEngine::Pvsync2 { hipri: false } => {
             // The task sleeps until the device answers (null_blk answers at once).
             let sleep = if latency_ns > 0.0 { (c.context_switch_ns + c.wakeup_ns) as f64 } else { 0.0 };
             (c.fio_submit_call_ns as f64, sleep)

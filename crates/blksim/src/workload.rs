@@ -125,6 +125,8 @@ pub enum IoEngine {
     Sync,
     /// `psync`: pread/pwrite.
     Psync,
+    /// `pvsync`: preadv/pwritev of one iovec (the kernel's path of `pvsync2` without flags).
+    Pvsync,
     /// `pvsync2`: preadv2/pwritev2, optionally RWF_HIPRI (polled).
     Pvsync2 {
         /// RWF_HIPRI: polled completion.
@@ -169,6 +171,7 @@ impl IoEngine {
         match self {
             IoEngine::Sync => "sync",
             IoEngine::Psync => "psync",
+            IoEngine::Pvsync => "pvsync",
             IoEngine::Pvsync2 { .. } => "pvsync2",
             IoEngine::Libaio => "libaio",
             IoEngine::IoUring(_) => "io_uring",
@@ -179,7 +182,7 @@ impl IoEngine {
     }
     /// Synchronous engines have no submission latency (fio prints no slat).
     pub fn is_sync(&self) -> bool {
-        matches!(self, IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. })
+        matches!(self, IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync | IoEngine::Pvsync2 { .. })
     }
 
     /// fio's FIO_ASYNCIO_SYNC_TRIM: an asynchronous engine whose queue hook

@@ -9,6 +9,7 @@ use super::settings::Refusal;
 pub(crate) enum EngineName {
     Sync,
     Psync,
+    Pvsync,
     Pvsync2,
     Libaio,
     IoUring,
@@ -44,15 +45,17 @@ impl EngineName {
             EngineName::IoUring | EngineName::IoUringCmd => OptionTable::IoUring,
             EngineName::Libaio => OptionTable::Libaio,
             EngineName::Pvsync2 => OptionTable::Pvsync2,
-            EngineName::Sync | EngineName::Psync | EngineName::Null | EngineName::Posixaio => OptionTable::None,
+            EngineName::Sync | EngineName::Psync | EngineName::Pvsync | EngineName::Null | EngineName::Posixaio => {
+                OptionTable::None
+            }
         }
     }
 }
 
-pub(crate) const SIMULATED: &str = "psync, sync, pvsync2, libaio, posixaio, io_uring, io_uring_cmd and null";
+pub(crate) const SIMULATED: &str = "psync, sync, pvsync, pvsync2, libaio, posixaio, io_uring, io_uring_cmd and null";
 
 /// Block I/O engines whose path blksim does not simulate.
-const BLOCK_NOT_MODELLED: &[&str] = &["vsync", "pvsync", "mmap", "splice", "solarisaio", "windowsaio"];
+const BLOCK_NOT_MODELLED: &[&str] = &["vsync", "mmap", "splice", "solarisaio", "windowsaio"];
 
 /// fio's other engines: they do not do block I/O the way blksim simulates it
 /// (network, RDMA, HTTP, pmem, CPU burners, file operations, user-space
@@ -105,9 +108,10 @@ const NOT_BLOCK: &[&str] = &[
 ];
 
 /// The modelled engines by their `ioengine=` names.
-const MODELLED: [(&str, EngineName); 8] = [
+const MODELLED: [(&str, EngineName); 9] = [
     ("sync", EngineName::Sync),
     ("psync", EngineName::Psync),
+    ("pvsync", EngineName::Pvsync),
     ("pvsync2", EngineName::Pvsync2),
     ("libaio", EngineName::Libaio),
     ("io_uring", EngineName::IoUring),

@@ -521,6 +521,7 @@ fn to_engine(engine: EngineName, e: &EngineOpts) -> IoEngine {
     match engine {
         EngineName::Sync => IoEngine::Sync,
         EngineName::Psync => IoEngine::Psync,
+        EngineName::Pvsync => IoEngine::Pvsync,
         EngineName::Pvsync2 => IoEngine::Pvsync2 { hipri: e.hipri },
         EngineName::Libaio => IoEngine::Libaio,
         EngineName::Posixaio => IoEngine::Posixaio,

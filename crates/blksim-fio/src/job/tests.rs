@@ -283,6 +283,10 @@ fn engines_and_their_options() {
     assert_eq!(c[2].ioengine, IoEngine::Libaio);
     assert_eq!(c[3].ioengine, IoEngine::Pvsync2 { hipri: true });
     assert_eq!(configs("[a]\nioengine=sync\n")[0].ioengine, IoEngine::Sync);
+    // pvsync: preadv/pwritev, an engine of its own without options (fio's sync.c gives pvsync2 its options).
+    assert_eq!(configs("[a]\nioengine=pvsync\n")[0].ioengine, IoEngine::Pvsync);
+    assert_error("[a]\nioengine=pvsync\nhipri\n", 3, &["'hipri'", "ioengine=pvsync", "Bad option"]);
+    assert_error("[a]\nioengine=vsync\n", 2, &["ioengine=vsync is not modelled"]);
     assert_eq!(configs("[a]\nioengine=null\n")[0].ioengine, IoEngine::Null);
     // Engine options are checked against the engine of their section, whatever the order.
     assert!(matches!(configs("[a]\nhipri\nioengine=pvsync2\n")[0].ioengine, IoEngine::Pvsync2 { hipri: true }));

@@ -137,7 +137,7 @@ impl Sim {
             }
             // pvsync2's RWF_HIPRI is not polled (`__blkdev_direct_IO_simple`
             // sleeps in submit_bio_wait): every sync engine sleeps.
-            IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => {
+            IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync | IoEngine::Pvsync2 { .. } => {
                 if !job.engine.ready.is_empty() {
                     let head = Bill::of(CpuStage::Block, self.write_sync_ns(j));
                     self.job_chain(j, head, 0, 0, 1)

@@ -150,6 +150,7 @@ fn check_syncs(i: usize, cfg: &JobConfig) -> Result<(), Error> {
     let worker = match &cfg.ioengine {
         IoEngine::Sync
         | IoEngine::Psync
+        | IoEngine::Pvsync
         | IoEngine::Pvsync2 { .. }
         | IoEngine::Null
         | IoEngine::Libaio

@@ -46,8 +46,10 @@ pub(crate) fn engine_submit_ns(c: &Costs, engine: &IoEngine, bytes: u32, dir: Di
         }
         // A trim is fio's BLKDISCARD ioctl (blk_ioctl_discard): a range, no pages to pin (what
         // the other engines' queue hooks issue too when they trim synchronously).
-        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } if dir == Direction::Trim => c.fget_fput_ns,
-        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync | IoEngine::Pvsync2 { .. } if dir == Direction::Trim => {
+            c.fget_fput_ns
+        }
+        IoEngine::Sync | IoEngine::Psync | IoEngine::Pvsync | IoEngine::Pvsync2 { .. } => c.fget_fput_ns + pin,
         // glibc queues the request; its helper thread's pread/pwrite is the psync path.
         IoEngine::Null | IoEngine::Posixaio => 0,
     }
