@@ -161,10 +161,10 @@ impl Sim {
         self.devs
             .iter()
             .enumerate()
-            .filter(|&(i, d)| d.disk.ios.iter().sum::<u64>() > 0 || used[i].is_some())
-            .map(|(i, d)| {
+            .filter_map(|(i, d)| {
                 let ios = d.disk.ios.iter().sum::<u64>();
-                disk_stats(d, end, runs[i], ios > 0 && used[i].is_none() || used[i] == Some(true))
+                let shows = ios > 0 && used[i].is_none() || used[i] == Some(true);
+                (ios > 0 || used[i].is_some()).then(|| disk_stats(d, end, runs[i], shows))
             })
             .collect()
     }

@@ -89,6 +89,11 @@ pub(crate) struct Request {
 }
 
 impl Request {
+    /// fio's `ddir_rw`: a read or a write, not a trim or a sync.
+    pub(crate) fn is_read_write(&self) -> bool {
+        self.dir != Direction::Trim && self.fsync == Fsync::No
+    }
+
     /// A trim sent through io_uring (`BLOCK_URING_CMD_DISCARD`) that the kernel refused:
     /// the CQE's error, which fio's io_uring engine takes as a trim of nothing done
     /// (`fio_ioring_event`: res 0, resid the whole length) before trimming with BLKDISCARD.

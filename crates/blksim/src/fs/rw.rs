@@ -8,14 +8,13 @@
 //! result → the waiting task woken when it has what it waits for
 //! (`posixaio`'s, glibc's helper thread: `fio/posixaio.rs`).
 
-use crate::block::Fsync;
 use crate::fio::job::{JobState, SyncTrim};
 use crate::hw::cpu::Bill;
 use crate::ids::{CpuId, JobId, ReqId};
 use crate::io_uring::ring::tw_run_ns;
 use crate::stats::CpuStage;
 use crate::system::Sim;
-use crate::workload::{Direction, IoEngine};
+use crate::workload::IoEngine;
 
 impl Sim {
     /// Cost, in the completing context, of handing `req` to its engine.
@@ -91,8 +90,7 @@ impl Sim {
     /// Whether the sync engine's io_u `req` needs an lseek first (a read or write off its file's position).
     fn sync_seeks(&self, j: JobId, req: ReqId) -> bool {
         let r = &self.reqs.reqs[req];
-        let data = r.dir != Direction::Trim && r.fsync == Fsync::No;
-        data && self.jobs[j].sync_pos.get(r.file as usize).is_some_and(|&pos| pos != r.offset)
+        r.is_read_write() && self.jobs[j].sync_pos.get(r.file as usize).is_some_and(|&pos| pos != r.offset)
     }
 
     /// `fio_io_end`: the file's position after `req`. fio takes an io_u's start and issue times
@@ -106,7 +104,7 @@ impl Sim {
             r.t_issue_ns = r.t_issue_ns.max(r.t_start_ns);
         }
         let r = &self.reqs.reqs[req];
-        if r.dir != Direction::Trim && r.fsync == Fsync::No {
+        if r.is_read_write() {
             if let Some(pos) = self.jobs[j].sync_pos.get_mut(r.file as usize) {
                 *pos = r.offset + r.bytes as u64;
             }
