@@ -186,7 +186,8 @@ pub struct ProgressArgs {
     /// Progress as a new line every TIME (e.g. 1s) instead of a bar
     #[arg(long, value_name = "TIME")]
     pub eta_newline: Option<String>,
-    /// fio's periodic full report: accepted; blksim reports once, at the end of the simulated run
+    /// fio's full report of the run so far every TIME of virtual time (at least 1ms; seconds
+    /// unless a unit is given), ahead of the final one
     #[arg(long, value_name = "TIME")]
     pub status_interval: Option<String>,
 }
@@ -225,7 +226,7 @@ impl InterruptsView {
 }
 
 /// What `blksim run` was asked to do.
-#[derive(Args, Debug)]
+#[derive(Args, Clone, Debug)]
 pub struct RunArgs {
     /// fio job files; `-` reads a job file from stdin
     #[arg(value_name = "JOB.fio")]

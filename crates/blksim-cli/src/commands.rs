@@ -177,7 +177,10 @@ pub fn knob_settings(
 
 /// `blksim run`: load the machine, build the settings, parse the jobs, simulate, write the outputs.
 fn run(args: RunArgs) -> Result<(), Failure> {
-    status_interval_note(&args.progress);
+    let status_ns = match args.progress.status_interval.as_deref() {
+        Some(v) => Some(blksim_fio::job::status_interval_ns(v).map_err(|e| format!("--status-interval {v}: {e}"))?),
+        None => None,
+    };
     let timed = timed_writes(&args.at.at)?;
     let trace_window_ns = args.trace_window.as_deref().map(parse_trace_window).transpose()?;
     let (machine, settings) = args.knobs.with_patches(DEFAULT_MACHINE, &args.patches)?;
@@ -229,12 +232,25 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let signals = interrupt::stop_on_signals();
     let watch = crate::budget::Watch::start(&signals, budget);
     let progress = Progress::start(&args.progress, total_virtual_ns(&configs))?;
+    // fio's --status-interval reports, in the order they come, ahead of the final one.
+    let dumps = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let status = status_ns.map(|interval_ns| {
+        let (args, jobs, machine, settings, dumps) =
+            (args.clone(), jobs.clone(), machine.clone(), settings.clone(), dumps.clone());
+        let sink = move |report: RunReport| {
+            let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
+            let (terse, json, body) = report_formats(&args, &report, &jobs, extra);
+            dumps.lock().expect("status reports").push_str(&(terse + &json + &body));
+        };
+        blksim::StatusSink { interval_ns, sink: std::sync::Arc::new(std::sync::Mutex::new(sink)) }
+    });
     let options = blksim::RunOptions {
         trace_window_ns: args.trace.as_ref().map(|_| trace_window_ns.unwrap_or(DEFAULT_TRACE_WINDOW_NS)),
         timed,
         stop: Some(watch.stop.clone()),
         progress: Some(progress.virtual_ns.clone()),
         io_log: logs.clone().map(|w| blksim::stats::IoLogSink(w)),
+        status,
     };
     let result = prepared.run(&options);
     progress.finish();
@@ -264,7 +280,8 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     // fio's io_u error lines come as the I/Os fail, before its report.
     io_u_errors(&report);
-    let out = run_output(&args, &report, &jobs, extra);
+    let dumps = std::mem::take(&mut *dumps.lock().expect("status reports"));
+    let out = run_output(&args, &report, &jobs, extra, &dumps);
     write_output(args.output.as_deref(), out)?;
     watch.check(report.sim_time_ns)?;
     interrupt::check(&signals, report.sim_time_ns)?;
@@ -367,10 +384,10 @@ fn io_u_errors(report: &blksim::stats::RunReport) {
     }
 }
 
-/// fio's `--status-interval` is accepted; say once that it changes nothing here.
+/// `t-io_uring` takes fio's `--status-interval`; say once that it changes nothing there.
 pub fn status_interval_note(progress: &ProgressArgs) {
     if let Some(v) = &progress.status_interval {
-        eprintln!("blksim: --status-interval {v}: no periodic report; blksim reports once, at the end of the simulated run (see --eta for progress)");
+        eprintln!("blksim: --status-interval {v}: fio's periodic report, which t/io_uring does not have; ignored");
     }
 }
 
@@ -487,7 +504,14 @@ pub(crate) fn run_json_extra(
 
 /// The report in `--output-format` (fio's list: with normal and JSON, the JSON goes between the job
 /// headers and the results, as fio prints it), then the tables asked for (`--interrupts`, ...).
-fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_json::Value) -> String {
+/// The report in the formats asked for, in fio's order: terse lines, JSON, and the normal
+/// report without its header (fio's `__show_run_stats`, as `--status-interval` prints it too).
+fn report_formats(
+    args: &RunArgs,
+    report: &RunReport,
+    jobs: &JobFile,
+    extra: serde_json::Value,
+) -> (String, String, String) {
     let formats = &args.output_format;
     // fio's --minimal is terse alone.
     let terse = args.minimal || formats.contains(&OutputFormat::Terse);
@@ -499,19 +523,26 @@ fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_j
         blksim_fio::output::write_terse(&json, args.terse_version)
     });
     let json = wants_json.then(|| write_json(report, jobs, plus, extra));
-    let pure_json = json.is_some() && !normal && terse.is_none();
+    let body = if normal { blksim_fio::output::write_normal_body(report, jobs) } else { String::new() };
+    (terse.unwrap_or_default(), json.unwrap_or_default(), body)
+}
+
+/// The whole output of a run: the normal report's header, `dumps` (the `--status-interval`
+/// reports), the final report and the tables asked for.
+fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_json::Value, dumps: &str) -> String {
+    let normal = !args.minimal && args.output_format.contains(&OutputFormat::Normal);
+    let (terse, json, body) = report_formats(args, report, jobs, extra);
+    let pure_json = !json.is_empty() && !normal && terse.is_empty();
     // fio's order: the normal report's header (as the jobs start), then terse, JSON and the report.
-    let (head, body) = if normal { blksim_fio::output::write_normal_parts(report, jobs) } else { Default::default() };
-    // fio logs each failed job's error as its thread exits, after the header
-    // (ahead of the report); after JSON alone it goes to stderr.
-    let failed = blksim_fio::output::job_error_lines(report);
-    let head = if pure_json {
+    let head = if normal { blksim_fio::output::write_normal_head(report, jobs) } else { String::new() };
+    // fio logs each failed job's error as its thread exits, after the header and the status
+    // reports before it (ahead of the report); after JSON alone it goes to stderr.
+    let mut failed = blksim_fio::output::job_error_lines(report);
+    if pure_json {
         eprint!("{failed}");
-        head
-    } else {
-        head + &failed
-    };
-    let mut out = head + terse.as_deref().unwrap_or_default() + json.as_deref().unwrap_or_default() + &body;
+        failed.clear();
+    }
+    let mut out = head + dumps + &failed + &terse + &json + &body;
     // fio logs these as the run goes, ahead of its report; after JSON alone they go to stderr.
     let stops = verify_stop_lines(report);
     if pure_json {

@@ -742,9 +742,57 @@ fn progress_goes_to_stderr_only_when_asked_or_a_terminal() {
         "{err}"
     );
     assert_eq!(with_lines, out, "progress changes nothing on stdout");
-    let (code, _, err) = blksim(&["run", &job, "--eta", "never", "--status-interval", "1"]);
-    assert_eq!(code, 0);
-    assert!(err.starts_with("blksim: --status-interval 1: no periodic report"), "{err}");
+}
+
+#[test]
+fn status_interval_prints_the_report_so_far_at_each_interval_and_leaves_the_final_one_as_it_was() {
+    // fio's --status-interval (init.c; helper_thread.c runs __show_running_run_stats, which
+    // prints __show_run_stats' report with each running job's run time up to now).
+    let job = tmp_job("status.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=2500us"));
+    let run = |extra: &[&str]| {
+        let (code, out, err) = blksim(&[&["run", job.as_str(), "--seed", "3"], extra].concat());
+        assert_eq!((code, err.as_str()), (0, ""), "{extra:?}");
+        out
+    };
+    let docs = |text: &str| -> Vec<serde_json::Value> {
+        serde_json::Deserializer::from_str(text).into_iter().collect::<Result<_, _>>().expect("JSON documents")
+    };
+    let plain = docs(&run(&["--output-format", "json"]));
+    let dumped = docs(&run(&["--output-format", "json", "--status-interval", "1ms"]));
+    // At 1 ms and 2 ms of the 2.5 ms run, then the final report.
+    assert_eq!((plain.len(), dumped.len()), (1, 3));
+    let ios: Vec<u64> = dumped.iter().map(|d| d["jobs"][0]["read"]["total_ios"].as_u64().unwrap()).collect();
+    assert!(0 < ios[0] && ios[0] < ios[1] && ios[1] < ios[2], "{ios:?}");
+    let runtime: Vec<u64> = dumped.iter().map(|d| d["jobs"][0]["job_runtime"].as_u64().unwrap()).collect();
+    assert_eq!(&runtime[..2], [1, 2]);
+    // The dumps come from a copy: the run and its final report are as without them.
+    let unwalled = |mut d: serde_json::Value| {
+        d["blksim"].as_object_mut().expect("the blksim object").retain(|k, _| !k.starts_with("wall"));
+        d
+    };
+    assert_eq!(unwalled(dumped[2].clone()), unwalled(plain[0].clone()));
+    // The normal output: the header once, a report per interval, the final one last.
+    let normal = run(&["--status-interval", "1ms"]);
+    let plain_normal = run(&[]);
+    assert_eq!(normal.matches("Starting 1 process").count(), 1);
+    assert_eq!(normal.matches("Run status group 0 (all jobs):").count(), 3);
+    assert_eq!(normal.matches("Disk stats (read/write):").count(), 3);
+    let body = &plain_normal[plain_normal.find("\nr: (groupid").unwrap()..];
+    assert!(normal.ends_with(body));
+    // --minimal: a terse line per report.
+    assert_eq!(run(&["--minimal", "--status-interval", "1ms"]).lines().count(), 3);
+    // An interval as long as the run: no report before the final one.
+    assert_eq!(run(&["--status-interval", "1"]), plain_normal);
+    // fio's bounds: at least 1 ms; anything else is bad input.
+    for (value, says) in [("500us", "too small"), ("0", "too small"), ("soon", "not a time")] {
+        let (code, out, err) = blksim(&["run", &job, "--status-interval", value]);
+        assert_eq!((code, out.as_str()), (2, ""), "{value}");
+        assert!(err.starts_with(&format!("blksim: --status-interval {value}: ")) && err.contains(says), "{err}");
+    }
+    // t/io_uring has no such report: taken with a note.
+    let (code, _, err) = blksim(&["t-io_uring", "-r", "1ms", "--status-interval", "1", "/dev/nvme0n1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("--status-interval 1: fio's periodic report, which t/io_uring does not have"), "{err}");
 }
 
 #[test]

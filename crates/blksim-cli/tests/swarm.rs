@@ -515,6 +515,10 @@ fn case(seed: u64) -> Case {
         if g.chance(5) {
             args.extend(["--trace".into(), "trace.json".into()]);
         }
+        if g.chance(8) {
+            // fio's report of the run so far, from a copy of the simulation mid-run.
+            args.extend(["--status-interval".into(), format!("{}us", 1000 + g.below(3000))]);
+        }
     }
     Case { seed, files, args, json }
 }
@@ -652,8 +656,18 @@ fn check(case: &Case, dir: &Path, deterministic: bool) -> Result<u8, String> {
         }
         c => return Err(format!("exit {c}: {err}")),
     }
-    if case.json {
-        let doc: serde_json::Value = serde_json::from_str(&out).map_err(|e| format!("not JSON ({e})"))?;
+    // Each report (with --status-interval, one per interval, then the final one): CPU time adds up.
+    let docs: Vec<serde_json::Value> = match case.json {
+        true => serde_json::Deserializer::from_str(&out)
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("not JSON ({e})"))?,
+        false => Vec::new(),
+    };
+    if case.json && docs.is_empty() {
+        return Err("no JSON document".into());
+    }
+    for doc in &docs {
         let sim = doc["blksim"]["sim_time_ns"].as_u64().ok_or("no sim_time_ns")?;
         for c in doc["blksim"]["cpu_time"].as_array().ok_or("no cpu_time")? {
             let sum: u64 = ["user_ns", "sys_ns", "hardirq_ns", "softirq_ns", "idle_ns", "iowait_ns"]
@@ -663,6 +677,17 @@ fn check(case: &Case, dir: &Path, deterministic: bool) -> Result<u8, String> {
             if sum != sim {
                 return Err(format!("CPU {} time adds up to {sum} of {sim} ns", c["cpu"]));
             }
+        }
+    }
+    if let (Some(i), Some(last)) = (case.args.iter().position(|a| a == "--status-interval"), docs.last()) {
+        // The reports so far come from copies: the final report is the same without them.
+        let mut plain = Case { seed: case.seed, files: case.files.clone(), args: case.args.clone(), json: case.json };
+        plain.args.drain(i..i + 2);
+        let (code2, out2, _) = run(&plain, dir);
+        let doc: serde_json::Value = serde_json::from_str(&out2).map_err(|e| format!("not JSON ({e})"))?;
+        let unwalled = |d: &serde_json::Value| without_wall(&serde_json::to_string_pretty(d).unwrap());
+        if code2 != code || unwalled(&doc) != unwalled(last) {
+            return Err("--status-interval changed the final report".into());
         }
     }
     if deterministic {

@@ -137,6 +137,7 @@ impl Sim {
                 jobs_left: 0,
                 io_log: None,
                 flows: Default::default(),
+                status: None,
             },
         }
     }

@@ -28,7 +28,9 @@ pub(crate) mod system;
 pub mod workload;
 
 pub use error::{Error, ErrorKind};
-pub use run::{idle_patches, prepare, run, run_with, run_workload, validate, Prepared, RunOptions, Workload};
+pub use run::{
+    idle_patches, prepare, run, run_with, run_workload, validate, Prepared, RunOptions, StatusSink, Workload,
+};
 pub use sched::core::SCHED_SLICE_NS;
 pub use stats::Invariants;
 pub use stats::MsiCounters;

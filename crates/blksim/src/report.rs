@@ -62,6 +62,31 @@ impl Sim {
         (report, inv)
     }
 
+    /// fio's `--status-interval` report (`RunOptions::status`): the report of a copy of the
+    /// simulation stopped now, so the run goes on as if none was taken; then the next one an
+    /// interval on, unless nothing else is left to happen (a stalled run stays a stall). Not an
+    /// event of the model: the count of events stays as it was.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn status_dump(&mut self) {
+        self.q.processed -= 1;
+        let Some(status) = self.run.status.clone() else { return };
+        let trace = self.trace.take();
+        let mut copy = self.clone();
+        self.trace = trace;
+        copy.run.io_log = None;
+        copy.run.status = None;
+        copy.end_running_now();
+        let (report, _) = copy.report();
+        match status.sink.lock() {
+            Ok(mut sink) => sink(report),
+            Err(_) => self.run.fail(crate::Error::internal("--status-interval: the report's writer failed")),
+        }
+        if self.q.has_entries() {
+            self.q.at(self.q.now_ns() + status.interval_ns, crate::system::Event::StatusDump);
+        }
+    }
+
     /// The `--patch`es whose code this run reached: a scheduler of a device
     /// that did I/O, the DMA premapping, the 2008 completion placement (any
     /// block I/O completed by interrupt).

@@ -2,7 +2,7 @@
 //! seed, run the event loop until every job has finished (or a stop is asked for), and report.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::drivers::dsa::DsaClient;
 use crate::error::Error;
@@ -42,6 +42,28 @@ pub struct RunOptions {
     /// Where the I/Os of jobs that keep fio logs go as they happen (memory
     /// bounded by the I/Os in flight); `None`: kept in the report's `DirStats::ios`.
     pub io_log: Option<crate::stats::IoLogSink>,
+    /// fio's `--status-interval`: the report of the run so far at every multiple of an
+    /// interval of virtual time while the run goes on.
+    pub status: Option<StatusSink>,
+}
+
+/// fio's `--status-interval` (its helper thread's `__show_running_run_stats`): every
+/// `interval_ns` of virtual time from the run's start, until the run ends, `sink` gets the
+/// report of the run so far: what an interrupted run would report there (a running job ends
+/// at that time, one not started has no I/O). It is taken from a copy of the simulation, so
+/// the run and its final report are the same as without it.
+#[derive(Clone)]
+pub struct StatusSink {
+    /// The interval, ns of virtual time (more than 0).
+    pub interval_ns: u64,
+    /// Gets each report as it is taken.
+    pub sink: Arc<Mutex<dyn FnMut(RunReport) + Send>>,
+}
+
+impl std::fmt::Debug for StatusSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StatusSink({} ns)", self.interval_ns)
+    }
 }
 
 /// How often (in events, a power of two) the run loop looks at [`RunOptions::stop`].
@@ -177,6 +199,13 @@ fn run_built(mut sim: Sim, workload: &Workload, options: &RunOptions) -> Result<
         sim.trace = Some(t);
     }
     sim.run.io_log = options.io_log.clone();
+    if let Some(status) = &options.status {
+        if status.interval_ns == 0 {
+            return Err(Error::bad_input("--status-interval: the interval must be more than 0"));
+        }
+        sim.q.at(status.interval_ns, Event::StatusDump);
+        sim.run.status = Some(status.clone());
+    }
     sim.run_loop(options)?;
     Ok(sim.report())
 }
@@ -292,6 +321,12 @@ impl Sim {
         if !options.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
             return false;
         }
+        self.end_running_now();
+        true
+    }
+
+    /// The run stops now: the running jobs end here and the DSA clients stop.
+    pub(crate) fn end_running_now(&mut self) {
         let now = self.q.now_ns();
         for j in &mut self.jobs {
             if !matches!(j.task.state, JobState::NotStarted | JobState::Done) {
@@ -301,7 +336,6 @@ impl Sim {
         for c in &mut self.dsa_clients {
             c.stop_ns = c.stop_ns.min(now);
         }
-        true
     }
 
     /// What is stuck when the simulation stalls: jobs not done, CPUs with
@@ -414,6 +448,7 @@ impl Sim {
             Event::JobStuck { job } => self.tio_stuck_end(job),
             Event::SleepTimerExpired { job } => self.sleep_timer_expired(job),
             Event::ModerationTimer { cpu } => self.gsim_timer_expired(cpu),
+            Event::StatusDump => self.status_dump(),
             Event::Timed { index } => {
                 if let Err(e) = self.timed_action(index as usize) {
                     self.run.fail(Error::bad_input(e));

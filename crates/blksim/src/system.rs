@@ -56,8 +56,11 @@ pub(crate) enum Event {
     SleepTimerExpired { job: JobId },
     /// GSIM's moderation hrtimer of `cpu` expired (`--patch gsim`).
     ModerationTimer { cpu: CpuId },
+    /// fio's `--status-interval` is due: the report of the run so far (`RunOptions::status`).
+    StatusDump,
 }
 
+#[derive(Clone)]
 pub(crate) struct Sim {
     /// Virtual time and the events waiting for it.
     pub q: EventQueue<Event>,
@@ -85,6 +88,7 @@ pub(crate) struct Sim {
 }
 
 /// The run's own state, beside the model's.
+#[derive(Clone)]
 pub(crate) struct RunState {
     pub seed: u64,
     /// Bandwidth/IOPS sample interval, ns.
@@ -101,6 +105,8 @@ pub(crate) struct RunState {
     pub io_log: Option<crate::stats::IoLogSink>,
     /// fio's flow groups (`flow_id`).
     pub flows: crate::fio::flow::Flows,
+    /// Where fio's `--status-interval` reports go (`RunOptions::status`).
+    pub status: Option<crate::run::StatusSink>,
 }
 
 impl RunState {

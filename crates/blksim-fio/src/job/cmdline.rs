@@ -11,6 +11,17 @@ use super::options::{find, Kind, GENERAL, IO_URING, LIBAIO, PVSYNC2};
 use super::JobSource;
 use crate::InputError;
 
+/// fio's `--status-interval=TIME` (`init.c`): a time in seconds unless it names its unit
+/// (`check_str_time`), at least 1 ms, kept in whole milliseconds; in ns.
+pub fn status_interval_ns(value: &str) -> Result<u64, String> {
+    let us =
+        super::value::parse_time_us(value, true).map_err(|e| format!("{e}: expected a time such as 1s or 500ms"))?;
+    if us < 1000 {
+        return Err("too small: fio's smallest status interval is 1ms".to_string());
+    }
+    Ok(us / 1000 * 1_000_000)
+}
+
 /// fio's own command-line options (not job options) that blksim does not take, with why.
 const FIO_PROGRAM_OPTIONS: &[(&str, &str)] = &[
     ("append-terse", "fio's terse lines after the normal output: give --output-format=normal,terse"),

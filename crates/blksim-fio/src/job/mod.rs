@@ -27,7 +27,7 @@ use blksim::workload::JobConfig;
 
 use crate::InputError;
 
-pub use cmdline::{command_line_option, unknown_command_line_option, CommandLineJob, COMMAND_LINE};
+pub use cmdline::{command_line_option, status_interval_ns, unknown_command_line_option, CommandLineJob, COMMAND_LINE};
 pub use logs::{LogOptions, LogWindowValue};
 pub use resolve::option_line_of;
 pub use settings::OptionLines;

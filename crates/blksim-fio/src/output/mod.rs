@@ -50,10 +50,15 @@ pub fn write_terse(json: &str, version: u32) -> String {
 
 pub use terse::TERSE_VERSIONS;
 
-/// The normal report's header (fio's lines as the jobs start) and its body (after the run), apart:
-/// fio prints its terse and JSON outputs between them (`--output-format=normal,json`).
-pub fn write_normal_parts(report: &RunReport, jobs: &JobFile) -> (String, String) {
-    normal::write_parts(report, jobs)
+/// The normal report's header: each job's line, fio's version, "Starting N processes".
+pub fn write_normal_head(report: &RunReport, jobs: &JobFile) -> String {
+    normal::write_head(report, jobs)
+}
+
+/// The normal report without its header: what fio's `__show_run_stats` prints (also at
+/// each `--status-interval`).
+pub fn write_normal_body(report: &RunReport, jobs: &JobFile) -> String {
+    normal::write_body(report, jobs)
 }
 
 /// fio's `--output-format=json` (or json+ with `plus`), with the extra top-level `blksim` object:

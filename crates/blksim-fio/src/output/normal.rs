@@ -14,18 +14,22 @@ use super::{report_time_secs, VERSION_LINE};
 use crate::job::JobFile;
 
 pub fn write(report: &RunReport, jobs: &JobFile) -> String {
-    let (head, body) = write_parts(report, jobs);
-    head + &body
+    write_head(report, jobs) + &write_body(report, jobs)
 }
 
-/// The normal output in two parts, as fio prints JSON between them with `--output-format=normal,json`:
-/// the job headers and `Starting N processes`, and the rest (from the blank line after them).
-pub fn write_parts(report: &RunReport, jobs: &JobFile) -> (String, String) {
+/// The normal output's first part, before the JSON with `--output-format=normal,json`: the job
+/// headers and `Starting N processes` (the rest, from the blank line after them: `write_body`).
+pub fn write_head(report: &RunReport, jobs: &JobFile) -> String {
     let mut head = String::new();
     write_job_headers(&mut head, report, jobs);
     head.push_str(VERSION_LINE);
     head.push('\n');
     write_starting(&mut head, report);
+    head
+}
+
+/// The report after the header (fio's `__show_run_stats`): each job's block, the groups, the disks.
+pub fn write_body(report: &RunReport, jobs: &JobFile) -> String {
     let mut out = String::from("\n");
 
     let blocks = group::blocks(report, jobs);
@@ -38,7 +42,7 @@ pub fn write_parts(report: &RunReport, jobs: &JobFile) -> (String, String) {
         write_group(&mut out, group);
     }
     write_disk_stats(&mut out, report);
-    (head, out)
+    out
 }
 
 /// One line per job as fio's `add_job` prints it; clones of a `numjobs` job

@@ -210,6 +210,7 @@ pub(crate) trait ElevatorOps {
 /// per device, made at build and never moved, and each op reaches it
 /// without a pointer chase.
 #[allow(clippy::large_enum_variant)]
+#[derive(Clone)]
 pub(crate) enum Sched {
     /// mq-deadline (with or without the 2024 series).
     MqDeadline(Deadline),
@@ -252,6 +253,7 @@ pub(crate) struct ElevatorInit<'a> {
 /// `q->elevator` with blk-mq-sched's per-queue state. The model's
 /// simplifications: the device's hardware queues share one driver-tag
 /// pool, one `hctx->dispatch` list and one `run_work`.
+#[derive(Clone)]
 pub(crate) struct Elevator {
     pub(crate) sched: Sched,
     /// Driver tags free (the hardware queues' depth).

@@ -30,7 +30,7 @@ pub(crate) struct BlockConfig {
 /// What a foreseen completion pass has counted so far: completions per
 /// sleeping job (starting from what it already has) and the CPUs already
 /// sent an IPI. A CPU keeps one to reuse.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Foresight {
     pub(crate) wakes: Vec<(crate::ids::JobId, u32)>,
     pub(crate) ipis: Vec<crate::ids::CpuId>,

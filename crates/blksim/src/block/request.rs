@@ -199,7 +199,7 @@ impl Request {
 }
 
 /// Fixed pool of requests with a free list.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct RequestPool {
     pub reqs: IdVec<ReqId, Request>,
     free: Vec<ReqId>,

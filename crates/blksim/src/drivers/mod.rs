@@ -36,6 +36,7 @@ use scsi::{HostState, SdState};
 /// list each capability it must answer.
 // One per device, built once and never moved: the size difference costs nothing.
 #[allow(clippy::large_enum_variant)]
+#[derive(Clone)]
 pub(crate) enum Driver {
     /// An NVMe SSD: the controller model.
     Nvme(NvmeState),
@@ -356,6 +357,7 @@ impl IrqRequest {
     }
 }
 
+#[derive(Clone)]
 pub(crate) struct Device {
     pub name: String,
     /// Index among devices of its driver (nvme0, nvme1, ...).

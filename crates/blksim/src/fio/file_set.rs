@@ -24,6 +24,7 @@ pub(crate) const FIO_FSERVICE_SHIFT: u32 = 10;
 const SKEWED_TRIES: u32 = 1 << 20;
 
 /// The files of a job that has more than one.
+#[derive(Clone)]
 pub(crate) struct FileSet {
     /// Each file's size (fio's `real_file_size`) and the job's region of it (`io_size`).
     pub sizes: Vec<(u64, u64)>,

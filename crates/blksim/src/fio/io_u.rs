@@ -19,6 +19,7 @@ use crate::workload::{Direction, RwKind};
 /// A random job's write takes its trim's offset and length; a sequential
 /// one follows the trim's stream with the same sizes (fio seeds the trim's
 /// `bsrange_state` as the write's).
+#[derive(Clone)]
 pub(crate) struct TrimWrite {
     pub last_start: Vec<u64>,
 }

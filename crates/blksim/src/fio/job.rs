@@ -360,6 +360,7 @@ pub(crate) type Segments = [(Acct, u64); 3];
 /// follow-on work), its CPU, what it sleeps or spins for. What every step
 /// touches, first.
 #[repr(C)]
+#[derive(Clone)]
 pub(crate) struct Task {
     pub state: JobState,
     /// Work left in the current step (the sum of `segs`), ns at full speed.
@@ -436,6 +437,7 @@ impl Task {
 /// Fields in declaration order (repr(C)): what every step of the job
 /// touches comes first; configuration and statistics after.
 #[repr(C)]
+#[derive(Clone)]
 pub(crate) struct Job {
     /// The task that runs its program, as the CPU and the scheduler see it.
     pub task: Task,

@@ -72,6 +72,7 @@ const TAPS: [&[u8]; 64] = [
     &[63, 62],
 ];
 
+#[derive(Clone)]
 pub(crate) struct Lfsr {
     last_val: u64,
     max_val: u64,

@@ -19,6 +19,7 @@ const DENSE_WORDS: u64 = 1 << 14;
 /// The words a sparse map touched: open addressing with linear probing on
 /// the word number (Fibonacci hashing, one multiplication), at most half
 /// full. Leaner than a general hash map: the lookup is on every random I/O.
+#[derive(Clone)]
 struct WordTable {
     /// (word + 1, bits); a key of 0 is an empty slot.
     slots: Vec<(u64, u64)>,
@@ -96,6 +97,7 @@ impl WordTable {
     }
 }
 
+#[derive(Clone)]
 pub(crate) struct RandomMap {
     nr_bits: u64,
     words: Words,
@@ -109,6 +111,7 @@ pub(crate) struct RandomMap {
     ghost: u64,
 }
 
+#[derive(Clone)]
 enum Words {
     Dense(Vec<u64>),
     Sparse(WordTable),
@@ -289,6 +292,7 @@ impl RandomMap {
 }
 
 /// How a file's random pass keeps each block once: fio's random map, or its LFSR.
+#[derive(Clone)]
 pub(crate) enum Pass {
     Map(RandomMap),
     Lfsr(crate::fio::lfsr::Lfsr),
@@ -296,6 +300,7 @@ pub(crate) enum Pass {
 
 /// A job's random passes, one per file (made at the file's first random
 /// draw, when its region is known).
+#[derive(Clone)]
 pub(crate) struct RandomMaps {
     files: Vec<Option<Pass>>,
     /// `random_generator=lfsr`: the LFSR's seed (fio's FIO_RAND_BLOCK_OFF seed).

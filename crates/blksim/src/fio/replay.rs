@@ -5,6 +5,7 @@
 use crate::workload::Replay;
 
 /// Where a job is in its log.
+#[derive(Clone)]
 pub(crate) struct ReplayCursor {
     pub log: std::sync::Arc<Replay>,
     /// The next entry.

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use crate::ids::JobId;
 
 /// A `verify_async` job's part, or one of its verify threads'.
+#[derive(Clone)]
 pub(crate) enum VerifyAsync {
     /// On fio's job: its threads and what it shares with them.
     Owner(VerifyList),
@@ -14,7 +15,7 @@ pub(crate) enum VerifyAsync {
 }
 
 /// What fio's job shares with its verify threads (`td->verify_list` under `io_u_lock`).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct VerifyList {
     pub threads: Vec<JobId>,
     /// The bytes of each io_u handed over and not yet taken by a thread.
@@ -28,6 +29,7 @@ pub(crate) struct VerifyList {
 }
 
 /// A verify thread.
+#[derive(Clone)]
 pub(crate) struct VerifyThread {
     pub parent: JobId,
     /// The io_us it took off the list, checked in order (their bytes).

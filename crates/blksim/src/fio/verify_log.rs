@@ -20,6 +20,7 @@ pub(crate) struct Piece {
 }
 
 /// A verifying job's state.
+#[derive(Clone)]
 pub(crate) struct VerifyLog {
     pub cfg: VerifyConfig,
     /// Issue order (`io_hist_list`) rather than offset order (`io_hist_tree`).

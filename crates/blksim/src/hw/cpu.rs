@@ -256,6 +256,7 @@ pub(crate) enum Running {
 /// Fields in declaration order (repr(C)): what every step touches first,
 /// on the first two cache lines; counters and rarely used state after.
 #[repr(C)]
+#[derive(Clone)]
 pub(crate) struct Cpu {
     pub running: Running,
     /// When the running entity last started or was last charged.
@@ -417,6 +418,7 @@ pub(crate) fn work_ns(wall: u64, slow_pm: u64) -> u64 {
 /// (apart, on a few lines, for the SMT check every busy/idle change makes
 /// of the sibling), the SMT slow-down, and the hotplug masks. Indexed by
 /// `CpuId`.
+#[derive(Clone)]
 pub(crate) struct Cpus {
     list: IdVec<CpuId, Cpu>,
     /// Per CPU: is it busy (`Cpu::busy`)?

@@ -17,6 +17,7 @@ use root_port::RootPortState;
 /// The platform between the devices and the CPUs: root ports, PCIe
 /// switches' upstream links, the IOMMU's remapping units, each socket's
 /// interrupt delivery.
+#[derive(Clone)]
 pub(crate) struct Platform {
     pub root_ports: Vec<RootPortState>,
     /// The upstream links of PCIe switches, shared by the drives behind each.

@@ -6,6 +6,7 @@
 use crate::ids::{CpuId, DevId, HctxId, IrqId};
 
 /// A device interrupt (one per interrupt-driven NVMe queue).
+#[derive(Clone)]
 pub(crate) struct Irq {
     /// Linux IRQ number, as `/proc/interrupts` shows it.
     pub number: u32,

@@ -21,6 +21,7 @@ use vector::VectorTable;
 /// The interrupt subsystem's state: the device IRQs and the vectors they
 /// are bound to, the MSI counters, and each CPU's posted-interrupt
 /// descriptor with the posting mode (`intremap=posted_msi`).
+#[derive(Clone)]
 pub(crate) struct Interrupts {
     /// The device IRQs (`/proc/interrupts` numbers them from 128).
     pub irqs: IdVec<IrqId, Irq>,

@@ -82,6 +82,7 @@ pub(crate) struct Info {
 }
 
 /// GSIM: the knobs and every CPU's state, and what the run saw.
+#[derive(Clone)]
 pub(crate) struct Gsim {
     pub info: Info,
     pub cpus: IdVec<CpuId, ModState>,

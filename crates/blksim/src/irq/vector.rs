@@ -8,6 +8,7 @@ use crate::ids::{CpuId, IrqId};
 /// No IRQ on a vector (kept inside the table: callers see `Option`).
 const UNBOUND: u32 = u32::MAX;
 
+#[derive(Clone)]
 pub(crate) struct VectorTable {
     /// (cpu * 256 + vector) -> IRQ index, or `UNBOUND`.
     irq: Vec<u32>,

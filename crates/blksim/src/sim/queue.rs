@@ -16,12 +16,14 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 /// What an entry carries: an event, or a timer slot and its generation.
+#[derive(Clone)]
 enum Item<E> {
     Event(E),
     Timer { slot: u32, gen: u32 },
 }
 
 /// An entry in the ring or the bucket being drained.
+#[derive(Clone)]
 struct Entry<E> {
     /// (time mod bucket width) << SEQ_BITS | sequence mod 2^SEQ_BITS: one
     /// comparison orders a bucket by time, then sequence.
@@ -46,6 +48,7 @@ fn next_generation(word: u32) -> u32 {
 }
 
 /// Far entries, earliest first out of the (max-)heap: time << 64 | sequence.
+#[derive(Clone)]
 struct Far<E> {
     key: u128,
     item: Item<E>,
@@ -91,6 +94,7 @@ pub(crate) enum Popped<E> {
 const SHIFT: u32 = 7;
 const BUCKETS: usize = 2048;
 
+#[derive(Clone)]
 pub(crate) struct EventQueue<E> {
     /// Entries of the current bucket, sorted latest first so the next one
     /// is popped off the end.
@@ -297,6 +301,11 @@ impl<E> EventQueue<E> {
             self.processed += 1;
             return Some(popped);
         }
+    }
+
+    /// Anything left to pop (or a stale timer entry that pop will skip), without moving on.
+    pub(crate) fn has_entries(&self) -> bool {
+        !self.active.is_empty() || self.occupied.iter().any(|&w| w != 0) || !self.far.is_empty()
     }
 
     /// When the next event or timer is due (tests step the model with it).

@@ -20,6 +20,7 @@ use crate::sim::Rng;
 
 pub(crate) mod idxd;
 
+#[derive(Clone)]
 pub(crate) struct DsaState {
     pub params: DsaParams,
     /// Free times of the engines (min-heap).

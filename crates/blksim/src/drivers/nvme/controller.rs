@@ -14,6 +14,7 @@ use crate::machine::NvmeParams;
 use crate::sim::Rng;
 use crate::workload::Direction;
 
+#[derive(Clone)]
 pub(crate) struct NvmeState {
     pub params: NvmeParams,
     /// When the controller is next free.

@@ -39,6 +39,7 @@ pub(crate) struct DiskStats {
     pub positioning_ns: u64,
 }
 
+#[derive(Clone)]
 pub(crate) struct RotationalDisk {
     capacity: u64,
     rev_ns: u64,

@@ -19,6 +19,7 @@ use crate::sim::Rng;
 use disk::RotationalDisk;
 
 /// A host adapter: its ports and the target controllers behind them.
+#[derive(Clone)]
 pub(crate) struct HostState {
     pub params: HbaParams,
     pub ports: Vec<PortState>,
@@ -45,6 +46,7 @@ pub(crate) struct Target {
 }
 
 /// A SCSI disk (`sd`): where it is, what its path costs the CPU, the disk itself.
+#[derive(Clone)]
 pub(crate) struct SdState {
     pub host: DevId,
     /// The host's queue (port) its commands and completions use.
