@@ -795,6 +795,41 @@ fn status_interval_prints_the_report_so_far_at_each_interval_and_leaves_the_fina
     assert!(err.contains("--status-interval 1: fio's periodic report, which t/io_uring does not have"), "{err}");
 }
 
+/// fio's --status-interval against the installed fio: a null-engine job paced at 1,000 IOPS for
+/// 2.5 s with a report a second gives the same reports (two so far, then the final one) with
+/// the same bandwidth samples in each (1, 3, 4: fio's 500 ms sample interval). fio's reports
+/// come a second after its helper thread starts, a little before its job's start, so its run
+/// times so far are a little under blksim's whole seconds.
+#[cfg(feature = "crosscheck")]
+#[test]
+fn status_interval_gives_fios_reports_so_far() {
+    let job = tmp_job(
+        "status-null.fio",
+        "[a]\nioengine=null\nrw=randread\nbs=4k\nsize=1g\ntime_based\nruntime=2500ms\nrate_iops=1000\n",
+    );
+    let args = ["--output-format=json", "--status-interval=1"];
+    let fio = crosscheck::fio_tool("fio").arg(&job).args(args).output().expect("fio runs");
+    assert!(fio.status.success(), "{}", String::from_utf8_lossy(&fio.stderr));
+    let (code, ours, err) = blksim(&[&["run", job.as_str()], &args[..]].concat());
+    assert_eq!(code, 0, "{err}");
+    let reports = |text: &str| -> Vec<(u64, u64, u64)> {
+        serde_json::Deserializer::from_str(text)
+            .into_iter::<serde_json::Value>()
+            .map(|d| {
+                let r = &d.expect("a JSON document")["jobs"][0]["read"];
+                (r["total_ios"].as_u64().unwrap(), r["runtime"].as_u64().unwrap(), r["bw_samples"].as_u64().unwrap())
+            })
+            .collect()
+    };
+    let (theirs, ours) = (reports(&String::from_utf8_lossy(&fio.stdout)), reports(&ours));
+    assert_eq!(ours, [(1000, 1000, 1), (2000, 2000, 3), (2500, 2500, 4)]);
+    assert_eq!(theirs.len(), ours.len(), "{theirs:?}");
+    for (t, o) in theirs.iter().zip(&ours) {
+        assert_eq!(t.2, o.2, "bandwidth samples: fio {theirs:?}, blksim {ours:?}");
+        assert!(t.1.abs_diff(o.1) < 250, "run time so far: fio {theirs:?}, blksim {ours:?}");
+    }
+}
+
 #[test]
 fn sweep_writes_one_row_per_point_and_resumes() {
     let dir = SCRATCH.with(|d| d.path().join("sweep"));
