@@ -232,15 +232,26 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let signals = interrupt::stop_on_signals();
     let watch = crate::budget::Watch::start(&signals, budget);
     let progress = Progress::start(&args.progress, total_virtual_ns(&configs))?;
-    // fio's --status-interval reports, in the order they come, ahead of the final one.
-    let dumps = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    // The output as it comes: fio's --status-interval reports as the run takes them (the normal
+    // report's header ahead of the first, as fio prints it when the jobs start), then the final one.
+    let output = std::sync::Arc::new(std::sync::Mutex::new(out::Output::new(args.output.as_deref())));
     let status = status_ns.map(|interval_ns| {
-        let (args, jobs, machine, settings, dumps) =
-            (args.clone(), jobs.clone(), machine.clone(), settings.clone(), dumps.clone());
+        let (args, jobs, machine, settings, output) =
+            (args.clone(), jobs.clone(), machine.clone(), settings.clone(), output.clone());
+        let stop = watch.stop.clone();
         let sink = move |report: RunReport| {
             let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
             let (terse, json, body) = report_formats(&args, &report, &jobs, extra);
-            dumps.lock().expect("status reports").push_str(&(terse + &json + &body));
+            let mut output = output.lock().expect("the output");
+            let head = match !output.written() && normal_format(&args) {
+                true => blksim_fio::output::write_normal_head(&report, &jobs),
+                false => String::new(),
+            };
+            output.write(&(head + &terse + &json + &body));
+            if output.failed() {
+                // Nowhere to write (a reader gone, a full disk): the run ends here.
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         };
         blksim::StatusSink { interval_ns, sink: std::sync::Arc::new(std::sync::Mutex::new(sink)) }
     });
@@ -280,9 +291,10 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let extra = run_json_extra(&machine, &settings, &report, wall.elapsed().as_nanos() as u64);
     // fio's io_u error lines come as the I/Os fail, before its report.
     io_u_errors(&report);
-    let dumps = std::mem::take(&mut *dumps.lock().expect("status reports"));
-    let out = run_output(&args, &report, &jobs, extra, &dumps);
-    write_output(args.output.as_deref(), out)?;
+    let mut output = output.lock().expect("the output");
+    let out = run_output(&args, &report, &jobs, extra, output.written());
+    output.write(&out);
+    output.finish()?;
     watch.check(report.sim_time_ns)?;
     interrupt::check(&signals, report.sim_time_ns)?;
     // A job that failed is exit 1, apart from input blksim could not take (2).
@@ -515,7 +527,7 @@ fn report_formats(
     let formats = &args.output_format;
     // fio's --minimal is terse alone.
     let terse = args.minimal || formats.contains(&OutputFormat::Terse);
-    let normal = !args.minimal && formats.contains(&OutputFormat::Normal);
+    let normal = normal_format(args);
     let plus = !args.minimal && formats.contains(&OutputFormat::JsonPlus);
     let wants_json = !args.minimal && (plus || formats.contains(&OutputFormat::Json));
     let terse = terse.then(|| {
@@ -527,14 +539,22 @@ fn report_formats(
     (terse.unwrap_or_default(), json.unwrap_or_default(), body)
 }
 
-/// The whole output of a run: the normal report's header, `dumps` (the `--status-interval`
-/// reports), the final report and the tables asked for.
-fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_json::Value, dumps: &str) -> String {
-    let normal = !args.minimal && args.output_format.contains(&OutputFormat::Normal);
+/// Is fio's normal report asked for (`--minimal` is terse alone)?
+fn normal_format(args: &RunArgs) -> bool {
+    !args.minimal && args.output_format.contains(&OutputFormat::Normal)
+}
+
+/// The output of a run: the normal report's header (unless `head_out`: it went ahead of the
+/// `--status-interval` reports), the final report and the tables asked for.
+fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_json::Value, head_out: bool) -> String {
+    let normal = normal_format(args);
     let (terse, json, body) = report_formats(args, report, jobs, extra);
     let pure_json = !json.is_empty() && !normal && terse.is_empty();
     // fio's order: the normal report's header (as the jobs start), then terse, JSON and the report.
-    let head = if normal { blksim_fio::output::write_normal_head(report, jobs) } else { String::new() };
+    let head = match normal && !head_out {
+        true => blksim_fio::output::write_normal_head(report, jobs),
+        false => String::new(),
+    };
     // fio logs each failed job's error as its thread exits, after the header and the status
     // reports before it (ahead of the report); after JSON alone it goes to stderr.
     let mut failed = blksim_fio::output::job_error_lines(report);
@@ -542,7 +562,7 @@ fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_j
         eprint!("{failed}");
         failed.clear();
     }
-    let mut out = head + dumps + &failed + &terse + &json + &body;
+    let mut out = head + &failed + &terse + &json + &body;
     // fio logs these as the run goes, ahead of its report; after JSON alone they go to stderr.
     let stops = verify_stop_lines(report);
     if pure_json {
@@ -574,14 +594,6 @@ fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_j
         out.push_str(&tables);
     }
     out
-}
-
-/// `--output FILE`, else stdout.
-fn write_output(output: Option<&str>, text: String) -> Result<(), Failure> {
-    match output {
-        Some(f) => out::write_file(f, text.as_bytes(), "--output"),
-        None => out::print(&text),
-    }
 }
 
 /// The machine as the JSON output describes it.

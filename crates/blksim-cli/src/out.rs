@@ -28,6 +28,64 @@ pub fn write_file(path: &str, text: &[u8], what: &str) -> Result<(), Failure> {
     f.write_all(text).and_then(|()| f.flush()).map_err(|e| written(&format!("{what} {path}"), e))
 }
 
+/// A run's output as it comes: stdout, or the `--output` file, made at the first write and
+/// written on after it (fio's `--status-interval` reports as they are taken, then the final one).
+/// After a failure nothing more is written; `finish` gives it.
+pub struct Output {
+    path: Option<String>,
+    file: Option<std::fs::File>,
+    written: bool,
+    failed: Option<Failure>,
+}
+
+impl Output {
+    /// To `path` (`--output`), else stdout.
+    pub fn new(path: Option<&str>) -> Output {
+        Output { path: path.map(str::to_string), file: None, written: false, failed: None }
+    }
+
+    /// Anything written yet?
+    pub fn written(&self) -> bool {
+        self.written
+    }
+
+    /// Did a write fail?
+    pub fn failed(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    /// `text`, unless a write failed before.
+    pub fn write(&mut self, text: &str) {
+        if self.failed.is_some() {
+            return;
+        }
+        let result = match (&self.path, &mut self.file) {
+            (None, _) => print(text),
+            (Some(path), Some(f)) => f
+                .write_all(text.as_bytes())
+                .and_then(|()| f.flush())
+                .map_err(|e| written(&format!("--output {path}"), e)),
+            (Some(path), None) => {
+                std::fs::File::create(path).map_err(|e| Failure::from(format!("--output {path}: {e}"))).and_then(|f| {
+                    let f = self.file.insert(f);
+                    f.write_all(text.as_bytes())
+                        .and_then(|()| f.flush())
+                        .map_err(|e| written(&format!("--output {path}"), e))
+                })
+            }
+        };
+        match result {
+            Ok(()) => self.written = true,
+            Err(e) => self.failed = Some(e),
+        }
+    }
+
+    /// The first failure, if a write failed.
+    pub fn finish(&mut self) -> Result<(), Failure> {
+        self.failed.take().map_or(Ok(()), Err)
+    }
+}
+
 /// Replace file `path` with `text` at once: written beside it, then renamed over it (a crash leaves
 /// the old file or the new one, never half of one).
 pub fn replace_file(path: &std::path::Path, text: &[u8], what: &str) -> Result<(), Failure> {

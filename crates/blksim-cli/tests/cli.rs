@@ -783,6 +783,24 @@ fn status_interval_prints_the_report_so_far_at_each_interval_and_leaves_the_fina
     assert_eq!(run(&["--minimal", "--status-interval", "1ms"]).lines().count(), 3);
     // An interval as long as the run: no report before the final one.
     assert_eq!(run(&["--status-interval", "1"]), plain_normal);
+    // --output gets what stdout does.
+    let file = SCRATCH.with(|d| d.path().join("status.out")).to_string_lossy().into_owned();
+    assert_eq!(run(&["--status-interval", "1ms", "--output", &file]), "");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), normal);
+    // The reports come out as the run takes them: the first while the run goes on.
+    let long = tmp_job("status-long.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=5s"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", &long, "--minimal", "--status-interval", "1ms"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut first).unwrap();
+    assert!(first.starts_with("3;"), "{first}");
+    assert!(child.try_wait().unwrap().is_none(), "the first report came out before the run's end");
+    child.kill().unwrap();
+    child.wait().unwrap();
     // fio's bounds: at least 1 ms; anything else is bad input.
     for (value, says) in [("500us", "too small"), ("0", "too small"), ("soon", "not a time")] {
         let (code, out, err) = blksim(&["run", &job, "--status-interval", value]);
