@@ -15,7 +15,8 @@ tolerance; \
 2 bad input (one message naming the file, line and what was expected); \
 70 a failure of blksim itself (the simulation stalled, an invariant broke, a bug); \
 130 interrupted by SIGINT (Ctrl-C), SIGTERM or SIGHUP: `run`, `t-io_uring` and `dsa-memfill` print the report \
-so far first, `sweep` keeps the rows done, and a second signal ends blksim at once.";
+so far first, `sweep` keeps the rows done, and a second signal ends blksim at once. \
+SIGUSR1 has `run` print the report so far, as fio does, and go on.";
 
 /// blksim: the Linux host storage I/O path (fio → io_uring/libaio → blk-mq → NVMe → MSI/IOMMU → CPU
 /// contexts), simulated event by event in virtual time.
@@ -226,7 +227,7 @@ impl InterruptsView {
 }
 
 /// What `blksim run` was asked to do.
-#[derive(Args, Clone, Debug)]
+#[derive(Args, Debug)]
 pub struct RunArgs {
     /// fio job files; `-` reads a job file from stdin
     #[arg(value_name = "JOB.fio")]

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use blksim::machine::{builtin, builtin_names, load_profile, Builtins, Machine, ProfileSource};
@@ -235,7 +236,10 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     // The output as it comes: fio's --status-interval reports as the run takes them (the normal
     // report's header ahead of the first, as fio prints it when the jobs start), then the final one.
     let output = std::sync::Arc::new(std::sync::Mutex::new(out::Output::new(args.output.as_deref())));
-    let status = status_ns.map(|interval_ns| {
+    // fio's reports of the run so far: every --status-interval, and at each SIGUSR1 (shared with
+    // the writer of each, not copied: a replay's jobs can be large).
+    let (args, jobs, machine, settings) = (Arc::new(args), Arc::new(jobs), Arc::new(machine), Arc::new(settings));
+    let status = {
         let (args, jobs, machine, settings, output) =
             (args.clone(), jobs.clone(), machine.clone(), settings.clone(), output.clone());
         let stop = watch.stop.clone();
@@ -253,15 +257,19 @@ fn run(args: RunArgs) -> Result<(), Failure> {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
             }
         };
-        blksim::StatusSink { interval_ns, sink: std::sync::Arc::new(std::sync::Mutex::new(sink)) }
-    });
+        blksim::StatusSink {
+            interval_ns: status_ns,
+            asked: Some(interrupt::status_on_sigusr1()),
+            sink: std::sync::Arc::new(std::sync::Mutex::new(sink)),
+        }
+    };
     let options = blksim::RunOptions {
         trace_window_ns: args.trace.as_ref().map(|_| trace_window_ns.unwrap_or(DEFAULT_TRACE_WINDOW_NS)),
         timed,
         stop: Some(watch.stop.clone()),
         progress: Some(progress.virtual_ns.clone()),
         io_log: logs.clone().map(|w| blksim::stats::IoLogSink(w)),
-        status,
+        status: Some(status),
     };
     let result = prepared.run(&options);
     progress.finish();

@@ -31,6 +31,14 @@ pub fn stop_on_signals() -> Arc<AtomicBool> {
     stop
 }
 
+/// A flag that SIGUSR1 sets, for `blksim::StatusSink::asked`: as fio's `sig_show_status`, a
+/// report of the run so far, then the run goes on.
+pub fn status_on_sigusr1() -> Arc<AtomicBool> {
+    let asked = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGUSR1, Arc::clone(&asked)).expect("signal handler");
+    asked
+}
+
 /// The name of the signal that stopped the run.
 fn signal_name() -> &'static str {
     match last_signal().load(Ordering::Relaxed) as i32 {

@@ -384,6 +384,45 @@ fn ctrl_c_prints_the_report_so_far_and_exits_130() {
 }
 
 #[test]
+fn sigusr1_prints_the_report_so_far_and_the_run_goes_on() {
+    // fio's sig_show_status: SIGUSR1 has its helper thread print __show_running_run_stats.
+    let job = tmp_job("usr1.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=1h"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", &job, "--minimal", "--yes"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let catches = |sig: i32| {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim).unwrap_or("0");
+        u64::from_str_radix(mask, 16).unwrap() & (1 << (sig - 1)) != 0
+    };
+    let t0 = std::time::Instant::now();
+    while !catches(libc::SIGUSR1) {
+        assert!(t0.elapsed().as_secs() < 60, "blksim never set up its SIGUSR1 handler");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) }, 0);
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    // Terse version 3's sixth field: KiB read.
+    let read_kib = |line: &str| line.split(';').nth(5).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    assert!(first.starts_with("3;") && read_kib(&first) > 0, "{first}");
+    assert!(child.try_wait().unwrap().is_none(), "the run goes on after the report");
+    // Then Ctrl-C: the final report so far, with more I/O done.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(rest.lines().count(), 1, "{rest}");
+    assert!(read_kib(&rest) > read_kib(&first), "{first}{rest}");
+}
+
+#[test]
 fn every_command_has_help_and_the_tool_has_completions_and_a_man_page() {
     for command in ["run", "machines", "t-io_uring", "dsa-memfill", "reproduce", "fit", "sweep", "completions", "man"] {
         let (code, out, err) = blksim(&[command, "--help"]);

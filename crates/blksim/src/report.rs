@@ -62,14 +62,24 @@ impl Sim {
         (report, inv)
     }
 
-    /// fio's `--status-interval` report (`RunOptions::status`): the report of a copy of the
-    /// simulation stopped now, so the run goes on as if none was taken; then the next one an
-    /// interval on, unless nothing else is left to happen (a stalled run stays a stall). Not an
-    /// event of the model: the count of events stays as it was.
+    /// fio's `--status-interval` report (`RunOptions::status`), then the next one an interval
+    /// on, unless nothing else is left to happen (a stalled run stays a stall). Not an event of
+    /// the model: the count of events stays as it was.
     #[cold]
     #[inline(never)]
     pub(crate) fn status_dump(&mut self) {
         self.q.processed -= 1;
+        self.status_report();
+        if let (Some(ns), true) = (self.run.status.as_ref().and_then(|s| s.interval_ns), self.q.has_entries()) {
+            self.q.at(self.q.now_ns() + ns, crate::system::Event::StatusDump);
+        }
+    }
+
+    /// The report of the run so far to `RunOptions::status`'s sink: that of a copy of the
+    /// simulation stopped now, so the run goes on as if none was taken.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn status_report(&mut self) {
         let Some(status) = self.run.status.clone() else { return };
         let trace = self.trace.take();
         let mut copy = self.clone();
@@ -78,12 +88,9 @@ impl Sim {
         copy.run.status = None;
         copy.end_running_now();
         let (report, _) = copy.report();
-        match status.sink.lock() {
-            Ok(mut sink) => sink(report),
-            Err(_) => self.run.fail(crate::Error::internal("--status-interval: the report's writer failed")),
-        }
-        if self.q.has_entries() {
-            self.q.at(self.q.now_ns() + status.interval_ns, crate::system::Event::StatusDump);
+        let written = status.sink.lock().map(|mut sink| sink(report)).is_ok();
+        if !written {
+            self.run.fail(crate::Error::internal("--status-interval: the report's writer failed"));
         }
     }
 

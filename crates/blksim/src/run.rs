@@ -52,17 +52,21 @@ pub struct RunOptions {
 /// report of the run so far: what an interrupted run would report there (a running job ends
 /// at that time, one not started has no I/O). It is taken from a copy of the simulation, so
 /// the run and its final report are the same as without it.
+/// Also (fio's SIGUSR1, `sig_show_status`) a report at the virtual time `asked` is found set,
+/// looked at with `RunOptions::stop`.
 #[derive(Clone)]
 pub struct StatusSink {
-    /// The interval, ns of virtual time (more than 0).
-    pub interval_ns: u64,
+    /// The interval, ns of virtual time (more than 0); `None`: only when asked.
+    pub interval_ns: Option<u64>,
+    /// Set from outside for one report now (cleared when it is taken).
+    pub asked: Option<Arc<AtomicBool>>,
     /// Gets each report as it is taken.
     pub sink: Arc<Mutex<dyn FnMut(RunReport) + Send>>,
 }
 
 impl std::fmt::Debug for StatusSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "StatusSink({} ns)", self.interval_ns)
+        write!(f, "StatusSink({:?} ns)", self.interval_ns)
     }
 }
 
@@ -200,10 +204,11 @@ fn run_built(mut sim: Sim, workload: &Workload, options: &RunOptions) -> Result<
     }
     sim.run.io_log = options.io_log.clone();
     if let Some(status) = &options.status {
-        if status.interval_ns == 0 {
-            return Err(Error::bad_input("--status-interval: the interval must be more than 0"));
+        match status.interval_ns {
+            Some(0) => return Err(Error::bad_input("--status-interval: the interval must be more than 0")),
+            Some(ns) => sim.q.at(ns, Event::StatusDump),
+            None => {}
         }
-        sim.q.at(status.interval_ns, Event::StatusDump);
         sim.run.status = Some(status.clone());
     }
     sim.run_loop(options)?;
@@ -317,6 +322,9 @@ impl Sim {
     fn stop_asked(&mut self, options: &RunOptions) -> bool {
         if let Some(progress) = &options.progress {
             progress.store(self.q.now_ns(), Ordering::Relaxed);
+        }
+        if options.status.as_ref().and_then(|s| s.asked.as_ref()).is_some_and(|a| a.swap(false, Ordering::Relaxed)) {
+            self.status_report();
         }
         if !options.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
             return false;
