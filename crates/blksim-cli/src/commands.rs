@@ -236,8 +236,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     // The output as it comes: fio's --status-interval reports as the run takes them (the normal
     // report's header ahead of the first, as fio prints it when the jobs start), then the final one.
     let output = std::sync::Arc::new(std::sync::Mutex::new(out::Output::new(args.output.as_deref())));
-    // fio's reports of the run so far: every --status-interval, and at each SIGUSR1 (shared with
-    // the writer of each, not copied: a replay's jobs can be large).
+    // fio's reports of the run so far: every --status-interval, and when asked by SIGUSR1 or the
+    // file fio-dump-status (the jobs and machine shared with their writer, not copied: a
+    // replay's jobs can be large).
     let (args, jobs, machine, settings) = (Arc::new(args), Arc::new(jobs), Arc::new(machine), Arc::new(settings));
     let status = {
         let (args, jobs, machine, settings, output) =
@@ -257,9 +258,11 @@ fn run(args: RunArgs) -> Result<(), Failure> {
                 stop.store(true, std::sync::atomic::Ordering::Relaxed);
             }
         };
+        let asked = interrupt::status_on_sigusr1();
+        interrupt::status_on_file(&asked);
         blksim::StatusSink {
             interval_ns: status_ns,
-            asked: Some(interrupt::status_on_sigusr1()),
+            asked: Some(asked),
             sink: std::sync::Arc::new(std::sync::Mutex::new(sink)),
         }
     };

@@ -39,6 +39,31 @@ pub fn status_on_sigusr1() -> Arc<AtomicBool> {
     asked
 }
 
+/// fio's `check_for_running_stats`: a file `fio-dump-status` in `$TMPDIR` (else `$TEMP`, else
+/// `/tmp`) asks for a report of the run so far, as SIGUSR1 does; it is removed when seen. Looked
+/// for every 100 ms of wall time while `asked` lives; a file that cannot be removed stops the
+/// looking, with fio's message.
+pub fn status_on_file(asked: &Arc<AtomicBool>) {
+    let dir = std::env::var_os("TMPDIR")
+        .or_else(|| std::env::var_os("TEMP"))
+        .map_or_else(|| std::path::PathBuf::from("/tmp"), std::path::PathBuf::from);
+    let path = dir.join("fio-dump-status");
+    let asked = Arc::downgrade(asked);
+    std::thread::spawn(move || {
+        while let Some(flag) = asked.upgrade() {
+            if path.symlink_metadata().is_ok() {
+                if let Err(e) = std::fs::remove_file(&path) {
+                    eprintln!("fio: failed to unlink {}: {e}\nfio: disabling status file updates", path.display());
+                    return;
+                }
+                flag.store(true, Ordering::Relaxed);
+            }
+            drop(flag);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+}
+
 /// The name of the signal that stopped the run.
 fn signal_name() -> &'static str {
     match last_signal().load(Ordering::Relaxed) as i32 {

@@ -423,6 +423,31 @@ fn sigusr1_prints_the_report_so_far_and_the_run_goes_on() {
 }
 
 #[test]
+fn the_fio_dump_status_file_asks_for_the_report_so_far() {
+    // fio's check_for_running_stats: $TMPDIR/fio-dump-status, removed when seen.
+    let dir = SCRATCH.with(|d| d.path().join("tmpdir"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = tmp_job("dump.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=1h"));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+        .args(["run", &job, "--minimal", "--yes"])
+        .env("TMPDIR", &dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let file = dir.join("fio-dump-status");
+    std::fs::write(&file, "").unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.starts_with("3;"), "{first}");
+    assert!(!file.exists(), "the file is removed when seen");
+    assert!(child.try_wait().unwrap().is_none(), "the run goes on after the report");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
 fn every_command_has_help_and_the_tool_has_completions_and_a_man_page() {
     for command in ["run", "machines", "t-io_uring", "dsa-memfill", "reproduce", "fit", "sweep", "completions", "man"] {
         let (code, out, err) = blksim(&[command, "--help"]);
