@@ -235,7 +235,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let progress = Progress::start(&args.progress, total_virtual_ns(&configs))?;
     // The output as it comes: fio's --status-interval reports as the run takes them (the normal
     // report's header ahead of the first, as fio prints it when the jobs start), then the final one.
-    let output = std::sync::Arc::new(std::sync::Mutex::new(out::Output::new(args.output.as_deref())));
+    let output = Arc::new(std::sync::Mutex::new(out::Output::new(args.output.as_deref())));
     // fio's reports of the run so far: every --status-interval, and when asked by SIGUSR1 or the
     // file fio-dump-status (the jobs and machine shared with their writer, not copied: a
     // replay's jobs can be large).
@@ -260,11 +260,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         };
         let asked = interrupt::status_on_sigusr1();
         interrupt::status_on_file(&asked);
-        blksim::StatusSink {
-            interval_ns: status_ns,
-            asked: Some(asked),
-            sink: std::sync::Arc::new(std::sync::Mutex::new(sink)),
-        }
+        blksim::StatusSink { interval_ns: status_ns, asked: Some(asked), sink: Arc::new(std::sync::Mutex::new(sink)) }
     };
     let options = blksim::RunOptions {
         trace_window_ns: args.trace.as_ref().map(|_| trace_window_ns.unwrap_or(DEFAULT_TRACE_WINDOW_NS)),
@@ -525,8 +521,6 @@ pub(crate) fn run_json_extra(
     })
 }
 
-/// The report in `--output-format` (fio's list: with normal and JSON, the JSON goes between the job
-/// headers and the results, as fio prints it), then the tables asked for (`--interrupts`, ...).
 /// The report in the formats asked for, in fio's order: terse lines, JSON, and the normal
 /// report without its header (fio's `__show_run_stats`, as `--status-interval` prints it too).
 fn report_formats(
@@ -556,7 +550,9 @@ fn normal_format(args: &RunArgs) -> bool {
 }
 
 /// The output of a run: the normal report's header (unless `head_out`: it went ahead of the
-/// `--status-interval` reports), the final report and the tables asked for.
+/// `--status-interval` reports), the final report in `--output-format` (fio's list: with normal
+/// and JSON, the JSON goes between the job headers and the results, as fio prints it), then the
+/// tables asked for (`--interrupts`, ...).
 fn run_output(args: &RunArgs, report: &RunReport, jobs: &JobFile, extra: serde_json::Value, head_out: bool) -> String {
     let normal = normal_format(args);
     let (terse, json, body) = report_formats(args, report, jobs, extra);

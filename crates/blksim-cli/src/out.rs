@@ -61,18 +61,7 @@ impl Output {
         }
         let result = match (&self.path, &mut self.file) {
             (None, _) => print(text),
-            (Some(path), Some(f)) => f
-                .write_all(text.as_bytes())
-                .and_then(|()| f.flush())
-                .map_err(|e| written(&format!("--output {path}"), e)),
-            (Some(path), None) => {
-                std::fs::File::create(path).map_err(|e| Failure::from(format!("--output {path}: {e}"))).and_then(|f| {
-                    let f = self.file.insert(f);
-                    f.write_all(text.as_bytes())
-                        .and_then(|()| f.flush())
-                        .map_err(|e| written(&format!("--output {path}"), e))
-                })
-            }
+            (Some(path), file) => append(file, path, text),
         };
         match result {
             Ok(()) => self.written = true,
@@ -84,6 +73,15 @@ impl Output {
     pub fn finish(&mut self) -> Result<(), Failure> {
         self.failed.take().map_or(Ok(()), Err)
     }
+}
+
+/// `text` at the end of `file`, made (`--output`) at `path` if not yet.
+fn append(file: &mut Option<std::fs::File>, path: &str, text: &str) -> Result<(), Failure> {
+    let f = match file {
+        Some(f) => f,
+        None => file.insert(std::fs::File::create(path).map_err(|e| Failure::from(format!("--output {path}: {e}")))?),
+    };
+    f.write_all(text.as_bytes()).and_then(|()| f.flush()).map_err(|e| written(&format!("--output {path}"), e))
 }
 
 /// Replace file `path` with `text` at once: written beside it, then renamed over it (a crash leaves
