@@ -865,6 +865,23 @@ fn status_interval_prints_the_report_so_far_at_each_interval_and_leaves_the_fina
     assert!(child.try_wait().unwrap().is_none(), "the first report came out before the run's end");
     child.kill().unwrap();
     child.wait().unwrap();
+    // In the ramp, fio's counts are the ramp's (io_bytes, total_io_u, the run time from the
+    // start), with no latency (reset_all_stats clears them at its end): as fio 3.42 prints them.
+    let ramp = tmp_job(
+        "status-ramp.fio",
+        "[a]\nioengine=null\nrw=randread\nbs=4k\nsize=1g\ntime_based\nruntime=1s\nramp_time=2s\nrate_iops=1000\n",
+    );
+    let (code, out, err) = blksim(&["run", &ramp, "--status-interval", "1", "--output-format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let seen: Vec<(u64, u64, u64)> = docs(&out)
+        .iter()
+        .map(|d| {
+            let r = &d["jobs"][0]["read"];
+            (r["total_ios"].as_u64().unwrap(), r["runtime"].as_u64().unwrap(), r["clat_ns"]["N"].as_u64().unwrap())
+        })
+        .collect();
+    // At 1 s and 2 s (the ramp not yet ended by a completion), at 3 s, then the final report.
+    assert_eq!(seen, [(1000, 1000, 0), (2000, 2000, 0), (1000, 1000, 1000), (1000, 1000, 1000)]);
     // fio's bounds: at least 1 ms; anything else is bad input.
     for (value, says) in [("500us", "too small"), ("0", "too small"), ("soon", "not a time")] {
         let (code, out, err) = blksim(&["run", &job, "--status-interval", value]);

@@ -153,9 +153,24 @@ impl Sim {
                 verify_stopped: j.verify.as_deref().and_then(|v| v.stopped.clone()),
                 latency_depth: j.lat_target.as_deref().map(|t| t.qd),
                 config: j.cfg.clone(),
-                dirs: std::mem::take(&mut j.dirs),
+                dirs: {
+                    let mut dirs = std::mem::take(&mut j.dirs);
+                    if !j.ts.ramp_done() {
+                        // Before the ramp's end (a run stopped in it, a report so far, a job
+                        // done within it) fio's counts are the ramp's, with no latencies.
+                        for (d, s) in dirs.iter_mut().enumerate() {
+                            (s.total_ios, s.io_bytes, s.empty_ios) =
+                                (j.ts.ramp_ios[d], j.ts.ramp_bytes[d], j.ts.ramp_empty[d]);
+                        }
+                    }
+                    dirs
+                },
                 sync: j.fsync.take().map(|f| f.stats).unwrap_or_default(),
-                runtime_ns: j.finish_ns.saturating_sub(j.ts.ramp_end_ns),
+                // fio's runtime from td->start: the start, then the ramp's end.
+                runtime_ns: match j.ts.ramp_done() {
+                    true => j.finish_ns.saturating_sub(j.ts.ramp_end_ns),
+                    false => j.finish_ns.saturating_sub(j.start_ns),
+                },
                 start_ns: j.start_ns,
                 end_ns: j.finish_ns,
                 epoch_ns: j.ts.epoch_ns,

@@ -140,6 +140,8 @@ impl Sim {
                 job.failed = job.failed.saturating_sub(1);
                 if measured {
                     job.dirs[r.dir.index()].empty_ios += 1;
+                } else {
+                    job.ts.ramp_empty[r.dir.index()] += 1;
                 }
             } else if r.status < 0 {
                 // fio: an io_u error ends the job (continue_on_error=none);
@@ -165,7 +167,10 @@ impl Sim {
                 )));
                 continue;
             }
-            if measured {
+            if !measured {
+                job.ts.ramp_ios[r.dir.index()] += 1;
+                job.ts.ramp_bytes[r.dir.index()] += r.bytes as u64;
+            } else {
                 let d = r.dir.index();
                 let s = &mut job.dirs[d];
                 s.total_ios += 1;

@@ -308,6 +308,13 @@ pub(crate) struct ThreadStat {
     pub sample_ios: [u64; 3],
     /// I/Os recorded for the logs so far (`IoRecord::seq`).
     pub records: u64,
+    /// fio's `total_io_u` and `io_bytes` of the I/Os done in the ramp (a failed one, which
+    /// ends the job, is left out), per direction, which `reset_all_stats` clears at its end:
+    /// what a report shows before then.
+    pub ramp_ios: [u64; 3],
+    pub ramp_bytes: [u64; 3],
+    /// Of `ramp_ios`, the trims io_uring's ring refused (done with nothing trimmed).
+    pub ramp_empty: [u64; 3],
 }
 
 /// A failed I/O: its result (a negative errno) and what it was; or a minimum rate missed.
