@@ -350,23 +350,14 @@ fn a_closed_pipe_ends_quietly_and_a_full_disk_is_one_line() {
 #[test]
 fn ctrl_c_prints_the_report_so_far_and_exits_130() {
     let job = tmp_job("long.fio", &SMALL_JOB.replace("runtime=5ms", "runtime=1h"));
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_blksim"))
         .args(["run", &job, "--output-format", "json", "--yes"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Once blksim catches SIGINT (bit 2 of SigCgt in /proc/PID/status), the run is under way.
-    let catches_sigint = || {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
-        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim).unwrap_or("0");
-        u64::from_str_radix(mask, 16).unwrap() & (1 << (libc::SIGINT - 1)) != 0
-    };
-    let t0 = std::time::Instant::now();
-    while !catches_sigint() {
-        assert!(t0.elapsed().as_secs() < 60, "blksim never set up its Ctrl-C handler");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    // Once blksim catches SIGINT, the run is under way.
+    common::wait_until_it_catches(&mut child, libc::SIGINT);
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     let out = child.wait_with_output().unwrap();
@@ -393,16 +384,7 @@ fn sigusr1_prints_the_report_so_far_and_the_run_goes_on() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let catches = |sig: i32| {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
-        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim).unwrap_or("0");
-        u64::from_str_radix(mask, 16).unwrap() & (1 << (sig - 1)) != 0
-    };
-    let t0 = std::time::Instant::now();
-    while !catches(libc::SIGUSR1) {
-        assert!(t0.elapsed().as_secs() < 60, "blksim never set up its SIGUSR1 handler");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    common::wait_until_it_catches(&mut child, libc::SIGUSR1);
     std::thread::sleep(std::time::Duration::from_millis(100));
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGUSR1) }, 0);
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());

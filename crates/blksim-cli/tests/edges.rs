@@ -4,7 +4,7 @@
 //! an answer that looks right and is not.
 
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 use common::blksim;
@@ -285,21 +285,7 @@ fn signalled(args: &[&str], sig: i32) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = child.id();
-    let catches = || {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(str::trim).unwrap_or("0");
-        u64::from_str_radix(mask, 16).unwrap() & (1 << (sig - 1)) != 0
-    };
-    let t0 = Instant::now();
-    while !catches() {
-        if child.try_wait().unwrap().is_some() {
-            let out = child.wait_with_output().unwrap();
-            panic!("blksim {args:?} ended before the signal: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        assert!(t0.elapsed().as_secs() < 60, "blksim never set up its handler of signal {sig}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_until_it_catches(&mut child, sig);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
     child.wait_with_output().unwrap()

@@ -29,6 +29,7 @@ mod splitmix;
 use splitmix::Gen;
 
 /// One generated input: the files it needs and the command line.
+#[derive(Clone)]
 struct Case {
     seed: u64,
     files: Vec<(String, String)>,
@@ -681,7 +682,7 @@ fn check(case: &Case, dir: &Path, deterministic: bool) -> Result<u8, String> {
     }
     if let (Some(i), Some(last)) = (case.args.iter().position(|a| a == "--status-interval"), docs.last()) {
         // The reports so far come from copies: the final report is the same without them.
-        let mut plain = Case { seed: case.seed, files: case.files.clone(), args: case.args.clone(), json: case.json };
+        let mut plain = case.clone();
         plain.args.drain(i..i + 2);
         let (code2, out2, _) = run(&plain, dir);
         let doc: serde_json::Value = serde_json::from_str(&out2).map_err(|e| format!("not JSON ({e})"))?;
